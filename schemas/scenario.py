@@ -1,0 +1,100 @@
+"""Records for scenarios and their certification (DESIGN §3.3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from envmill.schemas.ids import content_id
+
+Mode = Literal["non_conversational", "conversational"]
+GateName = Literal[
+    "loads", "solution_runs", "checks_pass", "not_trivial", "partial_fails", "deterministic"
+]
+GATES: tuple[GateName, ...] = (
+    "loads",
+    "solution_runs",
+    "checks_pass",
+    "not_trivial",
+    "partial_fails",
+    "deterministic",
+)
+
+
+class SolutionStep(BaseModel):
+    """One tool call of a reference solution."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckSpec(BaseModel):
+    """A rule-based check: ``code`` defines ``check(initial_state, final_state) -> bool``."""
+
+    description: str
+    code: str
+
+
+class ScenarioContent(BaseModel):
+    """What a scenario says; shared by the generated spec and the stored record."""
+
+    env_id: str
+    backend: str = "procedural"
+    mode: Mode = "non_conversational"
+    task: str
+    user_facts: dict[str, Any] = Field(default_factory=dict)
+    initial_state: dict[str, Any]
+    reference_solution: list[SolutionStep]
+    checks: list[CheckSpec]
+
+
+class ScenarioSpec(ScenarioContent):
+    """A scenario as generated, before certification; its id is a hash of its content."""
+
+    @property
+    def scenario_id(self) -> str:
+        return content_id(
+            {
+                "env_id": self.env_id,
+                "initial_state": self.initial_state,
+                "task": self.task,
+                "reference_solution": [s.model_dump() for s in self.reference_solution],
+                "checks": [c.model_dump() for c in self.checks],
+            }
+        )
+
+
+class GateResult(BaseModel):
+    """The verdict of one certification gate, with the reason a reader needs."""
+
+    gate: GateName
+    passed: bool
+    reason: str = ""
+
+
+class CertificationReport(BaseModel):
+    """All gate verdicts of one scenario; ``status`` follows from them."""
+
+    scenario_id: str
+    gates: list[GateResult]
+    final_state: dict[str, Any] | None = None
+    step_results: list[dict[str, Any]] = Field(default_factory=list)
+    check_results: list[bool] = Field(default_factory=list)
+
+    @property
+    def status(self) -> Literal["certified", "rejected"]:
+        return "certified" if self.gates and all(g.passed for g in self.gates) else "rejected"
+
+    @property
+    def rejected_gate(self) -> GateName | None:
+        return next((g.gate for g in self.gates if not g.passed), None)
+
+
+class ScenarioRecord(ScenarioContent):
+    """A scenario with its certification, as the warehouse stores it."""
+
+    scenario_id: str
+    status: Literal["certified", "rejected"]
+    rejected_gate: GateName | None = None
+    gates: list[GateResult]

@@ -1,0 +1,79 @@
+"""Settings (DESIGN §7): command-line flags > ENVMILL_* variables > ./envmill.toml > defaults.
+
+Nested groups read from variables with a double underscore, e.g. ``ENVMILL_SANDBOX__WALL_SECONDS=2``,
+and from TOML tables, e.g. ``[sandbox] wall_seconds = 2``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+SETTINGS_FILE = "envmill.toml"
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message is one line naming the setting."""
+
+
+class SandboxLimits(BaseModel):
+    """Per-host limits of the sandbox; tests use tight ones so hostile programs stop quickly."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cpu_seconds: float = Field(10.0, gt=0, description="CPU time for one host (one episode)")
+    wall_seconds: float = Field(5.0, gt=0, description="wall time for one request")
+    memory_mb: int = Field(512, ge=64)
+    file_size_bytes: int = Field(1 << 20, ge=0)
+    open_files: int = Field(64, ge=8)
+    max_reply_bytes: int = Field(8 << 20, ge=1024)
+    isolation: Literal["auto", "full", "basic"] = "auto"
+
+
+class EnvmillSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ENVMILL_", env_nested_delimiter="__", extra="forbid", toml_file=SETTINGS_FILE
+    )
+
+    home: Path | None = Field(None, description="data folder (--out); else ./envmill-data")
+    backend: Literal["procedural", "llm"] = "procedural"
+    seed: int = 0
+    envs: int = Field(24, gt=0, description="environments to synthesize")
+    scenarios_per_env: int = Field(12, gt=0)
+    domains: list[str] = Field(default_factory=list, description="empty: every domain")
+    batch_size: int = Field(4, gt=0, description="environments per Dask task")
+    workers: int = Field(2, gt=0, description="Dask worker processes of the local cluster")
+    dask_address: str | None = Field(None, description="an existing Dask scheduler")
+    sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls)
+
+
+def load_settings(**flags: Any) -> EnvmillSettings:
+    """Settings with ``flags`` (None = not given) on top; a bad value is one SettingsError line."""
+    given = {key: value for key, value in flags.items() if value is not None}
+    try:
+        return EnvmillSettings(**given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        raise SettingsError(f"setting '{where}': {error['msg']}") from None
+    except ValueError as exc:  # a malformed envmill.toml
+        raise SettingsError(f"{SETTINGS_FILE}: {exc}") from None

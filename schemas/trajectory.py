@@ -1,0 +1,25 @@
+"""Records for trajectories (DESIGN §3.4)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Termination = Literal["finished", "max_steps", "tool_error", "model_error", "user_stop"]
+
+
+class TrajectoryRecord(BaseModel):
+    """One agent/user/tool conversation in Chat Completions form, with its reward."""
+
+    trajectory_id: str
+    scenario_id: str
+    env_id: str
+    policy: str
+    messages: list[dict[str, Any]]
+    check_results: list[bool]
+    reward: float = Field(ge=0.0, le=1.0)
+    steps: int = Field(ge=0)
+    termination: Termination
+    usage: dict[str, Any] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)

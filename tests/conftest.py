@@ -1,0 +1,42 @@
+"""Shared fixtures: the golden clinic environment and one sandbox per test session."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.sandbox import Sandbox
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
+TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
+
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    with Sandbox(TEST_LIMITS) as box:
+        yield box
+
+
+@pytest.fixture(scope="session")
+def clinic_source() -> str:
+    return (FIXTURES / "envs" / "clinic.py").read_text()
+
+
+@pytest.fixture(scope="session")
+def clinic_scenarios() -> dict:
+    return json.loads((FIXTURES / "scenarios" / "clinic.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def clinic(clinic_source, sandbox):
+    from envmill.tasks.environment import prepare_environment
+
+    return prepare_environment(clinic_source, sandbox)
