@@ -1,0 +1,198 @@
+"""The child side of one episode: one environment instance, served over a JSON channel.
+
+This file runs only inside a sandboxed host process, never in the factory. It is stdlib-only and
+imported by the zygote before the host is locked down, so it needs nothing from the filesystem.
+Every reply is plain JSON built here; the program's stdout, stderr and stdin are /dev/null.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+from framing import FrameError, recv_frame, send_frame
+
+MAX_REQUEST_BYTES = 256 << 20
+MAX_ERROR_CHARS = 2000
+
+
+class HostError(Exception):
+    """A request this host cannot serve (bad program, unknown tool, bad state); sent as a reply."""
+
+
+def check_json(value: Any, where: str) -> None:
+    """Refuse what would not survive a JSON round trip unchanged (non-str keys, NaN, objects)."""
+    stack = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    raise HostError(f"{path} has a non-string key {key!r}")
+                stack.append((child, f"{path}.{key}"))
+        elif kind is list or kind is tuple:
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+        elif kind is float and item != item or kind is float and item in (float("inf"), -float("inf")):
+            raise HostError(f"{path} is not a finite number")
+        elif kind not in (str, int, float, bool, type(None)):
+            raise HostError(f"{path} is a {kind.__name__}, not a JSON value")
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message``, shortened: an error text must not become a way to flood the channel."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + "…"
+
+
+def exec_module(source: str, filename: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "envmill_generated"}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the sandbox is the boundary
+    return namespace
+
+
+class EnvHost:
+    """Holds one environment instance across the calls of an episode."""
+
+    def __init__(self) -> None:
+        self.instance: Any = None
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        handler = {
+            "load": self.load,
+            "call": self.call,
+            "state": self.state,
+            "set_state": self.set_state,
+            "checks": run_checks,
+        }.get(op)
+        if handler is None:
+            raise HostError(f"unknown request {op!r}")
+        return handler(request)
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        namespace = exec_module(request["source"], "<environment>")
+        cls = namespace.get(request["class_name"])
+        if not isinstance(cls, type):
+            raise HostError(f"module defines no class {request['class_name']!r}")
+        self.instance = cls()
+        if request.get("state") is not None:
+            self.set_state(request)
+        return self.state(request)
+
+    def state(self, _request: dict[str, Any]) -> dict[str, Any]:
+        state = vars(self._require_instance())
+        check_json(state, "state")
+        return {"state": state}
+
+    def set_state(self, request: dict[str, Any]) -> dict[str, Any]:
+        instance, state = self._require_instance(), request["state"]
+        # A state is loaded into a fresh instance, so attributes it omits keep their defaults.
+        fresh = type(instance)()
+        unknown = sorted(k for k in state if k not in vars(fresh))
+        if unknown:
+            raise HostError(f"state key {unknown[0]!r} is not an attribute created by __init__")
+        for key, value in state.items():
+            setattr(fresh, key, value)
+        self.instance = fresh
+        return self.state(request)
+
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
+        method = self._tool(request["tool"])
+        try:
+            result = method(**request.get("arguments", {}))
+        except Exception as exc:  # a tool should not raise; when one does, the episode goes on
+            result = {"success": False, "error": describe_exception(exc)}
+        if type(result) is not dict:
+            result = {"success": False, "error": f"tool returned {type(result).__name__}, not a dict"}
+        try:
+            check_json(result, "result")
+        except HostError as exc:
+            result = {"success": False, "error": f"tool result is not JSON: {exc}"}
+        return {"result": result, **self.state(request)}
+
+    def _tool(self, name: Any) -> Any:
+        instance = self._require_instance()
+        if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+            raise HostError(f"{name!r} is not a tool name")
+        if not any(name in vars(klass) for klass in type(instance).__mro__[:-1]):
+            raise HostError(f"no tool named {name!r}")
+        method = getattr(instance, name)
+        if not callable(method):
+            raise HostError(f"{name!r} is an attribute, not a tool")
+        return method
+
+    def _require_instance(self) -> Any:
+        if self.instance is None:
+            raise HostError("no environment loaded")
+        return self.instance
+
+
+def run_checks(request: dict[str, Any]) -> dict[str, Any]:
+    """Run each check source on each (initial, final) pair, on fresh copies of the states.
+
+    A check that raises or returns a non-bool yields ``None``; ``mutated`` says whether the check
+    changed its arguments, which the certification's determinism gate refuses.
+    """
+    pairs = [(json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)) for a, b in request["pairs"]]
+    return {"results": [_run_one_check(source, pairs) for source in request["checks"]]}
+
+
+def _run_one_check(source: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    try:
+        check = exec_module(source, "<check>").get("check")
+        if not callable(check):
+            raise HostError("the source defines no function 'check'")
+    except Exception as exc:
+        error = describe_exception(exc)
+        return [{"value": None, "error": error, "mutated": False} for _ in pairs]
+    outcomes = []
+    for initial_json, final_json in pairs:
+        initial, final = json.loads(initial_json), json.loads(final_json)
+        value, error = None, None
+        try:
+            returned = check(initial, final)
+            value = returned if type(returned) is bool else None
+            if value is None:
+                error = f"returned {type(returned).__name__}, not bool"
+        except Exception as exc:
+            error = describe_exception(exc)
+        mutated = _dumps_or_none(initial) != initial_json or _dumps_or_none(final) != final_json
+        outcomes.append({"value": value, "error": error, "mutated": mutated})
+    return outcomes
+
+
+def _dumps_or_none(value: Any) -> str | None:
+    try:
+        return json.dumps(value, sort_keys=True)
+    except Exception:
+        return None
+
+
+def serve(sock: socket.socket, max_reply_bytes: int) -> None:
+    """Answer requests until the parent closes the channel."""
+    host = EnvHost()
+    while True:
+        try:
+            request = recv_frame(sock, MAX_REQUEST_BYTES)
+        except FrameError:
+            return
+        reply = _answer(host, request)
+        payload = json.dumps(reply, ensure_ascii=False, allow_nan=False)
+        if len(payload) > max_reply_bytes:
+            reply = {"error": f"reply of {len(payload)} bytes exceeds the limit", "error_class": "too_large"}
+        send_frame(sock, reply)
+
+
+def _answer(host: EnvHost, request: Any) -> dict[str, Any]:
+    try:
+        if type(request) is not dict:
+            raise HostError("request is not an object")
+        return {"ok": True, **host.handle(request)}
+    except HostError as exc:
+        return {"ok": False, "error": str(exc), "error_class": "host"}
+    except Exception as exc:
+        return {"ok": False, "error": describe_exception(exc), "error_class": "program"}
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt raised by the program
+        return {"ok": False, "error": describe_exception(exc), "error_class": "program"}

@@ -1,0 +1,153 @@
+"""The sandbox runtime: episodes, failures as values, recovery, and no leftovers."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.sandbox import Sandbox
+from tests.conftest import TEST_LIMITS
+from tests.procs import assert_no_new_processes, descendants
+
+COUNTER = '''
+class Counter:
+    """A tiny environment with a tool for each way a call can go wrong."""
+
+    def __init__(self):
+        self.count = 0
+        self.log = []
+
+    def bump(self, by: int = 1) -> dict:
+        self.count += by
+        self.log.append(by)
+        return {"success": True, "message": "bumped", "data": self.count}
+
+    def read(self) -> dict:
+        return {"success": True, "data": self.count}
+
+    def explode(self) -> dict:
+        raise KeyError("no such thing")
+
+    def spin(self) -> dict:
+        while True:
+            pass
+
+    def hog(self) -> dict:
+        blocks = []
+        while True:
+            blocks.append(bytearray(50 << 20))
+
+    def not_a_dict(self) -> list:
+        return [1, 2]
+
+    def not_json(self) -> dict:
+        return {"success": True, "data": {1: "int key"}}
+
+    def huge(self) -> dict:
+        return {"success": True, "data": "x" * (64 << 20)}
+'''
+
+
+def test_episode_keeps_one_instance_across_calls(sandbox):
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        assert episode.call("bump", {"by": 2}).result["data"] == 2
+        outcome = episode.call("bump", {})
+        assert outcome.result == {"success": True, "message": "bumped", "data": 3}
+        assert outcome.state == {"count": 3, "log": [2, 1]}
+
+
+def test_state_loads_into_a_fresh_instance(sandbox):
+    with sandbox.episode(COUNTER, "Counter", {"count": 40}) as episode:
+        assert episode.call("bump", {"by": 2}).state == {"count": 42, "log": [2]}
+        assert episode.load_state({"log": [9]}).state == {"count": 0, "log": [9]}
+
+
+def test_unknown_state_key_is_refused(sandbox):
+    with sandbox.episode(COUNTER, "Counter", {"count": 1, "sneaky": 2}) as episode:
+        assert not episode.loaded
+        assert "sneaky" in episode.load_outcome.error
+
+
+def test_a_raising_tool_is_an_error_result(sandbox):
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        assert episode.call("explode", {}).result == {"success": False, "error": "KeyError: 'no such thing'"}
+        assert episode.call("read", {}).result["success"] is True
+
+
+@pytest.mark.parametrize(
+    ("tool", "fragment"),
+    [("not_a_dict", "not a dict"), ("not_json", "non-string key"), ("bump", "TypeError")],
+)
+def test_bad_results_and_arguments_are_tool_errors(sandbox, tool, fragment):
+    arguments = {"nope": 1} if tool == "bump" else {}
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        result = episode.call(tool, arguments).result
+    assert result["success"] is False and fragment in result["error"]
+
+
+@pytest.mark.parametrize("tool", ["_private", "__init__", "missing", "count"])
+def test_only_public_methods_are_tools(sandbox, tool):
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        outcome = episode.call(tool, {})
+    assert not outcome.ok and outcome.result["success"] is False
+
+
+@pytest.mark.parametrize(
+    ("tool", "error_class", "fragment"),
+    [
+        ("spin", "killed", "killed by a limit"),  # RLIMIT_CPU (1 s) fires before the wall (2 s)
+        ("hog", None, "MemoryError"),  # RLIMIT_AS: the program sees MemoryError, the host lives
+        ("huge", "too_large", "exceeds"),
+    ],
+)
+def test_a_runaway_call_is_stopped_and_the_episode_goes_on(sandbox, tool, error_class, fragment):
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        episode.call("bump", {"by": 5})
+        outcome = episode.call(tool, {})
+        assert outcome.result["success"] is False and fragment in outcome.result["error"]
+        assert outcome.error_class == error_class
+        # the host was replaced (or survived) with the last good state
+        assert episode.call("read", {}).result == {"success": True, "data": 5}
+
+
+def test_wall_timeout_is_enforced_by_the_parent():
+    source = "class Sleeper:\n    def __init__(self):\n        self.n = 0\n    def wait(self) -> dict:\n" \
+             "        import time\n        time.sleep(30)\n        return {}\n"
+    limits = SandboxLimits(cpu_seconds=5, wall_seconds=0.5, memory_mb=256)
+    with Sandbox(limits) as box, box.episode(source, "Sleeper") as episode:
+        outcome = episode.call("wait", {})
+    assert outcome.error_class == "timeout" and "0.5 s" in outcome.error
+
+
+def test_checks_run_on_copies_and_report_mutation(sandbox):
+    checks = [
+        "def check(initial_state, final_state):\n    return final_state['n'] > initial_state['n']\n",
+        "def check(initial_state, final_state):\n    final_state['n'] = 0\n    return True\n",
+        "def check(initial_state, final_state):\n    return 1\n",
+        "def check(initial_state, final_state):\n    return final_state['missing']\n",
+    ]
+    outcome = sandbox.run_checks(checks, [({"n": 1}, {"n": 2}), ({"n": 1}, {"n": 1})])
+    rows = outcome.result["results"]
+    assert [cell["value"] for cell in rows[0]] == [True, False]
+    assert rows[1][0] == {"value": True, "error": None, "mutated": True}
+    assert rows[2][0]["value"] is None and "not bool" in rows[2][0]["error"]
+    assert rows[3][0]["value"] is None and "KeyError" in rows[3][0]["error"]
+
+
+def test_basic_isolation_fallback_runs_the_same_calls():
+    limits = TEST_LIMITS.model_copy(update={"isolation": "basic"})
+    with Sandbox(limits) as box:
+        assert box.isolation == "rlimits+scrubbed-env+tmp-cwd"
+        with box.episode(COUNTER, "Counter") as episode:
+            assert episode.call("bump", {"by": 3}).state["count"] == 3
+            assert episode.call("spin", {}).result["success"] is False
+            assert episode.call("read", {}).result["data"] == 3
+
+
+def test_closing_the_sandbox_leaves_no_process():
+    before = descendants()
+    with Sandbox(TEST_LIMITS) as box:
+        for _ in range(3):
+            with box.episode(COUNTER, "Counter") as episode:
+                episode.call("spin", {})
+    assert_no_new_processes(before)
