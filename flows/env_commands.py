@@ -1,0 +1,93 @@
+"""``envmill env check`` and ``envmill env call``: the runtime, by hand, on one module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from envmill.flows.cli_support import echo_error, fail, parse_json_object, print_json, read_source
+
+app = typer.Typer(help="Check an environment module or call one of its tools, in the sandbox.")
+
+
+def _sandbox():
+    from envmill.schemas.settings import SettingsError, load_settings
+    from envmill.tasks.sandbox import Sandbox
+
+    try:
+        return Sandbox(load_settings().sandbox)
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def _prepare(source: str, sandbox):
+    from envmill.tasks.environment import EnvironmentRejected, prepare_environment
+
+    try:
+        return prepare_environment(source, sandbox)
+    except EnvironmentRejected as exc:
+        print_json(
+            {
+                "ok": False,
+                "stage": exc.stage,
+                "reason": exc.reason,
+                "violations": [v.model_dump() for v in exc.violations],
+            }
+        )
+        echo_error(f"rejected at {exc.stage}: {exc.reason}")
+        raise typer.Exit(1) from None
+
+
+@app.command("check")
+def check(file: Annotated[Path, typer.Argument(help="environment module (.py)")]) -> None:
+    """Policy, load in the sandbox; print the tool schemas and state schema as JSON."""
+    source = read_source(file)
+    with _sandbox() as sandbox:
+        env = _prepare(source, sandbox)
+        print_json(
+            {
+                "ok": True,
+                "env_id": env.env_id,
+                "class_name": env.class_name,
+                "isolation": sandbox.isolation,
+                "tool_kinds": env.tool_kinds,
+                "tools": [t.model_dump() for t in env.tools],
+                "state_schema": env.state_schema,
+                "default_state": env.default_state,
+            }
+        )
+
+
+@app.command("call")
+def call(
+    file: Annotated[Path, typer.Argument(help="environment module (.py)")],
+    tool: Annotated[str, typer.Argument(help="tool (public method) to call")],
+    args: Annotated[str, typer.Option("--args", help="arguments: JSON object or @file")] = "{}",
+    state: Annotated[str | None, typer.Option("--state", help="initial state: JSON object or @file")] = None,
+) -> None:
+    """One tool call in the sandbox; print the result and the state diff as JSON."""
+    from envmill.tasks.statekit import diff_states, state_hash
+
+    source = read_source(file)
+    arguments = parse_json_object(args, "--args")
+    initial = parse_json_object(state, "--state") if state is not None else None
+    with _sandbox() as sandbox:
+        env = _prepare(source, sandbox)
+        if tool not in env.tool_kinds:
+            fail(f"{env.class_name} has no tool {tool!r} (tools: {', '.join(env.tool_kinds)})")
+        with sandbox.episode(env.source, env.class_name, initial) as episode:
+            if not episode.loaded:
+                fail(f"the state does not load: {episode.load_outcome.error}", code=1)
+            before = episode.state()
+            outcome = episode.call(tool, arguments)
+        if not outcome.ok:
+            fail(f"the call was stopped ({outcome.error_class}): {outcome.error}", code=1)
+        print_json(
+            {
+                "result": outcome.result,
+                "diff": diff_states(before, outcome.state),
+                "state_hash": state_hash(outcome.state),
+            }
+        )

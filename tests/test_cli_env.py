@@ -1,0 +1,92 @@
+"""``envmill env check`` / ``env call`` end to end, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+CLINIC = FIXTURES / "envs" / "clinic.py"
+
+
+def envmill(*args: str, cwd=None, env_extra=None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ENVMILL_SANDBOX__WALL_SECONDS": "2", "ENVMILL_SANDBOX__CPU_SECONDS": "1"}
+    env.update(env_extra or {})
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd, env=env)
+
+
+def test_check_prints_schemas(tmp_path):
+    done = envmill("env", "check", str(CLINIC), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    names = [t["function"]["name"] for t in report["tools"]]
+    assert "book_appointment" in names and report["tool_kinds"]["book_appointment"] == "state_change"
+    assert report["state_schema"]["type"] == "object" and "current_time" in report["state_schema"]["properties"]
+    assert len(report["env_id"]) == 16
+
+
+def test_call_prints_result_and_diff(tmp_path):
+    state = {"patients": {"P1": {"patient_id": "P1", "name": "Ann Lee", "phone": "555-0100",
+                                 "insurance_plan": "none", "date_of_birth": "1990-01-01"}}}
+    done = envmill("env", "call", str(CLINIC), "update_patient_phone",
+                   "--args", json.dumps({"patient_id": "P1", "phone": "555-0199"}),
+                   "--state", json.dumps(state), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["result"]["success"] is True
+    assert out["diff"] == [{"path": ["patients", "P1", "phone"], "op": "change", "old": "555-0100", "new": "555-0199"}]
+
+
+BAD_MODULES = {
+    "policy": "import os\nclass E:\n    def __init__(self):\n        self.x = 0\n",
+    "syntax": "class E(:\n",
+    "structure": "X = 1\n",
+    "load": "class E:\n    def __init__(self):\n        self.x = 1 / 0\n",
+}
+
+
+@pytest.mark.parametrize("stage", BAD_MODULES)
+def test_check_rejects_bad_modules_in_one_line(tmp_path, stage):
+    module = tmp_path / "bad.py"
+    module.write_text(BAD_MODULES[stage])
+    done = envmill("env", "check", str(module), cwd=tmp_path)
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1 and "rejected at" in done.stderr
+    assert json.loads(done.stdout)["ok"] is False
+
+
+def test_call_that_loops_is_stopped(tmp_path):
+    module = tmp_path / "loop.py"
+    module.write_text("class E:\n    def __init__(self):\n        self.x = 0\n"
+                      "    def spin(self) -> dict:\n        while True:\n            self.x += 1\n")
+    done = envmill("env", "call", str(module), "spin", cwd=tmp_path)
+    assert done.returncode == 1 and "stopped" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["env", "check", "no/such/file.py"], "no such file"),
+        (["env", "call", str(CLINIC), "get_patient", "--args", "{bad"], "--args is not valid JSON"),
+        (["env", "call", str(CLINIC), "get_patient", "--args", "[1]"], "must be a JSON object"),
+        (["env", "call", str(CLINIC), "no_such_tool"], "has no tool"),
+        (["env", "call", str(CLINIC), "get_patient", "--state", '{"bogus": 1}'], "bogus"),
+        (["env", "frobnicate"], "No such command"),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(tmp_path, args, fragment):
+    done = envmill(*args, cwd=tmp_path)
+    assert done.returncode != 0
+    assert fragment in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_bad_setting_is_one_line(tmp_path):
+    done = envmill("env", "check", str(CLINIC), cwd=tmp_path, env_extra={"ENVMILL_SANDBOX__WALL_SECONDS": "-1"})
+    assert done.returncode == 2 and "sandbox.wall_seconds" in done.stderr
