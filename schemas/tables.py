@@ -1,0 +1,233 @@
+"""Warehouse tables: each table defined once, as a pandera model, its Arrow schema derived from it.
+
+Scalar columns are the ones queries filter or aggregate on; nested objects are canonical JSON text
+in columns named ``*_json``, which DuckDB's JSON operators read directly (DESIGN §3.5). The pandera
+pyarrow backend does not coerce (STACK §4), so the writer builds every batch with the derived Arrow
+schema before validating it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Annotated
+
+import pandera.pyarrow as apa
+import pyarrow as pa
+import pyarrow.compute as pc
+from pandera.engines.narwhals_engine import DateTime
+
+from envmill.schemas.ids import content_id
+from envmill.schemas.scenario import GATES
+
+HEX16 = r"^[0-9a-f]{16}$"
+RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+RUN_STATUSES = ("running", "finished", "failed", "interrupted")
+TOOL_KINDS = ("query", "state_change")
+MODES = ("non_conversational", "conversational")
+SCENARIO_STATUSES = ("certified", "rejected")
+TERMINATIONS = ("finished", "max_steps", "tool_error", "model_error", "user_stop")
+
+UtcTimestamp = Annotated[DateTime, "us", "UTC"]
+
+
+def _hex_id() -> object:
+    return apa.Field(str_matches=HEX16)
+
+
+def _run_id() -> object:
+    return apa.Field(str_matches=RUN_ID)
+
+
+def _count() -> object:
+    return apa.Field(ge=0)
+
+
+def _name() -> object:
+    return apa.Field(str_length={"min_value": 1})
+
+
+class RunsTable(apa.DataFrameModel):
+    """One row per run: what was asked, with which versions, and how it ended."""
+
+    run_id: str = _run_id()
+    started_at: UtcTimestamp
+    finished_at: UtcTimestamp = apa.Field(nullable=True)
+    status: str = apa.Field(isin=list(RUN_STATUSES))
+    backend: str = _name()
+    seed: int
+    settings_json: str
+    versions_json: str
+    counts_json: str
+    timings_json: str
+    isolation: str
+
+    class Config:
+        strict = True
+
+
+class EnvironmentsTable(apa.DataFrameModel):
+    """One row per environment module (§3.1), with its derived schemas as JSON text."""
+
+    env_id: str = _hex_id()
+    run_id: str = _run_id()
+    domain: str
+    backend: str = _name()
+    class_name: str = _name()
+    topic: str
+    introduction: str
+    business_rules_json: str
+    source: str = _name()
+    tools_json: str
+    state_schema_json: str
+    n_tools: int = _count()
+    n_query_tools: int = _count()
+    n_state_change_tools: int = _count()
+    checked_json: str
+    seed: int = apa.Field(nullable=True)
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+    @apa.dataframe_check
+    def tool_counts_add_up(cls, data: apa.PyArrowData) -> pa.Array:
+        """Every tool is either a query or a state change, so the kinds must sum to the total."""
+        t = data.table
+        return pc.equal(t["n_tools"], pc.add(t["n_query_tools"], t["n_state_change_tools"]))
+
+
+class ToolsTable(apa.DataFrameModel):
+    """One row per tool of an environment (key: env_id + name), for per-kind statistics."""
+
+    env_id: str = _hex_id()
+    name: str = apa.Field(str_matches=r"^[A-Za-z][A-Za-z0-9_]*$")
+    kind: str = apa.Field(isin=list(TOOL_KINDS))
+    description: str
+    parameters_json: str
+    n_params: int = _count()
+
+    class Config:
+        strict = True
+
+
+class ScenariosTable(apa.DataFrameModel):
+    """Certified and rejected scenarios (§3.3); rejections stay so the funnel can be queried."""
+
+    scenario_id: str = _hex_id()
+    env_id: str = _hex_id()
+    run_id: str = _run_id()
+    backend: str = _name()
+    mode: str = apa.Field(isin=list(MODES))
+    task: str
+    user_facts_json: str
+    initial_state_json: str
+    reference_solution_json: str
+    checks_json: str
+    n_checks: int = _count()
+    n_steps: int = _count()
+    status: str = apa.Field(isin=list(SCENARIO_STATUSES))
+    rejected_gate: str = apa.Field(nullable=True, isin=list(GATES))
+    gates_json: str
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+    @apa.dataframe_check
+    def rejected_names_its_gate(cls, data: apa.PyArrowData) -> pa.Array:
+        """A rejected scenario must say which gate failed first, and a certified one must not."""
+        t = data.table
+        return pc.equal(pc.equal(t["status"], "rejected"), pc.is_valid(t["rejected_gate"]))
+
+
+class TrajectoriesTable(apa.DataFrameModel):
+    """One row per conversation (§3.4), with its reward and the per-check results."""
+
+    trajectory_id: str = _hex_id()
+    scenario_id: str = _hex_id()
+    env_id: str = _hex_id()
+    run_id: str = _run_id()
+    policy: str = _name()
+    messages_json: str
+    check_results_json: str
+    reward: float = apa.Field(ge=0.0, le=1.0)
+    steps: int = _count()
+    termination: str = apa.Field(isin=list(TERMINATIONS))
+    usage_json: str
+    timings_json: str
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+
+class FailuresTable(apa.DataFrameModel):
+    """One row per item that failed at a stage: rejections and errors are rows, not log lines."""
+
+    failure_id: str = _hex_id()
+    run_id: str = _run_id()
+    stage: str = _name()
+    item: str
+    error_class: str = _name()
+    message: str
+    attempts: int = apa.Field(ge=1)
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+
+def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
+    """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
+    columns = model.to_schema().columns
+    types = model.empty().schema
+    fields = [pa.field(n, types.field(n).type, nullable=c.nullable) for n, c in columns.items()]
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Everything the writer and the views need to know about one table.
+
+    ``order_by`` ranks duplicate rows of one key, best first: views keep one row per key as a
+    safety net when two parts hold the same id (DESIGN §3.5).
+    """
+
+    name: str
+    model: type[apa.DataFrameModel]
+    key: tuple[str, ...]
+    order_by: str = ""
+    defaults_now: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        return arrow_schema(self.model)
+
+    @property
+    def columns(self) -> list[str]:
+        return self.arrow_schema.names
+
+    @property
+    def json_columns(self) -> list[str]:
+        return [c for c in self.columns if c.endswith("_json")]
+
+
+_NEWEST = "created_at DESC"
+_NOW = ("created_at",)
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec
+    for spec in (
+        TableSpec("runs", RunsTable, ("run_id",), "finished_at DESC NULLS LAST, started_at DESC"),
+        TableSpec("environments", EnvironmentsTable, ("env_id",), _NEWEST, _NOW),
+        TableSpec("tools", ToolsTable, ("env_id", "name")),
+        TableSpec("scenarios", ScenariosTable, ("scenario_id",), _NEWEST, _NOW),
+        TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
+        TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
+    )
+}
+
+
+def derive_failure_id(run_id: str, stage: str, item: str) -> str:
+    """Failure ids hash run, stage and item, so a retried item that fails again keeps its id."""
+    return content_id({"run_id": run_id, "stage": stage, "item": item})

@@ -1,0 +1,100 @@
+-- Corpus statistics, one named query per block ("-- name: <name>"), run over the warehouse views.
+-- `gate_order(ord, gate)` is registered by corpus_stats() from envmill.schemas.scenario.GATES.
+
+-- name: overview
+SELECT
+    (SELECT count(*) FROM environments) AS environments,
+    (SELECT count(DISTINCT domain) FROM environments) AS domains,
+    (SELECT count(*) FROM tools) AS tools,
+    (SELECT count(*) FROM scenarios) AS scenarios,
+    (SELECT count(*) FROM scenarios WHERE status = 'certified') AS certified,
+    (SELECT count(*) FROM trajectories) AS trajectories,
+    (SELECT count(*) FROM failures) AS failures;
+
+-- name: environments_by_domain
+SELECT domain, count(*) AS environments, sum(n_tools)::BIGINT AS tools
+FROM environments
+GROUP BY domain
+ORDER BY environments DESC, domain;
+
+-- name: tools_per_environment
+WITH per_env AS (
+    SELECT
+        e.env_id,
+        count(t.name) FILTER (WHERE t.kind = 'query') AS query,
+        count(t.name) FILTER (WHERE t.kind = 'state_change') AS state_change
+    FROM environments e LEFT JOIN tools t USING (env_id)
+    GROUP BY e.env_id
+)
+SELECT 'query' AS kind, count(*) AS environments, avg(query) AS avg, min(query) AS min,
+       max(query) AS max
+FROM per_env
+UNION ALL
+SELECT 'state_change', count(*), avg(state_change), min(state_change), max(state_change)
+FROM per_env
+ORDER BY kind;
+
+-- name: scenarios_per_environment
+WITH per_env AS (
+    SELECT
+        e.env_id,
+        count(s.scenario_id) AS scenarios,
+        count(s.scenario_id) FILTER (WHERE s.status = 'certified') AS certified
+    FROM environments e LEFT JOIN scenarios s USING (env_id)
+    GROUP BY e.env_id
+)
+SELECT
+    count(*) AS environments,
+    coalesce(sum(scenarios), 0)::BIGINT AS scenarios,
+    coalesce(sum(certified), 0)::BIGINT AS certified,
+    avg(scenarios) AS avg_scenarios, min(scenarios) AS min_scenarios,
+    max(scenarios) AS max_scenarios,
+    avg(certified) AS avg_certified, min(certified) AS min_certified,
+    max(certified) AS max_certified
+FROM per_env;
+
+-- name: certification_funnel
+-- A scenario reaches a gate when it passed every earlier gate; rejected = its first failing gate.
+WITH s AS (
+    SELECT sc.status, g.ord AS rejected_ord
+    FROM scenarios sc LEFT JOIN gate_order g ON g.gate = sc.rejected_gate
+)
+SELECT
+    g.ord AS step,
+    g.gate,
+    count(s.status) FILTER (WHERE s.status = 'certified' OR s.rejected_ord >= g.ord) AS reached,
+    count(s.status) FILTER (WHERE s.status = 'certified' OR s.rejected_ord > g.ord) AS passed,
+    count(s.status) FILTER (WHERE s.rejected_ord = g.ord) AS rejected
+FROM gate_order g LEFT JOIN s ON true
+GROUP BY g.ord, g.gate
+UNION ALL
+SELECT
+    (SELECT count(*) FROM gate_order) + 1,
+    'certified',
+    count(*) FILTER (WHERE status = 'certified'),
+    count(*) FILTER (WHERE status = 'certified'),
+    0
+FROM scenarios
+ORDER BY step;
+
+-- name: trajectories_by_policy
+SELECT
+    policy,
+    count(*) AS trajectories,
+    avg(reward) AS avg_reward,
+    count(*) FILTER (WHERE reward = 1.0) AS full_reward,
+    avg(steps) AS avg_steps
+FROM trajectories
+GROUP BY policy
+ORDER BY trajectories DESC, policy;
+
+-- name: failures_by_stage
+SELECT
+    stage,
+    error_class,
+    count(*) AS failures,
+    sum(attempts)::BIGINT AS attempts,
+    count(DISTINCT run_id) AS runs
+FROM failures
+GROUP BY stage, error_class
+ORDER BY failures DESC, stage, error_class;

@@ -1,0 +1,177 @@
+"""The warehouse's read side: DuckDB views over the Parquet parts, and output formatting.
+
+Each caller gets its own in-memory connection: a `.duckdb` file held open for writing would lock
+every other process out, readers included (STACK §3). Views re-glob the parts at query time, keep
+one row per key, and always expose every column of the table's schema, even with no parts yet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from datetime import date, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from envmill.schemas.scenario import GATES
+from envmill.schemas.tables import TABLES, TableSpec
+
+Format = Literal["table", "csv", "json"]
+MAX_CELL = 60
+
+
+def connect(root: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """Open an in-memory connection with one view per warehouse table.
+
+    Args:
+        root: the data folder. It is only read; a missing folder gives empty views.
+
+    Returns:
+        A connection for this caller alone (use ``con.cursor()`` per thread).
+    """
+    con = duckdb.connect(":memory:")
+    refresh_views(con, root)
+    return con
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) -> None:
+    """(Re)create the views; needed only when a table without parts at connect time gets some."""
+    for spec in TABLES.values():
+        empty_name = f"_empty_{spec.name}"
+        con.register(empty_name, spec.arrow_schema.empty_table())
+        con.execute(view_sql(spec, Path(root).absolute(), empty_name))
+
+
+def view_sql(spec: TableSpec, root: Path, empty_name: str) -> str:
+    """SQL of one view: the parts (if any) unioned by name with a typed empty table, deduplicated.
+
+    The union with the empty table pins every column and type of the schema, so a part written
+    before a column existed still reads, and queries on a table without parts return zero rows.
+    """
+    cols = ", ".join(_ident(c) for c in spec.columns)
+    source = f"SELECT *, CAST(NULL AS VARCHAR) AS filename FROM {_ident(empty_name)}"
+    folder = root / spec.name
+    if folder.is_dir() and any(folder.rglob("*.parquet")):
+        glob = _literal(f"{folder.as_posix()}/**/*.parquet")
+        options = "union_by_name=true, filename=true, hive_partitioning=false"
+        source = f"SELECT * FROM read_parquet({glob}, {options}) UNION ALL BY NAME {source}"
+    order = ", ".join(x for x in (spec.order_by, "filename DESC") if x)
+    key = ", ".join(_ident(k) for k in spec.key)
+    return (
+        f"CREATE OR REPLACE VIEW {_ident(spec.name)} AS SELECT {cols} FROM ({source}) "
+        f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY {order}) = 1"
+    )
+
+
+def query(
+    root: str | os.PathLike[str], sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> pa.Table:
+    """Run one SQL query over the warehouse views and return its rows as an Arrow table."""
+    con = connect(root)
+    try:
+        return run_sql(con, sql, params)
+    finally:
+        con.close()
+
+
+def run_sql(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> pa.Table:
+    """DuckDB 2.0: relations have no fetchone()/arrow() tables any more; use to_arrow_table()."""
+    relation = con.sql(sql, params=params) if params else con.sql(sql)
+    return relation.to_arrow_table() if relation is not None else pa.table({})
+
+
+def load_stats_queries() -> dict[str, str]:
+    """Named queries of ``stats.sql``: each block starts with a ``-- name: <name>`` line."""
+    text = resources.files("envmill.warehouse").joinpath("stats.sql").read_text(encoding="utf-8")
+    blocks = re.split(r"^-- name: *(\w+) *$", text, flags=re.MULTILINE)
+    return {name: body.strip() for name, body in zip(blocks[1::2], blocks[2::2], strict=True)}
+
+
+def corpus_stats(root: str | os.PathLike[str]) -> dict[str, pa.Table]:
+    """Run every named statistics query of ``stats.sql``; the funnel's gate order is GATES."""
+    con = connect(root)
+    try:
+        gates = pa.table({"ord": list(range(1, len(GATES) + 1)), "gate": list(GATES)})
+        con.register("gate_order", gates)
+        return {name: run_sql(con, sql) for name, sql in load_stats_queries().items()}
+    finally:
+        con.close()
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def format_table(table: pa.Table, fmt: Format = "table") -> str:
+    """Render query results for people (``table``) or scripts (``csv`` with a header, ``json``)."""
+    if fmt == "csv":
+        return _to_csv(table)
+    if fmt == "json":
+        return json.dumps(table.to_pylist(), default=_json_default, ensure_ascii=False, indent=2)
+    if fmt == "table":
+        return _to_grid(table)
+    raise ValueError(f"unknown format {fmt!r}; use table, csv or json")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    """Text of one cell as csv and the grid show it: empty for NULL, ISO 8601 for times."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, list | dict):
+        return json.dumps(value, default=_json_default, ensure_ascii=False)
+    return str(value)
+
+
+def _to_csv(table: pa.Table) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.column_names)
+    for row in table.to_pylist():
+        writer.writerow([_cell(row[c]) for c in table.column_names])
+    return buffer.getvalue()
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split()) if "\n" in text else text
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _to_grid(table: pa.Table) -> str:
+    """A plain text grid (long cells clipped); numbers right-aligned so columns read at a glance."""
+    names = table.column_names
+    rows = [[_clip(_cell(r[c])) for c in names] for r in table.to_pylist()]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+
+    def line(cells: list[str]) -> str:
+        cols = zip(cells, widths, numeric, strict=True)
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in cols]
+        return " | ".join(parts).rstrip()
+
+    out = [line(names), "-+-".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    out.append(f"({table.num_rows} row{'s' if table.num_rows != 1 else ''})")
+    return "\n".join(out)
