@@ -30,6 +30,7 @@ from envmill.tasks.sandbox.isolation import (
 )
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
 
 
 class SandboxError(RuntimeError):
@@ -53,9 +54,10 @@ class CallOutcome:
 class Sandbox:
     """One zygote per Sandbox (start it once per process); thread-safe."""
 
-    def __init__(self, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, limits: SandboxLimits | None = None, level: IsolationLevel | None = None):
+        """``level`` overrides what ``limits.isolation`` resolves to (benchmarks compare layers)."""
         self.limits = limits or SandboxLimits()
-        self.level: IsolationLevel = resolve_isolation(self.limits.isolation)
+        self.level: IsolationLevel = level or resolve_isolation(self.limits.isolation)
         self._lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
@@ -84,13 +86,16 @@ class Sandbox:
         finally:
             host.close()
 
-    def spawn_host(self) -> HostHandle:
+    def spawn_host(self, source: str | None = None) -> HostHandle:
+        """Fork a host; with ``source``, the zygote compiles it once for every later host."""
         parent_end, child_end = socket.socketpair()
         try:
             with self._lock:
                 control = self._ensure_zygote()
                 limits = self.limits.model_dump(exclude={"isolation"})
-                message = json.dumps({"op": "spawn", "limits": limits}).encode()
+                if source is not None and len(source) > PRECOMPILE_MAX_CHARS:
+                    source = None  # the host compiles it for itself
+                message = json.dumps({"op": "spawn", "limits": limits, "source": source}).encode()
                 socket.send_fds(control, [message], [child_end.fileno()])
                 reply = json.loads(control.recv(1 << 16) or b"{}")
         except OSError as exc:

@@ -25,7 +25,7 @@ class Episode:
         self.load_outcome = self._start()
 
     def _start(self) -> CallOutcome:
-        self._host = self.sandbox.spawn_host()
+        self._host = self.sandbox.spawn_host(self.source)
         outcome = self._host.request(
             {"op": "load", "source": self.source, "class_name": self.class_name, "state": self._state}
         )

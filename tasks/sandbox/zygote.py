@@ -58,7 +58,7 @@ class Zygote:
             if not readable:
                 continue
             try:
-                data, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 1)
+                data, fds, _flags, _addr = socket.recv_fds(control, 1 << 20, 1)
             except OSError:
                 data, fds = b"", []
             if not data:
@@ -71,6 +71,8 @@ class Zygote:
 
     def handle(self, request: dict, fds: list[int]) -> dict:
         if request["op"] == "spawn":
+            if request.get("source"):
+                host.precompile(request["source"])
             return {"ok": True, "pid": self.spawn(request["limits"], fds[0])}
         if request["op"] == "kill":
             self.kill(request["pid"])
