@@ -1,0 +1,140 @@
+"""Precondition and effect models of a domain operation (the vocabulary is documented at the
+top of ``schemas/domain.py``; each kind is compiled by one codegen function)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Scalar = str | int | float | bool
+Operand = str | int | float
+
+
+class SpecModel(BaseModel):
+    """Base of every spec model: unknown keys are errors, so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Rule(SpecModel):
+    rule: str | None = Field(None, description="business rule text; {limit} placeholders allowed")
+
+
+class Exists(_Rule):
+    kind: Literal["exists"]
+    arg: str
+
+
+class FieldIn(_Rule):
+    kind: Literal["field_in", "field_not_in"]
+    path: str
+    values: list[Scalar]
+
+
+class Compare(_Rule):
+    kind: Literal["compare"]
+    left: Operand
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    right: Operand
+
+
+class CountBelow(_Rule):
+    kind: Literal["count_below"]
+    entity: str
+    via: str
+    of: str
+    where: dict[str, list[Scalar]] = Field(default_factory=dict)
+    limit: Operand
+
+
+class Unique(_Rule):
+    kind: Literal["unique"]
+    entity: str
+    field: str
+    arg: str
+
+
+class Distinct(_Rule):
+    kind: Literal["distinct"]
+    left: str
+    right: str
+
+
+class HoursBefore(_Rule):
+    kind: Literal["hours_before"]
+    path: str
+    hours: Operand
+
+
+class WithinDays(_Rule):
+    kind: Literal["within_days"]
+    path: str
+    days: Operand
+
+
+class TimeSide(_Rule):
+    kind: Literal["in_future", "in_past"]
+    value: str
+
+
+Precondition = Annotated[
+    Exists | FieldIn | Compare | CountBelow | Unique | Distinct | HoursBefore | WithinDays
+    | TimeSide,
+    Field(discriminator="kind"),
+]
+
+
+class SetEffect(SpecModel):
+    kind: Literal["set"]
+    path: str
+    value: Scalar | None
+
+
+class AssignEffect(SpecModel):
+    kind: Literal["assign"]
+    path: str
+    value: Operand
+    times: Operand | None = None
+
+
+class StampEffect(SpecModel):
+    kind: Literal["stamp"]
+    path: str
+    days: Operand | None = None
+    hours: Operand | None = None
+
+
+class TransitionEffect(SpecModel):
+    kind: Literal["transition"]
+    path: str = "target.status"
+    to: str
+
+
+class AdjustEffect(SpecModel):
+    kind: Literal["increment", "decrement"]
+    path: str
+    by: Operand
+
+
+class RecordEffect(SpecModel):
+    kind: Literal["record"]
+    entity: str
+    set: dict[str, Scalar | None] = Field(default_factory=dict)
+    assign: dict[str, Operand] = Field(default_factory=dict)
+    stamp: list[str] = Field(default_factory=list)
+
+
+class UpdateRelatedEffect(SpecModel):
+    kind: Literal["update_related"]
+    entity: str
+    via: str
+    where: dict[str, list[Scalar]] = Field(default_factory=dict)
+    set: dict[str, Scalar | None]
+
+
+Effect = Annotated[
+    SetEffect | AssignEffect | StampEffect | TransitionEffect | AdjustEffect | RecordEffect
+    | UpdateRelatedEffect,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,125 @@
+"""The manifest of a compiled environment: per tool its kind, arguments and user phrases, plus the
+business rules in words. The scenario generator reads only this, never the spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envmill.schemas.domain import ArgSpec, EntitySpec
+from envmill.schemas.domain_check import reachable_states
+from envmill.schemas.domain_paths import resolve_path
+from envmill.schemas.manifest import ArgManifest, ToolManifest
+from envmill.tasks.procedural.codegen_rules import rule_text
+from envmill.tasks.procedural.codegen_scope import OpScope
+from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
+
+SOURCES = {"ref": "entity_id", "enum": "enum", "int": "int", "float": "float", "bool": "bool",
+           "date": "date", "datetime": "datetime", "str": "str"}
+
+
+def business_rules(plan: EnvPlan) -> list[str]:
+    """The domain's own rules, then one per precondition of the tools this seed kept."""
+    rules = list(plan.spec.rules)
+    for tool in plan.tools:
+        scope = OpScope(plan, tool)
+        for pre in tool.op.preconditions:
+            text = rule_text(scope, pre)
+            if text and text not in rules:
+                rules.append(text)
+    return rules
+
+
+def build_manifest(plan: EnvPlan) -> list[ToolManifest]:
+    return [
+        ToolManifest(
+            tool=tool.name,
+            kind="query" if tool.op.is_query else "state_change",
+            entity=tool.op.entity,
+            args=[arg_manifest(plan, tool, arg) for arg in tool.op.args],
+            phrases=tool.op.phrases or query_phrases(plan, tool),
+        )
+        for tool in plan.tools
+    ]
+
+
+def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
+    """How the generator should pick a value for ``arg``."""
+    base = {"name": arg.name, "source": SOURCES[arg.type or "str"], "required": not arg.optional}
+    base |= {"minimum": arg.min, "maximum": arg.max, "faker": arg.faker}
+    if arg.type == "enum":
+        base["values"] = list(arg.values)
+    elif arg.type == "str" and arg.sample:
+        base["values"] = list(arg.sample)
+    entity_name = arg.entity if arg.type == "ref" else None
+    if tool.op.kind == "find" and arg.name == plan.entity(tool.op.entity).label:
+        entity_name = tool.op.entity
+    if entity_name is None:
+        return ArgManifest(**base)
+    entity = plan.entity(entity_name)
+    lookup = plan.lookup_tool(entity_name)
+    base |= {"entity": entity_name, "state_attr": entity.plural}
+    if arg.type == "ref":
+        base["prefer"] = preferred_values(plan, tool, arg.name)
+    if lookup is not None and entity.label:
+        base |= {"label_field": entity.label, "lookup_tool": lookup.name,
+                 "lookup_arg": entity.label}
+    return ArgManifest(**base)
+
+
+def preferred_values(plan: EnvPlan, tool: ToolPlan, arg_name: str) -> dict[str, list]:
+    """Field values of the entity behind ``arg_name`` under which the call can succeed."""
+    op, spec = tool.op, plan.spec
+    is_target = op.kind == "update" and arg_name == plan.entity(op.entity).id_field
+    subjects = {arg_name, "target"} if is_target else {arg_name}
+    prefer: dict[str, list] = {}
+    for item in [*op.preconditions, *op.effects]:
+        path = getattr(item, "path", "")
+        if item.kind not in ("field_in", "field_not_in", "transition") or path.count(".") != 1:
+            continue
+        subject, field = path.split(".")
+        if subject not in subjects:
+            continue
+        owner = spec.entities[resolve_path(spec, op, path).entity]
+        allowed = allowed_values(owner, item)
+        prefer[field] = [v for v in prefer.get(field, allowed) if v in allowed]
+    return prefer
+
+
+def allowed_values(owner: EntitySpec, item: Any) -> list:
+    """Values of the field ``item`` constrains (field_in, field_not_in, transition source)."""
+    states = owner.status.states if owner.status else owner.fields[item.path.split(".")[1]].values
+    if item.kind == "field_in":
+        return list(item.values)
+    if item.kind == "field_not_in":
+        return [s for s in states if s not in item.values]
+    live = reachable_states(owner)
+    return [
+        s for s in states if s in live and any(
+            s in step.from_ and step.to == item.to for step in owner.status.transitions
+        )
+    ]
+
+
+def query_phrases(plan: EnvPlan, tool: ToolPlan) -> list[str]:
+    """One or two user-voice requests for a query tool."""
+    op = tool.op
+    entity = plan.entity(op.entity)
+    plural = entity.plural.replace("_", " ")
+    if op.kind == "get":
+        ident = entity.id_field
+        ref = f"{{{ident}.label}}" if entity.label else f"{entity.title} {{{ident}}}"
+        return [f"Can you show me the details of {ref}?", f"What do you have on file for {ref}?"]
+    if op.kind == "find":
+        return [f"I'm looking for the {entity.title} called {{{entity.label}}}.",
+                f"Do you have a {entity.title} named {{{entity.label}}}?"]
+    owner = ""
+    if op.parent:
+        parent = plan.entity(entity.fields[op.parent].entity or "")
+        owner = f"{{{op.parent}.label}}" if parent.label else f"{parent.title} {{{op.parent}}}"
+    if op.kind == "list":
+        return [f"Which {plural} does {owner} have?"] if owner else [f"Can you list the {plural}?"]
+    if op.kind == "count":
+        question = f"does {owner} have" if owner else "are there"
+        return [f"How many {plural} {question}?"]
+    where = f" for {owner}" if owner else ""
+    return [f"What is the total {op.field.replace('_', ' ')} of the {plural}{where}?"]
