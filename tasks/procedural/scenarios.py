@@ -1,0 +1,190 @@
+"""Procedural scenarios: seeded initial state → live operation chain → task text and derived checks.
+
+No model is involved. Each scenario gets its own rng derived (without ``hash()``) from the seed, the
+environment id and its index, so the same inputs give the same scenarios in any process, and one
+scenario's failure never shifts the others. The chain runs in a sandbox episode of the compiled
+environment; certification later replays the reference solution independently.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from faker import Faker
+
+from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.manifest import CompiledEnvironment
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.procedural.chains import Chain, sample_chain
+from envmill.tasks.procedural.derive_checks import derive_checks
+from envmill.tasks.procedural.phrasing import phrase_task
+
+log = logging.getLogger(__name__)
+
+StateBuilder = Callable[[CompiledEnvironment, int], dict[str, Any]]
+MIN_CHAIN, MAX_CHAIN = 2, 8
+FAKER_LOCALE = "en_US"
+
+
+class ScenarioSkipped(Exception):
+    """A scenario that could not be built; the reason becomes a shortfall row."""
+
+
+@dataclass
+class ScenarioBatch:
+    """The scenarios built for one environment, and why the others were skipped."""
+
+    scenarios: list[ScenarioSpec] = field(default_factory=list)
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+
+
+def generate_scenarios(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    n: int,
+    seed: int,
+    sandbox: Any,
+    *,
+    conversational_share: float = 0.3,
+    state_builder: StateBuilder | None = None,
+) -> list[ScenarioSpec]:
+    """Up to ``n`` scenarios for one compiled environment; skipped ones are logged, not raised.
+
+    Args:
+        compiled: the environment and its tool manifest.
+        env_id: the environment's content id (DESIGN §3.1).
+        n: scenarios to attempt (indices 0..n-1); the caller records any shortfall.
+        seed: run seed; with ``env_id`` and the index it fixes everything about a scenario.
+        sandbox: anything with ``episode(source, class_name, state)`` giving an episode context manager.
+        conversational_share: the expected fraction of conversational scenarios.
+        state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
+    """
+    batch = generate_scenario_batch(
+        compiled,
+        env_id,
+        n,
+        seed,
+        sandbox,
+        conversational_share=conversational_share,
+        state_builder=state_builder,
+    )
+    return batch.scenarios
+
+
+def generate_scenario_batch(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    n: int,
+    seed: int,
+    sandbox: Any,
+    *,
+    conversational_share: float = 0.3,
+    state_builder: StateBuilder | None = None,
+) -> ScenarioBatch:
+    """Like :func:`generate_scenarios`, also returning ``(index, reason)`` for each skipped one."""
+    builder = state_builder or _default_state_builder()
+    faker = Faker(FAKER_LOCALE)
+    batch, seen = ScenarioBatch(), set()
+    for index in range(n):
+        try:
+            spec = build_scenario(
+                compiled,
+                env_id,
+                index,
+                seed,
+                sandbox,
+                faker=faker,
+                conversational_share=conversational_share,
+                state_builder=builder,
+            )
+        except ScenarioSkipped as skip:
+            batch.skipped.append((index, str(skip)))
+            continue
+        if spec.scenario_id in seen:
+            batch.skipped.append((index, "duplicate of an earlier scenario"))
+            continue
+        seen.add(spec.scenario_id)
+        batch.scenarios.append(spec)
+    for index, reason in batch.skipped:
+        log.info("env %s: scenario %d skipped: %s", env_id, index, reason)
+    return batch
+
+
+def build_scenario(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    index: int,
+    seed: int,
+    sandbox: Any,
+    *,
+    faker: Any,
+    conversational_share: float,
+    state_builder: StateBuilder,
+) -> ScenarioSpec:
+    """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot."""
+    rng = random.Random(derive_seed(seed, env_id, index, "scenario"))
+    faker.seed_instance(rng.getrandbits(32))
+    chain = _run_chain(
+        compiled,
+        sandbox,
+        rng,
+        faker,
+        state_builder(compiled, derive_seed(seed, env_id, index, "state")),
+    )
+    checks = derive_checks(
+        chain.initial_state,
+        chain.final_state,
+        step_changes=[step.changes for step in chain.steps],
+        entity_names={attr: entity for entity, attr in sorted(compiled.entity_attrs.items())},
+        label_fields=compiled.label_fields,
+    )
+    if not checks:
+        raise ScenarioSkipped("the chain left no checkable change")
+    mode = "conversational" if rng.random() < conversational_share else "non_conversational"
+    task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
+    return ScenarioSpec(
+        env_id=env_id,
+        backend="procedural",
+        mode=mode,
+        task=task,
+        user_facts=facts,
+        initial_state=chain.initial_state,
+        reference_solution=chain.solution,
+        checks=checks,
+    )
+
+
+def _run_chain(
+    compiled: CompiledEnvironment, sandbox: Any, rng: random.Random, faker: Any, state: dict
+) -> Chain:
+    """Sample a chain in one episode; a broken environment or host becomes a skip, not a crash."""
+    target = rng.randint(MIN_CHAIN, MAX_CHAIN)
+    try:
+        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+            if not episode.loaded:
+                raise ScenarioSkipped(f"initial state does not load: {episode.load_outcome.error}")
+            chain = sample_chain(compiled, episode, rng, faker, target)
+    except ScenarioSkipped:
+        raise
+    except Exception as error:  # the environment is generated code: any failure skips the item
+        raise ScenarioSkipped(f"episode failed: {type(error).__name__}: {error}") from error
+    if chain is None:
+        raise ScenarioSkipped("no state-changing call succeeded")
+    return chain
+
+
+def derive_seed(seed: int, env_id: str, index: int, purpose: str) -> int:
+    """A 64-bit seed from the run seed, environment, scenario index and purpose (no ``hash()``)."""
+    digest = sha256_hex(canonical_json([seed, env_id, index, purpose]))
+    return int(digest[:16], 16)
+
+
+def _default_state_builder() -> StateBuilder:
+    # imported on use, so callers that pass their own builder do not load the state filler
+    from envmill.tasks.procedural.statefill import build_initial_state
+
+    return build_initial_state

@@ -1,0 +1,515 @@
+"""The procedural scenario generator's parts: derived checks, phrasing, chain sampling, end to end.
+
+A small library environment is written here as a plain class and run in-process by a fake executor
+with the sandbox episode's interface (``call`` / ``state`` / ``load_state``); the generated checks
+are our own code, so the tests exec them directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+import pytest
+from faker import Faker
+
+from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManifest
+from envmill.tasks.procedural.chains import ArgMention, ChainStep, sample_chain
+from envmill.tasks.procedural.derive_checks import derive_checks
+from envmill.tasks.procedural.phrasing import phrase_task
+from envmill.tasks.procedural.scenarios import generate_scenario_batch, generate_scenarios
+
+
+class LibraryEnv:
+    """A tiny library: books with copies, members, and loans."""
+
+    def __init__(self):
+        self.books: dict = {}
+        self.members: dict = {}
+        self.loans: dict = {}
+        self.next_loan_number: int = 1
+        self.current_time: str = "2025-03-03T09:00:00"
+
+    def find_book(self, title: str) -> dict:
+        hits = [b for b in self.books.values() if b["title"].lower() == title.lower()]
+        return {"success": True, "data": hits} if hits else {"success": False, "error": "no book"}
+
+    def get_book(self, book_id: str) -> dict:
+        if book_id not in self.books:
+            return {"success": False, "error": "unknown book"}
+        return {"success": True, "data": self.books[book_id]}
+
+    def borrow_book(self, book_id: str, member_id: str, due_date: str) -> dict:
+        book, member = self.books.get(book_id), self.members.get(member_id)
+        if not book or not member or member["status"] != "active" or book["copies"] < 1:
+            return {"success": False, "error": "cannot borrow"}
+        loan_id = f"LN-{self.next_loan_number:04d}"
+        self.next_loan_number += 1
+        self.loans[loan_id] = {
+            "loan_id": loan_id,
+            "book_id": book_id,
+            "member_id": member_id,
+            "due_date": due_date,
+            "status": "active",
+        }
+        book["copies"] -= 1
+        book["status"] = "available" if book["copies"] else "unavailable"
+        return {"success": True, "message": "borrowed", "data": {"loan_id": loan_id}}
+
+    def return_loan(self, loan_id: str) -> dict:
+        loan = self.loans.get(loan_id)
+        if not loan or loan["status"] != "active":
+            return {"success": False, "error": "no active loan"}
+        loan["status"] = "returned"
+        book = self.books[loan["book_id"]]
+        book["copies"] += 1
+        book["status"] = "available"
+        return {"success": True, "message": "returned"}
+
+    def set_member_phone(self, member_id: str, phone: str) -> dict:
+        if member_id not in self.members:
+            return {"success": False, "error": "unknown member"}
+        self.members[member_id]["phone"] = phone
+        return {"success": True, "message": "updated"}
+
+    def set_copies(self, book_id: str, copies: int) -> dict:
+        if book_id not in self.books or copies == self.books[book_id]["copies"]:
+            return {"success": False, "error": "nothing to change"}
+        self.books[book_id]["copies"] = copies
+        return {"success": True, "message": "updated"}
+
+    def remove_member(self, member_id: str) -> dict:
+        if any(
+            loan["member_id"] == member_id and loan["status"] == "active"
+            for loan in self.loans.values()
+        ):
+            return {"success": False, "error": "member has loans"}
+        if self.members.pop(member_id, None) is None:
+            return {"success": False, "error": "unknown member"}
+        return {"success": True, "message": "removed"}
+
+
+def library_state(seed: int = 0) -> dict:
+    titles = ["Dune", "Emma", "Ulysses", "Dune"]  # the duplicate title cannot be named by label
+    books = {
+        f"B-{i}": {
+            "book_id": f"B-{i}",
+            "title": t,
+            "copies": 1 + (i + seed) % 3,
+            "status": "available",
+        }
+        for i, t in enumerate(titles, 1)
+    }
+    members = {
+        f"M-{i}": {
+            "member_id": f"M-{i}",
+            "name": n,
+            "phone": "555-0100",
+            "status": "active" if i != 3 else "suspended",
+        }
+        for i, n in enumerate(["Ada Park", "Ben Ruiz", "Cy Moss"], 1)
+    }
+    loan = {
+        "loan_id": "LN-0001",
+        "book_id": "B-3",
+        "member_id": "M-2",
+        "due_date": "2025-03-10",
+        "status": "active",
+    }
+    return {
+        "books": books,
+        "members": members,
+        "loans": {"LN-0001": loan},
+        "next_loan_number": 2,
+        "current_time": "2025-03-03T09:00:00",
+    }
+
+
+def _book_arg(**extra) -> ArgManifest:
+    return ArgManifest(
+        name="book_id",
+        source="entity_id",
+        entity="book",
+        state_attr="books",
+        label_field="title",
+        lookup_tool="find_book",
+        lookup_arg="title",
+        **extra,
+    )
+
+
+def _member_arg() -> ArgManifest:
+    return ArgManifest(
+        name="member_id",
+        source="entity_id",
+        entity="member",
+        state_attr="members",
+        prefer={"status": ["active"]},
+    )
+
+
+def library_manifest() -> CompiledEnvironment:
+    tools = [
+        ToolManifest(
+            tool="find_book",
+            kind="query",
+            entity="book",
+            args=[ArgManifest(name="title", source="str")],
+        ),
+        ToolManifest(tool="get_book", kind="query", entity="book", args=[_book_arg()]),
+        ToolManifest(
+            tool="borrow_book",
+            kind="state_change",
+            entity="loan",
+            args=[
+                _book_arg(prefer={"status": ["available"]}),
+                _member_arg(),
+                ArgManifest(name="due_date", source="date"),
+            ],
+            phrases=[
+                "borrow {book_id.label} for member {member_id} until {due_date}",
+                "I'd like to check out {book_id.label} for {member_id}, due {due_date}",
+            ],
+        ),
+        ToolManifest(
+            tool="return_loan",
+            kind="state_change",
+            entity="loan",
+            args=[
+                ArgManifest(
+                    name="loan_id",
+                    source="entity_id",
+                    entity="loan",
+                    state_attr="loans",
+                    prefer={"status": ["active"]},
+                )
+            ],
+            phrases=["return loan {loan_id}"],
+        ),
+        ToolManifest(
+            tool="set_member_phone",
+            kind="state_change",
+            entity="member",
+            args=[_member_arg(), ArgManifest(name="phone", source="str", faker="phone_number")],
+            phrases=["update the phone number of member {member_id} to {phone}"],
+        ),
+        ToolManifest(
+            tool="set_copies",
+            kind="state_change",
+            entity="book",
+            args=[_book_arg(), ArgManifest(name="copies", source="int", minimum=1, maximum=9)],
+            phrases=["set the number of copies of {book_id.label} to {copies}"],
+        ),
+        ToolManifest(
+            tool="remove_member", kind="state_change", entity="member", args=[_member_arg()]
+        ),
+    ]
+    return CompiledEnvironment(
+        domain="library",
+        seed=0,
+        class_name="LibraryEnv",
+        source="# fake: run in-process",
+        topic="library",
+        introduction="A library.",
+        business_rules=[],
+        tools=tools,
+        entity_attrs={"book": "books", "member": "members", "loan": "loans"},
+        label_fields={"book": "title", "member": "name"},
+    )
+
+
+TOOL_NAMES = [t.tool for t in library_manifest().tools]
+
+
+class FakeEpisode:
+    """The sandbox episode's interface over an in-process instance, JSON round-tripped."""
+
+    loaded = True
+
+    def __init__(self, env_cls, state):
+        self.env_cls = env_cls
+        self.load_state(state or {})
+        self.calls: list[str] = []
+
+    def call(self, tool, args):
+        self.calls.append(tool)
+        try:
+            result = getattr(self.env, tool)(**copy.deepcopy(args))
+        except Exception as error:  # the real host reports a raising tool the same way
+            result = {"success": False, "error": f"{type(error).__name__}: {error}"}
+        return SimpleNamespace(
+            result=json.loads(json.dumps(result)), state=None, error=None, error_class=None
+        )
+
+    def state(self):
+        return json.loads(json.dumps(vars(self.env)))
+
+    def load_state(self, state):
+        self.env = self.env_cls()  # like the sandbox: a fresh instance, then each key
+        for key, value in state.items():
+            if key not in vars(self.env):
+                raise KeyError(key)
+            setattr(self.env, key, copy.deepcopy(value))
+
+
+class FakeSandbox:
+    def __init__(self, env_cls=LibraryEnv):
+        self.env_cls = env_cls
+
+    @contextmanager
+    def episode(self, source, class_name, state=None):
+        yield FakeEpisode(self.env_cls, state)
+
+
+def run_check(code: str, initial: dict, final: dict) -> bool:
+    namespace: dict = {}
+    exec(code, namespace)  # our own generated code, in a test
+    return namespace["check"](initial, final)
+
+
+def replay(solution, initial: dict) -> tuple[dict, list[bool]]:
+    episode = FakeEpisode(LibraryEnv, initial)
+    ok = [episode.call(step.tool, step.arguments).result["success"] for step in solution]
+    return episode.state(), ok
+
+
+def assert_checks_discriminate(checks, initial: dict, final: dict) -> None:
+    for check in checks:
+        assert run_check(check.code, initial, final) is True, check.code
+        assert run_check(check.code, initial, initial) is False, check.code
+
+
+# --- derived checks ---------------------------------------------------------------------------
+
+
+def test_changed_field_gives_one_readable_check():
+    initial = library_state()
+    final = copy.deepcopy(initial)
+    final["loans"]["LN-0001"]["status"] = "returned"
+    final["current_time"] = "2025-03-04T09:00:00"
+    checks = derive_checks(initial, final, entity_names={"loans": "loan"})
+    assert len(checks) == 1
+    assert checks[0].description.startswith("Has set the status of loan LN-0001")
+    assert "== 'returned'" in checks[0].code and "# was 'active'" in checks[0].code
+    assert_checks_discriminate(checks, initial, final)
+
+
+def test_added_entity_is_checked_by_replayed_id_and_fields():
+    initial = library_state()
+    final = copy.deepcopy(initial)
+    final["loans"]["LN-0002"] = {
+        "loan_id": "LN-0002",
+        "book_id": "B-1",
+        "member_id": "M-1",
+        "due_date": "2025-03-08",
+        "status": "active",
+    }
+    final["next_loan_number"] = 3
+    checks = derive_checks(initial, final)
+    assert len(checks) == 1
+    assert "'LN-0002' in final_state.get('loans', {})" in checks[0].code
+    assert "'status') == 'active'" in checks[0].code
+    assert_checks_discriminate(checks, initial, final)
+    assert run_check(checks[0].code, initial, {}) is False  # missing keys: False, not KeyError
+
+
+def test_removed_entity_and_numbers():
+    initial = library_state()
+    final = copy.deepcopy(initial)
+    del final["members"]["M-3"]
+    final["books"]["B-1"]["copies"] = 7
+    checks = derive_checks(
+        initial,
+        final,
+        label_fields={"book": "title"},
+        entity_names={"books": "book", "members": "member"},
+    )
+    codes = "\n".join(c.code for c in checks)
+    assert "'M-3' not in final_state.get('members', {})" in codes
+    assert "== 7  # was 2" in codes
+    assert any("from 2 to 7" in c.description and "'Dune'" in c.description for c in checks)
+    assert_checks_discriminate(checks, initial, final)
+
+
+def test_lists_and_none_values_are_checked_safely():
+    initial = {"carts": {"C-1": {"items": [1, 2], "coupon": "X"}}}
+    final = {"carts": {"C-1": {"items": [1, 3], "coupon": None}}}
+    checks = derive_checks(initial, final)
+    assert len(checks) == 2
+    assert_checks_discriminate(checks, initial, final)
+    assert run_check(checks[0].code, initial, {"carts": {}}) is False
+
+
+def test_checks_are_capped_by_merging_per_entity():
+    initial = {"items": {f"I-{i}": {"qty": i, "note": "a"} for i in range(12)}}
+    final = {"items": {f"I-{i}": {"qty": i + 1, "note": "b"} for i in range(12)}}
+    checks = derive_checks(initial, final, cap=8)
+    assert len(checks) == 8
+    assert all(" and " in c.description for c in checks)
+    assert_checks_discriminate(checks, initial, final)
+    for name in ["I-0", "I-11"]:  # each changed fact still breaks some check
+        partial = copy.deepcopy(final)
+        partial["items"][name]["note"] = "a"
+        assert not all(run_check(c.code, initial, partial) for c in checks)
+
+
+def test_fields_a_later_step_touched_are_always_compared():
+    record = {f"f{i}": i for i in range(9)}
+    initial, final = {"things": {}}, {"things": {"T-1": {**record, "f8": 99}}}
+    step_changes = [
+        [{"path": ["things", "T-1"], "op": "add", "old": None, "new": record}],
+        [{"path": ["things", "T-1", "f8"], "op": "change", "old": 8, "new": 99}],
+    ]
+    checks = derive_checks(initial, final, step_changes=step_changes)
+    assert "get('f8') == 99" in checks[0].code
+    assert run_check(checks[0].code, initial, {"things": {"T-1": record}}) is False
+
+
+# --- phrasing -------------------------------------------------------------------------------
+
+
+def _borrow_step(by_label: bool = True) -> ChainStep:
+    manifest = next(t for t in library_manifest().tools if t.tool == "borrow_book")
+    mentions = [
+        ArgMention("book_id", "B-2", "entity_id", "book", "Emma", "title", by_label=by_label),
+        ArgMention("member_id", "M-1", "entity_id", "member", "Ada Park", "name"),
+        ArgMention("due_date", "2025-03-09", "date"),
+    ]
+    return ChainStep(
+        manifest, {"book_id": "B-2", "member_id": "M-1", "due_date": "2025-03-09"}, mentions, []
+    )
+
+
+def _remove_step() -> ChainStep:
+    manifest = next(t for t in library_manifest().tools if t.tool == "remove_member")
+    mention = ArgMention("member_id", "M-3", "entity_id", "member", "Cy Moss", "name")
+    return ChainStep(manifest, {"member_id": "M-3"}, [mention], [])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_phrasing_fills_labels_and_never_names_tools(seed):
+    task, facts = phrase_task(
+        [_borrow_step(), _remove_step()], random.Random(seed), "non_conversational", TOOL_NAMES
+    )
+    assert facts == {}
+    assert "Emma" in task and "B-2" not in task and "2025-03-09" in task and "M-3" in task
+    assert "{" not in task
+    assert not any(name in task for name in TOOL_NAMES)
+
+
+def test_phrasing_mentions_the_id_when_no_lookup_was_possible():
+    task, _ = phrase_task(
+        [_borrow_step(by_label=False)], random.Random(1), "non_conversational", TOOL_NAMES
+    )
+    assert "Emma (B-2)" in task
+
+
+def test_conversational_variant_keeps_details_in_user_facts():
+    task, facts = phrase_task(
+        [_borrow_step(), _remove_step()], random.Random(3), "conversational", TOOL_NAMES
+    )
+    assert facts["book title"] == "Emma" and facts["due date"] == "2025-03-09"
+    assert facts["member id"] == "M-1" and facts["member id 2"] == "M-3"
+    assert "Emma" in facts["full request"]
+    assert "Emma" not in task and "2025-03-09" not in task
+    assert not any(name in task for name in TOOL_NAMES)
+
+
+# --- chain sampling ---------------------------------------------------------------------------
+
+
+def _sample(seed: int, target: int = 4):
+    episode = FakeEpisode(LibraryEnv, library_state(seed))
+    faker = Faker("en_US")
+    faker.seed_instance(seed)
+    return sample_chain(library_manifest(), episode, random.Random(seed), faker, target)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chain_keeps_only_successful_calls_that_replay(seed):
+    chain = _sample(seed)
+    assert chain is not None and chain.steps
+    final, ok = replay(chain.solution, chain.initial_state)
+    assert all(ok)
+    assert final == chain.final_state
+    assert chain.solution[-1].tool == chain.steps[-1].manifest.tool
+    assert all(step.changes for step in chain.steps)
+
+
+def test_chain_uses_a_lookup_when_a_label_is_known():
+    chains = [_sample(seed, 6) for seed in range(12)]
+    lookups = [s for c in chains for s in c.solution if s.tool == "find_book"]
+    assert lookups
+    assert all(s.arguments["title"] in {"Emma", "Ulysses"} for s in lookups)  # never the duplicate
+
+
+def test_chain_is_deterministic_for_a_seed():
+    first, second = _sample(5, 8), _sample(5, 8)
+    assert [s.model_dump() for s in first.solution] == [s.model_dump() for s in second.solution]
+    assert first.final_state == second.final_state
+
+
+def test_chain_without_any_possible_change_is_none():
+    episode = FakeEpisode(LibraryEnv, {})
+    assert (
+        sample_chain(library_manifest(), episode, random.Random(0), Faker(), 3, max_attempts=5)
+        is None
+    )
+
+
+# --- end to end -------------------------------------------------------------------------------
+
+
+def _generate(n=8, seed=7, share=0.3):
+    return generate_scenarios(
+        library_manifest(),
+        "env0123456789abc",
+        n,
+        seed,
+        FakeSandbox(),
+        conversational_share=share,
+        state_builder=lambda compiled, s: library_state(s % 5),
+    )
+
+
+def _without_last_change(spec) -> list:
+    tools = [s.tool for s in spec.reference_solution]
+    changers = {t.tool for t in library_manifest().tools if t.kind == "state_change"}
+    last = max(i for i, tool in enumerate(tools) if tool in changers)
+    return spec.reference_solution[:last] + spec.reference_solution[last + 1 :]
+
+
+def test_generated_scenarios_meet_the_certification_gates():
+    specs = _generate()
+    assert len(specs) == 8
+    for spec in specs:
+        final, ok = replay(spec.reference_solution, spec.initial_state)
+        assert all(ok) and 1 <= len(spec.checks) <= 8
+        assert all(run_check(c.code, spec.initial_state, final) for c in spec.checks)
+        assert not all(
+            run_check(c.code, spec.initial_state, spec.initial_state) for c in spec.checks
+        )
+        partial, _ = replay(_without_last_change(spec), spec.initial_state)
+        assert not all(run_check(c.code, spec.initial_state, partial) for c in spec.checks)
+        assert not any(name in spec.task for name in TOOL_NAMES)
+
+
+def test_generation_is_deterministic_and_modes_follow_the_share():
+    assert [s.model_dump() for s in _generate()] == [s.model_dump() for s in _generate()]
+    assert {s.scenario_id for s in _generate(seed=8)} != {s.scenario_id for s in _generate()}
+    conversational = _generate(n=4, share=1.0)
+    assert all(s.mode == "conversational" and s.user_facts for s in conversational)
+    assert all(
+        s.mode == "non_conversational" and not s.user_facts for s in _generate(n=4, share=0.0)
+    )
+
+
+def test_unbuildable_scenarios_are_skipped_with_a_reason():
+    batch = generate_scenario_batch(
+        library_manifest(), "env0", 3, 1, FakeSandbox(), state_builder=lambda compiled, s: {}
+    )
+    assert batch.scenarios == []
+    assert [reason for _, reason in batch.skipped] == ["no state-changing call succeeded"] * 3
