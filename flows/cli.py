@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from envmill.flows import env_commands
+from envmill.flows import doctor, env_commands, run_command, warehouse_commands
 from envmill.flows.cli_support import CommandError, echo_error
 
 app = typer.Typer(
@@ -16,31 +16,35 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.command("run")(run_command.run)
+app.command("stats")(warehouse_commands.stats)
+app.command("sql")(warehouse_commands.sql)
+app.command("show")(warehouse_commands.show)
+app.command("doctor")(doctor.doctor)
 app.add_typer(env_commands.app, name="env")
+
+
+INTERRUPTED = 130
 
 
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     try:
-        returned = app(standalone_mode=False)  # click hands back typer.Exit codes here
-        if isinstance(returned, int) and returned:
-            sys.exit(returned)
+        returned = app(standalone_mode=False)  # typer hands back Exit codes, 130 for Ctrl-C
     except CommandError as exc:
         echo_error(str(exc))
         sys.exit(exc.code)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        echo_error("aborted")
-        sys.exit(130)
-    except KeyboardInterrupt:
-        echo_error("interrupted; finished work is kept")
-        sys.exit(130)
-    except Exception as exc:  # click usage errors and anything unforeseen, still one line
-        from click.exceptions import ClickException
-
-        if isinstance(exc, ClickException):
+        returned = exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        returned = INTERRUPTED
+    except Exception as exc:  # usage errors and anything unforeseen: still one line
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer's click errors
             echo_error(exc.format_message())
             sys.exit(exc.exit_code)
         echo_error(f"{type(exc).__name__}: {exc}")
         sys.exit(1)
+    if returned == INTERRUPTED:
+        echo_error("interrupted; finished batches are kept, rerun the same command to resume")
+    if isinstance(returned, int) and returned:
+        sys.exit(returned)

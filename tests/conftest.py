@@ -40,3 +40,20 @@ def clinic(clinic_source, sandbox):
     from envmill.tasks.environment import prepare_environment
 
     return prepare_environment(clinic_source, sandbox)
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory):
+    """One Prefect test server for the whole session (starting one costs ~10 s)."""
+    os.environ.update(
+        {
+            "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-home")),
+            "DO_NOT_TRACK": "1",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+        }
+    )
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield

@@ -1,0 +1,65 @@
+"""What a person sees of a run: a progress bar while it works and a summary table at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envmill.flows.progress import set_reporter
+
+console = Console(stderr=True)
+
+
+class ProgressBar:
+    """Environments done out of planned, fed by the flow's ``report`` events."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]synthesizing"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("envs · {task.fields[certified]} certified scenarios"), TimeElapsedColumn(),
+            console=console, transient=False,
+        )
+        self.task = None
+        self.certified = 0
+
+    def __enter__(self) -> ProgressBar:
+        self.progress.start()
+        set_reporter(self.on_event)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        set_reporter(None)
+        self.progress.stop()
+
+    def on_event(self, event: str, details: dict[str, Any]) -> None:
+        if event == "planned":
+            self.task = self.progress.add_task("run", total=details["envs"], certified=0)
+            if details["todo"] < details["batches"]:
+                console.print(f"resuming: {details['batches'] - details['todo']} of "
+                              f"{details['batches']} batches were already done")
+        elif self.task is not None and event in ("batch_done", "batch_failed"):
+            self.certified += details.get("counts", {}).get("certified", 0)
+            self.progress.update(self.task, advance=details["items"], certified=self.certified)
+
+
+def print_summary(root: Path, run_id: str, summary: dict[str, Any]) -> None:
+    counts = summary.get("counts", {})
+    wall = summary.get("wall_seconds", 0.0)
+    table = Table(title=f"run {run_id}", show_header=True)
+    table.add_column("what")
+    table.add_column("this run", justify="right")
+    for key in ("environments", "tools", "scenarios", "certified", "rejected", "trajectories", "failures"):
+        table.add_row(key, str(counts.get(key, 0)))
+    if summary.get("resumed_batches"):
+        table.add_row("batches resumed (already done)", str(summary["resumed_batches"]))
+    if counts.get("failed_batches"):
+        table.add_row("batches failed", str(counts["failed_batches"]))
+    table.add_row("wall time", f"{wall:.1f} s")
+    if wall > 0:
+        table.add_row("certified scenarios / s", f"{counts.get('certified', 0) / wall:.1f}")
+    Console().print(table)
+    console.print(f"data: {root}   next: envmill stats --out {root}")

@@ -1,0 +1,77 @@
+"""The ``synthesize`` flow: plan batches, fan them out, gather counts, record the run.
+
+The flow body only maps and gathers; the work is ``tasks.pipeline.synthesize_batch`` and the
+writes are ``warehouse.rows.write_batch``. The task runner (Dask) is chosen by the caller with
+``synthesize.with_options(task_runner=...)``, so the flow itself is runner-agnostic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task, unmapped
+from prefect.futures import as_completed
+
+from envmill.flows.progress import report
+from envmill.schemas.run import BatchSpec, FailureRecord
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from envmill.tasks.sandbox.shared import process_sandbox
+from envmill.warehouse.rows import failure_row, finished_batch, write_batch
+from envmill.warehouse.store import Warehouse
+
+BATCH_RETRIES = 1
+
+
+@task(name="synthesize-batch", retries=BATCH_RETRIES, retry_delay_seconds=1)
+def synthesize_batch_task(
+    batch: BatchSpec, settings: EnvmillSettings, run_id: str, data_dir: str
+) -> dict[str, Any]:
+    """One batch on one worker: synthesize, then write its parts (idempotent under the batch key)."""
+    output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox))
+    write_batch(Warehouse(data_dir), output, run_id)
+    return {"counts": output.counts(), "seconds": output.seconds}
+
+
+@flow(name="synthesize", log_prints=False)
+def synthesize(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
+    """Synthesize environments, certified scenarios and reference trajectories into the warehouse."""
+    started = time.perf_counter()
+    batches = plan_batches(settings)
+    todo = [b for b in batches if finished_batch(Path(data_dir), b.key) is None]
+    report("planned", batches=len(batches), todo=len(todo), envs=sum(len(b.items) for b in todo))
+    counts, seconds = Counter(), Counter()
+    futures = synthesize_batch_task.map(
+        todo, settings=unmapped(settings), run_id=unmapped(run_id), data_dir=unmapped(data_dir)
+    )
+    by_future = dict(zip(futures, todo, strict=True))
+    for future in as_completed(futures):
+        batch = by_future[future]
+        try:
+            result = future.result()
+        except Exception as exc:  # the batch's own retries are spent: record it, keep going
+            _record_failed_batch(data_dir, run_id, batch, exc)
+            counts["failed_batches"] += 1
+            report("batch_failed", items=len(batch.items), error=str(exc))
+            continue
+        counts.update(result["counts"])
+        seconds.update(result["seconds"])
+        report("batch_done", items=len(batch.items), counts=result["counts"])
+    return {
+        "batches": len(batches),
+        "resumed_batches": len(batches) - len(todo),
+        "counts": dict(counts),
+        "work_seconds": dict(seconds),
+        "flow_seconds": time.perf_counter() - started,
+    }
+
+
+def _record_failed_batch(data_dir: str, run_id: str, batch: BatchSpec, exc: Exception) -> None:
+    failure = FailureRecord(
+        stage="batch", item=batch.key, error_class=type(exc).__name__,
+        message=str(exc)[:2000], attempts=BATCH_RETRIES + 1,
+    )
+    Warehouse(data_dir).write("failures", [failure_row(failure, run_id)], key=f"batch-{batch.key}")

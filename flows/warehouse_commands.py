@@ -1,0 +1,83 @@
+"""``envmill sql``, ``stats`` and ``show``: read the warehouse (never write it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from envmill.flows.cli_support import fail, print_json
+
+OutOption = Annotated[Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")]
+FormatOption = Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="table, csv or json")]
+
+
+def _data_dir(out: Path | None) -> Path:
+    """An existing envmill data folder; reading never creates or converts one."""
+    from envmill.warehouse.store import MARKER, WarehouseError, check_format, resolve_data_dir
+
+    root = resolve_data_dir(str(out) if out else None)
+    if not (root / MARKER).is_file():
+        fail(f"{root} is not an envmill data folder (no {MARKER}); run `envmill run --out {root}` first")
+    try:
+        check_format(root / MARKER)
+    except WarehouseError as exc:
+        fail(str(exc))
+    return root
+
+
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the views: runs, environments, tools, scenarios, ...")],
+    out: OutOption = None,
+    fmt: FormatOption = "table",
+) -> None:
+    """Run a SQL query over the warehouse and print the rows."""
+    import duckdb
+
+    from envmill.warehouse.views import format_table
+    from envmill.warehouse.views import query as run_query
+
+    try:
+        table = run_query(_data_dir(out), query)
+    except duckdb.Error as exc:
+        fail(f"SQL error: {str(exc).splitlines()[0]}")
+    typer.echo(format_table(table, fmt))
+
+
+def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
+    """Corpus statistics: environments, tools by kind, scenarios, the certification funnel, failures."""
+    from envmill.warehouse.views import corpus_stats, format_table
+
+    results = corpus_stats(_data_dir(out))
+    if fmt == "json":
+        print_json({name: table.to_pylist() for name, table in results.items()})
+        return
+    for name, table in results.items():
+        typer.echo(f"\n## {name.replace('_', ' ')}")
+        typer.echo(format_table(table, fmt))
+
+
+def show(
+    kind: Annotated[Literal["env", "scenario"], typer.Argument(help="env or scenario")],
+    item_id: Annotated[str, typer.Argument(help="env_id or scenario_id (a unique prefix works)")],
+    out: OutOption = None,
+) -> None:
+    """Print one environment (source, tools) or scenario (task, solution, checks, gates)."""
+    from envmill.warehouse.views import query as run_query
+
+    table, key = ("environments", "env_id") if kind == "env" else ("scenarios", "scenario_id")
+    rows = run_query(_data_dir(out), f"SELECT * FROM {table} WHERE {key} LIKE ? ORDER BY {key} LIMIT 2",
+                     [item_id + "%"]).to_pylist()
+    if not rows:
+        fail(f"no {kind} with id {item_id!r}")
+    if len(rows) > 1:
+        fail(f"{item_id!r} is the prefix of several {kind} ids; give more of it")
+    row = {k: (json.loads(v) if k.endswith("_json") and v is not None else v) for k, v in rows[0].items()}
+    if kind == "env":
+        source = row.pop("source")
+        print_json({k: v for k, v in row.items() if k != "created_at"})
+        typer.echo("\n# source\n" + source)
+    else:
+        print_json({k: v for k, v in row.items() if k != "created_at"})

@@ -1,0 +1,135 @@
+"""``envmill run`` as a user runs it: bad input, Ctrl-C, resume, idempotence, no leftovers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from envmill.warehouse.views import query
+from tests.procs import processes_started_under
+
+RUN = ["run", "--envs", "8", "--scenarios-per-env", "3", "--batch-size", "1", "--workers", "2",
+       "--domains", "library,banking,airline,support"]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_"))}
+    # TMPDIR puts every helper process's files (and so its command line) under tmp_path
+    return {**env, "TMPDIR": str(tmp_path), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
+
+
+def envmill(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
+                          env=_env(tmp_path))
+
+
+def _counts(root: Path) -> dict[str, int]:
+    tables = ("environments", "tools", "scenarios", "trajectories")
+    return {t: query(root, f"SELECT count(*) AS n FROM {t}").to_pylist()[0]["n"] for t in tables}
+
+
+def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
+    """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished."""
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *RUN, "--out", str(root)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=tmp_path, env=_env(tmp_path), start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if any((root / "_batches").glob("*.json")):
+            os.killpg(process.pid, signal.SIGINT)
+            break
+        time.sleep(0.1)
+    out, err = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def test_interrupt_resume_and_rerun(tmp_path):
+    root = tmp_path / "data"
+    interrupted = _interrupt_after_first_batch(tmp_path, root)
+    assert interrupted.returncode == 130, interrupted.stderr[-2000:]
+    assert "interrupted; finished batches are kept" in interrupted.stderr
+    kept = len(list((root / "_batches").glob("*.json")))
+    assert 1 <= kept < 8
+    runs = query(root, "SELECT status FROM runs").column("status").to_pylist()
+    assert runs == ["interrupted"]
+    assert _counts(root)["environments"] >= kept  # finished batches are readable
+
+    resumed = envmill(tmp_path, *RUN, "--out", str(root))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "resuming" in resumed.stderr
+    after = _counts(root)
+    assert after["environments"] == 8 and after["scenarios"] >= 16
+    assert after["trajectories"] == query(root, "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'").to_pylist()[0]["n"]
+
+    again = envmill(tmp_path, *RUN, "--out", str(root))
+    assert again.returncode == 0 and _counts(root) == after  # idempotent: nothing duplicated
+    statuses = sorted(query(root, "SELECT status FROM runs").column("status").to_pylist())
+    assert statuses == ["finished", "finished", "interrupted"]
+    assert processes_started_under(str(tmp_path)) == []
+
+    stats = envmill(tmp_path, "stats", "--out", str(root), "--format", "json")
+    funnel = json.loads(stats.stdout)["certification_funnel"]
+    assert [row["gate"] for row in funnel][:2] == ["loads", "solution_runs"]
+    scenario_id = query(root, "SELECT scenario_id FROM scenarios LIMIT 1").to_pylist()[0]["scenario_id"]
+    shown = envmill(tmp_path, "show", "scenario", scenario_id[:8], "--out", str(root))
+    assert shown.returncode == 0 and json.loads(shown.stdout)["scenario_id"] == scenario_id
+    env_id = query(root, "SELECT env_id FROM environments LIMIT 1").to_pylist()[0]["env_id"]
+    shown = envmill(tmp_path, "show", "env", env_id, "--out", str(root))
+    assert shown.returncode == 0 and "# source" in shown.stdout and "class " in shown.stdout
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "setup", "fragment"),
+    [
+        (["run", "--bogus"], None, "No such option"),
+        (["run", "--envs", "0"], None, "setting 'envs'"),
+        (["run", "--scenarios-per-env", "-3"], None, "setting 'scenarios_per_env'"),
+        (["run", "--envs", "many"], None, "Invalid value for '--envs'"),
+        (["run", "--domains", "library,atlantis"], None, "unknown domain 'atlantis'"),
+        (["run", "--backend", "quantum"], None, "setting 'backend'"),
+        (["run", "--backend", "llm"], None, "llm backend is not available"),
+        (["run", "--out", "afile"], lambda t: _write(t / "afile", "x"), "afile"),
+        (["run", "--out", "foreign"], lambda t: _write(t / "foreign" / "notes.txt", "mine"), "not an envmill data folder"),
+        (["run", "--out", "future"],
+         lambda t: _write(t / "future" / "envmill.json", '{"format": "envmill-warehouse", "version": "2.0"}'),
+         "format 2.0"),
+        (["run"], lambda t: _write(t / "envmill.toml", "envs = [broken"), "envmill.toml"),
+        (["run"], lambda t: _write(t / "envmill.toml", "envs = -1\n"), "setting 'envs'"),
+        (["sql", "SELECT 1", "--out", "nowhere"], None, "not an envmill data folder"),
+        (["stats", "--out", "nowhere"], None, "not an envmill data folder"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(tmp_path, args, setup, fragment):
+    if setup:
+        setup(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    done = envmill(tmp_path, *args, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert fragment in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_settings_precedence(tmp_path, monkeypatch):
+    from envmill.schemas.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "envmill.toml", "envs = 5\nseed = 3\n[sandbox]\nwall_seconds = 9\n")
+    monkeypatch.setenv("ENVMILL_SEED", "4")
+    settings = load_settings(seed=None, envs=7)
+    assert (settings.envs, settings.seed, settings.sandbox.wall_seconds) == (7, 4, 9)  # flag > env > toml
+    monkeypatch.delenv("ENVMILL_SEED")
+    assert load_settings().seed == 3 and load_settings().scenarios_per_env == 12  # toml > default

@@ -1,0 +1,136 @@
+"""Stage records → warehouse rows, and one batch's rows → one part per table.
+
+The part key is the batch key, so a rerun of the same batch replaces its parts instead of adding
+rows; a marker written last says the batch is complete, which is how a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from envmill.schemas.environment import EnvironmentRecord
+from envmill.schemas.run import BatchOutput, FailureRecord
+from envmill.schemas.scenario import ScenarioRecord
+from envmill.schemas.tables import derive_failure_id
+from envmill.schemas.trajectory import TrajectoryRecord
+from envmill.warehouse.store import Warehouse
+
+BATCH_MARKERS = "_batches"  # not a table: views never read it
+
+
+def environment_row(env: EnvironmentRecord, run_id: str) -> dict[str, Any]:
+    kinds = [env.tool_kinds.get(tool.function.name, "query") for tool in env.tools]
+    return {
+        "env_id": env.env_id,
+        "run_id": run_id,
+        "domain": env.domain,
+        "backend": env.backend,
+        "class_name": env.class_name,
+        "topic": env.topic,
+        "introduction": env.introduction,
+        "business_rules_json": env.business_rules,
+        "source": env.source,
+        "tools_json": [tool.model_dump() for tool in env.tools],
+        "state_schema_json": env.state_schema,
+        "n_tools": len(env.tools),
+        "n_query_tools": kinds.count("query"),
+        "n_state_change_tools": kinds.count("state_change"),
+        "checked_json": env.checked,
+        "seed": env.seed,
+    }
+
+
+def tool_rows(env: EnvironmentRecord) -> list[dict[str, Any]]:
+    return [
+        {
+            "env_id": env.env_id,
+            "name": tool.function.name,
+            "kind": env.tool_kinds.get(tool.function.name, "query"),
+            "description": tool.function.description,
+            "parameters_json": tool.function.parameters,
+            "n_params": len(tool.function.parameters.get("properties", {})),
+        }
+        for tool in env.tools
+    ]
+
+
+def scenario_row(scenario: ScenarioRecord, run_id: str) -> dict[str, Any]:
+    return {
+        "scenario_id": scenario.scenario_id,
+        "env_id": scenario.env_id,
+        "run_id": run_id,
+        "backend": scenario.backend,
+        "mode": scenario.mode,
+        "task": scenario.task,
+        "user_facts_json": scenario.user_facts,
+        "initial_state_json": scenario.initial_state,
+        "reference_solution_json": [step.model_dump() for step in scenario.reference_solution],
+        "checks_json": [check.model_dump() for check in scenario.checks],
+        "n_checks": len(scenario.checks),
+        "n_steps": len(scenario.reference_solution),
+        "status": scenario.status,
+        "rejected_gate": scenario.rejected_gate,
+        "gates_json": [gate.model_dump() for gate in scenario.gates],
+    }
+
+
+def trajectory_row(trajectory: TrajectoryRecord, run_id: str) -> dict[str, Any]:
+    return {
+        "trajectory_id": trajectory.trajectory_id,
+        "scenario_id": trajectory.scenario_id,
+        "env_id": trajectory.env_id,
+        "run_id": run_id,
+        "policy": trajectory.policy,
+        "messages_json": trajectory.messages,
+        "check_results_json": trajectory.check_results,
+        "reward": trajectory.reward,
+        "steps": trajectory.steps,
+        "termination": trajectory.termination,
+        "usage_json": trajectory.usage,
+        "timings_json": trajectory.timings,
+    }
+
+
+def failure_row(failure: FailureRecord, run_id: str) -> dict[str, Any]:
+    return {
+        "failure_id": derive_failure_id(run_id, failure.stage, failure.item),
+        "run_id": run_id,
+        "stage": failure.stage,
+        "item": failure.item,
+        "error_class": failure.error_class,
+        "message": failure.message,
+        "attempts": failure.attempts,
+    }
+
+
+def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
+    """One part per table under the batch key; the completion marker goes last."""
+    tables = {
+        "environments": [environment_row(e, run_id) for e in output.environments],
+        "tools": [row for e in output.environments for row in tool_rows(e)],
+        "scenarios": [scenario_row(s, run_id) for s in output.scenarios],
+        "trajectories": [trajectory_row(t, run_id) for t in output.trajectories],
+        "failures": [failure_row(f, run_id) for f in output.failures],
+    }
+    for table, rows in tables.items():
+        if rows:
+            warehouse.write(table, rows, key=output.key)
+    marker = batch_marker(warehouse.root, output.key)
+    marker.parent.mkdir(exist_ok=True)
+    temporary = marker.with_suffix(".tmp")
+    temporary.write_text(json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds}))
+    temporary.replace(marker)
+
+
+def batch_marker(root: Path, key: str) -> Path:
+    return root / BATCH_MARKERS / f"{key}.json"
+
+
+def finished_batch(root: Path, key: str) -> dict[str, Any] | None:
+    """The counts a completed batch recorded, or None when it has not completed."""
+    try:
+        return json.loads(batch_marker(root, key).read_text())
+    except (OSError, ValueError):
+        return None
