@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import platform
-from importlib.metadata import version
-
 from envmill.flows.cli_support import print_json
 
 
 def doctor() -> None:
     """Print the sandbox isolation in force, the Prefect API a run would use, and versions."""
     from envmill.flows.prefect_api import configured_api_url
-    from envmill.flows.run_command import PACKAGES
+    from envmill.flows.run_record import package_versions
     from envmill.schemas.settings import load_settings
     from envmill.tasks.sandbox import Sandbox
     from envmill.tasks.sandbox.isolation import IsolationLevel
@@ -28,10 +25,24 @@ def doctor() -> None:
             "fallbacks": [name for name, on in (("no network/pid namespace", level.namespaces),
                                                 ("no chroot", level.chroot), ("no uid per host", level.drop_uid))
                           if not on],
+            "warnings": isolation_warnings(level),
             "sandbox_host_starts": host_works,
             "limits": settings.sandbox.model_dump(),
             "prefect_api": configured_api_url() or "embedded loopback server, started per run",
-            "python": platform.python_version(),
-            "versions": {p: version(p) for p in PACKAGES},
+            "versions": package_versions(),
         }
     )
+
+
+def isolation_warnings(level) -> list[str]:
+    """What a degraded isolation level leaves open, in plain words (the red-team suite's findings)."""
+    warnings = []
+    if not (level.chroot and level.drop_uid):
+        warnings.append(
+            "no chroot or uid per host: a hostile program can read what the factory's user can read "
+            "(files, /proc/<pid>/environ of its processes, so API keys) and signal its processes; "
+            "this is not a security boundary; run as root where unshare works for full isolation"
+        )
+    if not level.namespaces:
+        warnings.append("no network namespace: a hostile program can open network connections")
+    return warnings

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,8 @@ from envmill.tasks.sandbox.isolation import (
 )
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
+PRECOMPILE_MAX_CHARS = 100_000
+CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck  # a control datagram must stay well under the socket buffer
 
 
 class SandboxError(RuntimeError):
@@ -82,9 +83,13 @@ class Sandbox:
         """
         host = self.spawn_host()
         try:
-            return host.request({"op": "checks", "checks": check_sources, "pairs": pairs})
+            outcome = host.request({"op": "checks", "checks": check_sources, "pairs": pairs})
         finally:
             host.close()
+        rows = outcome.result.get("results") if outcome.ok else None
+        if rows is not None and (len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows)):
+            return CallOutcome(error="malformed reply: wrong number of check results", error_class="protocol")
+        return outcome
 
     def spawn_host(self, source: str | None = None) -> HostHandle:
         """Fork a host; with ``source``, the zygote compiles it once for every later host."""
@@ -98,8 +103,10 @@ class Sandbox:
                 message = json.dumps({"op": "spawn", "limits": limits, "source": source}).encode()
                 socket.send_fds(control, [message], [child_end.fileno()])
                 reply = json.loads(control.recv(1 << 16) or b"{}")
-        except OSError as exc:
+        except OSError as exc:  # includes the control timeout: restart the zygote next time
             parent_end.close()
+            with self._lock:
+                self._stop_zygote()
             raise SandboxError(f"the sandbox zygote is not answering: {exc}") from None
         finally:
             child_end.close()
@@ -129,6 +136,7 @@ class Sandbox:
             "base_dir": self._base_dir,
             "chroot": self.level.chroot,
             "drop_uid": self.level.drop_uid,
+            "pid_namespace": self.level.namespaces,
             "uid_base": 1_000_000 + secrets.randbelow(1 << 20) * 4096,
         }
         prefix = ["unshare", *UNSHARE_ARGS, "--"] if self.level.namespaces else []
@@ -144,6 +152,7 @@ class Sandbox:
             stderr=subprocess.DEVNULL,
         )
         theirs.close()
+        ours.settimeout(CONTROL_TIMEOUT_SECONDS)
         self._control = ours
         return ours
 
@@ -159,7 +168,8 @@ class Sandbox:
                 self._zygote.wait()
             self._zygote = None
         if self._base_dir is not None:
-            shutil.rmtree(self._base_dir, ignore_errors=True)
+            # rm, not shutil.rmtree: a basic-mode host may leave a tree too deep to recurse into
+            subprocess.run(["rm", "-rf", "--one-file-system", "--", self._base_dir], check=False)
             self._base_dir = None
 
     def close(self) -> None:
@@ -173,6 +183,37 @@ class Sandbox:
         self.close()
 
 
+def reply_problem(op: str, reply: Any) -> str | None:
+    """What is wrong with a reply's shape for ``op``, or None: the parent trusts nothing it gets."""
+    if type(reply) is not dict or type(reply.get("ok")) is not bool:
+        return "not a reply object"
+    if not reply["ok"]:
+        return None
+    if op in ("load", "state", "set_state", "call") and type(reply.get("state")) is not dict:
+        return "no state object"
+    if op == "call" and type(reply.get("result")) is not dict:
+        return "no result object"
+    if op == "checks" and not _check_rows_ok(reply.get("results")):
+        return "check results are not rows of {value, error, mutated}"
+    return None
+
+
+def _check_rows_ok(rows: Any) -> bool:
+    if type(rows) is not list:
+        return False
+    return all(
+        type(row) is list
+        and all(
+            type(cell) is dict
+            and (cell.get("value") is None or type(cell.get("value")) is bool)
+            and (cell.get("error") is None or type(cell.get("error")) is str)
+            and type(cell.get("mutated")) is bool
+            for cell in row
+        )
+        for row in rows
+    )
+
+
 class HostHandle:
     """One live host process and its channel; dead after a timeout, kill or protocol error."""
 
@@ -181,21 +222,28 @@ class HostHandle:
         self.alive = True
 
     def request(self, message: dict[str, Any]) -> CallOutcome:
+        """Send one request; whatever the host does, the answer is a CallOutcome, never a raise."""
         if not self.alive:
             return CallOutcome(error="the host is gone", error_class="dead")
         limits = self.sandbox.limits
+        deadline = time.monotonic() + limits.wall_seconds
         self.channel.settimeout(limits.wall_seconds)
         try:
             send_frame(self.channel, message)
-            reply = recv_frame(self.channel, limits.max_reply_bytes)
+            reply = recv_frame(self.channel, limits.max_reply_bytes, deadline)
         except TimeoutError:
             return self._fail("timeout", f"no reply within {limits.wall_seconds:g} s wall time")
-        except (FrameError, OSError) as exc:
-            reason = str(exc) if "exceeds" in str(exc) else "the host died (killed by a limit or crashed)"
-            return self._fail("too_large" if "exceeds" in str(exc) else "killed", reason)
-        if type(reply) is not dict:
-            return self._fail("protocol", "the host sent something that is not a reply object")
-        if not reply.get("ok"):
+        except FrameError as exc:
+            too_large = "exceeds" in str(exc)
+            if too_large or "plain JSON" in str(exc):
+                return self._fail("too_large" if too_large else "protocol", str(exc))
+            return self._fail("killed", "the host died (killed by a limit or crashed)")
+        except OSError:
+            return self._fail("killed", "the host died (killed by a limit or crashed)")
+        problem = reply_problem(message["op"], reply)
+        if problem:
+            return self._fail("protocol", f"malformed reply: {problem}")
+        if not reply["ok"]:
             return CallOutcome(error=str(reply.get("error")), error_class=str(reply.get("error_class")))
         return CallOutcome(result=reply, state=reply.get("state"))
 

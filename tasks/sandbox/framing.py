@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 
 HEADER = struct.Struct(">I")
 
@@ -22,20 +23,42 @@ def send_frame(sock: socket.socket, message: object) -> None:
     sock.sendall(HEADER.pack(len(payload)) + payload)
 
 
-def recv_frame(sock: socket.socket, max_bytes: int) -> object:
-    """Read one frame; refuse a frame larger than ``max_bytes`` before reading its body."""
-    (size,) = HEADER.unpack(_recv_exactly(sock, HEADER.size))
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:20]} overflows a float")
+    return value
+
+
+def recv_frame(sock: socket.socket, max_bytes: int, deadline: float | None = None) -> object:
+    """Read one frame; refuse one larger than ``max_bytes`` before reading its body.
+
+    ``deadline`` (a ``time.monotonic()`` value) bounds the whole frame, so a peer trickling one
+    byte at a time cannot stretch a per-``recv`` timeout. NaN, Infinity and nesting too deep to
+    decode are refused like any other malformed reply.
+    """
+    (size,) = HEADER.unpack(_recv_exactly(sock, HEADER.size, deadline))
     if size > max_bytes:
         raise FrameError(f"reply of {size} bytes exceeds the {max_bytes}-byte limit")
+    body = _recv_exactly(sock, size, deadline)
     try:
-        return json.loads(_recv_exactly(sock, size))
-    except ValueError as exc:
-        raise FrameError(f"reply is not JSON: {exc}") from None
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as exc:
+        raise FrameError(f"reply is not plain JSON: {str(exc)[:200]}") from None
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
     chunks, remaining = [], size
     while remaining:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("deadline passed")
+            sock.settimeout(left)
         chunk = sock.recv(min(remaining, 1 << 20))
         if not chunk:
             raise FrameError("channel closed")

@@ -199,7 +199,8 @@ def serve(sock: socket.socket, max_reply_bytes: int) -> None:
         reply = _answer(host, request)
         payload = json.dumps(reply, ensure_ascii=False, allow_nan=False)
         if len(payload) > max_reply_bytes:
-            reply = {"error": f"reply of {len(payload)} bytes exceeds the limit", "error_class": "too_large"}
+            reply = {"ok": False, "error": f"reply of {len(payload)} bytes exceeds the limit",
+                     "error_class": "too_large"}
         send_frame(sock, reply)
 
 

@@ -30,7 +30,6 @@ import math  # noqa: E402,F401
 import re  # noqa: E402,F401
 import resource  # noqa: E402
 import select  # noqa: E402
-import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import string  # noqa: E402,F401
@@ -71,29 +70,43 @@ class Zygote:
 
     def handle(self, request: dict, fds: list[int]) -> dict:
         if request["op"] == "spawn":
-            if request.get("source"):
-                host.precompile(request["source"])
-            return {"ok": True, "pid": self.spawn(request["limits"], fds[0])}
+            source = request.get("source")
+            if source:
+                host.precompile(source)
+            return {"ok": True, "pid": self.spawn(request["limits"], fds[0], source)}
         if request["op"] == "kill":
             self.kill(request["pid"])
             return {"ok": True}
         return {"ok": False, "error": f"unknown op {request['op']!r}"}
 
-    def spawn(self, limits: dict, channel_fd: int) -> int:
+    def spawn(self, limits: dict, channel_fd: int, source: str | None) -> int:
         uid = self.allocate_uid() if self.config["drop_uid"] else None
         workdir = tempfile.mkdtemp(prefix="host-", dir=self.config["base_dir"])
         if uid is not None:
-            os.chown(workdir, uid, uid)
+            # Root-owned and read-only for the host: environments need no files, and a host that
+            # cannot write cannot fill the disk or leave a tree too deep to remove.
+            os.chmod(workdir, 0o555)
+        chroot = self.config["chroot"]
         pid = os.fork()
         if pid == 0:
             try:
-                channel = enter_host(channel_fd, workdir, uid, limits, self.config["chroot"])
+                self.forget_others(source)
+                channel = enter_host(channel_fd, workdir, uid, limits, chroot)
                 host.serve(channel, limits["max_reply_bytes"])
             finally:
                 os._exit(0)
         os.close(channel_fd)
         self.hosts[pid] = (workdir, uid)
         return pid
+
+    def forget_others(self, source: str | None) -> None:
+        """In a new host: keep nothing of other hosts (their sources, pids, uids, folders)."""
+        own = host.COMPILED.get(source) if source else None
+        host.COMPILED.clear()
+        if own is not None:
+            host.COMPILED[source] = own
+        self.hosts.clear()
+        self.config = {}
 
     def allocate_uid(self) -> int:
         in_use = {uid for _, uid in self.hosts.values()}
@@ -106,10 +119,7 @@ class Zygote:
     def kill(self, pid: int) -> None:
         # Only an unreaped child: its pid cannot have been reused, so the signal hits the host.
         if pid in self.hosts:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_group(pid)
 
     def reap(self) -> None:
         while True:
@@ -119,11 +129,17 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            workdir, uid = self.hosts.pop(pid, (None, None))
-            if uid is not None:
-                sweep_uid(uid)
-            if workdir is not None:
-                shutil.rmtree(workdir, ignore_errors=True)
+            if pid not in self.hosts:
+                continue  # an adopted orphan of some host: reaped, nothing else to do
+            workdir, uid = self.hosts.pop(pid)
+            try:
+                kill_group(pid)  # children a host left in its session die with it
+                if uid is not None:
+                    sweep_uid(uid)
+                if workdir is not None:
+                    remove_tree(workdir)
+            except Exception:  # cleanup of one host must never take the zygote down
+                pass
 
     def shutdown(self) -> None:
         for pid in list(self.hosts):
@@ -151,7 +167,7 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
         os.chdir("/")
     else:
         os.chdir(workdir)
-    set_limits(limits, drop_uid=uid is not None)
+    set_limits(limits)
     if uid is not None:
         os.setgroups([])
         os.setgid(uid)
@@ -160,7 +176,7 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
-def set_limits(limits: dict, drop_uid: bool) -> None:
+def set_limits(limits: dict) -> None:
     cpu = max(1, int(limits["cpu_seconds"] + 0.999))
     memory = limits["memory_mb"] << 20
     pairs = {
@@ -170,10 +186,34 @@ def set_limits(limits: dict, drop_uid: bool) -> None:
         resource.RLIMIT_FSIZE: (limits["file_size_bytes"], limits["file_size_bytes"]),
         resource.RLIMIT_NOFILE: (limits["open_files"], limits["open_files"]),
     }
-    if drop_uid:  # the host is the only process its uid may have: no forks, no threads
-        pairs[resource.RLIMIT_NPROC] = (1, 1)
+    # The host is the only process its uid may have: no forks, no threads. Without a uid of its
+    # own this still binds for a non-root user (who runs other processes already), not for root.
+    pairs[resource.RLIMIT_NPROC] = (1, 1)
     for which, value in pairs.items():
         resource.setrlimit(which, value)
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def remove_tree(path: str) -> None:
+    """Remove a host's folder without recursion (``shutil.rmtree`` recurses and follows depth)."""
+    try:
+        os.rmdir(path)  # the usual case: the host could not, or did not, write anything
+        return
+    except OSError:
+        pass
+    pid = os.fork()  # rm walks iteratively; not subprocess, which every host would then inherit
+    if pid == 0:
+        try:
+            os.execvp("rm", ["rm", "-rf", "--one-file-system", "--", path])
+        finally:
+            os._exit(127)
+    os.waitpid(pid, 0)
 
 
 def sweep_uid(uid: int) -> None:
@@ -188,9 +228,24 @@ def sweep_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def become_subreaper() -> None:
+    """Without a pid namespace, adopt the orphans of hosts so the reap loop ends them too.
+
+    Only on that path: ctypes stays out of a chrooted host's ``sys.modules`` otherwise, and
+    without a chroot a host could import it from disk anyway.
+    """
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    zygote = Zygote(json.loads(sys.argv[2]))
+    config = json.loads(sys.argv[2])
+    if not config.get("pid_namespace"):
+        become_subreaper()
+    zygote = Zygote(config)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
         zygote.serve(control)

@@ -1,0 +1,1 @@
+"""Red-team suite: hostile programs run straight against the sandbox process boundary."""
