@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import platform
-import time
-from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from envmill.flows.cli_support import fail
-
-PACKAGES = ("envmill", "prefect", "dask", "distributed", "duckdb", "pyarrow", "pandera", "openai")
 
 
 def run(
@@ -50,29 +44,13 @@ def run(
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.prefect_api import prefect_api
     from envmill.flows.run_report import ProgressBar, print_summary
-    from envmill.tasks.sandbox.isolation import resolve_isolation
 
-    started = datetime.now(UTC)
-    run_id = f"run-{started:%Y%m%dT%H%M%S}-{settings.seed}"
-    isolation = resolve_isolation(settings.sandbox.isolation).describe()
-    record = _RunRecorder(root, run_id, settings, started, isolation)
-    record.write("running", {})
-    clock = time.perf_counter()
-    try:
-        with prefect_api(root / "_prefect"), ProgressBar():
-            summary = _run_flow(settings, run_id, root)
-    except KeyboardInterrupt:
-        record.write("interrupted", {"wall_seconds": time.perf_counter() - clock})
-        raise
-    except Exception:
-        record.write("failed", {"wall_seconds": time.perf_counter() - clock})
-        raise
-    summary["wall_seconds"] = time.perf_counter() - clock
-    record.write("finished", summary)
-    print_summary(root, run_id, summary)
+    with prefect_api(root / "_prefect"), ProgressBar():
+        summary = _run_flow(settings, root)
+    print_summary(root, summary)
 
 
-def _run_flow(settings, run_id: str, root: Path) -> dict[str, Any]:
+def _run_flow(settings, root: Path) -> dict[str, Any]:
     from prefect_dask import DaskTaskRunner
 
     from envmill.flows.cluster import dask_scheduler
@@ -80,32 +58,4 @@ def _run_flow(settings, run_id: str, root: Path) -> dict[str, Any]:
 
     with dask_scheduler(settings.dask_address, settings.workers) as address:
         runner = DaskTaskRunner(address=address)
-        return synthesize.with_options(task_runner=runner)(
-            settings=settings, run_id=run_id, data_dir=str(root)
-        )
-
-
-class _RunRecorder:
-    """The ``runs`` row, rewritten under one key as the run moves from running to its end."""
-
-    def __init__(self, root: Path, run_id: str, settings, started: datetime, isolation: str):
-        self.root, self.run_id, self.settings = root, run_id, settings
-        self.started, self.isolation = started, isolation
-
-    def write(self, status: str, summary: dict[str, Any]) -> None:
-        from envmill.warehouse.store import Warehouse
-
-        row = {
-            "run_id": self.run_id,
-            "started_at": self.started,
-            "finished_at": None if status == "running" else datetime.now(UTC),
-            "status": status,
-            "backend": self.settings.backend,
-            "seed": self.settings.seed,
-            "settings_json": self.settings.model_dump(mode="json"),
-            "versions_json": {"python": platform.python_version(), **{p: version(p) for p in PACKAGES}},
-            "counts_json": summary.get("counts", {}),
-            "timings_json": {k: v for k, v in summary.items() if k.endswith("seconds")},
-            "isolation": self.isolation,
-        }
-        Warehouse(self.root).write("runs", [row], key=self.run_id)
+        return synthesize.with_options(task_runner=runner)(settings=settings, data_dir=str(root))

@@ -46,10 +46,10 @@ class ProgressBar:
             self.progress.update(self.task, advance=details["items"], certified=self.certified)
 
 
-def print_summary(root: Path, run_id: str, summary: dict[str, Any]) -> None:
+def print_summary(root: Path, summary: dict[str, Any]) -> None:
     counts = summary.get("counts", {})
     wall = summary.get("wall_seconds", 0.0)
-    table = Table(title=f"run {run_id}", show_header=True)
+    table = Table(title=f"run {summary.get('run_id', '')}", show_header=True)
     table.add_column("what")
     table.add_column("this run", justify="right")
     for key in ("environments", "tools", "scenarios", "certified", "rejected", "trajectories", "failures"):

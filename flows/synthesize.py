@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from prefect import flow, task, unmapped
 from prefect.futures import as_completed
 
 from envmill.flows.progress import report
+from envmill.flows.run_record import RunRecorder, new_run_id
 from envmill.schemas.run import BatchSpec, FailureRecord
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
@@ -37,9 +39,29 @@ def synthesize_batch_task(
 
 
 @flow(name="synthesize", log_prints=False)
-def synthesize(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
-    """Synthesize environments, certified scenarios and reference trajectories into the warehouse."""
-    started = time.perf_counter()
+def synthesize(settings: EnvmillSettings, data_dir: str, run_id: str | None = None) -> dict[str, Any]:
+    """Synthesize environments, certified scenarios and reference trajectories into the warehouse.
+
+    The run records itself in ``runs`` as running, then finished, failed or interrupted; finished
+    batches are kept whatever happens, and a rerun with the same settings skips them.
+    """
+    started = datetime.now(UTC)
+    run_id = run_id or new_run_id(started, settings.seed)
+    recorder = RunRecorder(Path(data_dir), run_id, settings, started)
+    recorder.write("running", {})
+    clock = time.perf_counter()
+    try:
+        summary = _fan_out(settings, run_id, data_dir)
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        recorder.write(status, {"wall_seconds": time.perf_counter() - clock})
+        raise
+    summary |= {"run_id": run_id, "wall_seconds": time.perf_counter() - clock}
+    recorder.write("finished", summary)
+    return summary
+
+
+def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
     batches = plan_batches(settings)
     todo = [b for b in batches if finished_batch(Path(data_dir), b.key) is None]
     report("planned", batches=len(batches), todo=len(todo), envs=sum(len(b.items) for b in todo))
@@ -65,7 +87,6 @@ def synthesize(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[st
         "resumed_batches": len(batches) - len(todo),
         "counts": dict(counts),
         "work_seconds": dict(seconds),
-        "flow_seconds": time.perf_counter() - started,
     }
 
 
