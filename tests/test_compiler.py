@@ -77,7 +77,8 @@ def test_init_takes_no_arguments_and_creates_every_state_attribute(compiled, tre
         init = methods(env_class(trees[key]))["__init__"]
         assert [arg.arg for arg in init.args.args] == ["self"]
         assigned = {
-            node.target.attr for node in ast.walk(init)
+            node.target.attr
+            for node in ast.walk(init)
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Attribute)
         }
         assert assigned == state_attributes(env)

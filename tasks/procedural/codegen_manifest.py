@@ -3,7 +3,12 @@ business rules in words. The scenario generator reads only this, never the spec.
 
 from __future__ import annotations
 
+import random
+from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
+
+from faker import Faker
 
 from envmill.schemas.domain import ArgSpec, EntitySpec
 from envmill.schemas.domain_check import reachable_states
@@ -15,6 +20,9 @@ from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
 
 SOURCES = {"ref": "entity_id", "enum": "enum", "int": "int", "float": "float", "bool": "bool",
            "date": "date", "datetime": "datetime", "str": "str"}
+TYPICAL_FLOAT_MAX = 500.0  # a user's everyday amount, when the spec only gives a hard limit
+PLAIN_NAMES = 40
+ANCHOR = date(2025, 1, 1)
 
 
 def business_rules(plan: EnvPlan) -> list[str]:
@@ -46,10 +54,14 @@ def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
     """How the generator should pick a value for ``arg``."""
     base = {"name": arg.name, "source": SOURCES[arg.type or "str"], "required": not arg.optional}
     base |= {"minimum": arg.min, "maximum": arg.max, "faker": arg.faker}
+    if arg.type in ("int", "float"):
+        base |= typical_bounds(plan, tool, arg)
     if arg.type == "enum":
         base["values"] = list(arg.values)
-    elif arg.type == "str" and arg.sample:
-        base["values"] = list(arg.sample)
+    elif arg.type == "str" and not tool.op.is_query:
+        base |= text_choices(plan, tool, arg)
+    elif arg.type == "date" and not tool.op.is_query:
+        base |= past_dates(plan, tool, arg)
     entity_name = arg.entity if arg.type == "ref" else None
     if tool.op.kind == "find" and arg.name == plan.entity(tool.op.entity).label:
         entity_name = tool.op.entity
@@ -64,6 +76,60 @@ def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
         base |= {"label_field": entity.label, "lookup_tool": lookup.name,
                  "lookup_arg": entity.label}
     return ArgManifest(**base)
+
+
+def typical_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, float | None]:
+    """Generator bounds a user would plausibly ask for, inside the hard min/max the code checks.
+
+    An argument named after a field draws from that field's fill ``range`` (a nightly rate of
+    a few hundred, not thousands); any other amount stays below an everyday ceiling.
+    """
+    low, high = arg.min, arg.max
+    field = plan.entity(tool.op.entity).fields.get(arg.name)
+    if field is not None and field.type == arg.type and field.range:
+        low = max(low, field.range[0]) if low is not None else field.range[0]
+        high = min(high, field.range[1]) if high is not None else field.range[1]
+    elif arg.type == "float" and (high is None or high > TYPICAL_FLOAT_MAX):
+        high = max(TYPICAL_FLOAT_MAX, low or 0.0)
+    if low is not None and high is not None and high < low:
+        return {}
+    return {"minimum": low, "maximum": high}
+
+
+def text_choices(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
+    """Curated values for free text, drawn like an enum: the spec's ``sample`` (appointment
+    reasons, review comments), or for person names a seeded list of plain "First Last" names
+    (faker's ``name()`` adds titles such as "Dr." and "MD" now and then)."""
+    if arg.sample:
+        return {"source": "enum", "values": list(arg.sample)}
+    if arg.faker == "name":
+        key = f"{plan.spec.name}:{plan.seed}:{tool.name}"
+        return {"source": "enum", "values": plain_names(key)}
+    return {}
+
+
+def past_dates(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
+    """Dates long past (a date of birth), which the generator's near-future dates never match:
+    a seeded list from the field's fill ``days``, counted back from the start of 2025."""
+    field = plan.entity(tool.op.entity).fields.get(arg.name)
+    if field is None or not field.days or field.days[1] > -365:
+        return {}
+    rng = random.Random(f"dates:{plan.spec.name}:{plan.seed}:{tool.name}:{arg.name}")
+    days = {rng.randint(*field.days) for _ in range(PLAIN_NAMES)}
+    values = [(ANCHOR + timedelta(days=day)).isoformat() for day in sorted(days)]
+    return {"source": "enum", "values": values}
+
+
+@lru_cache(maxsize=1)
+def _name_faker() -> Faker:
+    return Faker("en_US")
+
+
+def plain_names(key: str) -> list[str]:
+    """``PLAIN_NAMES`` (or a few fewer, after removing repeats) names seeded by ``key``."""
+    fake = _name_faker()
+    fake.seed_instance(random.Random(f"names:{key}").getrandbits(32))
+    return sorted({f"{fake.first_name()} {fake.last_name()}" for _ in range(PLAIN_NAMES)})
 
 
 def preferred_values(plan: EnvPlan, tool: ToolPlan, arg_name: str) -> dict[str, list]:

@@ -5,7 +5,10 @@ id, the id counters set past the highest id, and ``current_time``, a seeded mome
 are made in reference order, so every ref points at an existing record; statuses are spread over
 the reachable states (the initial one weighted double); dates sit around ``current_time`` as the
 spec's fill hints say; and after filling, no parent exceeds a ``count_below`` limit of the
-environment, so the state starts inside the business rules.
+environment, so the state starts inside the business rules. Those rules also shape single
+records: a number a ``create`` rule bounds (guests up to the property's limit) stays within it,
+a time filled ``after`` another one comes later, and enum fields with the same choices in one
+record (a flight's origin and destination) differ.
 """
 
 from __future__ import annotations
@@ -34,13 +37,15 @@ class _Filler:
         self.fake = Faker("en_US")
         self.fake.seed_instance(self.rng.randrange(2**31))
         rng = self.rng
+        # a morning, so times a few hours ahead of it fall in office hours
         self.now = datetime(2025, 1, 1, 8) + timedelta(
-            days=rng.randrange(365), hours=rng.randrange(10), minutes=15 * rng.randrange(4)
+            days=rng.randrange(365), hours=rng.randrange(3), minutes=15 * rng.randrange(4)
         )
         self.records: dict[str, dict[str, Record]] = {}
         self.unique = unique_fields(plan.spec)
         self.seen: dict[tuple[str, str], set[str]] = {}
         self.claimed: dict[str, set[str]] = {}
+        self.bounds = upper_bounds(plan)
 
 
 def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, Any]:
@@ -65,6 +70,37 @@ def unique_fields(spec: DomainSpec) -> set[tuple[str, str]]:
     for op in spec.operations():
         pairs |= {(pre.entity, pre.field) for pre in op.preconditions if pre.kind == "unique"}
     return pairs
+
+
+def upper_bounds(plan: EnvPlan) -> dict[tuple[str, str], list[tuple[str, bool]]]:
+    """(entity, field) -> [(operand, strict)]: the ``compare`` rules of this environment's
+    ``create`` tools that keep a field of the new record below a limit (``$max_nights``) or a
+    parent's field (``property_id.max_guests``)."""
+    bounds: dict[tuple[str, str], list[tuple[str, bool]]] = {}
+    for tool in plan.tools:
+        if tool.op.kind != "create":
+            continue
+        fields = plan.entity(tool.op.entity).fields
+        for pre in tool.op.preconditions:
+            if pre.kind != "compare" or pre.op not in ("<", "<=", ">", ">="):
+                continue
+            own, other = (pre.left, pre.right) if pre.op[0] == "<" else (pre.right, pre.left)
+            field = fields.get(own) if isinstance(own, str) else None
+            if field is not None and field.type in ("int", "float") and isinstance(other, str):
+                key = (tool.op.entity, own)
+                bounds.setdefault(key, []).append((other, pre.op in ("<", ">")))
+    return bounds
+
+
+def bound_value(filler: _Filler, entity: EntitySpec, operand: str, values: Record) -> Any:
+    """The number ``operand`` names for the record being filled, or None when unknown."""
+    if operand.startswith("$"):
+        return filler.plan.limits.get(operand[1:])
+    ref, _, name = operand.partition(".")
+    field = entity.fields.get(ref)
+    if not name or "." in name or field is None or field.type != "ref" or ref not in values:
+        return None
+    return filler.records.get(field.entity or "", {}).get(values[ref], {}).get(name)
 
 
 def status_pool(filler: _Filler, entity: EntitySpec, count: int) -> list[str | None]:
@@ -191,20 +227,23 @@ def fill_value(filler: _Filler, entity: EntitySpec, name: str, values: Record) -
     if status in field.value_when:
         return field.value_when[status]
     if field.type in ("int", "float"):
-        return fill_number(filler, entity, field, values)
+        return fill_number(filler, entity, name, values)
     if field.type in ("date", "datetime"):
         return fill_time(filler, field, status, values)
     if field.type == "str":
         return fill_text(filler, entity, name, field)
-    return fill_choice(filler, field)
+    return fill_choice(filler, entity, field, values)
 
 
-def fill_choice(filler: _Filler, field: FieldSpec) -> Any:
-    """A ref to an existing record, an enum value or a bool."""
+def fill_choice(filler: _Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
+    """A ref to an existing record, an enum value (one that an earlier field with the same
+    choices did not take: origin and destination differ) or a bool."""
     if field.type == "ref":
         return filler.rng.choice(sorted(filler.records[field.entity or ""]))
     if field.type == "enum":
-        return filler.rng.choice(field.values)
+        taken = {values.get(name) for name, other in entity.fields.items()
+                 if other is not field and other.type == "enum" and other.values == field.values}
+        return filler.rng.choice([v for v in field.values if v not in taken] or field.values)
     return filler.rng.random() < 0.5
 
 
@@ -218,15 +257,20 @@ def derive_value(filler: _Filler, entity: EntitySpec, field: FieldSpec, values: 
     return round(value, 2) if isinstance(value, float) else value
 
 
-def fill_number(
-    filler: _Filler, entity: EntitySpec, field: FieldSpec, values: Record
-) -> int | float:
+def fill_number(filler: _Filler, entity: EntitySpec, name: str, values: Record) -> int | float:
+    field = entity.fields[name]
     if field.derive is not None:
         return derive_value(filler, entity, field, values)
     low, high = field.range or [field.min or 0, field.max if field.max is not None else 100]
     if field.at_most is not None:
         high = min(high, values[field.at_most])
     low = min(low, high)
+    for operand, strict in filler.bounds.get((entity.name, name), []):
+        cap = bound_value(filler, entity, operand, values)
+        if isinstance(cap, int | float) and not isinstance(cap, bool):
+            cap = cap - 1 if strict and field.type == "int" else cap
+            if cap >= max(low, field.min if field.min is not None else low):
+                high = min(high, cap)
     if field.type == "int":
         return filler.rng.randint(int(low), int(high))
     return round(filler.rng.uniform(low, high), 2)
@@ -243,6 +287,8 @@ def fill_time(filler: _Filler, field: FieldSpec, status: str | None, values: Rec
     if field.type == "date":
         return moment.date().isoformat()
     moment = moment.replace(hour=filler.rng.randint(8, 19), minute=15 * filler.rng.randrange(4))
+    if base is not filler.now and moment <= base:  # `after` on the same day, at an earlier hour
+        moment = base + timedelta(hours=filler.rng.randint(1, 4))
     return moment.isoformat(timespec="seconds")
 
 

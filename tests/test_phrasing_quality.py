@@ -1,0 +1,217 @@
+"""What a user reads: task text generated for every catalog domain through the real sandbox reads
+as plain sentences (capitals, one final mark, no raw ISO times, no tool names), free-text values
+come from curated lists, and the seeded initial states are realistic (a flight does not land where
+it took off, a booking fits its property, a ticket is resolved after it was opened)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from envmill.schemas.manifest import ToolManifest
+from envmill.tasks.envmodule import compute_env_id
+from envmill.tasks.procedural.catalog import list_domains, load_domain
+from envmill.tasks.procedural.chains import ArgMention, ChainStep
+from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.phrasing import Clause, choose_opening, compose_clauses
+from envmill.tasks.procedural.scenarios import generate_scenario_batch
+from envmill.tasks.procedural.statefill import build_initial_state
+
+DOMAINS = list_domains()
+SEEDS = (0, 1)
+PER_ENV = 6
+CONNECTOR = re.compile(
+    r"(?:First,|Then,|\bthen|Also,|After that,|Next,|Finally,|Lastly,|and finally) (\S+)"
+)
+ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:")
+
+
+@pytest.fixture(scope="module")
+def generated(sandbox) -> list[tuple[str, object, list]]:
+    """(domain, compiled, scenarios) for every domain and seed."""
+    batches = []
+    for domain in DOMAINS:
+        for seed in SEEDS:
+            compiled = compile_environment(load_domain(domain), seed)
+            env_id = compute_env_id(compiled.source)
+            batch = generate_scenario_batch(compiled, env_id, PER_ENV, seed, sandbox)
+            batches.append((domain, compiled, batch.scenarios))
+    return batches
+
+
+def texts_of(scenario) -> list[str]:
+    """The task and, for a conversational scenario, the full request the user holds."""
+    full = scenario.user_facts.get("full request")
+    return [scenario.task, *([full] if full else [])]
+
+
+def known_values(scenario) -> list[str]:
+    """Strings a name or id may start with: state values and solution arguments."""
+    values: list[str] = []
+    for collection in scenario.initial_state.values():
+        if isinstance(collection, dict):
+            for record in collection.values():
+                if isinstance(record, dict):
+                    values += [v for v in record.values() if isinstance(v, str)]
+    for step in scenario.reference_solution:
+        values += [v for v in step.arguments.values() if isinstance(v, str)]
+    return values
+
+
+def test_every_domain_yields_scenarios(generated):
+    for domain, _, scenarios in generated:
+        assert len(scenarios) >= PER_ENV - 2, domain
+
+
+def test_tasks_read_as_sentences(generated):
+    for domain, compiled, scenarios in generated:
+        tools = [t.tool for t in compiled.tools if "_" in t.tool]  # "deposit" is also a word
+        for scenario in scenarios:
+            for text in texts_of(scenario):
+                assert text[:1].isupper(), (domain, text)
+                assert text[-1] in ".?!", (domain, text)
+                assert "  " not in text and "{" not in text, (domain, text)
+                assert not ISO_TIME.search(text), (domain, text)
+                assert not re.search(r"[.?!,;][.,;]| [,.;?!]", text), (domain, text)
+                assert not any(re.search(rf"\b{t}\b", text, re.IGNORECASE) for t in tools), text
+                assert not re.search(r"\b(?:my|a|an|the) the\b", text, re.IGNORECASE), text
+
+
+def test_connectors_are_followed_by_lower_case_unless_a_name(generated):
+    for domain, _, scenarios in generated:
+        for scenario in scenarios:
+            values = known_values(scenario)
+            for text in texts_of(scenario):
+                for word in CONNECTOR.findall(text):
+                    if not word[:1].isupper() or word == "I" or word.startswith("I'"):
+                        continue
+                    bare = word.rstrip(".,;?!")
+                    named = any(v.startswith(bare) for v in values) or bool(re.search(r"\d", bare))
+                    assert named or bare.isupper(), (domain, word, text)
+
+
+def test_free_text_arguments_come_from_curated_values(generated):
+    for domain, compiled, scenarios in generated:
+        args = {(t.tool, a.name): a for t in compiled.tools for a in t.args}
+        changers = {t.tool for t in compiled.tools if t.kind == "state_change"}
+        for scenario in scenarios:
+            for step in scenario.reference_solution:
+                if step.tool not in changers:  # lookups take a label from the state
+                    continue
+                for name, value in step.arguments.items():
+                    arg = args[(step.tool, name)]
+                    if arg.values:
+                        assert value in arg.values, (domain, step.tool, name, value)
+                    if arg.source == "str" and arg.faker is None:
+                        pytest.fail(f"{domain}: free text {step.tool}.{name} = {value!r}")
+
+
+def test_user_facts_keep_exact_values_while_the_text_is_friendly(generated):
+    iso_facts = 0
+    for _, _, scenarios in generated:
+        for scenario in scenarios:
+            for key, value in scenario.user_facts.items():
+                if key != "full request" and isinstance(value, str) and ISO_TIME.match(value):
+                    iso_facts += 1
+                    assert value not in scenario.user_facts["full request"]
+    assert iso_facts  # some conversational scenario involved a time
+
+
+def test_generation_is_deterministic(generated, sandbox):
+    _, compiled, scenarios = next(g for g in generated if g[0] == "clinic")
+    env_id = compute_env_id(compiled.source)
+    again = generate_scenario_batch(compiled, env_id, PER_ENV, SEEDS[0], sandbox)
+    assert [s.scenario_id for s in again.scenarios] == [s.scenario_id for s in scenarios]
+    assert [s.task for s in again.scenarios] == [s.task for s in scenarios]
+
+
+# --- joining and openings, without the sandbox ---------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_clauses_after_connectors_start_in_lower_case(seed):
+    clauses = [
+        Clause("Could you move appointment AP-00003 to 9 Feb 2025 at 16:00", "?"),
+        Clause("I can't make it to appointment AP-00004; please cancel it"),
+        Clause("The consultation for appointment AP-00005 is done"),
+        Clause("Intro to Programming is full", keep_case=True),
+    ]
+    text = compose_clauses(clauses, random.Random(seed))
+    assert "Could" not in text[1:] and "The consultation" not in text[1:]
+    assert "I can't" in text and "Intro to Programming" in text
+    assert text.endswith(".") and ".." not in text and "?." not in text
+
+
+def _step(tool: str, entity: str, mention: ArgMention) -> ChainStep:
+    manifest = ToolManifest(tool=tool, kind="state_change", entity=entity, phrases=[])
+    return ChainStep(manifest, {mention.name: mention.value}, [mention], [])
+
+
+def test_opening_names_the_entities_involved():
+    doctor = ArgMention("doctor_id", "DR-1", "entity_id", "doctor")
+    appointment = ArgMention("appointment_id", "AP-1", "entity_id", "appointment")
+    leave = _step("start_doctor_leave", "doctor", doctor)
+    cancel = _step("cancel_appointment", "appointment", appointment)
+    for seed in range(8):
+        opening = choose_opening([leave], random.Random(seed))
+        assert "appointment" not in opening and "my doctor" not in opening and "doctor" in opening
+        both = choose_opening([cancel, leave], random.Random(seed))
+        assert "appointment" in both and "doctor" in both
+        assert "my appointment" in choose_opening([cancel], random.Random(seed))
+
+
+# --- realism of the seeded initial states ---------------------------------------------------------
+
+
+STATE_SEEDS = range(6)
+
+
+def states_of(domain: str):
+    for seed in STATE_SEEDS:
+        compiled = compile_environment(load_domain(domain), seed)
+        yield build_initial_state(compiled, 100 + seed)
+
+
+def test_flights_do_not_land_where_they_took_off():
+    for state in states_of("airline"):
+        assert all(f["origin"] != f["destination"] for f in state["flights"].values())
+
+
+def test_rental_bookings_fit_their_property():
+    for state in states_of("rentals"):
+        for booking in state["bookings"].values():
+            assert booking["guests"] <= state["properties"][booking["property_id"]]["max_guests"]
+
+
+def test_tickets_are_resolved_after_they_were_opened_and_not_in_the_future():
+    for state in states_of("support"):
+        for ticket in state["tickets"].values():
+            if ticket["resolved_at"] is not None:
+                assert ticket["opened_at"] < ticket["resolved_at"] <= state["current_time"]
+
+
+@pytest.mark.parametrize(
+    ("domain", "attr", "start", "end"),
+    [
+        ("fleet", "trips", "started_at", "ended_at"),
+        ("hr_leave", "leave_requests", "submitted_at", "decided_at"),
+        ("library", "loans", "borrowed_on", "returned_on"),
+        ("ecommerce", "orders", "placed_at", "delivered_on"),
+    ],
+)
+def test_later_times_follow_earlier_ones(domain, attr, start, end):
+    for state in states_of(domain):
+        for record in state[attr].values():
+            if record[end] is not None:
+                assert record[start][:10] <= record[end][:10] <= state["current_time"][:10]
+                assert len(record[end]) == 10 or record[start] < record[end]
+
+
+def test_active_loans_are_not_past_due():
+    for state in states_of("library"):
+        today = state["current_time"][:10]
+        for loan in state["loans"].values():
+            if loan["status"] == "active":
+                assert loan["due_on"] >= today
