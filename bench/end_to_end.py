@@ -33,7 +33,8 @@ def timed_run(settings: EnvmillSettings, root: Path) -> dict:
         with dask_scheduler(None, settings.workers) as address:
             marks["cluster_up"] = time.perf_counter()
             summary = synthesize.with_options(task_runner=DaskTaskRunner(address=address))(
-                settings=settings, run_id="bench", data_dir=str(root))
+                settings=settings, run_id="bench", data_dir=str(root)
+            )
             marks["flow_done"] = time.perf_counter()
     marks["end"] = time.perf_counter()
     return {"marks": marks, "summary": summary}
@@ -45,7 +46,9 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=4)
     args = parser.parse_args()
-    settings = EnvmillSettings(envs=args.envs, scenarios_per_env=args.scenarios, batch_size=args.batch_size)
+    settings = EnvmillSettings(
+        envs=args.envs, scenarios_per_env=args.scenarios, batch_size=args.batch_size
+    )
     with tempfile.TemporaryDirectory() as tmp:
         result = timed_run(settings, Path(tmp) / "data")
     from bench.procedural import synthesize as plain_pool
@@ -55,19 +58,33 @@ def main() -> None:
     counts, work = summary["counts"], Counter(summary["work_seconds"])
     wall, flow = m["end"] - m["start"], m["flow_done"] - m["cluster_up"]
     busy = sum(work.values())
-    print(f"{counts.get('environments', 0)} environments, {counts.get('certified', 0)} certified scenarios, "
-          f"{settings.workers} workers, batches of {settings.batch_size}")
-    print(f"wall {wall:.1f} s = server start {m['server_up'] - m['start']:.1f} + cluster start "
-          f"{m['cluster_up'] - m['server_up']:.1f} + flow {flow:.1f} + shutdown {m['end'] - m['flow_done']:.1f}")
+    print(
+        f"{counts.get('environments', 0)} environments, "
+        f"{counts.get('certified', 0)} certified scenarios, "
+        f"{settings.workers} workers, batches of {settings.batch_size}"
+    )
+    print(
+        f"wall {wall:.1f} s = server start {m['server_up'] - m['start']:.1f} + cluster start "
+        f"{m['cluster_up'] - m['server_up']:.1f} + flow {flow:.1f} "
+        f"+ shutdown {m['end'] - m['flow_done']:.1f}"
+    )
     print("work seconds by stage: " + ", ".join(f"{k} {v:.1f}" for k, v in work.items()))
-    print(f"throughput over the whole wall: {counts.get('environments', 0) / wall:.2f} envs/s, "
-          f"{counts.get('certified', 0) / wall:.1f} certified/s; over the flow alone: "
-          f"{counts.get('environments', 0) / flow:.2f} envs/s, {counts.get('certified', 0) / flow:.1f} certified/s")
-    print(f"orchestration share of the flow: {1 - busy / (flow * settings.workers):.1%} "
-          f"(worker time not spent in a stage); of the whole wall: {1 - busy / (wall * settings.workers):.1%}")
+    print(
+        f"throughput over the whole wall: {counts.get('environments', 0) / wall:.2f} envs/s, "
+        f"{counts.get('certified', 0) / wall:.1f} certified/s; over the flow alone: "
+        f"{counts.get('environments', 0) / flow:.2f} envs/s, "
+        f"{counts.get('certified', 0) / flow:.1f} certified/s"
+    )
+    print(
+        f"orchestration share of the flow: {1 - busy / (flow * settings.workers):.1%} "
+        "(worker time not spent in a stage); "
+        f"of the whole wall: {1 - busy / (wall * settings.workers):.1%}"
+    )
     certified = sum(s.status == "certified" for o in outputs for s in o.scenarios)
-    print(f"plain 2-process pool, same batches: {pool_seconds:.1f} s ({certified} certified); "
-          f"flow / pool = {flow / pool_seconds:.2f}x, whole run / pool = {wall / pool_seconds:.2f}x")
+    print(
+        f"plain 2-process pool, same batches: {pool_seconds:.1f} s ({certified} certified); "
+        f"flow / pool = {flow / pool_seconds:.2f}x, whole run / pool = {wall / pool_seconds:.2f}x"
+    )
 
 
 if __name__ == "__main__":

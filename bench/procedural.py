@@ -40,12 +40,18 @@ def print_by_domain(outputs: list[BatchOutput]) -> None:
             kinds = Counter(env.tool_kinds.get(t.function.name) for t in env.tools)
             rows[env.domain].update(envs=1, query=kinds["query"], change=kinds["state_change"])
         for scenario in output.scenarios:
-            rows[domain_of[scenario.env_id]].update(scenarios=1, certified=scenario.status == "certified")
-    print(f"{'domain':12} {'envs':>4} {'query/env':>9} {'change/env':>10} {'scenarios':>9} {'certified':>9}")
+            rows[domain_of[scenario.env_id]].update(
+                scenarios=1, certified=scenario.status == "certified"
+            )
+    print(
+        f"{'domain':12} {'envs':>4} {'query/env':>9} {'change/env':>10} {'scenarios':>9} {'certified':>9}"
+    )
     for domain, row in sorted(rows.items()):
         envs = row["envs"]
-        print(f"{domain:12} {envs:4} {row['query'] / envs:9.1f} {row['change'] / envs:10.1f} "
-              f"{row['scenarios']:9} {row['certified']:9}")
+        print(
+            f"{domain:12} {envs:4} {row['query'] / envs:9.1f} {row['change'] / envs:10.1f} "
+            f"{row['scenarios']:9} {row['certified']:9}"
+        )
 
 
 def main() -> None:
@@ -55,7 +61,9 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=10)
     args = parser.parse_args()
     envs = args.envs_per_domain * len(list_domains())
-    settings = EnvmillSettings(seed=args.seed, envs=envs, scenarios_per_env=args.scenarios, batch_size=1)
+    settings = EnvmillSettings(
+        seed=args.seed, envs=envs, scenarios_per_env=args.scenarios, batch_size=1
+    )
     one, one_seconds = synthesize(settings, 1)
     two, two_seconds = synthesize(settings, 2)
     print_by_domain(two)
@@ -69,15 +77,24 @@ def main() -> None:
         stage_seconds.update(output.seconds)
     total_tools = sum(len(e.tools) for o in two for e in o.environments)
     n_envs = sum(len(o.environments) for o in two)
-    print(f"\nseed {args.seed}: {n_envs} environments, {total_tools / n_envs:.1f} tools/env, "
-          f"{len(scenarios)} scenarios, {certified} certified ({certified / len(scenarios):.1%}), "
-          f"skipped while generating {skipped}, environment failures {dict(env_failures)}")
+    print(
+        f"\nseed {args.seed}: {n_envs} environments, {total_tools / n_envs:.1f} tools/env, "
+        f"{len(scenarios)} scenarios, {certified} certified ({certified / len(scenarios):.1%}), "
+        f"skipped while generating {skipped}, environment failures {dict(env_failures)}"
+    )
     print(f"rejections by gate: {dict(gates) or 'none'}")
-    print(f"work seconds by stage (2 processes): " + ", ".join(f"{k} {v:.1f}" for k, v in stage_seconds.items()))
+    print(
+        "work seconds by stage (2 processes): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in stage_seconds.items())
+    )
     for label, seconds in (("1 process", one_seconds), ("2 processes", two_seconds)):
-        print(f"{label:12} {seconds:6.1f} s  {n_envs / seconds:6.2f} envs/s  {certified / seconds:6.1f} certified/s")
+        print(
+            f"{label:12} {seconds:6.1f} s  {n_envs / seconds:6.2f} envs/s  {certified / seconds:6.1f} certified/s"
+        )
     print(f"speedup 2 vs 1 process: {one_seconds / two_seconds:.2f}x")
-    same = [s.scenario_id for o in one for s in o.scenarios] == [s.scenario_id for o in two for s in o.scenarios]
+    same = [s.scenario_id for o in one for s in o.scenarios] == [
+        s.scenario_id for o in two for s in o.scenarios
+    ]
     print(f"same scenario ids in both runs: {same}")
 
 

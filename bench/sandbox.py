@@ -1,4 +1,4 @@
-"""Sandboxed tool calls against in-process ``exec`` on the same calls, and each isolation layer's cost.
+"""Sandboxed tool calls against in-process ``exec`` on the same calls; each isolation layer's cost.
 
 Usage: .venv/bin/python bench/sandbox.py [--episodes N]
 The environment is the golden clinic module; an episode is a load plus 20 calls.
@@ -19,8 +19,12 @@ from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = (ROOT / "tests/fixtures/envs/clinic.py").read_text()
 SCENARIO = json.loads((ROOT / "tests/fixtures/scenarios/clinic.json").read_text())["certified"][0]
-CALLS = [("get_current_time", {}), ("get_patient", {"patient_id": "P001"}),
-         ("list_doctors_by_specialty", {"specialty": "cardiology"}), ("list_unpaid_invoices", {})] * 5
+CALLS = [
+    ("get_current_time", {}),
+    ("get_patient", {"patient_id": "P001"}),
+    ("list_doctors_by_specialty", {"specialty": "cardiology"}),
+    ("list_unpaid_invoices", {}),
+] * 5
 
 
 def in_process_episode() -> None:
@@ -71,13 +75,18 @@ def main() -> None:
         "+ chroot + uid per host (full)": best,
     }
     print(f"in-process exec: episode {baseline * 1e3:.2f} ms, call {baseline_call * 1e6:.0f} us")
-    print(f"{'isolation':34} {'episode ms':>10} {'x exec':>8} {'call us':>8} {'x exec':>8} {'episodes/s':>10}")
+    print(
+        f"{'isolation':34} {'episode ms':>10} {'x exec':>8} {'call us':>8} {'x exec':>8} "
+        f"{'episodes/s':>10}"
+    )
     for name, level in layers.items():
         with Sandbox(SandboxLimits(), level=level) as box:
             episode = timed(lambda box=box: sandboxed_episode(box), args.episodes)
             call = per_call(box, 500)
-        print(f"{name:34} {episode * 1e3:10.2f} {episode / baseline:8.1f} {call * 1e6:8.0f} "
-              f"{call / baseline_call:8.1f} {1 / episode:10.0f}")
+        print(
+            f"{name:34} {episode * 1e3:10.2f} {episode / baseline:8.1f} {call * 1e6:8.0f} "
+            f"{call / baseline_call:8.1f} {1 / episode:10.0f}"
+        )
 
 
 _ENV = None

@@ -25,22 +25,28 @@ def _runner() -> DaskTaskRunner:
     address = os.environ.get("ENVMILL_DASK_ADDRESS")
     if address:
         return DaskTaskRunner(address=address)
-    return DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "dashboard_address": None})
+    return DaskTaskRunner(
+        cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "dashboard_address": None}
+    )
 
 
 def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
-    """The nightly corpus run and a small smoke run; parameters are checked by Prefect at build time."""
+    """The nightly corpus run and a small smoke run; Prefect checks the parameters at build time."""
     target = str(resolve_data_dir(data_dir))
     flow = synthesize.with_options(task_runner=_runner())
     nightly = EnvmillSettings(envs=240, scenarios_per_env=20, seed=0)
     smoke = EnvmillSettings(envs=4, scenarios_per_env=3, seed=0)
     return [
         flow.to_deployment(
-            name="synthesize-nightly", cron=NIGHTLY_CRON, tags=["envmill", "nightly"],
+            name="synthesize-nightly",
+            cron=NIGHTLY_CRON,
+            tags=["envmill", "nightly"],
             parameters={"settings": nightly.model_dump(mode="json"), "data_dir": target},
         ),
         flow.to_deployment(
-            name="synthesize-smoke", interval=SMOKE_INTERVAL_SECONDS, tags=["envmill", "smoke"],
+            name="synthesize-smoke",
+            interval=SMOKE_INTERVAL_SECONDS,
+            tags=["envmill", "smoke"],
             parameters={"settings": smoke.model_dump(mode="json"), "data_dir": target},
         ),
     ]

@@ -24,8 +24,11 @@ def dask_scheduler(address: str | None, workers: int) -> Iterator[str]:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.CRITICAL,
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -16,15 +16,27 @@ def doctor() -> None:
     settings = load_settings()
     with Sandbox(settings.sandbox) as box:
         level: IsolationLevel = box.level
-        with box.episode("class Probe:\n    def __init__(self):\n        self.ok = True\n", "Probe") as ep:
+        with box.episode(
+            "class Probe:\n    def __init__(self):\n        self.ok = True\n", "Probe"
+        ) as ep:
             host_works = ep.loaded
     print_json(
         {
             "isolation": level.describe(),
-            "layers": {"namespaces": level.namespaces, "chroot": level.chroot, "uid_per_host": level.drop_uid},
-            "fallbacks": [name for name, on in (("no network/pid namespace", level.namespaces),
-                                                ("no chroot", level.chroot), ("no uid per host", level.drop_uid))
-                          if not on],
+            "layers": {
+                "namespaces": level.namespaces,
+                "chroot": level.chroot,
+                "uid_per_host": level.drop_uid,
+            },
+            "fallbacks": [
+                name
+                for name, on in (
+                    ("no network/pid namespace", level.namespaces),
+                    ("no chroot", level.chroot),
+                    ("no uid per host", level.drop_uid),
+                )
+                if not on
+            ],
             "warnings": isolation_warnings(level),
             "sandbox_host_starts": host_works,
             "limits": settings.sandbox.model_dump(),
@@ -35,11 +47,12 @@ def doctor() -> None:
 
 
 def isolation_warnings(level) -> list[str]:
-    """What a degraded isolation level leaves open, in plain words (the red-team suite's findings)."""
+    """What a degraded isolation level leaves open, in plain words (from the red-team suite)."""
     warnings = []
     if not (level.chroot and level.drop_uid):
         warnings.append(
-            "no chroot or uid per host: a hostile program can read what the factory's user can read "
+            "no chroot or uid per host: a hostile program can read what the factory's user "
+            "can read "
             "(files, /proc/<pid>/environ of its processes, so API keys) and signal its processes; "
             "this is not a security boundary; run as root where unshare works for full isolation"
         )

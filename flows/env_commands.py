@@ -65,7 +65,9 @@ def call(
     file: Annotated[Path, typer.Argument(help="environment module (.py)")],
     tool: Annotated[str, typer.Argument(help="tool (public method) to call")],
     args: Annotated[str, typer.Option("--args", help="arguments: JSON object or @file")] = "{}",
-    state: Annotated[str | None, typer.Option("--state", help="initial state: JSON object or @file")] = None,
+    state: Annotated[
+        str | None, typer.Option("--state", help="initial state: JSON object or @file")
+    ] = None,
 ) -> None:
     """One tool call in the sandbox; print the result and the state diff as JSON."""
     from envmill.tasks.statekit import diff_states, state_hash
@@ -91,3 +93,43 @@ def call(
                 "state_hash": state_hash(outcome.state),
             }
         )
+
+
+@app.command("certify")
+def certify(
+    file: Annotated[Path, typer.Argument(help="environment module (.py)")],
+    scenarios: Annotated[Path, typer.Argument(help="a scenario JSON object, or a list of them")],
+) -> None:
+    """Certify hand-written scenarios against a module; print each gate's verdict as JSON.
+
+    Exit code 0 when every scenario is certified, 1 when any is rejected.
+    """
+    import json
+
+    from pydantic import ValidationError
+
+    from envmill.schemas.scenario import ScenarioSpec
+    from envmill.tasks.certify import certify_scenario
+
+    raw = read_source(scenarios)
+    try:
+        items = json.loads(raw)
+    except ValueError as exc:
+        fail(f"{scenarios} is not valid JSON: {exc}")
+    items = items if isinstance(items, list) else [items]
+    with _sandbox() as sandbox:
+        env = _prepare(read_source(file), sandbox)
+        try:
+            specs = [ScenarioSpec(**{"env_id": env.env_id, **item}) for item in items]
+        except (ValidationError, TypeError) as exc:
+            fail(f"{scenarios}: not a scenario: {str(exc).splitlines()[0]}")
+        reports = [certify_scenario(spec, env, sandbox) for spec in specs]
+    print_json(
+        [
+            {"scenario_id": r.scenario_id, "status": r.status, "rejected_gate": r.rejected_gate,
+             "gates": [g.model_dump() for g in r.gates], "check_results": r.check_results}
+            for r in reports
+        ]
+    )
+    if any(r.status != "certified" for r in reports):
+        raise typer.Exit(1)

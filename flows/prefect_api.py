@@ -15,8 +15,8 @@ import sys
 import time
 import tomllib
 import urllib.request
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 QUIET_PREFECT = {
@@ -57,7 +57,9 @@ def prefect_api(home: Path) -> Iterator[str]:
         return
     home.mkdir(parents=True, exist_ok=True)
     os.environ["PREFECT_HOME"] = str(home)
-    os.environ["PREFECT_LOGGING_TO_API_ENABLED"] = "false"  # nobody reads them; the server stops first
+    os.environ["PREFECT_LOGGING_TO_API_ENABLED"] = (
+        "false"  # nobody reads them; the server stops first
+    )
     server = _start_server(home)
     try:
         os.environ["PREFECT_API_URL"] = server.url
@@ -93,11 +95,26 @@ def _start_server(home: Path) -> _Server:
     log_path = home / "server.log"
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_UI_ENABLED": "false"}
     env.pop("PREFECT_API_URL", None)
-    command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
-               "--port", str(port), "--no-ui", "--analytics-off"]
+    command = [
+        sys.executable,
+        "-m",
+        "prefect",
+        "server",
+        "start",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-ui",
+        "--analytics-off",
+    ]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            command,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     server = _Server(process, f"http://127.0.0.1:{port}/api")
@@ -120,7 +137,9 @@ def _wait_healthy(server: _Server, log_path: Path) -> None:
                     return
         except OSError:
             time.sleep(0.25)
-    raise PrefectServerError(f"the Prefect server did not answer in {START_TIMEOUT_SECONDS:g} s; see {log_path}")
+    raise PrefectServerError(
+        f"the Prefect server did not answer in {START_TIMEOUT_SECONDS:g} s; see {log_path}"
+    )
 
 
 def _free_port() -> int:

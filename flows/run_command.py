@@ -11,26 +11,39 @@ from envmill.flows.cli_support import fail
 
 
 def run(
-    out: Annotated[Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the whole run [0]")] = None,
     envs: Annotated[int | None, typer.Option(help="environments to synthesize [24]")] = None,
-    scenarios_per_env: Annotated[int | None, typer.Option(help="scenarios per environment [12]")] = None,
+    scenarios_per_env: Annotated[
+        int | None, typer.Option(help="scenarios per environment [12]")
+    ] = None,
     domains: Annotated[str | None, typer.Option(help="comma-separated domains [all]")] = None,
     backend: Annotated[str | None, typer.Option(help="procedural (default) or llm")] = None,
     batch_size: Annotated[int | None, typer.Option(help="environments per worker task [4]")] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
     dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
 ) -> None:
-    """Synthesize environments, certified scenarios and reference trajectories into the warehouse."""
+    """Synthesize environments, certified scenarios and reference trajectories."""
     from envmill.schemas.settings import SettingsError, load_settings
     from envmill.tasks.pipeline import PlanError, plan_batches
     from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
 
-    domain_list = [d.strip() for d in domains.split(",") if d.strip()] if domains is not None else None
+    domain_list = (
+        [d.strip() for d in domains.split(",") if d.strip()] if domains is not None else None
+    )
     try:
         settings = load_settings(
-            home=out, seed=seed, envs=envs, scenarios_per_env=scenarios_per_env, domains=domain_list,
-            backend=backend, batch_size=batch_size, workers=workers, dask_address=dask_address,
+            home=out,
+            seed=seed,
+            envs=envs,
+            scenarios_per_env=scenarios_per_env,
+            domains=domain_list,
+            backend=backend,
+            batch_size=batch_size,
+            workers=workers,
+            dask_address=dask_address,
         )
         if settings.backend != "procedural":
             fail("the llm backend is not available in this version; use --backend procedural")

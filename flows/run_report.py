@@ -19,9 +19,13 @@ class ProgressBar:
 
     def __init__(self) -> None:
         self.progress = Progress(
-            TextColumn("[bold]synthesizing"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("envs · {task.fields[certified]} certified scenarios"), TimeElapsedColumn(),
-            console=console, transient=False,
+            TextColumn("[bold]synthesizing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("envs · {task.fields[certified]} certified scenarios"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
         )
         self.task = None
         self.certified = 0
@@ -39,8 +43,10 @@ class ProgressBar:
         if event == "planned":
             self.task = self.progress.add_task("run", total=details["envs"], certified=0)
             if details["todo"] < details["batches"]:
-                console.print(f"resuming: {details['batches'] - details['todo']} of "
-                              f"{details['batches']} batches were already done")
+                console.print(
+                    f"resuming: {details['batches'] - details['todo']} of "
+                    f"{details['batches']} batches were already done"
+                )
         elif self.task is not None and event in ("batch_done", "batch_failed"):
             self.certified += details.get("counts", {}).get("certified", 0)
             self.progress.update(self.task, advance=details["items"], certified=self.certified)
@@ -52,7 +58,15 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
     table = Table(title=f"run {summary.get('run_id', '')}", show_header=True)
     table.add_column("what")
     table.add_column("this run", justify="right")
-    for key in ("environments", "tools", "scenarios", "certified", "rejected", "trajectories", "failures"):
+    for key in (
+        "environments",
+        "tools",
+        "scenarios",
+        "certified",
+        "rejected",
+        "trajectories",
+        "failures",
+    ):
         table.add_row(key, str(counts.get(key, 0)))
     if summary.get("resumed_batches"):
         table.add_row("batches resumed (already done)", str(summary["resumed_batches"]))

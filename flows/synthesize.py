@@ -32,14 +32,16 @@ BATCH_RETRIES = 1
 def synthesize_batch_task(
     batch: BatchSpec, settings: EnvmillSettings, run_id: str, data_dir: str
 ) -> dict[str, Any]:
-    """One batch on one worker: synthesize, then write its parts (idempotent under the batch key)."""
+    """One batch on one worker: synthesize, then write its parts (idempotent by batch key)."""
     output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox))
     write_batch(Warehouse(data_dir), output, run_id)
     return {"counts": output.counts(), "seconds": output.seconds}
 
 
 @flow(name="synthesize", log_prints=False)
-def synthesize(settings: EnvmillSettings, data_dir: str, run_id: str | None = None) -> dict[str, Any]:
+def synthesize(
+    settings: EnvmillSettings, data_dir: str, run_id: str | None = None
+) -> dict[str, Any]:
     """Synthesize environments, certified scenarios and reference trajectories into the warehouse.
 
     The run records itself in ``runs`` as running, then finished, failed or interrupted; finished
@@ -92,7 +94,10 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
 
 def _record_failed_batch(data_dir: str, run_id: str, batch: BatchSpec, exc: Exception) -> None:
     failure = FailureRecord(
-        stage="batch", item=batch.key, error_class=type(exc).__name__,
-        message=str(exc)[:2000], attempts=BATCH_RETRIES + 1,
+        stage="batch",
+        item=batch.key,
+        error_class=type(exc).__name__,
+        message=str(exc)[:2000],
+        attempts=BATCH_RETRIES + 1,
     )
     Warehouse(data_dir).write("failures", [failure_row(failure, run_id)], key=f"batch-{batch.key}")

@@ -10,8 +10,12 @@ import typer
 
 from envmill.flows.cli_support import fail, print_json
 
-OutOption = Annotated[Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")]
-FormatOption = Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="table, csv or json")]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")
+]
+FormatOption = Annotated[
+    Literal["table", "csv", "json"], typer.Option("--format", help="table, csv or json")
+]
 
 
 def _data_dir(out: Path | None) -> Path:
@@ -20,7 +24,10 @@ def _data_dir(out: Path | None) -> Path:
 
     root = resolve_data_dir(str(out) if out else None)
     if not (root / MARKER).is_file():
-        fail(f"{root} is not an envmill data folder (no {MARKER}); run `envmill run --out {root}` first")
+        fail(
+            f"{root} is not an envmill data folder (no {MARKER}); "
+            f"run `envmill run --out {root}` first"
+        )
     try:
         check_format(root / MARKER)
     except WarehouseError as exc:
@@ -29,7 +36,9 @@ def _data_dir(out: Path | None) -> Path:
 
 
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL over the views: runs, environments, tools, scenarios, ...")],
+    query: Annotated[
+        str, typer.Argument(help="SQL over the views: runs, environments, tools, scenarios, ...")
+    ],
     out: OutOption = None,
     fmt: FormatOption = "table",
 ) -> None:
@@ -47,7 +56,7 @@ def sql(
 
 
 def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
-    """Corpus statistics: environments, tools by kind, scenarios, the certification funnel, failures."""
+    """Corpus statistics: environments, tools by kind, scenarios, the funnel, failures."""
     from envmill.warehouse.views import corpus_stats, format_table
 
     results = corpus_stats(_data_dir(out))
@@ -68,13 +77,19 @@ def show(
     from envmill.warehouse.views import query as run_query
 
     table, key = ("environments", "env_id") if kind == "env" else ("scenarios", "scenario_id")
-    rows = run_query(_data_dir(out), f"SELECT * FROM {table} WHERE {key} LIKE ? ORDER BY {key} LIMIT 2",
-                     [item_id + "%"]).to_pylist()
+    rows = run_query(
+        _data_dir(out),
+        f"SELECT * FROM {table} WHERE {key} LIKE ? ORDER BY {key} LIMIT 2",
+        [item_id + "%"],
+    ).to_pylist()
     if not rows:
         fail(f"no {kind} with id {item_id!r}")
     if len(rows) > 1:
         fail(f"{item_id!r} is the prefix of several {kind} ids; give more of it")
-    row = {k: (json.loads(v) if k.endswith("_json") and v is not None else v) for k, v in rows[0].items()}
+    row = {
+        k: (json.loads(v) if k.endswith("_json") and v is not None else v)
+        for k, v in rows[0].items()
+    }
     if kind == "env":
         source = row.pop("source")
         print_json({k: v for k, v in row.items() if k != "created_at"})

@@ -145,7 +145,9 @@ def check_machine(spec: DomainSpec, entity: EntitySpec) -> None:
         dead = [state for state in step.from_ if state not in reachable]
         if dead:
             fail(
-                spec, name, None,
+                spec,
+                name,
+                None,
                 f"transition to '{step.to}' starts from state '{dead[0]}', which is unreachable "
                 f"from initial state '{machine.initial}'",
             )

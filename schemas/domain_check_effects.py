@@ -67,8 +67,7 @@ def check_transition(ctx: _Op, effect: Any) -> None:
     for pre in ctx.op.preconditions:
         if pre.kind == "field_in" and pre.path == effect.path and not sources & set(pre.values):
             ctx.fail(
-                f"precondition on '{pre.path}' excludes every state that can move to "
-                f"'{effect.to}'"
+                f"precondition on '{pre.path}' excludes every state that can move to '{effect.to}'"
             )
 
 

@@ -20,11 +20,13 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
     if field.after is not None and (base is None or base.type not in TIMES):
         return f"fills after missing date field '{field.after}'"
     cap = entity.fields.get(field.at_most or "")
-    if field.at_most is not None and (cap is None or cap.type not in NUMERIC
-                                      or field.type not in NUMERIC):
+    if field.at_most is not None and (
+        cap is None or cap.type not in NUMERIC or field.type not in NUMERIC
+    ):
         return f"is capped by missing numeric field '{field.at_most}'"
-    if field.derive is not None and (field.type not in NUMERIC
-                                     or not _derive_ok(spec, entity, field.derive)):
+    if field.derive is not None and (
+        field.type not in NUMERIC or not _derive_ok(spec, entity, field.derive)
+    ):
         return f"derives a number from unknown '{field.derive}'"
     states = entity.status.states if entity.status else []
     for status in [*field.by_status, *field.set_when, *field.value_when, *field.claims]:

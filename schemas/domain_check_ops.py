@@ -254,8 +254,12 @@ def check_texts(ctx: _Op, op: OperationSpec) -> None:
             arg = find_arg(op, base)
             if base not in names:
                 ctx.fail(f"text placeholder '{{{field}}}' names no argument")
-            if suffix and (suffix != "label" or arg is None or arg.type != "ref"
-                           or ctx.spec.entities[arg.entity].label is None):
+            if suffix and (
+                suffix != "label"
+                or arg is None
+                or arg.type != "ref"
+                or ctx.spec.entities[arg.entity].label is None
+            ):
                 ctx.fail(f"text placeholder '{{{field}}}' has no label")
     if not op.is_query and len(op.phrases) < 2:
         ctx.fail("a state change needs at least two phrases")

@@ -79,7 +79,14 @@ class TimeSide(_Rule):
 
 
 Precondition = Annotated[
-    Exists | FieldIn | Compare | CountBelow | Unique | Distinct | HoursBefore | WithinDays
+    Exists
+    | FieldIn
+    | Compare
+    | CountBelow
+    | Unique
+    | Distinct
+    | HoursBefore
+    | WithinDays
     | TimeSide,
     Field(discriminator="kind"),
 ]
@@ -134,7 +141,12 @@ class UpdateRelatedEffect(SpecModel):
 
 
 Effect = Annotated[
-    SetEffect | AssignEffect | StampEffect | TransitionEffect | AdjustEffect | RecordEffect
+    SetEffect
+    | AssignEffect
+    | StampEffect
+    | TransitionEffect
+    | AdjustEffect
+    | RecordEffect
     | UpdateRelatedEffect,
     Field(discriminator="kind"),
 ]

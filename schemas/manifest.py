@@ -20,7 +20,9 @@ class ArgManifest(BaseModel):
     name: str
     source: ArgSource
     entity: str | None = Field(None, description="entity name, for source == entity_id")
-    state_attr: str | None = Field(None, description="state attribute holding that entity, e.g. 'books'")
+    state_attr: str | None = Field(
+        None, description="state attribute holding that entity, e.g. 'books'"
+    )
     prefer: dict[str, list[Any]] = Field(
         default_factory=dict,
         description="field -> values that make the call likely to succeed (e.g. status: [active])",

@@ -1,7 +1,7 @@
 """Settings (DESIGN §7): command-line flags > ENVMILL_* variables > ./envmill.toml > defaults.
 
-Nested groups read from variables with a double underscore, e.g. ``ENVMILL_SANDBOX__WALL_SECONDS=2``,
-and from TOML tables, e.g. ``[sandbox] wall_seconds = 2``.
+Nested groups read from variables with a double underscore, e.g.
+``ENVMILL_SANDBOX__WALL_SECONDS=2``, and from TOML tables, e.g. ``[sandbox] wall_seconds = 2``.
 """
 
 from __future__ import annotations

@@ -14,25 +14,68 @@ from collections.abc import Callable
 from typing import Any
 
 _PREFIXES = (
-    "typing_extensions.", "typing.", "collections.abc.", "collections.", "builtins.", "enum.",
+    "typing_extensions.",
+    "typing.",
+    "collections.abc.",
+    "collections.",
+    "builtins.",
+    "enum.",
     "dataclasses.",
 )
 _SCALARS = {
-    "str": "string", "int": "integer", "float": "number", "bool": "boolean",
-    "None": "null", "NoneType": "null",
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "None": "null",
+    "NoneType": "null",
 }
-_OBJECTS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict",
-                      "OrderedDict"})
-_ARRAYS = frozenset({"list", "List", "Sequence", "MutableSequence", "set", "Set", "frozenset",
-                     "FrozenSet", "AbstractSet", "MutableSet", "tuple", "Tuple", "Iterable",
-                     "Collection"})
+_OBJECTS = frozenset(
+    {"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
+)
+_ARRAYS = frozenset(
+    {
+        "list",
+        "List",
+        "Sequence",
+        "MutableSequence",
+        "set",
+        "Set",
+        "frozenset",
+        "FrozenSet",
+        "AbstractSet",
+        "MutableSet",
+        "tuple",
+        "Tuple",
+        "Iterable",
+        "Collection",
+    }
+)
 _WRAPPERS = frozenset({"Annotated", "Required", "NotRequired", "ReadOnly", "ClassVar", "Final"})
 ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
-_SECTIONS = frozenset({
-    "args", "arguments", "parameters", "keyword args", "keyword arguments", "other parameters",
-    "returns", "return", "yields", "raises", "example", "examples", "note", "notes",
-    "attributes", "see also", "todo", "warning", "warnings",
-})
+_SECTIONS = frozenset(
+    {
+        "args",
+        "arguments",
+        "parameters",
+        "keyword args",
+        "keyword arguments",
+        "other parameters",
+        "returns",
+        "return",
+        "yields",
+        "raises",
+        "example",
+        "examples",
+        "note",
+        "notes",
+        "attributes",
+        "see also",
+        "todo",
+        "warning",
+        "warnings",
+    }
+)
 _ARG_SECTIONS = frozenset({"args", "arguments", "parameters", "keyword args", "keyword arguments"})
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):(.*)$")
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -45,7 +88,7 @@ def type_name(node: ast.AST | None) -> str | None:
     text = ast.unparse(node)
     for prefix in _PREFIXES:
         if text.startswith(prefix):
-            return text[len(prefix):]
+            return text[len(prefix) :]
     return text
 
 
@@ -61,8 +104,14 @@ def literal_value(node: ast.AST | None) -> tuple[bool, Any]:
 
 def infer_value_schema(value: Any) -> dict[str, Any]:
     """A shallow schema from a runtime JSON value; ``None`` says nothing about the type."""
-    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-                       (list | tuple, "array"), (dict, "object")):
+    for kind, name in (
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (list | tuple, "array"),
+        (dict, "object"),
+    ):
         if isinstance(value, kind):
             return {"type": name}
     return {}
@@ -146,11 +195,20 @@ class TypeResolver:
     def _collect_class(self, cls: ast.ClassDef) -> None:
         bases = [type_name(base) for base in cls.bases]
         if any(b == "TypedDict" or b in self._typed_dicts for b in bases):
-            total = next((k.value.value for k in cls.keywords if k.arg == "total"
-                          and isinstance(k.value, ast.Constant)), True)
+            total = next(
+                (
+                    k.value.value
+                    for k in cls.keywords
+                    if k.arg == "total" and isinstance(k.value, ast.Constant)
+                ),
+                True,
+            )
             fields = [f for b in bases for f in self._typed_dicts.get(b or "", [])]
-            fields += [(s.target.id, s.annotation, bool(total)) for s in cls.body
-                       if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+            fields += [
+                (s.target.id, s.annotation, bool(total))
+                for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            ]
             self._typed_dicts[cls.name] = fields
         elif any(b in ENUM_BASES for b in bases):
             found = [literal_value(s.value) for s in cls.body if isinstance(s, ast.Assign)]
@@ -243,8 +301,9 @@ class TypeResolver:
             return enum_schema([value for ok, value in found if ok])
         if name in _OBJECTS:
             values = self.schema(args[-1]) if len(args) == 2 else {}
-            return {"type": "object", "additionalProperties": values} if values else {
-                "type": "object"}
+            return (
+                {"type": "object", "additionalProperties": values} if values else {"type": "object"}
+            )
         if name in _ARRAYS:
             return self._array(name, args)
         return self.schema(node.value)
@@ -289,8 +348,11 @@ def _functional_typed_dict(call: ast.Call) -> list[tuple[str, ast.expr, bool]]:
     total = not (isinstance(total_kw, ast.Constant) and total_kw.value is False)
     spec = call.args[1] if len(call.args) > 1 else None
     if isinstance(spec, ast.Dict):
-        return [(k.value, v, total) for k, v in zip(spec.keys, spec.values, strict=True)
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return [
+            (k.value, v, total)
+            for k, v in zip(spec.keys, spec.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
     return [(k.arg, k.value, total) for k in call.keywords if k.arg and k.arg != "total"]
 
 

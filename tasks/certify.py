@@ -12,7 +12,8 @@ from typing import Any
 
 import jsonschema
 
-from envmill.schemas.scenario import GATES, CertificationReport, GateResult, GateName, ScenarioSpec
+from envmill.schemas.scenario import GATES, CertificationReport, GateName, GateResult, ScenarioSpec
+from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.environment import PreparedEnvironment
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
@@ -30,6 +31,21 @@ class _Evidence:
     partial_state: dict[str, Any] | None = None
     partial_note: str = ""
     runs: list[list[list[dict[str, Any]]]] = field(default_factory=list)  # run -> check -> pair
+
+
+def certify(
+    scenario: ScenarioSpec, source: str, sandbox: Sandbox | None = None
+) -> CertificationReport:
+    """Certify a scenario against an environment module's source (prepared here, in the sandbox).
+
+    Raises:
+        EnvironmentRejected: the module itself is refused (policy, structure or load).
+    """
+    from envmill.tasks.environment import prepare_environment
+    from envmill.tasks.sandbox.shared import process_sandbox
+
+    box = sandbox or process_sandbox(SandboxLimits())
+    return certify_scenario(scenario, prepare_environment(source, box), box)
 
 
 def certify_scenario(
@@ -52,7 +68,9 @@ def certify_scenario(
 
 
 def _schema_error(state: dict[str, Any], schema: dict[str, Any]) -> str | None:
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(state))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(state)
+    )
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -99,13 +117,23 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: _Evidence) -
     sources, refused = [], {}
     for index, check in enumerate(scenario.checks):
         violations = check_check_source(check.code)
-        refused[index] = f"check {index + 1} is refused by the policy: {violations[0]}" if violations else None
-        sources.append("def check(initial_state, final_state):\n    return None\n" if violations else check.code)
+        refused[index] = (
+            f"check {index + 1} is refused by the policy: {violations[0]}" if violations else None
+        )
+        sources.append(
+            "def check(initial_state, final_state):\n    return None\n"
+            if violations
+            else check.code
+        )
     for _ in range(2):
         outcome = sandbox.run_checks(sources, pairs)
         rows = outcome.result.get("results") if outcome.ok else None
         if rows is None:
-            failed = {"value": None, "error": f"{outcome.error_class}: {outcome.error}", "mutated": False}
+            failed = {
+                "value": None,
+                "error": f"{outcome.error_class}: {outcome.error}",
+                "mutated": False,
+            }
             rows = [[dict(failed) for _ in pairs] for _ in sources]
         for index, reason in refused.items():
             if reason:
@@ -117,7 +145,9 @@ def _judge(gate: GateName, scenario: ScenarioSpec, ev: _Evidence) -> GateResult:
     if gate == "loads":
         return GateResult(gate=gate, passed=ev.load_error is None, reason=ev.load_error or "")
     if ev.final_state is None:
-        return GateResult(gate=gate, passed=False, reason="not evaluated: the initial state does not load")
+        return GateResult(
+            gate=gate, passed=False, reason="not evaluated: the initial state does not load"
+        )
     judge = {
         "solution_runs": _judge_solution,
         "checks_pass": _judge_checks_pass,
@@ -147,7 +177,11 @@ def _judge_checks_pass(scenario: ScenarioSpec, ev: _Evidence) -> tuple[bool, str
     for index, cell in enumerate(_column(ev, 0)):
         if cell["value"] is not True:
             why = cell["error"] or "returned False"
-            return False, f"check {index + 1} ({scenario.checks[index].description}) on the final state: {why}"
+            return (
+                False,
+                f"check {index + 1} ({scenario.checks[index].description}) "
+                f"on the final state: {why}",
+            )
     return True, f"all {len(scenario.checks)} checks hold on the final state"
 
 

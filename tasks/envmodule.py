@@ -26,8 +26,23 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 _NON_ENV_BASES = ENUM_BASES | {"TypedDict", "NamedTuple", "Protocol", "Exception", "BaseException"}
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
-_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
-                       "setdefault", "add", "discard", "sort", "reverse"})
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "popitem",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "add",
+        "discard",
+        "sort",
+        "reverse",
+    }
+)
 _VIEW_CALLS = frozenset({"get", "setdefault", "values", "items"})
 _ITER_WRAPPERS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "iter", "zip"})
 
@@ -77,8 +92,10 @@ def find_environment_class(tree: ast.Module) -> ast.ClassDef:
 def _is_type_definition(cls: ast.ClassDef, excluded: set[str]) -> bool:
     """TypedDicts, Enums, NamedTuples, dataclasses, exceptions (and their subclasses here)."""
     bases = [type_name(b) or "" for b in cls.bases]
-    if any(b in _NON_ENV_BASES or b in excluded or b.endswith(("Error", "Exception", "Warning"))
-           for b in bases):
+    if any(
+        b in _NON_ENV_BASES or b in excluded or b.endswith(("Error", "Exception", "Warning"))
+        for b in bases
+    ):
         return True
     decorators = [type_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
     return "dataclass" in decorators
@@ -95,8 +112,11 @@ def _decorator_names(fn: Function) -> set[str]:
 
 def list_tool_methods(cls: ast.ClassDef) -> list[Function]:
     """The tools: public methods in source order, properties excluded (a redefinition wins)."""
-    tools = {fn.name: fn for fn in _methods(cls)
-             if not fn.name.startswith("_") and not _decorator_names(fn) & _PROPERTY_DECORATORS}
+    tools = {
+        fn.name: fn
+        for fn in _methods(cls)
+        if not fn.name.startswith("_") and not _decorator_names(fn) & _PROPERTY_DECORATORS
+    }
     return list(tools.values())
 
 
@@ -132,8 +152,9 @@ def _tool_schema(fn: Function, resolver: TypeResolver) -> ToolSchema:
             required.append(arg.arg)
         properties[arg.arg] = prop
     parameters = {"type": "object", "properties": properties, "required": required}
-    return ToolSchema(function=FunctionSpec(
-        name=fn.name, description=description, parameters=parameters))
+    return ToolSchema(
+        function=FunctionSpec(name=fn.name, description=description, parameters=parameters)
+    )
 
 
 def _signature(fn: Function) -> list[tuple[ast.arg, ast.expr | None]]:
@@ -160,8 +181,10 @@ def classify_tools(source: str) -> dict[str, ToolKind]:
     """
     tree, cls = _load(source)
     analyzer = _MutationAnalyzer(tree, cls)
-    return {fn.name: "state_change" if analyzer.mutates(fn, _bound_names(fn)) else "query"
-            for fn in list_tool_methods(cls)}
+    return {
+        fn.name: "state_change" if analyzer.mutates(fn, _bound_names(fn)) else "query"
+        for fn in list_tool_methods(cls)
+    }
 
 
 def _bound_names(fn: Function) -> frozenset[str]:
@@ -277,7 +300,8 @@ class _MutationAnalyzer:
             self._memo[key] = False  # a recursive call adds nothing new
             tainted = _tainted_names(fn, seed)
             self._memo[key] = _writes_directly(fn, tainted) or any(
-                self.mutates(callee, seed) for callee, seed in self._calls(fn, tainted))
+                self.mutates(callee, seed) for callee, seed in self._calls(fn, tainted)
+            )
         return self._memo[key]
 
     def _calls(self, fn: Function, tainted: set[str]) -> list[tuple[Function, frozenset[str]]]:
@@ -286,8 +310,11 @@ class _MutationAnalyzer:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in self._methods \
-                    and _roots(func.value) & tainted:
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in self._methods
+                and _roots(func.value) & tainted
+            ):
                 callee = self._methods[func.attr]
                 found.append((callee, _bound_names(callee) | _seed_params(node, callee, tainted)))
             elif isinstance(func, ast.Name) and func.id in self._functions:
@@ -296,14 +323,16 @@ class _MutationAnalyzer:
         return found
 
 
-def _seed_params(call: ast.Call, callee: Function, tainted: set[str],
-                 bound: bool = True) -> frozenset[str]:
+def _seed_params(
+    call: ast.Call, callee: Function, tainted: set[str], bound: bool = True
+) -> frozenset[str]:
     """The callee's parameters that receive a state-rooted argument at this call."""
     params = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
     if bound and "staticmethod" not in _decorator_names(callee):
         params = params[1:]
-    seeded = {params[i] for i, arg in enumerate(call.args)
-              if i < len(params) and _roots(arg) & tainted}
+    seeded = {
+        params[i] for i, arg in enumerate(call.args) if i < len(params) and _roots(arg) & tainted
+    }
     seeded |= {kw.arg for kw in call.keywords if kw.arg and _roots(kw.value) & tainted}
     return frozenset(seeded)
 
@@ -331,8 +360,12 @@ def derive_state_schema(source: str, default_state: dict[str, Any] | None = None
         if not schema and default_state is not None:
             schema = infer_value_schema(default_state[name])
         properties[name] = schema
-    return {"type": "object", "properties": properties, "required": names,
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": names,
+        "additionalProperties": False,
+    }
 
 
 def _state_attributes(cls: ast.ClassDef) -> dict[str, tuple[ast.expr | None, ast.expr | None]]:
@@ -344,8 +377,11 @@ def _state_attributes(cls: ast.ClassDef) -> dict[str, tuple[ast.expr | None, ast
         found[name] = (old_annotation or annotation, old_value or value)
 
     for stmt in cls.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
-                and not _is_class_var(stmt.annotation):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and not _is_class_var(stmt.annotation)
+        ):
             record(stmt.target.id, stmt.annotation, stmt.value)
     init = next((fn for fn in _methods(cls) if fn.name == "__init__"), None)
     if init is None:
@@ -361,17 +397,27 @@ def _state_attributes(cls: ast.ClassDef) -> dict[str, tuple[ast.expr | None, ast
     return found
 
 
-def _attribute_pairs(target: ast.AST, value: ast.expr | None,
-                     instance: str) -> list[tuple[str, ast.expr | None]]:
+def _attribute_pairs(
+    target: ast.AST, value: ast.expr | None, instance: str
+) -> list[tuple[str, ast.expr | None]]:
     """``self.a = v`` → [("a", v)]; ``self.a, self.b = 1, 2`` pairs element by element."""
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-            and target.value.id == instance:
+    if (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == instance
+    ):
         return [(target.attr, value)]
     if isinstance(target, ast.Tuple | ast.List):
-        values = value.elts if isinstance(value, ast.Tuple | ast.List) \
-            and len(value.elts) == len(target.elts) else [None] * len(target.elts)
-        return [pair for t, v in zip(target.elts, values, strict=True)
-                for pair in _attribute_pairs(t, v, instance)]
+        values = (
+            value.elts
+            if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts)
+            else [None] * len(target.elts)
+        )
+        return [
+            pair
+            for t, v in zip(target.elts, values, strict=True)
+            for pair in _attribute_pairs(t, v, instance)
+        ]
     return []
 
 

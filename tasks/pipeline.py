@@ -26,7 +26,7 @@ from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
 
 # Part of every batch key: bump it when the generator's output changes, so reruns redo the work.
-GENERATOR_VERSION = "procedural-1"
+GENERATOR_VERSION = "procedural-2"
 
 
 class PlanError(ValueError):
@@ -125,14 +125,23 @@ def _synthesize_item(
         )
     )
     with clock.stage("scenarios"):
-        made = generate_scenario_batch(compiled, env.env_id, settings.scenarios_per_env, item.seed, sandbox)
+        made = generate_scenario_batch(
+            compiled, env.env_id, settings.scenarios_per_env, item.seed, sandbox
+        )
     for index, reason in made.skipped:
         output.failures.append(
-            FailureRecord(stage="scenarios", item=f"{env.env_id}#{index}", error_class="Skipped", message=reason)
+            FailureRecord(
+                stage="scenarios",
+                item=f"{env.env_id}#{index}",
+                error_class="Skipped",
+                message=reason,
+            )
         )
     with clock.stage("certify"):
         for spec in made.scenarios:
-            _certify_into(spec, env, compiled.introduction, compiled.business_rules, sandbox, output)
+            _certify_into(
+                spec, env, compiled.introduction, compiled.business_rules, sandbox, output
+            )
 
 
 def _certify_into(
@@ -155,5 +164,7 @@ def _certify_into(
     )
     if report.status == "certified":
         output.trajectories.append(
-            reference_trajectory(spec, report, introduction=introduction, business_rules=business_rules)
+            reference_trajectory(
+                spec, report, introduction=introduction, business_rules=business_rules
+            )
         )

@@ -17,47 +17,139 @@ from envmill.schemas.environment import PolicyViolation
 
 MAX_SOURCE_BYTES = 256 * 1024
 
-ALLOWED_IMPORTS: frozenset[str] = frozenset({
-    "__future__", "collections", "collections.abc", "copy", "dataclasses", "datetime", "decimal", "enum",
-    "functools", "itertools", "json", "math", "re", "string", "typing",
-})
+ALLOWED_IMPORTS: frozenset[str] = frozenset(
+    {
+        "__future__",
+        "collections",
+        "collections.abc",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "enum",
+        "functools",
+        "itertools",
+        "json",
+        "math",
+        "re",
+        "string",
+        "typing",
+    }
+)
 
 # Builtin names refused wherever they appear as a name, with why (shown in the message).
 _FORBIDDEN_BUILTINS: dict[str, str] = {
-    "eval": "runs code from a string", "exec": "runs code from a string",
-    "compile": "compiles code from a string", "__import__": "imports modules dynamically",
-    "open": "does file I/O", "input": "reads stdin", "breakpoint": "starts a debugger",
-    "help": "is interactive", "exit": "ends the process", "quit": "ends the process",
-    "globals": "exposes namespaces", "locals": "exposes namespaces", "vars": "exposes namespaces",
+    "eval": "runs code from a string",
+    "exec": "runs code from a string",
+    "compile": "compiles code from a string",
+    "__import__": "imports modules dynamically",
+    "open": "does file I/O",
+    "input": "reads stdin",
+    "breakpoint": "starts a debugger",
+    "help": "is interactive",
+    "exit": "ends the process",
+    "quit": "ends the process",
+    "globals": "exposes namespaces",
+    "locals": "exposes namespaces",
+    "vars": "exposes namespaces",
     "memoryview": "exposes raw memory",
 }
 _ATTR_FUNCS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 _CLOCK_ATTRS = frozenset({"now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp"})
-_FRAME_ATTRS = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
-    "ag_code", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "tb_frame",
-    "tb_next", "co_code", "co_consts", "co_names",
-})
+_FRAME_ATTRS = frozenset(
+    {
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_back",
+        "f_code",
+        "f_trace",
+        "tb_frame",
+        "tb_next",
+        "co_code",
+        "co_consts",
+        "co_names",
+    }
+)
 # Attributes through which allowed modules reach dangerous ones (typing.sys, enum.bltns,
 # collections._sys, enum.bltns, ...); tests/test_policy.py checks the list is complete.
-_MODULE_ATTRS = frozenset({
-    "sys", "_sys", "os", "_os", "builtins", "bltns", "_socket", "socket", "_thread", "threading",
-    "types", "_types", "inspect", "io", "_io", "codecs", "contextlib", "copyreg", "operator",
-    "_operator", "importlib", "gc", "subprocess", "signal", "ctypes", "marshal", "pickle",
-})
+_MODULE_ATTRS = frozenset(
+    {
+        "sys",
+        "_sys",
+        "os",
+        "_os",
+        "builtins",
+        "bltns",
+        "_socket",
+        "socket",
+        "_thread",
+        "threading",
+        "types",
+        "_types",
+        "inspect",
+        "io",
+        "_io",
+        "codecs",
+        "contextlib",
+        "copyreg",
+        "operator",
+        "_operator",
+        "importlib",
+        "gc",
+        "subprocess",
+        "signal",
+        "ctypes",
+        "marshal",
+        "pickle",
+    }
+)
 # Hooks that evaluate strings (annotations, forward references) as code.
-_STRING_EVAL = frozenset({
-    "get_type_hints", "get_annotations", "ForwardRef", "evaluate_forward_ref", "_eval_type",
-    "_evaluate", "singledispatch", "singledispatchmethod",
-})
+_STRING_EVAL = frozenset(
+    {
+        "get_type_hints",
+        "get_annotations",
+        "ForwardRef",
+        "evaluate_forward_ref",
+        "_eval_type",
+        "_evaluate",
+        "singledispatch",
+        "singledispatchmethod",
+    }
+)
 _FORMAT_ATTRS = frozenset({"format", "format_map"})
 _FIELD_PART = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
-_TOP_LEVEL_OK = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef,
-                 ast.Assign, ast.AnnAssign, ast.Pass)
-_ASYNC_NODES = {ast.AsyncFunctionDef: "'async def'", ast.Await: "'await'",
-                ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'"}
-_STATEMENT_NAMES = {"Expr": "expression", "Call": "bare call", "Delete": "'del' statement",
-                    "AugAssign": "augmented assignment", "TryStar": "'try' statement"}
+_TOP_LEVEL_OK = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.ClassDef,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.Pass,
+)
+_ASYNC_NODES = {
+    ast.AsyncFunctionDef: "'async def'",
+    ast.Await: "'await'",
+    ast.AsyncFor: "'async for'",
+    ast.AsyncWith: "'async with'",
+}
+_STATEMENT_NAMES = {
+    "Expr": "expression",
+    "Call": "bare call",
+    "Delete": "'del' statement",
+    "AugAssign": "augmented assignment",
+    "TryStar": "'try' statement",
+}
 
 
 def check_module(source: str) -> list[PolicyViolation]:
@@ -91,8 +183,9 @@ def _violation(rule: str, line: int, message: str) -> PolicyViolation:
 def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:
     size = len(source.encode("utf-8", "surrogatepass"))
     if size > MAX_SOURCE_BYTES:
-        return None, [_violation("size", 1, f"source is {size} bytes, over the limit of "
-                                            f"{MAX_SOURCE_BYTES}")]
+        return None, [
+            _violation("size", 1, f"source is {size} bytes, over the limit of {MAX_SOURCE_BYTES}")
+        ]
     try:
         return ast.parse(source), []
     except SyntaxError as error:
@@ -123,8 +216,9 @@ def _is_str_constant(node: ast.AST | None) -> bool:
 
 
 def _is_super_call(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "super")
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
 
 
 def _name_problem(name: str) -> tuple[str, str] | None:
@@ -195,8 +289,9 @@ class _PolicyVisitor(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            self.flag("import", node, "relative import is not allowed; the module must be "
-                                      "self-contained")
+            self.flag(
+                "import", node, "relative import is not allowed; the module must be self-contained"
+            )
         elif node.module not in ALLOWED_IMPORTS:
             self.flag("import", node, _import_message(node.module or ""))
         else:
@@ -206,11 +301,13 @@ class _PolicyVisitor(ast.NodeVisitor):
     def check_imported_name(self, node: ast.ImportFrom, module: str, alias: ast.alias) -> None:
         name = alias.name
         if name == "*":
-            self.flag("import", node, f"'from {module} import *' is not allowed; import names "
-                                      "explicitly")
+            self.flag(
+                "import", node, f"'from {module} import *' is not allowed; import names explicitly"
+            )
         elif name in _MODULE_ATTRS:
-            self.flag("import", node, f"'{name}' from '{module}' is a module outside the "
-                                      "allow-list")
+            self.flag(
+                "import", node, f"'{name}' from '{module}' is a module outside the allow-list"
+            )
         elif _is_dunder(name):
             self.flag("dunder", node, f"importing the dunder name '{name}' is not allowed")
         elif problem := _name_problem(name):
@@ -229,8 +326,11 @@ class _PolicyVisitor(ast.NodeVisitor):
             else:
                 self.check_binding(node, name)
         elif name in _ATTR_FUNCS:
-            self.flag("dynamic_attr", node, f"'{name}' may only be called directly, with a "
-                                            "string literal name")
+            self.flag(
+                "dynamic_attr",
+                node,
+                f"'{name}' may only be called directly, with a string literal name",
+            )
         elif _is_dunder(name):
             self.flag("dunder", node, f"dunder name '{name}' is not allowed")
         elif problem := _name_problem(name):
@@ -242,8 +342,12 @@ class _PolicyVisitor(ast.NodeVisitor):
             if not (attr == "__init__" and _is_super_call(node.value)):
                 self.flag("dunder", node, f"dunder attribute '{attr}' is not allowed")
         elif attr in _FORMAT_ATTRS and not _is_str_constant(node.value):
-            self.flag("format", node, f"'.{attr}' on a template that is not a string literal "
-                                      "can reach attributes; use an f-string")
+            self.flag(
+                "format",
+                node,
+                f"'.{attr}' on a template that is not a string literal "
+                "can reach attributes; use an f-string",
+            )
         elif problem := _attr_problem(attr):
             self.flag(problem[0], node, problem[1])
         self.generic_visit(node)
@@ -254,8 +358,11 @@ class _PolicyVisitor(ast.NodeVisitor):
             self.check_attr_call(node, func.id)
             return
         if isinstance(func, ast.Name) and func.id == "type" and len(node.args) > 1:
-            self.flag("builtin", node, "type() with 3 arguments creates a class dynamically; "
-                                       "use a class statement")
+            self.flag(
+                "builtin",
+                node,
+                "type() with 3 arguments creates a class dynamically; use a class statement",
+            )
         self.generic_visit(node)
 
     def check_attr_call(self, node: ast.Call, func: str) -> None:
@@ -268,8 +375,9 @@ class _PolicyVisitor(ast.NodeVisitor):
             rest.remove(name_arg)
             name = name_arg.value  # type: ignore[union-attr]
             if _is_dunder(name):
-                self.flag("dynamic_attr", node, f"{func}() with the dunder name '{name}' is "
-                                                "not allowed")
+                self.flag(
+                    "dynamic_attr", node, f"{func}() with the dunder name '{name}' is not allowed"
+                )
             elif problem := _attr_problem(name):
                 self.flag(problem[0], node, problem[1])
         for child in rest:
@@ -281,8 +389,9 @@ class _PolicyVisitor(ast.NodeVisitor):
         if _is_dunder(node.value):
             self.flag("dunder", node, f"string '{node.value}' names a dunder attribute")
         for field, name in _template_refusals(node.value):
-            self.flag("format", node, f"format field '{{{field}}}' reaches '{name}', which is "
-                                      "not allowed")
+            self.flag(
+                "format", node, f"format field '{{{field}}}' reaches '{name}', which is not allowed"
+            )
 
     def visit_bound(self, node: ast.arg | ast.ExceptHandler) -> None:
         self.check_binding(node, node.arg if isinstance(node, ast.arg) else node.name)
@@ -318,23 +427,33 @@ def _check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             kind = "Call"
         what = _STATEMENT_NAMES.get(kind, f"'{kind.lower()}' statement")
-        yield _violation("module_code", stmt.lineno, f"top-level {what} is not allowed; only "
-                                                     "imports, definitions and assignments")
+        yield _violation(
+            "module_code",
+            stmt.lineno,
+            f"top-level {what} is not allowed; only imports, definitions and assignments",
+        )
 
 
 def _check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
     """A check source defines ``def check(initial_state, final_state)`` at top level."""
     defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
     if not defs:
-        yield _violation("check_signature", 1, "no top-level 'def check(initial_state, "
-                                               "final_state)'")
+        yield _violation(
+            "check_signature", 1, "no top-level 'def check(initial_state, final_state)'"
+        )
         return
     args = defs[-1].args
     positional = len(args.posonlyargs) + len(args.args)
     line = defs[-1].lineno
     if positional != 2:
-        yield _violation("check_signature", line, "check() must take exactly 2 positional "
-                                                  f"parameters, not {positional}")
+        yield _violation(
+            "check_signature",
+            line,
+            f"check() must take exactly 2 positional parameters, not {positional}",
+        )
     if args.vararg or args.kwarg or args.kwonlyargs:
-        yield _violation("check_signature", line, "check() must not take *args, **kwargs or "
-                                                  "keyword-only parameters")
+        yield _violation(
+            "check_signature",
+            line,
+            "check() must not take *args, **kwargs or keyword-only parameters",
+        )

@@ -36,7 +36,9 @@ def reference_trajectory(
         {"role": "system", "content": system_prompt(introduction, business_rules or [])},
         {"role": "user", "content": scenario.task},
     ]
-    for index, (step, result) in enumerate(zip(scenario.reference_solution, report.step_results, strict=True)):
+    for index, (step, result) in enumerate(
+        zip(scenario.reference_solution, report.step_results, strict=True)
+    ):
         call_id = f"call_{index + 1}"
         messages.append(
             {
@@ -46,12 +48,17 @@ def reference_trajectory(
                     {
                         "id": call_id,
                         "type": "function",
-                        "function": {"name": step.tool, "arguments": json.dumps(step.arguments, ensure_ascii=False)},
+                        "function": {
+                            "name": step.tool,
+                            "arguments": json.dumps(step.arguments, ensure_ascii=False),
+                        },
                     }
                 ],
             }
         )
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": canonical_json(result)})
+        messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": canonical_json(result)}
+        )
     messages.append({"role": "assistant", "content": "Done: everything you asked for is complete."})
     reward = sum(report.check_results) / len(report.check_results) if report.check_results else 0.0
     return TrajectoryRecord(

@@ -39,8 +39,10 @@ def processes_started_under(marker: str) -> list[str]:
     found = []
     for process in psutil.process_iter(["cmdline", "environ"]):
         try:
-            text = " ".join(process.info["cmdline"] or []) + " " + " ".join(
-                f"{k}={v}" for k, v in (process.info["environ"] or {}).items()
+            text = (
+                " ".join(process.info["cmdline"] or [])
+                + " "
+                + " ".join(f"{k}={v}" for k, v in (process.info["environ"] or {}).items())
             )
         except psutil.Error:
             continue

@@ -76,7 +76,9 @@ def test_reference_trajectory_is_chat_completions(certified_reports, clinic):
     calls = [m for m in trajectory.messages if m.get("tool_calls")]
     results = [m for m in trajectory.messages if m["role"] == "tool"]
     assert len(calls) == len(results) == len(spec.reference_solution) == trajectory.steps
-    for call, result, step, outcome in zip(calls, results, spec.reference_solution, report.step_results):
+    for call, result, step, outcome in zip(
+        calls, results, spec.reference_solution, report.step_results
+    ):
         assert len(call["tool_calls"]) == 1  # one tool call per assistant message
         function = call["tool_calls"][0]["function"]
         assert function["name"] == step.tool and json.loads(function["arguments"]) == step.arguments
@@ -90,3 +92,10 @@ def test_rejected_scenarios_make_no_trajectory(clinic, clinic_scenarios, sandbox
     spec = _spec(clinic, clinic_scenarios["fail"]["checks_pass"])
     with pytest.raises(ValueError, match="not certified"):
         reference_trajectory(spec, certify_scenario(spec, clinic, sandbox))
+
+
+def test_certify_takes_a_module_source(clinic_source, clinic_scenarios, sandbox):
+    from envmill.tasks.certify import certify
+
+    spec = ScenarioSpec(env_id="0" * 16, **clinic_scenarios["certified"][1])
+    assert certify(spec, clinic_source, sandbox).status == "certified"

@@ -26,21 +26,45 @@ def test_check_prints_schemas(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     names = [t["function"]["name"] for t in report["tools"]]
-    assert "book_appointment" in names and report["tool_kinds"]["book_appointment"] == "state_change"
-    assert report["state_schema"]["type"] == "object" and "current_time" in report["state_schema"]["properties"]
+    assert (
+        "book_appointment" in names and report["tool_kinds"]["book_appointment"] == "state_change"
+    )
+    assert (
+        report["state_schema"]["type"] == "object"
+        and "current_time" in report["state_schema"]["properties"]
+    )
     assert len(report["env_id"]) == 16
 
 
 def test_call_prints_result_and_diff(tmp_path):
-    state = {"patients": {"P1": {"patient_id": "P1", "name": "Ann Lee", "phone": "555-0100",
-                                 "insurance_plan": "none", "date_of_birth": "1990-01-01"}}}
-    done = envmill("env", "call", str(CLINIC), "update_patient_phone",
-                   "--args", json.dumps({"patient_id": "P1", "phone": "555-0199"}),
-                   "--state", json.dumps(state), cwd=tmp_path)
+    state = {
+        "patients": {
+            "P1": {
+                "patient_id": "P1",
+                "name": "Ann Lee",
+                "phone": "555-0100",
+                "insurance_plan": "none",
+                "date_of_birth": "1990-01-01",
+            }
+        }
+    }
+    done = envmill(
+        "env",
+        "call",
+        str(CLINIC),
+        "update_patient_phone",
+        "--args",
+        json.dumps({"patient_id": "P1", "phone": "555-0199"}),
+        "--state",
+        json.dumps(state),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["result"]["success"] is True
-    assert out["diff"] == [{"path": ["patients", "P1", "phone"], "op": "change", "old": "555-0100", "new": "555-0199"}]
+    assert out["diff"] == [
+        {"path": ["patients", "P1", "phone"], "op": "change", "old": "555-0100", "new": "555-0199"}
+    ]
 
 
 BAD_MODULES = {
@@ -63,8 +87,10 @@ def test_check_rejects_bad_modules_in_one_line(tmp_path, stage):
 
 def test_call_that_loops_is_stopped(tmp_path):
     module = tmp_path / "loop.py"
-    module.write_text("class E:\n    def __init__(self):\n        self.x = 0\n"
-                      "    def spin(self) -> dict:\n        while True:\n            self.x += 1\n")
+    module.write_text(
+        "class E:\n    def __init__(self):\n        self.x = 0\n"
+        "    def spin(self) -> dict:\n        while True:\n            self.x += 1\n"
+    )
     done = envmill("env", "call", str(module), "spin", cwd=tmp_path)
     assert done.returncode == 1 and "stopped" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -88,5 +114,25 @@ def test_bad_input_is_one_line_and_non_zero(tmp_path, args, fragment):
 
 
 def test_bad_setting_is_one_line(tmp_path):
-    done = envmill("env", "check", str(CLINIC), cwd=tmp_path, env_extra={"ENVMILL_SANDBOX__WALL_SECONDS": "-1"})
+    done = envmill(
+        "env", "check", str(CLINIC), cwd=tmp_path, env_extra={"ENVMILL_SANDBOX__WALL_SECONDS": "-1"}
+    )
     assert done.returncode == 2 and "sandbox.wall_seconds" in done.stderr
+
+
+def test_certify_command_prints_gates_and_fails_on_rejection(tmp_path, clinic_scenarios):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(clinic_scenarios["certified"][:2]))
+    done = envmill("env", "certify", str(CLINIC), str(good), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in json.loads(done.stdout)] == ["certified", "certified"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(clinic_scenarios["fail"]["not_trivial"]))
+    done = envmill("env", "certify", str(CLINIC), str(bad), cwd=tmp_path)
+    assert done.returncode == 1
+    (report,) = json.loads(done.stdout)
+    assert report["rejected_gate"] == "not_trivial" and len(report["gates"]) == 6
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"task": "no state"}')
+    done = envmill("env", "certify", str(CLINIC), str(broken), cwd=tmp_path)
+    assert done.returncode == 2 and "not a scenario" in done.stderr

@@ -15,8 +15,19 @@ import pytest
 from envmill.warehouse.views import query
 from tests.procs import processes_started_under
 
-RUN = ["run", "--envs", "8", "--scenarios-per-env", "3", "--batch-size", "1", "--workers", "2",
-       "--domains", "library,banking,airline,support"]
+RUN = [
+    "run",
+    "--envs",
+    "8",
+    "--scenarios-per-env",
+    "3",
+    "--batch-size",
+    "1",
+    "--workers",
+    "2",
+    "--domains",
+    "library,banking,airline,support",
+]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -27,8 +38,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def envmill(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
-                          env=_env(tmp_path))
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=_env(tmp_path)
+    )
 
 
 def _counts(root: Path) -> dict[str, int]:
@@ -38,9 +50,23 @@ def _counts(root: Path) -> dict[str, int]:
 
 def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
     """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished."""
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *RUN, "--out", str(root)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=tmp_path, env=_env(tmp_path), start_new_session=True)
+    command = [
+        sys.executable,
+        "-c",
+        "from envmill.flows.cli import main; main()",
+        *RUN,
+        "--out",
+        str(root),
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
         if any((root / "_batches").glob("*.json")):
@@ -67,7 +93,12 @@ def test_interrupt_resume_and_rerun(tmp_path):
     assert "resuming" in resumed.stderr
     after = _counts(root)
     assert after["environments"] == 8 and after["scenarios"] >= 16
-    assert after["trajectories"] == query(root, "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'").to_pylist()[0]["n"]
+    assert (
+        after["trajectories"]
+        == query(
+            root, "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'"
+        ).to_pylist()[0]["n"]
+    )
 
     again = envmill(tmp_path, *RUN, "--out", str(root))
     assert again.returncode == 0 and _counts(root) == after  # idempotent: nothing duplicated
@@ -78,7 +109,9 @@ def test_interrupt_resume_and_rerun(tmp_path):
     stats = envmill(tmp_path, "stats", "--out", str(root), "--format", "json")
     funnel = json.loads(stats.stdout)["certification_funnel"]
     assert [row["gate"] for row in funnel][:2] == ["loads", "solution_runs"]
-    scenario_id = query(root, "SELECT scenario_id FROM scenarios LIMIT 1").to_pylist()[0]["scenario_id"]
+    scenario_id = query(root, "SELECT scenario_id FROM scenarios LIMIT 1").to_pylist()[0][
+        "scenario_id"
+    ]
     shown = envmill(tmp_path, "show", "scenario", scenario_id[:8], "--out", str(root))
     assert shown.returncode == 0 and json.loads(shown.stdout)["scenario_id"] == scenario_id
     env_id = query(root, "SELECT env_id FROM environments LIMIT 1").to_pylist()[0]["env_id"]
@@ -103,10 +136,18 @@ def _write(path: Path, text: str) -> Path:
         (["run", "--backend", "quantum"], None, "setting 'backend'"),
         (["run", "--backend", "llm"], None, "llm backend is not available"),
         (["run", "--out", "afile"], lambda t: _write(t / "afile", "x"), "afile"),
-        (["run", "--out", "foreign"], lambda t: _write(t / "foreign" / "notes.txt", "mine"), "not an envmill data folder"),
-        (["run", "--out", "future"],
-         lambda t: _write(t / "future" / "envmill.json", '{"format": "envmill-warehouse", "version": "2.0"}'),
-         "format 2.0"),
+        (
+            ["run", "--out", "foreign"],
+            lambda t: _write(t / "foreign" / "notes.txt", "mine"),
+            "not an envmill data folder",
+        ),
+        (
+            ["run", "--out", "future"],
+            lambda t: _write(
+                t / "future" / "envmill.json", '{"format": "envmill-warehouse", "version": "2.0"}'
+            ),
+            "format 2.0",
+        ),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = [broken"), "envmill.toml"),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = -1\n"), "setting 'envs'"),
         (["sql", "SELECT 1", "--out", "nowhere"], None, "not an envmill data folder"),
@@ -130,6 +171,10 @@ def test_settings_precedence(tmp_path, monkeypatch):
     _write(tmp_path / "envmill.toml", "envs = 5\nseed = 3\n[sandbox]\nwall_seconds = 9\n")
     monkeypatch.setenv("ENVMILL_SEED", "4")
     settings = load_settings(seed=None, envs=7)
-    assert (settings.envs, settings.seed, settings.sandbox.wall_seconds) == (7, 4, 9)  # flag > env > toml
+    assert (settings.envs, settings.seed, settings.sandbox.wall_seconds) == (
+        7,
+        4,
+        9,
+    )  # flag > env > toml
     monkeypatch.delenv("ENVMILL_SEED")
     assert load_settings().seed == 3 and load_settings().scenarios_per_env == 12  # toml > default

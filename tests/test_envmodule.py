@@ -17,7 +17,7 @@ from envmill.tasks.envmodule import (
     find_environment_class,
 )
 
-PRELUDE = '''
+PRELUDE = """
 from enum import Enum
 from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
 import typing
@@ -52,7 +52,7 @@ class Node(TypedDict):
 
 class LibraryError(Exception):
     pass
-'''
+"""
 
 
 def env(methods: str, init: str = "self.books = {}") -> str:
@@ -74,70 +74,117 @@ def param(annotation: str, default: str = "") -> tuple[dict, bool]:
     return fn["parameters"]["properties"]["x"], "x" in fn["parameters"]["required"]
 
 
-BOOK = {"type": "object", "properties": {
-    "title": {"type": "string"},
-    "status": {"type": "string", "enum": ["available", "loaned"]},
-    "tags": {"type": "array", "items": {"type": "string"}},
-}, "required": ["title", "status"]}
+BOOK = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "status": {"type": "string", "enum": ["available", "loaned"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["title", "status"],
+}
 
 
-@pytest.mark.parametrize(("annotation", "default", "schema", "required"), [
-    ("str", "", {"type": "string"}, True),
-    ("int", "3", {"type": "integer", "default": 3}, False),
-    ("float", "", {"type": "number"}, True),
-    ("bool", "False", {"type": "boolean", "default": False}, False),
-    ("Optional[str]", "", {"type": "string"}, False),
-    ("str | None", "", {"type": "string"}, False),
-    ("Union[int, None]", "", {"type": "integer"}, False),
-    ("typing.Optional[int]", "None", {"type": "integer", "default": None}, False),
-    ("Union[int, str]", "", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, True),
-    ("list[str]", "", {"type": "array", "items": {"type": "string"}}, True),
-    ("List[int]", "", {"type": "array", "items": {"type": "integer"}}, True),
-    ("Sequence[float]", "", {"type": "array", "items": {"type": "number"}}, True),
-    ("tuple[int, ...]", "", {"type": "array", "items": {"type": "integer"}}, True),
-    ("set[str]", "", {"type": "array", "items": {"type": "string"}}, True),
-    ("list", "", {"type": "array"}, True),
-    ("dict[str, list[int]]", "",
-     {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}},
-     True),
-    ("Dict[str, Any]", "", {"type": "object"}, True),
-    ("Mapping[str, float]", "", {"type": "object", "additionalProperties": {"type": "number"}},
-     True),
-    ("Literal['a', 'b']", "'a'", {"type": "string", "enum": ["a", "b"], "default": "a"}, False),
-    ("Literal[1, 2]", "", {"type": "integer", "enum": [1, 2]}, True),
-    ("Status", "", {"type": "string", "enum": ["available", "loaned"]}, True),
-    ("Book", "", BOOK, True),
-    ("'Book'", "", BOOK, True),
-    ("'Book | None'", "", BOOK, False),
-    ("Catalog", "", {"type": "object", "additionalProperties": BOOK}, True),
-    ("Patch", "", {"type": "object", "properties": {
-        "title": {"type": "string"}, "year": {"type": "integer"}}, "required": ["year"]}, True),
-    ("Member", "", {"type": "object", "properties": {
-        "name": {"type": "string"}, "email": {"type": "string"}},
-        "required": ["name", "email"]}, True),
-    ("Loose", "", {"type": "object", "properties": {"note": {"type": "string"}},
-                   "required": []}, True),
-    ("Node", "", {"type": "object", "properties": {
-        "name": {"type": "string"}, "children": {"type": "array"}},
-        "required": ["name", "children"]}, True),
-    ("Any", "", {}, True),
-    ("object", "", {}, True),
-    ("Unknown", "", {}, True),
-    ("'not valid ('", "", {}, True),
-])
+@pytest.mark.parametrize(
+    ("annotation", "default", "schema", "required"),
+    [
+        ("str", "", {"type": "string"}, True),
+        ("int", "3", {"type": "integer", "default": 3}, False),
+        ("float", "", {"type": "number"}, True),
+        ("bool", "False", {"type": "boolean", "default": False}, False),
+        ("Optional[str]", "", {"type": "string"}, False),
+        ("str | None", "", {"type": "string"}, False),
+        ("Union[int, None]", "", {"type": "integer"}, False),
+        ("typing.Optional[int]", "None", {"type": "integer", "default": None}, False),
+        ("Union[int, str]", "", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, True),
+        ("list[str]", "", {"type": "array", "items": {"type": "string"}}, True),
+        ("List[int]", "", {"type": "array", "items": {"type": "integer"}}, True),
+        ("Sequence[float]", "", {"type": "array", "items": {"type": "number"}}, True),
+        ("tuple[int, ...]", "", {"type": "array", "items": {"type": "integer"}}, True),
+        ("set[str]", "", {"type": "array", "items": {"type": "string"}}, True),
+        ("list", "", {"type": "array"}, True),
+        (
+            "dict[str, list[int]]",
+            "",
+            {
+                "type": "object",
+                "additionalProperties": {"type": "array", "items": {"type": "integer"}},
+            },
+            True,
+        ),
+        ("Dict[str, Any]", "", {"type": "object"}, True),
+        (
+            "Mapping[str, float]",
+            "",
+            {"type": "object", "additionalProperties": {"type": "number"}},
+            True,
+        ),
+        ("Literal['a', 'b']", "'a'", {"type": "string", "enum": ["a", "b"], "default": "a"}, False),
+        ("Literal[1, 2]", "", {"type": "integer", "enum": [1, 2]}, True),
+        ("Status", "", {"type": "string", "enum": ["available", "loaned"]}, True),
+        ("Book", "", BOOK, True),
+        ("'Book'", "", BOOK, True),
+        ("'Book | None'", "", BOOK, False),
+        ("Catalog", "", {"type": "object", "additionalProperties": BOOK}, True),
+        (
+            "Patch",
+            "",
+            {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+                "required": ["year"],
+            },
+            True,
+        ),
+        (
+            "Member",
+            "",
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["name", "email"],
+            },
+            True,
+        ),
+        (
+            "Loose",
+            "",
+            {"type": "object", "properties": {"note": {"type": "string"}}, "required": []},
+            True,
+        ),
+        (
+            "Node",
+            "",
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "children": {"type": "array"}},
+                "required": ["name", "children"],
+            },
+            True,
+        ),
+        ("Any", "", {}, True),
+        ("object", "", {}, True),
+        ("Unknown", "", {}, True),
+        ("'not valid ('", "", {}, True),
+    ],
+)
 def test_parameter_schema(annotation: str, default: str, schema: dict, required: bool) -> None:
     assert param(annotation, default) == (schema, required)
 
 
 def test_missing_annotation_is_any_and_required() -> None:
     fn = tool("def t(self, x, y=2):\n    return {}\n")
-    assert fn["parameters"] == {"type": "object", "required": ["x"], "properties": {
-        "x": {}, "y": {"type": "integer", "default": 2}}}
+    assert fn["parameters"] == {
+        "type": "object",
+        "required": ["x"],
+        "properties": {"x": {}, "y": {"type": "integer", "default": 2}},
+    }
 
 
 def test_keyword_only_included_and_star_args_ignored() -> None:
-    fn = tool("def t(self, a: int, *args, b: str, c: bool = True, **kwargs) -> dict:\n"
-              "    return {}\n")
+    fn = tool(
+        "def t(self, a: int, *args, b: str, c: bool = True, **kwargs) -> dict:\n    return {}\n"
+    )
     assert list(fn["parameters"]["properties"]) == ["a", "b", "c"]
     assert fn["parameters"]["required"] == ["a", "b"]
 
@@ -173,21 +220,27 @@ def test_docstring_summary_and_both_args_styles() -> None:
     assert fn["parameters"]["required"] == ["title"]
 
 
-@pytest.mark.parametrize(("doc", "description"), [
-    ("", ""),
-    ('"""One line."""', "One line."),
-    ('"""Summary.\n\nRaises:\n    KeyError: never.\n"""', "Summary."),
-    ('"""Summary.\n\nNote:\n    Ignored.\n"""', "Summary."),
-])
+@pytest.mark.parametrize(
+    ("doc", "description"),
+    [
+        ("", ""),
+        ('"""One line."""', "One line."),
+        ('"""Summary.\n\nRaises:\n    KeyError: never.\n"""', "Summary."),
+        ('"""Summary.\n\nNote:\n    Ignored.\n"""', "Summary."),
+    ],
+)
 def test_description_stops_at_first_section(doc: str, description: str) -> None:
-    fn = tool(f"def t(self) -> dict:\n    {doc}\n    return {{}}\n" if doc
-              else "def t(self) -> dict:\n    return {}\n")
+    fn = tool(
+        f"def t(self) -> dict:\n    {doc}\n    return {{}}\n"
+        if doc
+        else "def t(self) -> dict:\n    return {}\n"
+    )
     assert fn["description"] == description
     assert fn["parameters"] == {"type": "object", "properties": {}, "required": []}
 
 
 def test_tools_are_public_non_property_methods_in_source_order() -> None:
-    source = env('''
+    source = env("""
     def b_tool(self) -> dict:
         return {}
 
@@ -204,7 +257,7 @@ def test_tools_are_public_non_property_methods_in_source_order() -> None:
 
     async def a_tool(self) -> dict:
         return {}
-    ''')
+    """)
     schemas = derive_tool_schemas(source)
     assert [s.function.name for s in schemas] == ["b_tool", "pure", "a_tool"]
     assert schemas[1].function.parameters["required"] == ["x"]
@@ -216,14 +269,23 @@ def test_tools_are_public_non_property_methods_in_source_order() -> None:
 BASE = 'class A:\n    def f(self, x: int) -> dict:\n        """Doc."""\n        return {"a": x}\n'
 
 
-@pytest.mark.parametrize(("other", "same"), [
-    ('class A:\n\n    def f(self, x:int)->dict:\n        """Doc."""\n\n'
-     '        return {"a" : x}  # note\n', True),
-    ("# header comment\n" + BASE + "\n\n", True),
-    ("class A:\n    def f(self, x: int) -> dict:\n        'Doc.'\n        return {'a': x}\n", True),
-    (BASE.replace("Doc.", "Other doc."), False),
-    (BASE.replace('"a"', '"b"'), False),
-])
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        (
+            'class A:\n\n    def f(self, x:int)->dict:\n        """Doc."""\n\n'
+            '        return {"a" : x}  # note\n',
+            True,
+        ),
+        ("# header comment\n" + BASE + "\n\n", True),
+        (
+            "class A:\n    def f(self, x: int) -> dict:\n        'Doc.'\n        return {'a': x}\n",
+            True,
+        ),
+        (BASE.replace("Doc.", "Other doc."), False),
+        (BASE.replace('"a"', '"b"'), False),
+    ],
+)
 def test_env_id_is_formatting_insensitive(other: str, same: bool) -> None:
     assert len(compute_env_id(BASE)) == 16
     assert (compute_env_id(other) == compute_env_id(BASE)) is same
@@ -239,19 +301,24 @@ def test_syntax_error_is_one_line_env_module_error() -> None:
 # --- environment class --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    (PRELUDE, "no environment class"),
-    ("class A:\n    x: int = 1\n", "no environment class"),
-    ("class A:\n    def f(self): ...\nclass B:\n    def __init__(self): ...\n",
-     "2 environment classes"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (PRELUDE, "no environment class"),
+        ("class A:\n    x: int = 1\n", "no environment class"),
+        (
+            "class A:\n    def f(self): ...\nclass B:\n    def __init__(self): ...\n",
+            "2 environment classes",
+        ),
+    ],
+)
 def test_environment_class_count_must_be_one(source: str, message: str) -> None:
     with pytest.raises(EnvModuleError, match=message):
         find_environment_class(ast.parse(source))
 
 
 def test_type_definitions_are_not_environment_classes() -> None:
-    source = PRELUDE + textwrap.dedent('''
+    source = PRELUDE + textwrap.dedent("""
     from dataclasses import dataclass
     from typing import NamedTuple
 
@@ -269,61 +336,68 @@ def test_type_definitions_are_not_environment_classes() -> None:
     class Env:
         def _private(self): ...
         def tool(self) -> dict: ...
-    ''')
+    """)
     assert find_environment_class(ast.parse(source)).name == "Env"
 
 
 # --- tool kinds ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "kind"), [
-    ("self.count = 1", "state_change"),
-    ("self.count += 1", "state_change"),
-    ("del self.books[k]", "state_change"),
-    ("self.books[k]['status'] = 'x'", "state_change"),
-    ("book = self.books[k]\nbook['status'] = 'x'", "state_change"),
-    ("book = self.books.get(k)\nif book:\n    book['tags'].append('x')", "state_change"),
-    ("shelf = self.books\nentry = shelf.get(k) or {}\nentry['n'] = 1", "state_change"),
-    ("for b in self.books.values():\n    b['status'] = 'x'", "state_change"),
-    ("for i, b in enumerate(sorted(self.books.values())):\n    b['i'] = i", "state_change"),
-    ("self.log.append(k)", "state_change"),
-    ("self.books.pop(k, None)", "state_change"),
-    ("self.books.update({k: {}})", "state_change"),
-    ("self._set(k)", "state_change"),
-    ("self._outer(k)", "state_change"),
-    ("self._mark(self.books[k])", "state_change"),
-    ("_apply(self.books, k)", "state_change"),
-    ("setattr(self, 'count', 2)", "state_change"),
-    ("x = dict(self.books[k])\nx['status'] = 'x'\nreturn x", "query"),
-    ("ids = list(self.books)\nids.sort()\nids.append('z')", "query"),
-    ("out = []\nfor b in self.books.values():\n    out.append(dict(b))", "query"),
-    ("local = {}\nlocal[k] = self.books.get(k)\nself._read(k)", "query"),
-    ("self._mark({'fresh': 1})", "query"),
-    ("_apply({}, k)", "query"),
-    ("return {'n': len(self.books), 'b': self.books.get(k)}", "query"),
-])
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("self.count = 1", "state_change"),
+        ("self.count += 1", "state_change"),
+        ("del self.books[k]", "state_change"),
+        ("self.books[k]['status'] = 'x'", "state_change"),
+        ("book = self.books[k]\nbook['status'] = 'x'", "state_change"),
+        ("book = self.books.get(k)\nif book:\n    book['tags'].append('x')", "state_change"),
+        ("shelf = self.books\nentry = shelf.get(k) or {}\nentry['n'] = 1", "state_change"),
+        ("for b in self.books.values():\n    b['status'] = 'x'", "state_change"),
+        ("for i, b in enumerate(sorted(self.books.values())):\n    b['i'] = i", "state_change"),
+        ("self.log.append(k)", "state_change"),
+        ("self.books.pop(k, None)", "state_change"),
+        ("self.books.update({k: {}})", "state_change"),
+        ("self._set(k)", "state_change"),
+        ("self._outer(k)", "state_change"),
+        ("self._mark(self.books[k])", "state_change"),
+        ("_apply(self.books, k)", "state_change"),
+        ("setattr(self, 'count', 2)", "state_change"),
+        ("x = dict(self.books[k])\nx['status'] = 'x'\nreturn x", "query"),
+        ("ids = list(self.books)\nids.sort()\nids.append('z')", "query"),
+        ("out = []\nfor b in self.books.values():\n    out.append(dict(b))", "query"),
+        ("local = {}\nlocal[k] = self.books.get(k)\nself._read(k)", "query"),
+        ("self._mark({'fresh': 1})", "query"),
+        ("_apply({}, k)", "query"),
+        ("return {'n': len(self.books), 'b': self.books.get(k)}", "query"),
+    ],
+)
 def test_tool_kind(body: str, kind: str) -> None:
-    methods = ("def t(self, k: str) -> dict:\n" + textwrap.indent(body, "    ") + "\n"
-               "    return {}\n\n"
-               "def _set(self, k):\n    self.books[k] = {}\n\n"
-               "def _outer(self, k):\n    return self._set(k)\n\n"
-               "def _mark(self, b):\n    b['status'] = 'marked'\n\n"
-               "def _read(self, k):\n    return self.books.get(k)\n\n"
-               "def _loop(self):\n    return self._loop()\n")
+    methods = (
+        "def t(self, k: str) -> dict:\n" + textwrap.indent(body, "    ") + "\n"
+        "    return {}\n\n"
+        "def _set(self, k):\n    self.books[k] = {}\n\n"
+        "def _outer(self, k):\n    return self._set(k)\n\n"
+        "def _mark(self, b):\n    b['status'] = 'marked'\n\n"
+        "def _read(self, k):\n    return self.books.get(k)\n\n"
+        "def _loop(self):\n    return self._loop()\n"
+    )
     source = env(methods) + "\n\ndef _apply(store, k):\n    store[k] = 1\n"
     assert classify_tools(source) == {"t": kind}
 
 
 def test_recursive_helpers_terminate() -> None:
-    source = env("def t(self) -> dict:\n    return self._a()\n\n"
-                 "def _a(self):\n    return self._b()\n\n"
-                 "def _b(self):\n    return self._a()\n")
+    source = env(
+        "def t(self) -> dict:\n    return self._a()\n\n"
+        "def _a(self):\n    return self._b()\n\n"
+        "def _b(self):\n    return self._a()\n"
+    )
     assert classify_tools(source) == {"t": "query"}
 
 
 # --- state schema -------------------------------------------------------------------------------
 
-STATE_INIT = '''
+STATE_INIT = """
 self.books: Catalog = {}
 self.members: dict[str, Member] = {}
 self.loans = []
@@ -334,7 +408,7 @@ self.open = True
 self.last_member: Optional[str] = None
 self.pending = None
 self.first, self.second = 0, "s"
-'''
+"""
 
 
 def state_source() -> str:
@@ -347,8 +421,15 @@ GOOD_STATE = {
     "history": [{"name": "a", "children": []}],
     "books": {"b1": {"title": "Dune", "status": "loaned"}},
     "members": {"m1": {"name": "Ann", "email": None}},
-    "loans": [], "next_id": 2, "rate": 1, "current_time": "2024-01-02T00:00:00", "open": False,
-    "last_member": None, "pending": {"any": "thing"}, "first": 3, "second": "t",
+    "loans": [],
+    "next_id": 2,
+    "rate": 1,
+    "current_time": "2024-01-02T00:00:00",
+    "open": False,
+    "last_member": None,
+    "pending": {"any": "thing"},
+    "first": 3,
+    "second": "t",
 }
 
 
@@ -359,25 +440,34 @@ def test_state_schema_from_annotations_and_defaults() -> None:
     props = schema["properties"]
     assert props["books"] == {"type": "object", "additionalProperties": BOOK}
     assert props["members"]["additionalProperties"]["properties"]["email"] == {
-        "anyOf": [{"type": "string"}, {"type": "null"}]}
+        "anyOf": [{"type": "string"}, {"type": "null"}]
+    }
     assert props["last_member"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     assert [props[k] for k in ("loans", "next_id", "rate", "current_time", "open", "pending")] == [
-        {"type": "array"}, {"type": "integer"}, {"type": "number"}, {"type": "string"},
-        {"type": "boolean"}, {}]
+        {"type": "array"},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "string"},
+        {"type": "boolean"},
+        {},
+    ]
     assert (props["first"], props["second"]) == ({"type": "integer"}, {"type": "string"})
     jsonschema.validate(GOOD_STATE, schema)
 
 
-@pytest.mark.parametrize("change", [
-    {"extra": 1},
-    {"next_id": "2"},
-    {"open": 1},
-    {"loans": {}},
-    {"last_member": 5},
-    {"books": {"b1": {"title": "Dune"}}},
-    {"books": {"b1": {"title": "Dune", "status": "lost"}}},
-    {"members": {"m1": {"name": "Ann"}}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"extra": 1},
+        {"next_id": "2"},
+        {"open": 1},
+        {"loans": {}},
+        {"last_member": 5},
+        {"books": {"b1": {"title": "Dune"}}},
+        {"books": {"b1": {"title": "Dune", "status": "lost"}}},
+        {"members": {"m1": {"name": "Ann"}}},
+    ],
+)
 def test_state_schema_rejects_bad_states(change: dict) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**GOOD_STATE, **change}, derive_state_schema(state_source()))

@@ -14,8 +14,14 @@ from tests.procs import assert_no_new_processes, descendants
 
 @pytest.fixture(scope="module")
 def settings():
-    return EnvmillSettings(envs=4, scenarios_per_env=3, batch_size=2, seed=7, sandbox=TEST_LIMITS,
-                           domains=["library", "clinic"])
+    return EnvmillSettings(
+        envs=4,
+        scenarios_per_env=3,
+        batch_size=2,
+        seed=7,
+        sandbox=TEST_LIMITS,
+        domains=["library", "clinic"],
+    )
 
 
 def _counts(root) -> dict[str, int]:
@@ -30,20 +36,37 @@ def test_flow_fills_the_warehouse_and_resumes(prefect_harness, settings, tmp_pat
 
     root = Warehouse(tmp_path / "data").root
     before = descendants()
-    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": True,
-                                            "dashboard_address": None})
-    first = synthesize.with_options(task_runner=runner)(settings=settings, data_dir=str(root), run_id="run-a")
+    runner = DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": 1,
+            "threads_per_worker": 1,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
+    first = synthesize.with_options(task_runner=runner)(
+        settings=settings, data_dir=str(root), run_id="run-a"
+    )
     assert first["batches"] == len(plan_batches(settings)) == 2 and first["resumed_batches"] == 0
     counts = _counts(root)
     assert counts["environments"] == 4 and counts["scenarios"] >= 8
     assert counts["trajectories"] == first["counts"]["certified"] > 0
-    envs = query(root, "SELECT DISTINCT domain FROM environments ORDER BY 1").column("domain").to_pylist()
+    envs = (
+        query(root, "SELECT DISTINCT domain FROM environments ORDER BY 1")
+        .column("domain")
+        .to_pylist()
+    )
     assert envs == ["clinic", "library"]
     # the same arguments again: every batch is found done, nothing is duplicated
-    again = synthesize.with_options(task_runner=runner)(settings=settings, data_dir=str(root), run_id="run-b")
+    again = synthesize.with_options(task_runner=runner)(
+        settings=settings, data_dir=str(root), run_id="run-b"
+    )
     assert again["resumed_batches"] == 2 and again["counts"] == {}
     assert _counts(root) == counts
     runs = query(root, "SELECT run_id, status, isolation FROM runs ORDER BY run_id").to_pylist()
-    assert [(r["run_id"], r["status"]) for r in runs] == [("run-a", "finished"), ("run-b", "finished")]
+    assert [(r["run_id"], r["status"]) for r in runs] == [
+        ("run-a", "finished"),
+        ("run-b", "finished"),
+    ]
     assert "rlimits" in runs[0]["isolation"]
     assert_no_new_processes(before, settle_seconds=15)

@@ -108,7 +108,7 @@ class Library(Base):
         return {"success": True, "message": "renamed"}
 '''
 
-GOOD_CHECK = '''\
+GOOD_CHECK = """\
 import re
 
 PATTERN = re.compile(r"^L[0-9]{4}$")
@@ -120,7 +120,7 @@ def _loans(state: dict) -> list:
 
 def check(initial_state: dict, final_state: dict) -> bool:
     return len(_loans(final_state)) == len(_loans(initial_state)) + 1
-'''
+"""
 
 BAD_PROGRAMS = [
     ("syntax", 2, "x = 1\ndef f(:\n    pass\n"),
@@ -167,17 +167,45 @@ BAD_PROGRAMS = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "line", "source"), BAD_PROGRAMS,
-                         ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(BAD_PROGRAMS)])
+@pytest.mark.parametrize(
+    ("rule", "line", "source"),
+    BAD_PROGRAMS,
+    ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(BAD_PROGRAMS)],
+)
 def test_bad_program_is_refused_with_rule_and_line(rule: str, line: int, source: str) -> None:
     found = check_module(source)
     assert (rule, line) in [(v.rule, v.line) for v in found], found
 
 
-REFUSED_MODULES = ["os", "sys", "subprocess", "socket", "time", "random", "threading",
-                   "multiprocessing", "asyncio", "ctypes", "gc", "inspect", "importlib", "pickle",
-                   "marshal", "signal", "builtins", "io", "pathlib", "shutil", "tempfile",
-                   "resource", "urllib.request", "http.client", "secrets", "uuid", "operator"]
+REFUSED_MODULES = [
+    "os",
+    "sys",
+    "subprocess",
+    "socket",
+    "time",
+    "random",
+    "threading",
+    "multiprocessing",
+    "asyncio",
+    "ctypes",
+    "gc",
+    "inspect",
+    "importlib",
+    "pickle",
+    "marshal",
+    "signal",
+    "builtins",
+    "io",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "resource",
+    "urllib.request",
+    "http.client",
+    "secrets",
+    "uuid",
+    "operator",
+]
 
 
 @pytest.mark.parametrize("module", REFUSED_MODULES)
@@ -223,8 +251,11 @@ def test_realistic_environment_passes() -> None:
 def test_fixture_environment_and_its_checks_pass() -> None:
     assert check_module((FIXTURES / "envs" / "clinic.py").read_text()) == []
     scenarios = json.loads((FIXTURES / "scenarios" / "clinic.json").read_text())
-    codes = [c["code"] for s in [*scenarios["certified"], *scenarios["fail"].values()]
-             for c in s["checks"]]
+    codes = [
+        c["code"]
+        for s in [*scenarios["certified"], *scenarios["fail"].values()]
+        for c in s["checks"]
+    ]
     assert codes and all(check_check_source(code) == [] for code in codes)
 
 
@@ -232,16 +263,19 @@ def test_good_check_source_passes() -> None:
     assert check_check_source(GOOD_CHECK) == []
 
 
-@pytest.mark.parametrize(("source", "rule", "line"), [
-    ("def verify(initial_state, final_state):\n    return True\n", "check_signature", 1),
-    ("check = lambda a, b: True\n", "check_signature", 1),
-    ("def check(final_state):\n    return True\n", "check_signature", 1),
-    ("X = 1\ndef check(a, b, c):\n    return True\n", "check_signature", 2),
-    ("def check(a, b, *rest):\n    return True\n", "check_signature", 1),
-    ("import time\ndef check(a, b):\n    return time.time() > 0\n", "import", 1),
-    ("def check(a, b):\n    return a.__class__ is b.__class__\n", "dunder", 2),
-    ("print(1)\ndef check(a, b):\n    return True\n", "module_code", 1),
-])
+@pytest.mark.parametrize(
+    ("source", "rule", "line"),
+    [
+        ("def verify(initial_state, final_state):\n    return True\n", "check_signature", 1),
+        ("check = lambda a, b: True\n", "check_signature", 1),
+        ("def check(final_state):\n    return True\n", "check_signature", 1),
+        ("X = 1\ndef check(a, b, c):\n    return True\n", "check_signature", 2),
+        ("def check(a, b, *rest):\n    return True\n", "check_signature", 1),
+        ("import time\ndef check(a, b):\n    return time.time() > 0\n", "import", 1),
+        ("def check(a, b):\n    return a.__class__ is b.__class__\n", "dunder", 2),
+        ("print(1)\ndef check(a, b):\n    return True\n", "module_code", 1),
+    ],
+)
 def test_check_source_violation_is_caught(source: str, rule: str, line: int) -> None:
     assert (rule, line) in [(v.rule, v.line) for v in check_check_source(source)]
 
@@ -255,13 +289,18 @@ def test_all_violations_are_collected_and_sorted_by_line() -> None:
         """)
     found = check_module(source)
     assert [(v.line, v.rule) for v in found] == [
-        (1, "import"), (3, "builtin"), (3, "dunder"), (4, "import")]
+        (1, "import"),
+        (3, "builtin"),
+        (3, "dunder"),
+        (4, "import"),
+    ]
 
 
 def test_message_is_one_precise_line() -> None:
     found = check_module("import datetime\nX = datetime.datetime.utcnow()\n")
-    assert str(found[0]) == ("line 2: 'utcnow' reads the wall clock; use the current_time state "
-                             "attribute [clock]")
+    assert str(found[0]) == (
+        "line 2: 'utcnow' reads the wall clock; use the current_time state attribute [clock]"
+    )
     text = str(check_module("import os\n")[0])
     assert text.startswith("line 1: import of 'os' is not allowed (allowed: __future__, ")
     assert "collections, collections.abc, copy" in text

@@ -12,7 +12,13 @@ from tests.conftest import TEST_LIMITS
 
 
 def _settings(**overrides) -> EnvmillSettings:
-    base = {"envs": 2, "scenarios_per_env": 3, "batch_size": 100, "seed": 11, "sandbox": TEST_LIMITS}
+    base = {
+        "envs": 2,
+        "scenarios_per_env": 3,
+        "batch_size": 100,
+        "seed": 11,
+        "sandbox": TEST_LIMITS,
+    }
     return EnvmillSettings(**{**base, **overrides})
 
 
@@ -33,7 +39,9 @@ def test_every_domain_yields_certified_scenarios(domain, sandbox):
     kinds = set(env.tool_kinds.values())
     assert kinds == {"query", "state_change"} and len(env.tools) >= 12
     certified = [s for s in output.scenarios if s.status == "certified"]
-    assert certified, [(s.rejected_gate, [g.reason for g in s.gates if not g.passed]) for s in output.scenarios]
+    assert certified, [
+        (s.rejected_gate, [g.reason for g in s.gates if not g.passed]) for s in output.scenarios
+    ]
     assert len(output.trajectories) == len(certified)
     assert {s.env_id for s in output.scenarios} == {env.env_id}
 
@@ -54,8 +62,10 @@ def test_same_seed_same_ids_and_different_seed_different_ids(sandbox):
 def test_a_generator_bug_is_a_rejection_rate_not_a_crash(sandbox, monkeypatch):
     import envmill.tasks.procedural.scenarios as scenarios
 
-    wrong = CheckSpec(description="Has a wrong expectation",
-                      code="def check(initial_state, final_state):\n    return final_state == {}\n")
+    wrong = CheckSpec(
+        description="Has a wrong expectation",
+        code="def check(initial_state, final_state):\n    return final_state == {}\n",
+    )
     monkeypatch.setattr(scenarios, "derive_checks", lambda *args, **kwargs: [wrong])
     output = _run(_settings(envs=1, domains=["clinic"]), sandbox)
     assert output.scenarios and all(s.status == "rejected" for s in output.scenarios)

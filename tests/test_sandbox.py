@@ -70,7 +70,10 @@ def test_unknown_state_key_is_refused(sandbox):
 
 def test_a_raising_tool_is_an_error_result(sandbox):
     with sandbox.episode(COUNTER, "Counter") as episode:
-        assert episode.call("explode", {}).result == {"success": False, "error": "KeyError: 'no such thing'"}
+        assert episode.call("explode", {}).result == {
+            "success": False,
+            "error": "KeyError: 'no such thing'",
+        }
         assert episode.call("read", {}).result["success"] is True
 
 
@@ -111,8 +114,10 @@ def test_a_runaway_call_is_stopped_and_the_episode_goes_on(sandbox, tool, error_
 
 
 def test_wall_timeout_is_enforced_by_the_parent():
-    source = "class Sleeper:\n    def __init__(self):\n        self.n = 0\n    def wait(self) -> dict:\n" \
-             "        import time\n        time.sleep(30)\n        return {}\n"
+    source = (
+        "class Sleeper:\n    def __init__(self):\n        self.n = 0\n    def wait(self) -> dict:\n"
+        "        import time\n        time.sleep(30)\n        return {}\n"
+    )
     limits = SandboxLimits(cpu_seconds=5, wall_seconds=0.5, memory_mb=256)
     with Sandbox(limits) as box, box.episode(source, "Sleeper") as episode:
         outcome = episode.call("wait", {})

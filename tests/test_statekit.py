@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from envmill.schemas.ids import canonical_json, content_id
 from envmill.tasks.statekit import diff_states, state_hash
 
-scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=5)
+scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=5)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 states = st.dictionaries(st.text(min_size=1, max_size=6), json_values, max_size=5)
@@ -86,5 +88,7 @@ def test_diff_shapes():
 
 
 def test_int_to_float_is_a_change():
-    assert diff_states({"x": 1}, {"x": 1.0}) == [{"path": ["x"], "op": "change", "old": 1, "new": 1.0}]
+    assert diff_states({"x": 1}, {"x": 1.0}) == [
+        {"path": ["x"], "op": "change", "old": 1, "new": 1.0}
+    ]
     assert json.loads(canonical_json({"x": 1.0}))["x"] == 1.0

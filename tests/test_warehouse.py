@@ -23,12 +23,22 @@ RUN = "run-test-1"
 
 def env_row(name: str, domain: str = "retail", n_query: int = 2, n_change: int = 1) -> dict:
     return {
-        "env_id": content_id(name), "run_id": RUN, "domain": domain, "backend": "procedural",
-        "class_name": name, "topic": f"{name} topic", "introduction": "intro",
-        "business_rules_json": ["no refunds after 30 days"], "source": f"class {name}: pass\n",
-        "tools_json": [], "state_schema_json": {"type": "object"},
-        "n_tools": n_query + n_change, "n_query_tools": n_query,
-        "n_state_change_tools": n_change, "checked_json": {"policy": "ok"}, "seed": 7,
+        "env_id": content_id(name),
+        "run_id": RUN,
+        "domain": domain,
+        "backend": "procedural",
+        "class_name": name,
+        "topic": f"{name} topic",
+        "introduction": "intro",
+        "business_rules_json": ["no refunds after 30 days"],
+        "source": f"class {name}: pass\n",
+        "tools_json": [],
+        "state_schema_json": {"type": "object"},
+        "n_tools": n_query + n_change,
+        "n_query_tools": n_query,
+        "n_state_change_tools": n_change,
+        "checked_json": {"policy": "ok"},
+        "seed": 7,
         "created_at": NOW,
     }
 
@@ -36,8 +46,14 @@ def env_row(name: str, domain: str = "retail", n_query: int = 2, n_change: int =
 def tool_rows(env_id: str, n_query: int, n_change: int) -> list[dict]:
     kinds = ["query"] * n_query + ["state_change"] * n_change
     return [
-        {"env_id": env_id, "name": f"tool_{i}", "kind": kind, "description": "d",
-         "parameters_json": {"type": "object", "properties": {}}, "n_params": 0}
+        {
+            "env_id": env_id,
+            "name": f"tool_{i}",
+            "kind": kind,
+            "description": "d",
+            "parameters_json": {"type": "object", "properties": {}},
+            "n_params": 0,
+        }
         for i, kind in enumerate(kinds)
     ]
 
@@ -48,41 +64,69 @@ def scenario_row(env_id: str, n: int, rejected_gate: str | None = None) -> dict:
         i = GATES.index(rejected_gate)
         gates[i]["passed"] = False
     return {
-        "scenario_id": content_id([env_id, n]), "env_id": env_id, "run_id": RUN,
-        "backend": "procedural", "mode": "non_conversational", "task": f"task {n}",
-        "user_facts_json": {}, "initial_state_json": {"current_time": "2025-01-01T10:00:00"},
+        "scenario_id": content_id([env_id, n]),
+        "env_id": env_id,
+        "run_id": RUN,
+        "backend": "procedural",
+        "mode": "non_conversational",
+        "task": f"task {n}",
+        "user_facts_json": {},
+        "initial_state_json": {"current_time": "2025-01-01T10:00:00"},
         "reference_solution_json": [{"tool": "tool_0", "arguments": {}}],
         "checks_json": [{"description": "Has x", "code": "def check(i, f):\n    return True"}],
-        "n_checks": 1, "n_steps": 1,
-        "status": "rejected" if rejected_gate else "certified", "rejected_gate": rejected_gate,
-        "gates_json": gates, "created_at": NOW,
+        "n_checks": 1,
+        "n_steps": 1,
+        "status": "rejected" if rejected_gate else "certified",
+        "rejected_gate": rejected_gate,
+        "gates_json": gates,
+        "created_at": NOW,
     }
 
 
 def trajectory_row(scenario_id: str, env_id: str, reward: float = 1.0) -> dict:
     return {
-        "trajectory_id": content_id([scenario_id, "reference"]), "scenario_id": scenario_id,
-        "env_id": env_id, "run_id": RUN, "policy": "reference",
-        "messages_json": [{"role": "user", "content": "hi"}], "check_results_json": [True],
-        "reward": reward, "steps": 1, "termination": "finished", "usage_json": {},
-        "timings_json": {}, "created_at": NOW,
+        "trajectory_id": content_id([scenario_id, "reference"]),
+        "scenario_id": scenario_id,
+        "env_id": env_id,
+        "run_id": RUN,
+        "policy": "reference",
+        "messages_json": [{"role": "user", "content": "hi"}],
+        "check_results_json": [True],
+        "reward": reward,
+        "steps": 1,
+        "termination": "finished",
+        "usage_json": {},
+        "timings_json": {},
+        "created_at": NOW,
     }
 
 
 def failure_row(stage: str, item: str, error_class: str, attempts: int = 1) -> dict:
     return {
-        "failure_id": derive_failure_id(RUN, stage, item), "run_id": RUN, "stage": stage,
-        "item": item, "error_class": error_class, "message": "boom", "attempts": attempts,
+        "failure_id": derive_failure_id(RUN, stage, item),
+        "run_id": RUN,
+        "stage": stage,
+        "item": item,
+        "error_class": error_class,
+        "message": "boom",
+        "attempts": attempts,
         "created_at": NOW,
     }
 
 
 def run_row(status: str = "finished") -> dict:
     return {
-        "run_id": RUN, "started_at": "2025-01-02T03:00:00Z",
-        "finished_at": NOW if status != "running" else None, "status": status,
-        "backend": "procedural", "seed": 1, "settings_json": {"n": 1}, "versions_json": {},
-        "counts_json": {}, "timings_json": {}, "isolation": "rlimits",
+        "run_id": RUN,
+        "started_at": "2025-01-02T03:00:00Z",
+        "finished_at": NOW if status != "running" else None,
+        "status": status,
+        "backend": "procedural",
+        "seed": 1,
+        "settings_json": {"n": 1},
+        "versions_json": {},
+        "counts_json": {},
+        "timings_json": {},
+        "isolation": "rlimits",
     }
 
 
@@ -115,21 +159,25 @@ def test_resolve_data_dir_precedence(tmp_path, monkeypatch):
 def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
-        "format": "envmill-warehouse", "version": "1.0"}
+        "format": "envmill-warehouse",
+        "version": "1.0",
+    }
     Warehouse(wh.root)  # reopening a warehouse is fine
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.7"])
 def test_same_major_version_accepted(tmp_path, version):
-    (tmp_path / "envmill.json").write_text(json.dumps(
-        {"format": "envmill-warehouse", "version": version}))
+    (tmp_path / "envmill.json").write_text(
+        json.dumps({"format": "envmill-warehouse", "version": version})
+    )
     Warehouse(tmp_path)
 
 
 @pytest.mark.parametrize("version", ["2.0", "0.9"])
 def test_other_major_version_refused(tmp_path, version):
-    (tmp_path / "envmill.json").write_text(json.dumps(
-        {"format": "envmill-warehouse", "version": version}))
+    (tmp_path / "envmill.json").write_text(
+        json.dumps({"format": "envmill-warehouse", "version": version})
+    )
     with pytest.raises(WarehouseError, match=f"format {version}") as info:
         Warehouse(tmp_path)
     assert "\n" not in str(info.value)
@@ -182,8 +230,11 @@ def test_round_trip_and_json_operators(wh):
     wh.write("scenarios", [scenario_row(env["env_id"], i) for i in range(3)])
     wh.write("runs", [run_row()])
     assert (count(wh, "environments"), count(wh, "tools"), count(wh, "scenarios")) == (1, 3, 3)
-    got = query(wh.root, "SELECT DISTINCT json_extract_string(initial_state_json, "
-                "'$.current_time') AS t FROM scenarios")
+    got = query(
+        wh.root,
+        "SELECT DISTINCT json_extract_string(initial_state_json, "
+        "'$.current_time') AS t FROM scenarios",
+    )
     assert got.column("t").to_pylist() == ["2025-01-01T10:00:00"]
     rules = query(wh.root, "SELECT business_rules_json ->> '$[0]' AS r FROM environments")
     assert rules.column("r")[0].as_py() == "no refunds after 30 days"
@@ -220,8 +271,11 @@ def _bad_batches() -> list[tuple[str, str, dict]]:
         ("scenarios", "isin", {**scenario_row(env_id, 0), "status": "maybe"}),
         ("scenarios", "str_matches", {**scenario_row(env_id, 0), "env_id": "NOT-HEX"}),
         ("trajectories", "less_than_or_equal_to", trajectory_row("a" * 16, env_id, reward=2.0)),
-        ("scenarios", "missing columns \\['task'\\]",
-         {k: v for k, v in scenario_row(env_id, 0).items() if k != "task"}),
+        (
+            "scenarios",
+            "missing columns \\['task'\\]",
+            {k: v for k, v in scenario_row(env_id, 0).items() if k != "task"},
+        ),
         ("scenarios", "unknown columns \\['extra'\\]", {**scenario_row(env_id, 0), "extra": 1}),
         ("scenarios", "rejected_names_its_gate", {**scenario_row(env_id, 0), "status": "rejected"}),
         ("environments", "tool_counts_add_up", {**env_row("Shop"), "n_tools": 9}),
@@ -337,8 +391,11 @@ def test_parts_missing_a_new_column_still_read(wh):
 def corpus(wh: Warehouse) -> Warehouse:
     """3 environments; A: 4 certified + 2 rejected, B: 2 certified + 3 rejected, C: none."""
     specs = {"A": ("retail", 2, 1), "B": ("retail", 3, 2), "C": ("travel", 1, 0)}
-    rejected = {"A": ["loads", "checks_pass"], "B": ["not_trivial", "partial_fails",
-                                                     "deterministic"], "C": []}
+    rejected = {
+        "A": ["loads", "checks_pass"],
+        "B": ["not_trivial", "partial_fails", "deterministic"],
+        "C": [],
+    }
     certified = {"A": 4, "B": 2, "C": 0}
     for name, (domain, n_query, n_change) in specs.items():
         env = env_row(name, domain, n_query, n_change)
@@ -347,9 +404,14 @@ def corpus(wh: Warehouse) -> Warehouse:
         rows = [scenario_row(env["env_id"], i) for i in range(certified[name])]
         rows += [scenario_row(env["env_id"], 100 + i, g) for i, g in enumerate(rejected[name])]
         wh.write("scenarios", rows, key=name)
-    wh.write("failures", [failure_row("certify", "s1", "Timeout"),
-                          failure_row("certify", "s2", "Timeout", attempts=2),
-                          failure_row("generate", "t1", "ValueError")])
+    wh.write(
+        "failures",
+        [
+            failure_row("certify", "s1", "Timeout"),
+            failure_row("certify", "s2", "Timeout", attempts=2),
+            failure_row("generate", "t1", "ValueError"),
+        ],
+    )
     return wh
 
 
@@ -364,8 +426,15 @@ def test_corpus_stats_funnel(corpus):
 def test_corpus_stats_counts(corpus):
     stats = corpus_stats(corpus.root)
     overview = stats["overview"].to_pylist()[0]
-    assert overview == {"environments": 3, "domains": 2, "tools": 9, "scenarios": 11,
-                        "certified": 6, "trajectories": 0, "failures": 3}
+    assert overview == {
+        "environments": 3,
+        "domains": 2,
+        "tools": 9,
+        "scenarios": 11,
+        "certified": 6,
+        "trajectories": 0,
+        "failures": 3,
+    }
     domains = stats["environments_by_domain"].to_pylist()
     by_domain = {r["domain"]: r["environments"] for r in domains}
     assert by_domain == {"retail": 2, "travel": 1}
@@ -377,8 +446,13 @@ def test_corpus_stats_counts(corpus):
     assert (per_env["scenarios"], per_env["min_scenarios"], per_env["max_scenarios"]) == (11, 0, 6)
     assert per_env["avg_certified"] == 2.0 and per_env["max_certified"] == 4
     failures = stats["failures_by_stage"].to_pylist()
-    assert failures[0] == {"stage": "certify", "error_class": "Timeout", "failures": 2,
-                           "attempts": 3, "runs": 1}
+    assert failures[0] == {
+        "stage": "certify",
+        "error_class": "Timeout",
+        "failures": 2,
+        "attempts": 3,
+        "runs": 1,
+    }
 
 
 def test_corpus_stats_on_empty_warehouse(wh):
@@ -388,13 +462,21 @@ def test_corpus_stats_on_empty_warehouse(wh):
 
 
 def test_format_csv_json_table(wh):
-    wh.write("failures", [failure_row("certify", "s1", "Timeout"),
-                          failure_row("generate", "t,1", "ValueError", attempts=2)])
-    table = query(wh.root, "SELECT stage, item, attempts, created_at FROM failures "
-                  "ORDER BY stage")
+    wh.write(
+        "failures",
+        [
+            failure_row("certify", "s1", "Timeout"),
+            failure_row("generate", "t,1", "ValueError", attempts=2),
+        ],
+    )
+    table = query(wh.root, "SELECT stage, item, attempts, created_at FROM failures ORDER BY stage")
     rows = list(csv.DictReader(io.StringIO(format_table(table, "csv"))))
-    assert rows[1] == {"stage": "generate", "item": "t,1", "attempts": "2",
-                       "created_at": "2025-01-02T03:04:05+00:00"}
+    assert rows[1] == {
+        "stage": "generate",
+        "item": "t,1",
+        "attempts": "2",
+        "created_at": "2025-01-02T03:04:05+00:00",
+    }
     data = json.loads(format_table(table, "json"))
     assert data[0]["stage"] == "certify" and data[1]["attempts"] == 2
     assert data[0]["created_at"].startswith("2025-01-02T03:04:05")

@@ -120,7 +120,9 @@ def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
     marker = batch_marker(warehouse.root, output.key)
     marker.parent.mkdir(exist_ok=True)
     temporary = marker.with_suffix(".tmp")
-    temporary.write_text(json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds}))
+    temporary.write_text(
+        json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds})
+    )
     temporary.replace(marker)
 
 

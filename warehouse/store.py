@@ -186,12 +186,16 @@ def _convert_row(spec: TableSpec, index: int, row: dict[str, Any], now: datetime
     schema = spec.arrow_schema
     unknown = sorted(set(row) - set(schema.names))
     missing = [
-        f.name for f in schema
+        f.name
+        for f in schema
         if not f.nullable and f.name not in row and f.name not in spec.defaults_now
     ]
     if unknown or missing:
-        problems = [f"{what} columns {cols}" for what, cols in
-                    (("unknown", unknown), ("missing", missing)) if cols]
+        problems = [
+            f"{what} columns {cols}"
+            for what, cols in (("unknown", unknown), ("missing", missing))
+            if cols
+        ]
         raise WarehouseError(f"table {spec.name} row {index}: {', '.join(problems)}")
     out = {}
     for f in schema:

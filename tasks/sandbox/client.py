@@ -25,13 +25,12 @@ from envmill.tasks.sandbox.framing import FrameError, recv_frame, send_frame
 from envmill.tasks.sandbox.isolation import (
     UNSHARE_ARGS,
     IsolationLevel,
-    IsolationMode,
     resolve_isolation,
 )
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-PRECOMPILE_MAX_CHARS = 100_000
-CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck  # a control datagram must stay well under the socket buffer
+PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
+CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck
 
 
 class SandboxError(RuntimeError):
@@ -87,8 +86,12 @@ class Sandbox:
         finally:
             host.close()
         rows = outcome.result.get("results") if outcome.ok else None
-        if rows is not None and (len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows)):
-            return CallOutcome(error="malformed reply: wrong number of check results", error_class="protocol")
+        if rows is not None and (
+            len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows)
+        ):
+            return CallOutcome(
+                error="malformed reply: wrong number of check results", error_class="protocol"
+            )
         return outcome
 
     def spawn_host(self, source: str | None = None) -> HostHandle:
@@ -140,12 +143,16 @@ class Sandbox:
             "uid_base": 1_000_000 + secrets.randbelow(1 << 20) * 4096,
         }
         prefix = ["unshare", *UNSHARE_ARGS, "--"] if self.level.namespaces else []
-        # -S -s: no site-packages; the environment below replaces ours, so no PYTHON* variable leaks in
+        # -S -s: no site-packages; the environment below replaces ours: no PYTHON* variable leaks
         argv = [*prefix, sys.executable, "-S", "-s", str(ZYGOTE), str(theirs.fileno())]
         self._zygote = subprocess.Popen(
             [*argv, json.dumps(config)],
             pass_fds=[theirs.fileno()],
-            env={"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},  # no keys, no tokens
+            env={
+                "PATH": os.defpath,
+                "LANG": "C.UTF-8",
+                "PYTHONHASHSEED": "0",
+            },  # no keys, no tokens
             cwd=self._base_dir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -244,7 +251,9 @@ class HostHandle:
         if problem:
             return self._fail("protocol", f"malformed reply: {problem}")
         if not reply["ok"]:
-            return CallOutcome(error=str(reply.get("error")), error_class=str(reply.get("error_class")))
+            return CallOutcome(
+                error=str(reply.get("error")), error_class=str(reply.get("error_class"))
+            )
         return CallOutcome(result=reply, state=reply.get("state"))
 
     def _fail(self, error_class: str, error: str) -> CallOutcome:

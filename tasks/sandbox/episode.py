@@ -27,7 +27,12 @@ class Episode:
     def _start(self) -> CallOutcome:
         self._host = self.sandbox.spawn_host(self.source)
         outcome = self._host.request(
-            {"op": "load", "source": self.source, "class_name": self.class_name, "state": self._state}
+            {
+                "op": "load",
+                "source": self.source,
+                "class_name": self.class_name,
+                "state": self._state,
+            }
         )
         if outcome.ok:
             self._state = outcome.state
@@ -77,4 +82,6 @@ class Episode:
 
 def _as_tool_error(outcome: CallOutcome) -> CallOutcome:
     result = {"success": False, "error": f"{outcome.error_class}: {outcome.error}"}
-    return CallOutcome(result=result, state=None, error=outcome.error, error_class=outcome.error_class)
+    return CallOutcome(
+        result=result, state=None, error=outcome.error, error_class=outcome.error_class
+    )

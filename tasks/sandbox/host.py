@@ -8,6 +8,7 @@ Every reply is plain JSON built here; the program's stdout, stderr and stdin are
 from __future__ import annotations
 
 import json
+import math
 import socket
 from typing import Any
 
@@ -34,7 +35,7 @@ def check_json(value: Any, where: str) -> None:
                 stack.append((child, f"{path}.{key}"))
         elif kind is list or kind is tuple:
             stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
-        elif kind is float and item != item or kind is float and item in (float("inf"), -float("inf")):
+        elif kind is float and not math.isfinite(item):
             raise HostError(f"{path} is not a finite number")
         elif kind not in (str, int, float, bool, type(None)):
             raise HostError(f"{path} is a {kind.__name__}, not a JSON value")
@@ -123,7 +124,10 @@ class EnvHost:
         except Exception as exc:  # a tool should not raise; when one does, the episode goes on
             result = {"success": False, "error": describe_exception(exc)}
         if type(result) is not dict:
-            result = {"success": False, "error": f"tool returned {type(result).__name__}, not a dict"}
+            result = {
+                "success": False,
+                "error": f"tool returned {type(result).__name__}, not a dict",
+            }
         try:
             check_json(result, "result")
         except HostError as exc:
@@ -153,7 +157,9 @@ def run_checks(request: dict[str, Any]) -> dict[str, Any]:
     A check that raises or returns a non-bool yields ``None``; ``mutated`` says whether the check
     changed its arguments, which the certification's determinism gate refuses.
     """
-    pairs = [(json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)) for a, b in request["pairs"]]
+    pairs = [
+        (json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)) for a, b in request["pairs"]
+    ]
     return {"results": [_run_one_check(source, pairs) for source in request["checks"]]}
 
 
@@ -199,8 +205,11 @@ def serve(sock: socket.socket, max_reply_bytes: int) -> None:
         reply = _answer(host, request)
         payload = json.dumps(reply, ensure_ascii=False, allow_nan=False)
         if len(payload) > max_reply_bytes:
-            reply = {"ok": False, "error": f"reply of {len(payload)} bytes exceeds the limit",
-                     "error_class": "too_large"}
+            reply = {
+                "ok": False,
+                "error": f"reply of {len(payload)} bytes exceeds the limit",
+                "error_class": "too_large",
+            }
         send_frame(sock, reply)
 
 

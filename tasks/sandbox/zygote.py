@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Everything generated code may import is loaded now: a chrooted host cannot read the stdlib.
 import __future__  # noqa: E402,F401
+
 import _strptime  # noqa: E402,F401  (datetime.strptime imports it lazily)
 import collections.abc  # noqa: E402,F401
 import copy  # noqa: E402,F401
@@ -154,7 +155,7 @@ class Zygote:
 
 
 def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chroot: bool):
-    """Lock a freshly forked child down; returns its channel. Order matters: fds, dir, limits, uid."""
+    """Lock a freshly forked child down, return its channel. Order: fds, dir, limits, uid."""
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.dup2(channel_fd, 3)
