@@ -44,7 +44,8 @@ def print_by_domain(outputs: list[BatchOutput]) -> None:
                 scenarios=1, certified=scenario.status == "certified"
             )
     print(
-        f"{'domain':12} {'envs':>4} {'query/env':>9} {'change/env':>10} {'scenarios':>9} {'certified':>9}"
+        f"{'domain':12} {'envs':>4} {'query/env':>9} {'change/env':>10} "
+        f"{'scenarios':>9} {'certified':>9}"
     )
     for domain, row in sorted(rows.items()):
         envs = row["envs"]
@@ -89,7 +90,8 @@ def main() -> None:
     )
     for label, seconds in (("1 process", one_seconds), ("2 processes", two_seconds)):
         print(
-            f"{label:12} {seconds:6.1f} s  {n_envs / seconds:6.2f} envs/s  {certified / seconds:6.1f} certified/s"
+            f"{label:12} {seconds:6.1f} s  {n_envs / seconds:6.2f} envs/s  "
+            f"{certified / seconds:6.1f} certified/s"
         )
     print(f"speedup 2 vs 1 process: {one_seconds / two_seconds:.2f}x")
     same = [s.scenario_id for o in one for s in o.scenarios] == [

@@ -12,14 +12,24 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from envmill.schemas.settings import SandboxLimits
+
+
+def warm_worker(limits: SandboxLimits) -> None:
+    """Import the task code and start the sandbox before the first batch arrives."""
+    import envmill.flows.synthesize  # noqa: F401  (prefect, the pipeline, the warehouse)
+    from envmill.tasks.sandbox.shared import process_sandbox
+
+    process_sandbox(limits).spawn_host().close()
+
 
 @contextmanager
-def dask_scheduler(address: str | None, workers: int) -> Iterator[str]:
-    """Yield a scheduler address; a cluster started here is closed on the way out."""
+def dask_scheduler(address: str | None, workers: int, limits: SandboxLimits) -> Iterator[str]:
+    """Yield a scheduler address; a cluster started here is warmed, and closed on the way out."""
     if address:
         yield address
         return
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -32,7 +42,16 @@ def dask_scheduler(address: str | None, workers: int) -> Iterator[str]:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+    client = Client(cluster)
     try:
+        # one warm-up per worker, not awaited: it overlaps whatever the caller does next
+        warming = [  # noqa: F841  (held so the futures are not released early)
+            client.submit(
+                warm_worker, limits, workers=[worker], pure=False, allow_other_workers=False
+            )
+            for worker in client.scheduler_info()["workers"]
+        ]
         yield cluster.scheduler_address
     finally:
+        client.close()
         cluster.close()

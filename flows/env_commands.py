@@ -126,8 +126,13 @@ def certify(
         reports = [certify_scenario(spec, env, sandbox) for spec in specs]
     print_json(
         [
-            {"scenario_id": r.scenario_id, "status": r.status, "rejected_gate": r.rejected_gate,
-             "gates": [g.model_dump() for g in r.gates], "check_results": r.check_results}
+            {
+                "scenario_id": r.scenario_id,
+                "status": r.status,
+                "rejected_gate": r.rejected_gate,
+                "gates": [g.model_dump() for g in r.gates],
+                "check_results": r.check_results,
+            }
             for r in reports
         ]
     )

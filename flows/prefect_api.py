@@ -1,8 +1,9 @@
 """The Prefect API a run reports to: the user's, or a loopback server envmill starts and stops.
 
-Prefect's ephemeral mode starts a server in every Dask worker and leaves them behind (STACK §1),
-so when no API is configured envmill starts one real server itself, exports its URL and
-``PREFECT_HOME`` before any worker starts, and stops it (its whole process group) on exit.
+Prefect's ephemeral mode starts a temporary server in every Dask worker process (the URL of the
+parent's is not passed on) and leaves them behind when the cluster goes. So when no API is
+configured, envmill starts one real server itself, exports its URL and ``PREFECT_HOME`` before
+any worker starts, and stops it (its whole process group) on exit.
 """
 
 from __future__ import annotations
@@ -47,31 +48,28 @@ def configured_api_url() -> str | None:
     return profiles.get("profiles", {}).get(active, {}).get("PREFECT_API_URL") or None
 
 
-@contextmanager
-def prefect_api(home: Path) -> Iterator[str]:
-    """Yield the API URL the run reports to, starting a loopback server when none is configured."""
-    os.environ.update({k: v for k, v in QUIET_PREFECT.items() if k not in os.environ})
-    url = configured_api_url()
-    if url is not None:
-        yield url
-        return
-    home.mkdir(parents=True, exist_ok=True)
-    os.environ["PREFECT_HOME"] = str(home)
-    os.environ["PREFECT_LOGGING_TO_API_ENABLED"] = (
-        "false"  # nobody reads them; the server stops first
-    )
-    server = _start_server(home)
-    try:
-        os.environ["PREFECT_API_URL"] = server.url
-        yield server.url
-    finally:
-        os.environ.pop("PREFECT_API_URL", None)
-        server.stop()
-
-
 class _Server:
-    def __init__(self, process: subprocess.Popen[bytes], url: str) -> None:
-        self.process, self.url = process, url
+    """A ``prefect server start`` process in its own session (so its children stop with it)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
+        self.process, self.url, self.log_path = process, url, log_path
+        self.healthy = False
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not self.healthy and time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise PrefectServerError(f"the Prefect server exited at start; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as response:
+                    self.healthy = response.status == 200
+            except OSError:
+                time.sleep(0.25)
+        if not self.healthy:
+            raise PrefectServerError(
+                f"the Prefect server did not answer in {START_TIMEOUT_SECONDS:g} s; "
+                f"see {self.log_path}"
+            )
 
     def stop(self) -> None:
         for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
@@ -90,56 +88,58 @@ class _Server:
             pass
 
 
+class PrefectApi:
+    """The API of a run: ``url`` is exported at once; ``wait()`` blocks until it answers.
+
+    Splitting the two lets the caller start Dask workers (which inherit the URL) while the
+    embedded server is still starting, so the two start-ups overlap instead of adding up.
+    """
+
+    def __init__(self, url: str, server: _Server | None = None) -> None:
+        self.url, self.server = url, server
+
+    def wait(self) -> None:
+        if self.server is not None:
+            self.server.wait_healthy()
+
+
+@contextmanager
+def prefect_api(home: Path) -> Iterator[PrefectApi]:
+    """The API the run reports to, starting a loopback server when none is configured."""
+    os.environ.update({k: v for k, v in QUIET_PREFECT.items() if k not in os.environ})
+    url = configured_api_url()
+    if url is not None:
+        yield PrefectApi(url)
+        return
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["PREFECT_HOME"] = str(home)
+    os.environ["PREFECT_LOGGING_TO_API_ENABLED"] = (
+        "false"  # nobody reads them; the server stops first
+    )
+    server = _start_server(home)
+    try:
+        os.environ["PREFECT_API_URL"] = server.url
+        yield PrefectApi(server.url, server)
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        server.stop()
+
+
 def _start_server(home: Path) -> _Server:
+    """Start the server process; ``wait_healthy`` tells when it answers."""
     port = _free_port()
     log_path = home / "server.log"
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_UI_ENABLED": "false"}
     env.pop("PREFECT_API_URL", None)
-    command = [
-        sys.executable,
-        "-m",
-        "prefect",
-        "server",
-        "start",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-ui",
-        "--analytics-off",
-    ]
+    # --no-services: one-off flow runs need no scheduler, and services would take CPU from workers
+    command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
+               "--port", str(port), "--no-ui", "--analytics-off", "--no-services"]  # fmt: skip
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            command,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )
-    server = _Server(process, f"http://127.0.0.1:{port}/api")
-    try:
-        _wait_healthy(server, log_path)
-    except BaseException:
-        server.stop()
-        raise
-    return server
-
-
-def _wait_healthy(server: _Server, log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise PrefectServerError(f"the Prefect server exited at start; see {log_path}")
-        try:
-            with urllib.request.urlopen(f"{server.url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.25)
-    raise PrefectServerError(
-        f"the Prefect server did not answer in {START_TIMEOUT_SECONDS:g} s; see {log_path}"
-    )
+        )  # fmt: skip
+    return _Server(process, f"http://127.0.0.1:{port}/api", log_path)
 
 
 def _free_port() -> int:

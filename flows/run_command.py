@@ -56,19 +56,26 @@ def run(
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.prefect_api import prefect_api
-    from envmill.flows.run_report import ProgressBar, print_summary
+    from envmill.flows.run_report import print_summary
 
-    with prefect_api(root / "_prefect"), ProgressBar():
-        summary = _run_flow(settings, root)
+    with prefect_api(root / "_prefect") as api:
+        summary = _run_flow(settings, root, api)
     print_summary(root, summary)
 
 
-def _run_flow(settings, root: Path) -> dict[str, Any]:
+def _run_flow(settings, root: Path, api) -> dict[str, Any]:
+    """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
     from prefect_dask import DaskTaskRunner
 
     from envmill.flows.cluster import dask_scheduler
-    from envmill.flows.synthesize import synthesize
+    from envmill.flows.run_report import ProgressBar
 
-    with dask_scheduler(settings.dask_address, settings.workers) as address:
-        runner = DaskTaskRunner(address=address)
-        return synthesize.with_options(task_runner=runner)(settings=settings, data_dir=str(root))
+    with dask_scheduler(settings.dask_address, settings.workers, settings.sandbox) as address:
+        api.wait()
+        from envmill.flows.synthesize import synthesize
+
+        with ProgressBar():
+            runner = DaskTaskRunner(address=address)
+            return synthesize.with_options(task_runner=runner)(
+                settings=settings, data_dir=str(root)
+            )

@@ -72,7 +72,7 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
         table.add_row("batches resumed (already done)", str(summary["resumed_batches"]))
     if counts.get("failed_batches"):
         table.add_row("batches failed", str(counts["failed_batches"]))
-    table.add_row("wall time", f"{wall:.1f} s")
+    table.add_row("flow time", f"{wall:.1f} s")
     if wall > 0:
         table.add_row("certified scenarios / s", f"{counts.get('certified', 0) / wall:.1f}")
     Console().print(table)

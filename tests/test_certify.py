@@ -53,7 +53,7 @@ def test_a_check_refused_by_the_policy_counts_as_false(clinic, clinic_scenarios,
 
 def test_a_check_that_raises_counts_as_false(clinic, clinic_scenarios, sandbox):
     raw = dict(clinic_scenarios["certified"][0])
-    broken = "def check(initial_state, final_state):\n    return final_state['no_such_table']['x'] == 1\n"
+    broken = "def check(initial_state, final_state):\n    return final_state['nothing']['x'] == 1\n"
     raw["checks"] = [{"description": "Has a broken check", "code": broken}]
     report = certify_scenario(_spec(clinic, raw), clinic, sandbox)
     assert report.rejected_gate == "checks_pass"
@@ -76,7 +76,7 @@ def test_reference_trajectory_is_chat_completions(certified_reports, clinic):
     calls = [m for m in trajectory.messages if m.get("tool_calls")]
     results = [m for m in trajectory.messages if m["role"] == "tool"]
     assert len(calls) == len(results) == len(spec.reference_solution) == trajectory.steps
-    for call, result, step, outcome in zip(
+    for call, result, step, outcome in zip(  # noqa: B905 - equal lengths asserted above
         calls, results, spec.reference_solution, report.step_results
     ):
         assert len(call["tool_calls"]) == 1  # one tool call per assistant message

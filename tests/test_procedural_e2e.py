@@ -60,7 +60,7 @@ def test_same_seed_same_ids_and_different_seed_different_ids(sandbox):
 
 
 def test_a_generator_bug_is_a_rejection_rate_not_a_crash(sandbox, monkeypatch):
-    import envmill.tasks.procedural.scenarios as scenarios
+    from envmill.tasks.procedural import scenarios
 
     wrong = CheckSpec(
         description="Has a wrong expectation",

@@ -126,7 +126,8 @@ def test_wall_timeout_is_enforced_by_the_parent():
 
 def test_checks_run_on_copies_and_report_mutation(sandbox):
     checks = [
-        "def check(initial_state, final_state):\n    return final_state['n'] > initial_state['n']\n",
+        "def check(initial_state, final_state):\n"
+        "    return final_state['n'] > initial_state['n']\n",
         "def check(initial_state, final_state):\n    final_state['n'] = 0\n    return True\n",
         "def check(initial_state, final_state):\n    return 1\n",
         "def check(initial_state, final_state):\n    return final_state['missing']\n",

@@ -59,7 +59,7 @@ def generate_scenarios(
         env_id: the environment's content id (DESIGN §3.1).
         n: scenarios to attempt (indices 0..n-1); the caller records any shortfall.
         seed: run seed; with ``env_id`` and the index it fixes everything about a scenario.
-        sandbox: anything with ``episode(source, class_name, state)`` giving an episode context manager.
+        sandbox: anything with ``episode(source, class_name, state)`` giving an episode.
         conversational_share: the expected fraction of conversational scenarios.
         state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
     """

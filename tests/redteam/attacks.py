@@ -191,7 +191,8 @@ ATTACKS: list[Attack] = [
             os.chdir("d")
         return {"depth": p["depth"]}
     """, "read-only working folder: the first mkdir fails; cleanup is an iterative rm that "
-       "can never raise in the zygote", modes=()),  # run by test_deep_tree_does_not_break_the_sandbox
+       "can never raise in the zygote",
+      modes=()),  # run by test_deep_tree_does_not_break_the_sandbox
     A("many_files", "write files", """
         import os
         n = 0
