@@ -20,7 +20,7 @@ from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManif
 from envmill.tasks.procedural.chains import ArgMention, ChainStep, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
 from envmill.tasks.procedural.phrasing import phrase_task
-from envmill.tasks.procedural.scenarios import generate_scenario_batch, generate_scenarios
+from envmill.tasks.procedural.scenarios import generate_scenario_batch
 
 
 class LibraryEnv:
@@ -465,7 +465,7 @@ def test_chain_without_any_possible_change_is_none():
 
 
 def _generate(n=8, seed=7, share=0.3):
-    return generate_scenarios(
+    return generate_scenario_batch(
         library_manifest(),
         "env0123456789abc",
         n,
@@ -473,7 +473,7 @@ def _generate(n=8, seed=7, share=0.3):
         FakeSandbox(),
         conversational_share=share,
         state_builder=lambda compiled, s: library_state(s % 5),
-    )
+    ).scenarios
 
 
 def _without_last_change(spec) -> list:

@@ -42,39 +42,6 @@ class ScenarioBatch:
     skipped: list[tuple[int, str]] = field(default_factory=list)
 
 
-def generate_scenarios(
-    compiled: CompiledEnvironment,
-    env_id: str,
-    n: int,
-    seed: int,
-    sandbox: Any,
-    *,
-    conversational_share: float = 0.3,
-    state_builder: StateBuilder | None = None,
-) -> list[ScenarioSpec]:
-    """Up to ``n`` scenarios for one compiled environment; skipped ones are logged, not raised.
-
-    Args:
-        compiled: the environment and its tool manifest.
-        env_id: the environment's content id (DESIGN §3.1).
-        n: scenarios to attempt (indices 0..n-1); the caller records any shortfall.
-        seed: run seed; with ``env_id`` and the index it fixes everything about a scenario.
-        sandbox: anything with ``episode(source, class_name, state)`` giving an episode.
-        conversational_share: the expected fraction of conversational scenarios.
-        state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
-    """
-    batch = generate_scenario_batch(
-        compiled,
-        env_id,
-        n,
-        seed,
-        sandbox,
-        conversational_share=conversational_share,
-        state_builder=state_builder,
-    )
-    return batch.scenarios
-
-
 def generate_scenario_batch(
     compiled: CompiledEnvironment,
     env_id: str,
@@ -85,7 +52,17 @@ def generate_scenario_batch(
     conversational_share: float = 0.3,
     state_builder: StateBuilder | None = None,
 ) -> ScenarioBatch:
-    """Like :func:`generate_scenarios`, also returning ``(index, reason)`` for each skipped one."""
+    """Up to ``n`` scenarios for one environment, with ``(index, reason)`` for each one skipped.
+
+    Args:
+        compiled: the environment and its tool manifest.
+        env_id: the environment's content id (DESIGN §3.1).
+        n: scenarios to attempt (indices 0..n-1); the caller records any shortfall.
+        seed: run seed; with ``env_id`` and the index it fixes everything about a scenario.
+        sandbox: anything with ``episode(source, class_name, state)`` giving an episode.
+        conversational_share: the expected fraction of conversational scenarios.
+        state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
+    """
     builder = state_builder or _default_state_builder()
     faker = Faker(FAKER_LOCALE)
     batch, seen = ScenarioBatch(), set()
