@@ -178,3 +178,26 @@ def test_settings_precedence(tmp_path, monkeypatch):
     )  # flag > env > toml
     monkeypatch.delenv("ENVMILL_SEED")
     assert load_settings().seed == 3 and load_settings().scenarios_per_env == 12  # toml > default
+
+
+def test_an_existing_prefect_api_and_dask_scheduler_are_used(prefect_harness, tmp_path):
+    """With PREFECT_API_URL and --dask-address, envmill starts neither a server nor a cluster."""
+    from distributed import LocalCluster
+    from prefect.settings import PREFECT_API_URL
+
+    api_url = PREFECT_API_URL.value()
+    root = tmp_path / "data"
+    env = {**_env(tmp_path), "PREFECT_API_URL": api_url}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                      env={"PREFECT_API_URL": api_url}) as cluster:  # fmt: skip
+        command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", "run",
+                   "--envs", "2", "--scenarios-per-env", "2", "--domains", "library",
+                   "--out", str(root), "--dask-address", cluster.scheduler_address]  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        workers = cluster.scheduler_info["workers"]
+        assert workers  # the cluster outlived the run: envmill did not close what it did not start
+    assert not (root / "_prefect").exists()  # no embedded server was started
+    assert query(root, "SELECT count(*) AS n FROM environments").to_pylist()[0]["n"] == 2
