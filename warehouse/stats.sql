@@ -26,11 +26,11 @@ WITH per_env AS (
     FROM environments e LEFT JOIN tools t USING (env_id)
     GROUP BY e.env_id
 )
-SELECT 'query' AS kind, count(*) AS environments, avg(query) AS avg, min(query) AS min,
+SELECT 'query' AS kind, count(*) AS environments, round(avg(query), 2) AS avg, min(query) AS min,
        max(query) AS max
 FROM per_env
 UNION ALL
-SELECT 'state_change', count(*), avg(state_change), min(state_change), max(state_change)
+SELECT 'state_change', count(*), round(avg(state_change), 2), min(state_change), max(state_change)
 FROM per_env
 ORDER BY kind;
 
@@ -47,9 +47,9 @@ SELECT
     count(*) AS environments,
     coalesce(sum(scenarios), 0)::BIGINT AS scenarios,
     coalesce(sum(certified), 0)::BIGINT AS certified,
-    avg(scenarios) AS avg_scenarios, min(scenarios) AS min_scenarios,
+    round(avg(scenarios), 2) AS avg_scenarios, min(scenarios) AS min_scenarios,
     max(scenarios) AS max_scenarios,
-    avg(certified) AS avg_certified, min(certified) AS min_certified,
+    round(avg(certified), 2) AS avg_certified, min(certified) AS min_certified,
     max(certified) AS max_certified
 FROM per_env;
 
@@ -81,9 +81,9 @@ ORDER BY step;
 SELECT
     policy,
     count(*) AS trajectories,
-    avg(reward) AS avg_reward,
+    round(avg(reward), 2) AS avg_reward,
     count(*) FILTER (WHERE reward = 1.0) AS full_reward,
-    avg(steps) AS avg_steps
+    round(avg(steps), 2) AS avg_steps
 FROM trajectories
 GROUP BY policy
 ORDER BY trajectories DESC, policy;
