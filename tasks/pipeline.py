@@ -84,6 +84,8 @@ def synthesize_batch(batch: BatchSpec, settings: EnvmillSettings, sandbox: Sandb
             _synthesize_item(item, settings, sandbox, output, clock)
         except _ItemFailed as failure:
             output.failures.append(failure.record)
+        except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
+            output.failures.append(_ItemFailed("item", f"{item.domain}#{item.seed}", exc).record)
     output.seconds = dict(clock.seconds)
     return output
 
@@ -152,7 +154,11 @@ def _certify_into(
     sandbox: Sandbox,
     output: BatchOutput,
 ) -> None:
-    report = certify_scenario(spec, env, sandbox)
+    try:
+        report = certify_scenario(spec, env, sandbox)
+    except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
+        output.failures.append(_ItemFailed("certify", spec.scenario_id, exc).record)
+        return
     output.scenarios.append(
         ScenarioRecord(
             **spec.model_dump(),

@@ -71,3 +71,21 @@ def test_a_generator_bug_is_a_rejection_rate_not_a_crash(sandbox, monkeypatch):
     assert output.scenarios and all(s.status == "rejected" for s in output.scenarios)
     assert {s.rejected_gate for s in output.scenarios} == {"checks_pass"}
     assert output.trajectories == []
+
+
+def test_a_sandbox_failure_is_a_failure_row_not_a_crash(sandbox, monkeypatch):
+    from envmill.tasks import pipeline
+    from envmill.tasks.sandbox import SandboxError
+
+    def broken(*args, **kwargs):
+        raise SandboxError("the sandbox zygote is not answering: simulated")
+
+    monkeypatch.setattr(pipeline, "certify_scenario", broken)
+    output = _run(_settings(envs=1, domains=["library"]), sandbox)
+    assert output.environments and output.scenarios == []
+    stages = {(f.stage, f.error_class) for f in output.failures}
+    assert stages == {("certify", "SandboxError")}
+    monkeypatch.setattr(pipeline, "prepare_environment", broken)
+    output = _run(_settings(envs=1, domains=["library"]), sandbox)
+    assert [(f.stage, f.item) for f in output.failures] == [("item", output.failures[0].item)]
+    assert output.failures[0].item.startswith("library#")
