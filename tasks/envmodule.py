@@ -83,10 +83,13 @@ def find_environment_class(tree: ast.Module) -> ast.ClassDef:
             candidates.append(node)
     if not candidates:
         raise EnvModuleError("no environment class: expected one top-level class with methods")
-    if len(candidates) > 1:
-        names = ", ".join(c.name for c in candidates)
-        raise EnvModuleError(f"{len(candidates)} environment classes ({names}): expected one")
-    return candidates[0]
+    # A base class defined in the module is part of the environment, not a second one.
+    bases = {type_name(b) for c in candidates for b in c.bases}
+    leaves = [c for c in candidates if c.name not in bases]
+    if len(leaves) != 1:
+        names = ", ".join(c.name for c in leaves or candidates)
+        raise EnvModuleError(f"{len(leaves)} environment classes ({names}): expected one")
+    return leaves[0]
 
 
 def _is_type_definition(cls: ast.ClassDef, excluded: set[str]) -> bool:
@@ -122,7 +125,48 @@ def list_tool_methods(cls: ast.ClassDef) -> list[Function]:
 
 def _load(source: str) -> tuple[ast.Module, ast.ClassDef]:
     tree = parse_module(source)
-    return tree, find_environment_class(tree)
+    return tree, _flatten(tree, find_environment_class(tree))
+
+
+def _module_bases(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The classes of this module that ``cls`` inherits from, nearest first (single chain)."""
+    by_name = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    chain, current, seen = [], cls, {cls.name}
+    while True:
+        parent = next((by_name[n] for b in current.bases if (n := type_name(b)) in by_name), None)
+        if parent is None or parent.name in seen:
+            return chain
+        chain.append(parent)
+        seen.add(parent.name)
+        current = parent
+
+
+def _flatten(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef:
+    """``cls`` with the methods and ``__init__`` assignments it inherits from module classes.
+
+    Analysis only: a later definition of a method wins, and every ``__init__`` body is kept
+    (base first) so the state attributes a base creates are seen.
+    """
+    chain = [*reversed(_module_bases(tree, cls)), cls]
+    if len(chain) == 1:
+        return cls
+    methods: dict[str, Function] = {}
+    init_body: list[ast.stmt] = []
+    annotations = [n for klass in chain for n in klass.body if isinstance(n, ast.AnnAssign)]
+    for klass in chain:
+        for fn in _methods(klass):
+            methods[fn.name] = fn
+            if fn.name == "__init__":
+                init_body.extend(fn.body)
+    if "__init__" in methods:
+        init = methods["__init__"]
+        methods["__init__"] = type(init)(**{**vars(init), "body": init_body})
+    flat = ast.ClassDef(
+        name=cls.name, bases=cls.bases, keywords=cls.keywords,
+        body=[*annotations, *methods.values()], decorator_list=cls.decorator_list,
+        type_params=[],
+    )  # fmt: skip
+    return ast.fix_missing_locations(ast.copy_location(flat, cls))
 
 
 # --- tool schemas -------------------------------------------------------------------------------

@@ -489,3 +489,47 @@ def test_state_schema_keys_follow_default_state() -> None:
     jsonschema.validate(default_state, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**default_state, "loans": []}, schema)
+
+
+INHERITED = '''
+class Base:
+    def __init__(self):
+        self.current_time = "2025-01-01T09:00:00"
+
+    def get_current_time(self) -> dict:
+        """Return the current time."""
+        return {"success": True, "data": self.current_time}
+
+    def _touch(self, key: str) -> None:
+        self.items[key]["seen"] = True
+
+
+class Shop(Base):
+    def __init__(self):
+        super().__init__()
+        self.items = {}
+
+    def see(self, key: str) -> dict:
+        """Mark an item seen."""
+        self._touch(key)
+        return {"success": True, "message": "seen"}
+
+    def get_current_time(self) -> dict:
+        """The shop's clock."""
+        return {"success": True, "data": self.current_time}
+'''
+
+
+def test_a_base_class_in_the_module_belongs_to_the_environment():
+    assert find_environment_class(ast.parse(INHERITED)).name == "Shop"
+    tools = {t.function.name: t.function.description for t in derive_tool_schemas(INHERITED)}
+    assert tools == {"get_current_time": "The shop's clock.", "see": "Mark an item seen."}
+    assert classify_tools(INHERITED) == {"get_current_time": "query", "see": "state_change"}
+    schema = derive_state_schema(INHERITED)
+    assert set(schema["properties"]) == {"current_time", "items"}
+
+
+def test_two_unrelated_classes_are_still_refused():
+    source = INHERITED.replace("class Shop(Base):", "class Shop:")
+    with pytest.raises(EnvModuleError, match="2 environment classes"):
+        find_environment_class(ast.parse(source))
