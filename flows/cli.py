@@ -8,6 +8,7 @@ import typer
 
 from envmill.flows import doctor, env_commands, run_command, warehouse_commands
 from envmill.flows.cli_support import CommandError, echo_error
+from envmill.flows.interrupt import was_interrupted, watch_for_interrupt
 
 app = typer.Typer(
     name="envmill",
@@ -29,6 +30,7 @@ INTERRUPTED = 130
 
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    watch_for_interrupt()
     try:
         returned = app(standalone_mode=False)  # typer hands back Exit codes, 130 for Ctrl-C
     except CommandError as exc:
@@ -39,12 +41,18 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         returned = INTERRUPTED
     except Exception as exc:  # usage errors and anything unforeseen: still one line
-        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer's click errors
-            echo_error(exc.format_message())
-            sys.exit(exc.exit_code)
-        echo_error(f"{type(exc).__name__}: {exc}")
-        sys.exit(1)
+        if not was_interrupted():  # else a library turned our KeyboardInterrupt into its own error
+            _exit_with(exc)
+        returned = INTERRUPTED
     if returned == INTERRUPTED:
         echo_error("interrupted; finished batches are kept, rerun the same command to resume")
     if isinstance(returned, int) and returned:
         sys.exit(returned)
+
+
+def _exit_with(exc: Exception) -> None:
+    if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer's click errors
+        echo_error(exc.format_message())
+        sys.exit(exc.exit_code)
+    echo_error(f"{type(exc).__name__}: {exc}")
+    sys.exit(1)

@@ -16,6 +16,7 @@ from typing import Any
 from prefect import flow, task, unmapped
 from prefect.futures import as_completed
 
+from envmill.flows.interrupt import was_interrupted
 from envmill.flows.progress import report
 from envmill.flows.run_record import RunRecorder, new_run_id
 from envmill.schemas.run import BatchSpec, FailureRecord
@@ -55,7 +56,7 @@ def synthesize(
     try:
         summary = _fan_out(settings, run_id, data_dir)
     except BaseException as exc:
-        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        status = "interrupted" if was_interrupted(exc) else "failed"
         recorder.write(status, {"wall_seconds": time.perf_counter() - clock})
         raise
     summary |= {"run_id": run_id, "wall_seconds": time.perf_counter() - clock}

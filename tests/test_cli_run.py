@@ -40,6 +40,13 @@ def _counts(root: Path) -> dict[str, int]:
     return {t: query(root, f"SELECT count(*) AS n FROM {t}").to_pylist()[0]["n"] for t in tables}
 
 
+def _like_a_terminal() -> None:
+    """SIGINT as a terminal's foreground job has it: when the test runner was started in the
+    background of a script (where SIGINT is ignored, and a child inherits that), Ctrl-C would
+    otherwise never reach the run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
     """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished."""
     command = [
@@ -58,6 +65,7 @@ def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.Compl
         cwd=tmp_path,
         env=_env(tmp_path),
         start_new_session=True,
+        preexec_fn=_like_a_terminal,
     )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:

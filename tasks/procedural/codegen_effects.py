@@ -157,11 +157,15 @@ def transition_check(scope: OpScope, effect: Any) -> list[str]:
     field already admits only such states)."""
     resolved = resolve_path(scope.spec, scope.op, effect.path)
     machine = scope.plan.entity(resolved.entity).status
-    sources = [s for s in machine.states if any(
-        s in step.from_ and step.to == effect.to for step in machine.transitions
-    )]
-    if any(pre.kind == "field_in" and pre.path == effect.path and set(pre.values) <= set(sources)
-           for pre in scope.op.preconditions):
+    sources = [
+        s
+        for s in machine.states
+        if any(s in step.from_ and step.to == effect.to for step in machine.transitions)
+    ]
+    if any(
+        pre.kind == "field_in" and pre.path == effect.path and set(pre.values) <= set(sources)
+        for pre in scope.op.preconditions
+    ):
         return []
     expr = scope.path(effect.path)
     who = scope.describe(scope.path_owner(effect.path))

@@ -18,8 +18,16 @@ from envmill.tasks.procedural.codegen_rules import rule_text
 from envmill.tasks.procedural.codegen_scope import OpScope
 from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
 
-SOURCES = {"ref": "entity_id", "enum": "enum", "int": "int", "float": "float", "bool": "bool",
-           "date": "date", "datetime": "datetime", "str": "str"}
+SOURCES = {
+    "ref": "entity_id",
+    "enum": "enum",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "date": "date",
+    "datetime": "datetime",
+    "str": "str",
+}
 TYPICAL_FLOAT_MAX = 500.0  # a user's everyday amount, when the spec only gives a hard limit
 PLAIN_NAMES = 40
 ANCHOR = date(2025, 1, 1)
@@ -73,8 +81,11 @@ def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
     if arg.type == "ref":
         base["prefer"] = preferred_values(plan, tool, arg.name)
     if lookup is not None and entity.label:
-        base |= {"label_field": entity.label, "lookup_tool": lookup.name,
-                 "lookup_arg": entity.label}
+        base |= {
+            "label_field": entity.label,
+            "lookup_tool": lookup.name,
+            "lookup_arg": entity.label,
+        }
     return ArgManifest(**base)
 
 
@@ -160,9 +171,10 @@ def allowed_values(owner: EntitySpec, item: Any) -> list:
         return [s for s in states if s not in item.values]
     live = reachable_states(owner)
     return [
-        s for s in states if s in live and any(
-            s in step.from_ and step.to == item.to for step in owner.status.transitions
-        )
+        s
+        for s in states
+        if s in live
+        and any(s in step.from_ and step.to == item.to for step in owner.status.transitions)
     ]
 
 
@@ -176,8 +188,10 @@ def query_phrases(plan: EnvPlan, tool: ToolPlan) -> list[str]:
         ref = f"{{{ident}.label}}" if entity.label else f"{entity.title} {{{ident}}}"
         return [f"Can you show me the details of {ref}?", f"What do you have on file for {ref}?"]
     if op.kind == "find":
-        return [f"I'm looking for the {entity.title} called {{{entity.label}}}.",
-                f"Do you have a {entity.title} named {{{entity.label}}}?"]
+        return [
+            f"I'm looking for the {entity.title} called {{{entity.label}}}.",
+            f"Do you have a {entity.title} named {{{entity.label}}}?",
+        ]
     owner = ""
     if op.parent:
         parent = plan.entity(entity.fields[op.parent].entity or "")

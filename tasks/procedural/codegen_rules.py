@@ -14,8 +14,12 @@ from envmill.tasks.procedural.codegen_text import error_return, human_list, lit
 
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 OP_WORDS = {
-    "<": "less than", "<=": "at most", ">": "more than", ">=": "at least",
-    "==": "equal to", "!=": "different from",
+    "<": "less than",
+    "<=": "at most",
+    ">": "more than",
+    ">=": "at least",
+    "==": "equal to",
+    "!=": "different from",
 }
 
 
@@ -51,9 +55,14 @@ def pre_count_below(scope: OpScope, pre: Any) -> list[str]:
     tests = [f'item["{pre.via}"] == {scope.operand(pre.of)}']
     tests += [f'item["{name}"] in {lit(tuple(values))}' for name, values in pre.where.items()]
     limit = scope.operand(pre.limit)
-    states = " with " + " and ".join(
-        f"{name} {' or '.join(map(str, values))}" for name, values in pre.where.items()
-    ) if pre.where else ""
+    states = (
+        " with "
+        + " and ".join(
+            f"{name} {' or '.join(map(str, values))}" for name, values in pre.where.items()
+        )
+        if pre.where
+        else ""
+    )
     owner = to_single_quotes(scope.operand(pre.of))
     shown = limit if limit[:1].isdigit() else f"{{{to_single_quotes(limit)}}}"
     text = (
@@ -86,8 +95,10 @@ def time_read(scope: OpScope, value: str) -> tuple[list[str], str, bool]:
     ref = resolve_operand(scope.spec, scope.op, value)
     expr = scope.operand(value)
     scope.now()
-    name = value.replace("_", " ") if ref.kind == "arg" else (
-        f"the {ref.path.field.replace('_', ' ')} of {scope.describe(ref.path.handle)}"
+    name = (
+        value.replace("_", " ")
+        if ref.kind == "arg"
+        else (f"the {ref.path.field.replace('_', ' ')} of {scope.describe(ref.path.handle)}")
     )
     text = f"{name} ({{{to_single_quotes(expr)}}})"
     return [f"moment = self._parse_time({expr})"], text, ref.spec.type == "date"

@@ -19,9 +19,33 @@ if TYPE_CHECKING:
 
 Handle = tuple[str, ...]
 RESERVED = {
-    "self", "now", "moment", "count", "counts", "item", "items", "record", "new_id", "total",
-    "needle", "key", "data", "datetime", "timedelta", "TypedDict", "dict", "str", "int", "float",
-    "bool", "len", "list", "sum", "round", "any", "isinstance",
+    "self",
+    "now",
+    "moment",
+    "count",
+    "counts",
+    "item",
+    "items",
+    "record",
+    "new_id",
+    "total",
+    "needle",
+    "key",
+    "data",
+    "datetime",
+    "timedelta",
+    "TypedDict",
+    "dict",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "len",
+    "list",
+    "sum",
+    "round",
+    "any",
+    "isinstance",
 }
 _TYPE_TESTS = {
     "int": ("isinstance({n}, bool) or not isinstance({n}, int)", "an integer"),
@@ -147,7 +171,7 @@ class OpScope:
             text = f"{entity.title.capitalize()} '{{{to_single_quotes(ident)}}}' not found"
             if len(key) > 1:
                 text += f" (the {key[-1]} of {self.describe(key[:-1])})"
-            lines.append(f'    {error_return(f"f{lit(text)}")}')
+            lines.append(f"    {error_return(f'f{lit(text)}')}")
         if self.uses_now:
             lines.append("now = datetime.fromisoformat(self.current_time)")
         return lines

@@ -12,8 +12,14 @@ from envmill.schemas.domain import ValueSpec
 
 INDENT = "    "
 PY_TYPES = {
-    "str": "str", "int": "int", "float": "float", "bool": "bool",
-    "enum": "str", "date": "str", "datetime": "str", "ref": "str",
+    "str": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "enum": "str",
+    "date": "str",
+    "datetime": "str",
+    "ref": "str",
 }
 
 

@@ -52,7 +52,8 @@ def plan_environment(spec: DomainSpec, seed: int) -> EnvPlan:
     rng = random.Random(f"{spec.name}:{seed}")
     class_name = rng.choice(spec.class_names)
     dropped = {
-        name for name, entity in spec.entities.items()
+        name
+        for name, entity in spec.entities.items()
         if entity.optional and rng.random() < DROP_OPTIONAL_ENTITY
     }
     limits = {name: rng.randint(*limit.range) for name, limit in spec.limits.items()}

@@ -62,8 +62,18 @@ GENERAL_OPENINGS = (
 )
 # entities a customer calls "my …"; with others (a doctor, a flight) the opening stays neutral
 OWNED = frozenset(
-    {"appointment", "booking", "order", "account", "card", "loan", "reservation", "enrolment",
-     "leave_request", "ticket"}
+    {
+        "appointment",
+        "booking",
+        "order",
+        "account",
+        "card",
+        "loan",
+        "reservation",
+        "enrolment",
+        "leave_request",
+        "ticket",
+    }
 )
 MIDDLE_CONNECTORS = ("Then,", "After that,", "Also,", "Next,")
 LAST_CONNECTORS = ("Finally,", "Lastly,")

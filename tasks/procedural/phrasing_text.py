@@ -19,21 +19,64 @@ from envmill.tasks.procedural.derive_checks import words_of
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
 MONEY_WORDS = frozenset(
-    {"amount", "price", "fee", "rate", "cost", "fare", "balance", "total", "credit", "estimate",
-     "payment", "deposit"}
+    {
+        "amount",
+        "price",
+        "fee",
+        "rate",
+        "cost",
+        "fare",
+        "balance",
+        "total",
+        "credit",
+        "estimate",
+        "payment",
+        "deposit",
+    }
 )
 # words after a value that are not the noun it describes ("{amount} towards", "{time} would")
 NOT_NOUNS = frozenset(
-    {"to", "for", "on", "at", "in", "into", "by", "with", "and", "or", "from", "as", "is", "are",
-     "was", "were", "please", "but", "so", "then", "of", "towards", "out", "off", "per", "via",
-     "each", "now", "instead", "today", "would", "will", "x", "more"}
+    {
+        "to",
+        "for",
+        "on",
+        "at",
+        "in",
+        "into",
+        "by",
+        "with",
+        "and",
+        "or",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "please",
+        "but",
+        "so",
+        "then",
+        "of",
+        "towards",
+        "out",
+        "off",
+        "per",
+        "via",
+        "each",
+        "now",
+        "instead",
+        "today",
+        "would",
+        "will",
+        "x",
+        "more",
+    }
 )
 UNIT_WORDS = ("dollars", "km", "kilometres", "kilometers", "per night")
 # words a template puts before an entity's id that name its type ("cancel reservation {id}")
 TYPE_SYNONYMS = ("reservation", "stay", "visit", "po", "maintenance", "hold", "section", "profile")
-IDENTITY = (
-    r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
-)
+IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
 
 
@@ -78,7 +121,7 @@ def is_money(name: str, value: Any) -> bool:
 
 
 def article_for(phrase: str) -> str:
-    """"a", "an", or "some" for a plural ("some tickets")."""
+    """ "a", "an", or "some" for a plural ("some tickets")."""
     word = phrase.split()[0] if phrase.split() else ""
     if word.endswith("s") and not word.endswith("ss") and len(phrase.split()) == 1:
         return "some"
@@ -87,7 +130,7 @@ def article_for(phrase: str) -> str:
 
 
 def plural_of(phrase: str) -> str:
-    """"appointments", "properties", "leave requests": the last word made plural."""
+    """ "appointments", "properties", "leave requests": the last word made plural."""
     head, _, last = phrase.rpartition(" ")
     if re.search(r"[^aeiou]y$", last):
         last = last[:-1] + "ies"
@@ -128,7 +171,7 @@ def tidy_text(text: str) -> str:
 
 
 def _singular_after_one(match: re.Match[str]) -> str:
-    """"1 tickets" -> "1 ticket", "1 premium seats" -> "1 premium seat"."""
+    """ "1 tickets" -> "1 ticket", "1 premium seats" -> "1 premium seat"."""
     between, word = match.group(1), match.group(2)
     if word in NOT_NOUNS or between.strip() in NOT_NOUNS or word.endswith("ss"):
         return match.group(0)

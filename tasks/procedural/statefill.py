@@ -169,8 +169,9 @@ def link_parents(filler: _Filler, entity: EntitySpec, values: Record) -> None:
             parent = claim_parent(filler, field, field.claims[status])
             if parent is None:
                 values[machine.field] = next(
-                    s for s in machine.states if s not in field.claims
-                    and s in reachable_states(entity)
+                    s
+                    for s in machine.states
+                    if s not in field.claims and s in reachable_states(entity)
                 )
             else:
                 values[name] = parent
@@ -189,8 +190,11 @@ def claim_parent(filler: _Filler, field: FieldSpec, target: str) -> str | None:
     machine = parent_spec.status
     claimed = filler.claimed.setdefault(parent_spec.name, set())
     rows = filler.records[parent_spec.name]
-    free = [pid for pid in sorted(rows) if pid not in claimed
-            and rows[pid][machine.field] in (target, machine.initial)]
+    free = [
+        pid
+        for pid in sorted(rows)
+        if pid not in claimed and rows[pid][machine.field] in (target, machine.initial)
+    ]
     if not free:
         return None
     parent = filler.rng.choice(free)
@@ -208,9 +212,11 @@ def reconcile_claims(filler: _Filler) -> None:
             if not field.claims or field.entity not in filler.records:
                 continue
             machine = filler.spec.entities[field.entity].status
-            wanted = {row[name]: field.claims[row[entity.status.field]]
-                      for row in filler.records[entity_name].values()
-                      if row[entity.status.field] in field.claims}
+            wanted = {
+                row[name]: field.claims[row[entity.status.field]]
+                for row in filler.records[entity_name].values()
+                if row[entity.status.field] in field.claims
+            }
             for parent_id, row in filler.records[field.entity].items():
                 if parent_id in wanted:
                     row[machine.field] = wanted[parent_id]
@@ -241,8 +247,11 @@ def fill_choice(filler: _Filler, entity: EntitySpec, field: FieldSpec, values: R
     if field.type == "ref":
         return filler.rng.choice(sorted(filler.records[field.entity or ""]))
     if field.type == "enum":
-        taken = {values.get(name) for name, other in entity.fields.items()
-                 if other is not field and other.type == "enum" and other.values == field.values}
+        taken = {
+            values.get(name)
+            for name, other in entity.fields.items()
+            if other is not field and other.type == "enum" and other.values == field.values
+        }
         return filler.rng.choice([v for v in field.values if v not in taken] or field.values)
     return filler.rng.random() < 0.5
 
@@ -331,8 +340,11 @@ def cap_children(filler: _Filler, entity: EntitySpec, pre: Any, limit: int) -> N
     machine = entity.status
     if machine is None or set(pre.where) - {machine.field}:
         return
-    spare = [s for s in machine.states if s in reachable_states(entity)
-             and s not in pre.where.get(machine.field, [])]
+    spare = [
+        s
+        for s in machine.states
+        if s in reachable_states(entity) and s not in pre.where.get(machine.field, [])
+    ]
     if not spare:
         return
     groups: dict[Any, list[str]] = {}
@@ -342,6 +354,9 @@ def cap_children(filler: _Filler, entity: EntitySpec, pre: Any, limit: int) -> N
             groups.setdefault(row[pre.via], []).append(record_id)
     for members in groups.values():
         for record_id in members[limit:]:
-            fixed = {name: value for name, value in rows[record_id].items()
-                     if entity.fields.get(name) is not None and entity.fields[name].type == "ref"}
+            fixed = {
+                name: value
+                for name, value in rows[record_id].items()
+                if entity.fields.get(name) is not None and entity.fields[name].type == "ref"
+            }
             rows[record_id] = make_record(filler, entity, record_id, spare[0], fixed)

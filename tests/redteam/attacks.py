@@ -82,13 +82,23 @@ DEAD = "killed|timeout"
 
 ATTACKS: list[Attack] = [
     # -- secrets: the parent's environment ------------------------------------------------------
-    A("env_os_environ", "secrets", """
+    A(
+        "env_os_environ",
+        "secrets",
+        """
         import os, posix
         raw = {k.decode(): v.decode() for k, v in posix.environ.items()}
         return {"env": dict(os.environ), "startup_env": sorted(raw), "values": sorted(raw.values())}
-    """, "scrubbed env: zygote started with env={PATH,LANG,PYTHONHASHSEED}; host clears os.environ",
-      expect=r"env: \{\}", basic=True, basic_expect=r"env: \{\}"),
-    A("env_proc_environ", "secrets", """
+    """,
+        "scrubbed env: zygote started with env={PATH,LANG,PYTHONHASHSEED}; host clears os.environ",
+        expect=r"env: \{\}",
+        basic=True,
+        basic_expect=r"env: \{\}",
+    ),
+    A(
+        "env_proc_environ",
+        "secrets",
+        """
         import os
         out = {}
         for path in ("/proc/self/environ", "/proc/%d/environ" % os.getppid()):
@@ -97,9 +107,15 @@ ATTACKS: list[Attack] = [
             except OSError as exc:
                 out[path] = repr(exc)
         return out
-    """, "chroot: no /proc (basic: the zygote's own environ is already scrubbed)", expect=FNF,
-      basic=True),
-    A("env_proc_ancestors", "secrets", """
+    """,
+        "chroot: no /proc (basic: the zygote's own environ is already scrubbed)",
+        expect=FNF,
+        basic=True,
+    ),
+    A(
+        "env_proc_ancestors",
+        "secrets",
+        """
         import os
         found, pid = [], os.getppid()
         for _ in range(4):
@@ -113,9 +129,14 @@ ATTACKS: list[Attack] = [
                 found.append(repr(exc))
                 break
         return {"found": found}
-    """, "chroot + pidns: the factory's /proc entry is unreachable (basic: see the HOLE)",
-      expect=FNF),
-    A("env_memory_scan", "secrets", """
+    """,
+        "chroot + pidns: the factory's /proc entry is unreachable (basic: see the HOLE)",
+        expect=FNF,
+    ),
+    A(
+        "env_memory_scan",
+        "secrets",
+        """
         import gc
         hits = []
         for o in gc.get_objects():
@@ -124,16 +145,37 @@ ATTACKS: list[Attack] = [
             elif type(o) in (list, tuple):
                 hits += [repr(x)[:200] for x in o if type(x) in (str, bytes) and "KEY=sk" in str(x)]
         return {"hits": hits[:20]}
-    """, "scrubbed env: the zygote (whose memory every host inherits) never held the secret",
-      expect=r"hits: \[", basic=True),
+    """,
+        "scrubbed env: the zygote (whose memory every host inherits) never held the secret",
+        expect=r"hits: \[",
+        basic=True,
+    ),
     # -- reading files outside the working directory ------------------------------------------
-    A("read_etc_passwd", "read files", 'return {"passwd": open("/etc/passwd").read()[:300]}',
-      "chroot: file not found", expect=FNF),
-    A("read_repo_file", "read files", 'return {"repo": open(p["reads"][1]).read()[:300]}',
-      "chroot: file not found", expect=FNF),
-    A("read_proc1_cmdline", "read files", 'return {"init": open("/proc/1/cmdline").read()[:300]}',
-      "chroot: no /proc (and pid 1 of the pidns is the zygote)", expect=FNF),
-    A("read_listdir_escape", "read files", """
+    A(
+        "read_etc_passwd",
+        "read files",
+        'return {"passwd": open("/etc/passwd").read()[:300]}',
+        "chroot: file not found",
+        expect=FNF,
+    ),
+    A(
+        "read_repo_file",
+        "read files",
+        'return {"repo": open(p["reads"][1]).read()[:300]}',
+        "chroot: file not found",
+        expect=FNF,
+    ),
+    A(
+        "read_proc1_cmdline",
+        "read files",
+        'return {"init": open("/proc/1/cmdline").read()[:300]}',
+        "chroot: no /proc (and pid 1 of the pidns is the zygote)",
+        expect=FNF,
+    ),
+    A(
+        "read_listdir_escape",
+        "read files",
+        """
         import os
         out = {"root": os.listdir("/"), "up": os.listdir("/../../.."), "cwd": os.getcwd()}
         try:
@@ -141,17 +183,34 @@ ATTACKS: list[Attack] = [
         except OSError as exc:
             out["secret"] = repr(exc)
         return out
-    """, "chroot: '/' is the host's empty folder", expect=r"root: \[\].*FileNotFoundError"),
+    """,
+        "chroot: '/' is the host's empty folder",
+        expect=r"root: \[\].*FileNotFoundError",
+    ),
     # -- writing files outside ------------------------------------------------------------------
-    A("write_outside", "write files", 'open(p["path"], "w").write("ESCAPED")\nreturn {"wrote": 1}',
-      "chroot: the folder does not exist", expect=FNF),
-    A("write_relative_escape", "write files", """
+    A(
+        "write_outside",
+        "write files",
+        'open(p["path"], "w").write("ESCAPED")\nreturn {"wrote": 1}',
+        "chroot: the folder does not exist",
+        expect=FNF,
+    ),
+    A(
+        "write_relative_escape",
+        "write files",
+        """
         import os
         os.chdir("/")
         open("../" * 30 + p["path"].lstrip("/"), "w").write("ESCAPED")
         return {"wrote": "ESCAPED"}
-    """, "chroot: '..' of '/' is '/'", expect=FNF),
-    A("chroot_escape", "privilege", """
+    """,
+        "chroot: '..' of '/' is '/'",
+        expect=FNF,
+    ),
+    A(
+        "chroot_escape",
+        "privilege",
+        """
         import os
         os.makedirs("jail", exist_ok=True)
         os.chroot("jail")
@@ -159,8 +218,14 @@ ATTACKS: list[Attack] = [
             os.chdir("..")
         os.chroot(".")
         return effects(vars(os), p)
-    """, "uid per host: no CAP_SYS_CHROOT, chroot() fails", expect="PermissionError"),
-    A("symlink_tricks", "write files", """
+    """,
+        "uid per host: no CAP_SYS_CHROOT, chroot() fails",
+        expect="PermissionError",
+    ),
+    A(
+        "symlink_tricks",
+        "write files",
+        """
         import os
         os.makedirs("a/b", exist_ok=True)
         links = {"victim": p["dir"], "a/b/victim": p["dir"], "secret": p["secret_file"]}
@@ -177,23 +242,39 @@ ATTACKS: list[Attack] = [
         except OSError as exc:
             out["wrote"] = repr(exc)
         return out
-    """, "chroot resolves links inside the host's folder, which is read-only: nothing is linked",
-      expect="FileNotFoundError|PermissionError"),
-    A("hardlink_outside", "write files", """
+    """,
+        "chroot resolves links inside the host's folder, which is read-only: nothing is linked",
+        expect="FileNotFoundError|PermissionError",
+    ),
+    A(
+        "hardlink_outside",
+        "write files",
+        """
         import os
         os.link(p["secret_file"], "stolen")
         return {"stolen": open("stolen").read()}
-    """, "chroot: the target is not in the host's tree", expect=FNF),
-    A("deep_directory_tree", "write files", """
+    """,
+        "chroot: the target is not in the host's tree",
+        expect=FNF,
+    ),
+    A(
+        "deep_directory_tree",
+        "write files",
+        """
         import os
         for _ in range(p["depth"]):
             os.mkdir("d")
             os.chdir("d")
         return {"depth": p["depth"]}
-    """, "read-only working folder: the first mkdir fails; cleanup is an iterative rm that "
-       "can never raise in the zygote",
-      modes=()),  # run by test_deep_tree_does_not_break_the_sandbox
-    A("many_files", "write files", """
+    """,
+        "read-only working folder: the first mkdir fails; cleanup is an iterative rm that "
+        "can never raise in the zygote",
+        modes=(),
+    ),  # run by test_deep_tree_does_not_break_the_sandbox
+    A(
+        "many_files",
+        "write files",
+        """
         import os
         n = 0
         try:
@@ -203,8 +284,14 @@ ATTACKS: list[Attack] = [
         except OSError as exc:
             return {"n": n, "stopped": repr(exc)}
         return {"n": n}
-    """, "per-host folder removed when the zygote reaps the host", expect=r"n: \d+"),
-    A("disk_fill", "write files", """
+    """,
+        "per-host folder removed when the zygote reaps the host",
+        expect=r"n: \d+",
+    ),
+    A(
+        "disk_fill",
+        "write files",
+        """
         written = 0
         for i in range(48):
             try:
@@ -215,10 +302,15 @@ ATTACKS: list[Attack] = [
                 return {"written_mb": written >> 20, "stopped": repr(exc)[:80]}
         verdict = "ESCAPED" if written >= 32 << 20 else "held"
         return {"written_mb": written >> 20, "verdict": verdict}
-    """, "read-only working folder (root-owned, 0555): no file can be written at all",
-      expect=r"PermissionError"),
+    """,
+        "read-only working folder (root-owned, 0555): no file can be written at all",
+        expect=r"PermissionError",
+    ),
     # -- network ----------------------------------------------------------------------------------
-    A("tcp_connect_localhost", "network", """
+    A(
+        "tcp_connect_localhost",
+        "network",
+        """
         import socket
         try:
             s = socket.socket()
@@ -228,28 +320,53 @@ ATTACKS: list[Attack] = [
             return {"net": "connected"}
         except OSError as exc:
             return {"net": repr(exc)}
-    """, "netns: network unreachable", expect="Network is unreachable", basic=True,
-      basic_expect="connected"),  # basic mode promises no network isolation: documented, not a hole
-    A("udp_send_localhost", "network", """
+    """,
+        "netns: network unreachable",
+        expect="Network is unreachable",
+        basic=True,
+        basic_expect="connected",
+    ),  # basic mode promises no network isolation: documented, not a hole
+    A(
+        "udp_send_localhost",
+        "network",
+        """
         import socket
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         return {"sent": s.sendto(b"ESCAPED", ("127.0.0.1", p["udp_port"]))}
-    """, "netns: network unreachable", expect="Network is unreachable"),
-    A("abstract_unix_connect", "network", """
+    """,
+        "netns: network unreachable",
+        expect="Network is unreachable",
+    ),
+    A(
+        "abstract_unix_connect",
+        "network",
+        """
         import socket
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(p["abstract"])
         s.sendall(b"ESCAPED")
         return {"net": "ESCAPED"}
-    """, "netns: abstract unix names are per network namespace", expect="ConnectionRefusedError"),
-    A("unix_path_connect", "network", """
+    """,
+        "netns: abstract unix names are per network namespace",
+        expect="ConnectionRefusedError",
+    ),
+    A(
+        "unix_path_connect",
+        "network",
+        """
         import socket
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(p["unix_path"])
         s.sendall(b"ESCAPED")
         return {"net": "ESCAPED"}
-    """, "chroot: the socket file is not in the host's tree", expect=FNF),
-    A("raw_socket", "network", """
+    """,
+        "chroot: the socket file is not in the host's tree",
+        expect=FNF,
+    ),
+    A(
+        "raw_socket",
+        "network",
+        """
         import socket
         out = []
         for family, proto in ((socket.AF_INET, 1), (socket.AF_PACKET, 0)):
@@ -259,8 +376,14 @@ ATTACKS: list[Attack] = [
             except OSError as exc:
                 out.append(repr(exc))
         return {"raw": out}
-    """, "uid per host: no CAP_NET_RAW", expect="PermissionError"),
-    A("listen_for_parent", "network", """
+    """,
+        "uid per host: no CAP_NET_RAW",
+        expect="PermissionError",
+    ),
+    A(
+        "listen_for_parent",
+        "network",
+        """
         import socket, sys
         tcp = socket.socket()
         tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -271,31 +394,58 @@ ATTACKS: list[Attack] = [
         unix.listen()
         sys.modules["host"].KEEP = (tcp, unix)
         return {"listening": True}
-    """, "netns: what a host binds is invisible to the parent's namespace", expect="listening"),
+    """,
+        "netns: what a host binds is invisible to the parent's namespace",
+        expect="listening",
+    ),
     # -- processes --------------------------------------------------------------------------------
-    A("os_system", "processes", 'import os\nreturn {"rc": os.system("echo > " + p["path"])}',
-      "RLIMIT_NPROC=1 under a uid of its own: spawn fails (glibc reports 127)",
-      expect=r"rc: (32512|-1)"),
-    A("subprocess_run", "processes", """
+    A(
+        "os_system",
+        "processes",
+        'import os\nreturn {"rc": os.system("echo > " + p["path"])}',
+        "RLIMIT_NPROC=1 under a uid of its own: spawn fails (glibc reports 127)",
+        expect=r"rc: (32512|-1)",
+    ),
+    A(
+        "subprocess_run",
+        "processes",
+        """
         import subprocess
         subprocess.run(["/bin/sh", "-c", "echo ESCAPED > " + p["path"]])
         return {"ran": "ESCAPED"}
-    """, "chroot: subprocess is not importable (only preloaded modules exist)",
-      expect="ModuleNotFoundError"),
-    A("posix_spawn", "processes", """
+    """,
+        "chroot: subprocess is not importable (only preloaded modules exist)",
+        expect="ModuleNotFoundError",
+    ),
+    A(
+        "posix_spawn",
+        "processes",
+        """
         import os
         pid = os.posix_spawn("/bin/sh", ["sh", "-c", "echo ESCAPED > " + p["path"]], {})
         return {"pid": pid, "spawned": "ESCAPED"}
-    """, "RLIMIT_NPROC=1: clone fails", expect="BlockingIOError"),
-    A("os_fork", "processes", """
+    """,
+        "RLIMIT_NPROC=1: clone fails",
+        expect="BlockingIOError",
+    ),
+    A(
+        "os_fork",
+        "processes",
+        """
         import os
         pid = os.fork()
         if pid == 0:
             open(p["path"], "w").write("ESCAPED")
             os._exit(0)
         return {"child": pid, "forked": "ESCAPED"}
-    """, "RLIMIT_NPROC=1: fork fails", expect="BlockingIOError"),
-    A("fork_bomb", "processes", """
+    """,
+        "RLIMIT_NPROC=1: fork fails",
+        expect="BlockingIOError",
+    ),
+    A(
+        "fork_bomb",
+        "processes",
+        """
         import os, time
         kids = []
         for _ in range(p["fork_limit"]):  # bounded: the suite must not bomb its own machine
@@ -308,9 +458,16 @@ ATTACKS: list[Attack] = [
                 os._exit(0)
             kids.append(pid)
         return {"forked": len(kids)}
-    """, "RLIMIT_NPROC=1: the first fork fails", expect=r"forked: 0", basic=True,
-      basic_expect=r"forked: \d+"),
-    A("fork_setsid_escape", "processes", """
+    """,
+        "RLIMIT_NPROC=1: the first fork fails",
+        expect=r"forked: 0",
+        basic=True,
+        basic_expect=r"forked: \d+",
+    ),
+    A(
+        "fork_setsid_escape",
+        "processes",
+        """
         import os, time
         kids = []
         for _ in range(3):
@@ -324,11 +481,18 @@ ATTACKS: list[Attack] = [
                 os._exit(0)
             kids.append(pid)
         return {"forked": len(kids)}
-    """, "RLIMIT_NPROC=1 (and pidns --kill-child, uid sweep)", expect=r"forked: 0", basic=True,
-      basic_hole="HOLE (basic mode): no RLIMIT_NPROC binding (root, or no uid of its own), so a "
-                 "host forks children that setsid() out of its process group and outlive the "
-                 "episode"),
-    A("thread_bomb", "processes", """
+    """,
+        "RLIMIT_NPROC=1 (and pidns --kill-child, uid sweep)",
+        expect=r"forked: 0",
+        basic=True,
+        basic_hole="HOLE (basic mode): no RLIMIT_NPROC binding (root, or no uid of its own), so a "
+        "host forks children that setsid() out of its process group and outlive the "
+        "episode",
+    ),
+    A(
+        "thread_bomb",
+        "processes",
+        """
         import _thread, time
         n = 0
         try:
@@ -338,18 +502,37 @@ ATTACKS: list[Attack] = [
         except RuntimeError as exc:
             return {"threads": n, "stopped": repr(exc)}
         return {"threads": n}
-    """, "RLIMIT_NPROC=1: no thread starts (basic: RLIMIT_AS caps thread stacks)",
-      expect=r"threads: 0, stopped: .*cant start new thread", basic=True,
-      basic_expect=r"cant start new thread"),
-    A("exec_replace", "processes", """
+    """,
+        "RLIMIT_NPROC=1: no thread starts (basic: RLIMIT_AS caps thread stacks)",
+        expect=r"threads: 0, stopped: .*cant start new thread",
+        basic=True,
+        basic_expect=r"cant start new thread",
+    ),
+    A(
+        "exec_replace",
+        "processes",
+        """
         import os
         os.execv("/bin/sh", ["sh", "-c", "echo ESCAPED > " + p["path"]])
-    """, "chroot: no /bin/sh to exec", expect=FNF),
+    """,
+        "chroot: no /bin/sh to exec",
+        expect=FNF,
+    ),
     # -- resources --------------------------------------------------------------------------------
-    A("memory_bytearray", "resources", 'return {"got": len(bytearray(8 << 30))}',
-      "RLIMIT_AS: MemoryError", expect="MemoryError", policy=False, basic=True,
-      basic_expect="MemoryError"),
-    A("memory_growth", "resources", """
+    A(
+        "memory_bytearray",
+        "resources",
+        'return {"got": len(bytearray(8 << 30))}',
+        "RLIMIT_AS: MemoryError",
+        expect="MemoryError",
+        policy=False,
+        basic=True,
+        basic_expect="MemoryError",
+    ),
+    A(
+        "memory_growth",
+        "resources",
+        """
         blocks = []
         try:
             while True:
@@ -358,33 +541,83 @@ ATTACKS: list[Attack] = [
             mb = 16 * len(blocks)
             blocks.clear()
             return {"mb": mb, "verdict": "ESCAPED" if mb > 256 else "MemoryError"}
-    """, "RLIMIT_AS: MemoryError, the host lives on", expect="MemoryError", policy=False,
-      basic=True, basic_expect="MemoryError"),
-    A("cpu_loop", "resources", "while True:\n    pass", "RLIMIT_CPU: SIGXCPU kills the host",
-      expect=DEAD, policy=False, basic=True, basic_expect=DEAD),
-    A("c_level_loop", "resources", """
+    """,
+        "RLIMIT_AS: MemoryError, the host lives on",
+        expect="MemoryError",
+        policy=False,
+        basic=True,
+        basic_expect="MemoryError",
+    ),
+    A(
+        "cpu_loop",
+        "resources",
+        "while True:\n    pass",
+        "RLIMIT_CPU: SIGXCPU kills the host",
+        expect=DEAD,
+        policy=False,
+        basic=True,
+        basic_expect=DEAD,
+    ),
+    A(
+        "c_level_loop",
+        "resources",
+        """
         import collections, itertools
         collections.deque(itertools.count(), maxlen=0)
-    """, "RLIMIT_CPU: SIGXCPU kills a C loop too", expect=DEAD, policy=False),
-    A("regex_backtracking", "resources", """
+    """,
+        "RLIMIT_CPU: SIGXCPU kills a C loop too",
+        expect=DEAD,
+        policy=False,
+    ),
+    A(
+        "regex_backtracking",
+        "resources",
+        """
         import re
         return {"m": bool(re.match(r"(a+)+$", "a" * 64 + "b"))}
-    """, "RLIMIT_CPU: SIGXCPU", expect=DEAD, policy=False),
-    A("deep_recursion", "resources", """
+    """,
+        "RLIMIT_CPU: SIGXCPU",
+        expect=DEAD,
+        policy=False,
+    ),
+    A(
+        "deep_recursion",
+        "resources",
+        """
         def down(n):
             return down(n + 1)
         return {"depth": down(0)}
-    """, "recursion limit: RecursionError", expect="RecursionError", policy=False),
-    A("recursion_limit_raised", "resources", """
+    """,
+        "recursion limit: RecursionError",
+        expect="RecursionError",
+        policy=False,
+    ),
+    A(
+        "recursion_limit_raised",
+        "resources",
+        """
         import sys
         sys.setrecursionlimit(10 ** 8)
         def down(n):
             return list(map(down, [n + 1]))
         return {"depth": down(0)}
-    """, "C stack overflow kills only the host (parent: killed)", expect="killed"),
-    A("sleep_past_wall", "resources", 'import time\ntime.sleep(30)\nreturn {"slept": True}',
-      "parent wall timeout", expect="timeout", basic=True, basic_expect="timeout"),
-    A("ignore_signals_spin", "signals", """
+    """,
+        "C stack overflow kills only the host (parent: killed)",
+        expect="killed",
+    ),
+    A(
+        "sleep_past_wall",
+        "resources",
+        'import time\ntime.sleep(30)\nreturn {"slept": True}',
+        "parent wall timeout",
+        expect="timeout",
+        basic=True,
+        basic_expect="timeout",
+    ),
+    A(
+        "ignore_signals_spin",
+        "signals",
+        """
         import signal
         for sig in range(1, 65):
             try:
@@ -393,18 +626,35 @@ ATTACKS: list[Attack] = [
                 pass
         while True:
             pass
-    """, "parent wall timeout + SIGKILL (and the RLIMIT_CPU hard limit)", expect=DEAD),
-    A("alarm_sabotage", "signals", """
+    """,
+        "parent wall timeout + SIGKILL (and the RLIMIT_CPU hard limit)",
+        expect=DEAD,
+    ),
+    A(
+        "alarm_sabotage",
+        "signals",
+        """
         import signal
         def boom(signum, frame):
             raise RuntimeError("alarm")
         signal.signal(signal.SIGALRM, boom)
         signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
         return {"armed": True}
-    """, "the sabotaged host dies alone; the episode restarts from the last state", expect="armed"),
-    A("self_sigstop", "signals", 'import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)',
-      "parent wall timeout; SIGKILL ends a stopped host", expect="timeout"),
-    A("raise_rlimits", "resources", """
+    """,
+        "the sabotaged host dies alone; the episode restarts from the last state",
+        expect="armed",
+    ),
+    A(
+        "self_sigstop",
+        "signals",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)",
+        "parent wall timeout; SIGKILL ends a stopped host",
+        expect="timeout",
+    ),
+    A(
+        "raise_rlimits",
+        "resources",
+        """
         import resource
         out = {}
         for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE"):
@@ -419,9 +669,14 @@ ATTACKS: list[Attack] = [
         except MemoryError:
             out["alloc"] = "MemoryError"
         return out
-    """, "uid per host: no CAP_SYS_RESOURCE, hard limits cannot rise",
-      expect="not allowed to raise maximum limit"),
-    A("nofile_exhaust", "resources", """
+    """,
+        "uid per host: no CAP_SYS_RESOURCE, hard limits cannot rise",
+        expect="not allowed to raise maximum limit",
+    ),
+    A(
+        "nofile_exhaust",
+        "resources",
+        """
         import socket, sys
         keep = []
         try:
@@ -431,55 +686,118 @@ ATTACKS: list[Attack] = [
             sys.modules["host"].KEEP = keep
             return {"opened": len(keep), "stopped": repr(exc)}
         return {"opened": len(keep), "verdict": "ESCAPED"}
-    """, "RLIMIT_NOFILE: EMFILE; the channel is already open", expect="Too many open files"),
+    """,
+        "RLIMIT_NOFILE: EMFILE; the channel is already open",
+        expect="Too many open files",
+    ),
     # -- giant outputs ----------------------------------------------------------------------------
-    A("stdout_flood", "outputs", """
+    A(
+        "stdout_flood",
+        "outputs",
+        """
         import os, sys
         for _ in range(8):
             sys.stdout.write("FLOOD" * (1 << 20))
         sys.stdout.flush()
         os.write(1, b"FLOOD" * (1 << 20))
         return {"flooded": True}
-    """, "stdout is /dev/null", expect="flooded", absent=("FLOOD",)),
-    A("stderr_flood", "outputs", """
+    """,
+        "stdout is /dev/null",
+        expect="flooded",
+        absent=("FLOOD",),
+    ),
+    A(
+        "stderr_flood",
+        "outputs",
+        """
         import os, sys
         for _ in range(8):
             sys.stderr.write("FLOOD" * (1 << 20))
         os.write(2, b"FLOOD" * (1 << 20))
         return {"flooded": True}
-    """, "stderr is /dev/null", expect="flooded", absent=("FLOOD",)),
-    A("giant_return", "outputs", 'return {"blob": "x" * (32 << 20)}',
-      "reply size cap (host measures; parent refuses before reading)", expect="too_large",
-      policy=False, serializes=True),
-    A("giant_return_multibyte", "outputs", 'return {"blob": "\\u00e9" * (6 << 20)}',
-      "parent's byte cap: the header is checked before the body is read", expect="too_large",
-      policy=False, serializes=True),
-    A("giant_exception", "outputs", 'raise ValueError("E" * (32 << 20))',
-      "error text truncated to 2000 characters", expect="…", policy=False),
-    A("forge_via_stdout", "forgery", """
+    """,
+        "stderr is /dev/null",
+        expect="flooded",
+        absent=("FLOOD",),
+    ),
+    A(
+        "giant_return",
+        "outputs",
+        'return {"blob": "x" * (32 << 20)}',
+        "reply size cap (host measures; parent refuses before reading)",
+        expect="too_large",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "giant_return_multibyte",
+        "outputs",
+        'return {"blob": "\\u00e9" * (6 << 20)}',
+        "parent's byte cap: the header is checked before the body is read",
+        expect="too_large",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "giant_exception",
+        "outputs",
+        'raise ValueError("E" * (32 << 20))',
+        "error text truncated to 2000 characters",
+        expect="…",
+        policy=False,
+    ),
+    A(
+        "forge_via_stdout",
+        "forgery",
+        """
         import json, os
         fake = json.dumps({"ok": True, "result": {"success": True, "data": "FORGED"}}).encode()
         print(fake.decode())
         os.write(1, frame_bytes(fake))
         return {"real": True}
-    """, "JSON-only channel of its own: stdout is /dev/null", expect="real", absent=("FORGED",)),
-    A("read_stdin", "outputs", """
+    """,
+        "JSON-only channel of its own: stdout is /dev/null",
+        expect="real",
+        absent=("FORGED",),
+    ),
+    A(
+        "read_stdin",
+        "outputs",
+        """
         import os, sys
         return {"stdin": sys.stdin.read(100), "fd0": os.read(0, 100).decode()}
-    """, "stdin is /dev/null", expect=r"stdin: , fd0: [,}]"),
+    """,
+        "stdin is /dev/null",
+        expect=r"stdin: , fd0: [,}]",
+    ),
     # -- introspection escapes (policy bypasses; the process still holds) ----------------------
-    A("subclasses_escape", "escapes", """
+    A(
+        "subclasses_escape",
+        "escapes",
+        """
         for cls in ().__class__.__base__.__subclasses__():
             if cls.__name__ == "_wrap_close":
                 return effects(cls.__init__.__globals__, p)
         return {"found": False}
-    """, "process boundary: the os reached is the host's (chroot, NPROC, empty env)", expect=FNF),
-    A("globals_builtins_escape", "escapes", """
+    """,
+        "process boundary: the os reached is the host's (chroot, NPROC, empty env)",
+        expect=FNF,
+    ),
+    A(
+        "globals_builtins_escape",
+        "escapes",
+        """
         b = (lambda: 0).__globals__["__builtins__"]
         imp = b["__import__"] if type(b) is dict else b.__import__
         return effects(vars(imp("os")), p)
-    """, "process boundary: chroot, NPROC, empty env", expect=FNF),
-    A("frame_walk", "escapes", """
+    """,
+        "process boundary: chroot, NPROC, empty env",
+        expect=FNF,
+    ),
+    A(
+        "frame_walk",
+        "escapes",
+        """
         import sys
         f, frames = sys._getframe(), []
         while f is not None:
@@ -488,8 +806,14 @@ ATTACKS: list[Attack] = [
         names = [fr.f_code.co_name for fr in frames]
         os_mod = next(fr.f_globals["os"] for fr in reversed(frames) if "os" in fr.f_globals)
         return {"frames": names, "effects": effects(vars(os_mod), p)}
-    """, "process boundary: the frames are the host's own", expect=FNF),
-    A("generator_frame", "escapes", """
+    """,
+        "process boundary: the frames are the host's own",
+        expect=FNF,
+    ),
+    A(
+        "generator_frame",
+        "escapes",
+        """
         me = []
         def gen():
             yield me[0].gi_frame.f_back
@@ -498,37 +822,76 @@ ATTACKS: list[Attack] = [
         while "os" not in frame.f_globals and frame.f_back is not None:
             frame = frame.f_back
         return effects(vars(frame.f_globals["os"]), p)
-    """, "process boundary: the frames are the host's own", expect=FNF),
-    A("gc_objects_escape", "escapes", """
+    """,
+        "process boundary: the frames are the host's own",
+        expect=FNF,
+    ),
+    A(
+        "gc_objects_escape",
+        "escapes",
+        """
         import gc
         mods = [o for o in gc.get_objects() if type(o).__name__ == "module" and o.__name__ == "os"]
         hosts = [o for o in gc.get_objects() if type(o).__name__ == "EnvHost"]
         return {"hosts": len(hosts), "effects": effects(vars(mods[0]), p)}
-    """, "process boundary: every object found belongs to this host", expect=FNF),
-    A("gc_referrers_escape", "escapes", """
+    """,
+        "process boundary: every object found belongs to this host",
+        expect=FNF,
+    ),
+    A(
+        "gc_referrers_escape",
+        "escapes",
+        """
         import gc, json
         tables = [r for r in gc.get_referrers(json) if type(r) is dict and "json" in r]
         table = next(r for r in tables if "os" in r)
         return effects(vars(table["os"]), p)
-    """, "process boundary: sys.modules reached is the host's", expect=FNF),
-    A("ctypes_libc", "escapes", """
+    """,
+        "process boundary: sys.modules reached is the host's",
+        expect=FNF,
+    ),
+    A(
+        "ctypes_libc",
+        "escapes",
+        """
         import ctypes
         libc = ctypes.CDLL(None)
         return {"rc": libc.system(("echo ESCAPED > " + p["path"]).encode())}
-    """, "chroot: ctypes is not importable (not preloaded, no stdlib on disk)",
-      expect="ModuleNotFoundError"),
-    A("ctypes_segfault", "crashes", 'import ctypes\nreturn {"x": ctypes.string_at(0)}',
-      "chroot: ctypes is not importable", expect="ModuleNotFoundError"),
-    A("faulthandler_segfault", "crashes", 'import faulthandler\nfaulthandler._sigsegv()',
-      "a segfault kills only the host (parent: killed)", expect="killed"),
-    A("faulthandler_into_channel", "forgery", """
+    """,
+        "chroot: ctypes is not importable (not preloaded, no stdlib on disk)",
+        expect="ModuleNotFoundError",
+    ),
+    A(
+        "ctypes_segfault",
+        "crashes",
+        'import ctypes\nreturn {"x": ctypes.string_at(0)}',
+        "chroot: ctypes is not importable",
+        expect="ModuleNotFoundError",
+    ),
+    A(
+        "faulthandler_segfault",
+        "crashes",
+        "import faulthandler\nfaulthandler._sigsegv()",
+        "a segfault kills only the host (parent: killed)",
+        expect="killed",
+    ),
+    A(
+        "faulthandler_into_channel",
+        "forgery",
+        """
         import faulthandler
         faulthandler.enable(file=3)
         faulthandler._sigsegv()
-    """, "framing: a non-frame on the channel is refused (too_large/killed)",
-      expect="killed|too_large|protocol", same_host=False),
+    """,
+        "framing: a non-frame on the channel is refused (too_large/killed)",
+        expect="killed|too_large|protocol",
+        same_host=False,
+    ),
     # -- privilege --------------------------------------------------------------------------------
-    A("setuid_root", "privilege", """
+    A(
+        "setuid_root",
+        "privilege",
+        """
         import os
         out = {}
         calls = {"setuid": (0,), "setgid": (0,), "setgroups": ([0],), "seteuid": (0,),
@@ -540,8 +903,14 @@ ATTACKS: list[Attack] = [
             except OSError as exc:
                 out[name] = repr(exc)
         return out
-    """, "uid per host: setuid(0) needs CAP_SETUID", expect="PermissionError"),
-    A("unshare_namespaces", "privilege", """
+    """,
+        "uid per host: setuid(0) needs CAP_SETUID",
+        expect="PermissionError",
+    ),
+    A(
+        "unshare_namespaces",
+        "privilege",
+        """
         import os
         try:
             os.unshare(0x10000000 | 0x00020000)
@@ -549,9 +918,14 @@ ATTACKS: list[Attack] = [
         except AttributeError:
             import ctypes
             return {"rc": ctypes.CDLL(None).unshare(0x10000000)}
-    """, "no unshare in 3.11's os, no ctypes (and the kernel refuses CLONE_NEWUSER in a chroot)",
-      expect="AttributeError|ModuleNotFoundError|PermissionError"),
-    A("mount_and_mknod", "privilege", """
+    """,
+        "no unshare in 3.11's os, no ctypes (and the kernel refuses CLONE_NEWUSER in a chroot)",
+        expect="AttributeError|ModuleNotFoundError|PermissionError",
+    ),
+    A(
+        "mount_and_mknod",
+        "privilege",
+        """
         import os, stat
         out = {}
         try:
@@ -565,42 +939,73 @@ ATTACKS: list[Attack] = [
         except ImportError as exc:
             out["mount"] = repr(exc)
         return out
-    """, "uid per host: no CAP_MKNOD/CAP_SYS_ADMIN; no ctypes for mount(2)",
-      expect="PermissionError.*ModuleNotFoundError"),
-    A("ptrace_proc_mem", "privilege", """
+    """,
+        "uid per host: no CAP_MKNOD/CAP_SYS_ADMIN; no ctypes for mount(2)",
+        expect="PermissionError.*ModuleNotFoundError",
+    ),
+    A(
+        "ptrace_proc_mem",
+        "privilege",
+        """
         import os
         mem = open("/proc/%d/mem" % os.getppid(), "r+b")
         mem.seek(0x400000)
         mem.write(b"ESCAPED")
         return {"poked": "ESCAPED"}
-    """, "chroot: no /proc; uid per host: no ptrace on the zygote", expect=FNF),
+    """,
+        "chroot: no /proc; uid per host: no ptrace on the zygote",
+        expect=FNF,
+    ),
     # -- killing the parent -------------------------------------------------------------------
-    A("kill_parent", "kill", """
+    A(
+        "kill_parent",
+        "kill",
+        """
         import os, signal
         os.kill(os.getppid(), signal.SIGKILL)
         return {"killed": "zygote"}
     """,
-      "uid per host: EPERM (and the zygote is pidns init)", expect="PermissionError", basic=True,
-      basic_expect=r"killed: zygote"),  # basic: the zygote dies and is restarted (recovery)
-    A("kill_factory", "kill", """
+        "uid per host: EPERM (and the zygote is pidns init)",
+        expect="PermissionError",
+        basic=True,
+        basic_expect=r"killed: zygote",
+    ),  # basic: the zygote dies and is restarted (recovery)
+    A(
+        "kill_factory",
+        "kill",
+        """
         import os, signal
         status = open("/proc/%d/status" % os.getppid()).read()
         factory = int(status.split("PPid:")[1].split()[0])
         if factory == p["factory"]:  # never any other process: this runs on the test machine
             os.kill(factory, signal.SIGKILL)
         return {"factory": factory}
-    """, "chroot + pidns: the factory has no pid and no /proc entry here (basic: see the HOLE)",
-      expect=FNF),
-    A("kill_all", "kill", 'import os, signal\nos.kill(-1, signal.SIGKILL)\nreturn {"sent": True}',
-      "uid per host + pidns: kill(-1) reaches no other process", expect=r"sent: True"),
-    A("killpg_parent", "kill", """
+    """,
+        "chroot + pidns: the factory has no pid and no /proc entry here (basic: see the HOLE)",
+        expect=FNF,
+    ),
+    A(
+        "kill_all",
+        "kill",
+        'import os, signal\nos.kill(-1, signal.SIGKILL)\nreturn {"sent": True}',
+        "uid per host + pidns: kill(-1) reaches no other process",
+        expect=r"sent: True",
+    ),
+    A(
+        "killpg_parent",
+        "kill",
+        """
         import os, signal
         os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)
         return {"sent": True}
     """,
-      "pidns: the zygote's group is invisible (pgid 0 = the host's own group: it kills itself)",
-      expect="killed|PermissionError"),
-    A("kill_scan", "kill", """
+        "pidns: the zygote's group is invisible (pgid 0 = the host's own group: it kills itself)",
+        expect="killed|PermissionError",
+    ),
+    A(
+        "kill_scan",
+        "kill",
+        """
         import os, signal
         hit, refused = 0, 0
         for pid in range(1, 400):
@@ -613,12 +1018,22 @@ ATTACKS: list[Attack] = [
                 except ProcessLookupError:
                     pass
         return {"hit": hit, "refused": refused}
-    """, "uid per host: EPERM on the zygote and every other host (the bystander lives)",
-      expect=r"hit: 0, refused: [1-9]"),
+    """,
+        "uid per host: EPERM on the zygote and every other host (the bystander lives)",
+        expect=r"hit: 0, refused: [1-9]",
+    ),
     # -- the channel --------------------------------------------------------------------------
-    A("close_channel", "forgery", 'import os\nos.close(3)\nreturn {"closed": True}',
-      "the parent sees EOF: killed, host replaced", expect="killed"),
-    A("write_other_fds", "forgery", """
+    A(
+        "close_channel",
+        "forgery",
+        'import os\nos.close(3)\nreturn {"closed": True}',
+        "the parent sees EOF: killed, host replaced",
+        expect="killed",
+    ),
+    A(
+        "write_other_fds",
+        "forgery",
+        """
         import os
         wrote = []
         for fd in range(0, 256):
@@ -629,42 +1044,79 @@ ATTACKS: list[Attack] = [
                 except OSError:
                     pass
         return {"wrote": wrote}
-    """, "only fd 3 reaches the parent; 0-2 are /dev/null", expect=r"wrote: \[0, 1, 2\]",
-      absent=("FORGED",)),
-    A("forge_frame_wellformed", "forgery", """
+    """,
+        "only fd 3 reaches the parent; 0-2 are /dev/null",
+        expect=r"wrote: \[0, 1, 2\]",
+        absent=("FORGED",),
+    ),
+    A(
+        "forge_frame_wellformed",
+        "forgery",
+        """
         import json, os
         os.write(3, frame_bytes(json.dumps(forged_reply(p, {})).encode()))
         return {"real": True}
-    """, "by design: a program owns its own channel; JSON only, one episode only",
-      expect="FORGED-OK|True", same_host=False),
-    A("forge_frame_missing_keys", "forgery", """
+    """,
+        "by design: a program owns its own channel; JSON only, one episode only",
+        expect="FORGED-OK|True",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_missing_keys",
+        "forgery",
+        """
         import os
         os.write(3, frame_bytes(b'{"ok": true}'))
         return {"real": True}
-    """, "the parent validates each reply's shape per operation (protocol)", expect="protocol",
-      same_host=False),
-    A("forge_frame_wrong_types", "forgery", """
+    """,
+        "the parent validates each reply's shape per operation (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_wrong_types",
+        "forgery",
+        """
         import json, os
         bad = {"result": "not a dict", "state": 5, "results": "x"}
         bad = {"state": [1]} if p["mode"] == "module" else bad
         os.write(3, frame_bytes(json.dumps(forged_reply(p, bad)).encode()))
         return {"real": True}
-    """, "the parent validates each reply's shape per operation (protocol)", expect="protocol",
-      same_host=False),
-    A("forge_frame_nan", "forgery", """
+    """,
+        "the parent validates each reply's shape per operation (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_nan",
+        "forgery",
+        """
         import os
         reply = (b'{"ok": true, "result": {"success": true, "v": NaN}, "state": {"n": Infinity},'
                  b' "results": [[{"value": NaN, "error": null, "mutated": false}]]}')
         os.write(3, frame_bytes(reply))
         return {"real": True}
-    """, "parent refuses non-finite JSON (protocol)", expect="protocol", same_host=False),
-    A("forge_frame_deep", "forgery", """
+    """,
+        "parent refuses non-finite JSON (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_deep",
+        "forgery",
+        """
         import os
         os.write(3, frame_bytes(b"[" * 300000 + b"]" * 300000))
         return {"real": True}
-    """, "parent turns a frame too deep to decode into protocol, never a raise",
-      expect="protocol", same_host=False),
-    A("forge_frame_trickle", "forgery", """
+    """,
+        "parent turns a frame too deep to decode into protocol, never a raise",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_trickle",
+        "forgery",
+        """
         import os, time
         os.write(3, (24).to_bytes(4, "big"))
         for _ in range(6):
@@ -672,17 +1124,41 @@ ATTACKS: list[Attack] = [
             os.write(3, b" ")
         os.write(3, b'{"ok": false}' + b" " * 5)
         return {"real": True}
-    """, "one wall deadline for the whole request, not per recv (timeout)", expect="timeout",
-      modes=NOT_MODULE, same_host=False),
-    A("forge_frame_oversize", "forgery", 'import os\nos.write(3, b"\\xff\\xff\\xff\\xf0")',
-      "reply size cap: refused from the header", expect="too_large", same_host=False),
-    A("forge_frame_garbage", "forgery", 'import os\nos.write(3, frame_bytes(b"\\xff\\xfe{"))',
-      "framing: non-JSON frame refused (protocol)", expect="protocol", same_host=False),
-    A("forge_frame_non_object", "forgery", 'import os\nos.write(3, frame_bytes(b"[1, 2]"))',
-      "parent refuses a reply that is not an object (protocol)", expect="protocol",
-      same_host=False),
+    """,
+        "one wall deadline for the whole request, not per recv (timeout)",
+        expect="timeout",
+        modes=NOT_MODULE,
+        same_host=False,
+    ),
+    A(
+        "forge_frame_oversize",
+        "forgery",
+        'import os\nos.write(3, b"\\xff\\xff\\xff\\xf0")',
+        "reply size cap: refused from the header",
+        expect="too_large",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_garbage",
+        "forgery",
+        'import os\nos.write(3, frame_bytes(b"\\xff\\xfe{"))',
+        "framing: non-JSON frame refused (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "forge_frame_non_object",
+        "forgery",
+        'import os\nos.write(3, frame_bytes(b"[1, 2]"))',
+        "parent refuses a reply that is not an object (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
     # -- sys.modules and builtins tampering -------------------------------------------------------
-    A("tamper_json_dumps", "tampering", """
+    A(
+        "tamper_json_dumps",
+        "tampering",
+        """
         import json
         real = json.dumps
         def forged(obj, **kw):
@@ -691,38 +1167,67 @@ ATTACKS: list[Attack] = [
             return real(obj, **kw)
         json.dumps = forged
         return {"tampered": True}
-    """, "one host per episode: the zygote never runs program code, the next episode is clean",
-      policy=False, same_host=False),
-    A("tamper_framing", "tampering", """
+    """,
+        "one host per episode: the zygote never runs program code, the next episode is clean",
+        policy=False,
+        same_host=False,
+    ),
+    A(
+        "tamper_framing",
+        "tampering",
+        """
         import json, sys
         def forged(sock, message):
             sock.sendall(frame_bytes(json.dumps(forged_reply(p, {"tampered": True})).encode()))
         sys.modules["framing"].send_frame = forged  # replaces every later reply of this host
         sys.modules["host"].send_frame = forged
         return {"tampered": True}
-    """, "one host per episode: the next episode is clean", same_host=False),
-    A("tamper_builtins_len", "tampering", """
+    """,
+        "one host per episode: the next episode is clean",
+        same_host=False,
+    ),
+    A(
+        "tamper_builtins_len",
+        "tampering",
+        """
         import builtins
         builtins.len = lambda obj: 0  # defeats the host's own reply-size check
         return {"blob": "x" * (16 << 20)}
-    """, "the parent enforces the reply cap itself (here the forged length breaks the frame)",
-      expect="too_large|exceeds|…|killed|protocol", same_host=False),
+    """,
+        "the parent enforces the reply cap itself (here the forged length breaks the frame)",
+        expect="too_large|exceeds|…|killed|protocol",
+        same_host=False,
+    ),
     # -- pickle ---------------------------------------------------------------------------------
-    A("pickle_payload_in_host", "pickle", """
+    A(
+        "pickle_payload_in_host",
+        "pickle",
+        """
         import pickle
         command = b"echo ESCAPED > " + p["path"].encode()
         return {"r": pickle.loads(b"cos\\nsystem\\n(S'" + command + b"'\\ntR.")}
-    """, "chroot: pickle is not importable; it could only run in the host anyway",
-      expect="ModuleNotFoundError"),
-    A("reduce_in_result", "pickle", """
+    """,
+        "chroot: pickle is not importable; it could only run in the host anyway",
+        expect="ModuleNotFoundError",
+    ),
+    A(
+        "reduce_in_result",
+        "pickle",
+        """
         class Evil:
             def __reduce__(self):
                 return (open, (p["path"], "w"))
         return {"evil": Evil(), "more": [Evil()]}
-    """, "JSON-only channel: exact-type check refuses objects; nothing is ever unpickled",
-      expect="not a JSON value", serializes=True),
+    """,
+        "JSON-only channel: exact-type check refuses objects; nothing is ever unpickled",
+        expect="not a JSON value",
+        serializes=True,
+    ),
     # -- results whose serialization runs code ------------------------------------------------
-    A("result_hooks", "serialization", """
+    A(
+        "result_hooks",
+        "serialization",
+        """
         class Loud(str):
             def __str__(self):
                 raise RuntimeError("str ran")
@@ -732,60 +1237,134 @@ ATTACKS: list[Attack] = [
                 raise RuntimeError("eq ran")
             __hash__ = str.__hash__
         return {"v": Loud("x"), "n": [Loud("y")]}
-    """, "exact-type check: a str subclass is not JSON, no hook runs in the parent",
-      expect="not a JSON value", serializes=True),
-    A("hostile_key_repr", "serialization", """
+    """,
+        "exact-type check: a str subclass is not JSON, no hook runs in the parent",
+        expect="not a JSON value",
+        serializes=True,
+    ),
+    A(
+        "hostile_key_repr",
+        "serialization",
+        """
         class Key:
             def __repr__(self):
                 raise RuntimeError("repr ran")
         return {Key(): 1}
-    """, "the host's error handling: a raising repr becomes a program error",
-      expect="RuntimeError|non-string key|repr ran", policy=False, serializes=True),
-    A("exception_str_raises", "serialization", """
+    """,
+        "the host's error handling: a raising repr becomes a program error",
+        expect="RuntimeError|non-string key|repr ran",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "exception_str_raises",
+        "serialization",
+        """
         class Nasty(Exception):
             def __str__(self):
                 raise Nasty()
         raise Nasty()
-    """, "the host dies on its own error text; parent: killed, next host clean",
-      expect="killed|Nasty", policy=False),
-    A("infinite_generator_result", "serialization", """
+    """,
+        "the host dies on its own error text; parent: killed, next host clean",
+        expect="killed|Nasty",
+        policy=False,
+    ),
+    A(
+        "infinite_generator_result",
+        "serialization",
+        """
         import itertools
         return {"count": itertools.count(), "gen": (x for x in iter(int, 1))}
-    """, "exact-type check: generators are refused, never iterated", expect="not a JSON value",
-      policy=False, serializes=True),
-    A("deep_nested_result", "serialization", """
+    """,
+        "exact-type check: generators are refused, never iterated",
+        expect="not a JSON value",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "deep_nested_result",
+        "serialization",
+        """
         v = []
         for _ in range(5000):
             v = [v]
         return {"deep": v}
-    """, "host's json.dumps fails: the host dies alone (killed)", expect="killed|RecursionError",
-      policy=False, serializes=True),
-    A("nan_infinity_result", "serialization", 'return {"nan": float("nan"), "big": 1e308 * 10}',
-      "the host refuses non-finite numbers", expect="not a finite number", policy=False,
-      serializes=True),
-    A("non_str_keys", "serialization", 'return {1: "a", (1, 2): "b", None: "c", 1.5: "d"}',
-      "the host refuses non-string keys", expect="non-string key", policy=False,
-      serializes=True),
-    A("giant_int", "serialization", """
+    """,
+        "host's json.dumps fails: the host dies alone (killed)",
+        expect="killed|RecursionError",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "nan_infinity_result",
+        "serialization",
+        'return {"nan": float("nan"), "big": 1e308 * 10}',
+        "the host refuses non-finite numbers",
+        expect="not a finite number",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "non_str_keys",
+        "serialization",
+        'return {1: "a", (1, 2): "b", None: "c", 1.5: "d"}',
+        "the host refuses non-string keys",
+        expect="non-string key",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "giant_int",
+        "serialization",
+        """
         import sys
         sys.set_int_max_str_digits(0)
         return {"n": 10 ** 6000}
-    """, "the parent's int digit limit refuses the frame (protocol)", expect="protocol",
-      serializes=True),
+    """,
+        "the parent's int digit limit refuses the frame (protocol)",
+        expect="protocol",
+        serializes=True,
+    ),
     # -- mutating the caller's objects ---------------------------------------------------------
-    A("mutate_arguments", "mutation", """
+    A(
+        "mutate_arguments",
+        "mutation",
+        """
         p["reads"].append("MUTATED")
         p["dir"] = "MUTATED"
         p.clear()
         return {"mutated": True}
-    """, "separate process: mutation invisible to the caller", policy=False, modes=NOT_MODULE),
+    """,
+        "separate process: mutation invisible to the caller",
+        policy=False,
+        modes=NOT_MODULE,
+    ),
     # -- ending the call abruptly ---------------------------------------------------------------
-    A("os_exit_mid_call", "crashes", 'import os\nos._exit(3)', "the parent sees EOF: killed",
-      expect="killed", basic=True, basic_expect="killed"),
-    A("system_exit", "crashes", "raise SystemExit(0)", "the host catches BaseException",
-      expect="SystemExit", policy=False),
-    A("keyboard_interrupt", "crashes", "raise KeyboardInterrupt", "the host catches BaseException",
-      expect="KeyboardInterrupt", policy=False),
+    A(
+        "os_exit_mid_call",
+        "crashes",
+        "import os\nos._exit(3)",
+        "the parent sees EOF: killed",
+        expect="killed",
+        basic=True,
+        basic_expect="killed",
+    ),
+    A(
+        "system_exit",
+        "crashes",
+        "raise SystemExit(0)",
+        "the host catches BaseException",
+        expect="SystemExit",
+        policy=False,
+    ),
+    A(
+        "keyboard_interrupt",
+        "crashes",
+        "raise KeyboardInterrupt",
+        "the host catches BaseException",
+        expect="KeyboardInterrupt",
+        policy=False,
+    ),
 ]
 
 BY_NAME = {attack.name: attack for attack in ATTACKS}

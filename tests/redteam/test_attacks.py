@@ -38,7 +38,7 @@ SLACK_SECONDS = 0.75  # a request may exceed the wall time by the kill round tri
 REPO = Path(__file__).resolve().parents[2]
 
 TEMPLATES = {
-    "method": '''
+    "method": """
 class Target:
     def __init__(self):
         self.n = 0
@@ -48,19 +48,19 @@ class Target:
 
     def ping(self) -> dict:
         return {"success": True, "data": "pong"}
-''',
-    "check": '''
+""",
+    "check": """
 def check(initial_state, final_state):
     out = run(initial_state["p"])
     if type(out) is dict:
         raise ValueError(repr(out))  # the error text is a check's only way out
     return out
-''',
-    "check_return": '''
+""",
+    "check_return": """
 def check(initial_state, final_state):
     return run(initial_state["p"])
-''',
-    "module": '''
+""",
+    "module": """
 LEAK = run({P})
 
 
@@ -71,9 +71,9 @@ class Target:
 
     def ping(self) -> dict:
         return {"success": True, "data": "pong"}
-''',
+""",
 }
-CLEAN = '''
+CLEAN = """
 class Clean:
     def __init__(self):
         self.n = 0
@@ -81,7 +81,7 @@ class Clean:
     def bump(self) -> dict:
         self.n += 1
         return {"success": True, "data": self.n}
-'''
+"""
 CLEAN_CHECK = "def check(initial_state, final_state):\n    return final_state['n'] > 0\n"
 
 
@@ -119,8 +119,10 @@ class World:
         return {**copy.deepcopy(self.names), "mode": mode}
 
     def snapshot(self) -> dict[str, tuple[int, bool]]:
-        return {str(p.relative_to(self.outside)): (p.lstat().st_size, p.is_symlink())
-                for p in sorted(self.outside.rglob("*"))}
+        return {
+            str(p.relative_to(self.outside)): (p.lstat().st_size, p.is_symlink())
+            for p in sorted(self.outside.rglob("*"))
+        }
 
     def intrusions(self) -> list[str]:
         """What reached the test's listeners (draining it, so one test never taints the next)."""
@@ -141,8 +143,10 @@ class World:
     def reach_reverse(self) -> list[str]:
         """Which of the host's own listeners (see ``listen_for_parent``) the parent can reach."""
         reached = []
-        for family, address in ((socket.AF_INET, ("127.0.0.1", self.names["rport"])),
-                                (socket.AF_UNIX, self.names["rabstract"])):
+        for family, address in (
+            (socket.AF_INET, ("127.0.0.1", self.names["rport"])),
+            (socket.AF_UNIX, self.names["rabstract"]),
+        ):
             with socket.socket(family, socket.SOCK_STREAM) as probe:
                 probe.settimeout(0.2)
                 try:
@@ -198,13 +202,25 @@ def world(tmp_path_factory):
         "unix": _listener(socket.AF_UNIX, socket.SOCK_STREAM, str(outside / "sock")),
     }
     names = {
-        "path": str(outside / "written"), "secret_file": str(outside / "secret.txt"),
-        "dir": str(outside / "victim"), "unix_path": str(outside / "sock"),
-        "reads": ["/etc/passwd", str(REPO / "pyproject.toml"), str(outside / "secret.txt"),
-                  "/proc/1/cmdline", "/proc/self/environ"],
-        "port": sockets["tcp"].getsockname()[1], "udp_port": sockets["udp"].getsockname()[1],
-        "abstract": f"\0redteam-{tag}", "rport": _free_port(), "rabstract": f"\0redteam-r-{tag}",
-        "factory": os.getpid(), "fork_limit": 8, "linger": 8,
+        "path": str(outside / "written"),
+        "secret_file": str(outside / "secret.txt"),
+        "dir": str(outside / "victim"),
+        "unix_path": str(outside / "sock"),
+        "reads": [
+            "/etc/passwd",
+            str(REPO / "pyproject.toml"),
+            str(outside / "secret.txt"),
+            "/proc/1/cmdline",
+            "/proc/self/environ",
+        ],
+        "port": sockets["tcp"].getsockname()[1],
+        "udp_port": sockets["udp"].getsockname()[1],
+        "abstract": f"\0redteam-{tag}",
+        "rport": _free_port(),
+        "rabstract": f"\0redteam-r-{tag}",
+        "factory": os.getpid(),
+        "fork_limit": 8,
+        "linger": 8,
     }
     yield World(outside, _outside_markers(outside, secret), sockets, names)
     for sock in sockets.values():
@@ -291,14 +307,15 @@ def read_host_files(box: Sandbox) -> str:
     for path in list(Path(box._base_dir).rglob("*"))[:300] if box._base_dir else []:
         try:
             if path.is_file() and not path.is_symlink():
-                chunks.append(path.read_bytes()[:1 << 16].decode("latin-1"))
+                chunks.append(path.read_bytes()[: 1 << 16].decode("latin-1"))
         except OSError:
             pass
     return "\n".join(chunks)
 
 
-def attack_host(box: Sandbox, world: World, ev: Evidence, *, source: str, mode: str, p: dict,
-                same_host: bool) -> None:
+def attack_host(
+    box: Sandbox, world: World, ev: Evidence, *, source: str, mode: str, p: dict, same_host: bool
+) -> None:
     """Run the hostile program once in ``mode``; read what it left while its host still lives."""
     if mode == "check":
         start = time.monotonic()
@@ -356,8 +373,9 @@ def run_attack(box: Sandbox, world: World, attack: Attack, mode: str) -> Evidenc
         with box.episode(CLEAN, "Clean") as bystander:
             bystander.call("bump", {})
             try:
-                attack_host(box, world, ev, source=source, mode=mode, p=p,
-                            same_host=attack.same_host)
+                attack_host(
+                    box, world, ev, source=source, mode=mode, p=p, same_host=attack.same_host
+                )
             finally:
                 ev.bystander = bystander.call("bump", {}).result
         ev.clean = run_clean_jobs(box)
@@ -387,8 +405,10 @@ def contract_problems(kind: str, outcome: CallOutcome) -> list[str]:
         rows = outcome.result.get("results") if type(outcome.result) is dict else None
         cells = rows[0] if type(rows) is list and len(rows) == 1 and type(rows[0]) is list else []
         if len(cells) != 1 or not all(
-            type(c) is dict and any(c.get("value") is v for v in (True, False, None))
-            and type(c.get("mutated")) is bool for c in cells
+            type(c) is dict
+            and any(c.get("value") is v for v in (True, False, None))
+            and type(c.get("mutated")) is bool
+            for c in cells
         ):
             problems.append(f"checks: malformed results {str(rows)[:80]}")
     return problems
@@ -519,7 +539,7 @@ def test_deep_tree_does_not_break_the_sandbox(canary_env, isolation):
     assert not clean, clean
 
 
-PEER = '''
+PEER = """
 import socket, sys
 
 
@@ -550,11 +570,14 @@ class Peer:
             return {"success": True, "data": conn.recv(100).decode()}
         except OSError as exc:
             return {"success": False, "error": repr(exc)}
-'''
+"""
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: all hosts share one network namespace, so two "
-                   "concurrent episodes talk over an abstract unix socket")
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: all hosts share one network namespace, so two "
+    "concurrent episodes talk over an abstract unix socket",
+)
 def test_concurrent_hosts_cannot_talk(box):
     name, token = f"\0redteam-peer-{secrets.token_hex(4)}", secrets.token_hex(8)
     with box.episode(PEER, "Peer") as one, box.episode(PEER, "Peer") as two:
@@ -564,7 +587,7 @@ def test_concurrent_hosts_cannot_talk(box):
     assert token not in repr(heard) and not talked["success"], f"hosts talked: {talked} {heard}"
 
 
-SNOOP = '''
+SNOOP = """
 import gc, sys
 
 
@@ -579,7 +602,7 @@ class Snoop:
             items = list(o) + list(o.values()) if type(o) is dict else items
             hits += [x for x in items if type(x) is str and "ITEM-A-" in x]
         return {"success": True, "data": [h[h.find("ITEM-A-"):][:40] for h in hits]}
-'''
+"""
 
 
 def test_episode_cannot_read_other_sources(box):
@@ -591,7 +614,7 @@ def test_episode_cannot_read_other_sources(box):
     assert token not in repr(found), "another episode's source was readable"
 
 
-MUTABLE = '''
+MUTABLE = """
 class Mutable:
     def __init__(self):
         self.items = []
@@ -601,9 +624,11 @@ class Mutable:
         self.items.append(values)
         self.items[0].append("changed")
         return {"success": True, "data": self.items}
-'''
-MUTATING_CHECK = ("def check(initial_state, final_state):\n    initial_state['items'].append(9)\n"
-                  "    final_state.clear()\n    return True\n")
+"""
+MUTATING_CHECK = (
+    "def check(initial_state, final_state):\n    initial_state['items'].append(9)\n"
+    "    final_state.clear()\n    return True\n"
+)
 
 
 def test_callers_objects_never_change(box):
@@ -620,7 +645,7 @@ def test_callers_objects_never_change(box):
     assert outcome.result["results"] == [[{"value": True, "error": None, "mutated": True}]]
 
 
-FACTORY_SCRIPT = '''
+FACTORY_SCRIPT = """
 import json, os, sys
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox import Sandbox
@@ -630,21 +655,26 @@ with Sandbox(limits) as box, box.episode(sys.argv[1], "Target") as episode:
     outcome = episode.call("attack", {"p": {"factory": os.getpid()}})
     print("REPLY", json.dumps(outcome.result), flush=True)
 print("ALIVE", flush=True)
-'''
+"""
 BASIC_FACTORY_HOLES = {
     "kill_factory": "HOLE (basic mode): a host has the factory's uid and sees its pid, so it can "
-                    "SIGKILL the factory (the whole run, not one item)",
+    "SIGKILL the factory (the whole run, not one item)",
     "env_proc_ancestors": "HOLE (basic mode): a host has the factory's uid and sees its /proc "
-                          "entry, so it reads OPENAI_API_KEY from /proc/<factory pid>/environ",
+    "entry, so it reads OPENAI_API_KEY from /proc/<factory pid>/environ",
 }
 
 
 def run_factory(attack: Attack, isolation: str) -> subprocess.CompletedProcess:
     """Run one attack from a sacrificial factory process whose *startup* environment has the key."""
     source = build_source(attack.body, "method", {})
-    run = subprocess.run([sys.executable, "-c", FACTORY_SCRIPT, source, isolation], cwd=REPO,
-                         env={**os.environ, "OPENAI_API_KEY": CANARY},
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", FACTORY_SCRIPT, source, isolation],
+        cwd=REPO,
+        env={**os.environ, "OPENAI_API_KEY": CANARY},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     lines = run.stdout.splitlines()
     base = next((line.split(" ", 1)[1] for line in lines if line.startswith("BASE")), None)
     if base:  # a killed factory cannot clean up: end its leftovers and remove its folder
