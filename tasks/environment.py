@@ -13,7 +13,6 @@ from typing import Any
 from envmill.schemas.environment import EnvironmentRecord, PolicyViolation, ToolSchema
 from envmill.tasks.envmodule import (
     EnvModuleError,
-    classify_tools,
     compute_env_id,
     derive_state_schema,
     derive_tool_schemas,
@@ -21,6 +20,7 @@ from envmill.tasks.envmodule import (
 )
 from envmill.tasks.policy import check_module
 from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.tool_kinds import classify_tools
 
 
 class EnvironmentRejected(Exception):

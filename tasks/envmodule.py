@@ -1,7 +1,8 @@
 """What the factory learns from an environment module's source (DESIGN §3.1), by `ast` only.
 
 Generated code is untrusted and never runs in the factory process, so the id, the environment class,
-the tool schemas, the tool kinds and the state schema are all read off the syntax tree. The runtime
+the tool schemas and the state schema are all read off the syntax tree (the tool kinds too, in
+``tool_kinds``). The runtime
 (the sandbox) stays the truth about behaviour; this module only describes the source.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from envmill.schemas.environment import FunctionSpec, ToolKind, ToolSchema
+from envmill.schemas.environment import FunctionSpec, ToolSchema
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.annotations import (
     ENUM_BASES,
@@ -26,25 +27,6 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 _NON_ENV_BASES = ENUM_BASES | {"TypedDict", "NamedTuple", "Protocol", "Exception", "BaseException"}
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "setter", "getter", "deleter"})
-_MUTATORS = frozenset(
-    {
-        "append",
-        "extend",
-        "insert",
-        "pop",
-        "popitem",
-        "remove",
-        "clear",
-        "update",
-        "setdefault",
-        "add",
-        "discard",
-        "sort",
-        "reverse",
-    }
-)
-_VIEW_CALLS = frozenset({"get", "setdefault", "values", "items"})
-_ITER_WRAPPERS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "iter", "zip"})
 
 
 class EnvModuleError(ValueError):
@@ -79,7 +61,7 @@ def find_environment_class(tree: ast.Module) -> ast.ClassDef:
             continue
         if _is_type_definition(node, excluded):
             excluded.add(node.name)
-        elif any(fn.name == "__init__" or not fn.name.startswith("_") for fn in _methods(node)):
+        elif any(fn.name == "__init__" or not fn.name.startswith("_") for fn in methods_of(node)):
             candidates.append(node)
     if not candidates:
         raise EnvModuleError("no environment class: expected one top-level class with methods")
@@ -104,26 +86,35 @@ def _is_type_definition(cls: ast.ClassDef, excluded: set[str]) -> bool:
     return "dataclass" in decorators
 
 
-def _methods(cls: ast.ClassDef) -> list[Function]:
+def methods_of(cls: ast.ClassDef) -> list[Function]:
     return [node for node in cls.body if isinstance(node, Function)]
 
 
-def _decorator_names(fn: Function) -> set[str]:
+def decorator_names(fn: Function) -> set[str]:
     nodes = [d.func if isinstance(d, ast.Call) else d for d in fn.decorator_list]
     return {ast.unparse(node).rsplit(".", 1)[-1] for node in nodes}
+
+
+def instance_names(fn: Function) -> frozenset[str]:
+    """The name of the instance (or class) argument a method body reaches state through."""
+    if "staticmethod" in decorator_names(fn):
+        return frozenset()
+    first = [*fn.args.posonlyargs, *fn.args.args][:1]
+    return frozenset(a.arg for a in first)
 
 
 def list_tool_methods(cls: ast.ClassDef) -> list[Function]:
     """The tools: public methods in source order, properties excluded (a redefinition wins)."""
     tools = {
         fn.name: fn
-        for fn in _methods(cls)
-        if not fn.name.startswith("_") and not _decorator_names(fn) & _PROPERTY_DECORATORS
+        for fn in methods_of(cls)
+        if not fn.name.startswith("_") and not decorator_names(fn) & _PROPERTY_DECORATORS
     }
     return list(tools.values())
 
 
-def _load(source: str) -> tuple[ast.Module, ast.ClassDef]:
+def load_environment(source: str) -> tuple[ast.Module, ast.ClassDef]:
+    """The parsed module and its environment class, with what it inherits from module classes."""
     tree = parse_module(source)
     return tree, _flatten(tree, find_environment_class(tree))
 
@@ -154,7 +145,7 @@ def _flatten(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef:
     init_body: list[ast.stmt] = []
     annotations = [n for klass in chain for n in klass.body if isinstance(n, ast.AnnAssign)]
     for klass in chain:
-        for fn in _methods(klass):
+        for fn in methods_of(klass):
             methods[fn.name] = fn
             if fn.name == "__init__":
                 init_body.extend(fn.body)
@@ -174,7 +165,7 @@ def _flatten(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef:
 
 def derive_tool_schemas(source: str) -> list[ToolSchema]:
     """Chat Completions tool schemas of the environment's public methods, in source order."""
-    tree, cls = _load(source)
+    tree, cls = load_environment(source)
     resolver = TypeResolver(tree, keep_null=False)
     return [_tool_schema(fn, resolver) for fn in list_tool_methods(cls)]
 
@@ -207,178 +198,9 @@ def _signature(fn: Function) -> list[tuple[ast.arg, ast.expr | None]]:
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     pairs = list(zip(positional, defaults, strict=True))
-    if "staticmethod" not in _decorator_names(fn):
+    if "staticmethod" not in decorator_names(fn):
         pairs = pairs[1:]
     return pairs + list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
-
-
-# --- tool kinds ---------------------------------------------------------------------------------
-
-
-def classify_tools(source: str) -> dict[str, ToolKind]:
-    """``state_change`` for every tool that may write to the instance, else ``query``.
-
-    A write is an assignment, augmented assignment or ``del`` whose target is rooted at ``self``
-    (or at a local bound from a self-rooted expression), or a mutating method called on one, in
-    the tool or in any method or module function it calls with such a value. The analysis leans
-    to ``state_change`` when unsure: a query misfiled as a change only costs a weaker gate.
-    """
-    tree, cls = _load(source)
-    analyzer = _MutationAnalyzer(tree, cls)
-    return {
-        fn.name: "state_change" if analyzer.mutates(fn, _bound_names(fn)) else "query"
-        for fn in list_tool_methods(cls)
-    }
-
-
-def _bound_names(fn: Function) -> frozenset[str]:
-    """The name of the instance (or class) argument a method body reaches state through."""
-    if "staticmethod" in _decorator_names(fn):
-        return frozenset()
-    first = [*fn.args.posonlyargs, *fn.args.args][:1]
-    return frozenset(a.arg for a in first)
-
-
-def _roots(node: ast.AST | None, through_wrappers: bool = False) -> set[str]:
-    """Local names whose object ``node`` may be (a part of): ``self.a[k].get(x)`` → {"self"}."""
-    if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.Attribute | ast.Subscript | ast.Starred | ast.NamedExpr):
-        return _roots(node.value, through_wrappers)
-    if isinstance(node, ast.BoolOp):
-        return set().union(*(_roots(v, through_wrappers) for v in node.values))
-    if isinstance(node, ast.IfExp):
-        return _roots(node.body, through_wrappers) | _roots(node.orelse, through_wrappers)
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _VIEW_CALLS:
-            return _roots(func.value, through_wrappers)
-        if isinstance(func, ast.Attribute) and func.attr.startswith("_"):
-            return _roots(func.value, through_wrappers)  # a private helper may hand out state
-        if through_wrappers and isinstance(func, ast.Name) and func.id in _ITER_WRAPPERS:
-            return set().union(*(_roots(a, True) for a in node.args))
-    return set()
-
-
-def _target_names(target: ast.AST) -> set[str]:
-    if isinstance(target, ast.Name):
-        return {target.id}
-    if isinstance(target, ast.Tuple | ast.List):
-        return set().union(*(_target_names(e) for e in target.elts))
-    return _target_names(target.value) if isinstance(target, ast.Starred) else set()
-
-
-def _bindings(fn: Function) -> list[tuple[set[str], ast.expr, bool]]:
-    """(names bound, value, value is iterated) for each local binding in ``fn``."""
-    found: list[tuple[set[str], ast.expr, bool]] = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign):
-            found += [(_target_names(t), node.value, False) for t in node.targets]
-        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
-            found.append((_target_names(node.target), node.value, False))
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            found.append((_target_names(node.target), node.iter, True))
-    return found
-
-
-def _tainted_names(fn: Function, seed: frozenset[str]) -> set[str]:
-    """``seed`` plus every local bound (transitively) from an expression rooted at one of them."""
-    tainted = set(seed)
-    bindings = _bindings(fn)
-    changed = True
-    while changed:
-        changed = False
-        for names, value, iterated in bindings:
-            if not names <= tainted and _roots(value, iterated) & tainted:
-                tainted |= names
-                changed = True
-    return tainted
-
-
-def _writes_directly(fn: Function, tainted: set[str]) -> bool:
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign | ast.Delete):
-            targets = node.targets
-        elif isinstance(node, ast.AugAssign) or (isinstance(node, ast.AnnAssign) and node.value):
-            targets = [node.target]
-        elif isinstance(node, ast.Call):
-            if _is_mutating_call(node, tainted):
-                return True
-            continue
-        else:
-            continue
-        if any(_is_state_target(t, tainted) for t in targets):
-            return True
-    return False
-
-
-def _is_mutating_call(call: ast.Call, tainted: set[str]) -> bool:
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
-        return bool(_roots(func.value) & tainted)
-    if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and call.args:
-        return bool(_roots(call.args[0]) & tainted)
-    return False
-
-
-def _is_state_target(target: ast.AST, tainted: set[str]) -> bool:
-    if isinstance(target, ast.Tuple | ast.List):
-        return any(_is_state_target(e, tainted) for e in target.elts)
-    if isinstance(target, ast.Starred):
-        return _is_state_target(target.value, tainted)
-    return isinstance(target, ast.Attribute | ast.Subscript) and bool(_roots(target) & tainted)
-
-
-class _MutationAnalyzer:
-    """Follows calls into the class's methods and the module's functions, memoized per callee
-    and per set of its arguments that carry state."""
-
-    def __init__(self, tree: ast.Module, cls: ast.ClassDef) -> None:
-        self._methods = {fn.name: fn for fn in _methods(cls)}
-        self._functions = {n.name: n for n in tree.body if isinstance(n, Function)}
-        self._memo: dict[tuple[int, frozenset[str]], bool] = {}
-
-    def mutates(self, fn: Function, seed: frozenset[str]) -> bool:
-        key = (id(fn), seed)
-        if key not in self._memo:
-            self._memo[key] = False  # a recursive call adds nothing new
-            tainted = _tainted_names(fn, seed)
-            self._memo[key] = _writes_directly(fn, tainted) or any(
-                self.mutates(callee, seed) for callee, seed in self._calls(fn, tainted)
-            )
-        return self._memo[key]
-
-    def _calls(self, fn: Function, tainted: set[str]) -> list[tuple[Function, frozenset[str]]]:
-        found = []
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            if (
-                isinstance(func, ast.Attribute)
-                and func.attr in self._methods
-                and _roots(func.value) & tainted
-            ):
-                callee = self._methods[func.attr]
-                found.append((callee, _bound_names(callee) | _seed_params(node, callee, tainted)))
-            elif isinstance(func, ast.Name) and func.id in self._functions:
-                callee = self._functions[func.id]
-                found.append((callee, _seed_params(node, callee, tainted, bound=False)))
-        return found
-
-
-def _seed_params(
-    call: ast.Call, callee: Function, tainted: set[str], bound: bool = True
-) -> frozenset[str]:
-    """The callee's parameters that receive a state-rooted argument at this call."""
-    params = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
-    if bound and "staticmethod" not in _decorator_names(callee):
-        params = params[1:]
-    seeded = {
-        params[i] for i, arg in enumerate(call.args) if i < len(params) and _roots(arg) & tainted
-    }
-    seeded |= {kw.arg for kw in call.keywords if kw.arg and _roots(kw.value) & tainted}
-    return frozenset(seeded)
 
 
 # --- state schema -------------------------------------------------------------------------------
@@ -393,7 +215,7 @@ def derive_state_schema(source: str, default_state: dict[str, Any] | None = None
             keys are the attributes (the runtime is the truth) and its values fill in types the
             source does not state.
     """
-    tree, cls = _load(source)
+    tree, cls = load_environment(source)
     resolver = TypeResolver(tree, keep_null=True)
     known = _state_attributes(cls)
     names = list(default_state) if default_state is not None else list(known)
@@ -427,10 +249,10 @@ def _state_attributes(cls: ast.ClassDef) -> dict[str, tuple[ast.expr | None, ast
             and not _is_class_var(stmt.annotation)
         ):
             record(stmt.target.id, stmt.annotation, stmt.value)
-    init = next((fn for fn in _methods(cls) if fn.name == "__init__"), None)
+    init = next((fn for fn in methods_of(cls) if fn.name == "__init__"), None)
     if init is None:
         return found
-    instance = next(iter(_bound_names(init)), "self")
+    instance = next(iter(instance_names(init)), "self")
     statements = [n for n in ast.walk(init) if isinstance(n, ast.Assign | ast.AnnAssign)]
     for stmt in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
         annotation = stmt.annotation if isinstance(stmt, ast.AnnAssign) else None

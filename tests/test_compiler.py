@@ -173,9 +173,11 @@ def test_manifest_arguments_and_phrases_are_consistent(compiled):
 
 def test_manifest_agrees_with_derived_tool_schemas(compiled):
     envmodule = pytest.importorskip("envmill.tasks.envmodule")
+    from envmill.tasks.tool_kinds import classify_tools
+
     for env in compiled.values():
         schemas = {s.function.name: s.function for s in envmodule.derive_tool_schemas(env.source)}
-        kinds = envmodule.classify_tools(env.source)
+        kinds = classify_tools(env.source)
         for tool in env.tools:
             required = {arg.name for arg in tool.args if arg.required}
             assert set(schemas[tool.tool].parameters.get("required", [])) == required

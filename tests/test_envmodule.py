@@ -10,12 +10,12 @@ import pytest
 
 from envmill.tasks.envmodule import (
     EnvModuleError,
-    classify_tools,
     compute_env_id,
     derive_state_schema,
     derive_tool_schemas,
     find_environment_class,
 )
+from envmill.tasks.tool_kinds import classify_tools
 
 PRELUDE = """
 from enum import Enum
