@@ -1,6 +1,6 @@
 """End-to-end throughput of ``envmill run`` and what orchestration costs.
 
-Usage: .venv/bin/python bench/end_to_end.py [--envs 24] [--scenarios 12] [--batch-size 4]
+Usage: .venv/bin/python -m bench.end_to_end [--envs 24] [--scenarios 12] [--batch-size 4]
 Runs the real path (embedded Prefect server, local Dask cluster, the ``synthesize`` flow) into a
 temporary data folder, then the same batches through a plain 2-process pool, and prints the
 time per stage and the share of wall time that went to orchestration rather than work.

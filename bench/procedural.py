@@ -1,6 +1,6 @@
 """The procedural backend by domain: environments, tools, scenarios, certification, throughput.
 
-Usage: .venv/bin/python bench/procedural.py [--seed 0] [--envs-per-domain 2] [--scenarios 10]
+Usage: .venv/bin/python -m bench.procedural [--seed 0] [--envs-per-domain 2] [--scenarios 10]
 Runs the batch pipeline (compile → check → scenarios → certify → trajectories) without Prefect,
 once in one process and once split over two (2 cores), and prints the speedup as a ratio.
 """

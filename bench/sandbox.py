@@ -1,6 +1,6 @@
 """Sandboxed tool calls against in-process ``exec`` on the same calls; each isolation layer's cost.
 
-Usage: .venv/bin/python bench/sandbox.py [--episodes N]
+Usage: .venv/bin/python -m bench.sandbox [--episodes N]
 The environment is the golden clinic module; an episode is a load plus 20 calls.
 """
 
