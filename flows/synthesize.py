@@ -19,9 +19,9 @@ from prefect.futures import as_completed
 from envmill.flows.interrupt import was_interrupted
 from envmill.flows.progress import report
 from envmill.flows.run_record import RunRecorder, new_run_id
-from envmill.schemas.run import BatchSpec, FailureRecord
+from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from envmill.tasks.pipeline import failure_of, plan_batches, synthesize_batch
 from envmill.tasks.sandbox.shared import process_sandbox
 from envmill.warehouse.rows import failure_row, finished_batch, write_batch
 from envmill.warehouse.store import Warehouse
@@ -94,11 +94,5 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
 
 
 def _record_failed_batch(data_dir: str, run_id: str, batch: BatchSpec, exc: Exception) -> None:
-    failure = FailureRecord(
-        stage="batch",
-        item=batch.key,
-        error_class=type(exc).__name__,
-        message=str(exc)[:2000],
-        attempts=BATCH_RETRIES + 1,
-    )
+    failure = failure_of("batch", batch.key, exc, attempts=BATCH_RETRIES + 1)
     Warehouse(data_dir).write("failures", [failure_row(failure, run_id)], key=f"batch-{batch.key}")

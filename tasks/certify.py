@@ -14,9 +14,10 @@ import jsonschema
 
 from envmill.schemas.scenario import GATES, CertificationReport, GateName, GateResult, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
-from envmill.tasks.environment import PreparedEnvironment
+from envmill.tasks.environment import PreparedEnvironment, prepare_environment
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.sandbox.shared import process_sandbox
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
 
@@ -41,9 +42,6 @@ def certify(
     Raises:
         EnvironmentRejected: the module itself is refused (policy, structure or load).
     """
-    from envmill.tasks.environment import prepare_environment
-    from envmill.tasks.sandbox.shared import process_sandbox
-
     box = sandbox or process_sandbox(SandboxLimits())
     return certify_scenario(scenario, prepare_environment(source, box), box)
 

@@ -85,17 +85,28 @@ def synthesize_batch(batch: BatchSpec, settings: EnvmillSettings, sandbox: Sandb
         except _ItemFailed as failure:
             output.failures.append(failure.record)
         except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
-            output.failures.append(_ItemFailed("item", f"{item.domain}#{item.seed}", exc).record)
+            output.failures.append(failure_of("item", f"{item.domain}#{item.seed}", exc))
     output.seconds = dict(clock.seconds)
     return output
 
 
+def failure_of(stage: str, item: str, exc: BaseException, attempts: int = 1) -> FailureRecord:
+    """A failure row for ``item`` at ``stage``, named by the exception that stopped it."""
+    return FailureRecord(
+        stage=stage,
+        item=item,
+        error_class=type(exc).__name__,
+        message=str(exc)[:2000],
+        attempts=attempts,
+    )
+
+
 class _ItemFailed(Exception):
+    """Ends one item's stages early; carries the failure row."""
+
     def __init__(self, stage: str, item: str, exc: BaseException):
         super().__init__(str(exc))
-        self.record = FailureRecord(
-            stage=stage, item=item, error_class=type(exc).__name__, message=str(exc)[:2000]
-        )
+        self.record = failure_of(stage, item, exc)
 
 
 def _synthesize_item(
@@ -157,7 +168,7 @@ def _certify_into(
     try:
         report = certify_scenario(spec, env, sandbox)
     except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
-        output.failures.append(_ItemFailed("certify", spec.scenario_id, exc).record)
+        output.failures.append(failure_of("certify", spec.scenario_id, exc))
         return
     output.scenarios.append(
         ScenarioRecord(

@@ -70,3 +70,18 @@ def test_flow_fills_the_warehouse_and_resumes(prefect_harness, settings, tmp_pat
     ]
     assert "rlimits" in runs[0]["isolation"]
     assert_no_new_processes(before, settle_seconds=15)
+
+
+def test_a_batch_whose_retries_are_spent_is_a_failure_row(tmp_path, settings):
+    from envmill.flows.synthesize import BATCH_RETRIES, _record_failed_batch
+
+    root = Warehouse(tmp_path / "data").root
+    batch = plan_batches(settings)[0]
+    _record_failed_batch(str(root), "run-x", batch, MemoryError("worker lost"))
+    rows = query(
+        root, "SELECT stage, item, error_class, message, attempts FROM failures"
+    ).to_pylist()
+    assert rows == [
+        {"stage": "batch", "item": batch.key, "error_class": "MemoryError",
+         "message": "worker lost", "attempts": BATCH_RETRIES + 1}
+    ]  # fmt: skip

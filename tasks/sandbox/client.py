@@ -30,6 +30,7 @@ from envmill.tasks.sandbox.isolation import (
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
+HOST_DIED = "the host died (killed by a limit or crashed)"
 CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck
 
 
@@ -241,12 +242,11 @@ class HostHandle:
         except TimeoutError:
             return self._fail("timeout", f"no reply within {limits.wall_seconds:g} s wall time")
         except FrameError as exc:
-            too_large = "exceeds" in str(exc)
-            if too_large or "plain JSON" in str(exc):
-                return self._fail("too_large" if too_large else "protocol", str(exc))
-            return self._fail("killed", "the host died (killed by a limit or crashed)")
+            if exc.kind != "closed":
+                return self._fail(exc.kind, str(exc))
+            return self._fail("killed", HOST_DIED)
         except OSError:
-            return self._fail("killed", "the host died (killed by a limit or crashed)")
+            return self._fail("killed", HOST_DIED)
         problem = reply_problem(message["op"], reply)
         if problem:
             return self._fail("protocol", f"malformed reply: {problem}")

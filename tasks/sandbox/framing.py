@@ -15,7 +15,14 @@ HEADER = struct.Struct(">I")
 
 
 class FrameError(Exception):
-    """The peer closed the channel, or sent something that is not a frame we accept."""
+    """The peer closed the channel, or sent something that is not a frame we accept.
+
+    ``kind`` says which: ``closed``, ``too_large`` or ``protocol``.
+    """
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def send_frame(sock: socket.socket, message: object) -> None:
@@ -43,12 +50,12 @@ def recv_frame(sock: socket.socket, max_bytes: int, deadline: float | None = Non
     """
     (size,) = HEADER.unpack(_recv_exactly(sock, HEADER.size, deadline))
     if size > max_bytes:
-        raise FrameError(f"reply of {size} bytes exceeds the {max_bytes}-byte limit")
+        raise FrameError(f"reply of {size} bytes exceeds the {max_bytes}-byte limit", "too_large")
     body = _recv_exactly(sock, size, deadline)
     try:
         return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
-        raise FrameError(f"reply is not plain JSON: {str(exc)[:200]}") from None
+        raise FrameError(f"reply is not plain JSON: {str(exc)[:200]}", "protocol") from None
 
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
@@ -61,7 +68,7 @@ def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> byt
             sock.settimeout(left)
         chunk = sock.recv(min(remaining, 1 << 20))
         if not chunk:
-            raise FrameError("channel closed")
+            raise FrameError("channel closed", "closed")
         chunks.append(chunk)
         remaining -= len(chunk)
     return b"".join(chunks)
