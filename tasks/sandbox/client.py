@@ -8,30 +8,22 @@ exception from the program, and the next episode runs normally.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.sandbox.forkserver import ZygoteProcess
 from envmill.tasks.sandbox.framing import FrameError, recv_frame, send_frame
-from envmill.tasks.sandbox.isolation import (
-    UNSHARE_ARGS,
-    IsolationLevel,
-    resolve_isolation,
-)
+from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
 
-ZYGOTE = Path(__file__).with_name("zygote.py")
 PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
-CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck
+STATE_REPLIES = frozenset({"load", "state", "set_state", "call", "replay"})
 
 
 class SandboxError(RuntimeError):
@@ -53,54 +45,98 @@ class CallOutcome:
 
 
 class Sandbox:
-    """One zygote per Sandbox (start it once per process); thread-safe."""
+    """Two zygotes per Sandbox (start it once per process); thread-safe.
+
+    Image 0 serves every episode; image 1 is a separately started zygote whose hosts do not share
+    image 0's memory layout, for what must hold "in separate processes" (DESIGN §3.3).
+    """
+
+    IMAGES = 2
 
     def __init__(self, limits: SandboxLimits | None = None, level: IsolationLevel | None = None):
         """``level`` overrides what ``limits.isolation`` resolves to (benchmarks compare layers)."""
         self.limits = limits or SandboxLimits()
         self.level: IsolationLevel = level or resolve_isolation(self.limits.isolation)
         self._lock = threading.Lock()
-        self._zygote: subprocess.Popen[bytes] | None = None
-        self._control: socket.socket | None = None
-        self._base_dir: str | None = None
+        self._images = [ZygoteProcess(self.level) for _ in range(self.IMAGES)]
 
     @property
     def isolation(self) -> str:
         return self.level.describe()
 
-    def episode(self, source: str, class_name: str, state: dict[str, Any] | None = None):
+    @property
+    def _zygote(self) -> subprocess.Popen[bytes] | None:
+        return self._images[0].process
+
+    @property
+    def _base_dir(self) -> str | None:
+        return self._images[0].base_dir
+
+    def episode(
+        self, source: str, class_name: str, state: dict[str, Any] | None = None, image: int = 0
+    ):
         from envmill.tasks.sandbox.episode import Episode
 
-        return Episode(self, source, class_name, state)
+        return Episode(self, source, class_name, state, image=image)
 
     def run_checks(
-        self, check_sources: list[str], pairs: list[tuple[dict[str, Any], dict[str, Any]]]
+        self,
+        check_sources: list[str],
+        pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+        *,
+        image: int = 0,
+        probe_pairs: int | None = None,
     ) -> CallOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
-        ``outcome.result["results"][i][j]`` is ``{"value": bool | None, "error", "mutated"}``
-        for check i on pair j.
+        Every evaluation starts from a fresh namespace, and the pairs travel in a random order
+        the checks cannot predict. ``outcome.result["results"][i][j]`` is ``{"value": bool |
+        None, "error", "mutated"}`` for check i on pair j; ``outcome.result["stateful"][i]``
+        says whether check i answered differently on the first ``probe_pairs`` pairs (all by
+        default) when its namespace was kept between evaluations (it remembers), and
+        ``["unstable"][i]`` whether it answered differently when run again after the heap moved
+        (it depends on addresses); ``mutated`` is watched on those pairs too.
         """
-        host = self.spawn_host()
+        probe_pairs = len(pairs) if probe_pairs is None else probe_pairs
+        probed = list(range(probe_pairs))
+        rest = list(range(probe_pairs, len(pairs)))
+        random = secrets.SystemRandom()
+        random.shuffle(probed)
+        random.shuffle(rest)
+        order = probed + rest
+        request = {
+            "op": "checks",
+            "checks": check_sources,
+            "pairs": [pairs[j] for j in order],
+            "probe_pairs": probe_pairs,
+        }
+        host = self.spawn_host(image=image)
         try:
-            outcome = host.request({"op": "checks", "checks": check_sources, "pairs": pairs})
+            outcome = host.request(request)
         finally:
             host.close()
-        rows = outcome.result.get("results") if outcome.ok else None
-        if rows is not None and (
-            len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows)
-        ):
+        if not outcome.ok:
+            return outcome
+        rows = outcome.result.get("results")
+        stateful, unstable = outcome.result.get("stateful"), outcome.result.get("unstable")
+        if len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows):
             return CallOutcome(
                 error="malformed reply: wrong number of check results", error_class="protocol"
             )
-        return outcome
+        flags = {"stateful": stateful, "unstable": unstable}
+        for name, values in flags.items():
+            if type(values) is not list or len(values) != len(check_sources):
+                flags[name] = [False] * len(check_sources)
+        unshuffled = [[row[order.index(j)] for j in range(len(pairs))] for row in rows]
+        return CallOutcome(result={"ok": True, "results": unshuffled, **flags})
 
-    def spawn_host(self, source: str | None = None) -> HostHandle:
+    def spawn_host(self, source: str | None = None, image: int = 0) -> HostHandle:
         """Fork a host; with ``source``, the zygote compiles it once for every later host."""
         parent_end, child_end = socket.socketpair()
+        zygote = self._images[image]
         try:
             with self._lock:
-                control = self._ensure_zygote()
+                control = zygote.ensure()
                 limits = self.limits.model_dump(exclude={"isolation"})
                 if source is not None and len(source) > PRECOMPILE_MAX_CHARS:
                     source = None  # the host compiles it for itself
@@ -110,79 +146,23 @@ class Sandbox:
         except OSError as exc:  # includes the control timeout: restart the zygote next time
             parent_end.close()
             with self._lock:
-                self._stop_zygote()
+                zygote.stop()
             raise SandboxError(f"the sandbox zygote is not answering: {exc}") from None
         finally:
             child_end.close()
         if not reply.get("ok"):
             parent_end.close()
             raise SandboxError(f"the sandbox could not start a host: {reply.get('error')}")
-        return HostHandle(self, parent_end, reply["pid"])
+        return HostHandle(self, parent_end, reply["pid"], image)
 
-    def kill_host(self, pid: int) -> None:
+    def kill_host(self, pid: int, image: int = 0) -> None:
         with self._lock:
-            if self._control is None:
-                return
-            try:
-                self._control.send(json.dumps({"op": "kill", "pid": pid}).encode())
-                self._control.recv(1 << 16)
-            except OSError:
-                pass
-
-    def _ensure_zygote(self) -> socket.socket:
-        if self._control is not None and self._zygote is not None and self._zygote.poll() is None:
-            return self._control
-        self._stop_zygote()
-        self._base_dir = tempfile.mkdtemp(prefix="envmill-sandbox-")
-        os.chmod(self._base_dir, 0o711)  # hosts with their own uid must reach their own folder
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = {
-            "base_dir": self._base_dir,
-            "chroot": self.level.chroot,
-            "drop_uid": self.level.drop_uid,
-            "pid_namespace": self.level.namespaces,
-            "uid_base": 1_000_000 + secrets.randbelow(1 << 20) * 4096,
-        }
-        prefix = ["unshare", *UNSHARE_ARGS, "--"] if self.level.namespaces else []
-        # -S -s: no site-packages; the environment below replaces ours: no PYTHON* variable leaks
-        argv = [*prefix, sys.executable, "-S", "-s", str(ZYGOTE), str(theirs.fileno())]
-        self._zygote = subprocess.Popen(
-            [*argv, json.dumps(config)],
-            pass_fds=[theirs.fileno()],
-            env={
-                "PATH": os.defpath,
-                "LANG": "C.UTF-8",
-                "PYTHONHASHSEED": "0",
-            },  # no keys, no tokens
-            cwd=self._base_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        theirs.close()
-        ours.settimeout(CONTROL_TIMEOUT_SECONDS)
-        self._control = ours
-        return ours
-
-    def _stop_zygote(self) -> None:
-        if self._control is not None:
-            self._control.close()  # the zygote sees EOF, kills its hosts and exits
-            self._control = None
-        if self._zygote is not None:
-            try:
-                self._zygote.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._zygote.kill()
-                self._zygote.wait()
-            self._zygote = None
-        if self._base_dir is not None:
-            # rm, not shutil.rmtree: a basic-mode host may leave a tree too deep to recurse into
-            subprocess.run(["rm", "-rf", "--one-file-system", "--", self._base_dir], check=False)
-            self._base_dir = None
+            self._images[image].kill_host(pid)
 
     def close(self) -> None:
         with self._lock:
-            self._stop_zygote()
+            for zygote in self._images:
+                zygote.stop()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -197,12 +177,18 @@ def reply_problem(op: str, reply: Any) -> str | None:
         return "not a reply object"
     if not reply["ok"]:
         return None
-    if op in ("load", "state", "set_state", "call") and type(reply.get("state")) is not dict:
+    if op in STATE_REPLIES and type(reply.get("state")) is not dict:
         return "no state object"
     if op == "call" and type(reply.get("result")) is not dict:
         return "no result object"
+    if op == "replay" and not _flags_ok(reply.get("succeeded")):
+        return "no list of step outcomes"
     if op == "checks" and not _check_rows_ok(reply.get("results")):
         return "check results are not rows of {value, error, mutated}"
+    if op == "checks" and not all(
+        _flags_ok(reply.get(name, [])) for name in ("stateful", "unstable")
+    ):
+        return "check flags are not lists of bools"
     return None
 
 
@@ -222,11 +208,15 @@ def _check_rows_ok(rows: Any) -> bool:
     )
 
 
+def _flags_ok(flags: Any) -> bool:
+    return type(flags) is list and all(type(f) is bool for f in flags)
+
+
 class HostHandle:
     """One live host process and its channel; dead after a timeout, kill or protocol error."""
 
-    def __init__(self, sandbox: Sandbox, channel: socket.socket, pid: int) -> None:
-        self.sandbox, self.channel, self.pid = sandbox, channel, pid
+    def __init__(self, sandbox: Sandbox, channel: socket.socket, pid: int, image: int = 0):
+        self.sandbox, self.channel, self.pid, self.image = sandbox, channel, pid, image
         self.alive = True
 
     def request(self, message: dict[str, Any]) -> CallOutcome:
@@ -264,4 +254,4 @@ class HostHandle:
         if self.alive:
             self.alive = False
             self.channel.close()
-            self.sandbox.kill_host(self.pid)
+            self.sandbox.kill_host(self.pid, self.image)

@@ -17,15 +17,21 @@ if TYPE_CHECKING:
 
 class Episode:
     def __init__(
-        self, sandbox: Sandbox, source: str, class_name: str, state: dict[str, Any] | None
+        self,
+        sandbox: Sandbox,
+        source: str,
+        class_name: str,
+        state: dict[str, Any] | None,
+        image: int = 0,
     ) -> None:
         self.sandbox, self.source, self.class_name = sandbox, source, class_name
+        self.image = image
         self._host: HostHandle | None = None
         self._state = state
         self.load_outcome = self._start()
 
     def _start(self) -> CallOutcome:
-        self._host = self.sandbox.spawn_host(self.source)
+        self._host = self.sandbox.spawn_host(self.source, self.image)
         outcome = self._host.request(
             {
                 "op": "load",
@@ -64,6 +70,27 @@ class Episode:
         if outcome.ok:
             self._state = outcome.state
         return outcome
+
+    def replay(
+        self, state: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]
+    ) -> tuple[list[bool], dict[str, Any] | None]:
+        """Run ``steps`` from ``state`` in one round trip: whether each call succeeded, and the
+        end state (None, with no step succeeded, when the host failed)."""
+        if self._host is None or not self._host.alive:
+            self._state = state
+            self.load_outcome = self._start()
+            if not self.load_outcome.ok:
+                return [False] * len(steps), None
+        request = {
+            "op": "replay",
+            "state": state,
+            "steps": [{"tool": tool, "arguments": arguments} for tool, arguments in steps],
+        }
+        outcome = self._host.request(request)
+        if not outcome.ok or len(outcome.result["succeeded"]) != len(steps):
+            return [False] * len(steps), None
+        self._state = outcome.state
+        return outcome.result["succeeded"], outcome.state
 
     def state(self) -> dict[str, Any] | None:
         """The last state the host reported (no round trip: every call returns it)."""

@@ -1,0 +1,43 @@
+"""Certification (DESIGN §3.3): a scenario is kept only if executing it proves it sound.
+
+Evidence first (``evidence.py``: the solution, its mutants and reorderings, the checks in two
+process images), then every gate judged in a fixed order with a reason (``gates.py``), so a
+rejection rate by gate is a SQL query.
+"""
+
+from __future__ import annotations
+
+from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
+from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.certify.evidence import FINAL, collect_evidence
+from envmill.tasks.certify.gates import judge
+from envmill.tasks.environment import PreparedEnvironment, prepare_environment
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.sandbox.shared import process_sandbox
+
+
+def certify(
+    scenario: ScenarioSpec, source: str, sandbox: Sandbox | None = None
+) -> CertificationReport:
+    """Certify a scenario against an environment module's source (prepared here, in the sandbox).
+
+    Raises:
+        EnvironmentRejected: the module itself is refused (policy, structure or load).
+    """
+    box = sandbox or process_sandbox(SandboxLimits())
+    return certify_scenario(scenario, prepare_environment(source, box), box)
+
+
+def certify_scenario(
+    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox
+) -> CertificationReport:
+    evidence = collect_evidence(scenario, env, sandbox)
+    return CertificationReport(
+        scenario_id=scenario.scenario_id,
+        gates=[judge(gate, scenario, evidence) for gate in GATES],
+        final_state=evidence.final_state,
+        step_results=evidence.run.results if evidence.run else [],
+        check_results=[cell.value is True for cell in evidence.column(FINAL)]
+        if evidence.cells
+        else [],
+    )
