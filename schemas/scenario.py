@@ -10,7 +10,14 @@ from envmill.schemas.ids import content_id
 
 Mode = Literal["non_conversational", "conversational"]
 GateName = Literal[
-    "loads", "solution_runs", "checks_pass", "not_trivial", "partial_fails", "deterministic"
+    "loads",
+    "solution_runs",
+    "checks_pass",
+    "not_trivial",
+    "partial_fails",
+    "guards_collateral",
+    "accepts_reorder",
+    "deterministic",
 ]
 GATES: tuple[GateName, ...] = (
     "loads",
@@ -18,6 +25,8 @@ GATES: tuple[GateName, ...] = (
     "checks_pass",
     "not_trivial",
     "partial_fails",
+    "guards_collateral",
+    "accepts_reorder",
     "deterministic",
 )
 

@@ -55,6 +55,12 @@ _FORBIDDEN_BUILTINS: dict[str, str] = {
     "memoryview": "exposes raw memory",
 }
 _ATTR_FUNCS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+# Builtins whose answers change from one process to the next (object addresses, and hashes
+# derived from them): refused where the module does not bind the name itself.
+_NONDETERMINISTIC = {
+    "id": "returns an object's address",
+    "hash": "of an object depends on its address",
+}
 _CLOCK_ATTRS = frozenset({"now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp"})
 _FRAME_ATTRS = frozenset(
     {
@@ -165,7 +171,9 @@ def check_check_source(source: str) -> list[PolicyViolation]:
     tree, early = _parse(source)
     if tree is None:
         return early
-    return _sorted([*_visit(tree), *_check_top_level(tree), *_check_signature(tree)])
+    return _sorted(
+        [*_visit(tree), *_check_top_level(tree), *_check_signature(tree), *_check_purity(tree)]
+    )
 
 
 def describe(violations: Sequence[PolicyViolation]) -> str:
@@ -195,7 +203,7 @@ def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:
 
 
 def _visit(tree: ast.Module) -> list[PolicyViolation]:
-    visitor = _PolicyVisitor()
+    visitor = _PolicyVisitor(_bound_names(tree))
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -263,8 +271,9 @@ def _import_message(module: str) -> str:
 class _PolicyVisitor(ast.NodeVisitor):
     """Walks the whole tree and records every violation instead of stopping at the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, bound: set[str]) -> None:
         self.found: list[tuple[tuple[int, int, int], PolicyViolation]] = []
+        self.bound = bound
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -333,6 +342,13 @@ class _PolicyVisitor(ast.NodeVisitor):
             )
         elif _is_dunder(name):
             self.flag("dunder", node, f"dunder name '{name}' is not allowed")
+        elif name in _NONDETERMINISTIC and name not in self.bound:
+            why = _NONDETERMINISTIC[name]
+            self.flag(
+                "nondeterministic",
+                node,
+                f"builtin '{name}' is not allowed ({why}, which differs between processes)",
+            )
         elif problem := _name_problem(name):
             self.flag(problem[0], node, problem[1])
 
@@ -432,6 +448,42 @@ def _check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
             stmt.lineno,
             f"top-level {what} is not allowed; only imports, definitions and assignments",
         )
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere (assigned, a parameter, defined, imported)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
+    """A check writes no attribute: the only place it could keep state between evaluations
+    is an object it did not create (a module, a class of an allowed module)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            yield _violation(
+                "check_purity",
+                node.lineno,
+                f"a check must not set or delete attributes ('.{node.attr}'); "
+                "compute from the two states only",
+            )
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+        ):
+            yield _violation("check_purity", node.lineno, f"a check must not call {node.func.id}()")
 
 
 def _check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:

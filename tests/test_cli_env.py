@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from envmill.schemas.scenario import GATES
 from tests.conftest import FIXTURES
 
 CLINIC = FIXTURES / "envs" / "clinic.py"
@@ -131,7 +132,7 @@ def test_certify_command_prints_gates_and_fails_on_rejection(tmp_path, clinic_sc
     done = envmill("env", "certify", str(CLINIC), str(bad), cwd=tmp_path)
     assert done.returncode == 1
     (report,) = json.loads(done.stdout)
-    assert report["rejected_gate"] == "not_trivial" and len(report["gates"]) == 6
+    assert report["rejected_gate"] == "not_trivial" and len(report["gates"]) == len(GATES)
     broken = tmp_path / "broken.json"
     broken.write_text('{"task": "no state"}')
     done = envmill("env", "certify", str(CLINIC), str(broken), cwd=tmp_path)

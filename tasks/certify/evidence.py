@@ -1,0 +1,228 @@
+"""Everything certification observes, collected before any gate is judged.
+
+One episode (image 0) runs the reference solution, then every mutant and reordering from the
+state the reference had reached where it departs; one more episode in a separately started
+zygote (image 1) replays the solution; the checks run in one host of each image, every
+evaluation in a fresh namespace (DESIGN §3.3). The gates in ``gates.py`` are verdicts over this.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from envmill.schemas.ids import canonical_json
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep
+from envmill.tasks.certify.generated import outcome_view
+from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
+from envmill.tasks.environment import PreparedEnvironment
+from envmill.tasks.policy import check_check_source
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.statekit import state_hash
+
+REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
+OTHER_IMAGE = 1
+
+
+@dataclass(frozen=True)
+class CheckCell:
+    """One check evaluated on one (initial, final) pair."""
+
+    value: bool | None
+    error: str | None = None
+    mutated: bool = False
+
+    @classmethod
+    def from_wire(cls, cell: dict[str, Any]) -> CheckCell:
+        return cls(value=cell["value"], error=cell["error"], mutated=cell["mutated"])
+
+
+@dataclass
+class Trial:
+    """A plan as it ran: where it ended, whether every step succeeded, whether it changed."""
+
+    plan: Plan
+    final_state: dict[str, Any]
+    succeeded: bool
+    changed: bool
+    same_outcome: bool = False  # as the reference's, up to generated values
+    pair: int = -1  # its column in the check results; -1: no gate needs its checks
+
+    @property
+    def needs_outcome(self) -> bool:
+        """Whether a gate could care how its outcome compares (a failed extra or reordering,
+        or one that changed nothing, cannot matter)."""
+        if self.plan.kind in ("extra", "reorder"):
+            return self.succeeded and self.changed
+        return True
+
+    @property
+    def is_wrong_solution(self) -> bool:
+        """A mutant whose outcome differs: it must lose full reward (an extra only counts
+        when its call did something)."""
+        if self.plan.kind == "reorder" or self.same_outcome:
+            return False
+        return self.plan.kind != "extra" or (self.succeeded and self.changed)
+
+    @property
+    def is_independent_reorder(self) -> bool:
+        """A reordering that succeeded and reached the same outcome: it must keep full reward."""
+        return self.plan.kind == "reorder" and self.succeeded and self.same_outcome
+
+
+@dataclass
+class Evidence:
+    load_error: str | None = None
+    run: ReferenceRun | None = None
+    trials: list[Trial] = field(default_factory=list)
+    partial: Trial | None = None
+    cells: list[list[CheckCell]] = field(default_factory=list)  # check -> pair (image 0)
+    other_cells: list[list[CheckCell]] = field(default_factory=list)  # check -> base pair
+    stateful: list[bool] = field(default_factory=list)
+    unstable: list[bool] = field(default_factory=list)
+    replay_hash: str | None = None
+
+    @property
+    def final_state(self) -> dict[str, Any] | None:
+        return self.run.states[-1] if self.run else None
+
+    def column(self, pair: int) -> list[CheckCell]:
+        return [row[pair] for row in self.cells]
+
+
+FINAL, INITIAL = 0, 1  # the first two check columns; the partial replay's is PARTIAL when run
+PARTIAL = 2
+
+
+def collect_evidence(
+    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox
+) -> Evidence:
+    evidence = Evidence(load_error=_schema_error(scenario.initial_state, env.state_schema))
+    if evidence.load_error is None:
+        _run_episode(scenario, env, sandbox, evidence)
+    if evidence.run is not None:
+        evidence.replay_hash = _replay_elsewhere(scenario, env, sandbox)
+        _run_checks(scenario, sandbox, evidence)
+    return evidence
+
+
+def _schema_error(state: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    validator = _validator(canonical_json(schema))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(state))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"initial state does not match the state schema at {where}: {error.message}"
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(schema_json: str) -> jsonschema.Draft202012Validator:
+    """One validator per state schema: scenarios of one environment share it."""
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def _run_episode(
+    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox, evidence: Evidence
+) -> None:
+    with sandbox.episode(env.source, env.class_name, scenario.initial_state) as episode:
+        if not episode.loaded:
+            evidence.load_error = f"initial state does not load: {episode.load_outcome.error}"
+            return
+        run = evidence.run = _run_reference(scenario.reference_solution, episode)
+        plans = plan_mutants(run, env.tools, env.tool_kinds) + plan_reorders(run)
+        evidence.trials = [_run_plan(plan, run, episode) for plan in plans]
+    reference_view = outcome_view(run.states[0], run.states[-1])
+    for trial in evidence.trials:
+        if trial.needs_outcome:
+            trial.same_outcome = outcome_view(run.states[0], trial.final_state) == reference_view
+    last = run.changed_at[-1] if run.changed_at else None
+    evidence.partial = next(
+        (t for t in evidence.trials if t.plan.kind == "drop" and t.plan.start == last), None
+    )
+
+
+def _run_reference(solution: list[SolutionStep], episode: Any) -> ReferenceRun:
+    states, results, changed_at = [episode.state()], [], []
+    for index, step in enumerate(solution):
+        results.append(episode.call(step.tool, step.arguments).result)
+        states.append(episode.state())
+        if states[-1] != states[-2]:
+            changed_at.append(index)
+    return ReferenceRun(solution=solution, states=states, results=results, changed_at=changed_at)
+
+
+def _run_plan(plan: Plan, run: ReferenceRun, episode: Any) -> Trial:
+    """A plan in one round trip; a host that died on it counts as a failed run that changed
+    nothing (the mutant is then judged on the state it started from)."""
+    start = run.states[plan.start]
+    succeeded, final = episode.replay(start, [(s.tool, s.arguments) for s in plan.steps])
+    final = final if final is not None else start
+    return Trial(plan=plan, final_state=final, succeeded=all(succeeded), changed=final != start)
+
+
+def _replay_elsewhere(scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox) -> str:
+    """The final-state hash of the solution replayed in a host of the other zygote image."""
+    with sandbox.episode(
+        env.source, env.class_name, scenario.initial_state, image=OTHER_IMAGE
+    ) as episode:
+        if not episode.loaded:
+            return f"the replay did not load: {episode.load_outcome.error}"
+        for step in scenario.reference_solution:
+            episode.call(step.tool, step.arguments)
+        return state_hash(episode.state() or {})
+
+
+def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) -> None:
+    """Each check on every distinct final state, in both images; refused checks count False."""
+    initial, run = scenario.initial_state, evidence.run
+    finals = [run.states[-1], initial]
+    if evidence.partial is not None:
+        finals.append(evidence.partial.final_state)
+    base = len(finals)
+    index = {canonical_json(state): i for i, state in enumerate(finals)}
+    for trial in evidence.trials:
+        if trial.is_wrong_solution or trial.is_independent_reorder:
+            trial.pair = index.setdefault(canonical_json(trial.final_state), len(finals))
+            if trial.pair == len(finals):
+                finals.append(trial.final_state)
+    sources, refused = _policy_checked(scenario)
+    pairs = [(initial, final) for final in finals]
+    evidence.cells, flags = _check_rows(sandbox, sources, refused, pairs, 0, base)
+    evidence.stateful, evidence.unstable = flags["stateful"], flags["unstable"]
+    evidence.other_cells, _ = _check_rows(sandbox, sources, refused, pairs[:base], OTHER_IMAGE, 0)
+
+
+def _policy_checked(scenario: ScenarioSpec) -> tuple[list[str], dict[int, str]]:
+    sources, refused = [], {}
+    for index, check in enumerate(scenario.checks):
+        violations = check_check_source(check.code)
+        if violations:
+            refused[index] = f"check {index + 1} is refused by the policy: {violations[0]}"
+        sources.append(REFUSED_CHECK if violations else check.code)
+    return sources, refused
+
+
+def _check_rows(
+    sandbox: Sandbox,
+    sources: list[str],
+    refused: dict[int, str],
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    image: int,
+    probe_pairs: int,
+) -> tuple[list[list[CheckCell]], dict[str, list[bool]]]:
+    """The check cells (check -> pair) and the probe's flags per check."""
+    outcome = sandbox.run_checks(sources, pairs, image=image, probe_pairs=probe_pairs)
+    if outcome.ok:
+        rows = [[CheckCell.from_wire(c) for c in row] for row in outcome.result["results"]]
+        flags = {name: list(outcome.result[name]) for name in ("stateful", "unstable")}
+    else:
+        failed = CheckCell(value=None, error=f"{outcome.error_class}: {outcome.error}")
+        rows = [[failed] * len(pairs) for _ in sources]
+        flags = {name: [False] * len(sources) for name in ("stateful", "unstable")}
+    for index, reason in refused.items():
+        rows[index] = [CheckCell(value=None, error=reason)] * len(pairs)
+    return rows, flags

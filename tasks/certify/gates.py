@@ -1,0 +1,132 @@
+"""The gates of DESIGN §3.3 as verdicts over collected evidence, each with a reason.
+
+Reasons are written for two readers: an engineer asking "why did yield drop?" in SQL, and a
+model in a repair turn that must learn which check to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from envmill.schemas.scenario import GateName, GateResult, ScenarioSpec
+from envmill.tasks.certify.evidence import FINAL, INITIAL, Evidence, Trial
+from envmill.tasks.certify.reward import score_checks
+from envmill.tasks.statekit import state_hash
+
+Verdict = tuple[bool, str]
+
+
+def judge(gate: GateName, scenario: ScenarioSpec, ev: Evidence) -> GateResult:
+    if gate == "loads":
+        return GateResult(gate=gate, passed=ev.load_error is None, reason=ev.load_error or "")
+    if ev.run is None:
+        return GateResult(
+            gate=gate, passed=False, reason="not evaluated: the initial state does not load"
+        )
+    passed, reason = JUDGES[gate](scenario, ev)
+    return GateResult(gate=gate, passed=passed, reason=reason)
+
+
+def _solution_runs(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    for index, result in enumerate(ev.run.results):
+        if result.get("success") is not True:
+            tool = scenario.reference_solution[index].tool
+            return False, f"step {index + 1} ({tool}) failed: {result.get('error', result)}"
+    return True, f"{len(ev.run.results)} steps succeeded"
+
+
+def _checks_pass(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    if not scenario.checks:
+        return False, "the scenario has no checks"
+    for index, cell in enumerate(ev.column(FINAL)):
+        if cell.value is not True:
+            why = cell.error or "returned False"
+            described = scenario.checks[index].description
+            return False, f"check {index + 1} ({described}) on the final state: {why}"
+    return True, f"all {len(scenario.checks)} checks hold on the final state"
+
+
+def _not_trivial(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    failing = sum(cell.value is not True for cell in ev.column(INITIAL))
+    if scenario.checks and failing == 0:
+        return False, "every check already holds on the initial state"
+    return True, f"{failing} of {len(scenario.checks)} checks fail on the initial state"
+
+
+def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    if ev.partial is None:
+        return False, "the solution has no state-changing step"
+    failing = sum(cell.value is not True for cell in ev.column(ev.partial.pair))
+    if failing == 0:
+        return False, f"every check still holds {ev.partial.plan.label}"
+    return True, f"{failing} checks fail {ev.partial.plan.label}"
+
+
+def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    """Every wrong solution whose outcome differs from the reference's loses full reward."""
+    mutants = [t for t in ev.trials if t.plan.kind != "reorder" and _is_mutant(t)]
+    differing = [t for t in mutants if t.is_wrong_solution]
+    uncaught = [t for t in differing if _full_reward(ev, t)]
+    counts = ", ".join(
+        f"{sum(t.plan.kind == kind for t in mutants)} {kind}" for kind in ("extra", "drop", "swap")
+    )
+    summary = f"{len(mutants)} mutants tried ({counts}); {len(differing)} change the outcome"
+    if uncaught:
+        more = f" (and {len(uncaught) - 1} more)" if len(uncaught) > 1 else ""
+        return False, f"{summary}; {uncaught[0].plan.label} keeps full reward{more}"
+    return True, f"{summary}; all {len(differing)} caught"
+
+
+def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    """Two independent state-changing steps done in the other order keep full reward."""
+    reorders = [t for t in ev.trials if t.plan.kind == "reorder"]
+    independent = [t for t in reorders if t.is_independent_reorder]
+    refused = [t for t in independent if not _full_reward(ev, t)]
+    summary = f"{len(reorders)} reorderings tried; {len(independent)} independent"
+    if refused:
+        failing = [
+            i + 1 for i, cell in enumerate(ev.column(refused[0].pair)) if cell.value is not True
+        ]
+        return False, f"{summary}; with {refused[0].plan.label}, checks {failing} fail"
+    return True, f"{summary}; all keep full reward"
+
+
+def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    for index, (row, other) in enumerate(zip(ev.cells, ev.other_cells, strict=True)):
+        if any(cell.mutated for cell in row + other):
+            return False, f"check {index + 1} changes the states it is given"
+        if ev.stateful[index]:
+            return False, f"check {index + 1} remembers between evaluations (it keeps state)"
+        if ev.unstable[index]:
+            return False, (
+                f"check {index + 1} gives different results on the same states "
+                "(it depends on object addresses or other accidents of the process)"
+            )
+        if [c.value for c in row[: len(other)]] != [c.value for c in other]:
+            return False, f"check {index + 1} gives different results in separate processes"
+    if ev.replay_hash != state_hash(ev.final_state):
+        return False, "the solution replayed in a separate process reaches another final state"
+    return True, (
+        "checks gave the same results in separate processes, kept no state and left the "
+        "states unchanged; the replayed solution reached the same final state"
+    )
+
+
+def _is_mutant(trial: Trial) -> bool:
+    """A drop or swap is always tried; an extra only when its call did something."""
+    return trial.plan.kind != "extra" or (trial.succeeded and trial.changed)
+
+
+def _full_reward(ev: Evidence, trial: Trial) -> bool:
+    return score_checks([cell.value for cell in ev.column(trial.pair)]).success
+
+
+JUDGES: dict[str, Callable[[ScenarioSpec, Evidence], Verdict]] = {
+    "solution_runs": _solution_runs,
+    "checks_pass": _checks_pass,
+    "not_trivial": _not_trivial,
+    "partial_fails": _partial_fails,
+    "guards_collateral": _guards_collateral,
+    "accepts_reorder": _accepts_reorder,
+    "deterministic": _deterministic,
+}

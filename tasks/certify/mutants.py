@@ -1,0 +1,226 @@
+"""Wrong solutions built from the reference one, and reorderings of it (DESIGN §3.3).
+
+Mutants are generic: they use only the reference run, the tool schemas, the tool kinds and the
+states the run passed through, so they work for any backend and any hand-written environment.
+Each plan starts from a state the reference run already reached (the prefix before the mutation
+is the reference's own), which keeps a mutant to a few calls.
+
+- ``extra``: after the reference solution, one more state-changing call on records the task does
+  not touch (another patient's appointment, the customer's other account);
+- ``drop``: the solution without one of its state-changing steps;
+- ``swap``: one entity argument of a state-changing step replaced by another id of its kind;
+- ``reorder``: two state-changing steps swapped (for the reorder gate, not a wrong solution).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from envmill.schemas.environment import ToolSchema
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.statekit import diff_states
+
+MAX_SWAPS = 6
+MAX_EXTRAS = 12
+MAX_REORDERS = 6
+PlanKind = Literal["extra", "drop", "swap", "reorder"]
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """The reference solution as it ran: ``states[i]`` is the state before step i (and
+    ``states[-1]`` the final state); ``changed_at`` the steps after which the state differed."""
+
+    solution: list[SolutionStep]
+    states: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    changed_at: list[int]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Run ``steps`` from ``run.states[start]``; ``label`` says what was changed, for reasons."""
+
+    kind: PlanKind
+    label: str
+    start: int
+    steps: list[SolutionStep]
+
+
+def plan_mutants(run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str]) -> list[Plan]:
+    """Every wrong solution the mutation gate tries: drops, swaps, then extras."""
+    entities = _Entities(run, tools)
+    return [*_drops(run), *_swaps(run, entities), *_extras(run, tools, kinds, entities)]
+
+
+def plan_reorders(run: ReferenceRun) -> list[Plan]:
+    """Pairs of state-changing steps swapped, nearest pairs first."""
+    changed = run.changed_at
+    pairs = sorted(
+        ((a, b) for i, a in enumerate(changed) for b in changed[i + 1 :]),
+        key=lambda pair: (pair[1] - pair[0], pair),
+    )
+    plans = []
+    for first, second in pairs[:MAX_REORDERS]:
+        steps = list(run.solution[first:])
+        steps[0], steps[second - first] = steps[second - first], steps[0]
+        label = f"steps {first + 1} and {second + 1} swapped"
+        plans.append(Plan("reorder", label, first, steps))
+    return plans
+
+
+def _drops(run: ReferenceRun) -> list[Plan]:
+    return [
+        Plan("drop", f"without step {i + 1} ({run.solution[i].tool})", i, run.solution[i + 1 :])
+        for i in run.changed_at
+    ]
+
+
+def _swaps(run: ReferenceRun, entities: _Entities) -> list[Plan]:
+    plans = []
+    for index in run.changed_at:
+        step = run.solution[index]
+        for name, value in step.arguments.items():
+            kind = _holder(value, run.states[index])
+            other = entities.replacement(kind, value, run.states[index]) if kind else None
+            if other is None:
+                continue
+            swapped = SolutionStep(tool=step.tool, arguments={**step.arguments, name: other})
+            label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
+            plans.append(Plan("swap", label, index, [swapped, *run.solution[index + 1 :]]))
+    return plans[:MAX_SWAPS]
+
+
+def _extras(
+    run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str], entities: _Entities
+) -> list[Plan]:
+    plans = []
+    used = [step.tool for step in run.solution]
+    changers = sorted(
+        (t for t in tools if kinds.get(t.function.name) == "state_change"),
+        key=lambda t: (t.function.name not in used, t.function.name),
+    )
+    for tool in changers:
+        for choice in range(2 if tool.function.name in used else 1):
+            arguments = _extra_arguments(tool, run, entities, choice)
+            if arguments is not None:
+                label = f"an extra call {_call_text(tool.function.name, arguments)}"
+                step = SolutionStep(tool=tool.function.name, arguments=arguments)
+                plans.append(Plan("extra", label, len(run.solution), [step]))
+    return plans[:MAX_EXTRAS]
+
+
+def _extra_arguments(
+    tool: ToolSchema, run: ReferenceRun, entities: _Entities, choice: int
+) -> dict[str, Any] | None:
+    """Arguments naming records the task does not touch; None when the schema cannot be met."""
+    parameters = tool.function.parameters
+    required = set(parameters.get("required", []))
+    same_tool = next((s.arguments for s in run.solution if s.tool == tool.function.name), {})
+    arguments: dict[str, Any] = {}
+    record: dict[str, Any] = {}
+    for name in parameters.get("properties", {}):
+        kind = entities.kind_for_name(name)
+        if kind is not None:
+            key = entities.untouched(kind, run.states[-1], choice)
+            if key is None:
+                return None
+            arguments[name] = key
+            record = run.states[-1][kind][key]
+    for name in parameters.get("properties", {}):
+        if name in arguments:
+            continue
+        value = _fill(name, same_tool, run, record)
+        if value is not None:
+            arguments[name] = value
+        elif name in required:
+            return None
+    return arguments if any(entities.kind_for_name(n) for n in arguments) or same_tool else None
+
+
+def _fill(name: str, same_tool: dict[str, Any], run: ReferenceRun, record: dict[str, Any]):
+    """A value for a non-entity parameter: the reference's own, else the record's field."""
+    if name in same_tool:
+        return same_tool[name]
+    for step in run.solution:
+        if name in step.arguments:
+            return step.arguments[name]
+    return record.get(name)
+
+
+def _call_text(tool: str, arguments: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in list(arguments.items())[:3])
+    return f"{tool}({shown})"
+
+
+class _Entities:
+    """Which collections of the state hold records, and which parameters name them."""
+
+    def __init__(self, run: ReferenceRun, tools: list[ToolSchema]) -> None:
+        self.collections = _collections(run.states[0]) | _collections(run.states[-1])
+        self.by_name: dict[str, str] = {}
+        for index, step in enumerate(run.solution):
+            for name, value in step.arguments.items():
+                kind = _holder(value, run.states[index]) or _holder(value, run.states[-1])
+                if kind is not None:
+                    self.by_name.setdefault(name, kind)
+        for tool in tools:
+            for name in tool.function.parameters.get("properties", {}):
+                if name not in self.by_name and (kind := self._kind_by_name(name)):
+                    self.by_name[name] = kind
+        self.touched = _touched(run, self.collections)
+
+    def kind_for_name(self, name: str) -> str | None:
+        return self.by_name.get(name)
+
+    def replacement(self, kind: str, value: Any, state: dict[str, Any]) -> str | None:
+        keys = [k for k in sorted(state.get(kind, {})) if k != value]
+        untouched = [k for k in keys if (kind, k) not in self.touched]
+        return (untouched or keys or [None])[0]
+
+    def untouched(self, kind: str, state: dict[str, Any], choice: int) -> str | None:
+        keys = [k for k in sorted(state.get(kind, {})) if (kind, k) not in self.touched]
+        return keys[choice] if choice < len(keys) else None
+
+    def _kind_by_name(self, name: str) -> str | None:
+        for kind, records in sorted(self.collections.items()):
+            stems = {kind, kind.rstrip("s"), kind[:-3] + "y" if kind.endswith("ies") else kind}
+            if name in {f"{stem}_id" for stem in stems}:
+                return kind
+            key, first = next(iter(records.items()))
+            if name.endswith("id") and first.get(name) == key:
+                return kind
+        return None
+
+
+def _collections(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Top-level attributes that map ids to records (dicts)."""
+    return {
+        name: value
+        for name, value in state.items()
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values())
+    }
+
+
+def _holder(value: Any, state: dict[str, Any]) -> str | None:
+    """The collection whose records include the key ``value``, if exactly one does."""
+    if not isinstance(value, str):
+        return None
+    holders = [name for name, records in _collections(state).items() if value in records]
+    return holders[0] if len(holders) == 1 else None
+
+
+def _touched(run: ReferenceRun, collections: dict[str, Any]) -> set[tuple[str, str]]:
+    """Records the task names in an argument or changes: extras must leave them alone."""
+    touched = set()
+    for step in run.solution:
+        for value in step.arguments.values():
+            for kind, records in collections.items():
+                if isinstance(value, str) and value in records:
+                    touched.add((kind, value))
+    for change in diff_states(run.states[0], run.states[-1]):
+        path = change["path"]
+        if len(path) >= 2 and path[0] in collections:
+            touched.add((path[0], path[1]))
+    return touched
