@@ -17,6 +17,7 @@ import pytest
 from faker import Faker
 
 from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManifest
+from envmill.tasks.certify.guard import GUARD_DESCRIPTION
 from envmill.tasks.procedural.chains import ArgMention, ChainStep, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
 from envmill.tasks.procedural.phrasing import phrase_task
@@ -297,7 +298,7 @@ def test_changed_field_gives_one_readable_check():
     assert_checks_discriminate(checks, initial, final)
 
 
-def test_added_entity_is_checked_by_replayed_id_and_fields():
+def test_added_entity_is_found_by_its_content_not_its_id():
     initial = library_state()
     final = copy.deepcopy(initial)
     final["loans"]["LN-0002"] = {
@@ -310,10 +311,29 @@ def test_added_entity_is_checked_by_replayed_id_and_fields():
     final["next_loan_number"] = 3
     checks = derive_checks(initial, final)
     assert len(checks) == 1
-    assert "'LN-0002' in final_state.get('loans', {})" in checks[0].code
+    assert "LN-0002" not in checks[0].code, "a generated id is never pinned"
     assert "'status') == 'active'" in checks[0].code
     assert_checks_discriminate(checks, initial, final)
     assert run_check(checks[0].code, initial, {}) is False  # missing keys: False, not KeyError
+    other_id = copy.deepcopy(final)
+    other_id["loans"]["LN-0007"] = other_id["loans"].pop("LN-0002")
+    assert run_check(checks[0].code, initial, other_id) is True
+
+
+def test_a_field_that_points_at_a_created_record_accepts_any_new_id():
+    initial = library_state()
+    final = copy.deepcopy(initial)
+    final["loans"]["LN-0002"] = {"loan_id": "LN-0002", "book_id": "B-1", "status": "active"}
+    final["members"]["M-1"]["last_loan"] = "LN-0002"
+    checks = derive_checks(initial, final)
+    assert all("LN-0002" not in check.code for check in checks)
+    swapped = copy.deepcopy(final)
+    swapped["loans"]["LN-0005"] = swapped["loans"].pop("LN-0002")
+    swapped["members"]["M-1"]["last_loan"] = "LN-0005"
+    assert all(run_check(check.code, initial, swapped) for check in checks)
+    stale = copy.deepcopy(final)
+    stale["members"]["M-1"]["last_loan"] = "LN-0001"
+    assert not all(run_check(check.code, initial, stale) for check in checks)
 
 
 def test_removed_entity_and_numbers():
@@ -488,7 +508,8 @@ def test_generated_scenarios_meet_the_certification_gates():
     assert len(specs) == 8
     for spec in specs:
         final, ok = replay(spec.reference_solution, spec.initial_state)
-        assert all(ok) and 1 <= len(spec.checks) <= 8
+        assert all(ok) and 2 <= len(spec.checks) <= 9  # positive checks, then the guard
+        assert spec.checks[-1].description == GUARD_DESCRIPTION
         assert all(run_check(c.code, spec.initial_state, final) for c in spec.checks)
         assert not all(
             run_check(c.code, spec.initial_state, spec.initial_state) for c in spec.checks

@@ -4,8 +4,9 @@ The procedural backend never asks a model what "done" means: it diffs the initia
 state the reference solution produced, and writes one small, pure, readable check per changed fact.
 Each check reads the final state defensively (``.get`` with ``{}`` defaults), so a missing key
 makes it return ``False`` instead of raising. Because every changed fact differs from the initial
-state, every check is ``False`` on (initial, initial); because ids come from state counters, a
-replay reproduces the ids the checks name.
+state, every check is ``False`` on (initial, initial). Ids the system generates are never pinned:
+a created record is found by its content, and a field that points at one is checked to point at
+some record the task created, so doing independent steps in another order keeps full reward.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.scenario import CheckSpec
+from envmill.tasks.certify.generated import is_generated_path, is_record_add
 from envmill.tasks.statekit import diff_states
 
 MAX_CHECKS = 8
 MAX_ENTITY_FIELDS = 5
-BOOKKEEPING_ATTRS = frozenset({"current_time", "current_date", "now", "clock"})
-BOOKKEEPING_FIELDS = frozenset({"updated_at", "modified_at", "last_updated", "last_modified"})
 PREFERRED_FIELDS = ("name", "title", "status", "state", "amount", "quantity", "total")
 
 
@@ -35,14 +35,7 @@ class Fact:
 
 def is_bookkeeping(path: list[Any]) -> bool:
     """Whether a diff path is bookkeeping (id counters, clock, touch stamps), not a user fact."""
-    if not path:
-        return True
-    head = path[0]
-    if isinstance(head, str) and (
-        head in BOOKKEEPING_ATTRS or head.startswith("next_") or head.endswith(("_counter", "_seq"))
-    ):
-        return True
-    return len(path) >= 3 and path[-1] in BOOKKEEPING_FIELDS
+    return is_generated_path(path)
 
 
 def derive_checks(
@@ -65,9 +58,10 @@ def derive_checks(
         label_fields: entity name -> field users name it by, for descriptions.
         cap: most checks to return; facts are merged by entity, then in contiguous chunks.
     """
-    namer = _Namer(entity_names or {}, label_fields or {}, final)
+    diff = diff_states(initial, final)
+    namer = _Namer(entity_names or {}, label_fields or {}, final, _created_ids(diff))
     focus = _focus_fields(step_changes or [])
-    facts = _collect_facts(diff_states(initial, final), final, namer, focus)
+    facts = _collect_facts(diff, final, namer, focus)
     return [_render(fact) for fact in merge_facts(facts, cap)]
 
 
@@ -101,12 +95,15 @@ def _fact_for(change: dict[str, Any], final: dict[str, Any], namer: _Namer, focu
 
 
 def _changed_fact(path: list[Any], old: Any, new: Any, namer: _Namer) -> Fact:
-    condition = _equals(path, new)
+    condition = _equals(path, new, namer.created)
     if old is not None and type(old) is not type(new) and old == new:
         condition = f"{condition} and isinstance({_access(path)}, {type(new).__name__})"
     if old is not None and _is_short(old):
         condition = f"{condition}  # was {old!r}"
     what = namer.field_phrase(path)
+    if isinstance(new, str) and new in namer.created:
+        noun = singular_of(namer.created[new])
+        return Fact(tuple(path[:2]), f"set {what} to the new {noun}", [condition])
     verb = (
         f"changed {what} from {old!r} to {new!r}"
         if _is_number(old) and _is_number(new)
@@ -116,12 +113,48 @@ def _changed_fact(path: list[Any], old: Any, new: Any, namer: _Namer) -> Fact:
 
 
 def _added_entity_fact(path: list[Any], record: dict[str, Any], namer: _Namer, focus) -> Fact:
+    """A created record, found by its content: any record new in its collection that matches."""
     fields = _pick_fields(record, str(path[1]), focus)
-    conditions = [f"{path[1]!r} in {_access(path[:1], default=True)}"]
-    conditions += [_equals([*path, name], record[name]) for name in fields]
-    shown = ", ".join(f"{name} {record[name]!r}" for name in fields)
+    matches = [_record_matches(name, record[name], namer.created) for name in fields]
+    collection = path[0]
+    condition = (
+        f"any(\n            key not in initial_state.get({collection!r}, {{}})"
+        + "".join(f"\n            and {match}" for match in matches)
+        + f"\n            for key, record in final_state.get({collection!r}, {{}}).items()"
+        + "\n        )"
+    )
+    shown = ", ".join(f"{name} {_shown(record[name], namer.created)}" for name in fields)
     detail = f" with {shown}" if shown else ""
-    return Fact(tuple(path[:2]), f"created {namer.entity_phrase(path)}{detail}", conditions)
+    return Fact(tuple(path[:2]), f"created a {namer.entity_noun(path)}{detail}", [condition])
+
+
+def _record_matches(name: str, value: Any, created: dict[str, str]) -> str:
+    if isinstance(value, str) and value in created:
+        return _is_created(f"record.get({name!r})", created[value])
+    if value is None:
+        return f"{name!r} in record and record[{name!r}] is None"
+    return f"record.get({name!r}) == {value!r}"
+
+
+def _is_created(expression: str, collection: str) -> str:
+    """``expression`` names a record the task created in ``collection`` (whatever its id)."""
+    return (
+        f"{expression} in final_state.get({collection!r}, {{}}) "
+        f"and {expression} not in initial_state.get({collection!r}, {{}})"
+    )
+
+
+def _shown(value: Any, created: dict[str, str]) -> str:
+    return "a new one" if isinstance(value, str) and value in created else repr(value)
+
+
+def _created_ids(diff: list[dict[str, Any]]) -> dict[str, str]:
+    """Ids of the records the chain created -> their collection (the system chose them)."""
+    return {
+        change["path"][1]: change["path"][0]
+        for change in diff
+        if is_record_add(change) and len(change["path"]) == 2 and isinstance(change["path"][1], str)
+    }
 
 
 def _removed_fact(path: list[Any], namer: _Namer) -> Fact:
@@ -191,7 +224,9 @@ def _access(path: list[Any], *, default: bool = False) -> str:
     return text
 
 
-def _equals(path: list[Any], value: Any) -> str:
+def _equals(path: list[Any], value: Any, created: dict[str, str] | None = None) -> str:
+    if created and isinstance(value, str) and value in created:
+        return _is_created(_access(path), created[value])
     if value is None:
         return f"{path[-1]!r} in {_access(path[:-1], default=True)} and {_access(path)} is None"
     return f"{_access(path)} == {value!r}"
@@ -249,8 +284,20 @@ def singular_of(attr: str) -> str:
 class _Namer:
     """Plain-English names of entities and fields for check descriptions."""
 
-    def __init__(self, entity_names: dict[str, str], label_fields: dict[str, str], final: dict):
+    def __init__(
+        self,
+        entity_names: dict[str, str],
+        label_fields: dict[str, str],
+        final: dict,
+        created: dict[str, str],
+    ):
         self.entity_names, self.label_fields, self.final = entity_names, label_fields, final
+        self.created = created
+
+    def entity_noun(self, path: list[Any]) -> str:
+        attr = str(path[0])
+        entity = self.entity_names.get(attr)
+        return words_of(entity) if entity else singular_of(attr)
 
     def entity_phrase(self, path: list[Any]) -> str:
         attr = str(path[0])

@@ -19,6 +19,7 @@ from faker import Faker
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.manifest import CompiledEnvironment
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.procedural.chains import Chain, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
 from envmill.tasks.procedural.phrasing import phrase_task
@@ -121,6 +122,7 @@ def build_scenario(
     )
     if not checks:
         raise ScenarioSkipped("the chain left no checkable change")
+    checks.append(guard_check(chain.initial_state, chain.final_state))
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
     task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
     return ScenarioSpec(
