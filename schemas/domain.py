@@ -57,6 +57,19 @@ field), ``derive`` (``product_id.price * quantity``), ``claims`` (``{ongoing: on
 record's status puts its parent in a status, one parent per claim) and ``follows``
 (``{cancelled: cancelled}``: a parent's status forces this record's).
 
+**Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
+checked by ``tasks/procedural/invariants`` and kept by ``statefill``). Each takes an optional
+``when`` (``{path: [values]}``: only records matching it) and ``rule`` (words shown with a
+violation); a path is a field or follows ref fields (``flight_id.status``):
+- ``count``: of the ``entity`` records whose ``via`` names this record and that match ``where``;
+  ``field`` equals the count (``total`` minus the count, when ``total`` is given), or the count
+  is ``exactly`` / ``at_most`` a number.
+- ``compare``: ``left op right`` on numbers or times; operands are fields, paths, numbers or
+  ``now`` (current_time); dates compare by day; a None operand is not compared.
+- ``implies``: every path of ``then`` holds one of its values (``null`` = empty).
+- ``filled``: ``field`` has a value.
+Implied for every ref field: a value names an existing record.
+
 Semantic checks live in ``domain_check`` (and ``domain_check_ops`` / ``_effects`` / ``_fill``).
 """
 
@@ -71,12 +84,17 @@ from envmill.schemas.domain_ops import (  # re-exported: the spec's vocabulary l
     AdjustEffect,
     AssignEffect,
     Compare,
+    CompareInvariant,
     CountBelow,
+    CountInvariant,
     Distinct,
     Effect,
     Exists,
     FieldIn,
+    FilledInvariant,
     HoursBefore,
+    ImpliesInvariant,
+    Invariant,
     Precondition,
     RecordEffect,
     Scalar,
@@ -241,6 +259,7 @@ class EntitySpec(SpecModel):
     fields: dict[str, FieldSpec]
     status: StatusMachine | None = None
     operations: list[OperationSpec] = Field(default_factory=list)
+    invariants: list[Invariant] = Field(default_factory=list)
 
     @property
     def id_field(self) -> str:
@@ -290,7 +309,9 @@ __all__ = [
     "ArgSpec",
     "AssignEffect",
     "Compare",
+    "CompareInvariant",
     "CountBelow",
+    "CountInvariant",
     "Distinct",
     "DomainSpec",
     "Effect",
@@ -298,8 +319,11 @@ __all__ = [
     "Exists",
     "FieldIn",
     "FieldSpec",
+    "FilledInvariant",
     "FilterSpec",
     "HoursBefore",
+    "ImpliesInvariant",
+    "Invariant",
     "LimitSpec",
     "OperationSpec",
     "Precondition",

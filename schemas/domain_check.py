@@ -3,8 +3,8 @@
 Normalization is idempotent (a dumped and re-validated spec comes out the same): entity names,
 titles and plurals, the status field, each operation's entity, and the arguments a query kind or an
 update implies. The checks refuse missing entities and fields, enum and status values outside their
-sets, unreachable transitions, numeric bounds that contradict declared min/max, and duplicate tool
-names, with a :class:`SpecError` naming spec, entity and operation.
+sets, unreachable transitions, numeric bounds that contradict declared min/max, duplicate tool
+names and malformed invariants, with a :class:`SpecError` naming spec, entity and operation.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from envmill.schemas.domain import (
     SpecError,
 )
 from envmill.schemas.domain_check_fill import check_fill_hints
+from envmill.schemas.domain_check_invariants import check_entity_invariants
 from envmill.schemas.domain_paths import copy_field_type, op_entities
 
 
@@ -49,6 +50,8 @@ def check_domain(spec: DomainSpec) -> None:
     for entity in spec.entities.values():
         check_entity(spec, entity)
     check_ref_graph(spec)
+    for entity in spec.entities.values():
+        check_entity_invariants(spec, entity)
     seen: dict[str, str] = {}
     for entity in spec.entities.values():
         for op in entity.operations:

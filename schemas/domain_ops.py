@@ -150,3 +150,60 @@ Effect = Annotated[
     | UpdateRelatedEffect,
     Field(discriminator="kind"),
 ]
+
+
+# -- invariants: what every state of the domain satisfies (checked by tasks/procedural/invariants)
+
+Condition = dict[str, list[Scalar | None]]
+
+
+class _Invariant(SpecModel):
+    rule: str | None = Field(None, description="the invariant in words, shown with a violation")
+    when: Condition = Field(
+        default_factory=dict, description="applies only to records matching: path -> values"
+    )
+
+
+class CountInvariant(_Invariant):
+    """The ``entity`` records whose ``via`` names this record and match ``where`` are counted;
+    ``field`` equals that count (or ``total`` minus it, when ``total`` is given), or the count is
+    ``exactly`` / ``at_most`` a number."""
+
+    kind: Literal["count"]
+    entity: str
+    via: str
+    where: dict[str, list[Scalar]] = Field(default_factory=dict)
+    field: str | None = None
+    total: str | None = None
+    exactly: int | None = None
+    at_most: int | None = None
+
+
+class CompareInvariant(_Invariant):
+    """``left op right`` on numbers or times; an operand is a field, a ref path, a number or
+    ``now`` (the state's current_time). Dates compare by day; a None operand is not checked."""
+
+    kind: Literal["compare"]
+    left: Operand
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    right: Operand
+
+
+class ImpliesInvariant(_Invariant):
+    """A record matching ``when`` has every path of ``then`` among its values (None = empty)."""
+
+    kind: Literal["implies"]
+    then: Condition
+
+
+class FilledInvariant(_Invariant):
+    """A record matching ``when`` has a value (not None) in ``field``."""
+
+    kind: Literal["filled"]
+    field: str
+
+
+Invariant = Annotated[
+    CountInvariant | CompareInvariant | ImpliesInvariant | FilledInvariant,
+    Field(discriminator="kind"),
+]

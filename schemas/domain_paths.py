@@ -88,8 +88,19 @@ def resolve_path(spec: DomainSpec, op: OperationSpec, path: str) -> Resolved:
     parts = path.split(".")
     if len(parts) < 2:
         raise PathError(f"'{path}' is not a path (subject.field)")
-    entity = spec.entities[subject_entity(spec, op, parts[0])]
-    for hop in parts[1:-1]:
+    start = spec.entities[subject_entity(spec, op, parts[0])]
+    return follow_refs(spec, start, parts[0], parts[1:])
+
+
+def resolve_record_path(spec: DomainSpec, entity: EntitySpec, path: str) -> Resolved:
+    """Resolve ``ref*.field`` from a record of ``entity`` (subject ``record``): ``status``,
+    ``flight_id.departs_at``; raises PathError naming the missing piece."""
+    return follow_refs(spec, entity, "record", path.split("."))
+
+
+def follow_refs(spec: DomainSpec, entity: EntitySpec, subject: str, parts: list[str]) -> Resolved:
+    """Follow the ref fields ``parts[:-1]`` from ``entity`` and resolve the field ``parts[-1]``."""
+    for hop in parts[:-1]:
         field = entity.fields.get(hop)
         if field is None:
             raise PathError(f"missing field '{hop}'")
@@ -99,7 +110,7 @@ def resolve_path(spec: DomainSpec, op: OperationSpec, path: str) -> Resolved:
     final = entity_field(entity, parts[-1])
     if final is None:
         raise PathError(f"missing field '{parts[-1]}'")
-    return Resolved(parts[0], tuple(parts[1:-1]), entity.name, parts[-1], final)
+    return Resolved(subject, tuple(parts[:-1]), entity.name, parts[-1], final)
 
 
 def resolve_operand(spec: DomainSpec, op: OperationSpec, value: str | int | float) -> OperandRef:

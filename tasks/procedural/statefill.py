@@ -8,7 +8,9 @@ spec's fill hints say; and after filling, no parent exceeds a ``count_below`` li
 environment, so the state starts inside the business rules. Those rules also shape single
 records: a number a ``create`` rule bounds (guests up to the property's limit) stays within it,
 a time filled ``after`` another one comes later, and enum fields with the same choices in one
-record (a flight's origin and destination) differ.
+record (a flight's origin and destination) differ. Last, the state is brought inside the domain's
+invariants (``statefill_repair``): counters derived from the records they mirror, times moved to
+agree with statuses and current_time.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from typing import Any
 
 from faker import Faker
 
-from envmill.schemas.domain import DERIVE, DomainSpec, EntitySpec, FieldSpec
+from envmill.schemas.domain import DomainSpec, EntitySpec
 from envmill.schemas.domain_check import reachable_states, ref_order
 from envmill.schemas.manifest import CompiledEnvironment
 from envmill.tasks.procedural.catalog import load_domain
 from envmill.tasks.procedural.compiler import EnvPlan, plan_environment
+from envmill.tasks.procedural.statefill_repair import repair_round
+from envmill.tasks.procedural.statefill_values import fill_entity, make_record
 
 Record = dict[str, Any]
+REPAIR_ROUNDS = 8
 
 
-class _Filler:
+class Filler:
     """Random sources and the records made so far."""
 
     def __init__(self, plan: EnvPlan, seed: int) -> None:
@@ -51,12 +56,15 @@ class _Filler:
 def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, Any]:
     """A JSON-ready initial state for ``compiled``; the same seed always gives the same state."""
     plan = plan_environment(load_domain(compiled.domain), compiled.seed)
-    filler = _Filler(plan, seed)
+    filler = Filler(plan, seed)
     for name in ref_order(plan.spec):
         if name in plan.entities:
             fill_entity(filler, plan.entity(name))
-    enforce_count_limits(filler)
-    reconcile_claims(filler)
+    for _ in range(REPAIR_ROUNDS):
+        enforce_count_limits(filler)
+        reconcile_claims(filler)
+        if not repair_round(filler):
+            break
     state: dict[str, Any] = {plan.entity(n).plural: filler.records[n] for n in plan.entities}
     for name in plan.entities:
         state[plan.entity(name).counter] = len(filler.records[name]) + 1
@@ -92,118 +100,7 @@ def upper_bounds(plan: EnvPlan) -> dict[tuple[str, str], list[tuple[str, bool]]]
     return bounds
 
 
-def bound_value(filler: _Filler, entity: EntitySpec, operand: str, values: Record) -> Any:
-    """The number ``operand`` names for the record being filled, or None when unknown."""
-    if operand.startswith("$"):
-        return filler.plan.limits.get(operand[1:])
-    ref, _, name = operand.partition(".")
-    field = entity.fields.get(ref)
-    if not name or "." in name or field is None or field.type != "ref" or ref not in values:
-        return None
-    return filler.records.get(field.entity or "", {}).get(values[ref], {}).get(name)
-
-
-def status_pool(filler: _Filler, entity: EntitySpec, count: int) -> list[str | None]:
-    if entity.status is None:
-        return [None] * count
-    live = [s for s in entity.status.states if s in reachable_states(entity)]
-    weighted = [entity.status.initial, *live]
-    pool = [weighted[i % len(weighted)] for i in range(count)]
-    filler.rng.shuffle(pool)
-    return pool
-
-
-def fill_entity(filler: _Filler, entity: EntitySpec) -> None:
-    count = filler.rng.randint(*entity.count)
-    rows: dict[str, Record] = {}
-    for index, status in enumerate(status_pool(filler, entity, count), start=1):
-        record_id = entity.id_format.format(n=index)
-        rows[record_id] = make_record(filler, entity, record_id, status, {})
-    filler.records[entity.name] = rows
-
-
-def field_order(entity: EntitySpec) -> list[str]:
-    """Fields with their fill bases (``after``, ``at_most``) first."""
-    order: list[str] = []
-
-    def visit(name: str) -> None:
-        if name in order:
-            return
-        field = entity.fields[name]
-        match = DERIVE.match(field.derive or "")
-        derived = [match.group(1), match.group(3)] if match else []
-        for base in (field.after, field.at_most, *derived):
-            if base:
-                visit(base)
-        order.append(name)
-
-    for name in entity.fields:
-        visit(name)
-    return order
-
-
-def make_record(
-    filler: _Filler, entity: EntitySpec, record_id: str, status: str | None, fixed: Record
-) -> Record:
-    record: Record = {entity.id_field: record_id}
-    values: Record = dict(fixed)
-    if entity.status is not None:
-        values[entity.status.field] = status
-        link_parents(filler, entity, values)
-    for name in field_order(entity):
-        if name not in values:
-            values[name] = fill_value(filler, entity, name, values)
-    record.update({name: values[name] for name in entity.fields})
-    return record
-
-
-def link_parents(filler: _Filler, entity: EntitySpec, values: Record) -> None:
-    """Apply ``claims`` (an ongoing trip puts its vehicle on_trip, one parent per claim) and
-    ``follows`` (a booking on a cancelled flight is cancelled) before the other fields."""
-    machine = entity.status
-    for name, field in entity.fields.items():
-        if not (field.claims or field.follows):
-            continue
-        status = values[machine.field]
-        if status in field.claims and name not in values:
-            parent = claim_parent(filler, field, field.claims[status])
-            if parent is None:
-                values[machine.field] = next(
-                    s
-                    for s in machine.states
-                    if s not in field.claims and s in reachable_states(entity)
-                )
-            else:
-                values[name] = parent
-        if name not in values:
-            values[name] = filler.rng.choice(sorted(filler.records[field.entity or ""]))
-        parent_status = filler.records[field.entity or ""][values[name]].get(
-            filler.spec.entities[field.entity or ""].status.field
-        )
-        if parent_status in field.follows:
-            values[machine.field] = field.follows[parent_status]
-
-
-def claim_parent(filler: _Filler, field: FieldSpec, target: str) -> str | None:
-    """A parent not claimed yet, in its initial state or already in ``target``; it moves there."""
-    parent_spec = filler.spec.entities[field.entity or ""]
-    machine = parent_spec.status
-    claimed = filler.claimed.setdefault(parent_spec.name, set())
-    rows = filler.records[parent_spec.name]
-    free = [
-        pid
-        for pid in sorted(rows)
-        if pid not in claimed and rows[pid][machine.field] in (target, machine.initial)
-    ]
-    if not free:
-        return None
-    parent = filler.rng.choice(free)
-    claimed.add(parent)
-    rows[parent][machine.field] = target
-    return parent
-
-
-def reconcile_claims(filler: _Filler) -> None:
+def reconcile_claims(filler: Filler) -> None:
     """A parent keeps a claimed status only while a child still claims it (children may have
     been regenerated by the count limits); others go back to the initial state."""
     for entity_name in filler.records:
@@ -224,107 +121,7 @@ def reconcile_claims(filler: _Filler) -> None:
                     row[machine.field] = machine.initial
 
 
-def fill_value(filler: _Filler, entity: EntitySpec, name: str, values: Record) -> Any:
-    """One field's value: per-status rules first, then by type."""
-    field = entity.fields[name]
-    status = values.get(entity.status.field) if entity.status else None
-    if field.set_when and status not in field.set_when:
-        return None
-    if status in field.value_when:
-        return field.value_when[status]
-    if field.type in ("int", "float"):
-        return fill_number(filler, entity, name, values)
-    if field.type in ("date", "datetime"):
-        return fill_time(filler, field, status, values)
-    if field.type == "str":
-        return fill_text(filler, entity, name, field)
-    return fill_choice(filler, entity, field, values)
-
-
-def fill_choice(filler: _Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
-    """A ref to an existing record, an enum value (one that an earlier field with the same
-    choices did not take: origin and destination differ) or a bool."""
-    if field.type == "ref":
-        return filler.rng.choice(sorted(filler.records[field.entity or ""]))
-    if field.type == "enum":
-        taken = {
-            values.get(name)
-            for name, other in entity.fields.items()
-            if other is not field and other.type == "enum" and other.values == field.values
-        }
-        return filler.rng.choice([v for v in field.values if v not in taken] or field.values)
-    return filler.rng.random() < 0.5
-
-
-def derive_value(filler: _Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
-    """``product_id.price * quantity``: copy a field of a referenced record, times a local one."""
-    ref, copied, factor = DERIVE.match(field.derive or "").groups()
-    source = filler.records[entity.fields[ref].entity or ""][values[ref]]
-    value = source[copied]
-    if factor is not None:
-        value = value * values[factor]
-    return round(value, 2) if isinstance(value, float) else value
-
-
-def fill_number(filler: _Filler, entity: EntitySpec, name: str, values: Record) -> int | float:
-    field = entity.fields[name]
-    if field.derive is not None:
-        return derive_value(filler, entity, field, values)
-    low, high = field.range or [field.min or 0, field.max if field.max is not None else 100]
-    if field.at_most is not None:
-        high = min(high, values[field.at_most])
-    low = min(low, high)
-    for operand, strict in filler.bounds.get((entity.name, name), []):
-        cap = bound_value(filler, entity, operand, values)
-        if isinstance(cap, int | float) and not isinstance(cap, bool):
-            cap = cap - 1 if strict and field.type == "int" else cap
-            if cap >= max(low, field.min if field.min is not None else low):
-                high = min(high, cap)
-    if field.type == "int":
-        return filler.rng.randint(int(low), int(high))
-    return round(filler.rng.uniform(low, high), 2)
-
-
-def fill_time(filler: _Filler, field: FieldSpec, status: str | None, values: Record) -> str:
-    base = filler.now
-    days = field.by_status.get(status or "") if status else None
-    if days is None:
-        days = field.days or [-60, 60]
-        if field.after is not None and values.get(field.after):
-            base = datetime.fromisoformat(values[field.after])
-    moment = base + timedelta(days=filler.rng.randint(*days))
-    if field.type == "date":
-        return moment.date().isoformat()
-    moment = moment.replace(hour=filler.rng.randint(8, 19), minute=15 * filler.rng.randrange(4))
-    if base is not filler.now and moment <= base:  # `after` on the same day, at an earlier hour
-        moment = base + timedelta(hours=filler.rng.randint(1, 4))
-    return moment.isoformat(timespec="seconds")
-
-
-def fill_text(filler: _Filler, entity: EntitySpec, name: str, field: FieldSpec) -> str:
-    """A sample or faker value, unique where the entity's label or a rule needs it."""
-    if field.default is not None and filler.rng.random() < 0.2:
-        return str(field.default)
-    key = (entity.name, name)
-    seen = filler.seen.setdefault(key, set())
-    for attempt in range(30):
-        if field.sample:
-            text = filler.rng.choice(field.sample)
-        elif field.faker == "name":  # plain names: faker's name() adds "Dr." and "MD"
-            text = f"{filler.fake.first_name()} {filler.fake.last_name()}"
-        elif field.faker:
-            text = str(getattr(filler.fake, field.faker)())
-        else:
-            text = filler.fake.word().capitalize()
-        if key not in filler.unique or text not in seen:
-            break
-        if attempt == 29:
-            text = f"{text} {len(seen) + 1}"
-    seen.add(text)
-    return text
-
-
-def enforce_count_limits(filler: _Filler) -> None:
+def enforce_count_limits(filler: Filler) -> None:
     """Move children past a ``count_below`` limit to a state the count ignores."""
     plan = filler.plan
     for tool in plan.tools:
@@ -336,7 +133,7 @@ def enforce_count_limits(filler: _Filler) -> None:
                 cap_children(filler, plan.entity(pre.entity), pre, int(limit))
 
 
-def cap_children(filler: _Filler, entity: EntitySpec, pre: Any, limit: int) -> None:
+def cap_children(filler: Filler, entity: EntitySpec, pre: Any, limit: int) -> None:
     machine = entity.status
     if machine is None or set(pre.where) - {machine.field}:
         return
