@@ -142,7 +142,11 @@ class ScenariosTable(apa.DataFrameModel):
 
 
 class TrajectoriesTable(apa.DataFrameModel):
-    """One row per conversation (§3.4), with its reward and the per-check results."""
+    """One row per conversation (§3.4), with its reward and the per-check results.
+
+    ``success`` (every check holds) came after the first parts were written; the views union
+    parts by name with the full schema, so a part without it reads as NULL (unknown).
+    """
 
     trajectory_id: str = _hex_id()
     scenario_id: str = _hex_id()
@@ -152,6 +156,7 @@ class TrajectoriesTable(apa.DataFrameModel):
     messages_json: str
     check_results_json: str
     reward: float = apa.Field(ge=0.0, le=1.0)
+    success: bool
     steps: int = _count()
     termination: str = apa.Field(isin=list(TERMINATIONS))
     usage_json: str

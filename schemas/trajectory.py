@@ -10,7 +10,11 @@ Termination = Literal["finished", "max_steps", "tool_error", "model_error", "use
 
 
 class TrajectoryRecord(BaseModel):
-    """One agent/user/tool conversation in Chat Completions form, with its reward."""
+    """One agent/user/tool conversation in Chat Completions form, with its reward.
+
+    ``reward`` and ``success`` come from one function (``tasks.certify.reward.score_checks``), so a
+    reference trajectory, a rollout and certification never disagree on what counts as solved.
+    """
 
     trajectory_id: str
     scenario_id: str
@@ -19,6 +23,7 @@ class TrajectoryRecord(BaseModel):
     messages: list[dict[str, Any]]
     check_results: list[bool]
     reward: float = Field(ge=0.0, le=1.0)
+    success: bool
     steps: int = Field(ge=0)
     termination: Termination
     usage: dict[str, Any] = Field(default_factory=dict)

@@ -93,6 +93,7 @@ def trajectory_row(scenario_id: str, env_id: str, reward: float = 1.0) -> dict:
         "messages_json": [{"role": "user", "content": "hi"}],
         "check_results_json": [True],
         "reward": reward,
+        "success": reward == 1.0,
         "steps": 1,
         "termination": "finished",
         "usage_json": {},
@@ -418,9 +419,9 @@ def corpus(wh: Warehouse) -> Warehouse:
 def test_corpus_stats_funnel(corpus):
     funnel = corpus_stats(corpus.root)["certification_funnel"].to_pylist()
     assert [r["gate"] for r in funnel] == [*GATES, "certified"]
-    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 6]
-    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 6, 6]
-    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 1, 0]
+    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 7, 7, 6]
+    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 7, 7, 6, 6]
+    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 0, 0, 1, 0]
 
 
 def test_corpus_stats_counts(corpus):
@@ -458,7 +459,8 @@ def test_corpus_stats_counts(corpus):
 def test_corpus_stats_on_empty_warehouse(wh):
     stats = corpus_stats(wh.root)
     assert stats["overview"].to_pylist()[0]["scenarios"] == 0
-    assert [r["reached"] for r in stats["certification_funnel"].to_pylist()] == [0] * 7
+    funnel = stats["certification_funnel"].to_pylist()
+    assert [r["reached"] for r in funnel] == [0] * (len(GATES) + 1)
 
 
 def test_format_csv_json_table(wh):

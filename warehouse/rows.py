@@ -86,6 +86,7 @@ def trajectory_row(trajectory: TrajectoryRecord, run_id: str) -> dict[str, Any]:
         "messages_json": trajectory.messages,
         "check_results_json": trajectory.check_results,
         "reward": trajectory.reward,
+        "success": trajectory.success,
         "steps": trajectory.steps,
         "termination": trajectory.termination,
         "usage_json": trajectory.usage,

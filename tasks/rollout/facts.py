@@ -1,0 +1,222 @@
+"""Facts a simulated user holds, and how a conversation reveals them (DESIGN §3.4).
+
+In conversational mode the user reveals each fact before the agent uses it, so that a model
+trained on the conversation learns to ask instead of inventing ids and names. The rule works on
+any backend's scenarios, because it only compares values:
+
+- A fact (a ``user_facts`` leaf) is *used* by a step when one of the step's argument values
+  equals it as text (case-insensitive; ``64.0`` equals ``"64"``); or, for strings, when one
+  contains the other as whole words (at least 3 characters, e.g. ``"skin rash"`` in ``"skin rash
+  follow-up"``); or when an ISO date-time argument's date and ``HH:MM`` both occur in the fact
+  (``"2025-03-11T11:00:00"`` in ``"2025-03-11 at 11:00, same doctor"``). Containment and the
+  date-time rule apply only to facts of at most ``DETAIL_MAX`` characters: a longer fact is a
+  narrative (the procedural backend's "full request"), not a detail to ask for. Booleans and
+  ``None`` never match: they say nothing about where a value came from. An argument takes its
+  best fact (equal before contained, then the order of ``user_facts``).
+- Before a step, the agent asks in one message for the facts its arguments use that the user has
+  not said yet (its value, by the same rule, occurs in no earlier user message), and the user
+  answers in the next, giving each value verbatim.
+- Facts no step uses stay unsaid: the reference agent asks only for what it needs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep
+
+DETAIL_MAX = 80
+MIN_CONTAINED = 3
+EXACT, PARTIAL = 2, 1
+ISO_MOMENT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
+NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+QUESTIONS = (
+    "Could you tell me the {things}?",
+    "Could you give me the {things}, please?",
+    "Before I go ahead, what's the {things}?",
+)
+ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
+# hand-written simulator instructions ("You are Alice Moreno. You cannot make your …")
+SELF_INTRODUCTION = re.compile(r"^You are (?:[A-Z][\w.'-]*\s?){1,4}[.!]$")
+SECOND_PERSON = (
+    (r"\byou are\b", "I am"),
+    (r"\byou were\b", "I was"),
+    (r"\byou're\b", "I'm"),
+    (r"\byou've\b", "I've"),
+    (r"\byou'll\b", "I'll"),
+    (r"\byou'd\b", "I'd"),
+    (r"\byourself\b", "myself"),
+    (r"\byours\b", "mine"),
+    (r"\byour\b", "my"),
+    (r"\b(to|for|with|at|from|about|thank|tell|give|ask|call|contact) you\b", r"\1 me"),
+    (r"\byou\b", "I"),
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One revealable value; ``noun`` is how the agent asks for it ("patient id")."""
+
+    key: str
+    noun: str
+    value: Any
+
+
+def flatten_facts(user_facts: dict[str, Any]) -> list[Fact]:
+    """Every scalar leaf of ``user_facts``; a nested fact's path becomes its noun."""
+    return [Fact(path, noun_of(path), value) for path, value in _leaves(user_facts, "")]
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _leaves(v, f"{path} {k}".strip())]
+    if isinstance(value, list):
+        return [pair for i, v in enumerate(value) for pair in _leaves(v, f"{path} {i + 1}")]
+    return [(path, value)]
+
+
+def noun_of(key: str) -> str:
+    """How the agent names a fact: ``patient_id`` / ``wantedSlot`` / ``phone 2`` -> ``patient id``
+    / ``wanted slot`` / ``phone`` (a numbered repeat is asked for in the context of its step)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)
+    words = re.sub(r"[_\-\s]+", " ", spaced).strip()
+    words = re.sub(r"(?<=\D) \d+$", "", words)
+    return words if len(words) > 1 and words.isupper() else words.lower()
+
+
+def as_text(value: Any) -> str | None:
+    """The comparable text of a value: case-folded, numbers without noise; None for the rest."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str) and NUMBER.match(value.strip()):
+        value = float(value)
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    if isinstance(value, str):
+        return value.strip().casefold() or None
+    return None
+
+
+def match_strength(fact: Any, argument: Any) -> int:
+    """``EXACT`` when equal as text, ``PARTIAL`` when a detail holds or is held by the
+    argument (or a date-time argument's date and time), else 0."""
+    fact_text, arg_text = as_text(fact), as_text(argument)
+    if fact_text is None or arg_text is None:
+        return 0
+    if fact_text == arg_text:
+        return EXACT
+    if not (isinstance(fact, str) and isinstance(argument, str)) or len(fact_text) > DETAIL_MAX:
+        return 0
+    if mentions(arg_text, fact_text, MIN_CONTAINED) or mentions(fact_text, arg_text, MIN_CONTAINED):
+        return PARTIAL
+    return PARTIAL if same_moment(argument, fact_text) else 0
+
+
+def mentions(haystack: str, needle: str, min_length: int = 1) -> bool:
+    """``needle`` occurs in ``haystack`` as whole words ("P003" is not in "P0031")."""
+    if len(needle) < min_length:
+        return False
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+
+
+def same_moment(argument: Any, text: str) -> bool:
+    """An ISO date-time argument whose date and ``HH:MM`` both occur in ``text``."""
+    found = ISO_MOMENT.match(argument) if isinstance(argument, str) else None
+    return bool(found) and all(mentions(text, part) for part in found.groups())
+
+
+def argument_leaves(arguments: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(argument name, scalar value) for every leaf of a call's arguments."""
+    return _leaves(arguments, "")
+
+
+@dataclass
+class FactLedger:
+    """What the user holds and what they have said so far, for one conversational episode."""
+
+    facts: list[Fact]
+    said: list[str] = field(default_factory=list)
+    revealed: set[str] = field(default_factory=set)
+
+    def best_fact(self, value: Any) -> Fact | None:
+        """The fact an argument value comes from: equal before contained, then fact order."""
+        scored = [(match_strength(f.value, value), -i, f) for i, f in enumerate(self.facts)]
+        strength, _, fact = max(scored, key=lambda s: s[:2], default=(0, 0, None))
+        return fact if strength else None
+
+    def is_said(self, value: Any) -> bool:
+        text = as_text(value)
+        return text is not None and any(
+            mentions(said, text) or same_moment(value, said) for said in self.said
+        )
+
+    def needed_for(self, step: SolutionStep) -> list[tuple[str, Fact]]:
+        """(argument name, fact) for each fact the step uses that the user has not said yet."""
+        needed: list[tuple[str, Fact]] = []
+        for name, value in argument_leaves(step.arguments):
+            fact = self.best_fact(value)
+            if fact is None or fact.key in self.revealed or self.is_said(value):
+                continue
+            if all(fact is not other for _, other in needed):
+                needed.append((name, fact))
+        return needed
+
+    def hear(self, text: str, facts: Sequence[Fact] = ()) -> None:
+        """Record a user message; ``facts`` are the ones it answered."""
+        self.said.append(text.casefold())
+        self.revealed.update(f.key for f in facts)
+
+
+def opening_message(scenario: ScenarioSpec) -> str:
+    """The first user message: the task, in the user's own voice in conversational mode.
+
+    A hand-written conversational task may be an instruction to a simulated user ("You are
+    Alice Moreno. You cannot make your appointment …"): its self-introduction is dropped (the
+    name is then asked for like any fact) and the rest is put in the first person.
+    """
+    task = scenario.task.strip()
+    if scenario.mode != "conversational" or not task.startswith("You "):
+        return task
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", task) if not SELF_INTRODUCTION.match(s)]
+    text = " ".join(sentences)
+    for pattern, replacement in SECOND_PERSON:
+        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
+    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+
+
+def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
+    """The agent's question for the facts a call needs and the user's answer, giving each
+    value verbatim. Two facts with one noun ("account id" twice) are named by their argument."""
+    nouns = [fact.noun for _, fact in needed]
+    pairs = zip(needed, nouns, strict=True)
+    names = [noun_of(arg) if nouns.count(noun) > 1 else noun for (arg, _), noun in pairs]
+    question = QUESTIONS[turn % len(QUESTIONS)].format(things=join_words(names))
+    values = [say_value(fact.value) for _, fact in needed]
+    if len(needed) == 1:
+        answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=values[0])
+    else:
+        clauses = [
+            f"the {name} {'are' if is_plural(name) else 'is'} {value}"
+            for name, value in zip(names, values, strict=True)
+        ]
+        answer = f"Sure: {join_words(clauses)}."
+    return question, re.sub(r"([.!?])\.$", r"\1", answer)
+
+
+def is_plural(noun: str) -> bool:
+    """ "seats are 3" but "address is …", "status is …" (a guess that is right for field names)."""
+    return noun.endswith("s") and not noun.endswith(("ss", "us", "is"))
+
+
+def join_words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def say_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if isinstance(value, str | int | float) else json.dumps(value)
