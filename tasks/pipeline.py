@@ -26,7 +26,7 @@ from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
 
 # Part of every batch key: bump it when the generator's output changes, so reruns redo the work.
-GENERATOR_VERSION = "procedural-2"
+GENERATOR_VERSION = "procedural-3"
 
 
 class PlanError(ValueError):
