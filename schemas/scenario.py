@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -19,16 +19,7 @@ GateName = Literal[
     "accepts_reorder",
     "deterministic",
 ]
-GATES: tuple[GateName, ...] = (
-    "loads",
-    "solution_runs",
-    "checks_pass",
-    "not_trivial",
-    "partial_fails",
-    "guards_collateral",
-    "accepts_reorder",
-    "deterministic",
-)
+GATES: tuple[GateName, ...] = get_args(GateName)  # in the order they are judged
 
 
 class SolutionStep(BaseModel):
