@@ -89,55 +89,55 @@ class Sandbox:
     ) -> CallOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
-        Every evaluation starts from a fresh namespace, and the pairs travel in a random order
-        the checks cannot predict. ``outcome.result["results"][i][j]`` is ``{"value": bool |
-        None, "error", "mutated"}`` for check i on pair j; ``outcome.result["stateful"][i]``
-        says whether check i answered differently on the first ``probe_pairs`` pairs (all by
-        default) when its namespace was kept between evaluations (it remembers), and
-        ``["unstable"][i]`` whether it answered differently when run again after the heap moved
-        (it depends on addresses); ``mutated`` is watched on those pairs too.
+        Every evaluation runs in a process of its own, forked from that host, in a fresh
+        namespace, and the pairs travel in a random order the checks cannot predict.
+        ``outcome.result["results"][i][j]`` is ``{"value": bool | None, "error", "mutated"}``
+        for check i on pair j; ``outcome.result["unstable"][i]`` says whether check i answered
+        differently on the first ``probe_pairs`` pairs (all by default) when run again after
+        the heap moved (it depends on addresses); ``mutated`` is watched on those pairs.
         """
         probe_pairs = len(pairs) if probe_pairs is None else probe_pairs
-        probed = list(range(probe_pairs))
-        rest = list(range(probe_pairs, len(pairs)))
-        random = secrets.SystemRandom()
-        random.shuffle(probed)
-        random.shuffle(rest)
-        order = probed + rest
+        order = _shuffled(probe_pairs) + [
+            probe_pairs + j for j in _shuffled(len(pairs) - probe_pairs)
+        ]
+        per_check = self.limits.wall_seconds / 2
         request = {
             "op": "checks",
             "checks": check_sources,
             "pairs": [pairs[j] for j in order],
             "probe_pairs": probe_pairs,
+            "seconds_per_check": per_check,
         }
-        host = self.spawn_host(image=image)
+        host = self.spawn_host(image=image, processes=2)
         try:
-            outcome = host.request(request)
+            wall = self.limits.wall_seconds + 2 * per_check * len(check_sources)
+            outcome = host.request(request, wall_seconds=wall)
         finally:
             host.close()
         if not outcome.ok:
             return outcome
-        rows = outcome.result.get("results")
-        stateful, unstable = outcome.result.get("stateful"), outcome.result.get("unstable")
+        rows, unstable = outcome.result["results"], outcome.result.get("unstable")
         if len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows):
             return CallOutcome(
                 error="malformed reply: wrong number of check results", error_class="protocol"
             )
-        flags = {"stateful": stateful, "unstable": unstable}
-        for name, values in flags.items():
-            if type(values) is not list or len(values) != len(check_sources):
-                flags[name] = [False] * len(check_sources)
+        if type(unstable) is not list or len(unstable) != len(check_sources):
+            unstable = [False] * len(check_sources)
         unshuffled = [[row[order.index(j)] for j in range(len(pairs))] for row in rows]
-        return CallOutcome(result={"ok": True, "results": unshuffled, **flags})
+        return CallOutcome(result={"ok": True, "results": unshuffled, "unstable": unstable})
 
-    def spawn_host(self, source: str | None = None, image: int = 0) -> HostHandle:
-        """Fork a host; with ``source``, the zygote compiles it once for every later host."""
+    def spawn_host(
+        self, source: str | None = None, image: int = 0, processes: int = 1
+    ) -> HostHandle:
+        """Fork a host; with ``source``, the zygote compiles it once for every later host.
+
+        ``processes`` > 1 lets the host fork (one evaluation child at a time, for checks)."""
         parent_end, child_end = socket.socketpair()
         zygote = self._images[image]
         try:
             with self._lock:
                 control = zygote.ensure()
-                limits = self.limits.model_dump(exclude={"isolation"})
+                limits = {**self.limits.model_dump(exclude={"isolation"}), "processes": processes}
                 if source is not None and len(source) > PRECOMPILE_MAX_CHARS:
                     source = None  # the host compiles it for itself
                 message = json.dumps({"op": "spawn", "limits": limits, "source": source}).encode()
@@ -185,9 +185,7 @@ def reply_problem(op: str, reply: Any) -> str | None:
         return "no list of step outcomes"
     if op == "checks" and not _check_rows_ok(reply.get("results")):
         return "check results are not rows of {value, error, mutated}"
-    if op == "checks" and not all(
-        _flags_ok(reply.get(name, [])) for name in ("stateful", "unstable")
-    ):
+    if op == "checks" and not _flags_ok(reply.get("unstable", [])):
         return "check flags are not lists of bools"
     return None
 
@@ -208,6 +206,12 @@ def _check_rows_ok(rows: Any) -> bool:
     )
 
 
+def _shuffled(count: int) -> list[int]:
+    order = list(range(count))
+    secrets.SystemRandom().shuffle(order)
+    return order
+
+
 def _flags_ok(flags: Any) -> bool:
     return type(flags) is list and all(type(f) is bool for f in flags)
 
@@ -219,18 +223,21 @@ class HostHandle:
         self.sandbox, self.channel, self.pid, self.image = sandbox, channel, pid, image
         self.alive = True
 
-    def request(self, message: dict[str, Any]) -> CallOutcome:
-        """Send one request; whatever the host does, the answer is a CallOutcome, never a raise."""
+    def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> CallOutcome:
+        """Send one request; whatever the host does, the answer is a CallOutcome, never a raise.
+
+        ``wall_seconds`` overrides the limit for a request that does many things (checks)."""
         if not self.alive:
             return CallOutcome(error="the host is gone", error_class="dead")
         limits = self.sandbox.limits
-        deadline = time.monotonic() + limits.wall_seconds
-        self.channel.settimeout(limits.wall_seconds)
+        wall = wall_seconds or limits.wall_seconds
+        deadline = time.monotonic() + wall
+        self.channel.settimeout(wall)
         try:
             send_frame(self.channel, message)
             reply = recv_frame(self.channel, limits.max_reply_bytes, deadline)
         except TimeoutError:
-            return self._fail("timeout", f"no reply within {limits.wall_seconds:g} s wall time")
+            return self._fail("timeout", f"no reply within {wall:g} s wall time")
         except FrameError as exc:
             if exc.kind != "closed":
                 return self._fail(exc.kind, str(exc))

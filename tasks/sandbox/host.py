@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import socket
 from typing import Any
 
+from checkrunner import run_checks
 from framing import FrameError, recv_frame, send_frame
 
 MAX_REQUEST_BYTES = 256 << 20
-JITTER_ROUNDS = 4  # with 3 probed pairs, a check on one address bit goes unseen 1 time in 4096
 MAX_ERROR_CHARS = 2000
 
 
@@ -87,7 +86,7 @@ class EnvHost:
             "state": self.state,
             "set_state": self.set_state,
             "replay": self.replay,
-            "checks": run_checks,
+            "checks": lambda request: run_checks(request, describe_exception),
         }.get(op)
         if handler is None:
             raise HostError(f"unknown request {op!r}")
@@ -162,119 +161,6 @@ class EnvHost:
         if self.instance is None:
             raise HostError("no environment loaded")
         return self.instance
-
-
-def run_checks(request: dict[str, Any]) -> dict[str, Any]:
-    """Run each check source on each (initial, final) pair, on fresh copies of the states.
-
-    Every evaluation executes the check's module in a fresh namespace, so nothing one evaluation
-    stores is visible to the next (DESIGN §3.3). A check that raises or returns a non-bool yields
-    ``None``; ``mutated`` says whether it changed its arguments. On the first ``probe_pairs``
-    pairs each check is also probed: run twice in one kept namespace (a check whose answers then
-    differ remembers between calls: ``stateful``), and run again fresh after the heap has been
-    shifted by a random amount (a check whose answers then differ depends on object addresses
-    or other accidents of the process: ``unstable``).
-    """
-    pairs = [
-        (json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)) for a, b in request["pairs"]
-    ]
-    probe_pairs = int(request.get("probe_pairs") or 0)
-    rows, stateful, unstable = [], [], []
-    for source in request["checks"]:
-        row, flags = _run_one_check(source, pairs, probe_pairs)
-        rows.append(row)
-        stateful.append(flags[0])
-        unstable.append(flags[1])
-    return {"results": rows, "stateful": stateful, "unstable": unstable}
-
-
-def _run_one_check(
-    source: str, pairs: list[tuple[str, str]], probe_pairs: int
-) -> tuple[list[dict[str, Any]], tuple[bool, bool]]:
-    try:
-        code = compile(source, "<check>", "exec", dont_inherit=True)
-        _load_check(code)
-    except Exception as exc:
-        error = describe_exception(exc)
-        return [{"value": None, "error": error, "mutated": False} for _ in pairs], (False, False)
-    cells = [
-        _evaluate(_load_check(code), pair, watch=index < probe_pairs)
-        for index, pair in enumerate(pairs)
-    ]
-    fresh = [cell["value"] for cell in cells[:probe_pairs]]
-    return cells, (
-        _remembers(code, pairs[:probe_pairs], fresh),
-        _wanders(code, pairs[:probe_pairs], fresh),
-    )
-
-
-def _remembers(code: Any, pairs: list[tuple[str, str]], fresh: list[Any]) -> bool:
-    kept, parsed = _load_check(code), _parsed(pairs)
-    return any([_call(kept, *states)[0] for states in parsed] != fresh for _ in range(2))
-
-
-def _wanders(code: Any, pairs: list[tuple[str, str]], fresh: list[Any]) -> bool:
-    parsed = _parsed(pairs)
-    for _ in range(JITTER_ROUNDS):
-        for states, expected in zip(parsed, fresh, strict=True):
-            check = _load_check(code)
-            ballast = _heap_jitter()
-            answer = _call(check, *states)[0]
-            del ballast  # freed before the next round moves the heap again
-            if answer != expected:
-                return True
-    return False
-
-
-def _parsed(pairs: list[tuple[str, str]]) -> list[tuple[Any, Any]]:
-    """One parsed copy per pair for all the probe's evaluations: a check that changes its
-    arguments is refused for that already, so sharing them cannot hide anything."""
-    return [(json.loads(a), json.loads(b)) for a, b in pairs]
-
-
-def _heap_jitter() -> list[Any]:
-    """Live objects of a random count in the small size classes, so the check's allocations
-    land at other addresses than in its first evaluation."""
-    count = os.urandom(1)[0]
-    return [(object(), [], {}) for _ in range(count)]
-
-
-def _load_check(code: Any) -> Any:
-    namespace: dict[str, Any] = {"__name__": "envmill_check"}
-    exec(code, namespace)  # noqa: S102 - the sandbox is the boundary
-    check = namespace.get("check")
-    if not callable(check):
-        raise HostError("the source defines no function 'check'")
-    return check
-
-
-def _evaluate(check: Any, pair: tuple[str, str], watch: bool = True) -> dict[str, Any]:
-    """One evaluation on fresh copies; ``watch``: also report whether the check changed them."""
-    initial_json, final_json = pair
-    initial, final = json.loads(initial_json), json.loads(final_json)
-    value, error = _call(check, initial, final)
-    mutated = watch and (
-        _dumps_or_none(initial) != initial_json or _dumps_or_none(final) != final_json
-    )
-    return {"value": value, "error": error, "mutated": mutated}
-
-
-def _call(check: Any, initial: Any, final: Any) -> tuple[bool | None, str | None]:
-    """The check's answer, or None with the reason: a raise or a non-bool counts as False."""
-    try:
-        returned = check(initial, final)
-    except Exception as exc:
-        return None, describe_exception(exc)
-    if type(returned) is bool:
-        return returned, None
-    return None, f"returned {type(returned).__name__}, not bool"
-
-
-def _dumps_or_none(value: Any) -> str | None:
-    try:
-        return json.dumps(value, sort_keys=True)
-    except Exception:
-        return None
 
 
 def serve(sock: socket.socket, max_reply_bytes: int) -> None:

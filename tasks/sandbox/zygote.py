@@ -35,6 +35,7 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 import string  # noqa: E402,F401
 import tempfile  # noqa: E402
+import time  # noqa: E402,F401  (the check runner's deadlines)
 import typing  # noqa: E402,F401
 
 import host  # noqa: E402
@@ -189,7 +190,9 @@ def set_limits(limits: dict) -> None:
     }
     # The host is the only process its uid may have: no forks, no threads. Without a uid of its
     # own this still binds for a non-root user (who runs other processes already), not for root.
-    pairs[resource.RLIMIT_NPROC] = (1, 1)
+    # A checks host may have one child at a time: each check evaluation runs in a fork of it.
+    processes = limits.get("processes", 1)
+    pairs[resource.RLIMIT_NPROC] = (processes, processes)
     for which, value in pairs.items():
         resource.setrlimit(which, value)
 

@@ -35,6 +35,11 @@ from tests.redteam.attacks import ATTACKS, BY_NAME, MODES, PRELUDE, Attack
 LIMITS = SandboxLimits(cpu_seconds=1, wall_seconds=1.5, memory_mb=256)
 CANARY = "sk-redteam-canary"
 SLACK_SECONDS = 0.75  # a request may exceed the wall time by the kill round trip, no more
+# A check's evaluation runs in a child of a disposable host, holding only a pipe to it: one that
+# dies or hangs is reported by the host ("no answer within"), one that takes its host down with
+# it (same uid) as the host's death, and one that writes to the factory's channel finds no such
+# descriptor.
+CHECK_DIED = "no answer within|killed|closed|Bad file descriptor"
 REPO = Path(__file__).resolve().parents[2]
 
 TEMPLATES = {
@@ -98,7 +103,11 @@ def attack_source(attack: Attack, mode: str, p: dict) -> str:
 
 def expected(attack: Attack, mode: str) -> str | None:
     """A check may only return a bool: a hostile return value is refused by its type alone."""
-    return "not bool" if mode == "check" and attack.serializes else attack.expect
+    if mode == "check" and attack.serializes:
+        return "not bool"
+    if mode == "check" and attack.expect:  # each evaluation runs in a child of a disposable host
+        return f"{attack.expect}|{CHECK_DIED}"
+    return attack.expect
 
 
 def policy_violations(source: str, mode: str) -> list:

@@ -1,0 +1,238 @@
+"""Check functions evaluated outside the host's own process (runs only inside a sandbox host).
+
+A fresh namespace is not enough for "nothing one evaluation stores is visible to the next"
+(DESIGN §3.3): a check can leave marks in the modules it imports (a regex cache, the decimal
+context, a dict inside ``json``) and so tell its first evaluation in a process from later ones,
+and behave one way in certification and another when a reward is computed. So every pair is
+evaluated in a process forked for it, the checks in their order, each in a fresh namespace: the
+very context in which any later reward is computed (one pair, a fresh host), so what
+certification saw is what a trainer gets. Each check is also probed in processes that run it
+many times, with its namespace kept and on heaps moved at random: a check whose answers then
+change remembers, or reads addresses, and is reported ``unstable``. A check that hangs or ends
+its process is named as the culprit; the others still run. Stdlib only; imported by the zygote.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import select
+import signal
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+LATE = "no answer within"
+MAX_FD = 1 << 16
+PROBE_ROUNDS = 4  # one in a kept namespace (every pair twice), three on moved heaps
+Describe = Callable[[BaseException], str]
+
+
+def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
+    """``{"results": check -> pair -> cell, "unstable": per check}``.
+
+    A cell is ``{"value": bool | None, "error", "mutated"}``: ``None`` when the check raised,
+    returned a non-bool, ran out of time or ended its process. On the first ``probe_pairs``
+    pairs, ``mutated`` says whether it changed its arguments, and the probes run there.
+    """
+    pairs = [
+        [json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)] for a, b in request["pairs"]
+    ]
+    probe_pairs = int(request.get("probe_pairs") or 0)
+    seconds = float(request.get("seconds_per_check") or 1.0)
+    codes, errors = _compile_all(request["checks"], describe)
+    columns = []
+    for j, pair in enumerate(pairs):
+        watch = j < probe_pairs
+
+        def evaluate(start: int, pair=pair, watch=watch) -> Iterator:
+            return _evaluate_pair(codes, errors, pair, watch, start, describe)
+
+        columns.append(_in_children(len(codes), evaluate, seconds))
+    rows = [[column[k] for column in columns] for k in range(len(codes))]
+    fresh = [[cell["value"] for cell in row[:probe_pairs]] for row in rows]
+    # a check that hung or died is refused already: probing it again would only cost time
+    probed = [
+        code if all(LATE not in str(c["error"]) for c in row) else None
+        for code, row in zip(codes, rows, strict=True)
+    ]
+    unstable = _probe(probed, pairs[:probe_pairs], fresh, seconds, describe)
+    return {"results": rows, "unstable": unstable}
+
+
+def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], list[str | None]]:
+    codes, errors = [], []
+    for source in sources:
+        try:
+            codes.append(compile(source, "<check>", "exec", dont_inherit=True))
+            errors.append(None)
+        except Exception as exc:
+            codes.append(None)
+            errors.append(describe(exc))
+    return codes, errors
+
+
+def _evaluate_pair(codes, errors, pair: list[str], watch: bool, start: int, describe) -> Iterator:
+    """In a child: each check from ``start`` on, on fresh copies of the pair's states."""
+    for code, error in zip(codes[start:], errors[start:], strict=True):
+        if code is None:
+            yield _cell(None, error)
+            continue
+        initial, final = json.loads(pair[0]), json.loads(pair[1])
+        value, problem = _call(code, initial, final, describe)
+        mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
+        yield _cell(value, problem, mutated)
+
+
+def _probe(codes, pairs: list[list[str]], fresh: list[list[Any]], seconds: float, describe):
+    """Per check: whether its answers on ``pairs`` change when it runs again in one process."""
+    if not pairs:
+        return [False] * len(codes)
+    unstable = [False] * len(codes)
+    for round_ in range(PROBE_ROUNDS):
+        kept = round_ == 0
+        answers = _in_children(
+            len(codes),
+            lambda start, kept=kept: _again(codes, pairs, start, kept, describe),
+            seconds * len(pairs) * 2,
+        )
+        for k, answer in enumerate(answers):
+            expected = fresh[k] * (2 if kept else 1)
+            changed = codes[k] is not None and answer.get("values") != expected
+            unstable[k] = unstable[k] or changed
+    return unstable
+
+
+def _again(codes, pairs: list[list[str]], start: int, kept: bool, describe) -> Iterator:
+    """In a child: kept, each check twice over the pairs in one namespace; else each check in
+    fresh namespaces after the heap was moved by a random amount."""
+    ballast = None if kept else _ballast(1 << 14)  # moves the higher address bits
+    for code in codes[start:]:
+        namespace: dict[str, Any] | None = {} if kept else None
+        values = []
+        for pair in pairs * (2 if kept else 1):
+            if code is not None:
+                nudge = None if kept else _ballast(1 << 8)  # and the lower ones, per evaluation
+                values.append(_call(code, *map(json.loads, pair), describe, namespace)[0])
+                del nudge
+        yield {"values": values}
+    del ballast
+
+
+def _ballast(scale: int) -> list[Any]:
+    """Live objects of random counts below ``scale`` in the size classes checks allocate from
+    (bare objects, functions, iterators), so later allocations land at other addresses."""
+    a, b, c = (int.from_bytes(os.urandom(2), "little") for _ in range(3))
+    return (
+        [object() for _ in range(a % scale)]
+        + [lambda: 0 for _ in range(b % max(scale // 16, 2))]
+        + [iter(()) for _ in range(c % max(scale // 8, 2))]
+    )
+
+
+def _call(
+    code: Any, initial: Any, final: Any, describe: Describe, namespace: dict | None = None
+) -> tuple[bool | None, str | None]:
+    """The check's answer, in a fresh namespace unless one is given to keep; a raise or a
+    non-bool counts as False."""
+    try:
+        if namespace is None or "check" not in namespace:
+            namespace = {} if namespace is None else namespace
+            namespace["__name__"] = "envmill_check"
+            exec(code, namespace)  # noqa: S102 - the sandbox is the boundary
+        check = namespace.get("check")
+        if not callable(check):
+            return None, "the source defines no function 'check'"
+        returned = check(initial, final)
+    except BaseException as exc:  # SystemExit too: it must not end the evaluation unnamed
+        return None, describe(exc)
+    if type(returned) is bool:
+        return returned, None
+    return None, f"returned {type(returned).__name__}, not bool"
+
+
+def _in_children(count: int, work: Callable[[int], Iterator], seconds: float) -> list[dict]:
+    """``count`` answers of ``work(start)``, which yields them in order in a forked child.
+
+    Each answer must come within ``seconds``; a child that hangs or dies is killed, the answer
+    it owed is an error cell, and a new child goes on from the next one.
+    """
+    answers: list[dict[str, Any]] = []
+    while len(answers) < count:
+        start = len(answers)
+        answers += _one_child(functools.partial(work, start), seconds)[: count - start]
+        if len(answers) < count:  # the child stopped early: the answer it owed names the culprit
+            answers.append(_cell(None, f"{LATE} {seconds:g} s (it hung or ended its process)"))
+    return answers
+
+
+def _one_child(work: Callable[[], Iterator], seconds: float) -> list[dict[str, Any]]:
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:  # basic isolation keeps a host from forking: evaluate here instead
+        os.close(read_end)
+        os.close(write_end)
+        return list(work())
+    if pid == 0:  # the child: one JSON line per answer, then leave without any cleanup
+        try:  # keep only the pipe: the host's channel to the factory is not the child's to use
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, MAX_FD)
+            for answer in work():
+                os.write(write_end, json.dumps(answer).encode() + b"\n")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        return _read_lines(read_end, seconds)
+    finally:
+        os.close(read_end)
+        _end(pid)
+
+
+def _read_lines(fd: int, seconds: float) -> list[dict[str, Any]]:
+    """Answers until the child closes its end, or one is more than ``seconds`` late."""
+    answers, buffer, deadline = [], b"", time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return answers
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return answers
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            answer = _answer_of(line)
+            if answer is None:  # not what the child writes: something else wrote on the pipe
+                return answers
+            answers.append(answer)
+            deadline = time.monotonic() + seconds
+
+
+def _answer_of(line: bytes) -> dict[str, Any] | None:
+    try:
+        answer = json.loads(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one
+        return None
+    return answer if type(answer) is dict else None
+
+
+def _end(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def _cell(value: bool | None, error: str | None, mutated: bool = False) -> dict[str, Any]:
+    return {"value": value, "error": error, "mutated": mutated}
+
+
+def _dumps(value: Any) -> str | None:
+    try:
+        return json.dumps(value, sort_keys=True)
+    except Exception:
+        return None
