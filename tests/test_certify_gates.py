@@ -117,14 +117,14 @@ def test_a_check_that_remembers_is_rejected_every_time(name, clinic, clinic_scen
         report = certify_scenario(_spec(clinic, raw), clinic, sandbox)
         assert report.status == "rejected", name
         if report.rejected_gate == "deterministic":
-            assert "remembers" in _gate(report, "deterministic").reason
+            assert "keeps state" in _gate(report, "deterministic").reason
 
 
 def test_a_counter_in_the_module_is_invisible_to_the_next_evaluation(sandbox):
     source = STATEFUL_CHECKS["module counter"]
     outcome = sandbox.run_checks([source], [({"n": 1}, {"n": 2})] * 5)
     assert [cell["value"] for cell in outcome.result["results"][0]] == [True] * 5
-    assert outcome.result["stateful"] == [True]
+    assert outcome.result["unstable"] == [True]
 
 
 @pytest.mark.parametrize(
@@ -248,3 +248,104 @@ def test_a_check_that_reads_addresses_without_id_is_caught(body, clinic, clinic_
     raw = _with_check(clinic_scenarios["certified"][0], code)
     for _ in range(3):
         assert certify_scenario(_spec(clinic, raw), clinic, sandbox).status == "rejected"
+
+
+STORE = '''
+class Store:
+    """Items with a status and a tag."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict] = {}
+
+    def archive_item(self, item_id: str) -> dict:
+        """Archive an item.
+
+        Args:
+            item_id: The item id.
+        """
+        item = self.items.get(item_id)
+        if item is None:
+            return {"success": False, "error": "no such item"}
+        if item["tag"] == "hang":
+            while True:
+                pass
+        item["status"] = "archived"
+        if item["tag"] == "soft":
+            return {"success": False, "error": "archived, but the audit log is full"}
+        return {"success": True, "message": "archived"}
+'''
+
+
+def _store_scenario(trap: str) -> ScenarioSpec:
+    items = {f"I{n}": {"item_id": f"I{n}", "status": "active", "tag": trap} for n in range(2, 5)}
+    items["I1"] = {"item_id": "I1", "status": "active", "tag": "plain"}
+    code = "def check(initial_state, final_state):\n"
+    code += "    return final_state['items']['I1']['status'] == 'archived'\n"
+    return ScenarioSpec(
+        env_id="0" * 16,
+        task="Archive I1.",
+        initial_state={"items": items},
+        reference_solution=[{"tool": "archive_item", "arguments": {"item_id": "I1"}}],
+        checks=[{"description": "Has archived I1", "code": code}],
+    )
+
+
+def test_a_harmful_call_that_reports_failure_still_counts(sandbox):
+    report = certify(_store_scenario("soft"), STORE, sandbox)
+    assert report.rejected_gate == "guards_collateral"
+    assert "an extra call archive_item" in _gate(report, "guards_collateral").reason
+
+
+def test_an_environment_that_hangs_on_a_mutant_is_rejected_quickly(sandbox):
+    report = certify(_store_scenario("hang"), STORE, sandbox)
+    assert report.rejected_gate == "guards_collateral"
+    assert "timeout or crash" in _gate(report, "guards_collateral").reason
+
+
+MODULE_MARKS = {
+    "decimal context": "import decimal\n\ndef check(initial_state, final_state):\n"
+    "    context = decimal.getcontext()\n    first = not context.flags[decimal.Inexact]\n"
+    "    decimal.Decimal(1) / decimal.Decimal(3)\n"
+    "    return first or final_state['appointments']['A0002']['status'] == 'completed'\n",
+    "json escape table": "import json\n\ndef check(initial_state, final_state):\n"
+    "    table = json.encoder.ESCAPE_DCT\n    first = 'zz' not in table\n    table['zz'] = 'x'\n"
+    "    return first or final_state['appointments']['A0002']['status'] == 'completed'\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_MARKS))
+def test_a_check_that_marks_the_modules_it_imports_is_rejected(
+    name, clinic, clinic_scenarios, sandbox
+):
+    raw = copy.deepcopy(clinic_scenarios["certified"][0])
+    raw["checks"][0]["code"] = MODULE_MARKS[name]
+    for _ in range(3):
+        report = certify_scenario(_spec(clinic, raw), clinic, sandbox)
+        assert report.rejected_gate == "deterministic", name
+
+
+def test_a_check_that_hangs_or_exits_is_named_and_the_others_still_run(sandbox):
+    checks = [
+        "def check(initial_state, final_state):\n    return final_state['n'] == 2\n",
+        "def check(initial_state, final_state):\n    while True:\n        pass\n",
+        "def check(initial_state, final_state):\n    raise SystemExit(0)\n",
+        "def check(initial_state, final_state):\n    return final_state['n'] > 1\n",
+    ]
+    outcome = sandbox.run_checks(checks, [({"n": 1}, {"n": 2})])
+    rows = outcome.result["results"]
+    assert [row[0]["value"] for row in rows] == [True, None, None, True]
+    assert "no answer within" in rows[1][0]["error"]
+    assert "SystemExit" in rows[2][0]["error"]
+
+
+def test_generated_values_are_known_by_type_not_only_by_name(clinic_scenarios):
+    initial = copy.deepcopy(clinic_scenarios["certified"][0]["initial_state"])
+    initial["next_of_kin"] = {"K1": {"name": "Ann"}}
+    final = copy.deepcopy(initial)
+    final["appointments"]["A0002"]["status"] = "completed"
+    namespace: dict = {}
+    exec(guard_check(initial, final).code, namespace)  # noqa: S102 - trusted, made here
+    wrong = copy.deepcopy(final)
+    del wrong["next_of_kin"]["K1"]
+    assert namespace["check"](initial, final) and not namespace["check"](initial, wrong)
+    assert outcome_view(initial, final) != outcome_view(initial, wrong)

@@ -49,6 +49,7 @@ class Trial:
     final_state: dict[str, Any]
     succeeded: bool
     changed: bool
+    crashed: bool = False  # the host died or timed out on it: no outcome to judge
     same_outcome: bool = False  # as the reference's, up to generated values
     pair: int = -1  # its column in the check results; -1: no gate needs its checks
 
@@ -56,22 +57,24 @@ class Trial:
     def needs_outcome(self) -> bool:
         """Whether a gate could care how its outcome compares (a failed extra or reordering,
         or one that changed nothing, cannot matter)."""
-        if self.plan.kind in ("extra", "reorder"):
-            return self.succeeded and self.changed
+        if self.crashed:
+            return False
+        if self.plan.kind == "extra":
+            return self.changed  # a call that says it failed but changed the state still counts
+        if self.plan.kind == "reorder":
+            return self.succeeded
         return True
 
     @property
     def is_wrong_solution(self) -> bool:
         """A mutant whose outcome differs: it must lose full reward (an extra only counts
         when its call did something)."""
-        if self.plan.kind == "reorder" or self.same_outcome:
-            return False
-        return self.plan.kind != "extra" or (self.succeeded and self.changed)
+        return self.needs_outcome and self.plan.kind != "reorder" and not self.same_outcome
 
     @property
     def is_independent_reorder(self) -> bool:
         """A reordering that succeeded and reached the same outcome: it must keep full reward."""
-        return self.plan.kind == "reorder" and self.succeeded and self.same_outcome
+        return self.needs_outcome and self.plan.kind == "reorder" and self.same_outcome
 
 
 @dataclass
@@ -82,7 +85,6 @@ class Evidence:
     partial: Trial | None = None
     cells: list[list[CheckCell]] = field(default_factory=list)  # check -> pair (image 0)
     other_cells: list[list[CheckCell]] = field(default_factory=list)  # check -> base pair
-    stateful: list[bool] = field(default_factory=list)
     unstable: list[bool] = field(default_factory=list)
     replay_hash: str | None = None
 
@@ -134,7 +136,10 @@ def _run_episode(
             return
         run = evidence.run = _run_reference(scenario.reference_solution, episode)
         plans = plan_mutants(run, env.tools, env.tool_kinds) + plan_reorders(run)
-        evidence.trials = [_run_plan(plan, run, episode) for plan in plans]
+        for plan in plans:  # the first crash ends the trials: a hanging tool must not multiply
+            evidence.trials.append(_run_plan(plan, run, episode))
+            if evidence.trials[-1].crashed:
+                break
     reference_view = outcome_view(run.states[0], run.states[-1])
     for trial in evidence.trials:
         if trial.needs_outcome:
@@ -160,8 +165,9 @@ def _run_plan(plan: Plan, run: ReferenceRun, episode: Any) -> Trial:
     nothing (the mutant is then judged on the state it started from)."""
     start = run.states[plan.start]
     succeeded, final = episode.replay(start, [(s.tool, s.arguments) for s in plan.steps])
-    final = final if final is not None else start
-    return Trial(plan=plan, final_state=final, succeeded=all(succeeded), changed=final != start)
+    if final is None:
+        return Trial(plan, start, succeeded=False, changed=False, crashed=True)
+    return Trial(plan, final, succeeded=all(succeeded), changed=final != start)
 
 
 def _replay_elsewhere(scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox) -> str:
@@ -191,8 +197,7 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
                 finals.append(trial.final_state)
     sources, refused = _policy_checked(scenario)
     pairs = [(initial, final) for final in finals]
-    evidence.cells, flags = _check_rows(sandbox, sources, refused, pairs, 0, base)
-    evidence.stateful, evidence.unstable = flags["stateful"], flags["unstable"]
+    evidence.cells, evidence.unstable = _check_rows(sandbox, sources, refused, pairs, 0, base)
     evidence.other_cells, _ = _check_rows(sandbox, sources, refused, pairs[:base], OTHER_IMAGE, 0)
 
 
@@ -213,16 +218,17 @@ def _check_rows(
     pairs: list[tuple[dict[str, Any], dict[str, Any]]],
     image: int,
     probe_pairs: int,
-) -> tuple[list[list[CheckCell]], dict[str, list[bool]]]:
-    """The check cells (check -> pair) and the probe's flags per check."""
+) -> tuple[list[list[CheckCell]], list[bool]]:
+    """The check cells (check -> pair) and, per check, whether the probes found it unstable."""
     outcome = sandbox.run_checks(sources, pairs, image=image, probe_pairs=probe_pairs)
     if outcome.ok:
         rows = [[CheckCell.from_wire(c) for c in row] for row in outcome.result["results"]]
-        flags = {name: list(outcome.result[name]) for name in ("stateful", "unstable")}
+        unstable = list(outcome.result["unstable"])
     else:
         failed = CheckCell(value=None, error=f"{outcome.error_class}: {outcome.error}")
         rows = [[failed] * len(pairs) for _ in sources]
-        flags = {name: [False] * len(sources) for name in ("stateful", "unstable")}
+        unstable = [False] * len(sources)
     for index, reason in refused.items():
         rows[index] = [CheckCell(value=None, error=reason)] * len(pairs)
-    return rows, flags
+        unstable[index] = False
+    return rows, unstable

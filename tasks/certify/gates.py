@@ -64,7 +64,10 @@ def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
 
 def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     """Every wrong solution whose outcome differs from the reference's loses full reward."""
-    mutants = [t for t in ev.trials if t.plan.kind != "reorder" and _is_mutant(t)]
+    crashed = next((t for t in ev.trials if t.crashed), None)
+    if crashed is not None:
+        return False, f"the environment failed (timeout or crash) on {crashed.plan.label}"
+    mutants = [t for t in ev.trials if t.plan.kind != "reorder" and t.needs_outcome]
     differing = [t for t in mutants if t.is_wrong_solution]
     uncaught = [t for t in differing if _full_reward(ev, t)]
     counts = ", ".join(
@@ -95,12 +98,10 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     for index, (row, other) in enumerate(zip(ev.cells, ev.other_cells, strict=True)):
         if any(cell.mutated for cell in row + other):
             return False, f"check {index + 1} changes the states it is given"
-        if ev.stateful[index]:
-            return False, f"check {index + 1} remembers between evaluations (it keeps state)"
         if ev.unstable[index]:
             return False, (
-                f"check {index + 1} gives different results on the same states "
-                "(it depends on object addresses or other accidents of the process)"
+                f"check {index + 1} gives different results on the same states when evaluated "
+                "again (it keeps state between evaluations, or depends on object addresses)"
             )
         if [c.value for c in row[: len(other)]] != [c.value for c in other]:
             return False, f"check {index + 1} gives different results in separate processes"
@@ -110,11 +111,6 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
         "checks gave the same results in separate processes, kept no state and left the "
         "states unchanged; the replayed solution reached the same final state"
     )
-
-
-def _is_mutant(trial: Trial) -> bool:
-    """A drop or swap is always tried; an extra only when its call did something."""
-    return trial.plan.kind != "extra" or (trial.succeeded and trial.changed)
 
 
 def _full_reward(ev: Evidence, trial: Trial) -> bool:

@@ -18,16 +18,24 @@ TOUCH_FIELDS = frozenset({"updated_at", "modified_at", "last_updated", "last_mod
 NEW = "<new>"
 
 
-def is_generated_path(path: list[Any]) -> bool:
-    """A clock or id counter at the top level, or a touch stamp on a record."""
+def is_generated(change: dict[str, Any]) -> bool:
+    """A diff entry the system makes, not the task: a clock (text) or an id counter (a whole
+    number) at the top level, or a touch stamp (text) on a record. The name alone is not enough:
+    ``next_of_kin`` holding records is data."""
+    path, values = change["path"], (change["old"], change["new"])
     if not path:
         return True
     head = path[0]
-    if isinstance(head, str) and (
-        head in CLOCK_ATTRS or head.startswith("next_") or head.endswith(COUNTER_SUFFIXES)
-    ):
-        return True
-    return len(path) >= 3 and path[-1] in TOUCH_FIELDS
+    if len(path) == 1 and isinstance(head, str):
+        if head in CLOCK_ATTRS:
+            return all(v is None or isinstance(v, str) for v in values)
+        if head.startswith("next_") or head.endswith(COUNTER_SUFFIXES):
+            return all(
+                v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values
+            )
+    if len(path) >= 3 and path[-1] in TOUCH_FIELDS:
+        return all(v is None or isinstance(v, str) for v in values)
+    return False
 
 
 def is_record_add(change: dict[str, Any]) -> bool:
@@ -53,7 +61,7 @@ def outcome_view(initial: dict[str, Any], final: dict[str, Any]) -> list[str]:
     new_ids = generated_ids(diff)
     view = []
     for change in diff:
-        if is_generated_path(change["path"]):
+        if is_generated(change):
             continue
         entry = [change["op"], _mask(change["path"], new_ids)]
         entry += [_mask(change["old"], new_ids), _mask(change["new"], new_ids)]

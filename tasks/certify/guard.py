@@ -17,7 +17,7 @@ from envmill.tasks.certify.generated import (
     CLOCK_ATTRS,
     COUNTER_SUFFIXES,
     TOUCH_FIELDS,
-    is_generated_path,
+    is_generated,
     is_record_add,
 )
 from envmill.tasks.statekit import diff_states
@@ -35,13 +35,16 @@ COUNTER_SUFFIXES = {suffixes}
 TOUCH_FIELDS = {touch}
 
 
-def is_generated(path):
-    head = path[0]
-    if isinstance(head, str) and (
-        head in CLOCKS or head.startswith("next_") or head.endswith(COUNTER_SUFFIXES)
-    ):
-        return True
-    return len(path) >= 3 and path[-1] in TOUCH_FIELDS
+def is_generated(path, old, new):
+    head = path[0] if path else None
+    if len(path) == 1 and isinstance(head, str):
+        if head in CLOCKS:
+            return all(v is None or isinstance(v, str) for v in (old, new))
+        if head.startswith("next_") or head.endswith(COUNTER_SUFFIXES):
+            return all(v is None or type(v) is int for v in (old, new))
+    if len(path) >= 3 and path[-1] in TOUCH_FIELDS:
+        return all(v is None or isinstance(v, str) for v in (old, new))
+    return False
 
 
 def changes(old, new, path, out):
@@ -50,16 +53,16 @@ def changes(old, new, path, out):
             if key in old and key in new and same(old[key], new[key]):
                 continue
             if key not in new:
-                out.append(("remove", path + [key], None))
+                out.append(("remove", path + [key], old[key], None))
             elif key not in old:
-                out.append(("add", path + [key], new[key]))
+                out.append(("add", path + [key], None, new[key]))
             else:
                 changes(old[key], new[key], path + [key], out)
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for index in range(len(old)):
             changes(old[index], new[index], path + [index], out)
     elif not same(old, new):
-        out.append(("change", path, new))
+        out.append(("change", path, old, new))
 
 
 def same(old, new):
@@ -70,8 +73,8 @@ def check(initial_state: dict, final_state: dict) -> bool:
     found = []
     changes(initial_state, final_state, [], found)
     created = {{}}
-    for op, path, new in found:
-        if is_generated(path) or any(path[: len(p)] == p for p in ALLOWED):
+    for op, path, old, new in found:
+        if is_generated(path, old, new) or any(path[: len(p)] == p for p in ALLOWED):
             continue
         parent = tuple(path[:-1])
         if op == "add" and isinstance(new, dict) and parent in CREATED:
@@ -87,7 +90,7 @@ def guard_check(initial: dict[str, Any], final: dict[str, Any]) -> CheckSpec:
     allowed, created = [], Counter()
     for change in diff_states(initial, final):
         path = change["path"]
-        if is_generated_path(path):
+        if is_generated(change):
             continue
         if is_record_add(change):
             created[tuple(path[:-1])] += 1

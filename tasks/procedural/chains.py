@@ -119,7 +119,7 @@ class _ChainSampler:
         ]
         self._maybe_inform(manifest, arguments, calls)
         ok, after, _ = self._run(manifest.tool, arguments)
-        changes = [c for c in diff_states(before, after) if not is_bookkeeping(c["path"])]
+        changes = [c for c in diff_states(before, after) if not is_bookkeeping(c)]
         if not ok or not self._accepts(changes, after):
             self._restore(before, after)
             return False

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.scenario import CheckSpec
-from envmill.tasks.certify.generated import is_generated_path, is_record_add
+from envmill.tasks.certify.generated import is_generated, is_record_add
 from envmill.tasks.statekit import diff_states
 
 MAX_CHECKS = 8
@@ -33,9 +33,9 @@ class Fact:
     conditions: list[str] = field(default_factory=list)
 
 
-def is_bookkeeping(path: list[Any]) -> bool:
-    """Whether a diff path is bookkeeping (id counters, clock, touch stamps), not a user fact."""
-    return is_generated_path(path)
+def is_bookkeeping(change: dict[str, Any]) -> bool:
+    """Whether a diff entry is bookkeeping (id counters, clock, touch stamps), not a user fact."""
+    return is_generated(change)
 
 
 def derive_checks(
@@ -72,7 +72,7 @@ def _collect_facts(
     seen: set[tuple[Any, ...]] = set()
     for change in diff:
         path = change["path"]
-        if is_bookkeeping(path):
+        if is_bookkeeping(change):
             continue
         cut = _cut_at_index(path)
         if cut != path:  # a change inside a list: compare the whole list once
@@ -113,9 +113,15 @@ def _changed_fact(path: list[Any], old: Any, new: Any, namer: _Namer) -> Fact:
 
 
 def _added_entity_fact(path: list[Any], record: dict[str, Any], namer: _Namer, focus) -> Fact:
-    """A created record, found by its content: any record new in its collection that matches."""
+    """A created record, found by its whole content (all but its own id and touch stamps): any
+    record new in its collection that matches. The description names a few readable fields."""
     fields = _pick_fields(record, str(path[1]), focus)
-    matches = [_record_matches(name, record[name], namer.created) for name in fields]
+    content = [
+        name
+        for name, value in record.items()
+        if value != path[1] and not is_generated({"path": [*path, name], "old": None, "new": value})
+    ]
+    matches = [_record_matches(name, record[name], namer.created) for name in content]
     collection = path[0]
     condition = (
         f"any(\n            key not in initial_state.get({collection!r}, {{}})"
@@ -250,7 +256,7 @@ def _focus_fields(step_changes: list[list[dict[str, Any]]]) -> dict[tuple, list[
     for changes in step_changes:
         for change in changes:
             path = change["path"]
-            if len(path) >= 3 and isinstance(path[2], str) and not is_bookkeeping(path):
+            if len(path) >= 3 and isinstance(path[2], str) and not is_bookkeeping(change):
                 names = focus.setdefault(tuple(path[:2]), [])
                 if path[2] not in names:
                     names.append(path[2])
