@@ -117,6 +117,26 @@ def test_conversational_user_reveals_each_fact_before_the_agent_uses_it(
     assert all(used)  # no scenario passes vacuously
 
 
+def test_facts_combined_in_one_argument_or_written_differently_are_revealed(
+    clinic, clinic_scenarios, sandbox
+):
+    raw = dict(clinic_scenarios["certified"][3])
+    raw["task"] = "You are Chen Wei. You want a dermatology visit and a new phone number."
+    raw["user_facts"] = {
+        "name": "Chen Wei",
+        "patient_id": "P003",
+        "new_phone": "+1 (555) 0199",
+        "date": "2025-03-14",
+        "time": "09:00",
+        "reason": "skin rash",
+    }
+    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
+    messages = trajectory_of(spec, report_for(spec, clinic, sandbox)).messages
+    heard = " ".join(m["content"] for m in messages if m["role"] == "user")
+    for value in ("2025-03-14", "09:00", "+1 (555) 0199", "skin rash", "P003"):
+        assert value in heard
+
+
 def test_each_question_is_answered_by_the_next_user_message(procedural_pairs):
     for spec, report in procedural_pairs:
         messages = trajectory_of(spec, report).messages

@@ -32,6 +32,8 @@ from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 DETAIL_MAX = 80
 MIN_CONTAINED = 3
 EXACT, PARTIAL = 2, 1
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+PHONE = re.compile(r"^\+?\d[\d ().-]{5,}\d$")
 ISO_MOMENT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
 NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 QUESTIONS = (
@@ -97,7 +99,10 @@ def as_text(value: Any) -> str | None:
     if isinstance(value, int | float):
         return str(int(value)) if float(value).is_integer() else str(value)
     if isinstance(value, str):
-        return value.strip().casefold() or None
+        text = value.strip()
+        if PHONE.match(text) and not ISO_DATE.match(text):  # "+1 (555) 0199" is "+1 555 0199"
+            return re.sub(r"\D", "", text)
+        return text.casefold() or None
     return None
 
 
@@ -155,15 +160,28 @@ class FactLedger:
         )
 
     def needed_for(self, step: SolutionStep) -> list[tuple[str, Fact]]:
-        """(argument name, fact) for each fact the step uses that the user has not said yet."""
+        """(argument name, fact) for each fact the step uses that the user has not said yet.
+
+        An argument may combine facts (a date-time from a date and a time): when no fact gives
+        it whole, each of its parts is matched on its own."""
         needed: list[tuple[str, Fact]] = []
         for name, value in argument_leaves(step.arguments):
-            fact = self.best_fact(value)
-            if fact is None or fact.key in self.revealed or self.is_said(value):
-                continue
-            if all(fact is not other for _, other in needed):
-                needed.append((name, fact))
+            for part in self.sources_of(value):
+                fact = self.best_fact(part)
+                if fact is None or fact.key in self.revealed or self.is_said(part):
+                    continue
+                if all(fact is not other for _, other in needed):
+                    needed.append((name, fact))
         return needed
+
+    def sources_of(self, value: Any) -> list[Any]:
+        """The value itself, or, when no fact equals it, its parts (date and time of an ISO
+        date-time) as well."""
+        found = ISO_MOMENT.match(value) if isinstance(value, str) else None
+        whole = self.best_fact(value)
+        if found is None or (whole is not None and match_strength(whole.value, value) == EXACT):
+            return [value]
+        return [value, *found.groups()]
 
     def hear(self, text: str, facts: Sequence[Fact] = ()) -> None:
         """Record a user message; ``facts`` are the ones it answered."""
