@@ -14,6 +14,7 @@ import pytest
 from envmill.schemas.environment import PolicyViolation
 from envmill.tasks import policy
 from envmill.tasks.policy import ALLOWED_IMPORTS, check_check_source, check_module, describe
+from envmill.tasks.policy import names as policy_names
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -331,7 +332,7 @@ def test_module_attrs_cut_every_path_out_of_the_allow_list() -> None:
         module = queue.popleft()
         for attr in dir(module):
             value = getattr(module, attr)
-            if attr in policy._MODULE_ATTRS or not isinstance(value, types.ModuleType):
+            if attr in policy_names.MODULE_ATTRS or not isinstance(value, types.ModuleType):
                 continue
             if value.__name__ not in seen:
                 seen.add(value.__name__)
