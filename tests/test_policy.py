@@ -237,6 +237,26 @@ BYPASSES = [
     ("format", "import typing\nS = '{0.sys.modules}'.format(typing)\n"),
     ("format", "S = str.format('{0}', 1)\n"),
     ("introspection", "def f(e):\n    return e.__traceback__.tb_frame\n"),
+    # second red team (issue 9): every way of naming an attribute is attribute access
+    ("dunder", "def f(x):\n    match x:\n        case object(__self__=b):\n            return b\n"),
+    ("private", "def f(x):\n    match x:\n        case object(_cache=b):\n            return b\n"),
+    ("format", "def f(x):\n    match x:\n        case str(format=f):\n            return f\n"),
+    (
+        "dunder",
+        "def f(x):\n    match x:\n        case {'a': __builtins__}:\n            return 1\n",
+    ),
+    ("dunder", "def f(x):\n    match x:\n        case [*__builtins__]:\n            return 1\n"),
+    ("private", "from dataclasses import _create_fn\n"),
+    ("private", "import dataclasses\nF = dataclasses._create_fn\n"),
+    ("private", "import re\nX = getattr(re, '_cache')\n"),
+    ("private", "import collections.abc\nX = collections.abc._abc_registry\n"),
+    ("format", "F = getattr(str, 'format')\n"),
+    ("format", "T = '{0.x}'\nF = getattr(T, 'format_map')\n"),
+    ("builtin", "t = type\nX = t('X', (), {})\n"),
+    ("builtin", "X = [type][0]('X', (), {})\n"),
+    ("builtin", "X = type(int)('X', (), {})\n"),
+    ("builtin", "X = type(name='X', bases=(), dict={})\n"),
+    ("string_eval", "import dataclasses\nX = dataclasses.make_dataclass('X', ['a'])\n"),
 ]
 
 

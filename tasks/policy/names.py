@@ -124,6 +124,7 @@ STRING_EVAL = frozenset(
         "_evaluate",
         "singledispatch",
         "singledispatchmethod",
+        "make_dataclass",
     }
 )
 FORMAT_ATTRS = frozenset({"format", "format_map"})

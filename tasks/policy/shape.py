@@ -45,6 +45,16 @@ def bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
+def imported_names(tree: ast.Module) -> set[str]:
+    """The names import statements bind: modules, and the names taken from them."""
+    return {
+        alias.asname or alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+
+
 def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
     """A check writes no attribute: the only place it could keep state between evaluations
     is an object it did not create (a module, a class of an allowed module)."""

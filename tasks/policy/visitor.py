@@ -28,9 +28,9 @@ from envmill.tasks.policy.names import (
 class PolicyVisitor(ast.NodeVisitor):
     """Walks the whole tree and records every violation instead of stopping at the first."""
 
-    def __init__(self, bound: set[str]) -> None:
+    def __init__(self, bound: set[str], imported: set[str]) -> None:
         self.found: list[tuple[tuple[int, int, int], PolicyViolation]] = []
-        self.bound = bound
+        self.bound, self.imported = bound, imported
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -76,6 +76,10 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif is_dunder(name):
             self.flag("dunder", node, f"importing the dunder name '{name}' is not allowed")
+        elif name.startswith("_"):
+            self.flag(
+                "private", node, f"'{name}' is a private name of '{module}'; use its public API"
+            )
         elif problem := name_problem(name):
             self.flag(problem[0], node, problem[1])
         else:
@@ -99,6 +103,8 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif is_dunder(name):
             self.flag("dunder", node, f"dunder name '{name}' is not allowed")
+        elif name == "type" and isinstance(node.ctx, ast.Load):
+            self.flag("builtin", node, "'type' may only be called with one argument, not aliased")
         elif name in NONDETERMINISTIC and name not in self.bound:
             why = NONDETERMINISTIC[name]
             self.flag(
@@ -110,11 +116,17 @@ class PolicyVisitor(ast.NodeVisitor):
             self.flag(problem[0], node, problem[1])
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        attr = node.attr
+        if not (node.attr == "__init__" and is_super_call(node.value)):
+            self.check_attribute(node, node.attr, node.value)
+        self.generic_visit(node)
+
+    def check_attribute(self, node: ast.AST, attr: str, receiver: ast.AST | None) -> None:
+        """Every way a program names an attribute (``x.a``, ``getattr(x, "a")``, a class
+        pattern's ``case C(a=...)``) is held to the same rules; ``receiver`` is None when the
+        object is unknown (a match subject)."""
         if is_dunder(attr):
-            if not (attr == "__init__" and is_super_call(node.value)):
-                self.flag("dunder", node, f"dunder attribute '{attr}' is not allowed")
-        elif attr in FORMAT_ATTRS and not is_str_constant(node.value):
+            self.flag("dunder", node, f"dunder attribute '{attr}' is not allowed")
+        elif attr in FORMAT_ATTRS and not is_str_constant(receiver):
             self.flag(
                 "format",
                 node,
@@ -123,20 +135,57 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif problem := attr_problem(attr):
             self.flag(problem[0], node, problem[1])
+        elif attr.startswith("_") and (receiver is None or self.from_import(receiver)):
+            self.flag("private", node, f"'{attr}' is a private name; use the public API")
+
+    def from_import(self, node: ast.AST) -> bool:
+        """Whether an expression is rooted in a name an import bound (a module or a member)."""
+        while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return isinstance(node, ast.Name) and node.id in self.imported
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:
+            self.check_attribute(node, attr, None)
         self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs | ast.MatchStar) -> None:
+        self.check_binding(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.check_binding(node, node.rest)
+        self.generic_visit(node)
+
+    visit_MatchStar = visit_MatchAs
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name) and func.id in ATTR_FUNCS:
             self.check_attr_call(node, func.id)
             return
-        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) > 1:
+        if isinstance(func, ast.Name) and func.id == "type":
+            self.check_type_call(node)
+            return
+        if (
+            isinstance(func, ast.Call)
+            and isinstance(func.func, ast.Name)
+            and func.func.id == "type"
+        ):
+            self.flag("builtin", node, "calling type(x)(...) makes objects of a computed class")
+        self.generic_visit(node)
+
+    def check_type_call(self, node: ast.Call) -> None:
+        """``type(x)`` asks an object's class; anything else (three arguments, keywords) makes a
+        class, which a class statement says openly."""
+        if len(node.args) != 1 or node.keywords:
             self.flag(
                 "builtin",
                 node,
                 "type() with 3 arguments creates a class dynamically; use a class statement",
             )
-        self.generic_visit(node)
+        for child in [*node.args, *node.keywords]:
+            self.visit(child)
 
     def check_attr_call(self, node: ast.Call, func: str) -> None:
         """getattr & co. only with a literal, non-dunder, otherwise allowed attribute name."""
@@ -151,8 +200,8 @@ class PolicyVisitor(ast.NodeVisitor):
                 self.flag(
                     "dynamic_attr", node, f"{func}() with the dunder name '{name}' is not allowed"
                 )
-            elif problem := attr_problem(name):
-                self.flag(problem[0], node, problem[1])
+            else:
+                self.check_attribute(node, name, node.args[0] if node.args else None)
         for child in rest:
             self.visit(child)
 
