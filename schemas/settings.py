@@ -35,6 +35,12 @@ class SandboxLimits(BaseModel):
     file_size_bytes: int = Field(1 << 20, ge=0)
     open_files: int = Field(64, ge=8)
     max_reply_bytes: int = Field(8 << 20, ge=1024)
+    max_reply_values: int = Field(
+        250_000, ge=100, description="JSON values one reply may decode into (objects, items)"
+    )
+    max_episode_bytes: int = Field(
+        64 << 20, ge=1 << 16, description="reply bytes one episode may keep in all"
+    )
     isolation: Literal["auto", "full", "basic"] = "auto"
 
 

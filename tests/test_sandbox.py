@@ -157,3 +157,47 @@ def test_closing_the_sandbox_leaves_no_process():
             with box.episode(COUNTER, "Counter") as episode:
                 episode.call("spin", {})
     assert_no_new_processes(before)
+
+
+def test_a_module_with_a_wide_non_ascii_docstring_loads():
+    """The zygote's control datagram is bounded in bytes, not characters (issue 9)."""
+    source = f'"""{"é" * 40_000}"""\n' + COUNTER
+    with Sandbox(TEST_LIMITS) as box:
+        with box.episode(source, "Counter") as episode:
+            assert episode.loaded, episode.load_outcome
+            assert episode.call("bump", {}).result["success"]
+        with box.episode(COUNTER, "Counter") as bystander:
+            assert bystander.call("read", {}).result == {"success": True, "data": 0}
+
+
+def test_an_episode_keeps_at_most_its_byte_budget():
+    limits = TEST_LIMITS.model_copy(update={"max_episode_bytes": 1 << 16})
+    with Sandbox(limits) as box, box.episode(COUNTER, "Counter") as episode:
+        outcomes = [episode.call("bump", {"by": 1}) for _ in range(2000)]
+    refused = [i for i, o in enumerate(outcomes) if o.error_class == "too_large"]
+    assert outcomes[0].result["success"] and refused
+    assert all(outcomes[i].error_class == "too_large" for i in range(refused[0], 2000))
+    assert "may keep" in outcomes[-1].error
+
+
+def test_a_reply_of_many_small_values_is_refused_before_decoding():
+    source = COUNTER + (
+        "\n    def many(self) -> dict:\n        return {'success': True, 'data': [{}] * 300000}\n"
+    )
+    with Sandbox(TEST_LIMITS) as box, box.episode(source, "Counter") as episode:
+        outcome = episode.call("many", {})
+        assert outcome.error_class == "too_large" and "values" in outcome.error
+        assert episode.call("read", {}).result["success"]
+
+
+def test_hosts_run_under_the_syscall_filter(sandbox):
+    if not sandbox.level.seccomp:
+        pytest.skip("no libseccomp binding here")
+    source = COUNTER + (
+        "\n    def spawn(self) -> dict:\n        import os\n        try:\n"
+        "            os.execv('/bin/sh', ['sh'])\n        except OSError as exc:\n"
+        "            return {'success': False, 'error': repr(exc)}\n"
+    )
+    with sandbox.episode(source, "Counter") as episode:
+        assert "Operation not permitted" in episode.call("spawn", {}).result["error"]
+    assert "seccomp" in sandbox.isolation

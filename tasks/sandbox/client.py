@@ -21,8 +21,9 @@ from envmill.tasks.sandbox.forkserver import ZygoteProcess
 from envmill.tasks.sandbox.framing import FrameError, recv_frame, send_frame
 from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
 
-PRECOMPILE_MAX_CHARS = 100_000  # a control datagram must stay well under the socket buffer
+CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
+EPISODE_SPENT = "the episode has received all the reply bytes it may keep (max_episode_bytes)"
 STATE_REPLIES = frozenset({"load", "state", "set_state", "call", "replay"})
 
 
@@ -58,7 +59,9 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.level: IsolationLevel = level or resolve_isolation(self.limits.isolation)
         self._lock = threading.Lock()
-        self._images = [ZygoteProcess(self.level) for _ in range(self.IMAGES)]
+        self._images = [
+            ZygoteProcess(self.level, self.limits.memory_mb) for _ in range(self.IMAGES)
+        ]
 
     @property
     def isolation(self) -> str:
@@ -138,9 +141,7 @@ class Sandbox:
             with self._lock:
                 control = zygote.ensure()
                 limits = {**self.limits.model_dump(exclude={"isolation"}), "processes": processes}
-                if source is not None and len(source) > PRECOMPILE_MAX_CHARS:
-                    source = None  # the host compiles it for itself
-                message = json.dumps({"op": "spawn", "limits": limits, "source": source}).encode()
+                message = _spawn_message(limits, source)
                 socket.send_fds(control, [message], [child_end.fileno()])
                 reply = json.loads(control.recv(1 << 16) or b"{}")
         except OSError as exc:  # includes the control timeout: restart the zygote next time
@@ -206,6 +207,15 @@ def _check_rows_ok(rows: Any) -> bool:
     )
 
 
+def _spawn_message(limits: dict[str, Any], source: str | None) -> bytes:
+    """The zygote's spawn request; a source too large for one datagram (in bytes, after JSON
+    escapes non-ASCII text) is left out, and the host compiles it for itself."""
+    message = json.dumps({"op": "spawn", "limits": limits, "source": source}).encode()
+    if len(message) > CONTROL_MAX_BYTES:
+        message = json.dumps({"op": "spawn", "limits": limits, "source": None}).encode()
+    return message
+
+
 def _shuffled(count: int) -> list[int]:
     order = list(range(count))
     secrets.SystemRandom().shuffle(order)
@@ -222,6 +232,7 @@ class HostHandle:
     def __init__(self, sandbox: Sandbox, channel: socket.socket, pid: int, image: int = 0):
         self.sandbox, self.channel, self.pid, self.image = sandbox, channel, pid, image
         self.alive = True
+        self.received: list[int] = []  # frame sizes: what this host's episode has been sent
 
     def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> CallOutcome:
         """Send one request; whatever the host does, the answer is a CallOutcome, never a raise.
@@ -233,12 +244,18 @@ class HostHandle:
         wall = wall_seconds or limits.wall_seconds
         deadline = time.monotonic() + wall
         self.channel.settimeout(wall)
+        room = min(limits.max_reply_bytes, limits.max_episode_bytes - sum(self.received))
+        if room <= 0:
+            return self._fail("too_large", EPISODE_SPENT)
         try:
             send_frame(self.channel, message)
-            reply = recv_frame(self.channel, limits.max_reply_bytes, deadline)
+            reply = recv_frame(self.channel, room, deadline, limits.max_reply_values, self.received)
         except TimeoutError:
             return self._fail("timeout", f"no reply within {wall:g} s wall time")
         except FrameError as exc:
+            if exc.kind == "too_large" and room < limits.max_reply_bytes:
+                self.received.append(limits.max_episode_bytes)  # spent: later calls fail fast
+                return self._fail("too_large", EPISODE_SPENT)
             if exc.kind != "closed":
                 return self._fail(exc.kind, str(exc))
             return self._fail("killed", HOST_DIED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from envmill.tasks.sandbox.client import CallOutcome, HostHandle
+from envmill.tasks.sandbox.client import EPISODE_SPENT, CallOutcome, HostHandle
 
 if TYPE_CHECKING:
     from envmill.tasks.sandbox.client import Sandbox
@@ -26,12 +26,14 @@ class Episode:
     ) -> None:
         self.sandbox, self.source, self.class_name = sandbox, source, class_name
         self.image = image
+        self.received: list[int] = []  # reply sizes across every host of this episode
         self._host: HostHandle | None = None
         self._state = state
         self.load_outcome = self._start()
 
     def _start(self) -> CallOutcome:
         self._host = self.sandbox.spawn_host(self.source, self.image)
+        self._host.received = self.received  # one budget for the episode, not per host
         outcome = self._host.request(
             {
                 "op": "load",
@@ -50,6 +52,8 @@ class Episode:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         """Call one tool; a failed host gives ``{"success": False, "error": ...}`` as the result."""
+        if sum(self.received) >= self.sandbox.limits.max_episode_bytes:
+            return _as_tool_error(CallOutcome(error=EPISODE_SPENT, error_class="too_large"))
         if self._host is None or not self._host.alive:
             self.load_outcome = self._start()
             if not self.load_outcome.ok:

@@ -7,11 +7,13 @@ from a hostile program can never run code in the reader.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
 import time
 
 HEADER = struct.Struct(">I")
+LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]", re.ASCII)  # an escape that may decode to one
 
 
 class FrameError(Exception):
@@ -41,21 +43,39 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def recv_frame(sock: socket.socket, max_bytes: int, deadline: float | None = None) -> object:
+def recv_frame(
+    sock: socket.socket,
+    max_bytes: int,
+    deadline: float | None = None,
+    max_values: int | None = None,
+    sizes: list[int] | None = None,
+) -> object:
     """Read one frame; refuse one larger than ``max_bytes`` before reading its body.
 
     ``deadline`` (a ``time.monotonic()`` value) bounds the whole frame, so a peer trickling one
-    byte at a time cannot stretch a per-``recv`` timeout. NaN, Infinity and nesting too deep to
-    decode are refused like any other malformed reply.
+    byte at a time cannot stretch a per-``recv`` timeout. ``max_values`` bounds what the body
+    may decode into (8 MB of ``{},`` is millions of objects), counted before decoding; ``sizes``
+    gets the frame's size appended, for a caller that budgets what it keeps. NaN,
+    Infinity, nesting too deep to decode and strings that are not valid Unicode (a lone
+    surrogate, which every later encode would choke on) are refused like any malformed reply.
     """
     (size,) = HEADER.unpack(_recv_exactly(sock, HEADER.size, deadline))
     if size > max_bytes:
         raise FrameError(f"reply of {size} bytes exceeds the {max_bytes}-byte limit", "too_large")
     body = _recv_exactly(sock, size, deadline)
-    try:
-        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except (ValueError, RecursionError) as exc:
+    if sizes is not None:
+        sizes.append(size)
+    values = body.count(b",") + body.count(b"{") + body.count(b"[") + 1
+    if max_values is not None and values > max_values:
+        raise FrameError(f"reply of up to {values} values exceeds {max_values}", "too_large")
+    try:  # strict UTF-8 first: json.loads(bytes) would guess an encoding and pass surrogates
+        text = body.decode("utf-8")
+        decoded = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        if LONE_SURROGATE.search(body):
+            json.dumps(decoded, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError) as exc:  # UnicodeError is a ValueError
         raise FrameError(f"reply is not plain JSON: {str(exc)[:200]}", "protocol") from None
+    return decoded
 
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:

@@ -50,7 +50,7 @@ def describe_exception(exc: BaseException) -> str:
 
 # Filled by the zygote before it forks, so a host inherits the code object instead of compiling.
 COMPILED: dict[str, Any] = {}
-MAX_COMPILED = 64
+MAX_COMPILED = 8  # the zygote keeps these; hostile sources may fold into large constants
 
 
 def precompile(source: str) -> None:
@@ -179,7 +179,11 @@ def serve(sock: socket.socket, max_reply_bytes: int) -> None:
                 "error": f"reply of {len(payload)} bytes exceeds the limit",
                 "error_class": "too_large",
             }
-        send_frame(sock, reply)
+        try:
+            send_frame(sock, reply)
+        except UnicodeEncodeError:  # a lone surrogate in a result: no frame can carry it
+            invalid = "the reply holds text that is not valid Unicode"
+            send_frame(sock, {"ok": False, "error": invalid, "error_class": "protocol"})
 
 
 def _answer(host: EnvHost, request: Any) -> dict[str, Any]:
