@@ -57,5 +57,14 @@ def isolation_warnings(level) -> list[str]:
             "this is not a security boundary; run as root where unshare works for full isolation"
         )
     if not level.namespaces:
-        warnings.append("no network namespace: a hostile program can open network connections")
+        warnings.append(
+            "no network, IPC or mount namespace: a hostile program can open network "
+            "connections and System V IPC objects the machine shares"
+        )
+    if not level.seccomp:
+        warnings.append(
+            "no seccomp filter (pyseccomp or libseccomp missing, or isolation=basic): a program "
+            "that reaches native code can start programs, use IPC and keyrings, and open "
+            "sockets to other hosts"
+        )
     return warnings

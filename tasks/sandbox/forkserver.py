@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from envmill.tasks.sandbox.isolation import UNSHARE_ARGS, IsolationLevel
+from envmill.tasks.sandbox.isolation import UNSHARE_ARGS, IsolationLevel, seccomp_module
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck
@@ -26,8 +26,8 @@ CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer mea
 class ZygoteProcess:
     """Starts on first use, restarts when it died; not thread-safe (the Sandbox locks)."""
 
-    def __init__(self, level: IsolationLevel) -> None:
-        self.level = level
+    def __init__(self, level: IsolationLevel, memory_mb: int) -> None:
+        self.level, self.memory_mb = level, memory_mb
         self.process: subprocess.Popen[bytes] | None = None
         self.control: socket.socket | None = None
         self.base_dir: str | None = None
@@ -64,6 +64,8 @@ class ZygoteProcess:
             "drop_uid": self.level.drop_uid,
             "pid_namespace": self.level.namespaces,
             "uid_base": 1_000_000 + secrets.randbelow(1 << 20) * 4096,
+            "seccomp_module": seccomp_module() if self.level.seccomp else None,
+            "memory_mb": self.memory_mb,
         }
 
     def kill_host(self, pid: int) -> None:

@@ -16,20 +16,22 @@ from dataclasses import dataclass
 from typing import Literal
 
 IsolationMode = Literal["auto", "full", "basic"]
-UNSHARE_ARGS = ("--net", "--pid", "--fork", "--kill-child")
+UNSHARE_ARGS = ("--net", "--pid", "--ipc", "--uts", "--mount", "--fork", "--kill-child")
 
 
 @dataclass(frozen=True)
 class IsolationLevel:
-    namespaces: bool  # no network; the hosts die with the zygote
+    namespaces: bool  # no network, IPC, hostname or mounts of the machine; hosts die with it
     chroot: bool  # the filesystem is the host's empty directory
     drop_uid: bool  # a uid per host: RLIMIT_NPROC binds, leftovers are swept by uid
+    seccomp: bool = False  # no exec, IPC, keyrings, sockets or namespaces (syscalls.py)
 
     def describe(self) -> str:
         layers = ["rlimits", "scrubbed-env", "tmp-cwd"]
-        layers += ["netns", "pidns"] if self.namespaces else []
+        layers += ["netns", "pidns", "ipcns", "utsns", "mntns"] if self.namespaces else []
         layers += ["chroot"] if self.chroot else []
         layers += ["uid-per-host", "nproc"] if self.drop_uid else []
+        layers += ["seccomp"] if self.seccomp else []
         return "+".join(layers)
 
 
@@ -45,13 +47,25 @@ def unshare_works() -> bool:
     return probe.returncode == 0
 
 
+@functools.cache
+def seccomp_module() -> str | None:
+    """The file of the libseccomp binding the zygote loads, when it and libseccomp are here."""
+    try:
+        import pyseccomp  # noqa: PLC0415 - optional: loads libseccomp through ctypes
+    except (ImportError, OSError, RuntimeError):
+        return None
+    return pyseccomp.__file__
+
+
 def resolve_isolation(mode: IsolationMode) -> IsolationLevel:
     """``auto`` takes every layer the platform grants; ``basic`` forces the fallback path."""
     if mode == "basic":
         return IsolationLevel(namespaces=False, chroot=False, drop_uid=False)
     root = os.geteuid() == 0
-    level = IsolationLevel(namespaces=unshare_works(), chroot=root, drop_uid=root)
-    if mode == "full" and not (level.namespaces and level.chroot and level.drop_uid):
+    level = IsolationLevel(
+        namespaces=unshare_works(), chroot=root, drop_uid=root, seccomp=bool(seccomp_module())
+    )
+    if mode == "full" and not all(vars(level).values()):
         raise RuntimeError(
             f"full isolation was asked for, but this platform grants only {level.describe()}"
         )

@@ -39,6 +39,7 @@ import time  # noqa: E402,F401  (the check runner's deadlines)
 import typing  # noqa: E402,F401
 
 import host  # noqa: E402
+import syscalls  # noqa: E402
 
 UID_SPAN = 4096
 REAP_INTERVAL_SECONDS = 0.5
@@ -47,8 +48,8 @@ REAP_INTERVAL_SECONDS = 0.5
 class Zygote:
     """Forks hosts on request, kills them on request, and reaps and cleans up after them."""
 
-    def __init__(self, config: dict) -> None:
-        self.config = config
+    def __init__(self, config: dict, installer: syscalls.Installer | None) -> None:
+        self.config, self.installer = config, installer
         self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
         self.next_uid = 0
 
@@ -94,6 +95,7 @@ class Zygote:
             try:
                 self.forget_others(source)
                 channel = enter_host(channel_fd, workdir, uid, limits, chroot)
+                seal(self.installer)
                 host.serve(channel, limits["max_reply_bytes"])
             finally:
                 os._exit(0)
@@ -178,6 +180,35 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
+def seal(installer: syscalls.Installer | None) -> None:
+    """The host's last lock: the syscall filter; then the native-call machinery that built it
+    leaves ``sys.modules`` (the host cannot load it again from disk, and could not use it to
+    undo the filter anyway)."""
+    if installer is not None:
+        installer.install()
+    for name in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes", "pyseccomp")]:
+        del sys.modules[name]
+
+
+def load_installer(module_path: str | None) -> syscalls.Installer | None:
+    """Build the filter once, with the libseccomp binding the parent found."""
+    if not module_path:
+        return None
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pyseccomp", module_path)
+    binding = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(binding)
+    return syscalls.Installer(syscalls.build_filter(binding))
+
+
+def limit_self(memory_mb: int) -> None:
+    """The zygote's own memory bound: compiling hostile sources must not grow it without end.
+    Hosts lower it to their own limit."""
+    ceiling = (memory_mb + 1024) << 20
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+
+
 def set_limits(limits: dict) -> None:
     cpu = max(1, int(limits["cpu_seconds"] + 0.999))
     memory = limits["memory_mb"] << 20
@@ -247,9 +278,15 @@ def become_subreaper() -> None:
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
+    sys.argv[:] = ["envmill-sandbox"]  # hosts inherit this process: nothing of its setup
     if not config.get("pid_namespace"):
         become_subreaper()
-    zygote = Zygote(config)
+    before = set(sys.modules)
+    installer = load_installer(config.get("seccomp_module"))
+    for name in set(sys.modules) - before:  # ctypes.util brought subprocess, shutil, ...
+        del sys.modules[name]
+    limit_self(config.get("memory_mb", 512))
+    zygote = Zygote(config, installer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
         zygote.serve(control)

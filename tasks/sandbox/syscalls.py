@@ -1,0 +1,88 @@
+"""The system calls a host may not make, as a seccomp filter (runs only in the zygote and hosts).
+
+Generated code that slips past the policy reaches native code (a static binary in a memory file,
+say); what it can then do is what the kernel lets the host's process do. The filter refuses,
+with ``EPERM``: starting programs (``execve``, ``execveat``, memory files), System V and POSIX
+IPC, kernel keyrings, new sockets (so concurrent hosts cannot talk over abstract sockets),
+namespaces and mounts, tracing other processes, and the kernel's other escape hatches
+(io_uring, bpf, perf, userfaultfd, modules). ``no_new_privs`` comes with it. The filter is built
+once in the zygote with libseccomp (through ``pyseccomp``) and installed in each host after its
+other locks, as its last step before serving.
+
+Stdlib only, apart from the ``pyseccomp`` module the parent points the zygote at.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from typing import Any
+
+DENIED = (
+    "execve", "execveat", "memfd_create",
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semctl", "semtimedop",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "keyctl", "add_key", "request_key",
+    "socket", "socketpair",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "pidfd_open",
+    "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "init_module", "finit_module", "delete_module",
+    "swapon", "swapoff", "reboot", "acct", "open_by_handle_at", "name_to_handle_at",
+)  # fmt: skip
+CLONE_NAMESPACE_FLAGS = (
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+    0x00000080,  # CLONE_NEWTIME
+)
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def build_filter(seccomp: Any) -> bytes:
+    """The filter as raw BPF, compiled once by libseccomp (``seccomp`` is pyseccomp)."""
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in DENIED:
+        try:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except Exception:  # a call this kernel or libseccomp does not know: nothing to deny
+            pass
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # flags in memory: fall back to clone
+    for flag in CLONE_NAMESPACE_FLAGS:
+        rules.add_rule(
+            seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
+        )
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(write_end, "wb", closefd=True) as sink:
+            rules.export_bpf(sink)
+        return os.read(read_end, 1 << 20)
+    finally:
+        os.close(read_end)
+
+
+class Installer:
+    """Made in the zygote (where libc can still be found), used in each host."""
+
+    def __init__(self, bpf: bytes) -> None:
+        self.bpf = ctypes.create_string_buffer(bpf, len(bpf))
+        self.program = _SockFprog(len(bpf) // 8, ctypes.addressof(self.bpf))
+        self.prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def install(self) -> None:
+        """``no_new_privs`` and the filter; raises OSError when the kernel refuses."""
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) was refused")
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.program), 0, 0):
+            raise OSError(ctypes.get_errno(), "the seccomp filter was refused")
