@@ -71,8 +71,9 @@ def main() -> None:
     best = resolve_isolation("auto")
     layers = {
         "rlimits only (basic)": IsolationLevel(False, False, False),
-        "+ net/pid namespaces": IsolationLevel(best.namespaces, False, False),
-        "+ chroot + uid per host (full)": best,
+        "+ namespaces": IsolationLevel(best.namespaces, False, False),
+        "+ chroot + uid per host": IsolationLevel(best.namespaces, best.chroot, best.drop_uid),
+        "+ seccomp filter (full)": best,
     }
     print(f"in-process exec: episode {baseline * 1e3:.2f} ms, call {baseline_call * 1e6:.0f} us")
     print(

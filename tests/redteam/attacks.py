@@ -321,8 +321,8 @@ ATTACKS: list[Attack] = [
         except OSError as exc:
             return {"net": repr(exc)}
     """,
-        "netns: network unreachable",
-        expect="Network is unreachable",
+        "seccomp: no new sockets; netns: network unreachable",
+        expect="Operation not permitted|Network is unreachable",
         basic=True,
         basic_expect="connected",
     ),  # basic mode promises no network isolation: documented, not a hole
@@ -334,8 +334,8 @@ ATTACKS: list[Attack] = [
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         return {"sent": s.sendto(b"ESCAPED", ("127.0.0.1", p["udp_port"]))}
     """,
-        "netns: network unreachable",
-        expect="Network is unreachable",
+        "seccomp: no new sockets; netns: network unreachable",
+        expect="Operation not permitted|Network is unreachable",
     ),
     A(
         "abstract_unix_connect",
@@ -347,8 +347,8 @@ ATTACKS: list[Attack] = [
         s.sendall(b"ESCAPED")
         return {"net": "ESCAPED"}
     """,
-        "netns: abstract unix names are per network namespace",
-        expect="ConnectionRefusedError",
+        "seccomp: no new sockets; netns: abstract names are per namespace",
+        expect="Operation not permitted|ConnectionRefusedError",
     ),
     A(
         "unix_path_connect",
@@ -360,8 +360,8 @@ ATTACKS: list[Attack] = [
         s.sendall(b"ESCAPED")
         return {"net": "ESCAPED"}
     """,
-        "chroot: the socket file is not in the host's tree",
-        expect=FNF,
+        "seccomp: no new sockets; chroot: no socket files",
+        expect="Operation not permitted|FileNotFoundError",
     ),
     A(
         "raw_socket",
@@ -395,8 +395,8 @@ ATTACKS: list[Attack] = [
         sys.modules["host"].KEEP = (tcp, unix)
         return {"listening": True}
     """,
-        "netns: what a host binds is invisible to the parent's namespace",
-        expect="listening",
+        "seccomp: no new sockets; netns: what a host binds is invisible",
+        expect="Operation not permitted|listening",
     ),
     # -- processes --------------------------------------------------------------------------------
     A(
@@ -414,8 +414,8 @@ ATTACKS: list[Attack] = [
         subprocess.run(["/bin/sh", "-c", "echo ESCAPED > " + p["path"]])
         return {"ran": "ESCAPED"}
     """,
-        "chroot: subprocess is not importable (only preloaded modules exist)",
-        expect="ModuleNotFoundError",
+        "not importable in the chroot; seccomp: no exec; NPROC: no fork",
+        expect="ModuleNotFoundError|Operation not permitted|Resource temporarily unavailable",
     ),
     A(
         "posix_spawn",
@@ -515,8 +515,8 @@ ATTACKS: list[Attack] = [
         import os
         os.execv("/bin/sh", ["sh", "-c", "echo ESCAPED > " + p["path"]])
     """,
-        "chroot: no /bin/sh to exec",
-        expect=FNF,
+        "seccomp: no execve; chroot: no programs",
+        expect="Operation not permitted|FileNotFoundError",
     ),
     # -- resources --------------------------------------------------------------------------------
     A(
@@ -677,11 +677,11 @@ ATTACKS: list[Attack] = [
         "nofile_exhaust",
         "resources",
         """
-        import socket, sys
+        import os, sys
         keep = []
         try:
             while len(keep) < 5000:
-                keep.append(socket.socket())
+                keep.append(os.pipe())
         except OSError as exc:
             sys.modules["host"].KEEP = keep
             return {"opened": len(keep), "stopped": repr(exc)}
@@ -1110,7 +1110,7 @@ ATTACKS: list[Attack] = [
         return {"real": True}
     """,
         "parent turns a frame too deep to decode into protocol, never a raise",
-        expect="protocol",
+        expect="protocol|too_large",
         same_host=False,
     ),
     A(
@@ -1363,6 +1363,132 @@ ATTACKS: list[Attack] = [
         "raise KeyboardInterrupt",
         "the host catches BaseException",
         expect="KeyboardInterrupt",
+        policy=False,
+    ),
+    # -- second red team (issue 9): policy routes, native code, what the parent trusts -----------
+    A(
+        "match_class_builtins",
+        "policy",
+        """
+        match len:
+            case object(__self__=b):
+                os = b.__import__("os")
+                return {"env": dict(os.environ), "pid_seen": os.getpid() > 0}
+        return {"matched": False}
+    """,
+        "policy: class-pattern keywords are attribute access; the sandbox: nothing to reach",
+    ),
+    A(
+        "private_helper_runs_text",
+        "policy",
+        """
+        from dataclasses import _create_fn
+        f = _create_fn("f", [], ["return __import__('os').getpid()"], globals={})
+        return {"pid": f()}
+    """,
+        "policy: private names of allowed modules; the sandbox: a pid in its own namespace",
+    ),
+    A(
+        "format_through_getattr",
+        "policy",
+        """
+        template = "{0." + "__class__" + "}"
+        return {"reached": getattr(str, "format")(template, 1)}
+    """,
+        "policy: getattr of format is a template read; the sandbox: nothing to reach",
+    ),
+    A(
+        "type_alias_class",
+        "policy",
+        """
+        t = type
+        return {"made": t("Made", (), {"x": 1}).x}
+    """,
+        "policy: type only with one argument",
+    ),
+    A(
+        "memfd_exec",
+        "native",
+        """
+        import os
+        try:
+            fd = os.memfd_create("payload")
+        except OSError as exc:
+            return {"memfd": repr(exc)}
+        try:
+            os.execve(fd, ["payload"], {})
+        except OSError as exc:
+            return {"exec": repr(exc)}
+        return {"verdict": "ESCAPED"}
+    """,
+        "seccomp: no memory files, no execve",
+        expect="Operation not permitted",
+    ),
+    A(
+        "exec_self",
+        "native",
+        """
+        import os, sys
+        try:
+            os.execv(sys.executable or "/proc/self/exe", ["python", "-c", "pass"])
+        except OSError as exc:
+            return {"exec": repr(exc)}
+        return {"verdict": "ESCAPED"}
+    """,
+        "seccomp: no execve",
+        expect="Operation not permitted",
+    ),
+    A(
+        "abstract_socket_listen",
+        "native",
+        """
+        import socket
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(b"\\0envmill-peer-talk")
+            s.listen()
+        except OSError as exc:
+            return {"socket": repr(exc)}
+        return {"verdict": "ESCAPED"}
+    """,
+        "seccomp: no new sockets, so concurrent hosts have nothing to talk over",
+        expect="Operation not permitted",
+    ),
+    A(
+        "many_small_values",
+        "outputs",
+        "return [{}] * 400000",
+        "the parent bounds the values a reply may decode into (too_large)",
+        expect="too_large|exceeds",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "lone_surrogate_result",
+        "serialization",
+        'return {"text": "\\ud800"}',
+        "a reply must be valid Unicode: refused where it is made, and where it is read",
+        expect="Unicode|protocol|killed",
+        policy=False,
+        serializes=True,
+    ),
+    A(
+        "forge_frame_surrogate",
+        "forgery",
+        'import os\nos.write(3, frame_bytes(b\'{"ok": true, "state": {"s": "\\\\ud800"}}\'))',
+        "the parent refuses escaped lone surrogates (protocol)",
+        expect="protocol",
+        same_host=False,
+    ),
+    A(
+        "argv_config",
+        "leaks",
+        """
+        import sys
+        return {"argv": list(sys.argv)}
+    """,
+        "the zygote drops its command line before any host is forked",
+        absent=("uid_base", "base_dir", "envmill-sandbox-"),
         policy=False,
     ),
 ]
