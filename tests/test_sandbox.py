@@ -201,3 +201,26 @@ def test_hosts_run_under_the_syscall_filter(sandbox):
     with sandbox.episode(source, "Counter") as episode:
         assert "Operation not permitted" in episode.call("spawn", {}).result["error"]
     assert "seccomp" in sandbox.isolation
+
+
+def test_the_zygote_bounds_its_own_memory(sandbox):
+    """A hostile source compiled in the zygote must not grow it without end (issue 9)."""
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        assert episode.loaded
+    zygotes = [
+        pid
+        for pid in descendants()
+        if "zygote.py" in " ".join(_cmdline(pid)) and "unshare" not in _cmdline(pid)[0]
+    ]
+    assert zygotes, "no zygote found"
+    for pid in zygotes:
+        limits = open(f"/proc/{pid}/limits").read()
+        line = next(row for row in limits.splitlines() if row.startswith("Max address space"))
+        assert "unlimited" not in line, line
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return open(f"/proc/{pid}/cmdline").read().split("\0")
+    except OSError:
+        return []
