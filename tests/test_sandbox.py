@@ -224,3 +224,28 @@ def _cmdline(pid: int) -> list[str]:
         return open(f"/proc/{pid}/cmdline").read().split("\0")
     except OSError:
         return []
+
+
+def test_a_check_cannot_forge_the_checks_after_it(sandbox):
+    """Each (check, pair) runs in a process of its own: rewriting the runner reaches nothing."""
+    forger = (
+        "import sys\n\ndef check(initial_state, final_state):\n"
+        "    runner = sys.modules['checkrunner']\n"
+        "    runner._call = lambda *a, **k: (True, None)\n    return True\n"
+    )
+    honest = "def check(initial_state, final_state):\n    return final_state['n'] == 2\n"
+    outcome = sandbox.run_checks([forger, honest], [({"n": 1}, {"n": 1})] * 2)
+    assert [cell["value"] for cell in outcome.result["results"][1]] == [False, False]
+
+
+def test_hosts_cannot_signal_each_other_through_file_locks(sandbox):
+    if not sandbox.level.seccomp:
+        pytest.skip("no libseccomp binding here")
+    source = COUNTER + (
+        "\n    def lock(self) -> dict:\n        import os\n        try:\n"
+        "            os.lockf(0, os.F_TLOCK, 1)\n        except OSError as exc:\n"
+        "            return {'success': False, 'error': repr(exc)}\n"
+        "        return {'success': True}\n"
+    )
+    with sandbox.episode(source, "Counter") as episode:
+        assert "Operation not permitted" in episode.call("lock", {}).result["error"]

@@ -3,13 +3,15 @@
 A fresh namespace is not enough for "nothing one evaluation stores is visible to the next"
 (DESIGN §3.3): a check can leave marks in the modules it imports (a regex cache, the decimal
 context, a dict inside ``json``) and so tell its first evaluation in a process from later ones,
-and behave one way in certification and another when a reward is computed. So every pair is
-evaluated in a process forked for it, the checks in their order, each in a fresh namespace: the
-very context in which any later reward is computed (one pair, a fresh host), so what
-certification saw is what a trainer gets. Each check is also probed in processes that run it
-many times, with its namespace kept and on heaps moved at random: a check whose answers then
-change remembers, or reads addresses, and is reported ``unstable``. A check that hangs or ends
-its process is named as the culprit; the others still run. Stdlib only; imported by the zygote.
+and behave one way in certification and another when a reward is computed. So every
+(check, pair) is evaluated in a process forked for it, in a fresh namespace: the very context in
+which any later reward is computed, so what certification saw is what a trainer gets, and no
+check can reach into another's evaluation (rewrite the runner, forge the guard's answer).
+
+Each check is also probed in processes that run it many times, with its namespace kept and on
+heaps moved at random: a check whose answers then change remembers, or reads addresses, and is
+reported ``unstable``. A check that hangs or ends its process is named as the culprit; the
+others still run. Stdlib only; imported by the zygote.
 """
 
 from __future__ import annotations
@@ -42,22 +44,23 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     probe_pairs = int(request.get("probe_pairs") or 0)
     seconds = float(request.get("seconds_per_check") or 1.0)
     codes, errors = _compile_all(request["checks"], describe)
-    columns = []
-    for j, pair in enumerate(pairs):
-        watch = j < probe_pairs
-
-        def evaluate(start: int, pair=pair, watch=watch) -> Iterator:
-            return _evaluate_pair(codes, errors, pair, watch, start, describe)
-
-        columns.append(_in_children(len(codes), evaluate, seconds))
-    rows = [[column[k] for column in columns] for k in range(len(codes))]
-    fresh = [[cell["value"] for cell in row[:probe_pairs]] for row in rows]
-    # a check that hung or died is refused already: probing it again would only cost time
-    probed = [
-        code if all(LATE not in str(c["error"]) for c in row) else None
-        for code, row in zip(codes, rows, strict=True)
-    ]
-    unstable = _probe(probed, pairs[:probe_pairs], fresh, seconds, describe)
+    rows, unstable = [], []
+    for code, error in zip(codes, errors, strict=True):
+        row = [
+            _in_children(
+                1,
+                functools.partial(
+                    _evaluate_pair, [code], [error], pair, j < probe_pairs, describe=describe
+                ),
+                seconds,
+            )[0]
+            for j, pair in enumerate(pairs)
+        ]
+        rows.append(row)
+        fresh = [cell["value"] for cell in row[:probe_pairs]]
+        hung = any(LATE in str(cell["error"]) for cell in row)  # refused already; no probing
+        probed = [code if not hung else None]
+        unstable += _probe(probed, pairs[:probe_pairs], [fresh], seconds, describe)
     return {"results": rows, "unstable": unstable}
 
 
@@ -73,7 +76,9 @@ def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], lis
     return codes, errors
 
 
-def _evaluate_pair(codes, errors, pair: list[str], watch: bool, start: int, describe) -> Iterator:
+def _evaluate_pair(
+    codes, errors, pair: list[str], watch: bool, start: int, describe: Describe
+) -> Iterator:
     """In a child: each check from ``start`` on, on fresh copies of the pair's states."""
     for code, error in zip(codes[start:], errors[start:], strict=True):
         if code is None:
