@@ -44,7 +44,7 @@ class ZygoteProcess:
         # -S -s: no site-packages; the environment below replaces ours: no PYTHON* variable leaks
         argv = [*prefix, sys.executable, "-S", "-s", str(ZYGOTE), str(theirs.fileno())]
         self.process = subprocess.Popen(
-            [*argv, json.dumps(self._config())],
+            argv,  # the configuration travels on the channel: a command line is public
             pass_fds=[theirs.fileno()],
             env={"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},  # no keys
             cwd=self.base_dir,
@@ -54,6 +54,7 @@ class ZygoteProcess:
         )
         theirs.close()
         ours.settimeout(CONTROL_TIMEOUT_SECONDS)
+        ours.send(json.dumps(self._config()).encode())
         self.control = ours
         return ours
 

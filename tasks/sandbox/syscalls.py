@@ -3,7 +3,8 @@
 Generated code that slips past the policy reaches native code (a static binary in a memory file,
 say); what it can then do is what the kernel lets the host's process do. The filter refuses,
 with ``EPERM``: starting programs (``execve``, ``execveat``, memory files), System V and POSIX
-IPC, kernel keyrings, new sockets (so concurrent hosts cannot talk over abstract sockets),
+IPC, kernel keyrings, new sockets and file locks (so concurrent hosts cannot talk over abstract
+sockets or lock bytes of a file they all hold, such as ``/dev/null``),
 namespaces and mounts, tracing other processes, and the kernel's other escape hatches
 (io_uring, bpf, perf, userfaultfd, modules). ``no_new_privs`` comes with it. The filter is built
 once in the zygote with libseccomp (through ``pyseccomp``) and installed in each host after its
@@ -32,7 +33,11 @@ DENIED = (
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     "kexec_load", "init_module", "finit_module", "delete_module",
     "swapon", "swapoff", "reboot", "acct", "open_by_handle_at", "name_to_handle_at",
+    "flock",
 )  # fmt: skip
+# fcntl commands on a shared file (locks, leases, notices, signal owners) are a channel between
+# processes that share nothing else: /dev/null, every host's stdio, is one inode for the machine.
+FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026, 8, 10, 15)
 CLONE_NAMESPACE_FLAGS = (
     0x00020000,  # CLONE_NEWNS
     0x02000000,  # CLONE_NEWCGROUP
@@ -59,6 +64,8 @@ def build_filter(seccomp: Any) -> bytes:
         except Exception:  # a call this kernel or libseccomp does not know: nothing to deny
             pass
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # flags in memory: fall back to clone
+    for command in FCNTL_DENIED:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "fcntl", seccomp.Arg(1, seccomp.EQ, command))
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.add_rule(
             seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)

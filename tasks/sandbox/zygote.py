@@ -1,6 +1,6 @@
 """Fork server for sandbox hosts: a lean, single-threaded process that forks one host per episode.
 
-Run by the parent as ``python -S -s zygote.py CONTROL_FD CONFIG_JSON`` (inside ``unshare --net
+Run by the parent as ``python -S -s zygote.py CONTROL_FD`` (inside ``unshare --net
 --pid`` when the platform allows), never imported by the factory. Stdlib only. Forking from here is
 ~10x cheaper than starting an interpreter per host, and safe, since nothing here runs threads.
 
@@ -96,6 +96,7 @@ class Zygote:
                 self.forget_others(source)
                 channel = enter_host(channel_fd, workdir, uid, limits, chroot)
                 seal(self.installer)
+                self.installer = None
                 host.serve(channel, limits["max_reply_bytes"])
             finally:
                 os._exit(0)
@@ -186,7 +187,8 @@ def seal(installer: syscalls.Installer | None) -> None:
     undo the filter anyway)."""
     if installer is not None:
         installer.install()
-    for name in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes", "pyseccomp")]:
+    native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
+    for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
 
 
@@ -277,8 +279,8 @@ def become_subreaper() -> None:
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    config = json.loads(sys.argv[2])
-    sys.argv[:] = ["envmill-sandbox"]  # hosts inherit this process: nothing of its setup
+    config = json.loads(control.recv(1 << 20))  # not the command line, which anyone can read
+    sys.argv[:] = ["envmill-sandbox"]
     if not config.get("pid_namespace"):
         become_subreaper()
     before = set(sys.modules)
@@ -287,6 +289,7 @@ def main() -> None:
         del sys.modules[name]
     limit_self(config.get("memory_mb", 512))
     zygote = Zygote(config, installer)
+    del config  # hosts inherit this frame: the zygote's copy is cleared in each of them
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
         zygote.serve(control)
