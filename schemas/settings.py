@@ -41,6 +41,9 @@ class SandboxLimits(BaseModel):
     max_episode_bytes: int = Field(
         64 << 20, ge=1 << 16, description="reply bytes one episode may keep in all"
     )
+    max_episode_values: int = Field(
+        2_000_000, ge=1000, description="JSON values one episode may keep in all (memory)"
+    )
     isolation: Literal["auto", "full", "basic"] = "auto"
 
 

@@ -23,7 +23,7 @@ from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
 
 CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
-EPISODE_SPENT = "the episode has received all the reply bytes it may keep (max_episode_bytes)"
+EPISODE_SPENT = "the episode has received all it may keep (max_episode_bytes, max_episode_values)"
 STATE_REPLIES = frozenset({"load", "state", "set_state", "call", "replay"})
 
 
@@ -207,6 +207,17 @@ def _check_rows_ok(rows: Any) -> bool:
     )
 
 
+def episode_room(limits: SandboxLimits, received: list[tuple[int, int]]) -> tuple[int, int]:
+    """Bytes and JSON values the next reply may have: the per-reply caps, or what is left of
+    the episode's (decoded values, not bytes, are what a parent's memory holds)."""
+    kept_bytes = sum(size for size, _ in received)
+    kept_values = sum(values for _, values in received)
+    return (
+        min(limits.max_reply_bytes, limits.max_episode_bytes - kept_bytes),
+        min(limits.max_reply_values, limits.max_episode_values - kept_values),
+    )
+
+
 def _spawn_message(limits: dict[str, Any], source: str | None) -> bytes:
     """The zygote's spawn request; a source too large for one datagram (in bytes, after JSON
     escapes non-ASCII text) is left out, and the host compiles it for itself."""
@@ -232,7 +243,7 @@ class HostHandle:
     def __init__(self, sandbox: Sandbox, channel: socket.socket, pid: int, image: int = 0):
         self.sandbox, self.channel, self.pid, self.image = sandbox, channel, pid, image
         self.alive = True
-        self.received: list[int] = []  # frame sizes: what this host's episode has been sent
+        self.received: list[tuple[int, int]] = []  # (bytes, values) of every reply kept
 
     def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> CallOutcome:
         """Send one request; whatever the host does, the answer is a CallOutcome, never a raise.
@@ -244,17 +255,19 @@ class HostHandle:
         wall = wall_seconds or limits.wall_seconds
         deadline = time.monotonic() + wall
         self.channel.settimeout(wall)
-        room = min(limits.max_reply_bytes, limits.max_episode_bytes - sum(self.received))
-        if room <= 0:
+        room, values = episode_room(limits, self.received)
+        if room <= 0 or values <= 0:
             return self._fail("too_large", EPISODE_SPENT)
         try:
             send_frame(self.channel, message)
-            reply = recv_frame(self.channel, room, deadline, limits.max_reply_values, self.received)
+            reply = recv_frame(self.channel, room, deadline, values, self.received)
         except TimeoutError:
             return self._fail("timeout", f"no reply within {wall:g} s wall time")
         except FrameError as exc:
-            if exc.kind == "too_large" and room < limits.max_reply_bytes:
-                self.received.append(limits.max_episode_bytes)  # spent: later calls fail fast
+            if exc.kind == "too_large" and (
+                room < limits.max_reply_bytes or values < limits.max_reply_values
+            ):
+                self.received.append((limits.max_episode_bytes, limits.max_episode_values))
                 return self._fail("too_large", EPISODE_SPENT)
             if exc.kind != "closed":
                 return self._fail(exc.kind, str(exc))

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from envmill.tasks.sandbox.client import EPISODE_SPENT, CallOutcome, HostHandle
+from envmill.tasks.sandbox.client import (
+    EPISODE_SPENT,
+    CallOutcome,
+    HostHandle,
+    episode_room,
+)
 
 if TYPE_CHECKING:
     from envmill.tasks.sandbox.client import Sandbox
@@ -26,7 +31,7 @@ class Episode:
     ) -> None:
         self.sandbox, self.source, self.class_name = sandbox, source, class_name
         self.image = image
-        self.received: list[int] = []  # reply sizes across every host of this episode
+        self.received: list[tuple[int, int]] = []  # (bytes, values) across all its hosts
         self._host: HostHandle | None = None
         self._state = state
         self.load_outcome = self._start()
@@ -52,7 +57,7 @@ class Episode:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         """Call one tool; a failed host gives ``{"success": False, "error": ...}`` as the result."""
-        if sum(self.received) >= self.sandbox.limits.max_episode_bytes:
+        if min(episode_room(self.sandbox.limits, self.received)) <= 0:
             return _as_tool_error(CallOutcome(error=EPISODE_SPENT, error_class="too_large"))
         if self._host is None or not self._host.alive:
             self.load_outcome = self._start()

@@ -48,14 +48,14 @@ def recv_frame(
     max_bytes: int,
     deadline: float | None = None,
     max_values: int | None = None,
-    sizes: list[int] | None = None,
+    tally: list[tuple[int, int]] | None = None,
 ) -> object:
     """Read one frame; refuse one larger than ``max_bytes`` before reading its body.
 
     ``deadline`` (a ``time.monotonic()`` value) bounds the whole frame, so a peer trickling one
     byte at a time cannot stretch a per-``recv`` timeout. ``max_values`` bounds what the body
-    may decode into (8 MB of ``{},`` is millions of objects), counted before decoding; ``sizes``
-    gets the frame's size appended, for a caller that budgets what it keeps. NaN,
+    may decode into (8 MB of ``{},`` is millions of objects), counted before decoding; ``tally``
+    gets (bytes, values) appended, for a caller that budgets what it keeps. NaN,
     Infinity, nesting too deep to decode and strings that are not valid Unicode (a lone
     surrogate, which every later encode would choke on) are refused like any malformed reply.
     """
@@ -63,11 +63,11 @@ def recv_frame(
     if size > max_bytes:
         raise FrameError(f"reply of {size} bytes exceeds the {max_bytes}-byte limit", "too_large")
     body = _recv_exactly(sock, size, deadline)
-    if sizes is not None:
-        sizes.append(size)
     values = body.count(b",") + body.count(b"{") + body.count(b"[") + 1
     if max_values is not None and values > max_values:
         raise FrameError(f"reply of up to {values} values exceeds {max_values}", "too_large")
+    if tally is not None:
+        tally.append((size, values))
     try:  # strict UTF-8 first: json.loads(bytes) would guess an encoding and pass surrogates
         text = body.decode("utf-8")
         decoded = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
