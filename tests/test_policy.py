@@ -257,6 +257,18 @@ BYPASSES = [
     ("builtin", "X = type(int)('X', (), {})\n"),
     ("builtin", "X = type(name='X', bases=(), dict={})\n"),
     ("string_eval", "import dataclasses\nX = dataclasses.make_dataclass('X', ['a'])\n"),
+    # review of the second round: field names become __match_args__; aliases; type(x) values
+    (
+        "match",
+        "import dataclasses\n\n@dataclasses.dataclass\nclass Peek:\n    sys: int = 0\n\n"
+        "def f(x):\n    match x:\n        case Peek(s):\n            return s\n",
+    ),
+    ("private", "import dataclasses\nd = dataclasses\nF = getattr(d, '_create_fn')\n"),
+    ("private", "import dataclasses\nF = [dataclasses][0]._create_fn\n"),
+    ("builtin", "t = type(int)\n"),
+    ("builtin", "def f(x):\n    return [type(x)][0]\n"),
+    ("metaclass", "import collections.abc\nM = collections.abc.ABCMeta\n"),
+    ("metaclass", "from enum import EnumMeta\n"),
 ]
 
 
@@ -359,3 +371,47 @@ def test_module_attrs_cut_every_path_out_of_the_allow_list() -> None:
                 queue.append(value)
     internal = {m for m in seen if m.startswith(("re.", "json."))}
     assert seen - set(ALLOWED_IMPORTS) - internal <= harmless
+
+
+ORDINARY_AFTER_SECOND_ROUND = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class Line:
+    sku: str
+    qty: int
+
+
+class Shop:
+    """Ordinary code the second round's rules must still accept."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, dict] = {}
+        self._cache: dict[str, int] = {}
+
+    def describe(self, value: object) -> dict:
+        """Describe a value.
+
+        Args:
+            value: Anything.
+        """
+        if type(value) is int or type(value) in (float, bool):
+            kind = "number"
+        else:
+            match value:
+                case str(text):
+                    kind = f"text {text}"
+                case {"sku": sku}:
+                    kind = f"line {sku}"
+                case Line(sku=sku, qty=qty):
+                    kind = f"line {sku} x{qty}"
+                case _:
+                    kind = "other"
+        self._cache[kind] = self._cache.get(kind, 0) + 1
+        return {"success": True, "data": kind}
+'''
+
+
+def test_ordinary_code_passes_the_second_round_rules() -> None:
+    assert check_module(ORDINARY_AFTER_SECOND_ROUND) == []

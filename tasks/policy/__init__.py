@@ -22,7 +22,7 @@ from envmill.tasks.policy.shape import (
     check_purity,
     check_signature,
     check_top_level,
-    imported_names,
+    compared_type_calls,
 )
 from envmill.tasks.policy.visitor import PolicyVisitor
 
@@ -70,7 +70,7 @@ def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:
 
 
 def _visit(tree: ast.Module) -> list[PolicyViolation]:
-    visitor = PolicyVisitor(bound_names(tree), imported_names(tree))
+    visitor = PolicyVisitor(bound_names(tree), compared_type_calls(tree))
     try:
         visitor.visit(tree)
     except RecursionError:

@@ -127,6 +127,9 @@ STRING_EVAL = frozenset(
         "make_dataclass",
     }
 )
+# Metaclasses reachable from allowed modules: calling one makes a class from a computed namespace
+# (runtime-built dunder keys), which a class statement would show.
+METACLASSES = frozenset({"ABCMeta", "EnumMeta", "EnumType"})
 FORMAT_ATTRS = frozenset({"format", "format_map"})
 FIELD_PART = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
 TOP_LEVEL_OK = (
@@ -176,6 +179,11 @@ def name_problem(name: str) -> tuple[str, str] | None:
     """(rule, message) for a name refused wherever it appears, as a name or an attribute."""
     if name in STRING_EVAL:
         return "string_eval", f"'{name}' evaluates strings as code"
+    if name in METACLASSES:
+        return (
+            "metaclass",
+            f"'{name}' makes classes from computed namespaces; use a class statement",
+        )
     if name == "Formatter":
         return "format", "'Formatter' reaches attributes from templates; use an f-string"
     return None

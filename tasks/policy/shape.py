@@ -45,14 +45,19 @@ def bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
-def imported_names(tree: ast.Module) -> set[str]:
-    """The names import statements bind: modules, and the names taken from them."""
-    return {
-        alias.asname or alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    }
+def compared_type_calls(tree: ast.Module) -> set[int]:
+    """Ids of the ``type(x)`` calls that are operands of a comparison (``type(x) is int``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in [node.left, *node.comparators]:
+                if (
+                    isinstance(operand, ast.Call)
+                    and isinstance(operand.func, ast.Name)
+                    and operand.func.id == "type"
+                ):
+                    found.add(id(operand))
+    return found
 
 
 def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:

@@ -28,9 +28,9 @@ from envmill.tasks.policy.names import (
 class PolicyVisitor(ast.NodeVisitor):
     """Walks the whole tree and records every violation instead of stopping at the first."""
 
-    def __init__(self, bound: set[str], imported: set[str]) -> None:
+    def __init__(self, bound: set[str], compared: set[int]) -> None:
         self.found: list[tuple[tuple[int, int, int], PolicyViolation]] = []
-        self.bound, self.imported = bound, imported
+        self.bound, self.compared = bound, compared
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -135,18 +135,24 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif problem := attr_problem(attr):
             self.flag(problem[0], node, problem[1])
-        elif attr.startswith("_") and (receiver is None or self.from_import(receiver)):
-            self.flag("private", node, f"'{attr}' is a private name; use the public API")
-
-    def from_import(self, node: ast.AST) -> bool:
-        """Whether an expression is rooted in a name an import bound (a module or a member)."""
-        while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
-            node = node.func if isinstance(node, ast.Call) else node.value
-        return isinstance(node, ast.Name) and node.id in self.imported
+        elif attr.startswith("_") and not _is_own(receiver):
+            self.flag(
+                "private",
+                node,
+                f"'{attr}' is a private name of another object; only self and cls have them",
+            )
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:
             self.check_attribute(node, attr, None)
+        builtin = isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING
+        if node.patterns and not builtin:  # reads the attributes __match_args__ names
+            self.flag(
+                "match",
+                node,
+                "positional sub-patterns of a class pattern read attributes the class names "
+                "elsewhere; name them as keywords (case C(field=x))",
+            )
         self.generic_visit(node)
 
     def visit_MatchAs(self, node: ast.MatchAs | ast.MatchStar) -> None:
@@ -183,6 +189,12 @@ class PolicyVisitor(ast.NodeVisitor):
                 "builtin",
                 node,
                 "type() with 3 arguments creates a class dynamically; use a class statement",
+            )
+        elif id(node) not in self.compared:
+            self.flag(
+                "builtin",
+                node,
+                "type(x) may only be compared (type(x) is int); its result is a class factory",
             )
         for child in [*node.args, *node.keywords]:
             self.visit(child)
@@ -236,3 +248,25 @@ class PolicyVisitor(ast.NodeVisitor):
         if node.is_async:
             self.flag("async", node.target, "'async for' in a comprehension is not allowed")
         self.generic_visit(node)
+
+
+SELF_MATCHING = frozenset(
+    {
+        "bool",
+        "bytearray",
+        "bytes",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "set",
+        "str",
+        "tuple",
+    }
+)  # builtins whose one positional sub-pattern matches the subject itself
+
+
+def _is_own(receiver: ast.AST | None) -> bool:
+    """``self._x`` and ``cls._x``: a class's private names are its own business."""
+    return isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
