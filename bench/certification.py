@@ -36,7 +36,7 @@ def six_gate_evidence(item: CorpusItem, sandbox: Sandbox) -> None:
     pairs = [(initial, final), (initial, initial), (initial, partial)]
     sources = [check.code for check in scenario.checks]
     for _ in range(2):
-        sandbox.run_checks(sources, pairs, probe_pairs=0)
+        sandbox.run_checks(sources, pairs, probe=False)
 
 
 def timed(label: str, items: list[CorpusItem], work) -> float:

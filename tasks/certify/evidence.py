@@ -197,8 +197,12 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
                 finals.append(trial.final_state)
     sources, refused = _policy_checked(scenario)
     pairs = [(initial, final) for final in finals]
-    evidence.cells, evidence.unstable = _check_rows(sandbox, sources, refused, pairs, 0, base)
-    evidence.other_cells, _ = _check_rows(sandbox, sources, refused, pairs[:base], OTHER_IMAGE, 0)
+    evidence.cells, evidence.unstable = _check_rows(
+        sandbox, sources, refused, pairs, 0, base, probe=True
+    )
+    evidence.other_cells, _ = _check_rows(
+        sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False
+    )
 
 
 def _policy_checked(scenario: ScenarioSpec) -> tuple[list[str], dict[int, str]]:
@@ -217,10 +221,12 @@ def _check_rows(
     refused: dict[int, str],
     pairs: list[tuple[dict[str, Any], dict[str, Any]]],
     image: int,
-    probe_pairs: int,
+    full_pairs: int,
+    *,
+    probe: bool,
 ) -> tuple[list[list[CheckCell]], list[bool]]:
     """The check cells (check -> pair) and, per check, whether the probes found it unstable."""
-    outcome = sandbox.run_checks(sources, pairs, image=image, probe_pairs=probe_pairs)
+    outcome = sandbox.run_checks(sources, pairs, image=image, full_pairs=full_pairs, probe=probe)
     if outcome.ok:
         rows = [[CheckCell.from_wire(c) for c in row] for row in outcome.result["results"]]
         unstable = list(outcome.result["unstable"])

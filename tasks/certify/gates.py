@@ -88,7 +88,9 @@ def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     summary = f"{len(reorders)} reorderings tried; {len(independent)} independent"
     if refused:
         failing = [
-            i + 1 for i, cell in enumerate(ev.column(refused[0].pair)) if cell.value is not True
+            i + 1
+            for i, cell in enumerate(ev.column(refused[0].pair))
+            if cell.value is not True and not (cell.error or "").startswith("not evaluated")
         ]
         return False, f"{summary}; with {refused[0].plan.label}, checks {failing} fail"
     return True, f"{summary}; all keep full reward"

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 LATE = "no answer within"
+NOT_EVALUATED = "not evaluated: a later check already fails on this pair"
 MAX_FD = 1 << 16
 PROBE_ROUNDS = 4  # one in a kept namespace (every pair twice), three on moved heaps
 Describe = Callable[[BaseException], str]
@@ -35,33 +36,50 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     """``{"results": check -> pair -> cell, "unstable": per check}``.
 
     A cell is ``{"value": bool | None, "error", "mutated"}``: ``None`` when the check raised,
-    returned a non-bool, ran out of time or ended its process. On the first ``probe_pairs``
-    pairs, ``mutated`` says whether it changed its arguments, and the probes run there.
+    returned a non-bool, ran out of time or ended its process. On the first ``full_pairs``
+    pairs every check runs, ``mutated`` says whether it changed its arguments, and (``probe``)
+    the probes run there. On the pairs after them only full reward is in question: the checks
+    run last to first (the guard first) until one does not hold; the rest are not evaluated.
     """
     pairs = [
         [json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True)] for a, b in request["pairs"]
     ]
-    probe_pairs = int(request.get("probe_pairs") or 0)
+    full_pairs = int(request.get("full_pairs") or 0)
+    probe_pairs = full_pairs if request.get("probe") else 0
     seconds = float(request.get("seconds_per_check") or 1.0)
     codes, errors = _compile_all(request["checks"], describe)
-    rows, unstable = [], []
-    for code, error in zip(codes, errors, strict=True):
-        row = [
-            _in_children(
-                1,
-                functools.partial(
-                    _evaluate_pair, [code], [error], pair, j < probe_pairs, describe=describe
-                ),
-                seconds,
-            )[0]
-            for j, pair in enumerate(pairs)
-        ]
-        rows.append(row)
+    rows = [
+        [_apart(code, error, pair, True, seconds, describe) for pair in pairs[:full_pairs]]
+        for code, error in zip(codes, errors, strict=True)
+    ]
+    for pair in pairs[full_pairs:]:
+        column = _until_one_fails(codes, errors, pair, seconds, describe)
+        for row, cell in zip(rows, column, strict=True):
+            row.append(cell)
+    unstable = []
+    for code, row in zip(codes, rows, strict=True):
         fresh = [cell["value"] for cell in row[:probe_pairs]]
         hung = any(LATE in str(cell["error"]) for cell in row)  # refused already; no probing
-        probed = [code if not hung else None]
-        unstable += _probe(probed, pairs[:probe_pairs], [fresh], seconds, describe)
+        unstable += _probe(
+            [None if hung else code], pairs[:probe_pairs], [fresh], seconds, describe
+        )
     return {"results": rows, "unstable": unstable}
+
+
+def _apart(code, error, pair: list[str], watch: bool, seconds: float, describe) -> dict:
+    """One check on one pair, in a process of its own."""
+    work = functools.partial(_evaluate_pair, [code], [error], pair, watch, describe=describe)
+    return _in_children(1, work, seconds)[0]
+
+
+def _until_one_fails(codes, errors, pair, seconds: float, describe) -> list[dict]:
+    column: list[dict[str, Any] | None] = [None] * len(codes)
+    for k in reversed(range(len(codes))):
+        column[k] = _apart(codes[k], errors[k], pair, False, seconds, describe)
+        if column[k]["value"] is not True:
+            break
+    skipped = _cell(None, NOT_EVALUATED)
+    return [cell if cell is not None else dict(skipped) for cell in column]
 
 
 def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], list[str | None]]:

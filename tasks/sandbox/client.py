@@ -88,27 +88,29 @@ class Sandbox:
         pairs: list[tuple[dict[str, Any], dict[str, Any]]],
         *,
         image: int = 0,
-        probe_pairs: int | None = None,
+        full_pairs: int | None = None,
+        probe: bool = True,
     ) -> CallOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
         Every evaluation runs in a process of its own, forked from that host, in a fresh
         namespace, and the pairs travel in a random order the checks cannot predict.
         ``outcome.result["results"][i][j]`` is ``{"value": bool | None, "error", "mutated"}``
-        for check i on pair j; ``outcome.result["unstable"][i]`` says whether check i answered
-        differently on the first ``probe_pairs`` pairs (all by default) when run again after
-        the heap moved (it depends on addresses); ``mutated`` is watched on those pairs.
+        for check i on pair j. Every check runs on the first ``full_pairs`` pairs (all by
+        default), where ``mutated`` is watched and, with ``probe``, each check is run again
+        (``outcome.result["unstable"][i]``: it answered differently, so it remembers or reads
+        addresses). On later pairs only full reward is in question: once a check fails there,
+        the others are not evaluated.
         """
-        probe_pairs = len(pairs) if probe_pairs is None else probe_pairs
-        order = _shuffled(probe_pairs) + [
-            probe_pairs + j for j in _shuffled(len(pairs) - probe_pairs)
-        ]
+        full_pairs = len(pairs) if full_pairs is None else full_pairs
+        order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
         per_check = self.limits.wall_seconds / 2
         request = {
             "op": "checks",
             "checks": check_sources,
             "pairs": [pairs[j] for j in order],
-            "probe_pairs": probe_pairs,
+            "full_pairs": full_pairs,
+            "probe": probe,
             "seconds_per_check": per_check,
         }
         host = self.spawn_host(image=image, processes=2)
