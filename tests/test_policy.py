@@ -249,7 +249,7 @@ BYPASSES = [
     ("private", "from dataclasses import _create_fn\n"),
     ("private", "import dataclasses\nF = dataclasses._create_fn\n"),
     ("private", "import re\nX = getattr(re, '_cache')\n"),
-    ("private", "import collections.abc\nX = collections.abc._abc_registry\n"),
+    ("private", "import re\nX = re._compile\n"),
     ("format", "F = getattr(str, 'format')\n"),
     ("format", "T = '{0.x}'\nF = getattr(T, 'format_map')\n"),
     ("builtin", "t = type\nX = t('X', (), {})\n"),
@@ -264,6 +264,12 @@ BYPASSES = [
         "def f(x):\n    match x:\n        case Peek(s):\n            return s\n",
     ),
     ("private", "import dataclasses\nd = dataclasses\nF = getattr(d, '_create_fn')\n"),
+    ("private", "import dataclasses\nself = dataclasses\nF = self._create_fn\n"),
+    (
+        "match",
+        "list = dict\n\ndef f(x):\n    match x:\n        case list(s):\n            return s\n",
+    ),
+    ("introspection", "import typing\nT = typing.get_origin(typing.Type[int])\n"),
     ("private", "import dataclasses\nF = [dataclasses][0]._create_fn\n"),
     ("builtin", "t = type(int)\n"),
     ("builtin", "def f(x):\n    return [type(x)][0]\n"),
@@ -388,7 +394,7 @@ class Shop:
 
     def __init__(self) -> None:
         self.lines: dict[str, dict] = {}
-        self._cache: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
 
     def describe(self, value: object) -> dict:
         """Describe a value.
@@ -408,7 +414,7 @@ class Shop:
                     kind = f"line {sku} x{qty}"
                 case _:
                     kind = "other"
-        self._cache[kind] = self._cache.get(kind, 0) + 1
+        self._seen[kind] = self._seen.get(kind, 0) + 1
         return {"success": True, "data": kind}
 '''
 

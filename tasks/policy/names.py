@@ -4,6 +4,7 @@ a name or a ``str.format`` template against those lists."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import string
 from collections.abc import Iterator
@@ -130,6 +131,8 @@ STRING_EVAL = frozenset(
 # Metaclasses reachable from allowed modules: calling one makes a class from a computed namespace
 # (runtime-built dunder keys), which a class statement would show.
 METACLASSES = frozenset({"ABCMeta", "EnumMeta", "EnumType"})
+# typing.get_origin(typing.Type[int]) is ``type`` under another name.
+TYPE_REACHERS = frozenset({"get_origin", "get_args"})
 FORMAT_ATTRS = frozenset({"format", "format_map"})
 FIELD_PART = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
 TOP_LEVEL_OK = (
@@ -179,6 +182,8 @@ def name_problem(name: str) -> tuple[str, str] | None:
     """(rule, message) for a name refused wherever it appears, as a name or an attribute."""
     if name in STRING_EVAL:
         return "string_eval", f"'{name}' evaluates strings as code"
+    if name in TYPE_REACHERS:
+        return "introspection", f"'{name}' hands out the classes behind hints, type itself"
     if name in METACLASSES:
         return (
             "metaclass",
@@ -217,3 +222,21 @@ def template_refusals(text: str) -> Iterator[tuple[str, str]]:
 def import_message(module: str) -> str:
     allowed = ", ".join(sorted(ALLOWED_IMPORTS))
     return f"import of '{module}' is not allowed (allowed: {allowed})"
+
+
+NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_field_defaults", "_make"})
+
+
+def _private_names_of(modules: frozenset[str]) -> frozenset[str]:
+    """Every single-underscore name an allowed module, or a class it defines, carries: the
+    helpers that run text as code (``dataclasses._create_fn``), caches, and the like."""
+    names = set()
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            members = [name] + (list(vars(value)) if isinstance(value, type) else [])
+            names.update(n for n in members if n.startswith("_") and not is_dunder(n))
+    return frozenset(names - NAMEDTUPLE_API)
+
+
+MODULE_PRIVATE_NAMES = _private_names_of(ALLOWED_IMPORTS)

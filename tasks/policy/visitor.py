@@ -13,6 +13,7 @@ from envmill.tasks.policy.names import (
     FORBIDDEN_BUILTINS,
     FORMAT_ATTRS,
     MODULE_ATTRS,
+    MODULE_PRIVATE_NAMES,
     NONDETERMINISTIC,
     attr_problem,
     import_message,
@@ -135,17 +136,21 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif problem := attr_problem(attr):
             self.flag(problem[0], node, problem[1])
-        elif attr.startswith("_") and not _is_own(receiver):
+        elif attr.startswith("_") and (receiver is None or attr in MODULE_PRIVATE_NAMES):
             self.flag(
                 "private",
                 node,
-                f"'{attr}' is a private name of another object; only self and cls have them",
+                f"'{attr}' is a private name of an allowed module; use its public API",
             )
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:
             self.check_attribute(node, attr, None)
-        builtin = isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING
+        builtin = (
+            isinstance(node.cls, ast.Name)
+            and node.cls.id in SELF_MATCHING
+            and node.cls.id not in self.bound  # ``list = Peek`` makes it another class
+        )
         if node.patterns and not builtin:  # reads the attributes __match_args__ names
             self.flag(
                 "match",
@@ -265,8 +270,3 @@ SELF_MATCHING = frozenset(
         "tuple",
     }
 )  # builtins whose one positional sub-pattern matches the subject itself
-
-
-def _is_own(receiver: ast.AST | None) -> bool:
-    """``self._x`` and ``cls._x``: a class's private names are its own business."""
-    return isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")

@@ -187,9 +187,11 @@ def seal(installer: syscalls.Installer | None) -> None:
     undo the filter anyway)."""
     if installer is not None:
         installer.install()
+    global syscalls  # this module is a host's __main__: no way back to ctypes through it
     native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
     for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
+    syscalls = None
 
 
 def load_installer(module_path: str | None) -> syscalls.Installer | None:
