@@ -264,7 +264,24 @@ BYPASSES = [
         "def f(x):\n    match x:\n        case Peek(s):\n            return s\n",
     ),
     ("private", "import dataclasses\nd = dataclasses\nF = getattr(d, '_create_fn')\n"),
-    ("private", "import dataclasses\nself = dataclasses\nF = self._create_fn\n"),
+    ("self_binding", "import dataclasses\nself = dataclasses\nF = self._create_fn\n"),
+    ("self_binding", "import dataclasses\nF = (lambda self: self._create_fn)(dataclasses)\n"),
+    ("self_binding", "import dataclasses as self\n"),
+    (
+        "unbound_method",
+        "import dataclasses\n\nclass A:\n    def m(self):\n        return self._create_fn\n\n"
+        "F = A.m(dataclasses)\n",
+    ),
+    (
+        "self_binding",
+        "import dataclasses\n\nclass A:\n    @staticmethod\n    def m(self):\n"
+        "        return self._create_fn\n",
+    ),
+    (
+        "self_binding",
+        "import dataclasses\n\nclass A:\n    def m(self=dataclasses):\n"
+        "        return self._create_fn\n",
+    ),
     (
         "match",
         "list = dict\n\ndef f(x):\n    match x:\n        case list(s):\n            return s\n",
@@ -394,7 +411,7 @@ class Shop:
 
     def __init__(self) -> None:
         self.lines: dict[str, dict] = {}
-        self._seen: dict[str, int] = {}
+        self._apply_count: dict[str, int] = {}
 
     def describe(self, value: object) -> dict:
         """Describe a value.
@@ -414,8 +431,11 @@ class Shop:
                     kind = f"line {sku} x{qty}"
                 case _:
                     kind = "other"
-        self._seen[kind] = self._seen.get(kind, 0) + 1
+        self._apply(kind)
         return {"success": True, "data": kind}
+
+    def _apply(self, kind: str) -> None:
+        self._apply_count[kind] = self._apply_count.get(kind, 0) + 1
 '''
 
 

@@ -23,6 +23,7 @@ from envmill.tasks.policy.shape import (
     check_signature,
     check_top_level,
     compared_type_calls,
+    method_owners,
 )
 from envmill.tasks.policy.visitor import PolicyVisitor
 
@@ -70,7 +71,8 @@ def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:
 
 
 def _visit(tree: ast.Module) -> list[PolicyViolation]:
-    visitor = PolicyVisitor(bound_names(tree), compared_type_calls(tree))
+    owners, methods = method_owners(tree)
+    visitor = PolicyVisitor(bound_names(tree), compared_type_calls(tree), owners, methods)
     try:
         visitor.visit(tree)
     except RecursionError:

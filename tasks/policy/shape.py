@@ -102,3 +102,26 @@ def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
             line,
             "check() must not take *args, **kwargs or keyword-only parameters",
         )
+
+
+def method_owners(tree: ast.Module) -> tuple[set[int], dict[str, set[str]]]:
+    """Who ``self`` can be: the ids of the parameters that may be called ``self`` or ``cls``
+    (the first of a method that is not static, with no default: ``A.m()`` would bind it), and
+    per class the names of those methods, which may not be taken off the class itself
+    (``A.m(other)`` binds ``self`` to anything)."""
+    owners, methods = set(), {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorators = {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+            positional = [*item.args.posonlyargs, *item.args.args]
+            if "staticmethod" in decorators or not positional:
+                continue
+            if len(item.args.defaults) < len(positional):
+                owners.add(id(positional[0]))
+            if "classmethod" not in decorators:
+                methods.setdefault(node.name, set()).add(item.name)
+    return owners, methods

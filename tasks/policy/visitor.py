@@ -29,9 +29,12 @@ from envmill.tasks.policy.names import (
 class PolicyVisitor(ast.NodeVisitor):
     """Walks the whole tree and records every violation instead of stopping at the first."""
 
-    def __init__(self, bound: set[str], compared: set[int]) -> None:
+    def __init__(
+        self, bound: set[str], compared: set[int], owners: set[int], methods: dict[str, set[str]]
+    ) -> None:
         self.found: list[tuple[tuple[int, int, int], PolicyViolation]] = []
         self.bound, self.compared = bound, compared
+        self.owners, self.methods = owners, methods
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -47,6 +50,12 @@ class PolicyVisitor(ast.NodeVisitor):
             self.flag("dunder", node, f"binding the dunder name '{name}' is not allowed")
         elif name in FORBIDDEN_BUILTINS or name in ATTR_FUNCS:
             self.flag("builtin", node, f"name '{name}' shadows a refused builtin; rename it")
+        elif name in OWNERS and id(node) not in self.owners:
+            self.flag(
+                "self_binding",
+                node,
+                f"'{name}' may only be a method's first parameter (it reaches private names)",
+            )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -90,7 +99,9 @@ class PolicyVisitor(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if name in FORBIDDEN_BUILTINS:
+        if name in OWNERS and not isinstance(node.ctx, ast.Load):
+            self.check_binding(node, name)
+        elif name in FORBIDDEN_BUILTINS:
             if isinstance(node.ctx, ast.Load):
                 reason = FORBIDDEN_BUILTINS[name]
                 self.flag("builtin", node, f"builtin '{name}' is not allowed ({reason})")
@@ -136,7 +147,16 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif problem := attr_problem(attr):
             self.flag(problem[0], node, problem[1])
-        elif attr.startswith("_") and (receiver is None or attr in MODULE_PRIVATE_NAMES):
+        elif isinstance(receiver, ast.Name) and attr in self.methods.get(receiver.id, ()):
+            self.flag(
+                "unbound_method",
+                node,
+                f"'{receiver.id}.{attr}' takes a method off its class, so anything can be its "
+                "self; call it on an instance",
+            )
+        elif attr.startswith("_") and (
+            receiver is None or (attr in MODULE_PRIVATE_NAMES and not _is_owner(receiver))
+        ):
             self.flag(
                 "private",
                 node,
@@ -270,3 +290,11 @@ SELF_MATCHING = frozenset(
         "tuple",
     }
 )  # builtins whose one positional sub-pattern matches the subject itself
+
+
+OWNERS = frozenset({"self", "cls"})
+
+
+def _is_owner(receiver: ast.AST | None) -> bool:
+    """``self._x``: a class's private names are its own (``self`` is never rebound)."""
+    return isinstance(receiver, ast.Name) and receiver.id in OWNERS
