@@ -22,7 +22,7 @@ import os
 import select
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 LATE = "no answer within"
@@ -60,16 +60,18 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     for code, row in zip(codes, rows, strict=True):
         fresh = [cell["value"] for cell in row[:probe_pairs]]
         hung = any(LATE in str(cell["error"]) for cell in row)  # refused already; no probing
-        unstable += _probe(
-            [None if hung else code], pairs[:probe_pairs], [fresh], seconds, describe
-        )
+        unstable.append(not hung and _unstable(code, pairs[:probe_pairs], fresh, seconds, describe))
     return {"results": rows, "unstable": unstable}
 
 
 def _apart(code, error, pair: list[str], watch: bool, seconds: float, describe) -> dict:
-    """One check on one pair, in a process of its own."""
-    work = functools.partial(_evaluate_pair, [code], [error], pair, watch, describe=describe)
-    return _in_children(1, work, seconds)[0]
+    """One check on one pair, in a process of its own; a child that hangs or dies owes a cell
+    that names it."""
+    if code is None:
+        return _cell(None, error)
+    answer = _in_child(functools.partial(_evaluate, code, pair, watch, describe), seconds)
+    late = f"{LATE} {seconds:g} s (it hung or ended its process)"
+    return answer if answer is not None else _cell(None, late)
 
 
 def _until_one_fails(codes, errors, pair, seconds: float, describe) -> list[dict]:
@@ -94,53 +96,37 @@ def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], lis
     return codes, errors
 
 
-def _evaluate_pair(
-    codes, errors, pair: list[str], watch: bool, start: int, describe: Describe
-) -> Iterator:
-    """In a child: each check from ``start`` on, on fresh copies of the pair's states."""
-    for code, error in zip(codes[start:], errors[start:], strict=True):
-        if code is None:
-            yield _cell(None, error)
-            continue
-        initial, final = json.loads(pair[0]), json.loads(pair[1])
-        value, problem = _call(code, initial, final, describe)
-        mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
-        yield _cell(value, problem, mutated)
+def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> dict:
+    """In a child: the check on fresh copies of the pair's states."""
+    initial, final = json.loads(pair[0]), json.loads(pair[1])
+    value, problem = _call(code, initial, final, describe)
+    mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
+    return _cell(value, problem, mutated)
 
 
-def _probe(codes, pairs: list[list[str]], fresh: list[list[Any]], seconds: float, describe):
-    """Per check: whether its answers on ``pairs`` change when it runs again in one process."""
-    if not pairs:
-        return [False] * len(codes)
-    unstable = [False] * len(codes)
-    for round_ in range(PROBE_ROUNDS):
+def _unstable(code, pairs: list[list[str]], fresh: list[Any], seconds: float, describe) -> bool:
+    """Whether the check's answers on ``pairs`` change when it runs again in one process."""
+    for round_ in range(PROBE_ROUNDS if code is not None and pairs else 0):
         kept = round_ == 0
-        answers = _in_children(
-            len(codes),
-            lambda start, kept=kept: _again(codes, pairs, start, kept, describe),
-            seconds * len(pairs) * 2,
-        )
-        for k, answer in enumerate(answers):
-            expected = fresh[k] * (2 if kept else 1)
-            changed = codes[k] is not None and answer.get("values") != expected
-            unstable[k] = unstable[k] or changed
-    return unstable
+        work = functools.partial(_again, code, pairs, kept, describe)
+        answer = _in_child(work, seconds * len(pairs) * 2) or {}
+        if answer.get("values") != fresh * (2 if kept else 1):
+            return True
+    return False
 
 
-def _again(codes, pairs: list[list[str]], start: int, kept: bool, describe) -> Iterator:
-    """In a child: kept, each check twice over the pairs in one namespace; else each check in
-    fresh namespaces after the heap was moved by a random amount."""
+def _again(code, pairs: list[list[str]], kept: bool, describe) -> dict:
+    """In a child: kept, the check twice over the pairs in one namespace; else in fresh
+    namespaces after the heap was moved by a random amount."""
     ballast = None if kept else _ballast(1 << 14)  # moves the higher address bits
-    for code in codes[start:]:
-        namespace: dict[str, Any] | None = {} if kept else None
-        values = []
-        for pair in pairs * (2 if kept else 1):
-            if code is not None:
-                nudge = None if kept else _ballast(1 << 8)  # and the lower ones, per evaluation
-                values.append(_call(code, *map(json.loads, pair), describe, namespace)[0])
-                del nudge
-        yield {"values": values}
+    namespace: dict[str, Any] | None = {} if kept else None
+    values = []
+    for pair in pairs * (2 if kept else 1):
+        nudge = None if kept else _ballast(1 << 8)  # and the lower ones, per evaluation
+        values.append(_call(code, *map(json.loads, pair), describe, namespace)[0])
+        del nudge
     del ballast
+    return {"values": values}
 
 
 def _ballast(scale: int) -> list[Any]:
@@ -175,63 +161,42 @@ def _call(
     return None, f"returned {type(returned).__name__}, not bool"
 
 
-def _in_children(count: int, work: Callable[[int], Iterator], seconds: float) -> list[dict]:
-    """``count`` answers of ``work(start)``, which yields them in order in a forked child.
-
-    Each answer must come within ``seconds``; a child that hangs or dies is killed, the answer
-    it owed is an error cell, and a new child goes on from the next one.
-    """
-    answers: list[dict[str, Any]] = []
-    while len(answers) < count:
-        start = len(answers)
-        answers += _one_child(functools.partial(work, start), seconds)[: count - start]
-        if len(answers) < count:  # the child stopped early: the answer it owed names the culprit
-            answers.append(_cell(None, f"{LATE} {seconds:g} s (it hung or ended its process)"))
-    return answers
-
-
-def _one_child(work: Callable[[], Iterator], seconds: float) -> list[dict[str, Any]]:
+def _in_child(work: Callable[[], dict[str, Any]], seconds: float) -> dict[str, Any] | None:
+    """``work()``'s answer from a forked child within ``seconds``; None when it hung or died."""
     read_end, write_end = os.pipe()
     try:
         pid = os.fork()
     except OSError:  # basic isolation keeps a host from forking: evaluate here instead
         os.close(read_end)
         os.close(write_end)
-        return list(work())
-    if pid == 0:  # the child: one JSON line per answer, then leave without any cleanup
+        return work()
+    if pid == 0:  # the child: one JSON line, then leave without running any cleanup
         try:  # keep only the pipe: the host's channel to the factory is not the child's to use
             os.closerange(3, write_end)
             os.closerange(write_end + 1, MAX_FD)
-            for answer in work():
-                os.write(write_end, json.dumps(answer).encode() + b"\n")
+            os.write(write_end, json.dumps(work()).encode() + b"\n")
         finally:
             os._exit(0)
     os.close(write_end)
     try:
-        return _read_lines(read_end, seconds)
+        return _read_answer(read_end, seconds)
     finally:
         os.close(read_end)
         _end(pid)
 
 
-def _read_lines(fd: int, seconds: float) -> list[dict[str, Any]]:
-    """Answers until the child closes its end, or one is more than ``seconds`` late."""
-    answers, buffer, deadline = [], b"", time.monotonic() + seconds
-    while True:
+def _read_answer(fd: int, seconds: float) -> dict[str, Any] | None:
+    """The child's one line, unless it is late, missing, or not what a child writes."""
+    buffer, deadline = b"", time.monotonic() + seconds
+    while b"\n" not in buffer:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return answers
+            return None
         chunk = os.read(fd, 1 << 16)
         if not chunk:
-            return answers
+            return None
         buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            answer = _answer_of(line)
-            if answer is None:  # not what the child writes: something else wrote on the pipe
-                return answers
-            answers.append(answer)
-            deadline = time.monotonic() + seconds
+    return _answer_of(buffer.split(b"\n", 1)[0])
 
 
 def _answer_of(line: bytes) -> dict[str, Any] | None:
