@@ -96,8 +96,7 @@ class Evidence:
         return [row[pair] for row in self.cells]
 
 
-FINAL, INITIAL = 0, 1  # the first two check columns; the partial replay's is PARTIAL when run
-PARTIAL = 2
+FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follows, when run)
 
 
 def collect_evidence(

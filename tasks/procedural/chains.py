@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.schemas.scenario import SolutionStep
-from envmill.tasks.procedural.derive_checks import is_bookkeeping
+from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.statekit import diff_states
 
 MAX_ATTEMPTS_PER_STEP = 30
@@ -119,7 +119,7 @@ class _ChainSampler:
         ]
         self._maybe_inform(manifest, arguments, calls)
         ok, after, _ = self._run(manifest.tool, arguments)
-        changes = [c for c in diff_states(before, after) if not is_bookkeeping(c)]
+        changes = [c for c in diff_states(before, after) if not is_generated(c)]
         if not ok or not self._accepts(changes, after):
             self._restore(before, after)
             return False

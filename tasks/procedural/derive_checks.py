@@ -33,11 +33,6 @@ class Fact:
     conditions: list[str] = field(default_factory=list)
 
 
-def is_bookkeeping(change: dict[str, Any]) -> bool:
-    """Whether a diff entry is bookkeeping (id counters, clock, touch stamps), not a user fact."""
-    return is_generated(change)
-
-
 def derive_checks(
     initial: dict[str, Any],
     final: dict[str, Any],
@@ -72,7 +67,7 @@ def _collect_facts(
     seen: set[tuple[Any, ...]] = set()
     for change in diff:
         path = change["path"]
-        if is_bookkeeping(change):
+        if is_generated(change):
             continue
         cut = _cut_at_index(path)
         if cut != path:  # a change inside a list: compare the whole list once
@@ -256,7 +251,7 @@ def _focus_fields(step_changes: list[list[dict[str, Any]]]) -> dict[tuple, list[
     for changes in step_changes:
         for change in changes:
             path = change["path"]
-            if len(path) >= 3 and isinstance(path[2], str) and not is_bookkeeping(change):
+            if len(path) >= 3 and isinstance(path[2], str) and not is_generated(change):
                 names = focus.setdefault(tuple(path[:2]), [])
                 if path[2] not in names:
                     names.append(path[2])
