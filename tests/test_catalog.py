@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from envmill.schemas.domain import DomainSpec, SpecError
 from envmill.tasks.procedural.catalog import list_domains, load_domain, parse_domain
+from envmill.tasks.procedural.spec.domain import SpecError
 
 MINI = {
     "name": "mini",
@@ -94,7 +94,7 @@ def test_catalog_spec_validates_with_both_tool_kinds(name):
 
 def test_validation_is_idempotent():
     spec = parse_domain(mini())
-    again = DomainSpec.model_validate(spec.model_dump(by_alias=True))
+    again = parse_domain(spec.model_dump(by_alias=True))
     assert again == spec
 
 

@@ -11,9 +11,9 @@ import string
 
 import pytest
 
-from envmill.schemas.manifest import CompiledEnvironment
 from envmill.tasks.procedural.catalog import list_domains, load_domain
 from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.statefill import build_initial_state
 
 DOMAINS = list_domains()

@@ -10,11 +10,11 @@ import re
 
 import pytest
 
-from envmill.schemas.manifest import ToolManifest
 from envmill.tasks.envmodule import compute_env_id
 from envmill.tasks.procedural.catalog import list_domains, load_domain
 from envmill.tasks.procedural.chains import ArgMention, ChainStep
 from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.manifest import ToolManifest
 from envmill.tasks.procedural.phrasing import Clause, choose_opening, compose_clauses
 from envmill.tasks.procedural.scenarios import generate_scenario_batch
 from envmill.tasks.procedural.statefill import build_initial_state

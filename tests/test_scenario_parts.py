@@ -16,10 +16,11 @@ from types import SimpleNamespace
 import pytest
 from faker import Faker
 
-from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.tasks.certify.guard import GUARD_DESCRIPTION
+from envmill.tasks.procedural.catalog import load_domain
 from envmill.tasks.procedural.chains import ArgMention, ChainStep, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
+from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.tasks.procedural.phrasing import phrase_task
 from envmill.tasks.procedural.scenarios import generate_scenario_batch
 
@@ -209,6 +210,7 @@ def library_manifest() -> CompiledEnvironment:
         ),
     ]
     return CompiledEnvironment(
+        spec=load_domain("library"),
         domain="library",
         seed=0,
         class_name="LibraryEnv",

@@ -10,11 +10,11 @@ from collections.abc import Callable
 import pytest
 from faker import Faker
 
-from envmill.schemas.domain import SpecError
 from envmill.tasks.procedural.catalog import list_domains, load_domain, parse_domain
 from envmill.tasks.procedural.chains import sample_chain
 from envmill.tasks.procedural.compiler import compile_environment
 from envmill.tasks.procedural.invariants import check_invariants
+from envmill.tasks.procedural.spec.domain import SpecError
 from envmill.tasks.procedural.statefill import build_initial_state
 
 DOMAINS = list_domains()

@@ -13,7 +13,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from envmill.schemas.domain import DomainSpec, SpecError
+from envmill.tasks.procedural.spec.check import check_domain
+from envmill.tasks.procedural.spec.domain import DomainSpec, SpecError
 
 CATALOG_DIR = Path(__file__).with_name("catalog")
 
@@ -48,9 +49,11 @@ def load_domain(name: str) -> DomainSpec:
 def parse_domain(data: Any) -> DomainSpec:
     """Validate raw spec data (e.g. parsed YAML) into a DomainSpec, or raise SpecError."""
     try:
-        return DomainSpec.model_validate(data)
+        spec = DomainSpec.model_validate(data)
     except ValidationError as exc:
         raise SpecError(describe_validation_error(data, exc)) from None
+    check_domain(spec)
+    return spec
 
 
 def describe_validation_error(data: Any, exc: ValidationError) -> str:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from envmill.schemas.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.tasks.statekit import diff_states
 
 MAX_ATTEMPTS_PER_STEP = 30

@@ -10,11 +10,11 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from envmill.schemas.domain import EntitySpec
-from envmill.schemas.domain_paths import find_arg, resolve_path
 from envmill.tasks.procedural.codegen_rules import fail_if
 from envmill.tasks.procedural.codegen_scope import OpScope, to_single_quotes
 from envmill.tasks.procedural.codegen_text import human_list, lit
+from envmill.tasks.procedural.spec.domain import EntitySpec
+from envmill.tasks.procedural.spec.paths import find_arg, resolve_path
 
 
 def time_code(scope: OpScope, field_type: str, days: Any = None, hours: Any = None) -> str:

@@ -10,13 +10,13 @@ from typing import Any
 
 from faker import Faker
 
-from envmill.schemas.domain import ArgSpec, EntitySpec
-from envmill.schemas.domain_check import reachable_states
-from envmill.schemas.domain_paths import resolve_path
-from envmill.schemas.manifest import ArgManifest, ToolManifest
 from envmill.tasks.procedural.codegen_rules import rule_text
 from envmill.tasks.procedural.codegen_scope import OpScope
-from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
+from envmill.tasks.procedural.manifest import ArgManifest, ToolManifest
+from envmill.tasks.procedural.plan import EnvPlan, ToolPlan
+from envmill.tasks.procedural.spec.check import reachable_states
+from envmill.tasks.procedural.spec.domain import ArgSpec, EntitySpec
+from envmill.tasks.procedural.spec.paths import resolve_path
 
 SOURCES = {
     "ref": "entity_id",

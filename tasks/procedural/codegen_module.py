@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from envmill.schemas.domain import ArgSpec, EntitySpec
+import textwrap
+
 from envmill.tasks.procedural.codegen_effects import (
     effect_check_lines,
     effect_lines,
     new_id_lines,
     record_literal,
 )
+from envmill.tasks.procedural.codegen_manifest import business_rules
 from envmill.tasks.procedural.codegen_query import query_lines, summary_of_query
 from envmill.tasks.procedural.codegen_rules import precondition_lines, rule_text
 from envmill.tasks.procedural.codegen_scope import OpScope, arg_check_lines, to_single_quotes
@@ -23,7 +25,8 @@ from envmill.tasks.procedural.codegen_text import (
     py_type,
     sentence,
 )
-from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
+from envmill.tasks.procedural.plan import EnvPlan, ToolPlan
+from envmill.tasks.procedural.spec.domain import ArgSpec, EntitySpec
 
 DEFAULT_TIME = "2025-01-01T09:00:00"
 PARSE_TIME = [
@@ -64,8 +67,6 @@ def typed_dict_lines(entity: EntitySpec) -> list[str]:
 
 
 def class_lines(plan: EnvPlan) -> list[str]:
-    from envmill.tasks.procedural.codegen_manifest import business_rules
-
     spec = plan.spec
     rules = [f"- {rule}" for rule in business_rules(plan)]
     doc = [f'"""{spec.title}.', "", *wrap_text(spec.introduction), ""]
@@ -82,8 +83,6 @@ def class_lines(plan: EnvPlan) -> list[str]:
 
 
 def wrap_text(text: str) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(" ".join(text.split()), 92)
 
 

@@ -6,8 +6,8 @@ through a result.
 
 from __future__ import annotations
 
-from envmill.schemas.domain import EntitySpec, OperationSpec
 from envmill.tasks.procedural.codegen_scope import OpScope
+from envmill.tasks.procedural.spec.domain import EntitySpec, OperationSpec
 
 
 def summary_of_query(entity: EntitySpec, op: OperationSpec, parent_title: str | None) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from envmill.schemas.domain_paths import resolve_operand, resolve_path
 from envmill.tasks.procedural.codegen_scope import OpScope, to_single_quotes
 from envmill.tasks.procedural.codegen_text import error_return, human_list, lit
+from envmill.tasks.procedural.spec.paths import resolve_operand, resolve_path
 
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 OP_WORDS = {

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from envmill.schemas.domain import ArgSpec, EntitySpec
-from envmill.schemas.domain_paths import find_arg, resolve_operand, resolve_path
 from envmill.tasks.procedural.codegen_text import error_return, human_list, lit
+from envmill.tasks.procedural.spec.domain import ArgSpec, EntitySpec
+from envmill.tasks.procedural.spec.paths import find_arg, resolve_operand, resolve_path
 
 if TYPE_CHECKING:
-    from envmill.tasks.procedural.compiler import EnvPlan, ToolPlan
+    from envmill.tasks.procedural.plan import EnvPlan, ToolPlan
 
 Handle = tuple[str, ...]
 RESERVED = {

@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from envmill.schemas.domain import ValueSpec
+from envmill.tasks.procedural.spec.domain import ValueSpec
 
 INDENT = "    "
 PY_TYPES = {

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from envmill.schemas.domain import DomainSpec, EntitySpec
-from envmill.schemas.domain_paths import TIMES, resolve_record_path
+from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec
+from envmill.tasks.procedural.spec.paths import TIMES, resolve_record_path
 
 Record = dict[str, Any]
 MISSING: Any = object()  # a value the state cannot give (a dropped entity, a dangling ref)
@@ -51,7 +51,7 @@ def check_invariants(spec: DomainSpec, state: dict[str, Any]) -> list[str]:
     """Every violation of ``spec``'s invariants in ``state``, one readable line each.
 
     Args:
-        spec: the domain spec (``load_domain(compiled.domain)`` for a compiled environment).
+        spec: the domain spec (``compiled.spec`` for a compiled environment).
         state: a state of an environment compiled from it (DESIGN §3.1).
     """
     view = StateView(spec, state)

@@ -17,11 +17,11 @@ from typing import Any
 from faker import Faker
 
 from envmill.schemas.ids import canonical_json, sha256_hex
-from envmill.schemas.manifest import CompiledEnvironment
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.procedural.chains import Chain, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
+from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.phrasing import phrase_task
 
 log = logging.getLogger(__name__)

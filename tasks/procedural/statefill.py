@@ -21,11 +21,10 @@ from typing import Any
 
 from faker import Faker
 
-from envmill.schemas.domain import DomainSpec, EntitySpec
-from envmill.schemas.domain_check import reachable_states, ref_order
-from envmill.schemas.manifest import CompiledEnvironment
-from envmill.tasks.procedural.catalog import load_domain
-from envmill.tasks.procedural.compiler import EnvPlan, plan_environment
+from envmill.tasks.procedural.manifest import CompiledEnvironment
+from envmill.tasks.procedural.plan import EnvPlan, plan_environment
+from envmill.tasks.procedural.spec.check import reachable_states, ref_order
+from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec
 from envmill.tasks.procedural.statefill_repair import repair_round
 from envmill.tasks.procedural.statefill_values import fill_entity, make_record
 
@@ -55,7 +54,7 @@ class Filler:
 
 def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, Any]:
     """A JSON-ready initial state for ``compiled``; the same seed always gives the same state."""
-    plan = plan_environment(load_domain(compiled.domain), compiled.seed)
+    plan = plan_environment(compiled.spec, compiled.seed)
     filler = Filler(plan, seed)
     for name in ref_order(plan.spec):
         if name in plan.entities:

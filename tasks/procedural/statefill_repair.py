@@ -16,8 +16,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from envmill.schemas.domain import EntitySpec, FieldSpec
-from envmill.schemas.domain_check import reachable_states, ref_order
 from envmill.tasks.procedural.invariants import (
     KIND_VIOLATIONS,
     MISSING,
@@ -26,6 +24,8 @@ from envmill.tasks.procedural.invariants import (
     matches,
     operand,
 )
+from envmill.tasks.procedural.spec.check import reachable_states, ref_order
+from envmill.tasks.procedural.spec.domain import EntitySpec, FieldSpec
 from envmill.tasks.procedural.statefill_values import fill_typed, make_record
 
 if TYPE_CHECKING:

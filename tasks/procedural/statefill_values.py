@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from envmill.schemas.domain import DERIVE, EntitySpec, FieldSpec
-from envmill.schemas.domain_check import reachable_states
+from envmill.tasks.procedural.spec.check import reachable_states
+from envmill.tasks.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec
 
 if TYPE_CHECKING:
     from envmill.tasks.procedural.statefill import Filler

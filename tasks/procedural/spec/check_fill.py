@@ -3,8 +3,14 @@ values, ``claims`` and ``follows``): a hint that names nothing would only fail a
 
 from __future__ import annotations
 
-from envmill.schemas.domain import DERIVE, DomainSpec, EntitySpec, FieldSpec, SpecError
-from envmill.schemas.domain_paths import NUMERIC, TIMES
+from envmill.tasks.procedural.spec.domain import (
+    DERIVE,
+    DomainSpec,
+    EntitySpec,
+    FieldSpec,
+    SpecError,
+)
+from envmill.tasks.procedural.spec.paths import NUMERIC, TIMES
 
 
 def check_fill_hints(spec: DomainSpec, entity: EntitySpec, name: str, field: FieldSpec) -> None:

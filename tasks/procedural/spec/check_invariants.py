@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from envmill.schemas.domain import DomainSpec, EntitySpec, SpecError, ValueSpec
-from envmill.schemas.domain_paths import NUMERIC, TIMES, PathError, resolve_record_path
+from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec, SpecError, ValueSpec
+from envmill.tasks.procedural.spec.paths import NUMERIC, TIMES, PathError, resolve_record_path
 
 NOW = "now"
 

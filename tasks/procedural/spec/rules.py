@@ -1,5 +1,5 @@
 """Precondition and effect models of a domain operation (the vocabulary is documented at the
-top of ``schemas/domain.py``; each kind is compiled by one codegen function)."""
+top of ``spec/domain.py``; each kind is compiled by one codegen function)."""
 
 from __future__ import annotations
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from envmill.schemas.domain import RecordEffect
-from envmill.schemas.domain_check import reachable_states
-from envmill.schemas.domain_check_ops import (
-    _Op,
+from envmill.tasks.procedural.spec.context import (
+    OpContext,
     check_complete,
     check_values,
     check_where,
+    reachable_states,
     status_machine_of,
 )
-from envmill.schemas.domain_paths import NUMERIC, TIMES, Resolved
+from envmill.tasks.procedural.spec.domain import RecordEffect
+from envmill.tasks.procedural.spec.paths import NUMERIC, TIMES, Resolved
 
 
-def target_field(ctx: _Op, path: str, kind: str = "set") -> Resolved:
+def target_field(ctx: OpContext, path: str, kind: str = "set") -> Resolved:
     if path.startswith("new.") and kind not in ("set", "assign", "stamp"):
         ctx.fail(f"effect {kind} cannot act on the new record '{path}'")
     resolved = ctx.path(path, "effect sets")
@@ -27,12 +27,12 @@ def target_field(ctx: _Op, path: str, kind: str = "set") -> Resolved:
     return resolved
 
 
-def check_set(ctx: _Op, effect: Any) -> None:
+def check_set(ctx: OpContext, effect: Any) -> None:
     field = target_field(ctx, effect.path).spec
     check_values(ctx, field, [effect.value], f"effect on '{effect.path}':")
 
 
-def check_assign(ctx: _Op, effect: Any) -> None:
+def check_assign(ctx: OpContext, effect: Any) -> None:
     field = target_field(ctx, effect.path).spec
     value = ctx.operand(effect.value, "effect reads", numeric=effect.times is not None)
     if effect.times is not None:
@@ -45,7 +45,7 @@ def check_assign(ctx: _Op, effect: Any) -> None:
         )
 
 
-def check_stamp(ctx: _Op, effect: Any) -> None:
+def check_stamp(ctx: OpContext, effect: Any) -> None:
     if target_field(ctx, effect.path).spec.type not in TIMES:
         ctx.fail(f"effect stamps non-time field '{effect.path}'")
     for amount in (effect.days, effect.hours):
@@ -53,7 +53,7 @@ def check_stamp(ctx: _Op, effect: Any) -> None:
             ctx.operand(amount, "effect reads")
 
 
-def check_transition(ctx: _Op, effect: Any) -> None:
+def check_transition(ctx: OpContext, effect: Any) -> None:
     resolved = target_field(ctx, effect.path, "transition")
     owner = status_machine_of(ctx, resolved)
     if owner is None:
@@ -71,7 +71,7 @@ def check_transition(ctx: _Op, effect: Any) -> None:
             )
 
 
-def check_adjust(ctx: _Op, effect: Any) -> None:
+def check_adjust(ctx: OpContext, effect: Any) -> None:
     field = target_field(ctx, effect.path, effect.kind).spec
     by = ctx.operand(effect.by, "effect reads")
     if field.nullable:
@@ -82,7 +82,7 @@ def check_adjust(ctx: _Op, effect: Any) -> None:
         )
 
 
-def check_record(ctx: _Op, effect: RecordEffect) -> None:
+def check_record(ctx: OpContext, effect: RecordEffect) -> None:
     entity = ctx.entity(effect.entity, "effect")
     for name in [*effect.set, *effect.assign, *effect.stamp]:
         if name not in entity.fields:
@@ -97,7 +97,7 @@ def check_record(ctx: _Op, effect: RecordEffect) -> None:
     check_complete(ctx, entity, {*effect.set, *effect.assign, *effect.stamp})
 
 
-def check_update_related(ctx: _Op, effect: Any) -> None:
+def check_update_related(ctx: OpContext, effect: Any) -> None:
     entity = ctx.entity(effect.entity, "effect")
     via = entity.fields.get(effect.via)
     if ctx.op.kind != "update" or via is None or via.entity != ctx.op.entity:

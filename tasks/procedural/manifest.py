@@ -1,7 +1,8 @@
 """What the procedural compiler tells the scenario generator about each tool it wrote.
 
-The generator never reads the domain spec: it samples operations and arguments from this manifest,
-runs them in the sandbox, and keeps the calls that succeed. That keeps one source of truth for the
+The scenario sampler never reads the domain spec (only the state filler does): it samples
+operations and arguments from this manifest, runs them in the sandbox, and keeps the calls that
+succeed. That keeps one source of truth for the
 semantics (the compiled code) and makes a compiler bug show up as a certification rejection.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from envmill.tasks.procedural.spec.domain import DomainSpec
 
 ArgSource = Literal["entity_id", "enum", "int", "float", "str", "date", "datetime", "bool"]
 
@@ -53,8 +56,13 @@ class ToolManifest(BaseModel):
 
 
 class CompiledEnvironment(BaseModel):
-    """A compiled environment module with the manifest the scenario generator needs."""
+    """A compiled environment module with the manifest the scenario generator needs.
 
+    It carries the spec it was compiled from, so the state filler plans from the same spec (a spec
+    that is not in the catalog works too) rather than looking the domain up again.
+    """
+
+    spec: DomainSpec = Field(exclude=True, repr=False)
     domain: str
     seed: int
     class_name: str

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from envmill.schemas.domain import ArgSpec, FieldSpec, ValueSpec
+from envmill.tasks.procedural.spec.domain import ArgSpec, FieldSpec, ValueSpec
 
 if TYPE_CHECKING:
-    from envmill.schemas.domain import DomainSpec, EntitySpec, OperationSpec
+    from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec, OperationSpec
 
 NUMERIC = ("int", "float")
 TIMES = ("date", "datetime")

@@ -70,7 +70,8 @@ violation); a path is a field or follows ref fields (``flight_id.status``):
 - ``filled``: ``field`` has a value.
 Implied for every ref field: a value names an existing record.
 
-Semantic checks live in ``domain_check`` (and ``domain_check_ops`` / ``_effects`` / ``_fill``).
+Semantic checks live in ``check`` (and ``check_ops`` / ``check_effects`` / ``check_fill`` /
+``check_invariants``); :func:`envmill.tasks.procedural.catalog.parse_domain` runs them.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from envmill.schemas.domain_ops import (  # re-exported: the spec's vocabulary lives here too
+# re-exported: the spec's vocabulary lives here too
+from envmill.tasks.procedural.spec.rules import (
     AdjustEffect,
     AssignEffect,
     Compare,
@@ -281,7 +283,7 @@ class LimitSpec(SpecModel):
 
 
 class DomainSpec(SpecModel):
-    """A whole domain; validated structurally by pydantic and semantically by ``domain_check``."""
+    """A whole domain; validated structurally by pydantic, semantically by ``check``."""
 
     name: str
     title: str
@@ -291,13 +293,6 @@ class DomainSpec(SpecModel):
     limits: dict[str, LimitSpec] = Field(default_factory=dict)
     rules: list[str] = Field(default_factory=list, description="extra business rules")
     entities: dict[str, EntitySpec] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _check(self) -> DomainSpec:
-        from envmill.schemas.domain_check import check_domain
-
-        check_domain(self)
-        return self
 
     def operations(self) -> list[OperationSpec]:
         """Every operation of every entity, in catalog order."""

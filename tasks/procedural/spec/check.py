@@ -9,9 +9,11 @@ names and malformed invariants, with a :class:`SpecError` naming spec, entity an
 
 from __future__ import annotations
 
-from collections import deque
-
-from envmill.schemas.domain import (
+from envmill.tasks.procedural.spec.check_fill import check_fill_hints
+from envmill.tasks.procedural.spec.check_invariants import check_entity_invariants
+from envmill.tasks.procedural.spec.check_ops import check_operation
+from envmill.tasks.procedural.spec.context import reachable_states, where
+from envmill.tasks.procedural.spec.domain import (
     ArgSpec,
     DomainSpec,
     EntitySpec,
@@ -19,19 +21,7 @@ from envmill.schemas.domain import (
     OperationSpec,
     SpecError,
 )
-from envmill.schemas.domain_check_fill import check_fill_hints
-from envmill.schemas.domain_check_invariants import check_entity_invariants
-from envmill.schemas.domain_paths import copy_field_type, op_entities
-
-
-def where(spec: DomainSpec, entity: str | None = None, op: str | None = None) -> str:
-    """The ``spec 'x', entity 'y', operation 'z'`` prefix of every error message."""
-    text = f"spec '{spec.name}'"
-    if entity:
-        text += f", entity '{entity}'"
-    if op:
-        text += f", operation '{op}'"
-    return text
+from envmill.tasks.procedural.spec.paths import copy_field_type, op_entities
 
 
 def fail(spec: DomainSpec, entity: str | None, op: str | None, message: str) -> None:
@@ -40,8 +30,6 @@ def fail(spec: DomainSpec, entity: str | None, op: str | None, message: str) -> 
 
 def check_domain(spec: DomainSpec) -> None:
     """Normalize ``spec`` in place and raise SpecError at the first problem."""
-    from envmill.schemas.domain_check_ops import check_operation
-
     for name, entity in spec.entities.items():
         normalize_entity(name, entity)
     for name, limit in spec.limits.items():
@@ -81,21 +69,6 @@ def normalize_entity(name: str, entity: EntitySpec) -> None:
         entity.fields[machine.field] = FieldSpec(type="enum", values=list(machine.states))
     for op in entity.operations:
         op.entity = name
-
-
-def reachable_states(entity: EntitySpec) -> set[str]:
-    """States reachable from the initial state along the transitions."""
-    machine = entity.status
-    if machine is None:
-        return set()
-    seen, queue = {machine.initial}, deque([machine.initial])
-    while queue:
-        state = queue.popleft()
-        for step in machine.transitions:
-            if state in step.from_ and step.to not in seen:
-                seen.add(step.to)
-                queue.append(step.to)
-    return seen
 
 
 def check_entity(spec: DomainSpec, entity: EntitySpec) -> None:
