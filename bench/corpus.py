@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.environment import PreparedEnvironment, prepare_environment
+from envmill.tasks.environment import AdmittedEnvironment, admit_environment
 from envmill.tasks.pipeline import plan_batches
 from envmill.tasks.procedural.catalog import load_domain
 from envmill.tasks.procedural.compiler import compile_environment
@@ -20,7 +20,7 @@ from envmill.tasks.sandbox import Sandbox
 
 @dataclass
 class CorpusItem:
-    env: PreparedEnvironment
+    env: AdmittedEnvironment
     scenario: ScenarioSpec
 
 
@@ -30,7 +30,7 @@ def default_corpus(sandbox: Sandbox, envs: int, scenarios_per_env: int) -> list[
     for batch in plan_batches(settings):
         for spec in batch.items:
             compiled = compile_environment(load_domain(spec.domain), spec.seed)
-            env = prepare_environment(compiled.source, sandbox)
+            env = admit_environment(compiled.source, sandbox)
             made = generate_scenario_batch(
                 compiled, env.env_id, scenarios_per_env, spec.seed, sandbox
             )

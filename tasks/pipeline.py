@@ -18,7 +18,7 @@ from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureReco
 from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.certify import certify_scenario
-from envmill.tasks.environment import EnvironmentRejected, PreparedEnvironment, prepare_environment
+from envmill.tasks.environment import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.procedural.catalog import list_domains, load_domain
 from envmill.tasks.procedural.compiler import compile_environment
 from envmill.tasks.procedural.scenarios import generate_scenario_batch
@@ -124,7 +124,7 @@ def _synthesize_item(
             raise _ItemFailed("compile", label, exc) from exc
     with clock.stage("check_env"):
         try:
-            env = prepare_environment(compiled.source, sandbox)
+            env = admit_environment(compiled.source, sandbox)
         except EnvironmentRejected as exc:
             raise _ItemFailed(f"env_{exc.stage}", label, exc) from exc
     output.environments.append(
@@ -159,7 +159,7 @@ def _synthesize_item(
 
 def _certify_into(
     spec: ScenarioSpec,
-    env: PreparedEnvironment,
+    env: AdmittedEnvironment,
     introduction: str,
     business_rules: list[str],
     sandbox: Sandbox,

@@ -37,9 +37,9 @@ def clinic_scenarios() -> dict:
 
 @pytest.fixture(scope="session")
 def clinic(clinic_source, sandbox):
-    from envmill.tasks.environment import prepare_environment
+    from envmill.tasks.environment import admit_environment
 
-    return prepare_environment(clinic_source, sandbox)
+    return admit_environment(clinic_source, sandbox)
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ ALLOWED_IMPORTS = {"typing", "datetime", "copy", "re", "math"}
 
 def env_id(source: str) -> str:
     try:
-        from envmill.tasks.envmodule import compute_env_id
+        from envmill.tasks.environment.reading import compute_env_id
     except ImportError:  # pragma: no cover - the helper module may not exist yet
         return hashlib.sha256(ast.unparse(ast.parse(source)).encode()).hexdigest()[:16]
     return compute_env_id(source)
@@ -172,8 +172,8 @@ def test_manifest_arguments_and_phrases_are_consistent(compiled):
 
 
 def test_manifest_agrees_with_derived_tool_schemas(compiled):
-    envmodule = pytest.importorskip("envmill.tasks.envmodule")
-    from envmill.tasks.tool_kinds import classify_tools
+    envmodule = pytest.importorskip("envmill.tasks.environment.reading")
+    from envmill.tasks.environment.tool_kinds import classify_tools
 
     for env in compiled.values():
         schemas = {s.function.name: s.function for s in envmodule.derive_tool_schemas(env.source)}
@@ -225,7 +225,7 @@ def check_record(spec, state, env, entity, row) -> None:
 
 
 def test_initial_state_matches_derived_state_schema(compiled, states):
-    envmodule = pytest.importorskip("envmill.tasks.envmodule")
+    envmodule = pytest.importorskip("envmill.tasks.environment.reading")
     jsonschema = pytest.importorskip("jsonschema")
     for domain, state in states.items():
         jsonschema.validate(state, envmodule.derive_state_schema(compiled[(domain, 0)].source))

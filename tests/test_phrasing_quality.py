@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from envmill.tasks.envmodule import compute_env_id
+from envmill.tasks.environment.reading import compute_env_id
 from envmill.tasks.procedural.catalog import list_domains, load_domain
 from envmill.tasks.procedural.chains import ArgMention, ChainStep
 from envmill.tasks.procedural.compiler import compile_environment

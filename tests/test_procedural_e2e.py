@@ -85,7 +85,7 @@ def test_a_sandbox_failure_is_a_failure_row_not_a_crash(sandbox, monkeypatch):
     assert output.environments and output.scenarios == []
     stages = {(f.stage, f.error_class) for f in output.failures}
     assert stages == {("certify", "SandboxError")}
-    monkeypatch.setattr(pipeline, "prepare_environment", broken)
+    monkeypatch.setattr(pipeline, "admit_environment", broken)
     output = _run(_settings(envs=1, domains=["library"]), sandbox)
     assert [(f.stage, f.item) for f in output.failures] == [("item", output.failures[0].item)]
     assert output.failures[0].item.startswith("library#")

@@ -14,8 +14,8 @@ import pytest
 from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.scenario import GATES, CertificationReport, GateResult, ScenarioSpec
 from envmill.tasks.certify.reward import score_checks
-from envmill.tasks.environment import prepare_environment
-from envmill.tasks.envmodule import compute_env_id
+from envmill.tasks.environment import admit_environment
+from envmill.tasks.environment.reading import compute_env_id
 from envmill.tasks.procedural.catalog import load_domain
 from envmill.tasks.procedural.compiler import compile_environment
 from envmill.tasks.procedural.scenarios import generate_scenario_batch
@@ -59,7 +59,7 @@ def procedural_pairs(sandbox) -> list[tuple[ScenarioSpec, object]]:
     pairs = []
     for domain in ("banking", "clinic"):
         compiled = compile_environment(load_domain(domain), 3)
-        env = prepare_environment(compiled.source, sandbox)
+        env = admit_environment(compiled.source, sandbox)
         assert env.env_id == compute_env_id(compiled.source)
         batch = generate_scenario_batch(
             compiled, env.env_id, 3, 3, sandbox, conversational_share=1.0

@@ -11,7 +11,7 @@ from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.certify.evidence import FINAL, collect_evidence
 from envmill.tasks.certify.gates import judge
-from envmill.tasks.environment import PreparedEnvironment, prepare_environment
+from envmill.tasks.environment import AdmittedEnvironment, admit_environment
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.sandbox.shared import process_sandbox
 
@@ -25,11 +25,11 @@ def certify(
         EnvironmentRejected: the module itself is refused (policy, structure or load).
     """
     box = sandbox or process_sandbox(SandboxLimits())
-    return certify_scenario(scenario, prepare_environment(source, box), box)
+    return certify_scenario(scenario, admit_environment(source, box), box)
 
 
 def certify_scenario(
-    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox
+    scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox
 ) -> CertificationReport:
     evidence = collect_evidence(scenario, env, sandbox)
     return CertificationReport(

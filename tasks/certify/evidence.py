@@ -19,7 +19,7 @@ from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
-from envmill.tasks.environment import PreparedEnvironment
+from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.statekit import state_hash
@@ -100,7 +100,7 @@ FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follo
 
 
 def collect_evidence(
-    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox
+    scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox
 ) -> Evidence:
     evidence = Evidence(load_error=_schema_error(scenario.initial_state, env.state_schema))
     if evidence.load_error is None:
@@ -127,7 +127,7 @@ def _validator(schema_json: str) -> jsonschema.Draft202012Validator:
 
 
 def _run_episode(
-    scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox, evidence: Evidence
+    scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox, evidence: Evidence
 ) -> None:
     with sandbox.episode(env.source, env.class_name, scenario.initial_state) as episode:
         if not episode.loaded:
@@ -169,7 +169,7 @@ def _run_plan(plan: Plan, run: ReferenceRun, episode: Any) -> Trial:
     return Trial(plan, final, succeeded=all(succeeded), changed=final != start)
 
 
-def _replay_elsewhere(scenario: ScenarioSpec, env: PreparedEnvironment, sandbox: Sandbox) -> str:
+def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox) -> str:
     """The final-state hash of the solution replayed in a host of the other zygote image."""
     with sandbox.episode(
         env.source, env.class_name, scenario.initial_state, image=OTHER_IMAGE

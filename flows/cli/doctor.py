@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envmill.flows.cli_support import print_json
+from envmill.flows.cli.support import print_json
 
 
 def doctor() -> None:

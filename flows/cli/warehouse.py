@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from envmill.flows.cli_support import fail, print_json
+from envmill.flows.cli.support import fail, print_json
 
 OutOption = Annotated[
     Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")

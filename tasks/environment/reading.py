@@ -13,7 +13,7 @@ from typing import Any
 
 from envmill.schemas.environment import FunctionSpec, ToolSchema
 from envmill.schemas.ids import sha256_hex
-from envmill.tasks.annotations import (
+from envmill.tasks.environment.annotations import (
     ENUM_BASES,
     TypeResolver,
     infer_node_schema,

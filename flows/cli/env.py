@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from envmill.flows.cli_support import echo_error, fail, parse_json_object, print_json, read_source
+from envmill.flows.cli.support import echo_error, fail, parse_json_object, print_json, read_source
 
 app = typer.Typer(help="Check an environment module or call one of its tools, in the sandbox.")
 
@@ -23,10 +23,10 @@ def _sandbox():
 
 
 def _prepare(source: str, sandbox):
-    from envmill.tasks.environment import EnvironmentRejected, prepare_environment
+    from envmill.tasks.environment import EnvironmentRejected, admit_environment
 
     try:
-        return prepare_environment(source, sandbox)
+        return admit_environment(source, sandbox)
     except EnvironmentRejected as exc:
         print_json(
             {

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from envmill.flows.cli_support import fail
+from envmill.flows.cli.support import fail
 
 
 def run(
@@ -55,8 +55,8 @@ def run(
 
 
 def _run_and_record(settings, root: Path) -> None:
+    from envmill.flows.cli.report import print_summary
     from envmill.flows.prefect_api import prefect_api
-    from envmill.flows.run_report import print_summary
 
     with prefect_api(root / "_prefect") as api:
         summary = _run_flow(settings, root, api)
@@ -67,8 +67,8 @@ def _run_flow(settings, root: Path, api) -> dict[str, Any]:
     """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
     from prefect_dask import DaskTaskRunner
 
+    from envmill.flows.cli.report import ProgressBar
     from envmill.flows.cluster import dask_scheduler
-    from envmill.flows.run_report import ProgressBar
 
     with dask_scheduler(settings.dask_address, settings.workers, settings.sandbox) as address:
         api.wait()

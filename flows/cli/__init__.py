@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from envmill.flows import doctor, env_commands, run_command, warehouse_commands
-from envmill.flows.cli_support import CommandError, echo_error
+from envmill.flows.cli import doctor, env, run, warehouse
+from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, watch_for_interrupt
 
 app = typer.Typer(
@@ -17,12 +17,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.command("run")(run_command.run)
-app.command("stats")(warehouse_commands.stats)
-app.command("sql")(warehouse_commands.sql)
-app.command("show")(warehouse_commands.show)
+app.command("run")(run.run)
+app.command("stats")(warehouse.stats)
+app.command("sql")(warehouse.sql)
+app.command("show")(warehouse.show)
 app.command("doctor")(doctor.doctor)
-app.add_typer(env_commands.app, name="env")
+app.add_typer(env.app, name="env")
 
 
 INTERRUPTED = 130

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from envmill.schemas.environment import ToolKind
-from envmill.tasks.envmodule import (
+from envmill.tasks.environment.reading import (
     Function,
     decorator_names,
     instance_names,

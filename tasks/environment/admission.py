@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.environment import EnvironmentRecord, PolicyViolation, ToolSchema
-from envmill.tasks.envmodule import (
+from envmill.tasks.environment.reading import (
     EnvModuleError,
     compute_env_id,
     derive_state_schema,
     derive_tool_schemas,
     find_environment_class,
 )
+from envmill.tasks.environment.tool_kinds import classify_tools
 from envmill.tasks.policy import check_module
 from envmill.tasks.sandbox import Sandbox
-from envmill.tasks.tool_kinds import classify_tools
 
 
 class EnvironmentRejected(Exception):
@@ -33,7 +33,7 @@ class EnvironmentRejected(Exception):
 
 
 @dataclass
-class PreparedEnvironment:
+class AdmittedEnvironment:
     """What certification and rollouts need to run an environment."""
 
     env_id: str
@@ -58,7 +58,7 @@ class PreparedEnvironment:
         )
 
 
-def prepare_environment(source: str, sandbox: Sandbox) -> PreparedEnvironment:
+def admit_environment(source: str, sandbox: Sandbox) -> AdmittedEnvironment:
     """Check a module and derive its schemas; raises EnvironmentRejected with a one-line reason."""
     violations = check_module(source)
     if violations:
@@ -74,7 +74,7 @@ def prepare_environment(source: str, sandbox: Sandbox) -> PreparedEnvironment:
         loaded = episode.load_outcome
     if not loaded.ok or loaded.state is None:
         raise EnvironmentRejected("load", f"{loaded.error_class}: {loaded.error}")
-    return PreparedEnvironment(
+    return AdmittedEnvironment(
         env_id=compute_env_id(source),
         source=source,
         class_name=class_name,

@@ -1,0 +1,12 @@
+"""Environment modules (DESIGN §3.1): what the factory reads off a module's source (``reading``,
+``annotations``, ``tool_kinds``) and the admission that turns a source into an environment the
+rest of the pipeline can run (``admission``)."""
+
+from envmill.tasks.environment.admission import (
+    AdmittedEnvironment,
+    EnvironmentRejected,
+    admit_environment,
+)
+from envmill.tasks.environment.reading import compute_env_id
+
+__all__ = ["AdmittedEnvironment", "EnvironmentRejected", "admit_environment", "compute_env_id"]
