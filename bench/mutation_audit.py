@@ -18,14 +18,16 @@ from bench.corpus import CorpusItem, default_corpus
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify import certify_scenario, score_checks
 from envmill.tasks.certify.generated import outcome_view
-from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.sandbox import Sandbox, ToolOutcome
 
 
-def run(sandbox: Sandbox, item: CorpusItem, steps: list[SolutionStep]):
+def run(
+    sandbox: Sandbox, item: CorpusItem, steps: list[SolutionStep]
+) -> tuple[list[ToolOutcome], dict | None]:
     env, initial = item.env, item.scenario.initial_state
     with sandbox.episode(env.source, env.class_name, initial) as episode:
-        results = [episode.call(s.tool, s.arguments).result for s in steps]
-        return results, episode.state()
+        outcomes = [episode.call(s.tool, s.arguments) for s in steps]
+        return outcomes, episode.state()
 
 
 def records(state: dict) -> dict[str, list[str]]:
@@ -61,7 +63,7 @@ def random_extra(item: CorpusItem, rng: random.Random) -> tuple[int, SolutionSte
 def audit(sandbox: Sandbox, item: CorpusItem, rng: random.Random, extras: int, tally: Counter):
     scenario = item.scenario
     solution = scenario.reference_solution
-    results, final = run(sandbox, item, solution)
+    outcomes, final = run(sandbox, item, solution)
     reference = outcome_view(scenario.initial_state, final)
     checks = [c.code for c in scenario.checks]
     variants = []
@@ -69,20 +71,20 @@ def audit(sandbox: Sandbox, item: CorpusItem, rng: random.Random, extras: int, t
         position, extra = random_extra(item, rng)
         steps = [*solution[:position], extra, *solution[position:]]
         got, state = run(sandbox, item, steps)
-        if got[position].get("success") is True:
+        if got[position].succeeded:
             variants.append(("extra", state))
         if sum(kind == "extra" for kind, _ in variants) >= extras:
             break
-    for index in range(len(results)):
+    for index in range(len(outcomes)):
         steps = solution[:index] + solution[index + 1 :]
         _, state = run(sandbox, item, steps)
         variants.append(("drop", state))
     for kind, state in variants:
         if outcome_view(scenario.initial_state, state) == reference:
             continue
-        values = sandbox.run_checks(checks, [(scenario.initial_state, state)])
-        cells = values.result["results"] if values.ok else [[{"value": None}]]
-        caught = not score_checks([row[0]["value"] for row in cells]).success
+        checked = sandbox.run_checks(checks, [(scenario.initial_state, state)])
+        values = [row[0].value for row in checked.cells] if checked.ok else [None]
+        caught = not score_checks(values).success
         tally[(kind, "caught" if caught else "missed")] += 1
 
 

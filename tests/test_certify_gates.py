@@ -123,8 +123,8 @@ def test_a_check_that_remembers_is_rejected_every_time(name, clinic, clinic_scen
 def test_a_counter_in_the_module_is_invisible_to_the_next_evaluation(sandbox):
     source = STATEFUL_CHECKS["module counter"]
     outcome = sandbox.run_checks([source], [({"n": 1}, {"n": 2})] * 5)
-    assert [cell["value"] for cell in outcome.result["results"][0]] == [True] * 5
-    assert outcome.result["unstable"] == [True]
+    assert [cell.value for cell in outcome.cells[0]] == [True] * 5
+    assert outcome.unstable == [True]
 
 
 @pytest.mark.parametrize(
@@ -332,10 +332,10 @@ def test_a_check_that_hangs_or_exits_is_named_and_the_others_still_run(sandbox):
         "def check(initial_state, final_state):\n    return final_state['n'] > 1\n",
     ]
     outcome = sandbox.run_checks(checks, [({"n": 1}, {"n": 2})])
-    rows = outcome.result["results"]
-    assert [row[0]["value"] for row in rows] == [True, None, None, True]
-    assert "no answer within" in rows[1][0]["error"]
-    assert "SystemExit" in rows[2][0]["error"]
+    rows = outcome.cells
+    assert [row[0].value for row in rows] == [True, None, None, True]
+    assert "no answer within" in rows[1][0].error
+    assert "SystemExit" in rows[2][0].error
 
 
 def test_generated_values_are_known_by_type_not_only_by_name(clinic_scenarios):

@@ -37,12 +37,12 @@ RULES = ["A patient may not hold two appointments at the same time."]
 def report_for(spec: ScenarioSpec, env, sandbox, checks: list[bool] | None = None):
     """A certified report whose step results come from running the solution in the sandbox."""
     with sandbox.episode(env.source, env.class_name, spec.initial_state) as episode:
-        results = [episode.call(s.tool, s.arguments).result for s in spec.reference_solution]
-    assert all(r.get("success") is True for r in results), results
+        outcomes = [episode.call(s.tool, s.arguments) for s in spec.reference_solution]
+    assert all(outcome.succeeded for outcome in outcomes), outcomes
     return CertificationReport(
         scenario_id=spec.scenario_id,
         gates=[GateResult(gate=gate, passed=True) for gate in GATES],
-        step_results=results,
+        step_results=[outcome.result for outcome in outcomes],
         check_results=checks if checks is not None else [True] * len(spec.checks),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envmill.schemas.settings import SandboxLimits
-from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.sandbox import CheckCell, ReplayOutcome, Sandbox
 from tests.conftest import TEST_LIMITS
 from tests.procs import assert_no_new_processes, descendants
 
@@ -113,6 +113,20 @@ def test_a_runaway_call_is_stopped_and_the_episode_goes_on(sandbox, tool, error_
         assert episode.call("read", {}).result == {"success": True, "data": 5}
 
 
+def test_replay_answers_per_step_and_a_dead_host_is_a_value(sandbox):
+    with sandbox.episode(COUNTER, "Counter") as episode:
+        steps = [("bump", {}), ("explode", {}), ("read", {})]
+        replayed = episode.replay({"count": 10}, steps)
+        assert replayed == ReplayOutcome(
+            succeeded=[True, False, True], state={"count": 11, "log": [1]}
+        )
+        crashed = episode.replay({"count": 1}, [("bump", {}), ("spin", {})])
+        assert not crashed.ok and crashed.error_class == "killed"
+        assert crashed.succeeded == [False, False] and crashed.state is None
+        # the next call runs in a fresh host, from the last state a host reported
+        assert episode.call("read", {}).result == {"success": True, "data": 11}
+
+
 def test_wall_timeout_is_enforced_by_the_parent():
     source = (
         "class Sleeper:\n    def __init__(self):\n        self.n = 0\n    def wait(self) -> dict:\n"
@@ -133,11 +147,11 @@ def test_checks_run_on_copies_and_report_mutation(sandbox):
         "def check(initial_state, final_state):\n    return final_state['missing']\n",
     ]
     outcome = sandbox.run_checks(checks, [({"n": 1}, {"n": 2}), ({"n": 1}, {"n": 1})])
-    rows = outcome.result["results"]
-    assert [cell["value"] for cell in rows[0]] == [True, False]
-    assert rows[1][0] == {"value": True, "error": None, "mutated": True}
-    assert rows[2][0]["value"] is None and "not bool" in rows[2][0]["error"]
-    assert rows[3][0]["value"] is None and "KeyError" in rows[3][0]["error"]
+    rows = outcome.cells
+    assert [cell.value for cell in rows[0]] == [True, False]
+    assert rows[1][0] == CheckCell(value=True, error=None, mutated=True)
+    assert rows[2][0].value is None and "not bool" in rows[2][0].error
+    assert rows[3][0].value is None and "KeyError" in rows[3][0].error
 
 
 def test_basic_isolation_fallback_runs_the_same_calls():
@@ -235,7 +249,7 @@ def test_a_check_cannot_forge_the_checks_after_it(sandbox):
     )
     honest = "def check(initial_state, final_state):\n    return final_state['n'] == 2\n"
     outcome = sandbox.run_checks([forger, honest], [({"n": 1}, {"n": 1})] * 2)
-    assert [cell["value"] for cell in outcome.result["results"][1]] == [False, False]
+    assert [cell.value for cell in outcome.cells[1]] == [False, False]
 
 
 def test_hosts_cannot_signal_each_other_through_file_locks(sandbox):

@@ -36,7 +36,7 @@ def certify_scenario(
         scenario_id=scenario.scenario_id,
         gates=[judge(gate, scenario, evidence) for gate in GATES],
         final_state=evidence.final_state,
-        step_results=evidence.run.results if evidence.run else [],
+        step_results=[o.result for o in evidence.run.outcomes] if evidence.run else [],
         check_results=[cell.value is True for cell in evidence.column(FINAL)]
         if evidence.cells
         else [],

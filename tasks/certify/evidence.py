@@ -21,24 +21,11 @@ from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.policy import check_check_source
-from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode
 from envmill.tasks.statekit import state_hash
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
 OTHER_IMAGE = 1
-
-
-@dataclass(frozen=True)
-class CheckCell:
-    """One check evaluated on one (initial, final) pair."""
-
-    value: bool | None
-    error: str | None = None
-    mutated: bool = False
-
-    @classmethod
-    def from_wire(cls, cell: dict[str, Any]) -> CheckCell:
-        return cls(value=cell["value"], error=cell["error"], mutated=cell["mutated"])
 
 
 @dataclass
@@ -149,24 +136,25 @@ def _run_episode(
     )
 
 
-def _run_reference(solution: list[SolutionStep], episode: Any) -> ReferenceRun:
-    states, results, changed_at = [episode.state()], [], []
+def _run_reference(solution: list[SolutionStep], episode: ToolEpisode) -> ReferenceRun:
+    states, outcomes, changed_at = [episode.state()], [], []
     for index, step in enumerate(solution):
-        results.append(episode.call(step.tool, step.arguments).result)
+        outcomes.append(episode.call(step.tool, step.arguments))
         states.append(episode.state())
         if states[-1] != states[-2]:
             changed_at.append(index)
-    return ReferenceRun(solution=solution, states=states, results=results, changed_at=changed_at)
+    return ReferenceRun(solution=solution, states=states, outcomes=outcomes, changed_at=changed_at)
 
 
-def _run_plan(plan: Plan, run: ReferenceRun, episode: Any) -> Trial:
+def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode) -> Trial:
     """A plan in one round trip; a host that died on it counts as a failed run that changed
     nothing (the mutant is then judged on the state it started from)."""
     start = run.states[plan.start]
-    succeeded, final = episode.replay(start, [(s.tool, s.arguments) for s in plan.steps])
-    if final is None:
+    replayed = episode.replay(start, [(s.tool, s.arguments) for s in plan.steps])
+    final = replayed.state
+    if final is None:  # the host failed (``replayed.error`` says how)
         return Trial(plan, start, succeeded=False, changed=False, crashed=True)
-    return Trial(plan, final, succeeded=all(succeeded), changed=final != start)
+    return Trial(plan, final, succeeded=all(replayed.succeeded), changed=final != start)
 
 
 def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox) -> str:
@@ -227,8 +215,7 @@ def _check_rows(
     """The check cells (check -> pair) and, per check, whether the probes found it unstable."""
     outcome = sandbox.run_checks(sources, pairs, image=image, full_pairs=full_pairs, probe=probe)
     if outcome.ok:
-        rows = [[CheckCell.from_wire(c) for c in row] for row in outcome.result["results"]]
-        unstable = list(outcome.result["unstable"])
+        rows, unstable = list(outcome.cells), list(outcome.unstable)
     else:
         failed = CheckCell(value=None, error=f"{outcome.error_class}: {outcome.error}")
         rows = [[failed] * len(pairs) for _ in sources]

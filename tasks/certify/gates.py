@@ -28,11 +28,12 @@ def judge(gate: GateName, scenario: ScenarioSpec, ev: Evidence) -> GateResult:
 
 
 def _solution_runs(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
-    for index, result in enumerate(ev.run.results):
-        if result.get("success") is not True:
+    for index, outcome in enumerate(ev.run.outcomes):
+        if not outcome.succeeded:
             tool = scenario.reference_solution[index].tool
-            return False, f"step {index + 1} ({tool}) failed: {result.get('error', result)}"
-    return True, f"{len(ev.run.results)} steps succeeded"
+            why = outcome.result.get("error", outcome.result)
+            return False, f"step {index + 1} ({tool}) failed: {why}"
+    return True, f"{len(ev.run.outcomes)} steps succeeded"
 
 
 def _checks_pass(scenario: ScenarioSpec, ev: Evidence) -> Verdict:

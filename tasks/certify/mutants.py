@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from envmill.schemas.environment import ToolSchema
 from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.sandbox import ToolOutcome
 from envmill.tasks.statekit import diff_states
 
 MAX_SWAPS = 6
@@ -30,11 +31,12 @@ PlanKind = Literal["extra", "drop", "swap", "reorder"]
 @dataclass(frozen=True)
 class ReferenceRun:
     """The reference solution as it ran: ``states[i]`` is the state before step i (and
-    ``states[-1]`` the final state); ``changed_at`` the steps after which the state differed."""
+    ``states[-1]`` the final state); ``outcomes[i]`` what step i returned; ``changed_at`` the
+    steps after which the state differed."""
 
     solution: list[SolutionStep]
     states: list[dict[str, Any]]
-    results: list[dict[str, Any]]
+    outcomes: list[ToolOutcome]
     changed_at: list[int]
 
 

@@ -13,11 +13,12 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
+from envmill.tasks.sandbox import ToolEpisode
 from envmill.tasks.statekit import diff_states
 
 MAX_ATTEMPTS_PER_STEP = 30
@@ -26,14 +27,6 @@ _MISSING = object()
 _OMIT = object()
 DEFAULT_NOW = "2025-01-06T09:00:00"
 PREFER_CHANCE = 0.9
-
-
-class Episode(Protocol):
-    """What the sampler needs from a sandbox episode (``envmill.tasks.sandbox``)."""
-
-    def call(self, tool: str, args: dict[str, Any]) -> Any: ...
-    def state(self) -> dict[str, Any]: ...
-    def load_state(self, state: dict[str, Any]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -71,7 +64,7 @@ class Chain:
 
 def sample_chain(
     compiled: CompiledEnvironment,
-    episode: Episode,
+    episode: ToolEpisode,
     rng: random.Random,
     faker: Any,
     target_len: int,
@@ -89,7 +82,7 @@ def sample_chain(
 
 class _ChainSampler:
     def __init__(
-        self, compiled: CompiledEnvironment, episode: Episode, rng, drawer: ArgumentDrawer
+        self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
     ):
         self.compiled, self.episode, self.rng, self.drawer = compiled, episode, rng, drawer
         self.changers = [t for t in compiled.tools if t.kind == "state_change"]
@@ -129,14 +122,14 @@ class _ChainSampler:
         self.state = after
         return True
 
-    def _run(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any], Any]:
-        """Call a tool; (succeeded, state after, result). A host error counts as a failure."""
+    def _run(
+        self, tool: str, arguments: dict[str, Any]
+    ) -> tuple[bool, dict[str, Any], dict[str, Any]]:
+        """Call a tool; (succeeded, state after, result). A host error counts as a failure, and
+        leaves the episode in its last good state."""
         outcome = self.episode.call(tool, dict(arguments))
-        result = getattr(outcome, "result", None)
-        ok = getattr(outcome, "error", None) is None and isinstance(result, dict)
-        state = getattr(outcome, "state", None)
-        after = state if isinstance(state, dict) else self.episode.state()
-        return ok and result.get("success") is True, after, result
+        after = outcome.state if outcome.ok else self.episode.state()
+        return outcome.succeeded, after, outcome.result
 
     def _query(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """Run a query; its result when it succeeded without touching the state, else None."""

@@ -21,7 +21,9 @@ REFERENCE_POLICY = "reference"
 FINAL_ANSWER = "Done: everything you asked for is complete."
 
 
-def tool_call_messages(index: int, step: SolutionStep, result: Any) -> list[dict[str, Any]]:
+def tool_call_messages(
+    index: int, step: SolutionStep, result: dict[str, Any]
+) -> list[dict[str, Any]]:
     """One assistant message with exactly one tool call, and the tool's canonical result."""
     call_id = f"call_{index + 1}"
     call = {

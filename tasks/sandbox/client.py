@@ -14,12 +14,16 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox.forkserver import ZygoteProcess
 from envmill.tasks.sandbox.framing import FrameError, recv_frame, send_frame
 from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
+from envmill.tasks.sandbox.outcomes import CheckCell, ChecksOutcome, SandboxOutcome
+
+if TYPE_CHECKING:
+    from envmill.tasks.sandbox.episode import SandboxEpisode
 
 CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
@@ -31,18 +35,17 @@ class SandboxError(RuntimeError):
     """The sandbox itself could not be started or reached (not a failure of a program)."""
 
 
-@dataclass
-class CallOutcome:
-    """What one request to a host produced; ``error_class`` is set when the host failed."""
+@dataclass(frozen=True)
+class HostReply(SandboxOutcome):
+    """One reply as the parent accepted it, for this package only: ``payload`` is the host's
+    reply object (its keys depend on the request; ``reply_problem`` checked them) when the host
+    served the request. Callers get the typed outcomes of ``outcomes.py`` instead."""
 
-    result: dict[str, Any] = field(default_factory=dict)
-    state: dict[str, Any] | None = None
-    error: str | None = None
-    error_class: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def ok(self) -> bool:
-        return self.error_class is None
+    def state(self) -> dict[str, Any] | None:
+        return self.payload.get("state")
 
 
 class Sandbox:
@@ -77,10 +80,10 @@ class Sandbox:
 
     def episode(
         self, source: str, class_name: str, state: dict[str, Any] | None = None, image: int = 0
-    ):
-        from envmill.tasks.sandbox.episode import Episode
+    ) -> SandboxEpisode:
+        from envmill.tasks.sandbox.episode import SandboxEpisode  # it imports this module
 
-        return Episode(self, source, class_name, state, image=image)
+        return SandboxEpisode(self, source, class_name, state, image=image)
 
     def run_checks(
         self,
@@ -90,17 +93,16 @@ class Sandbox:
         image: int = 0,
         full_pairs: int | None = None,
         probe: bool = True,
-    ) -> CallOutcome:
+    ) -> ChecksOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
         Every evaluation runs in a process of its own, forked from that host, in a fresh
         namespace, and the pairs travel in a random order the checks cannot predict.
-        ``outcome.result["results"][i][j]`` is ``{"value": bool | None, "error", "mutated"}``
-        for check i on pair j. Every check runs on the first ``full_pairs`` pairs (all by
-        default), where ``mutated`` is watched and, with ``probe``, each check is run again
-        (``outcome.result["unstable"][i]``: it answered differently, so it remembers or reads
-        addresses). On later pairs only full reward is in question: once a check fails there,
-        the others are not evaluated.
+        ``outcome.cells[i][j]`` is check i on pair j. Every check runs on the first
+        ``full_pairs`` pairs (all by default), where ``mutated`` is watched and, with ``probe``,
+        each check is run again (``outcome.unstable[i]``: it answered differently, so it
+        remembers or reads addresses). On later pairs only full reward is in question: once a
+        check fails there, the others are not evaluated.
         """
         full_pairs = len(pairs) if full_pairs is None else full_pairs
         order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
@@ -116,20 +118,22 @@ class Sandbox:
         host = self.spawn_host(image=image, processes=2)
         try:
             wall = self.limits.wall_seconds + 2 * per_check * len(check_sources)
-            outcome = host.request(request, wall_seconds=wall)
+            reply = host.request(request, wall_seconds=wall)
         finally:
             host.close()
-        if not outcome.ok:
-            return outcome
-        rows, unstable = outcome.result["results"], outcome.result.get("unstable")
+        if not reply.ok:
+            return ChecksOutcome(error=reply.error, error_class=reply.error_class)
+        rows, unstable = reply.payload["results"], reply.payload.get("unstable")
         if len(rows) != len(check_sources) or any(len(r) != len(pairs) for r in rows):
-            return CallOutcome(
+            return ChecksOutcome(
                 error="malformed reply: wrong number of check results", error_class="protocol"
             )
         if type(unstable) is not list or len(unstable) != len(check_sources):
             unstable = [False] * len(check_sources)
-        unshuffled = [[row[order.index(j)] for j in range(len(pairs))] for row in rows]
-        return CallOutcome(result={"ok": True, "results": unshuffled, "unstable": unstable})
+        cells = [
+            [CheckCell.from_wire(row[order.index(j)]) for j in range(len(pairs))] for row in rows
+        ]
+        return ChecksOutcome(cells=cells, unstable=unstable)
 
     def spawn_host(
         self, source: str | None = None, image: int = 0, processes: int = 1
@@ -247,12 +251,12 @@ class HostHandle:
         self.alive = True
         self.received: list[tuple[int, int]] = []  # (bytes, values) of every reply kept
 
-    def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> CallOutcome:
-        """Send one request; whatever the host does, the answer is a CallOutcome, never a raise.
+    def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> HostReply:
+        """Send one request; whatever the host does, the answer is a HostReply, never a raise.
 
         ``wall_seconds`` overrides the limit for a request that does many things (checks)."""
         if not self.alive:
-            return CallOutcome(error="the host is gone", error_class="dead")
+            return HostReply(error="the host is gone", error_class="dead")
         limits = self.sandbox.limits
         wall = wall_seconds or limits.wall_seconds
         deadline = time.monotonic() + wall
@@ -280,14 +284,14 @@ class HostHandle:
         if problem:
             return self._fail("protocol", f"malformed reply: {problem}")
         if not reply["ok"]:
-            return CallOutcome(
+            return HostReply(
                 error=str(reply.get("error")), error_class=str(reply.get("error_class"))
             )
-        return CallOutcome(result=reply, state=reply.get("state"))
+        return HostReply(payload=reply)
 
-    def _fail(self, error_class: str, error: str) -> CallOutcome:
+    def _fail(self, error_class: str, error: str) -> HostReply:
         self.close()
-        return CallOutcome(error=error, error_class=error_class)
+        return HostReply(error=error, error_class=error_class)
 
     def close(self) -> None:
         if self.alive:

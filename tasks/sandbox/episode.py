@@ -1,26 +1,46 @@
 """One episode: an environment instance alive in one host across many tool calls.
 
-The episode remembers the last state the host reported, so when a call kills its host (a timeout,
-a memory bomb) it reports the failure as a value and the next call runs in a fresh host loaded
-with that last good state.
+``ToolEpisode`` is what every caller needs from an episode (certification, the procedural chains,
+the command line); ``SandboxEpisode`` is the one that runs in a sandbox host, and tests may pass an
+in-process fake. The sandbox episode remembers the last state the host reported, so when a call
+kills its host (a timeout, a memory bomb) it reports the failure as a value and the next call runs
+in a fresh host loaded with that last good state.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from envmill.tasks.sandbox.client import (
-    EPISODE_SPENT,
-    CallOutcome,
-    HostHandle,
-    episode_room,
-)
+from envmill.tasks.sandbox.client import EPISODE_SPENT, HostHandle, episode_room
+from envmill.tasks.sandbox.outcomes import LoadOutcome, ReplayOutcome, ToolOutcome
 
 if TYPE_CHECKING:
     from envmill.tasks.sandbox.client import Sandbox
 
+Steps = list[tuple[str, dict[str, Any]]]  # (tool, arguments) per call
 
-class Episode:
+
+class ToolEpisode(Protocol):
+    """An environment instance across tool calls; every method answers with a value, a failed
+    host included (``ok`` False on the outcome), and never raises for the program's sake."""
+
+    load_outcome: LoadOutcome  # the latest (re)start of the instance
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome: ...
+
+    def load_state(self, state: dict[str, Any]) -> LoadOutcome: ...
+
+    def replay(self, state: dict[str, Any], steps: Steps) -> ReplayOutcome: ...
+
+    def state(self) -> dict[str, Any] | None: ...
+
+
+class SandboxEpisode:
+    """A ``ToolEpisode`` served by sandbox hosts, one at a time, on one reply budget."""
+
     def __init__(
         self,
         sandbox: Sandbox,
@@ -36,10 +56,10 @@ class Episode:
         self._state = state
         self.load_outcome = self._start()
 
-    def _start(self) -> CallOutcome:
+    def _start(self) -> LoadOutcome:
         self._host = self.sandbox.spawn_host(self.source, self.image)
         self._host.received = self.received  # one budget for the episode, not per host
-        outcome = self._host.request(
+        reply = self._host.request(
             {
                 "op": "load",
                 "source": self.source,
@@ -47,59 +67,63 @@ class Episode:
                 "state": self._state,
             }
         )
-        if outcome.ok:
-            self._state = outcome.state
-        return outcome
+        if reply.ok:
+            self._state = reply.state
+        return LoadOutcome(state=reply.state, error=reply.error, error_class=reply.error_class)
 
     @property
     def loaded(self) -> bool:
         return self.load_outcome.ok
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
+    def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Call one tool; a failed host gives ``{"success": False, "error": ...}`` as the result."""
         if min(episode_room(self.sandbox.limits, self.received)) <= 0:
-            return _as_tool_error(CallOutcome(error=EPISODE_SPENT, error_class="too_large"))
+            return ToolOutcome.host_failed(EPISODE_SPENT, "too_large")
         if self._host is None or not self._host.alive:
             self.load_outcome = self._start()
             if not self.load_outcome.ok:
-                return _as_tool_error(self.load_outcome)
-        outcome = self._host.request({"op": "call", "tool": tool, "arguments": arguments})
-        if not outcome.ok:
-            return _as_tool_error(outcome)
-        self._state = outcome.state
-        return CallOutcome(result=outcome.result["result"], state=outcome.state)
+                return ToolOutcome.host_failed(
+                    self.load_outcome.error, self.load_outcome.error_class
+                )
+        reply = self._host.request({"op": "call", "tool": tool, "arguments": arguments})
+        if not reply.ok:
+            return ToolOutcome.host_failed(reply.error, reply.error_class)
+        self._state = reply.state
+        return ToolOutcome(result=reply.payload["result"], state=reply.state)
 
-    def load_state(self, state: dict[str, Any]) -> CallOutcome:
+    def load_state(self, state: dict[str, Any]) -> LoadOutcome:
         """Start over from ``state`` in the same host (a fresh instance, no new process)."""
         self._state = state
         if self._host is None or not self._host.alive:
             self.load_outcome = self._start()
             return self.load_outcome
-        outcome = self._host.request({"op": "set_state", "state": state})
-        if outcome.ok:
-            self._state = outcome.state
-        return outcome
+        reply = self._host.request({"op": "set_state", "state": state})
+        if reply.ok:
+            self._state = reply.state
+        return LoadOutcome(state=reply.state, error=reply.error, error_class=reply.error_class)
 
-    def replay(
-        self, state: dict[str, Any], steps: list[tuple[str, dict[str, Any]]]
-    ) -> tuple[list[bool], dict[str, Any] | None]:
-        """Run ``steps`` from ``state`` in one round trip: whether each call succeeded, and the
-        end state (None, with no step succeeded, when the host failed)."""
+    def replay(self, state: dict[str, Any], steps: Steps) -> ReplayOutcome:
+        """Run ``steps`` from ``state`` in one round trip (certification replays dozens of
+        variants of a solution; one round trip each keeps that cheap)."""
         if self._host is None or not self._host.alive:
             self._state = state
             self.load_outcome = self._start()
             if not self.load_outcome.ok:
-                return [False] * len(steps), None
+                return _replay_failed(steps, self.load_outcome.error, self.load_outcome.error_class)
         request = {
             "op": "replay",
             "state": state,
             "steps": [{"tool": tool, "arguments": arguments} for tool, arguments in steps],
         }
-        outcome = self._host.request(request)
-        if not outcome.ok or len(outcome.result["succeeded"]) != len(steps):
-            return [False] * len(steps), None
-        self._state = outcome.state
-        return outcome.result["succeeded"], outcome.state
+        reply = self._host.request(request)
+        if not reply.ok:
+            return _replay_failed(steps, reply.error, reply.error_class)
+        if len(reply.payload["succeeded"]) != len(steps):
+            return _replay_failed(
+                steps, "malformed reply: wrong number of step outcomes", "protocol"
+            )
+        self._state = reply.state
+        return ReplayOutcome(succeeded=reply.payload["succeeded"], state=reply.state)
 
     def state(self) -> dict[str, Any] | None:
         """The last state the host reported (no round trip: every call returns it)."""
@@ -109,15 +133,12 @@ class Episode:
         if self._host is not None:
             self._host.close()
 
-    def __enter__(self) -> Episode:
+    def __enter__(self) -> SandboxEpisode:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _as_tool_error(outcome: CallOutcome) -> CallOutcome:
-    result = {"success": False, "error": f"{outcome.error_class}: {outcome.error}"}
-    return CallOutcome(
-        result=result, state=None, error=outcome.error, error_class=outcome.error_class
-    )
+def _replay_failed(steps: Steps, error: str | None, error_class: str | None) -> ReplayOutcome:
+    return ReplayOutcome(succeeded=[False] * len(steps), error=error, error_class=error_class)

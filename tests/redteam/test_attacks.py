@@ -21,14 +21,21 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
 import pytest
 
 from envmill.tasks.policy import check_check_source, check_module
-from envmill.tasks.sandbox import CallOutcome, Sandbox, SandboxLimits
+from envmill.tasks.sandbox import (
+    CheckCell,
+    ChecksOutcome,
+    Sandbox,
+    SandboxLimits,
+    SandboxOutcome,
+    ToolOutcome,
+)
 from tests.procs import descendants
 from tests.redteam.attacks import ATTACKS, BY_NAME, MODES, PRELUDE, Attack
 
@@ -267,7 +274,7 @@ def basic_box(canary_env):
 
 @dataclass
 class Evidence:
-    outcomes: list[tuple[str, CallOutcome]] = field(default_factory=list)
+    outcomes: list[tuple[str, SandboxOutcome]] = field(default_factory=list)
     durations: list[float] = field(default_factory=list)
     parent_error: str | None = None
     host_files: str = ""
@@ -280,7 +287,7 @@ class Evidence:
     host_dirs: list[str] = field(default_factory=list)
     mutated_args: bool = False
 
-    def record(self, kind: str, start: float, outcome: CallOutcome) -> CallOutcome:
+    def record(self, kind: str, start: float, outcome: SandboxOutcome) -> SandboxOutcome:
         self.durations.append(time.monotonic() - start)
         self.outcomes.append((kind, outcome))
         return outcome
@@ -354,7 +361,7 @@ def run_clean_jobs(box: Sandbox) -> list[str]:
         if outcome.result != {"success": True, "data": 1} or outcome.state != {"n": 1}:
             problems.append(f"clean episode: {outcome!r}")
     checks = box.run_checks([CLEAN_CHECK], [({"n": 0}, {"n": 1})])
-    if checks.result.get("results") != [[{"value": True, "error": None, "mutated": False}]]:
+    if checks.cells != [[CheckCell(value=True, error=None, mutated=False)]]:
         problems.append(f"clean checks: {checks!r}")
     return problems
 
@@ -399,24 +406,24 @@ def run_attack(box: Sandbox, world: World, attack: Attack, mode: str) -> Evidenc
 # -- judging the evidence ---------------------------------------------------------------------
 
 
-def contract_problems(kind: str, outcome: CallOutcome) -> list[str]:
+def contract_problems(kind: str, outcome: SandboxOutcome) -> list[str]:
     """What the caller is promised about every outcome, whatever the program did."""
     problems = []
-    if type(outcome.result) is not dict:
+    if isinstance(outcome, ToolOutcome) and type(outcome.result) is not dict:
         problems.append(f"{kind}: result is a {type(outcome.result).__name__}")
-    if outcome.ok and kind != "checks" and type(outcome.state) is not dict:
+    if outcome.ok and kind != "checks" and type(getattr(outcome, "state", None)) is not dict:
         problems.append(f"{kind}: an ok outcome without a dict state")
     try:
-        json.dumps([outcome.result, outcome.state], allow_nan=False)
+        json.dumps(asdict(outcome), allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         problems.append(f"{kind}: not finite JSON ({type(exc).__name__})")
-    if kind == "checks" and outcome.ok:
-        rows = outcome.result.get("results") if type(outcome.result) is dict else None
-        cells = rows[0] if type(rows) is list and len(rows) == 1 and type(rows[0]) is list else []
+    if isinstance(outcome, ChecksOutcome) and outcome.ok:
+        rows = outcome.cells
+        cells = rows[0] if len(rows) == 1 else []
         if len(cells) != 1 or not all(
-            type(c) is dict
-            and any(c.get("value") is v for v in (True, False, None))
-            and type(c.get("mutated")) is bool
+            type(c) is CheckCell
+            and any(c.value is v for v in (True, False, None))
+            and type(c.mutated) is bool
             for c in cells
         ):
             problems.append(f"checks: malformed results {str(rows)[:80]}")
@@ -650,7 +657,7 @@ def test_callers_objects_never_change(box):
     pairs = [(copy.deepcopy(state), copy.deepcopy(state))]
     outcome = box.run_checks([MUTATING_CHECK], pairs)
     assert pairs == [(state_copy, state_copy)]
-    assert outcome.result["results"] == [[{"value": True, "error": None, "mutated": True}]]
+    assert outcome.cells == [[CheckCell(value=True, error=None, mutated=True)]]
 
 
 FACTORY_SCRIPT = """
