@@ -49,8 +49,8 @@ class EnvironmentRecord(BaseModel):
     topic: str = ""
     introduction: str = ""
     business_rules: list[str] = Field(default_factory=list)
-    backend: str = "procedural"
-    domain: str = ""
+    backend: str
+    domain: str = Field("", description="the procedural domain, or the LLM topic's category")
     seed: int | None = None
     checked: dict[str, Any] = Field(
         default_factory=dict, description="how it was checked: policy, sandbox load, probes"

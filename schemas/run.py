@@ -5,16 +5,26 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from envmill.schemas.environment import EnvironmentRecord
+from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.scenario import ScenarioRecord
 from envmill.schemas.trajectory import TrajectoryRecord
 
 
 class EnvItemSpec(BaseModel):
-    """One environment to synthesize: a domain and the seed of its variation."""
+    """One environment to synthesize: what it is about, for its backend, and a seed.
+
+    ``subject`` is whatever the backend plans by: a catalog domain for the procedural backend, a
+    mined topic for the LLM backend.
+    """
 
     index: int
-    domain: str
+    subject: str
     seed: int
+
+    @property
+    def label(self) -> str:
+        """How failure rows name the item before it has an environment id."""
+        return f"{self.subject}#{self.seed}"
 
 
 class BatchSpec(BaseModel):
@@ -25,13 +35,28 @@ class BatchSpec(BaseModel):
 
 
 class FailureRecord(BaseModel):
-    """One item that did not make it, with the stage and error that stopped it."""
+    """One item that did not make it, with the stage and error that stopped it.
+
+    ``error_class`` names the kind of failure (an exception class, ``Skipped``, ``Rejected``);
+    ``code`` is the category a query groups by (a skip reason, the policy rule that refused a
+    module); ``details`` keeps every reason when there were several (all policy violations).
+    """
 
     stage: str
     item: str
     error_class: str
+    code: str = ""
     message: str
+    details: list[str] = Field(default_factory=list)
     attempts: int = 1
+
+
+class SkippedScenario(BaseModel):
+    """A scenario a backend could not make: its index, a category code and the reason."""
+
+    index: int
+    code: str
+    message: str
 
 
 class BatchOutput(BaseModel):
@@ -42,6 +67,7 @@ class BatchOutput(BaseModel):
     scenarios: list[ScenarioRecord] = Field(default_factory=list)
     trajectories: list[TrajectoryRecord] = Field(default_factory=list)
     failures: list[FailureRecord] = Field(default_factory=list)
+    llm_calls: list[LlmCallRecord] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict, description="work time per stage")
 
     def counts(self) -> dict[str, int]:

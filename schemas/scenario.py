@@ -40,7 +40,7 @@ class ScenarioContent(BaseModel):
     """What a scenario says; shared by the generated spec and the stored record."""
 
     env_id: str
-    backend: str = "procedural"
+    backend: str = Field("manual", description="what made it; 'manual' for hand-written files")
     mode: Mode = "non_conversational"
     task: str
     user_facts: dict[str, Any] = Field(default_factory=dict)
@@ -74,7 +74,13 @@ class GateResult(BaseModel):
 
 
 class CertificationReport(BaseModel):
-    """All gate verdicts of one scenario; ``status`` follows from them."""
+    """All gate verdicts of one scenario; ``status`` follows from them.
+
+    ``step_results[i]`` is the result object reference step i returned, as an agent sees it
+    (a failed host reads ``{"success": False, "error": ...}``): plain JSON, because a reference
+    trajectory's tool message carries it verbatim. ``check_results[i]``: check i held on the
+    final state.
+    """
 
     scenario_id: str
     gates: list[GateResult]

@@ -17,6 +17,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from envmill.schemas.llm import LlmSettings
+
 SETTINGS_FILE = "envmill.toml"
 
 
@@ -62,6 +64,7 @@ class EnvmillSettings(BaseSettings):
     workers: int = Field(2, gt=0, description="Dask worker processes of the local cluster")
     dask_address: str | None = Field(None, description="an existing Dask scheduler")
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
 
     @classmethod
     def settings_customise_sources(

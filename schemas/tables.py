@@ -26,6 +26,7 @@ RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 TOOL_KINDS = ("query", "state_change")
 MODES = ("non_conversational", "conversational")
 SCENARIO_STATUSES = ("certified", "rejected")
+LLM_OUTCOMES = ("ok", "failed")
 TERMINATIONS = ("finished", "max_steps", "tool_error", "model_error", "user_stop")
 
 UtcTimestamp = Annotated[DateTime, "us", "UTC"]
@@ -175,8 +176,37 @@ class FailuresTable(apa.DataFrameModel):
     stage: str = _name()
     item: str
     error_class: str = _name()
+    code: str
     message: str
+    details_json: str
     attempts: int = apa.Field(ge=1)
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+
+class LlmCallsTable(apa.DataFrameModel):
+    """One row per LLM call, cache hits included: what it cost and how it went (DESIGN §3.5)."""
+
+    call_id: str = _hex_id()
+    run_id: str = _run_id()
+    stage: str = _name()
+    item: str
+    model: str = _name()
+    prompt_hash: str
+    request_hash: str = _name()
+    sample: int = _count()
+    prompt_tokens: int = _count()
+    completion_tokens: int = _count()
+    latency_seconds: float = apa.Field(ge=0)
+    queue_seconds: float = apa.Field(ge=0)
+    cache_hit: bool
+    attempts: int = _count()
+    outcome: str = apa.Field(isin=list(LLM_OUTCOMES))
+    error_class: str
+    error: str
+    cost_usd: float = apa.Field(ge=0)
     created_at: UtcTimestamp
 
     class Config:
@@ -229,8 +259,14 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("scenarios", ScenariosTable, ("scenario_id",), _NEWEST, _NOW),
         TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
         TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
+        TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
     )
 }
+
+
+def derive_call_id(run_id: str, request_hash: str, item: str, created_at: str) -> str:
+    """Call ids hash run, request, item and time: a repeated request in one run is another row."""
+    return content_id({"run_id": run_id, "request": request_hash, "item": item, "at": created_at})
 
 
 def derive_failure_id(run_id: str, stage: str, item: str) -> str:

@@ -1,9 +1,10 @@
-"""The procedural pipeline as plain functions: plan batches, then synthesize one batch.
+"""The shared pipeline as plain functions: plan batches, then synthesize one batch.
 
-A batch runs every stage for its environments (compile → check → scenarios → certify →
-reference trajectories) in one worker, so a Dask task carries hundreds of sandbox calls and the
-orchestration cost per task (STACK §1: ~170 ms) stays small. Every failure of an item is a
-``FailureRecord``, never an exception out of the batch.
+A batch runs every stage for its environments (make → admit → scenarios → certify → reference
+trajectories) in one worker, so a Dask task carries hundreds of sandbox calls and the
+orchestration cost per task (STACK §1: ~170 ms) stays small. What is made comes from the run's
+backend (``tasks/backends``); everything after that is the same for every backend. Every failure
+of an item is a ``FailureRecord``, never an exception out of the batch.
 """
 
 from __future__ import annotations
@@ -13,51 +14,34 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from envmill.schemas.ids import canonical_json, content_id, sha256_hex
+from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends import Backend, EnvironmentDraft, make_backend
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.environment import AdmittedEnvironment, EnvironmentRejected, admit_environment
-from envmill.tasks.procedural.catalog import list_domains, load_domain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.scenarios import generate_scenario_batch
 from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
 
-# Part of every batch key: bump it when the generator's output changes, so reruns redo the work.
-GENERATOR_VERSION = "procedural-3"
 
-
-class PlanError(ValueError):
-    """Settings that cannot be planned (an unknown domain, say); one line for the user."""
-
-
-def plan_batches(settings: EnvmillSettings) -> list[BatchSpec]:
+def plan_batches(settings: EnvmillSettings, backend: Backend | None = None) -> list[BatchSpec]:
     """The run's work, in batches whose keys are content hashes, so a rerun finds what it did."""
-    known = list_domains()
-    domains = settings.domains or known
-    unknown = [d for d in domains if d not in known]
-    if unknown:
-        raise PlanError(f"unknown domain {unknown[0]!r}; known domains: {', '.join(known)}")
-    items = [
-        EnvItemSpec(index=i, domain=domains[i % len(domains)], seed=_item_seed(settings.seed, i))
-        for i in range(settings.envs)
-    ]
+    backend = backend or make_backend(settings)
+    items = backend.plan_items(settings)
     size = settings.batch_size
-    return [_batch(items[start : start + size], settings) for start in range(0, len(items), size)]
+    return [
+        _batch(items[start : start + size], settings, backend)
+        for start in range(0, len(items), size)
+    ]
 
 
-def _item_seed(seed: int, index: int) -> int:
-    return int(sha256_hex(canonical_json(["env", seed, index]))[:12], 16)
-
-
-def _batch(items: list[EnvItemSpec], settings: EnvmillSettings) -> BatchSpec:
+def _batch(items: list[EnvItemSpec], settings: EnvmillSettings, backend: Backend) -> BatchSpec:
     key = content_id(
         {
             "items": [item.model_dump() for item in items],
             "scenarios_per_env": settings.scenarios_per_env,
-            "generator": GENERATOR_VERSION,
+            "generator": backend.version,
         }
     )
     return BatchSpec(key=key, items=items)
@@ -76,16 +60,22 @@ class _Stopwatch:
             self.seconds[name] += time.perf_counter() - start
 
 
-def synthesize_batch(batch: BatchSpec, settings: EnvmillSettings, sandbox: Sandbox) -> BatchOutput:
+def synthesize_batch(
+    batch: BatchSpec,
+    settings: EnvmillSettings,
+    sandbox: Sandbox,
+    backend: Backend | None = None,
+) -> BatchOutput:
     """Run every stage for each environment of ``batch``; failures become rows."""
+    backend = backend or make_backend(settings)
     output, clock = BatchOutput(key=batch.key), _Stopwatch()
     for item in batch.items:
         try:
-            _synthesize_item(item, settings, sandbox, output, clock)
+            _synthesize_item(item, settings, sandbox, backend, output, clock)
         except _ItemFailed as failure:
             output.failures.append(failure.record)
         except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
-            output.failures.append(failure_of("item", f"{item.domain}#{item.seed}", exc))
+            output.failures.append(failure_of("item", item.label, exc))
     output.seconds = dict(clock.seconds)
     return output
 
@@ -104,64 +94,72 @@ def failure_of(stage: str, item: str, exc: BaseException, attempts: int = 1) -> 
 class _ItemFailed(Exception):
     """Ends one item's stages early; carries the failure row."""
 
-    def __init__(self, stage: str, item: str, exc: BaseException):
-        super().__init__(str(exc))
-        self.record = failure_of(stage, item, exc)
+    def __init__(self, record: FailureRecord):
+        super().__init__(record.message)
+        self.record = record
 
 
 def _synthesize_item(
     item: EnvItemSpec,
     settings: EnvmillSettings,
     sandbox: Sandbox,
+    backend: Backend,
     output: BatchOutput,
     clock: _Stopwatch,
 ) -> None:
-    label = f"{item.domain}#{item.seed}"
-    with clock.stage("compile"):
+    with clock.stage("make_env"):
         try:
-            compiled = compile_environment(load_domain(item.domain), item.seed)
-        except Exception as exc:  # a catalog or compiler bug stops this item only
-            raise _ItemFailed("compile", label, exc) from exc
+            draft = backend.make_environment(item, sandbox)
+        except Exception as exc:  # a backend bug or a failed generation stops this item only
+            raise _ItemFailed(failure_of("make_env", item.label, exc)) from exc
     with clock.stage("check_env"):
         try:
-            env = admit_environment(compiled.source, sandbox)
+            env = admit_environment(draft.source, sandbox)
         except EnvironmentRejected as exc:
-            raise _ItemFailed(f"env_{exc.stage}", label, exc) from exc
+            raise _ItemFailed(rejection_of(item.label, exc)) from exc
     output.environments.append(
         env.to_record(
-            topic=compiled.topic,
-            introduction=compiled.introduction,
-            business_rules=compiled.business_rules,
-            backend="procedural",
-            domain=item.domain,
+            topic=draft.topic,
+            introduction=draft.introduction,
+            business_rules=draft.business_rules,
+            backend=backend.name,
+            domain=draft.domain,
             seed=item.seed,
         )
     )
     with clock.stage("scenarios"):
-        made = generate_scenario_batch(
-            compiled, env.env_id, settings.scenarios_per_env, item.seed, sandbox
+        made = backend.make_scenarios(draft, env, item, settings.scenarios_per_env, sandbox)
+    output.failures += [
+        FailureRecord(
+            stage="scenarios",
+            item=f"{env.env_id}#{skip.index}",
+            error_class="Skipped",
+            code=skip.code,
+            message=skip.message,
         )
-    for index, reason in made.skipped:
-        output.failures.append(
-            FailureRecord(
-                stage="scenarios",
-                item=f"{env.env_id}#{index}",
-                error_class="Skipped",
-                message=reason,
-            )
-        )
+        for skip in made.skipped
+    ]
     with clock.stage("certify"):
         for spec in made.scenarios:
-            _certify_into(
-                spec, env, compiled.introduction, compiled.business_rules, sandbox, output
-            )
+            _certify_into(spec, env, draft, sandbox, output)
+
+
+def rejection_of(item: str, exc: EnvironmentRejected) -> FailureRecord:
+    """The failure row of a refused module: the first policy rule as its code, every reason kept."""
+    return FailureRecord(
+        stage=f"env_{exc.stage}",
+        item=item,
+        error_class="EnvironmentRejected",
+        code=exc.violations[0].rule if exc.violations else exc.stage,
+        message=str(exc)[:2000],
+        details=[str(violation) for violation in exc.violations],
+    )
 
 
 def _certify_into(
     spec: ScenarioSpec,
     env: AdmittedEnvironment,
-    introduction: str,
-    business_rules: list[str],
+    draft: EnvironmentDraft,
     sandbox: Sandbox,
     output: BatchOutput,
 ) -> None:
@@ -182,6 +180,9 @@ def _certify_into(
     if report.status == "certified":
         output.trajectories.append(
             reference_trajectory(
-                spec, report, introduction=introduction, business_rules=business_rules
+                spec,
+                report,
+                introduction=draft.introduction,
+                business_rules=draft.business_rules,
             )
         )

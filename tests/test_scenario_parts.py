@@ -11,7 +11,6 @@ import copy
 import json
 import random
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 import pytest
 from faker import Faker
@@ -23,6 +22,7 @@ from envmill.tasks.procedural.derive_checks import derive_checks
 from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
 from envmill.tasks.procedural.phrasing import phrase_task
 from envmill.tasks.procedural.scenarios import generate_scenario_batch
+from envmill.tasks.sandbox import LoadOutcome, ReplayOutcome, ToolOutcome
 
 
 class LibraryEnv:
@@ -228,34 +228,39 @@ TOOL_NAMES = [t.tool for t in library_manifest().tools]
 
 
 class FakeEpisode:
-    """The sandbox episode's interface over an in-process instance, JSON round-tripped."""
-
-    loaded = True
+    """A ``ToolEpisode`` over an in-process instance, JSON round-tripped like a host's replies."""
 
     def __init__(self, env_cls, state):
-        self.env_cls = env_cls
-        self.load_state(state or {})
-        self.calls: list[str] = []
+        self.env_cls, self.env = env_cls, env_cls()
+        self.load_outcome = self.load_state(state or {})
 
-    def call(self, tool, args):
-        self.calls.append(tool)
+    @property
+    def loaded(self) -> bool:
+        return self.load_outcome.ok
+
+    def call(self, tool, arguments) -> ToolOutcome:
         try:
-            result = getattr(self.env, tool)(**copy.deepcopy(args))
+            result = getattr(self.env, tool)(**copy.deepcopy(arguments))
         except Exception as error:  # the real host reports a raising tool the same way
             result = {"success": False, "error": f"{type(error).__name__}: {error}"}
-        return SimpleNamespace(
-            result=json.loads(json.dumps(result)), state=None, error=None, error_class=None
-        )
+        return ToolOutcome(result=json.loads(json.dumps(result)), state=self.state())
 
     def state(self):
         return json.loads(json.dumps(vars(self.env)))
 
-    def load_state(self, state):
+    def load_state(self, state) -> LoadOutcome:
+        unknown = sorted(key for key in state if key not in vars(self.env_cls()))
+        if unknown:  # like the host: refused, and the instance it had stays
+            return LoadOutcome(error=f"state key {unknown[0]!r} is unknown", error_class="host")
         self.env = self.env_cls()  # like the sandbox: a fresh instance, then each key
         for key, value in state.items():
-            if key not in vars(self.env):
-                raise KeyError(key)
             setattr(self.env, key, copy.deepcopy(value))
+        return LoadOutcome(state=self.state())
+
+    def replay(self, state, steps) -> ReplayOutcome:
+        self.load_state(state)
+        succeeded = [self.call(tool, arguments).succeeded for tool, arguments in steps]
+        return ReplayOutcome(succeeded=succeeded, state=self.state())
 
 
 class FakeSandbox:
@@ -536,4 +541,5 @@ def test_unbuildable_scenarios_are_skipped_with_a_reason():
         library_manifest(), "env0", 3, 1, FakeSandbox(), state_builder=lambda compiled, s: {}
     )
     assert batch.scenarios == []
-    assert [reason for _, reason in batch.skipped] == ["no state-changing call succeeded"] * 3
+    assert [skip.message for skip in batch.skipped] == ["no state-changing call succeeded"] * 3
+    assert {skip.code for skip in batch.skipped} == {"no_successful_change"}

@@ -109,7 +109,9 @@ def failure_row(stage: str, item: str, error_class: str, attempts: int = 1) -> d
         "stage": stage,
         "item": item,
         "error_class": error_class,
+        "code": "",
         "message": "boom",
+        "details_json": [],
         "attempts": attempts,
         "created_at": NOW,
     }
@@ -161,7 +163,7 @@ def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
         "format": "envmill-warehouse",
-        "version": "1.0",
+        "version": "1.1",
     }
     Warehouse(wh.root)  # reopening a warehouse is fine
 
@@ -450,6 +452,7 @@ def test_corpus_stats_counts(corpus):
     assert failures[0] == {
         "stage": "certify",
         "error_class": "Timeout",
+        "code": "",
         "failures": 2,
         "attempts": 3,
         "runs": 1,
@@ -487,3 +490,43 @@ def test_format_csv_json_table(wh):
     assert "generate" in grid[3]
     with pytest.raises(ValueError, match="unknown format"):
         format_table(table, "xml")
+
+
+def test_llm_calls_land_and_stats_sum_tokens_and_cost_by_stage_and_model(wh):
+    from envmill.schemas.llm import LlmCallRecord
+    from envmill.schemas.run import BatchOutput
+    from envmill.warehouse.rows import write_batch
+
+    def call(stage, model, hit=False, cost=0.0, outcome="ok"):
+        return LlmCallRecord(
+            stage=stage,
+            item="t1",
+            model=model,
+            request_hash=content_id({"stage": stage, "model": model, "hit": hit}),
+            prompt_tokens=100,
+            completion_tokens=20,
+            latency_seconds=0.0 if hit else 0.5,
+            cache_hit=hit,
+            attempts=0 if hit else 1,
+            outcome=outcome,
+            cost_usd=cost,
+        )
+
+    calls = [
+        call("topics", "small", cost=0.01),
+        call("topics", "small", hit=True),
+        call("skeleton", "big", cost=0.25),
+        call("skeleton", "big", cost=0.0, outcome="failed"),
+    ]
+    write_batch(wh, BatchOutput(key="k1", llm_calls=calls), RUN)
+    write_batch(wh, BatchOutput(key="k1", llm_calls=calls), RUN)  # a rerun replaces its part
+    assert query(wh.root, "SELECT count(*) FROM llm_calls").column(0).to_pylist() == [4]
+    usage = {(r["stage"], r["model"]): r for r in corpus_stats(wh.root)["llm_usage"].to_pylist()}
+    topics, skeleton = usage["topics", "small"], usage["skeleton", "big"]
+    assert (topics["calls"], topics["cache_hits"], topics["prompt_tokens"]) == (2, 1, 200)
+    assert topics["cost_usd"] == 0.01 and topics["avg_latency_s"] == 0.5
+    assert (skeleton["failed"], skeleton["completion_tokens"], skeleton["cost_usd"]) == (
+        1,
+        40,
+        0.25,
+    )

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from envmill.schemas.environment import EnvironmentRecord
+from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord
-from envmill.schemas.tables import derive_failure_id
+from envmill.schemas.tables import derive_call_id, derive_failure_id
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.warehouse.store import Warehouse
 
@@ -101,8 +102,19 @@ def failure_row(failure: FailureRecord, run_id: str) -> dict[str, Any]:
         "stage": failure.stage,
         "item": failure.item,
         "error_class": failure.error_class,
+        "code": failure.code,
         "message": failure.message,
+        "details_json": failure.details,
         "attempts": failure.attempts,
+    }
+
+
+def llm_call_row(call: LlmCallRecord, run_id: str) -> dict[str, Any]:
+    created_at = call.created_at.isoformat()
+    row = call.model_dump(exclude={"run_id"})
+    return row | {
+        "call_id": derive_call_id(run_id, call.request_hash, call.item, created_at),
+        "run_id": run_id,
     }
 
 
@@ -114,6 +126,7 @@ def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
         "scenarios": [scenario_row(s, run_id) for s in output.scenarios],
         "trajectories": [trajectory_row(t, run_id) for t in output.trajectories],
         "failures": [failure_row(f, run_id) for f in output.failures],
+        "llm_calls": [llm_call_row(c, run_id) for c in output.llm_calls],
     }
     for table, rows in tables.items():
         if rows:

@@ -92,9 +92,25 @@ ORDER BY trajectories DESC, policy;
 SELECT
     stage,
     error_class,
+    coalesce(code, '') AS code,
     count(*) AS failures,
     sum(attempts)::BIGINT AS attempts,
     count(DISTINCT run_id) AS runs
 FROM failures
-GROUP BY stage, error_class
-ORDER BY failures DESC, stage, error_class;
+GROUP BY ALL
+ORDER BY failures DESC, stage, error_class, code;
+
+-- name: llm_usage
+SELECT
+    stage,
+    model,
+    count(*) AS calls,
+    count(*) FILTER (WHERE cache_hit) AS cache_hits,
+    count(*) FILTER (WHERE outcome = 'failed') AS failed,
+    sum(prompt_tokens)::BIGINT AS prompt_tokens,
+    sum(completion_tokens)::BIGINT AS completion_tokens,
+    round(sum(cost_usd), 4) AS cost_usd,
+    round(avg(latency_seconds) FILTER (WHERE NOT cache_hit), 3) AS avg_latency_s
+FROM llm_calls
+GROUP BY ALL
+ORDER BY cost_usd DESC, stage, model;

@@ -27,7 +27,8 @@ def run(
 ) -> None:
     """Synthesize environments, certified scenarios and reference trajectories."""
     from envmill.schemas.settings import SettingsError, load_settings
-    from envmill.tasks.pipeline import PlanError, plan_batches
+    from envmill.tasks.backends import PlanError
+    from envmill.tasks.pipeline import plan_batches
     from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
 
     domain_list = (
@@ -45,9 +46,7 @@ def run(
             workers=workers,
             dask_address=dask_address,
         )
-        if settings.backend != "procedural":
-            fail("the llm backend is not available in this version; use --backend procedural")
-        plan_batches(settings)  # an unknown domain fails here, before anything starts
+        plan_batches(settings)  # an unknown domain or backend fails here, before anything starts
         warehouse = Warehouse(resolve_data_dir(str(settings.home) if settings.home else None))
     except (SettingsError, PlanError, WarehouseError) as exc:
         fail(str(exc))

@@ -11,18 +11,20 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from faker import Faker
 
 from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.procedural.chains import Chain, sample_chain
 from envmill.tasks.procedural.derive_checks import derive_checks
 from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.phrasing import phrase_task
+from envmill.tasks.procedural.statefill import build_initial_state
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +34,11 @@ FAKER_LOCALE = "en_US"
 
 
 class ScenarioSkipped(Exception):
-    """A scenario that could not be built; the reason becomes a shortfall row."""
+    """A scenario that could not be built; code and reason become a shortfall row."""
 
-
-@dataclass
-class ScenarioBatch:
-    """The scenarios built for one environment, and why the others were skipped."""
-
-    scenarios: list[ScenarioSpec] = field(default_factory=list)
-    skipped: list[tuple[int, str]] = field(default_factory=list)
+    def __init__(self, code: str, reason: str):
+        super().__init__(reason)
+        self.code = code
 
 
 def generate_scenario_batch(
@@ -52,8 +50,8 @@ def generate_scenario_batch(
     *,
     conversational_share: float = 0.3,
     state_builder: StateBuilder | None = None,
-) -> ScenarioBatch:
-    """Up to ``n`` scenarios for one environment, with ``(index, reason)`` for each one skipped.
+) -> ScenarioDrafts:
+    """Up to ``n`` scenarios for one environment, with a code and reason for each one skipped.
 
     Args:
         compiled: the environment and its tool manifest.
@@ -64,9 +62,9 @@ def generate_scenario_batch(
         conversational_share: the expected fraction of conversational scenarios.
         state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
     """
-    builder = state_builder or _default_state_builder()
+    builder = state_builder or build_initial_state
     faker = Faker(FAKER_LOCALE)
-    batch, seen = ScenarioBatch(), set()
+    batch, seen = ScenarioDrafts(), set()
     for index in range(n):
         try:
             spec = build_scenario(
@@ -80,15 +78,16 @@ def generate_scenario_batch(
                 state_builder=builder,
             )
         except ScenarioSkipped as skip:
-            batch.skipped.append((index, str(skip)))
+            batch.skipped.append(SkippedScenario(index=index, code=skip.code, message=str(skip)))
             continue
         if spec.scenario_id in seen:
-            batch.skipped.append((index, "duplicate of an earlier scenario"))
+            duplicate = "duplicate of an earlier scenario"
+            batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
             continue
         seen.add(spec.scenario_id)
         batch.scenarios.append(spec)
-    for index, reason in batch.skipped:
-        log.info("env %s: scenario %d skipped: %s", env_id, index, reason)
+    for skip in batch.skipped:
+        log.info("env %s: scenario %d skipped: %s", env_id, skip.index, skip.message)
     return batch
 
 
@@ -121,7 +120,7 @@ def build_scenario(
         label_fields=compiled.label_fields,
     )
     if not checks:
-        raise ScenarioSkipped("the chain left no checkable change")
+        raise ScenarioSkipped("no_checkable_change", "the chain left no checkable change")
     checks.append(guard_check(chain.initial_state, chain.final_state))
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
     task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
@@ -145,14 +144,18 @@ def _run_chain(
     try:
         with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
             if not episode.loaded:
-                raise ScenarioSkipped(f"initial state does not load: {episode.load_outcome.error}")
+                raise ScenarioSkipped(
+                    "state_does_not_load",
+                    f"initial state does not load: {episode.load_outcome.error}",
+                )
             chain = sample_chain(compiled, episode, rng, faker, target)
     except ScenarioSkipped:
         raise
     except Exception as error:  # the environment is generated code: any failure skips the item
-        raise ScenarioSkipped(f"episode failed: {type(error).__name__}: {error}") from error
+        reason = f"episode failed: {type(error).__name__}: {error}"
+        raise ScenarioSkipped("episode_failed", reason) from error
     if chain is None:
-        raise ScenarioSkipped("no state-changing call succeeded")
+        raise ScenarioSkipped("no_successful_change", "no state-changing call succeeded")
     return chain
 
 
@@ -160,10 +163,3 @@ def derive_seed(seed: int, env_id: str, index: int, purpose: str) -> int:
     """A 64-bit seed from the run seed, environment, scenario index and purpose (no ``hash()``)."""
     digest = sha256_hex(canonical_json([seed, env_id, index, purpose]))
     return int(digest[:16], 16)
-
-
-def _default_state_builder() -> StateBuilder:
-    # imported on use, so callers that pass their own builder do not load the state filler
-    from envmill.tasks.procedural.statefill import build_initial_state
-
-    return build_initial_state

@@ -1,0 +1,111 @@
+"""LLM settings and records: which model each stage uses, and one row per LLM call.
+
+A stage override (``stages``) changes only the fields it sets; the rest come from ``default``,
+so ``[llm.stages.topics] model = "small"`` keeps the default timeouts. ``base_url`` and
+``api_key`` fall back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` when unset (DESIGN §7), but
+nothing here starts a call: the LLM layer runs only when a caller builds it (``--backend llm``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class Price(BaseModel):
+    """USD per million tokens of one model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: float = Field(0.0, ge=0, description="USD per million prompt tokens")
+    output: float = Field(0.0, ge=0, description="USD per million completion tokens")
+
+
+class StageModel(BaseModel):
+    """The model and limits of one stage's calls."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field("gpt-4o-mini", min_length=1)
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_tokens: int = Field(4096, gt=0)
+    timeout_seconds: float = Field(
+        120.0, gt=0, description="one HTTP attempt (the openai default of 600 s is too long)"
+    )
+    deadline_seconds: float = Field(
+        600.0, gt=0, description="one call, every retry and repair turn included"
+    )
+
+
+class LlmSettings(BaseModel):
+    """Endpoint, per-stage models, global limits, prices and the response cache switch."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str | None = Field(None, description="else OPENAI_BASE_URL")
+    api_key: SecretStr | None = Field(None, description="else OPENAI_API_KEY")
+    default: StageModel = Field(default_factory=StageModel)
+    stages: dict[str, StageModel] = Field(
+        default_factory=dict, description="per stage name: the fields that differ from default"
+    )
+    max_concurrency: int = Field(8, gt=0, description="in-flight requests, all processes of a run")
+    requests_per_minute: int = Field(0, ge=0, description="0: no pacing")
+    max_attempts: int = Field(4, ge=1, description="HTTP attempts per request, first included")
+    retry_backoff_seconds: float = Field(
+        0.5, ge=0, description="first wait between attempts; doubles, at most 8 s, jittered"
+    )
+    repair_turns: int = Field(1, ge=0, description="turns that show the model its parse error")
+    structured_output: Literal["auto", "json_schema", "text"] = "auto"
+    prices: dict[str, Price] = Field(default_factory=dict, description="model -> Price")
+    cache: bool = True
+
+    def for_stage(self, stage: str) -> StageModel:
+        """``default`` with the fields the stage's override sets."""
+        override = self.stages.get(stage)
+        if override is None:
+            return self.default
+        return self.default.model_copy(
+            update=override.model_dump(include=override.model_fields_set)
+        )
+
+
+class LlmCallRecord(BaseModel):
+    """One LLM call (a cache hit too): a row of the ``llm_calls`` table.
+
+    ``cost_usd`` is what this call cost: a cache hit keeps the token counts of the call that
+    made the cached reply but costs 0. An unpriced model costs 0 as well.
+    """
+
+    run_id: str = ""
+    stage: str
+    item: str = ""
+    model: str
+    prompt_hash: str = Field("", description="the template that made the messages")
+    request_hash: str = Field(description="the cache key")
+    sample: int = 0
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    latency_seconds: float = Field(0.0, ge=0, description="first request sent to reply ready")
+    queue_seconds: float = Field(0.0, ge=0, description="waiting for a slot or the RPM pace")
+    cache_hit: bool = False
+    attempts: int = Field(0, ge=0, description="HTTP requests made, repair turns included")
+    outcome: Literal["ok", "failed"] = "ok"
+    error_class: str = ""
+    error: str = Field("", description="one line, never the API key")
+    cost_usd: float = Field(0.0, ge=0)
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class TopicVerdict(BaseModel):
+    """Topic mining's answer for one corpus task (EnvScaler's SkelBuilder, first step)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stateful: bool = Field(description="the task reads or changes state a system keeps")
+    domain_specific: bool = Field(description="the task belongs to one business domain")
+    topic: str = Field(description="an environment topic, e.g. 'clinic appointment booking'")
+    usefulness: int = Field(ge=1, le=5)
+    modelability: int = Field(ge=1, le=5, description="how well a Python class can model it")
+    reason: str

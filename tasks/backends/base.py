@@ -1,0 +1,78 @@
+"""The seam between the shared pipeline and the backends that make environments and scenarios.
+
+A backend plans a run's items, makes an environment module for an item and scenarios for an
+admitted environment; the pipeline does everything else (admission, certification, reference
+trajectories, rows) the same way for every backend (DESIGN §2, §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.run import EnvItemSpec, SkippedScenario
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.settings import EnvmillSettings
+
+if TYPE_CHECKING:
+    from envmill.tasks.environment import AdmittedEnvironment
+    from envmill.tasks.sandbox import Sandbox
+
+
+class PlanError(ValueError):
+    """Settings a backend cannot plan (an unknown domain, say); one line for the user."""
+
+
+class EnvironmentDraft(Protocol):
+    """What a backend makes for an item: a module's source and the prose that goes with it.
+
+    A backend may hand the pipeline a richer object (the procedural backend's compiled environment
+    carries its tool manifest); the pipeline reads only these attributes and gives the same object
+    back to :meth:`Backend.make_scenarios`.
+    """
+
+    source: str
+    topic: str
+    introduction: str
+    business_rules: list[str]
+    domain: str
+
+
+@dataclass
+class ScenarioDrafts:
+    """The scenarios a backend made for one environment, and why the others were skipped."""
+
+    scenarios: list[ScenarioSpec] = field(default_factory=list)
+    skipped: list[SkippedScenario] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    """One way of making environments and scenarios."""
+
+    name: str
+    version: str  # enters every batch key: bump it when the output changes, so reruns redo work
+
+    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
+        """The run's environment items; raises :class:`PlanError` for settings it cannot plan."""
+        ...
+
+    def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> EnvironmentDraft:
+        """An environment module for ``item``; any exception fails this item only."""
+        ...
+
+    def make_scenarios(
+        self,
+        draft: EnvironmentDraft,
+        env: AdmittedEnvironment,
+        item: EnvItemSpec,
+        count: int,
+        sandbox: Sandbox,
+    ) -> ScenarioDrafts:
+        """Up to ``count`` scenarios for an admitted environment, with a reason for each skip."""
+        ...
+
+
+def item_seed(run_seed: int, index: int) -> int:
+    """The seed of item ``index`` of a run: a hash, so neighbouring items share nothing."""
+    return int(sha256_hex(canonical_json(["env", run_seed, index]))[:12], 16)

@@ -1,0 +1,47 @@
+"""The procedural backend (DESIGN §4): catalog domains compiled with a seed, scenarios sampled
+from the compiled tool manifest. No LLM anywhere."""
+
+from __future__ import annotations
+
+from envmill.schemas.run import EnvItemSpec
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
+from envmill.tasks.environment import AdmittedEnvironment
+from envmill.tasks.procedural.catalog import list_domains, load_domain
+from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.manifest import CompiledEnvironment
+from envmill.tasks.procedural.scenarios import generate_scenario_batch
+from envmill.tasks.sandbox import Sandbox
+
+
+class ProceduralBackend:
+    """Items cycle through the chosen domains; each item's seed varies its environment."""
+
+    name = "procedural"
+    version = "procedural-3"
+
+    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
+        known = list_domains()
+        domains = settings.domains or known
+        unknown = [d for d in domains if d not in known]
+        if unknown:
+            raise PlanError(f"unknown domain {unknown[0]!r}; known domains: {', '.join(known)}")
+        return [
+            EnvItemSpec(
+                index=i, subject=domains[i % len(domains)], seed=item_seed(settings.seed, i)
+            )
+            for i in range(settings.envs)
+        ]
+
+    def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> CompiledEnvironment:
+        return compile_environment(load_domain(item.subject), item.seed)
+
+    def make_scenarios(
+        self,
+        draft: CompiledEnvironment,
+        env: AdmittedEnvironment,
+        item: EnvItemSpec,
+        count: int,
+        sandbox: Sandbox,
+    ) -> ScenarioDrafts:
+        return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)

@@ -1,0 +1,120 @@
+"""The backend seam: the shared pipeline runs any backend the same way and knows none of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from envmill.schemas.run import BatchSpec, EnvItemSpec, SkippedScenario
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends import PlanError, ScenarioDrafts, make_backend
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from tests.conftest import FIXTURES
+
+
+class FixtureDraft:
+    """An environment draft that is just a hand-written module."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.topic = "a small clinic"
+        self.introduction = "Front desk of a clinic."
+        self.business_rules = ["Patients check in before a visit."]
+        self.domain = "clinic"
+
+
+class FixtureBackend:
+    """Makes the golden clinic environment and its certified scenarios; no procedural code."""
+
+    name = "fixture"
+    version = "fixture-1"
+
+    def __init__(self, source: str, scenarios: list[dict], skip: bool = False):
+        self.source, self.scenarios, self.skip = source, scenarios, skip
+
+    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
+        return [EnvItemSpec(index=i, subject="clinic", seed=i) for i in range(settings.envs)]
+
+    def make_environment(self, item, sandbox) -> FixtureDraft:
+        return FixtureDraft(self.source)
+
+    def make_scenarios(self, draft, env, item, count, sandbox) -> ScenarioDrafts:
+        specs = [ScenarioSpec(env_id=env.env_id, backend=self.name, **s) for s in self.scenarios]
+        skipped = [SkippedScenario(index=9, code="no_idea", message="nothing came to mind")]
+        return ScenarioDrafts(scenarios=specs[:count], skipped=skipped if self.skip else [])
+
+
+@pytest.fixture(scope="module")
+def certified_scenarios() -> list[dict]:
+    return json.loads((FIXTURES / "scenarios" / "clinic.json").read_text())["certified"]
+
+
+def _run(backend, sandbox, envs: int = 1, scenarios: int = 2):
+    settings = EnvmillSettings(envs=envs, scenarios_per_env=scenarios, batch_size=envs)
+    (batch,) = plan_batches(settings, backend)
+    return synthesize_batch(batch, settings, sandbox, backend)
+
+
+def test_pipeline_runs_a_backend_it_does_not_know(clinic_source, certified_scenarios, sandbox):
+    out = _run(FixtureBackend(clinic_source, certified_scenarios, skip=True), sandbox)
+    (env,) = out.environments
+    assert (env.backend, env.domain, env.topic) == ("fixture", "clinic", "a small clinic")
+    assert [s.status for s in out.scenarios] == ["certified", "certified"]
+    assert {s.backend for s in out.scenarios} == {"fixture"}
+    assert len(out.trajectories) == 2
+    (skip,) = out.failures
+    assert (skip.stage, skip.error_class, skip.code) == ("scenarios", "Skipped", "no_idea")
+    assert skip.item == f"{env.env_id}#9"
+
+
+def test_backend_version_enters_the_batch_key(clinic_source, certified_scenarios):
+    settings = EnvmillSettings(envs=2, batch_size=2)
+    first = FixtureBackend(clinic_source, certified_scenarios)
+    second = FixtureBackend(clinic_source, certified_scenarios)
+    second.version = "fixture-2"
+    assert plan_batches(settings, first)[0].key != plan_batches(settings, second)[0].key
+
+
+def test_a_failing_backend_fails_its_item_only(clinic_source, certified_scenarios, sandbox):
+    class Flaky(FixtureBackend):
+        def make_environment(self, item, sandbox):
+            if item.index == 0:
+                raise RuntimeError("generator fell over")
+            return super().make_environment(item, sandbox)
+
+    out = _run(Flaky(clinic_source, certified_scenarios), sandbox, envs=2, scenarios=1)
+    (failure,) = out.failures
+    assert (failure.stage, failure.error_class, failure.item) == (
+        "make_env",
+        "RuntimeError",
+        "clinic#0",
+    )
+    assert len(out.environments) == 1 and len(out.trajectories) == 1
+
+
+def test_a_refused_module_keeps_every_policy_rule(certified_scenarios, sandbox):
+    hostile = (
+        "import os\n\nclass Env:\n    def __init__(self):\n        self.items = {}\n\n"
+        "    def leak(self) -> dict:\n        return {'key': open('/etc/passwd').read()}\n"
+    )
+    out = _run(FixtureBackend(hostile, certified_scenarios), sandbox, scenarios=1)
+    (failure,) = out.failures
+    assert (failure.stage, failure.error_class) == ("env_policy", "EnvironmentRejected")
+    assert len(failure.details) >= 2, failure.details  # the import and the open call
+    assert failure.details[0].endswith(f"[{failure.code}]")  # code = the first violation's rule
+    assert out.environments == [] and out.scenarios == []
+
+
+def test_unknown_backend_and_domain_are_plan_errors():
+    with pytest.raises(PlanError, match="llm backend is not available"):
+        make_backend(EnvmillSettings(backend="llm"))
+    with pytest.raises(PlanError, match="unknown domain 'atlantis'"):
+        plan_batches(EnvmillSettings(domains=["atlantis"]))
+
+
+def test_batch_spec_round_trips_for_workers():
+    batch = plan_batches(EnvmillSettings(envs=3, batch_size=2))[0]
+    assert BatchSpec.model_validate_json(batch.model_dump_json()) == batch
+    assert batch.items[0].label == f"{batch.items[0].subject}#{batch.items[0].seed}"
