@@ -1,0 +1,60 @@
+"""The LLM layer: an OpenAI-compatible client with a content cache, structured output, retries
+under a deadline, global concurrency and rate limits, and a record of every call.
+
+Nothing here runs unless a caller builds an :class:`LlmClient` (the CLI's ``--backend llm``).
+The local test endpoint lives in :mod:`envmill.tasks.llm.endpoint`.
+"""
+
+from envmill.schemas.llm import LlmCallRecord, LlmSettings, Price, StageModel
+from envmill.tasks.llm.accounting import CallCollector, estimate_cost, summarize
+from envmill.tasks.llm.cache import ResponseCache, request_key
+from envmill.tasks.llm.client import LlmClient
+from envmill.tasks.llm.limits import CallLimits, GateTimeout, choose_limits, local_limits
+from envmill.tasks.llm.prompts import (
+    PromptError,
+    RenderedPrompt,
+    find_stage,
+    list_prompts,
+    render,
+    stage_marker,
+)
+from envmill.tasks.llm.reply import (
+    LlmCallError,
+    LlmConfigError,
+    LlmError,
+    LlmReply,
+    LlmUnreachableError,
+    ToolCall,
+)
+from envmill.tasks.llm.structured import ReplyError, parse_reply
+
+__all__ = [
+    "CallCollector",
+    "CallLimits",
+    "GateTimeout",
+    "LlmCallError",
+    "LlmCallRecord",
+    "LlmClient",
+    "LlmConfigError",
+    "LlmError",
+    "LlmReply",
+    "LlmSettings",
+    "LlmUnreachableError",
+    "Price",
+    "PromptError",
+    "RenderedPrompt",
+    "ReplyError",
+    "ResponseCache",
+    "StageModel",
+    "ToolCall",
+    "choose_limits",
+    "estimate_cost",
+    "find_stage",
+    "list_prompts",
+    "local_limits",
+    "parse_reply",
+    "render",
+    "request_key",
+    "stage_marker",
+    "summarize",
+]

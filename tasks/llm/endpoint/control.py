@@ -1,0 +1,95 @@
+"""Running the test endpoint and steering it: one :class:`Endpoint` handle for tests and benches.
+
+The handle talks to the admin routes over HTTP, so it steers a server in this process (started by
+:func:`serve_endpoint` on a thread) and one in another process (``python -m
+envmill.tasks.llm.endpoint``) the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from envmill.tasks.llm.endpoint.faults import Fault
+from envmill.tasks.llm.endpoint.responders import warm_up
+from envmill.tasks.llm.endpoint.server import EndpointConfig, EndpointServer
+
+# Admin calls go straight to 127.0.0.1 even when the environment sets an HTTP proxy.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class Endpoint:
+    """A running test endpoint: its base URL (``…/v1``) and its admin routes."""
+
+    def __init__(self, url: str, closer: Callable[[], None] = lambda: None) -> None:
+        self.url = url
+        self._root = url.removesuffix("/v1")
+        self._closer = closer
+
+    def _call(self, path: str, payload: Any = None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(
+            self._root + path, data=data, headers={"Content-Type": "application/json"}
+        )
+        with _DIRECT.open(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def stats(self) -> dict[str, Any]:
+        """requests, routes, stages, faults (applied, by kind), in_flight, peak_in_flight."""
+        return self._call("/_stats")
+
+    def requests(self, stage: str | None = None) -> list[dict[str, Any]]:
+        """The bodies the endpoint received (the last 2000), oldest first."""
+        return self._call("/_requests" + (f"?stage={stage}" if stage else ""))
+
+    def add_faults(self, *faults: Fault) -> int:
+        """Queue faults; returns how many are pending."""
+        return self._call("/_faults", [fault.to_dict() for fault in faults])["pending"]
+
+    def configure(self, **settings: Any) -> None:
+        """Change latency, refuse_response_format, ... of the running endpoint."""
+        self._call("/_config", settings)
+
+    def reset(self) -> None:
+        """Forget counts, the request log and pending faults."""
+        self._call("/_reset", {})
+
+    def close(self) -> None:
+        self._closer()
+
+
+def start_server(host: str = "127.0.0.1", port: int = 0, **config: Any) -> EndpointServer:
+    """A bound (not yet serving) endpoint server, responders warmed; ``port=0``: a free port."""
+    warm_up()
+    return EndpointServer(host, port, EndpointConfig(**config))
+
+
+@contextmanager
+def serve_endpoint(port: int = 0, **config: Any) -> Iterator[Endpoint]:
+    """Serve on a thread of this process for the duration of the block.
+
+    Args:
+        port: 0 for a free port.
+        **config: EndpointConfig fields: latency (seconds, or (low, high)), seed,
+            refuse_response_format, embedding_dimensions.
+    """
+    server = start_server(port=port, **config)
+    thread = threading.Thread(
+        target=server.serve_forever, args=(0.05,), name="llm-endpoint", daemon=True
+    )
+    thread.start()
+
+    def close() -> None:
+        server.closing.set()
+        server.shutdown()
+        server.server_close()
+
+    endpoint = Endpoint(server.url, close)
+    try:
+        yield endpoint
+    finally:
+        close()

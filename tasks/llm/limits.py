@@ -1,0 +1,230 @@
+"""Global limits on LLM requests: at most N in flight and a start pace, across every process.
+
+A per-process semaphore would let W workers send W×N requests, so the cap lives outside the
+process. Two implementations behind one interface (:class:`CallLimits`):
+
+* local (one machine): N lock files held with ``flock``. The kernel drops a lock when its
+  process dies, even by ``kill -9`` — a counter file would leak the slot. The RPM pace is a
+  "next start time" in a flock-protected file.
+* Dask: a ``distributed.Semaphore`` named after the run (its leases expire with a dead worker),
+  and for the pace a ``distributed.Lock`` held for one interval after each start.
+
+:func:`choose_limits` picks Dask inside a worker or when a client is active, else local. A
+process-local semaphore in front of either keeps waiting threads off the shared gate.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class GateTimeout(TimeoutError):
+    """No slot (or start time) within the time the caller had left."""
+
+
+class Slots(Protocol):
+    def acquire(self, timeout: float | None) -> Any: ...
+    def release(self, token: Any) -> None: ...
+
+
+class Pacer(Protocol):
+    def reserve(self, timeout: float | None) -> float:
+        """Block until this request may start; returns the seconds waited."""
+        ...
+
+
+class CallLimits:
+    """A concurrency slot and, when paced, a start time: ``with limits.slot(t) as waited: ...``."""
+
+    def __init__(self, slots: Slots, pacer: Pacer | None = None, kind: str = "local") -> None:
+        self.slots, self.pacer, self.kind = slots, pacer, kind
+
+    @contextmanager
+    def slot(self, timeout: float | None = None) -> Iterator[float]:
+        """Hold one slot for the block; yields the seconds spent waiting (slot and pace)."""
+        start = time.monotonic()
+        token = self.slots.acquire(timeout)
+        try:
+            if self.pacer is not None:
+                left = None if timeout is None else timeout - (time.monotonic() - start)
+                self.pacer.reserve(left)
+            yield time.monotonic() - start
+        finally:
+            self.slots.release(token)
+
+
+class _Remaining:
+    def __init__(self, timeout: float | None) -> None:
+        self.end = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        return None if self.end is None else max(0.0, self.end - time.monotonic())
+
+
+class LocalSlots:
+    """``cap`` lock files in ``folder``; a slot is a held ``flock`` on one of them."""
+
+    def __init__(self, folder: Path, cap: int) -> None:
+        self.folder, self.cap = Path(folder), cap
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._local = threading.BoundedSemaphore(cap)
+
+    def acquire(self, timeout: float | None) -> int:
+        remaining = _Remaining(timeout)
+        if not self._local.acquire(timeout=remaining.left()):
+            raise GateTimeout(f"no LLM slot free within {timeout:.1f}s")
+        try:
+            return self._lock_one(remaining)
+        except BaseException:
+            self._local.release()
+            raise
+
+    def _lock_one(self, remaining: _Remaining) -> int:
+        delay = 0.001
+        while True:
+            offset = random.randrange(self.cap)
+            for index in range(self.cap):
+                path = self.folder / f"slot-{(offset + index) % self.cap:04d}.lock"
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(descriptor)
+                    continue
+                return descriptor
+            left = remaining.left()
+            if left is not None and left <= 0:
+                raise GateTimeout("no LLM slot free in time")
+            time.sleep(delay if left is None else min(delay, left))
+            delay = min(delay * 2, 0.02)
+
+    def release(self, token: int) -> None:
+        try:
+            fcntl.flock(token, fcntl.LOCK_UN)
+            os.close(token)
+        finally:
+            self._local.release()
+
+
+class LocalPacer:
+    """Starts at least ``60 / rpm`` seconds apart, machine-wide, through one shared file."""
+
+    def __init__(self, folder: Path, rpm: int, cap: int) -> None:
+        self.path = Path(folder) / "pace"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.interval, self.cap = 60.0 / rpm, cap
+
+    def reserve(self, timeout: float | None) -> float:
+        with open(self.path, "a+", encoding="ascii") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.seek(0)
+            try:
+                planned = float(handle.read() or 0)
+            except ValueError:  # a torn or foreign file: start afresh
+                planned = 0.0
+            now = time.time()
+            # Only slot holders reserve, so no honest plan lies more than cap intervals ahead;
+            # a later one is a stale file or a clock jump.
+            start = max(now, min(planned, now + self.interval * self.cap))
+            if timeout is not None and start - now > timeout:
+                raise GateTimeout(f"next LLM start in {start - now:.1f}s, past the deadline")
+            handle.seek(0)
+            handle.truncate()
+            handle.write(repr(start + self.interval))
+            handle.flush()
+        time.sleep(max(0.0, start - now))
+        return start - now
+
+
+class DaskSlots:
+    """A ``distributed.Semaphore`` shared by every worker of the run."""
+
+    def __init__(self, name: str, cap: int) -> None:
+        from distributed import Semaphore
+
+        self._semaphore = Semaphore(max_leases=cap, name=name)
+        self._local = threading.BoundedSemaphore(cap)
+
+    def acquire(self, timeout: float | None) -> None:
+        remaining = _Remaining(timeout)
+        if not self._local.acquire(timeout=remaining.left()):
+            raise GateTimeout(f"no LLM slot free within {timeout:.1f}s")
+        try:
+            if not self._semaphore.acquire(timeout=remaining.left()):
+                raise GateTimeout("no LLM slot free in time")
+        except BaseException:
+            self._local.release()
+            raise
+
+    def release(self, token: None) -> None:
+        try:
+            self._semaphore.release()
+        finally:
+            self._local.release()
+
+
+class DaskPacer:
+    """Holding a cluster-wide lock for one interval after each start spaces the starts."""
+
+    def __init__(self, name: str, rpm: int) -> None:
+        from distributed import Lock
+
+        self._lock = Lock(name)
+        self.interval = 60.0 / rpm
+
+    def reserve(self, timeout: float | None) -> float:
+        start = time.monotonic()
+        if not self._lock.acquire(timeout=timeout):
+            raise GateTimeout("no LLM start time free in time")
+        timer = threading.Timer(self.interval, self._lock.release)
+        timer.daemon = True
+        timer.start()
+        return time.monotonic() - start
+
+
+_SHARED: dict[tuple[Any, ...], CallLimits] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def in_dask() -> bool:
+    """Inside a Dask worker, or with a Dask client active (never imports ``distributed``)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    for probe in (distributed.get_worker, distributed.default_client):
+        with suppress(ValueError):
+            probe()
+            return True
+    return False
+
+
+def choose_limits(cap: int, rpm: int, folder: Path, run_id: str = "") -> CallLimits:
+    """The limits for this process (one object per process and configuration, shared)."""
+    dask = in_dask()
+    key = (os.getpid(), dask, cap, rpm, str(folder), run_id)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = (
+                _dask_limits(cap, rpm, run_id) if dask else local_limits(folder, cap, rpm)
+            )
+        return _SHARED[key]
+
+
+def local_limits(folder: Path, cap: int, rpm: int = 0) -> CallLimits:
+    pacer = LocalPacer(folder, rpm, cap) if rpm else None
+    return CallLimits(LocalSlots(Path(folder) / "slots", cap), pacer, "local")
+
+
+def _dask_limits(cap: int, rpm: int, run_id: str) -> CallLimits:
+    name = f"envmill-llm-{run_id or 'default'}"
+    pacer = DaskPacer(f"{name}-pace", rpm) if rpm else None
+    return CallLimits(DaskSlots(name, cap), pacer, "dask")

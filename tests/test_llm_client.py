@@ -1,0 +1,512 @@
+"""The LLM layer through the real openai client against the local endpoint (DESIGN §8)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from llm_server import (
+    TEST_MODEL,
+    TEST_STAGE,
+    elapsed_since,
+    fire_calls,
+    make_client,
+    spawn_endpoint,
+)
+
+from envmill.schemas.llm import LlmSettings, StageModel, TopicVerdict
+from envmill.tasks.llm import (
+    LlmCallError,
+    LlmClient,
+    LlmConfigError,
+    LlmUnreachableError,
+    local_limits,
+    render,
+    summarize,
+)
+from envmill.tasks.llm.endpoint import Fault, serve_endpoint
+
+SLACK = 0.5  # seconds a failing call may take past its deadline (the last attempt's overrun)
+TEST_DEADLINE = TEST_STAGE.deadline_seconds
+TASKS = [
+    "Book a flight from Paris to Rome for Alice on Friday",
+    "Cancel my dentist appointment tomorrow morning",
+    "Transfer 200 dollars from my checking account to savings",
+    "Renew my library loan for the book Dune",
+    "What is the weather in Berlin today?",
+]
+
+
+@pytest.fixture
+def endpoint():
+    """A fresh endpoint on a thread of the test process (no latency)."""
+    with serve_endpoint() as served:
+        yield served
+
+
+def topics_prompt(task: str):
+    return render("topics", corpus="API-Bank", task=task, tools=[])
+
+
+def ask_topic(client: LlmClient, task: str = TASKS[0], **kwargs):
+    prompt = topics_prompt(task)
+    return client.complete(
+        "topics", prompt.messages, schema=TopicVerdict, prompt_hash=prompt.prompt_hash, **kwargs
+    )
+
+
+def test_topic_mining_end_to_end(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    reply = ask_topic(client, item="api-bank/1")
+    assert isinstance(reply.value, TopicVerdict)
+    assert reply.value.stateful and "airline" in reply.value.topic
+    record = reply.record
+    assert (record.stage, record.item, record.model, record.outcome) == (
+        "topics",
+        "api-bank/1",
+        TEST_MODEL,
+        "ok",
+    )
+    assert record.prompt_hash == topics_prompt(TASKS[0]).prompt_hash
+    assert record.attempts == 1 and not record.cache_hit
+    assert record.prompt_tokens > 100 and record.completion_tokens > 10
+    expected = (record.prompt_tokens * 1.0 + record.completion_tokens * 2.0) / 1e6
+    assert record.cost_usd == pytest.approx(expected)
+    assert client.collector.drain() == [record]
+    body = endpoint.requests("topics")[0]["body"]
+    assert body["response_format"]["json_schema"]["name"] == "TopicVerdict"
+    assert body["messages"][0]["content"].startswith("envmill-stage: topics")
+
+
+def test_second_identical_run_makes_no_requests(endpoint, tmp_path):
+    tasks = [f"{task} (request {i})" for i in range(4) for task in TASKS]
+
+    def run() -> list:
+        client = make_client(endpoint.url, tmp_path)
+        with ThreadPoolExecutor(8) as pool:
+            return list(pool.map(lambda task: ask_topic(client, task), tasks))
+
+    first = run()
+    assert endpoint.stats()["requests"] == len(tasks)
+    endpoint.reset()
+    second = run()
+    assert endpoint.stats()["requests"] == 0
+    assert all(reply.record.cache_hit and reply.record.cost_usd == 0 for reply in second)
+    assert [r.value for r in second] == [r.value for r in first]
+    tokens = {r.record.request_hash: r.record.prompt_tokens for r in first}
+    assert all(tokens[r.record.request_hash] == r.record.prompt_tokens for r in second)
+
+
+def test_the_sample_index_and_the_model_are_part_of_the_key(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    ask_topic(client, sample=0)
+    ask_topic(client, sample=1)
+    other = make_client(endpoint.url, tmp_path, default=StageModel(model="other-model"))
+    ask_topic(other, sample=0)
+    assert endpoint.stats()["requests"] == 3
+
+
+def test_a_corrupt_cache_entry_is_ignored_and_rewritten(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    key = ask_topic(client).record.request_hash
+    path = client.cache.path(key)
+    path.write_text(path.read_text()[:40])
+    again = ask_topic(client)
+    assert not again.record.cache_hit and endpoint.stats()["requests"] == 2
+    assert json.loads(path.read_text())["key"] == key
+    assert ask_topic(client).record.cache_hit
+
+
+RECOVERABLE = {
+    "status-500": Fault("status", status=500),
+    "status-503": Fault("status", status=503),
+    "rate-limit": Fault("status", status=429, retry_after=0.3),
+    "hang": Fault("hang", seconds=3.0),
+    "drop": Fault("drop"),
+    "truncated": Fault("truncated"),
+    "prose": Fault("prose"),
+    "think": Fault("think"),
+    "wrong-schema": Fault("wrong_schema"),
+    "empty": Fault("empty"),
+}
+REQUESTS_NEEDED = {"prose": 1, "think": 1}  # tolerated by the parser: no second request
+
+
+@pytest.mark.parametrize("name", sorted(RECOVERABLE))
+def test_every_fault_recovers_by_retry_or_repair(endpoint, tmp_path, name):
+    client = make_client(endpoint.url, tmp_path)
+    endpoint.add_faults(RECOVERABLE[name])
+    start = time.monotonic()
+    reply = ask_topic(client)
+    assert reply.value.topic.startswith("airline reservations")
+    assert reply.record.attempts == REQUESTS_NEEDED.get(name, 2)
+    assert endpoint.stats()["faults"] == {RECOVERABLE[name].kind: 1}
+    assert elapsed_since(start) < TEST_DEADLINE + SLACK
+    if name == "rate-limit":
+        assert elapsed_since(start) >= 0.3  # Retry-After was honoured
+
+
+PERSISTENT = {  # fault -> error_class of the failure it causes when it never stops
+    "status-500": (Fault("status", status=500, count=None), "InternalServerError"),
+    "rate-limit": (Fault("status", status=429, retry_after=0.2, count=None), "RateLimitError"),
+    "hang": (Fault("hang", seconds=5.0, count=None), "APITimeoutError"),
+    "drop": (Fault("drop", count=None), "APIConnectionError"),
+    "truncated": (Fault("truncated", count=None), "ReplyError"),
+    "wrong-schema": (Fault("wrong_schema", count=None), "ReplyError"),
+    "empty": (Fault("empty", count=None), "EmptyReply"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PERSISTENT))
+def test_a_fault_that_persists_is_a_recorded_failure_within_the_deadline(endpoint, tmp_path, name):
+    fault, error_class = PERSISTENT[name]
+    settings = {
+        "max_attempts": 10,
+        "default": TEST_STAGE.model_copy(update={"deadline_seconds": 1.5}),
+    }
+    client = make_client(endpoint.url, tmp_path, **settings)
+    endpoint.add_faults(fault)
+    start = time.monotonic()
+    with pytest.raises(LlmCallError) as failed:
+        ask_topic(client, item="t-1")
+    assert elapsed_since(start) < 1.5 + SLACK
+    record = failed.value.record
+    assert (record.outcome, record.error_class) == ("failed", error_class)
+    assert record.error and "\n" not in str(failed.value) and record.attempts >= 2
+    assert str(failed.value).startswith(f"LLM call failed (topics t-1): {error_class}: ")
+    assert client.collector.drain() == [record]
+    assert client.cache.get(record.request_hash) is None  # failures are never cached
+
+
+def test_a_retry_after_longer_than_the_deadline_fails_at_once(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    endpoint.add_faults(Fault("status", status=429, retry_after=60))
+    start = time.monotonic()
+    with pytest.raises(LlmCallError, match="exceeds the deadline") as failed:
+        ask_topic(client)
+    assert elapsed_since(start) < 1.0 and failed.value.record.attempts == 1
+
+
+def test_the_repair_turn_shows_the_model_its_error(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    endpoint.add_faults(Fault("wrong_schema"))
+    reply = ask_topic(client)
+    first, second = (entry["body"]["messages"] for entry in endpoint.requests("topics"))
+    bad_answer = second[-2]
+    assert bad_answer["role"] == "assistant" and bad_answer["content"].startswith('{"answer"')
+    assert second[: len(first)] == first
+    repair = second[-1]["content"]
+    assert repair.startswith("Your answer could not be used: the JSON does not match the schema")
+    assert (
+        "stateful: Field required" in repair and "answer: Extra inputs are not permitted" in repair
+    )
+    assert reply.record.attempts == 2
+    # The repaired reply is cached under the original request's key.
+    assert ask_topic(client).record.cache_hit and endpoint.stats()["requests"] == 2
+
+
+def test_repair_turns_are_bounded(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path, repair_turns=0)
+    endpoint.add_faults(Fault("wrong_schema"))
+    with pytest.raises(LlmCallError, match=r"ReplyError: unusable reply after 0 repair turns: "):
+        ask_topic(client)
+    assert endpoint.stats()["requests"] == 1
+
+
+def test_a_refused_response_format_falls_back_to_text_and_is_remembered(endpoint, tmp_path):
+    endpoint.configure(refuse_response_format=True)
+    model = StageModel(model="no-json-schema-model", timeout_seconds=0.5, deadline_seconds=3)
+    client = make_client(endpoint.url, tmp_path, default=model)
+    assert ask_topic(client, TASKS[0]).value.stateful
+    assert ask_topic(client, TASKS[1]).value.stateful
+    bodies = [entry["body"] for entry in endpoint.requests("topics")]
+    assert ["response_format" in body for body in bodies] == [True, False, False]
+    assert "JSON Schema of the answer: " in bodies[1]["messages"][0]["content"]
+
+
+def test_text_mode_puts_the_schema_in_the_prompt(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path, structured_output="text")
+    assert ask_topic(client).value.stateful
+    (body,) = [entry["body"] for entry in endpoint.requests("topics")]
+    assert "response_format" not in body
+    schema = body["messages"][0]["content"].split("JSON Schema of the answer: ")[1]
+    assert json.loads(schema)["title"] == "TopicVerdict"
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_client_errors_are_not_retried(endpoint, tmp_path, status):
+    client = make_client(endpoint.url, tmp_path)
+    endpoint.add_faults(Fault("status", status=status, count=5))
+    with pytest.raises(LlmCallError) as failed:
+        client.complete("plain", [{"role": "user", "content": "hello"}])
+    assert endpoint.stats()["requests"] == 1 and failed.value.record.attempts == 1
+    assert f"HTTP {status}: injected HTTP {status}" in str(failed.value)
+
+
+def test_an_unreachable_endpoint_is_one_line_and_quick(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = make_client(f"http://127.0.0.1:{port}/v1", tmp_path)
+    start = time.monotonic()
+    with pytest.raises(LlmUnreachableError) as failed:
+        ask_topic(client)
+    assert elapsed_since(start) < 1.0
+    message = str(failed.value)
+    assert "\n" not in message
+    assert f"cannot reach the LLM endpoint http://127.0.0.1:{port}/v1: " in message
+    assert failed.value.record.attempts == 1
+
+
+def test_no_base_url_is_a_one_line_config_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-exported-key")  # a key alone never starts a run
+    with pytest.raises(LlmConfigError, match="no LLM endpoint configured"):
+        LlmClient(LlmSettings())
+
+
+def test_the_environment_supplies_url_and_key(endpoint, monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_BASE_URL", endpoint.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    client = LlmClient(LlmSettings(default=TEST_STAGE), cache_dir=tmp_path / "cache")
+    assert client.complete("plain", [{"role": "user", "content": "hi"}]).text == "ok: hi"
+
+
+def test_the_api_key_never_reaches_records_or_errors(endpoint, tmp_path):
+    key = "sk-live-TOPSECRET-0123456789"
+    client = make_client(endpoint.url, tmp_path, api_key=key)
+    message = "Incorrect API key provided: {api_key}. You can find your key at ..."
+    endpoint.add_faults(Fault("status", status=401, message=message))
+    with pytest.raises(LlmCallError) as failed:
+        ask_topic(client)
+    assert "Incorrect API key provided: ***" in str(failed.value)  # the server did echo it
+    record = failed.value.record
+    for text in (str(failed.value), record.model_dump_json(), repr(client), repr(client.settings)):
+        assert key not in text
+    assert key not in json.dumps(client.__getstate__(), default=str)
+
+
+def test_tool_calls_come_back_parsed(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_patient",
+            "description": "Look up a patient.",
+            "parameters": {
+                "type": "object",
+                "properties": {"patient_id": {"type": "string"}},
+                "required": ["patient_id"],
+            },
+        },
+    }
+    messages = [{"role": "user", "content": "Who is patient P001?"}]
+    reply = client.complete("rollout", messages, tools=[tool])
+    assert reply.finish_reason == "tool_calls" and reply.text == ""
+    (call,) = reply.tool_calls
+    assert call.name == "get_patient" and call.arguments_json() == {"patient_id": "example"}
+    assert json.loads(call.arguments) == {"patient_id": "example"}
+    again = client.complete("rollout", messages, tools=[tool])
+    assert again.record.cache_hit and again.tool_calls == reply.tool_calls
+
+
+def test_embeddings_are_cached_and_similar_texts_are_close(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    texts = ["book a flight to rome", "book a flight to paris", "refund a concert ticket"]
+    vectors = client.embed("dedupe", texts)
+    assert client.embed("dedupe", texts) == vectors
+    assert endpoint.stats()["routes"] == {"/v1/embeddings": 1}
+
+    def cosine(a, b):
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2])
+    assert [r.cache_hit for r in client.collector.drain()] == [False, True]
+
+
+def test_the_cap_holds_across_two_worker_processes(tmp_path):
+    cap = 3
+    with spawn_endpoint("--latency", "0.1") as served:
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(2) as pool:
+            args = [(served.url, str(tmp_path), cap, 20, f"worker-{i}") for i in range(2)]
+            done = pool.starmap(fire_calls, args)
+        stats = served.stats()
+    assert done == [20, 20] and stats["requests"] == 40
+    assert 1 < stats["peak_in_flight"] <= cap
+
+
+def test_a_killed_holder_releases_its_slot(tmp_path):
+    holder = (
+        "import sys, time; from envmill.tasks.llm import local_limits; "
+        "slot = local_limits(sys.argv[1], 1).slot(); slot.__enter__(); "
+        "print('held', flush=True); time.sleep(60)"
+    )
+    gate = tmp_path / "gate"
+    process = subprocess.Popen(
+        [sys.executable, "-c", holder, str(gate)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout.readline().strip() == "held"
+        limits = local_limits(gate, 1)
+        with pytest.raises(TimeoutError), limits.slot(timeout=0.2):
+            pass
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        with limits.slot(timeout=2.0) as waited:
+            assert waited < 2.0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+def test_requests_per_minute_pace_the_starts(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path, requests_per_minute=600, cache=False)
+    client.complete("warm-up", [{"role": "user", "content": "envmill-stage: warm-up"}])
+    messages = [[{"role": "user", "content": f"paced {i}"}] for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda m: client.complete("paced", m), messages))
+    starts = sorted(entry["at"] for entry in endpoint.requests("-"))
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    # Starts are reserved 60 / 600 = 0.1 s apart; the server sees them with the client's
+    # scheduling jitter (unpaced, all eight would arrive within a few milliseconds).
+    assert len(starts) == 8 and min(gaps) >= 0.05 and starts[-1] - starts[0] >= 0.7 * 0.95
+
+
+def test_the_collector_sums_a_batch(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path)
+    for task in TASKS[:3]:
+        ask_topic(client, task)
+    ask_topic(client, TASKS[0])
+    totals = summarize(client.collector.drain())
+    assert totals["calls"] == 4 and totals["cache_hits"] == 1 and totals["failed"] == 0
+    assert totals["cost_usd"] > 0 and len(client.collector) == 0
+
+
+def test_the_limits_hold_through_dask_too(endpoint, tmp_path):
+    from distributed import Client, LocalCluster
+
+    endpoint.configure(latency=0.1)
+    client = make_client(
+        endpoint.url, tmp_path, max_concurrency=2, requests_per_minute=1200, cache=False
+    )
+    client.run_id = "dask-test"
+
+    def call(i: int, llm: LlmClient) -> str:
+        llm.complete("dask", [{"role": "user", "content": f"dask {i}"}])
+        return llm.limits.kind
+
+    options = {"processes": False, "n_workers": 1, "threads_per_worker": 8}
+    with LocalCluster(dashboard_address=":0", **options) as cluster, Client(cluster) as dask:
+        dask.submit(call, -1, client, pure=False).result()  # the first connection, unpaced
+        kinds = dask.gather(dask.map(call, range(10), llm=client, pure=False))
+    assert set(kinds) == {"dask"}
+    assert endpoint.stats()["peak_in_flight"] == 2
+    starts = sorted(entry["at"] for entry in endpoint.requests("-"))[1:]
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.025 and starts[-1] - starts[0] >= 9 * 0.05 * 0.95  # 60 / 1200 s apart
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('```json\n{"a": 1}\n```', None),
+        ('Here you go: {"a": 1} -- hope it helps', None),
+        ('<think>maybe {"a": 2}?</think>\n{"a": 1}', None),
+        ('no opening tag</think>{"a": 1}', None),
+        ('{"a": 1', "invalid JSON: Expecting ',' delimiter"),
+        ("<think>still thinking", "inside a <think> block"),
+        ("   ", "the reply is empty"),
+        ("I cannot help with that.", "no JSON object"),
+        ('{"a": "one"}', "a: Input should be a valid integer"),
+    ],
+)
+def test_replies_are_read_strictly_but_tolerantly(text, problem):
+    from pydantic import BaseModel
+
+    from envmill.tasks.llm.structured import ReplyError, parse_reply
+
+    class Answer(BaseModel):
+        a: int
+
+    if problem is None:
+        assert parse_reply(text, Answer).a == 1
+    else:
+        with pytest.raises(ReplyError, match=re.escape(problem)):
+            parse_reply(text, Answer)
+
+
+def test_strict_mode_only_for_closed_schemas():
+    from pydantic import BaseModel, ConfigDict
+
+    from envmill.tasks.llm.structured import response_format_for
+
+    class Open(BaseModel):
+        a: int = 0
+
+    class Closed(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        a: int
+
+    assert response_format_for(Closed)["json_schema"]["strict"] is True
+    assert response_format_for(Open)["json_schema"]["strict"] is False
+    assert response_format_for(TopicVerdict)["json_schema"]["name"] == "TopicVerdict"
+
+
+def test_prompts_carry_the_stage_marker_and_the_template_hash():
+    import hashlib
+
+    from envmill.tasks.llm import PromptError, find_stage, list_prompts
+    from envmill.tasks.llm.prompts import PROMPTS_DIR
+
+    prompt = render("topics", corpus="ToolACE", task="Return my order", tools=["refund_order"])
+    assert find_stage(prompt.messages) == "topics" and "topics" in list_prompts()
+    assert [m["role"] for m in prompt.messages] == ["system", "user"]
+    assert "- refund_order" in prompt.messages[1]["content"]
+    text = (PROMPTS_DIR / "topics.md").read_bytes()
+    assert prompt.prompt_hash == hashlib.sha256(text).hexdigest()[:16]
+    with pytest.raises(PromptError, match="'task' is undefined"):
+        render("topics", corpus="x", tools=[])
+    with pytest.raises(PromptError, match="no such template"):
+        render("../topics")
+
+
+def test_cache_entries_are_written_atomically_and_checked(tmp_path):
+    from envmill.tasks.llm import ResponseCache, request_key
+
+    cache = ResponseCache(tmp_path)
+    key = request_key({"model": "m", "messages": [{"role": "user", "content": "é"}]})
+    assert key == request_key({"messages": [{"content": "é", "role": "user"}], "model": "m"})
+    assert cache.get(key) is None
+    cache.put(key, {"text": "hi"})
+    assert cache.get(key) == {"text": "hi"}
+    assert cache.path(key).parent.name == key[:2]
+    assert [p.name for p in cache.path(key).parent.iterdir()] == [f"{key[2:]}.json"]
+    other = request_key({"model": "other"})
+    cache.path(other).parent.mkdir(parents=True, exist_ok=True)
+    cache.path(other).write_text(cache.path(key).read_text())  # an entry under the wrong name
+    assert cache.get(other) is None
+    assert ResponseCache(None).get(key) is None
+
+
+def test_a_client_ships_to_a_worker_without_its_connections(endpoint, tmp_path):
+    import pickle
+
+    client = make_client(endpoint.url, tmp_path)
+    first = ask_topic(client)
+    shipped = pickle.loads(pickle.dumps(client))
+    assert shipped.collector is not client.collector and len(shipped.collector) == 0
+    again = ask_topic(shipped)
+    assert again.record.cache_hit and again.value == first.value
+    assert endpoint.stats()["requests"] == 1
