@@ -1,0 +1,1 @@
+"""Topic mining: corpus readers and the filters that run before any LLM call."""
