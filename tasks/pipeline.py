@@ -10,8 +10,9 @@ of an item is a ``FailureRecord``, never an exception out of the batch.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from envmill.schemas.ids import content_id
@@ -66,18 +67,46 @@ def synthesize_batch(
     sandbox: Sandbox,
     backend: Backend | None = None,
 ) -> BatchOutput:
-    """Run every stage for each environment of ``batch``; failures become rows."""
+    """Run every stage for each environment of ``batch``; failures become rows.
+
+    Items run one after another, or ``backend.item_threads`` at once for a backend that mostly
+    waits on an LLM; either way the output lists them in item order.
+    """
     backend = backend or make_backend(settings)
-    output, clock = BatchOutput(key=batch.key), _Stopwatch()
-    for item in batch.items:
-        try:
-            _synthesize_item(item, settings, sandbox, backend, output, clock)
-        except _ItemFailed as failure:
-            output.failures.append(failure.record)
-        except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
-            output.failures.append(failure_of("item", item.label, exc))
-    output.seconds = dict(clock.seconds)
+
+    def one(item: EnvItemSpec) -> tuple[BatchOutput, _Stopwatch]:
+        return _item_output(item, settings, sandbox, backend)
+
+    threads = min(backend.item_threads, len(batch.items))
+    if threads > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="envmill-item") as pool:
+            parts = list(pool.map(one, batch.items))
+    else:
+        parts = [one(item) for item in batch.items]
+    output, seconds = BatchOutput(key=batch.key), Counter()
+    for part, clock in parts:
+        output.environments += part.environments
+        output.scenarios += part.scenarios
+        output.trajectories += part.trajectories
+        output.failures += part.failures
+        seconds.update(clock.seconds)
+    output.llm_calls = backend.drain_llm_calls()
+    output.seconds = dict(seconds)
     return output
+
+
+def _item_output(
+    item: EnvItemSpec, settings: EnvmillSettings, sandbox: Sandbox, backend: Backend
+) -> tuple[BatchOutput, _Stopwatch]:
+    """One item's rows; its failure (of any kind) is a row too."""
+    output, clock = BatchOutput(key=""), _Stopwatch()
+    try:
+        _synthesize_item(item, settings, sandbox, backend, output, clock)
+    except _ItemFailed as failure:
+        output.failures.append(failure.record)
+    except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
+        output.failures.append(failure_of("item", item.label, exc))
+    return output, clock
 
 
 def failure_of(stage: str, item: str, exc: BaseException, attempts: int = 1) -> FailureRecord:

@@ -30,6 +30,7 @@ class FixtureBackend:
 
     name = "fixture"
     version = "fixture-1"
+    item_threads = 1
 
     def __init__(self, source: str, scenarios: list[dict], skip: bool = False):
         self.source, self.scenarios, self.skip = source, scenarios, skip
@@ -44,6 +45,9 @@ class FixtureBackend:
         specs = [ScenarioSpec(env_id=env.env_id, backend=self.name, **s) for s in self.scenarios]
         skipped = [SkippedScenario(index=9, code="no_idea", message="nothing came to mind")]
         return ScenarioDrafts(scenarios=specs[:count], skipped=skipped if self.skip else [])
+
+    def drain_llm_calls(self):
+        return []
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +122,42 @@ def test_batch_spec_round_trips_for_workers():
     batch = plan_batches(EnvmillSettings(envs=3, batch_size=2))[0]
     assert BatchSpec.model_validate_json(batch.model_dump_json()) == batch
     assert batch.items[0].label == f"{batch.items[0].subject}#{batch.items[0].seed}"
+
+
+def test_threaded_items_run_at_once_and_come_out_in_item_order(
+    clinic_source, certified_scenarios, sandbox
+):
+    import threading
+    import time
+
+    from envmill.schemas.llm import LlmCallRecord
+
+    class Waiting(FixtureBackend):
+        item_threads = 4
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.lock, self.running, self.peak = threading.Lock(), 0, 0
+
+        def make_environment(self, item, sandbox):
+            with self.lock:
+                self.running += 1
+                self.peak = max(self.peak, self.running)
+            time.sleep(0.2)  # waiting on an LLM
+            with self.lock:
+                self.running -= 1
+            if item.index == 1:
+                raise RuntimeError("topic 1 failed")
+            draft = super().make_environment(item, sandbox)
+            draft.topic = f"topic {item.index}"
+            return draft
+
+        def drain_llm_calls(self):
+            return [LlmCallRecord(stage="skeleton", model="m", request_hash="h")]
+
+    backend = Waiting(clinic_source, certified_scenarios[:1])
+    out = _run(backend, sandbox, envs=4, scenarios=1)
+    assert backend.peak == 4
+    assert [e.topic for e in out.environments] == ["topic 0", "topic 2", "topic 3"]
+    assert [f.item for f in out.failures] == ["clinic#1"]
+    assert [c.stage for c in out.llm_calls] == ["skeleton"]

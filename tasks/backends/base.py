@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec, SkippedScenario
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
@@ -52,6 +53,7 @@ class Backend(Protocol):
 
     name: str
     version: str  # enters every batch key: bump it when the output changes, so reruns redo work
+    item_threads: int  # items of a batch made at once: 1 for CPU work, more when waiting on an LLM
 
     def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
         """The run's environment items; raises :class:`PlanError` for settings it cannot plan."""
@@ -70,6 +72,10 @@ class Backend(Protocol):
         sandbox: Sandbox,
     ) -> ScenarioDrafts:
         """Up to ``count`` scenarios for an admitted environment, with a reason for each skip."""
+        ...
+
+    def drain_llm_calls(self) -> list[LlmCallRecord]:
+        """The LLM calls made since the last drain (none for a backend without an LLM)."""
         ...
 
 

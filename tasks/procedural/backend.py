@@ -3,6 +3,7 @@ from the compiled tool manifest. No LLM anywhere."""
 
 from __future__ import annotations
 
+from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
@@ -19,6 +20,7 @@ class ProceduralBackend:
 
     name = "procedural"
     version = "procedural-3"
+    item_threads = 1  # compiling and sampling are CPU work: processes scale it, threads would not
 
     def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
         known = list_domains()
@@ -45,3 +47,6 @@ class ProceduralBackend:
         sandbox: Sandbox,
     ) -> ScenarioDrafts:
         return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)
+
+    def drain_llm_calls(self) -> list[LlmCallRecord]:
+        return []
