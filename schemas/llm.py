@@ -10,8 +10,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+def check_base_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host, else ValueError saying what is expected.
+
+    Caught here, a typo is one settings error instead of four retried "connection lost" attempts.
+    """
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:  # a port that is not a number, a malformed IPv6 host
+        raise ValueError(f"not a URL ({exc}): {url!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise ValueError(f"must be an http(s) URL such as http://127.0.0.1:8000/v1, not {url!r}")
+    return url
 
 
 class Price(BaseModel):
@@ -19,8 +35,10 @@ class Price(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    input: float = Field(0.0, ge=0, description="USD per million prompt tokens")
-    output: float = Field(0.0, ge=0, description="USD per million completion tokens")
+    input: float = Field(0.0, ge=0, allow_inf_nan=False, description="USD per 1M prompt tokens")
+    output: float = Field(
+        0.0, ge=0, allow_inf_nan=False, description="USD per million completion tokens"
+    )
 
 
 class StageModel(BaseModel):
@@ -29,13 +47,20 @@ class StageModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = Field("gpt-4o-mini", min_length=1)
-    temperature: float = Field(0.7, ge=0, le=2)
+    temperature: float = Field(0.7, ge=0, le=2, allow_inf_nan=False)
     max_tokens: int = Field(4096, gt=0)
     timeout_seconds: float = Field(
-        120.0, gt=0, description="one HTTP attempt (the openai default of 600 s is too long)"
+        120.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="one socket operation of an HTTP attempt (the openai default, 600 s, is long)",
     )
     deadline_seconds: float = Field(
-        600.0, gt=0, description="one call, every retry and repair turn included"
+        600.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="one call, every retry and repair turn included (waiting for a slot has "
+        "a budget of its own, as long)",
     )
 
 
@@ -54,12 +79,20 @@ class LlmSettings(BaseModel):
     requests_per_minute: int = Field(0, ge=0, description="0: no pacing")
     max_attempts: int = Field(4, ge=1, description="HTTP attempts per request, first included")
     retry_backoff_seconds: float = Field(
-        0.5, ge=0, description="first wait between attempts; doubles, at most 8 s, jittered"
+        0.5,
+        ge=0,
+        allow_inf_nan=False,
+        description="first wait between attempts; doubles, at most 8 s, jittered",
     )
     repair_turns: int = Field(1, ge=0, description="turns that show the model its parse error")
     structured_output: Literal["auto", "json_schema", "text"] = "auto"
     prices: dict[str, Price] = Field(default_factory=dict, description="model -> Price")
     cache: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        return None if url is None else check_base_url(url)
 
     def for_stage(self, stage: str) -> StageModel:
         """``default`` with the fields the stage's override sets."""

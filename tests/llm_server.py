@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from envmill.schemas.llm import LlmSettings, Price, StageModel
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.endpoint import Endpoint
 
+T = TypeVar("T")
 TEST_MODEL = "fake-model"
 # Tight timings keep the fault tests fast: a hang is noticed after 0.5 s, a call gives up at 3 s.
 TEST_STAGE = StageModel(
@@ -73,3 +78,45 @@ def spawn_endpoint(*args: str) -> Iterator[Endpoint]:
 
 def elapsed_since(start: float) -> float:
     return time.monotonic() - start
+
+
+def within(seconds: float, function: Callable[[], T]) -> T:
+    """``function()`` on a thread; the test fails at once if it is still running after
+    ``seconds`` (a hang must not cost the suite minutes). Its exception is re-raised here."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # handed to the test thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"still running after {seconds:g}s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound and released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def completion_json(message: dict[str, Any], usage: Any = None) -> dict[str, Any]:
+    """A chat.completion body with ``message``; ``usage`` verbatim, or none when None."""
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": TEST_MODEL,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body

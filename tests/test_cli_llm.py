@@ -63,3 +63,10 @@ def test_configured_endpoint_gets_one_call_per_stage_and_the_key_stays_secret(tm
 def test_unknown_stage_is_refused(tmp_path):
     done = envmill("llm", "check", "--local", "--stage", "nope", cwd=tmp_path)
     assert done.returncode == 2 and "unknown stage 'nope'" in done.stderr
+
+
+def test_local_dry_run_ignores_an_exported_proxy(tmp_path):
+    dead_proxy = "http://127.0.0.1:9"  # nothing listens there
+    proxies = {name: dead_proxy for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY")}
+    done = envmill("llm", "check", "--local", cwd=tmp_path, env_extra=NO_ENDPOINT | proxies)
+    assert done.returncode == 0, done.stderr

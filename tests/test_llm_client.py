@@ -17,10 +17,14 @@ import pytest
 from llm_server import (
     TEST_MODEL,
     TEST_STAGE,
+    completion_json,
     elapsed_since,
     fire_calls,
+    free_port,
+    llm_settings,
     make_client,
     spawn_endpoint,
+    within,
 )
 
 from envmill.schemas.llm import LlmSettings, StageModel, TopicVerdict
@@ -510,3 +514,350 @@ def test_a_client_ships_to_a_worker_without_its_connections(endpoint, tmp_path):
     again = ask_topic(shipped)
     assert again.record.cache_hit and again.value == first.value
     assert endpoint.stats()["requests"] == 1
+
+
+# --- Review findings: each test below failed before its fix. ---------------------------------
+
+GOOD_TOPIC = {
+    "stateful": True,
+    "domain_specific": True,
+    "topic": "clinic appointment booking",
+    "usefulness": 4,
+    "modelability": 5,
+    "reason": "The task changes bookings a clinic keeps.",
+}
+PLAIN = [{"role": "user", "content": "hi"}]
+
+
+def short_deadline(seconds: float = 1.0) -> dict:
+    return {"default": TEST_STAGE.model_copy(update={"deadline_seconds": seconds})}
+
+
+@pytest.mark.parametrize("turn", ["first-request", "repair-turn"])
+def test_a_trickling_reply_is_cut_off_at_the_deadline(endpoint, tmp_path, turn):
+    # A byte every 50 ms never trips the 0.5 s read timeout; only the deadline can end it.
+    client = make_client(endpoint.url, tmp_path, **short_deadline(1.0))
+    if turn == "repair-turn":
+        endpoint.add_faults(Fault("wrong_schema"))
+    endpoint.add_faults(Fault("trickle", seconds=0.05, count=None))
+    start = time.monotonic()
+    with pytest.raises(LlmCallError) as failed:
+        within(1.0 + SLACK, lambda: ask_topic(client))
+    assert elapsed_since(start) < 1.0 + SLACK
+    record = failed.value.record
+    assert (record.outcome, record.error_class) == ("failed", "DeadlineExceeded")
+    assert "1s deadline passed mid-reply" in record.error
+    assert record.attempts == (1 if turn == "first-request" else 2)
+    assert client.cache.get(record.request_hash) is None
+
+
+def test_without_a_data_folder_the_gate_is_private(endpoint, tmp_path):
+    import stat
+    import tempfile
+    from pathlib import Path
+
+    client = LlmClient(llm_settings(endpoint.url))
+    shared = Path(tempfile.gettempdir()) / f"envmill-llm-gate-{os.getuid()}"
+    info = client.gate_dir.stat()
+    assert client.gate_dir != shared and stat.S_IMODE(info.st_mode) == 0o700
+    assert info.st_uid == os.getuid()
+    assert client.complete("plain", PLAIN).text == "ok: hi"
+    beside_the_cache = LlmClient(llm_settings(endpoint.url), cache_dir=tmp_path / "_llm_cache")
+    assert beside_the_cache.gate_dir == tmp_path / "_llm_gate"
+
+
+@pytest.mark.parametrize("problem", ["writable-by-others", "a-file", "slots-writable-by-others"])
+def test_an_unsafe_gate_folder_is_a_one_line_config_error(endpoint, tmp_path, problem):
+    gate = tmp_path / "gate"
+    if problem == "a-file":
+        gate.write_text("not a folder")
+    else:
+        (gate / "slots").mkdir(parents=True)
+        (gate if problem == "writable-by-others" else gate / "slots").chmod(0o777)
+    client = LlmClient(llm_settings(endpoint.url), gate_dir=gate)
+    with pytest.raises(LlmConfigError, match="LLM gate folder") as refused:
+        client.complete("plain", PLAIN)
+    assert "\n" not in str(refused.value) and endpoint.stats()["requests"] == 0
+
+
+def test_waiting_for_a_slot_ends_with_a_recorded_failure(endpoint, tmp_path):
+    client = make_client(endpoint.url, tmp_path, max_concurrency=1, **short_deadline(1.0))
+    holder = local_limits(tmp_path / "_llm_gate", 1).slot()
+    holder.__enter__()  # another process of the run holds the only slot, for good
+    try:
+        start = time.monotonic()
+        with pytest.raises(LlmCallError) as failed:
+            within(1.0 + SLACK, lambda: client.complete("plain", PLAIN))
+    finally:
+        holder.__exit__(None, None, None)
+    record = failed.value.record
+    assert elapsed_since(start) < 1.0 + SLACK and "waiting for an LLM slot" in record.error
+    assert (record.error_class, record.attempts) == ("DeadlineExceeded", 0)
+    assert record.queue_seconds == pytest.approx(1.0, abs=0.2)
+    assert client.collector.drain() == [record] and endpoint.stats()["requests"] == 0
+
+
+def test_waiting_for_the_rpm_pace_ends_with_a_recorded_failure(endpoint, tmp_path):
+    client = make_client(
+        endpoint.url, tmp_path, requests_per_minute=1, cache=False, **short_deadline(1.0)
+    )
+    client.complete("paced", PLAIN)  # the next start is a minute away
+    with pytest.raises(LlmCallError, match="past the deadline") as failed:
+        within(1.0 + SLACK, lambda: client.complete("paced", [{"role": "user", "content": "2"}]))
+    assert failed.value.record.attempts == 0 and endpoint.stats()["requests"] == 1
+
+
+ODD_USAGE = {  # usage as a server sends it -> (prompt_tokens, completion_tokens) recorded
+    "negative": ({"prompt_tokens": -5, "completion_tokens": 3, "total_tokens": -2}, (0, 3)),
+    "null": ({"prompt_tokens": None, "completion_tokens": None}, (0, 0)),
+    "partial": ({"prompt_tokens": 5}, (5, 0)),
+    "not-an-object": ([1], (0, 0)),
+    "text": ({"prompt_tokens": "12", "completion_tokens": 2.0}, (0, 2)),
+    "absent": (None, (0, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_USAGE))
+def test_odd_token_counts_are_clamped_and_the_reply_is_kept(endpoint, tmp_path, name):
+    usage, counted = ODD_USAGE[name]
+    message = {"role": "assistant", "content": json.dumps(GOOD_TOPIC)}
+    endpoint.add_faults(Fault("raw", status=200, body=completion_json(message, usage)))
+    client = make_client(endpoint.url, tmp_path)
+    reply = ask_topic(client)
+    record = reply.record
+    assert reply.value.topic == GOOD_TOPIC["topic"] and record.outcome == "ok"
+    assert (record.prompt_tokens, record.completion_tokens) == counted
+    again = ask_topic(client)  # the cached entry is usable
+    assert again.record.cache_hit and again.value == reply.value
+    assert (again.record.prompt_tokens, again.record.completion_tokens) == counted
+
+
+def test_content_in_text_parts_is_joined(endpoint, tmp_path):
+    text = json.dumps(GOOD_TOPIC)
+    parts = [{"type": "text", "text": text[:20]}, {"type": "text", "text": text[20:]}]
+    message = {"role": "assistant", "content": parts}
+    endpoint.add_faults(Fault("raw", status=200, body=completion_json(message)))
+    reply = ask_topic(make_client(endpoint.url, tmp_path))
+    assert reply.text == text and reply.value.topic == GOOD_TOPIC["topic"]
+
+
+UNUSABLE_MESSAGES = {
+    "image-part": {"role": "assistant", "content": [{"type": "image_url", "image_url": {}}]},
+    "number": {"role": "assistant", "content": 5},
+    "object": {"role": "assistant", "content": {"text": "hi"}},
+    "tool-call-without-function": {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "call_1", "type": "function"}],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNUSABLE_MESSAGES))
+def test_a_reply_of_the_wrong_shape_is_a_recorded_failure(endpoint, tmp_path, name):
+    body = completion_json(UNUSABLE_MESSAGES[name], {"prompt_tokens": 7, "completion_tokens": 1})
+    endpoint.add_faults(Fault("raw", status=200, body=body, count=None))
+    client = make_client(endpoint.url, tmp_path)
+    with pytest.raises(LlmCallError) as failed:
+        client.complete("plain", PLAIN)
+    record = failed.value.record
+    assert (record.error_class, record.attempts, record.prompt_tokens) == ("UnusableReply", 1, 7)
+    assert client.collector.drain() == [record]
+    assert client.cache.get(record.request_hash) is None
+
+
+def test_embeddings_of_the_wrong_shape_are_a_recorded_failure(endpoint, tmp_path):
+    body = {"data": [{"index": 0, "embedding": ["x"]}], "usage": {"prompt_tokens": -1}}
+    endpoint.add_faults(Fault("raw", status=200, body=body, count=None))
+    client = make_client(endpoint.url, tmp_path)
+    with pytest.raises(LlmCallError, match="UnusableReply"):
+        client.embed("dedupe", ["one text"])
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_a_warning_not_the_reply(
+    endpoint, tmp_path, caplog
+):
+    cache = tmp_path / "_llm_cache"
+    cache.write_text("a file where the cache folder should be")
+    client = LlmClient(llm_settings(endpoint.url), cache_dir=cache, gate_dir=tmp_path / "g")
+    reply = ask_topic(client)
+    assert reply.value.stateful and reply.record.outcome == "ok"
+    assert client.collector.drain() == [reply.record]
+    assert "LLM cache: cannot store" in caplog.text
+    assert client.embed("dedupe", ["a text"])  # embeddings too
+
+
+def test_the_api_key_never_reaches_the_log(endpoint, tmp_path, caplog):
+    import logging
+
+    from envmill.tasks.llm.transport import Failure
+
+    caplog.set_level(logging.DEBUG, logger="envmill.tasks.llm")
+    key = "sk-live-LOGSECRET-0123456789"
+    client = make_client(endpoint.url, tmp_path, api_key=key, max_attempts=2)
+    echo = "bad key {api_key}; you sent 'Authorization: Bearer {api_key}'"
+    endpoint.add_faults(Fault("status", status=500, count=None, message=echo))
+    with pytest.raises(LlmCallError) as failed:
+        client.complete("plain", PLAIN)
+    assert "LLM attempt 1 failed" in caplog.text and "bad key ***" in caplog.text
+    assert key not in caplog.text and key not in str(failed.value)
+    # Any bearer token is blotted too, and a Failure made anywhere in the layer is clean.
+    assert str(Failure("X", f"Bearer sk-other-token {key}")) == "X: Bearer *** ***"
+
+
+def clear_proxies(monkeypatch) -> None:
+    for scheme in ("http", "https", "all", "no"):
+        monkeypatch.delenv(f"{scheme}_proxy", raising=False)
+        monkeypatch.delenv(f"{scheme.upper()}_PROXY", raising=False)
+
+
+def test_a_loopback_endpoint_never_goes_through_a_proxy(endpoint, tmp_path, monkeypatch):
+    clear_proxies(monkeypatch)
+    dead_proxy = f"http://127.0.0.1:{free_port()}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, dead_proxy)
+    client = make_client(endpoint.url.replace("127.0.0.1", "localhost"), tmp_path)
+    assert client.complete("plain", PLAIN).text == "ok: hi"
+
+
+def test_a_proxy_in_the_way_is_named_in_the_error(tmp_path, monkeypatch):
+    clear_proxies(monkeypatch)
+    port = free_port()
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:pa55word@127.0.0.1:{port}")
+    client = make_client("http://llm.invalid/v1", tmp_path)  # never resolved: the proxy is
+    with pytest.raises(LlmUnreachableError) as failed:
+        client.complete("plain", PLAIN)
+    message = str(failed.value)
+    assert f"http://llm.invalid/v1 through the proxy http://127.0.0.1:{port} " in message
+    assert "pa55word" not in message
+
+
+def test_a_shipped_client_calls_the_same_endpoint_and_says_where_its_key_comes_from(
+    endpoint, tmp_path, monkeypatch
+):
+    import pickle
+
+    monkeypatch.setenv("OPENAI_BASE_URL", endpoint.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-driver-environment")
+    client = LlmClient(LlmSettings(default=TEST_STAGE), cache_dir=tmp_path / "cache")
+    data = pickle.dumps(client)
+    monkeypatch.delenv("OPENAI_BASE_URL")  # a worker whose environment names no endpoint
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-worker-environment")
+    shipped = pickle.loads(data)
+    assert shipped.base_url == client.base_url and shipped.gate_name == client.gate_name
+    assert shipped.complete("plain", PLAIN).text == "ok: hi"
+    assert b"sk-driver-environment" not in data  # an environment key is read on the worker
+    assert shipped._api_key == "sk-worker-environment"
+    with_key = LlmClient(llm_settings(endpoint.url, api_key="sk-in-the-settings"))
+    assert pickle.loads(pickle.dumps(with_key))._api_key == "sk-in-the-settings"
+
+
+def test_dask_gates_are_named_by_run_and_cap(endpoint, tmp_path):
+    from distributed import Client, LocalCluster
+
+    def make(cap: int, run_id: str) -> LlmClient:
+        settings = llm_settings(endpoint.url, max_concurrency=cap, cache=False)
+        return LlmClient(settings, gate_dir=tmp_path / "gate", run_id=run_id)
+
+    def call(i: int, llm: LlmClient) -> str:
+        llm.complete("dask", [{"role": "user", "content": f"dask {i}"}])
+        return llm.limits.kind
+
+    assert make(2, "").gate_name != make(2, "").gate_name  # no shared "default" gate
+    options = {"processes": False, "n_workers": 1, "threads_per_worker": 4}
+    with LocalCluster(dashboard_address=":0", **options) as cluster, Client(cluster) as dask:
+        for cap in (2, 5):  # one run, two caps: two semaphores
+            kinds = dask.gather(dask.map(call, range(4), llm=make(cap, "same-run"), pure=False))
+            assert set(kinds) == {"dask"}
+    assert endpoint.stats()["requests"] == 8
+
+
+BAD_CHAT_ENTRIES = {
+    "usage-array": {"text": "ok: hi", "tool_calls": [], "usage": [1]},
+    "text-number": {"text": 5, "tool_calls": []},
+    "tool-call-number": {"text": "", "tool_calls": [5]},
+    "negative-usage": {"text": "ok: hi", "tool_calls": [], "usage": {"prompt_tokens": -3}},
+    "empty": {"text": " ", "tool_calls": []},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CHAT_ENTRIES))
+def test_a_cached_reply_of_the_wrong_shape_is_a_miss(endpoint, tmp_path, name):
+    client = make_client(endpoint.url, tmp_path)
+    key = client.complete("plain", PLAIN).record.request_hash
+    entry = {"format": 1, "key": key, "response": BAD_CHAT_ENTRIES[name]}
+    client.cache.path(key).write_text(json.dumps(entry))
+    again = client.complete("plain", PLAIN)
+    assert again.text == "ok: hi" and not again.record.cache_hit
+    assert endpoint.stats()["requests"] == 2
+    assert client.complete("plain", PLAIN).record.cache_hit  # rewritten
+
+
+BAD_VECTORS = {
+    "strings": [["x"], ["y"]],
+    "flat": [0.5, 0.5],
+    "ragged": [[0.1], [0.2, 0.3]],
+    "empty-vectors": [[], []],
+    "not-finite": "[[NaN], [Infinity]]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VECTORS))
+def test_cached_vectors_of_the_wrong_shape_are_a_miss(endpoint, tmp_path, name):
+    client = make_client(endpoint.url, tmp_path)
+    texts = ["book a flight", "cancel a booking"]
+    vectors = client.embed("dedupe", texts)
+    key = client.collector.drain()[0].request_hash
+    bad = BAD_VECTORS[name]
+    vectors_json = bad if isinstance(bad, str) else json.dumps(bad)
+    client.cache.path(key).write_text(
+        f'{{"format": 1, "key": "{key}", "response": {{"vectors": {vectors_json}}}}}'
+    )
+    assert client.embed("dedupe", texts) == vectors
+    assert endpoint.stats()["routes"] == {"/v1/embeddings": 2}
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:8000/v1", "ftp://example.com/v1", "http://", "localhost", "http://h:x/v1"]
+)
+def test_a_base_url_must_be_an_http_url(url, monkeypatch):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=r"must be an http\(s\) URL|not a URL"):
+        LlmSettings(base_url=url)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(LlmConfigError, match="^OPENAI_BASE_URL (must be an http|not a URL)"):
+        LlmClient(LlmSettings())
+
+
+def test_a_bad_base_url_setting_is_one_settings_line(monkeypatch, tmp_path):
+    from envmill.schemas.settings import SettingsError, load_settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENVMILL_LLM__BASE_URL", "localhost:8000")
+    with pytest.raises(SettingsError, match=r"^setting 'llm.base_url': .*http\(s\) URL"):
+        load_settings()
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+@pytest.mark.parametrize("name", ["timeout_seconds", "deadline_seconds", "retry_backoff_seconds"])
+def test_time_settings_are_finite(name, value):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        if name == "retry_backoff_seconds":
+            LlmSettings(retry_backoff_seconds=value)
+        else:
+            StageModel(**{name: value})
+
+
+def test_a_400_about_something_else_is_one_request_and_no_text_mode_fallback(endpoint, tmp_path):
+    model = StageModel(model="long-context-model", timeout_seconds=0.5, deadline_seconds=3)
+    client = make_client(endpoint.url, tmp_path, default=model)
+    message = "This model's maximum context length is 8192 tokens."
+    endpoint.add_faults(Fault("status", status=400, message=message))
+    with pytest.raises(LlmCallError, match="maximum context length") as failed:
+        ask_topic(client)
+    assert failed.value.record.attempts == 1 and endpoint.stats()["requests"] == 1
+    ask_topic(client, TASKS[1])  # the model was not marked as refusing json_schema
+    assert "response_format" in endpoint.requests("topics")[-1]["body"]

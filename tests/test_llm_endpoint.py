@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import math
 import struct
@@ -16,7 +17,7 @@ from llm_server import spawn_endpoint
 
 from envmill.schemas.llm import TopicVerdict
 from envmill.tasks.llm import render
-from envmill.tasks.llm.endpoint import Fault, example_value, serve_endpoint
+from envmill.tasks.llm.endpoint import Fault, example_value, register, serve_endpoint
 from envmill.tasks.llm.structured import ReplyError, parse_reply, response_format_for
 
 VERBS = ["Book", "Cancel", "Reschedule", "Check the status of", "Refund", "Update", "Transfer"]
@@ -35,6 +36,7 @@ OBJECTS = [
     "500 dollars to savings",
 ]
 PEOPLE = ["for Alice", "for Bob", "for me", "for my manager"]
+PLAIN_MESSAGE = {"role": "user", "content": "hello"}
 
 
 @pytest.fixture
@@ -243,3 +245,105 @@ def test_admin_routes_reject_bad_input(endpoint):
     with pytest.raises(urllib.error.HTTPError, match="400"):
         endpoint.configure(no_such_setting=1)
     assert endpoint.stats()["requests"] == 0
+
+
+def post_raw(endpoint, path: str, data: bytes, length: str | None = None) -> tuple[int, dict]:
+    """POST ``data`` with http.client (no openai in between); the status and JSON answer."""
+    host, port = endpoint.url.removeprefix("http://").removesuffix("/v1").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=3)
+    try:
+        connection.putrequest("POST", path)
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(len(data)) if length is None else length)
+        connection.endheaders(data)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+CHAT, EMBEDDINGS = "/v1/chat/completions", "/v1/embeddings"
+BAD_BODIES = {
+    "chat-array": (CHAT, [1, 2]),
+    "chat-string": (CHAT, "hi"),
+    "messages-string": (CHAT, {"model": "m", "messages": "x"}),
+    "messages-of-numbers": (CHAT, {"model": "m", "messages": [1]}),
+    "message-without-role": (CHAT, {"messages": [{"content": "hi"}]}),
+    "content-number": (CHAT, {"messages": [{"role": "user", "content": 5}]}),
+    "tools-string": (CHAT, {"messages": [{"role": "user", "content": "x"}], "tools": "t"}),
+    "format-string": (CHAT, {"messages": [{"role": "user"}], "response_format": "json"}),
+    "embeddings-number": (EMBEDDINGS, {"model": "e", "input": 5}),
+    "embeddings-list-of-numbers": (EMBEDDINGS, {"model": "e", "input": [1, 2]}),
+    "embeddings-dimensions": (EMBEDDINGS, {"model": "e", "input": "x", "dimensions": "abc"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_BODIES))
+def test_a_body_of_the_wrong_structure_gets_a_400(endpoint, name):
+    path, body = BAD_BODIES[name]
+    status, answer = post_raw(endpoint, path, json.dumps(body).encode())
+    assert status == 400 and answer["error"]["type"] == "invalid_request_error"
+    assert answer["error"]["message"]
+    assert topics_request(bare_client(endpoint.url), "Book a flight").choices[0].message.content
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", str(10**12)])
+def test_a_bad_content_length_gets_a_400_at_once(endpoint, length):
+    start = time.monotonic()
+    status, answer = post_raw(endpoint, CHAT, b"{}", length=length)
+    assert status == 400 and "Content-Length" in answer["error"]["message"]
+    assert time.monotonic() - start < 1.0
+
+
+BAD_ADMIN_INPUT = {
+    "count-text": ("/_faults", [{"kind": "status", "count": "x"}]),
+    "seconds-text": ("/_faults", [{"kind": "hang", "seconds": "abc"}]),
+    "status-out-of-range": ("/_faults", [{"kind": "status", "status": 99}]),
+    "probability-above-1": ("/_faults", [{"kind": "drop", "probability": 2}]),
+    "fault-not-an-object": ("/_faults", [5]),
+    "faults-not-an-array": ("/_faults", {"kind": "drop"}),
+    "latency-text": ("/_config", {"latency": "abc"}),
+    "latency-reversed": ("/_config", {"latency": [0.3, 0.1]}),
+    "dimensions-zero": ("/_config", {"embedding_dimensions": 0}),
+    "refuse-text": ("/_config", {"refuse_response_format": "yes"}),
+    "config-not-an-object": ("/_config", [1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ADMIN_INPUT))
+def test_bad_admin_input_is_refused_and_breaks_nothing(endpoint, name):
+    route, payload = BAD_ADMIN_INPUT[name]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        endpoint._call(route, payload)
+    assert refused.value.code == 400
+    client = bare_client(endpoint.url)
+    assert topics_request(client, "Book a flight").choices[0].message.content
+    assert client.embeddings.create(model="e", input="x").data[0].embedding
+    assert endpoint.stats()["faults"] == {}
+
+
+def test_a_bug_in_the_endpoint_is_a_500_not_a_dropped_connection(endpoint):
+    from envmill.tasks.llm.endpoint import responders
+
+    def broken(request):
+        raise ZeroDivisionError("a responder bug")
+
+    register("test-broken", broken)
+    try:
+        messages = [{"role": "system", "content": "envmill-stage: test-broken"}]
+        with pytest.raises(openai.InternalServerError, match="ZeroDivisionError: a responder bug"):
+            bare_client(endpoint.url).chat.completions.create(model="m", messages=messages)
+    finally:
+        responders._RESPONDERS.pop("test-broken")
+
+
+def test_raw_and_trickle_faults(endpoint):
+    client = bare_client(endpoint.url)
+    endpoint.add_faults(Fault("raw", status=200, body={"anything": ["at", "all"]}))
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=[PLAIN_MESSAGE])
+    assert json.loads(raw.text) == {"anything": ["at", "all"]}
+    endpoint.add_faults(Fault("trickle", seconds=0.001))
+    start = time.monotonic()
+    reply = topics_request(client, "Book a flight")
+    assert parse_reply(reply.choices[0].message.content, TopicVerdict).stateful
+    assert time.monotonic() - start > 0.3  # hundreds of bytes, one at a time

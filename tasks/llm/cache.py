@@ -5,19 +5,66 @@ schema, temperature, max_tokens, sample index). An entry is one file ``<folder>/
 written under a temporary name and renamed into place: readers never see half an entry, and any
 number of processes (or machines sharing the folder over NFS) may write the same key at once —
 the last rename wins and every writer wrote the same answer, so no lock is needed. An entry that
-does not parse or names another key is treated as missing and rewritten.
+does not parse, names another key or has the wrong shape (checked against :class:`CachedChat`
+or :class:`CachedVectors`) is treated as missing and rewritten.
+
+The cache is an optimisation: a folder that cannot be written costs a warning, never the reply
+that was just paid for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import uuid
+from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
 
 CACHE_FORMAT = 1
+LOG = logging.getLogger(__name__)
+Entry = TypeVar("Entry", bound=BaseModel)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True)
+
+
+class CachedUsage(_Strict):
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+
+
+class CachedToolCall(_Strict):
+    id: str
+    name: str
+    arguments: str
+
+
+class CachedChat(_Strict):
+    """A cached chat reply and the token counts of the call that paid for it."""
+
+    text: str
+    tool_calls: list[CachedToolCall]
+    finish_reason: str = ""
+    usage: CachedUsage = CachedUsage()
+
+
+class CachedVectors(_Strict):
+    """Cached embedding vectors (one size, finite numbers) and the prompt tokens they cost."""
+
+    vectors: list[list[FiniteFloat]] = Field(min_length=1)
+    prompt_tokens: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_size(self) -> CachedVectors:
+        if len({len(vector) for vector in self.vectors}) != 1 or not self.vectors[0]:
+            raise ValueError("vectors of different or no size")
+        return self
 
 
 def canonical_json(value: Any) -> str:
@@ -46,7 +93,7 @@ class ResponseCache:
             return None
         try:
             entry = json.loads(self.path(key).read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         valid = isinstance(entry, dict) and entry.get("key") == key
         if not valid or entry.get("format") != CACHE_FORMAT:
@@ -54,16 +101,31 @@ class ResponseCache:
         response = entry.get("response")
         return response if isinstance(response, dict) else None
 
-    def put(self, key: str, response: dict[str, Any]) -> None:
-        """Store atomically: write a temporary file beside the entry, then rename it."""
+    def load(self, key: str, shape: type[Entry]) -> Entry | None:
+        """The stored response of ``key`` as ``shape``, or None (missing or of another shape)."""
+        response = self.get(key)
+        if response is None:
+            return None
+        try:
+            return shape.model_validate(response)
+        except ValidationError:
+            return None
+
+    def put(self, key: str, response: dict[str, Any] | BaseModel) -> None:
+        """Store atomically (a temporary file beside the entry, then a rename); best effort."""
         if self.folder is None:
             return
+        if isinstance(response, BaseModel):
+            response = response.model_dump(mode="json")
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         entry = {"format": CACHE_FORMAT, "key": key, "response": response}
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_text(canonical_json(entry), encoding="utf-8")
             os.replace(temporary, path)
+        except OSError as exc:
+            LOG.warning("LLM cache: cannot store %s (%s); the reply is not cached", path, exc)
         finally:
-            temporary.unlink(missing_ok=True)
+            with suppress(OSError):
+                temporary.unlink(missing_ok=True)

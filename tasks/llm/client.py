@@ -5,26 +5,28 @@ without an explicit base URL (settings or ``OPENAI_BASE_URL``): an exported API 
 makes a run spend money. Per call: the cache answers first (no HTTP at all on a hit); otherwise
 the request goes through the global limits and :mod:`transport` (retries, deadline); a schema'd
 reply is parsed strictly, gets ``repair_turns`` chances to fix itself, and only a valid reply is
-cached — under the original request's key. Every call, hit or failure, leaves an
-``LlmCallRecord`` in the collector. Failures raise :class:`LlmCallError` carrying that record.
+cached — under the original request's key, after its record is built. Every call, hit or
+failure, leaves an ``LlmCallRecord`` in the collector. Every failure raises
+:class:`LlmCallError` carrying that record; the only other error is :class:`LlmConfigError`.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-import threading
 import time
+import uuid
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from envmill.schemas.llm import LlmCallRecord, LlmSettings, StageModel
+from envmill.schemas.llm import LlmCallRecord, LlmSettings, StageModel, check_base_url
 from envmill.tasks.llm.accounting import CallCollector, estimate_cost
-from envmill.tasks.llm.cache import ResponseCache, request_key
-from envmill.tasks.llm.limits import CallLimits, choose_limits
+from envmill.tasks.llm.cache import CachedChat, CachedVectors, ResponseCache, request_key
+from envmill.tasks.llm.conversation import Question, answer
+from envmill.tasks.llm.limits import CallLimits, GateFolderError, choose_limits, private_gate_dir
 from envmill.tasks.llm.reply import (
     LlmCallError,
     LlmConfigError,
@@ -32,27 +34,20 @@ from envmill.tasks.llm.reply import (
     LlmUnreachableError,
     ToolCall,
     reply_of,
+    tokens_of,
+    vectors_of,
 )
-from envmill.tasks.llm.structured import (
-    ReplyError,
-    json_schema_of,
-    parse_reply,
-    repair_messages,
-    response_format_for,
-    with_schema_instruction,
-)
+from envmill.tasks.llm.structured import ReplyError, json_schema_of, parse_reply
 from envmill.tasks.llm.transport import (
+    NO_KEY,
     Deadline,
-    EmptyReplyError,
     Failure,
     Tally,
+    register_secret,
+    scrub,
     send,
     shared_openai,
 )
-
-NO_KEY = "no-key"  # local servers take any key; the openai client insists on one
-_REFUSES_SCHEMA: set[tuple[str, str]] = set()  # (base_url, model) that answered 400 to it
-_LOCK = threading.Lock()
 
 
 @dataclass
@@ -78,10 +73,14 @@ class LlmClient:
     Args:
         settings: models per stage, limits, prices (``EnvmillSettings.llm``).
         cache_dir: the response cache folder (e.g. ``<data folder>/_llm_cache``); None: no cache.
-        gate_dir: the local concurrency gate's folder; default ``_llm_gate`` beside the cache.
+        gate_dir: the local concurrency gate's folder; default ``_llm_gate`` beside the cache,
+            else a private folder of this process (the cap then holds per process family).
         run_id: names the Dask semaphore and goes into every record.
         collector: receives every call's record (default: a new one, ``client.collector``).
         limits: override the automatically chosen global limits (tests).
+
+    Raises:
+        LlmConfigError: no endpoint configured, or not an http(s) URL.
     """
 
     def __init__(
@@ -94,18 +93,15 @@ class LlmClient:
         collector: CallCollector | None = None,
         limits: CallLimits | None = None,
     ) -> None:
-        base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL")
-        if not base_url:
-            raise LlmConfigError(
-                "no LLM endpoint configured: set llm.base_url (ENVMILL_LLM__BASE_URL) "
-                "or OPENAI_BASE_URL"
-            )
-        self.settings, self.base_url, self.run_id = settings, base_url.rstrip("/"), run_id
+        self.settings, self.base_url, self.run_id = settings, _endpoint(settings), run_id
         secret = settings.api_key.get_secret_value() if settings.api_key else None
         self._api_key = secret or os.environ.get("OPENAI_API_KEY") or NO_KEY
+        register_secret(self._api_key)
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.cache = ResponseCache(self.cache_dir if settings.cache else None)
         self.gate_dir = Path(gate_dir) if gate_dir else _default_gate_dir(self.cache_dir)
+        # The Dask gate's name: the run, else this client (its pickled copies keep the name).
+        self.gate_name = run_id or f"client-{uuid.uuid4().hex[:12]}"
         self.collector = collector or CallCollector()
         self._limits = limits
 
@@ -113,20 +109,32 @@ class LlmClient:
         return f"LlmClient(base_url={self.base_url!r}, run_id={self.run_id!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        """Ship settings and folders (to a Dask worker); connections and records stay here."""
-        keys = ("settings", "cache_dir", "gate_dir", "run_id")
-        return {key: getattr(self, key) for key in keys}
+        """What a Dask worker gets: settings, folders, the gate's name; not connections, records.
+
+        The endpoint travels resolved (a worker calls this endpoint whatever its environment
+        says). The API key travels only inside the settings: one from ``llm.api_key`` goes
+        along, one taken from ``OPENAI_API_KEY`` does not and is read from the worker's own
+        environment.
+        """
+        settings = self.settings.model_copy(update={"base_url": self.base_url})
+        keys = ("cache_dir", "gate_dir", "run_id", "gate_name")
+        return {"settings": settings} | {key: getattr(self, key) for key in keys}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        settings = state.pop("settings")
+        state = dict(state)
+        settings, gate_name = state.pop("settings"), state.pop("gate_name", None)
         self.__init__(settings, **state)  # type: ignore[misc]
+        self.gate_name = gate_name or self.gate_name
 
     @property
     def limits(self) -> CallLimits:
         """This process's global limits (chosen at first use: Dask in a worker, else local)."""
         if self._limits is None:
             cap, rpm = self.settings.max_concurrency, self.settings.requests_per_minute
-            self._limits = choose_limits(cap, rpm, self.gate_dir, self.run_id)
+            try:
+                self._limits = choose_limits(cap, rpm, self.gate_dir, self.gate_name)
+            except GateFolderError as exc:
+                raise LlmConfigError(str(exc)) from None
         return self._limits
 
     def complete(
@@ -145,6 +153,7 @@ class LlmClient:
         Raises:
             LlmCallError: the call failed for good (its record says why); LlmUnreachableError
                 when the endpoint cannot be reached at all.
+            LlmConfigError: the gate folder cannot be used.
         """
         model = self.settings.for_stage(stage)
         request = {
@@ -161,43 +170,48 @@ class LlmClient:
         hit = self._cached_reply(call, schema)
         if hit is not None:
             return replace(hit, record=self._record(call, hit=True))
+        question = Question(
+            messages, tools, schema, self.settings.structured_output, self.settings.repair_turns
+        )
         try:
-            reply = self._answer(call, messages, tools, schema)
+            reply = answer(partial(self._chat, call), question, self.base_url, model.model)
         except Failure as failure:
             raise self._failed(call, failure) from None
+        record = self._record(call)  # first the row of what was paid, then the cache
         tally = call.tally
         usage = {"prompt_tokens": tally.prompt_tokens, "completion_tokens": tally.completion_tokens}
         self.cache.put(call.key, {**reply.cached(), "usage": usage})
-        return replace(reply, record=self._record(call))
+        return replace(reply, record=record)
 
     def embed(self, stage: str, texts: list[str], *, item: str = "") -> list[list[float]]:
-        """Embedding vectors of ``texts`` with the stage's model (cached like completions)."""
+        """Embedding vectors of ``texts`` with the stage's model (cached like completions).
+
+        Raises: as :meth:`complete`.
+        """
         if not texts:
             return []
         model = self.settings.for_stage(stage)
         key = request_key({"kind": "embeddings", "model": model.model, "input": texts})
         call = _Call(stage, item, 0, "", model, key)
-        cached = self.cache.get(key)
-        if cached is not None and len(cached.get("vectors", [])) == len(texts):
-            call.tally.prompt_tokens = int(cached.get("prompt_tokens", 0))
+        cached = self.cache.load(key, CachedVectors)
+        if cached is not None and len(cached.vectors) == len(texts):
+            call.tally.prompt_tokens = cached.prompt_tokens
             self._record(call, hit=True)
-            return cached["vectors"]
+            return cached.vectors
 
         def request(timeout: Any) -> list[list[float]]:
             response = self._openai.embeddings.create(
                 model=model.model, input=texts, encoding_format="float", timeout=timeout
             )
-            call.tally.prompt_tokens += response.usage.prompt_tokens if response.usage else 0
-            if len(response.data) != len(texts):
-                raise EmptyReplyError("fewer vectors than texts")
-            return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+            call.tally.prompt_tokens += tokens_of(response)[0]
+            return vectors_of(response, len(texts))
 
         try:
             vectors = self._send(call, request)
         except Failure as failure:
             raise self._failed(call, failure) from None
-        self.cache.put(key, {"vectors": vectors, "prompt_tokens": call.tally.prompt_tokens})
         self._record(call)
+        self.cache.put(key, {"vectors": vectors, "prompt_tokens": call.tally.prompt_tokens})
         return vectors
 
     @property
@@ -205,76 +219,24 @@ class LlmClient:
         return shared_openai(self.base_url, self._api_key)
 
     def _cached_reply(self, call: _Call, schema: type[BaseModel] | None) -> LlmReply | None:
-        """The cached reply (its original token counts into the call's tally), or None."""
-        entry = self.cache.get(call.key)
+        """The cached reply (its original token counts into the call's tally), or None.
+
+        An entry this code cannot use (wrong shape, empty, failing the schema) is a miss; the
+        new reply replaces it.
+        """
+        entry = self.cache.load(call.key, CachedChat)
         if entry is None:
             return None
-        try:
-            text, calls = entry["text"], [ToolCall(**c) for c in entry["tool_calls"]]
-            value = parse_reply(text, schema) if schema and not calls else None
-            usage = entry.get("usage") or {}
-            call.tally.prompt_tokens = int(usage.get("prompt_tokens", 0))
-            call.tally.completion_tokens = int(usage.get("completion_tokens", 0))
-        except (ReplyError, KeyError, TypeError, ValueError):
-            return None  # an entry this code cannot use is a miss; the new reply replaces it
-        return LlmReply(text, value, calls, entry.get("finish_reason", ""))
-
-    def _answer(
-        self,
-        call: _Call,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        schema: type[BaseModel] | None,
-    ) -> LlmReply:
-        """Ask (in the structured mode the endpoint takes) and repair until valid."""
-        mode = self._structured_mode(call.model.model, schema)
-        try:
-            return self._converse(call, messages, tools, schema, mode)
-        except Failure as failure:
-            auto = self.settings.structured_output == "auto"
-            if not (auto and mode == "json_schema" and failure.status == 400):
-                raise
-        # A 400 to response_format: ask in text mode. Only when that gets past the 400 was
-        # response_format the problem, and this process stops sending it to this model.
-        reply = self._converse(call, messages, tools, schema, "text")
-        with _LOCK:
-            _REFUSES_SCHEMA.add((self.base_url, call.model.model))
-        return reply
-
-    def _structured_mode(self, model: str, schema: type[BaseModel] | None) -> str | None:
-        if schema is None:
+        calls = [ToolCall(c.id, c.name, c.arguments) for c in entry.tool_calls]
+        if not entry.text.strip() and not calls:
             return None
-        setting = self.settings.structured_output
-        with _LOCK:
-            refused = (self.base_url, model) in _REFUSES_SCHEMA
-        return "text" if setting == "text" or (setting == "auto" and refused) else "json_schema"
-
-    def _converse(
-        self,
-        call: _Call,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        schema: type[BaseModel] | None,
-        mode: str | None,
-    ) -> LlmReply:
-        """The conversation of one call: the request, then up to ``repair_turns`` repairs."""
-        conversation = with_schema_instruction(messages, schema) if mode == "text" else messages
-        extra: dict[str, Any] = {"tools": tools} if tools else {}
-        if mode == "json_schema" and schema is not None:
-            extra["response_format"] = response_format_for(schema)
-        error = ""
-        for _turn in range(self.settings.repair_turns + 1):
-            reply = self._chat(call, conversation, extra)
-            if schema is None or reply.tool_calls:
-                return reply
-            try:
-                return replace(reply, value=parse_reply(reply.text, schema))
-            except ReplyError as exc:
-                error = str(exc)
-                conversation = repair_messages(conversation, reply.text, error)
-        turns = self.settings.repair_turns
-        plural = "s" * (turns != 1)
-        raise Failure("ReplyError", f"unusable reply after {turns} repair turn{plural}: {error}")
+        try:
+            value = parse_reply(entry.text, schema) if schema and not calls else None
+        except ReplyError:
+            return None
+        call.tally.prompt_tokens = entry.usage.prompt_tokens
+        call.tally.completion_tokens = entry.usage.completion_tokens
+        return LlmReply(entry.text, value, calls, entry.finish_reason)
 
     def _chat(
         self, call: _Call, conversation: list[dict[str, Any]], extra: dict[str, Any]
@@ -290,10 +252,9 @@ class LlmClient:
                 timeout=timeout,
                 **extra,
             )
-            usage = getattr(completion, "usage", None)
-            if usage is not None:
-                call.tally.prompt_tokens += usage.prompt_tokens
-                call.tally.completion_tokens += usage.completion_tokens
+            prompt_tokens, completion_tokens = tokens_of(completion)
+            call.tally.prompt_tokens += prompt_tokens
+            call.tally.completion_tokens += completion_tokens
             return reply_of(completion)
 
         return self._send(call, request)
@@ -313,7 +274,11 @@ class LlmClient:
     def _record(
         self, call: _Call, *, hit: bool = False, failure: Failure | None = None
     ) -> LlmCallRecord:
-        """The call's row, added to the collector. A hit's latency is its cache read."""
+        """The call's row, added to the collector. A hit's latency is its cache read.
+
+        Every value is already sane (token counts clamped by :func:`tokens_of`, settings
+        validated), so building the row cannot fail after a reply was paid for.
+        """
         tally, model = call.tally, call.model.model
         cost = estimate_cost(
             self.settings.prices, model, tally.prompt_tokens, tally.completion_tokens
@@ -329,8 +294,8 @@ class LlmClient:
             sample=call.sample,
             prompt_tokens=tally.prompt_tokens,
             completion_tokens=tally.completion_tokens,
-            latency_seconds=latency,
-            queue_seconds=tally.queue_seconds,
+            latency_seconds=max(0.0, latency),
+            queue_seconds=max(0.0, tally.queue_seconds),
             cache_hit=hit,
             attempts=tally.attempts,
             outcome="failed" if failure else "ok",
@@ -350,13 +315,24 @@ class LlmClient:
 
     def _scrub(self, text: str) -> str:
         """One line, at most 300 characters, with the API key blotted out wherever it appears."""
-        line = " ".join(str(text).split())
-        if self._api_key != NO_KEY and len(self._api_key) >= 4:
-            line = line.replace(self._api_key, "***")
-        return line[:300]
+        return scrub(text)[:300]
+
+
+def _endpoint(settings: LlmSettings) -> str:
+    """The base URL (settings, else ``OPENAI_BASE_URL``), checked: an http(s) URL."""
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL")
+    if not base_url:
+        raise LlmConfigError(
+            "no LLM endpoint configured: set llm.base_url (ENVMILL_LLM__BASE_URL) "
+            "or OPENAI_BASE_URL"
+        )
+    try:
+        return check_base_url(base_url).rstrip("/")
+    except ValueError as exc:
+        where = "llm.base_url" if settings.base_url else "OPENAI_BASE_URL"
+        raise LlmConfigError(f"{where} {exc}") from None
 
 
 def _default_gate_dir(cache_dir: Path | None) -> Path:
-    if cache_dir is not None:
-        return cache_dir.parent / "_llm_gate"
-    return Path(tempfile.gettempdir()) / f"envmill-llm-gate-{os.getuid()}"
+    """``_llm_gate`` in the data folder (beside the cache), else a private folder."""
+    return cache_dir.parent / "_llm_gate" if cache_dir is not None else private_gate_dir()

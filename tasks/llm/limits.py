@@ -5,20 +5,27 @@ process. Two implementations behind one interface (:class:`CallLimits`):
 
 * local (one machine): N lock files held with ``flock``. The kernel drops a lock when its
   process dies, even by ``kill -9`` — a counter file would leak the slot. The RPM pace is a
-  "next start time" in a flock-protected file.
-* Dask: a ``distributed.Semaphore`` named after the run (its leases expire with a dead worker),
-  and for the pace a ``distributed.Lock`` held for one interval after each start.
+  "next start time" in a flock-protected file. Whoever can write the folder can hold every
+  slot, so it must be ours and writable by nobody else (:func:`private_folder`); without a
+  folder of the caller's there is :func:`private_gate_dir`, never a predictable shared path.
+* Dask: a ``distributed.Semaphore`` named after the run and the cap (its leases expire with a
+  dead worker), and for the pace a ``distributed.Lock`` held for one interval after each start.
 
 :func:`choose_limits` picks Dask inside a worker or when a client is active, else local. A
-process-local semaphore in front of either keeps waiting threads off the shared gate.
+process-local semaphore in front of either keeps waiting threads off the shared gate. Every
+wait takes a timeout and ends in :class:`GateTimeout`.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import random
+import shutil
+import stat
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +36,50 @@ from typing import Any, Protocol
 
 class GateTimeout(TimeoutError):
     """No slot (or start time) within the time the caller had left."""
+
+
+class GateFolderError(ValueError):
+    """The gate folder cannot be used: not a folder, not ours, or writable by others."""
+
+
+def private_folder(path: Path) -> Path:
+    """``path`` as a folder only this user can write (created 0700 when missing), else
+    GateFolderError in one line."""
+    path = Path(path)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except OSError as exc:
+        raise GateFolderError(f"LLM gate folder {path}: {exc.strerror or exc}") from None
+    if info.st_uid != os.getuid():
+        raise GateFolderError(f"LLM gate folder {path} belongs to another user ({info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.filemode(info.st_mode)
+        raise GateFolderError(
+            f"LLM gate folder {path} is writable by others ({mode}): run chmod go-w on it"
+        )
+    return path
+
+
+_PRIVATE_GATE: list[Path] = []
+_PRIVATE_GATE_LOCK = threading.Lock()
+
+
+def private_gate_dir() -> Path:
+    """This process's own gate folder (mkdtemp, 0700, removed at exit) for a client that has
+    no data folder: its cap then holds in this process and the processes it ships clients to
+    on this machine."""
+    with _PRIVATE_GATE_LOCK:
+        if not _PRIVATE_GATE:
+            folder = Path(tempfile.mkdtemp(prefix="envmill-llm-gate-"))
+            atexit.register(_remove_gate, folder, os.getpid())
+            _PRIVATE_GATE.append(folder)
+        return _PRIVATE_GATE[0]
+
+
+def _remove_gate(folder: Path, owner: int) -> None:
+    if os.getpid() == owner:  # not a forked child that inherited the exit hook
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Slots(Protocol):
@@ -55,7 +106,7 @@ class CallLimits:
         token = self.slots.acquire(timeout)
         try:
             if self.pacer is not None:
-                left = None if timeout is None else timeout - (time.monotonic() - start)
+                left = None if timeout is None else max(0.0, timeout - (time.monotonic() - start))
                 self.pacer.reserve(left)
             yield time.monotonic() - start
         finally:
@@ -67,15 +118,31 @@ class _Remaining:
         self.end = None if timeout is None else time.monotonic() + timeout
 
     def left(self) -> float | None:
-        return None if self.end is None else max(0.0, self.end - time.monotonic())
+        if self.end is None:
+            return None
+        return min(max(0.0, self.end - time.monotonic()), threading.TIMEOUT_MAX)
+
+
+def _lock_within(descriptor: int, remaining: _Remaining, what: str) -> None:
+    """``flock`` the file within the time left; GateTimeout when someone holds it that long."""
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = remaining.left()
+            if left is not None and left <= 0:
+                raise GateTimeout(f"{what} stayed locked past the deadline") from None
+            time.sleep(delay if left is None else min(delay, left))
+            delay = min(delay * 2, 0.02)
 
 
 class LocalSlots:
     """``cap`` lock files in ``folder``; a slot is a held ``flock`` on one of them."""
 
     def __init__(self, folder: Path, cap: int) -> None:
-        self.folder, self.cap = Path(folder), cap
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.cap = private_folder(Path(folder)), cap
         self._local = threading.BoundedSemaphore(cap)
 
     def acquire(self, timeout: float | None) -> int:
@@ -94,7 +161,7 @@ class LocalSlots:
             offset = random.randrange(self.cap)
             for index in range(self.cap):
                 path = self.folder / f"slot-{(offset + index) % self.cap:04d}.lock"
-                descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
                 try:
                     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -119,13 +186,12 @@ class LocalPacer:
     """Starts at least ``60 / rpm`` seconds apart, machine-wide, through one shared file."""
 
     def __init__(self, folder: Path, rpm: int, cap: int) -> None:
-        self.path = Path(folder) / "pace"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = private_folder(Path(folder)) / "pace"
         self.interval, self.cap = 60.0 / rpm, cap
 
     def reserve(self, timeout: float | None) -> float:
         with open(self.path, "a+", encoding="ascii") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            _lock_within(handle.fileno(), _Remaining(timeout), "the RPM pace file")
             handle.seek(0)
             try:
                 planned = float(handle.read() or 0)
@@ -207,24 +273,33 @@ def in_dask() -> bool:
     return False
 
 
-def choose_limits(cap: int, rpm: int, folder: Path, run_id: str = "") -> CallLimits:
-    """The limits for this process (one object per process and configuration, shared)."""
+def choose_limits(cap: int, rpm: int, folder: Path, name: str) -> CallLimits:
+    """The limits for this process (one object per process and configuration, shared).
+
+    ``name`` names the Dask gate: the run id, or a name unique to one client and its copies.
+    """
     dask = in_dask()
-    key = (os.getpid(), dask, cap, rpm, str(folder), run_id)
+    key = (os.getpid(), dask, cap, rpm, str(folder), name)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = (
-                _dask_limits(cap, rpm, run_id) if dask else local_limits(folder, cap, rpm)
-            )
+            _SHARED[key] = _dask_limits(cap, rpm, name) if dask else local_limits(folder, cap, rpm)
         return _SHARED[key]
 
 
 def local_limits(folder: Path, cap: int, rpm: int = 0) -> CallLimits:
+    """Slots in ``folder/slots`` and the pace file in ``folder`` (both must be private)."""
     pacer = LocalPacer(folder, rpm, cap) if rpm else None
-    return CallLimits(LocalSlots(Path(folder) / "slots", cap), pacer, "local")
+    return CallLimits(LocalSlots(private_folder(Path(folder)) / "slots", cap), pacer, "local")
 
 
-def _dask_limits(cap: int, rpm: int, run_id: str) -> CallLimits:
-    name = f"envmill-llm-{run_id or 'default'}"
-    pacer = DaskPacer(f"{name}-pace", rpm) if rpm else None
-    return CallLimits(DaskSlots(name, cap), pacer, "dask")
+def dask_gate_names(name: str, cap: int, rpm: int) -> tuple[str, str]:
+    """The Semaphore's and the pace Lock's names: a semaphore keeps the cap it was made with,
+    so two caps under one name would clash."""
+    base = f"envmill-llm-{name}"
+    return f"{base}-cap{cap}", f"{base}-rpm{rpm}-pace"
+
+
+def _dask_limits(cap: int, rpm: int, name: str) -> CallLimits:
+    slots_name, pace_name = dask_gate_names(name, cap, rpm)
+    pacer = DaskPacer(pace_name, rpm) if rpm else None
+    return CallLimits(DaskSlots(slots_name, cap), pacer, "dask")

@@ -1,15 +1,24 @@
-"""What a call returns or raises: the reply, its tool calls, and the layer's errors."""
+"""What a call returns or raises: the reply, its tool calls, and the layer's errors.
+
+The openai client does not validate replies, so a server can hand back anything: content as a
+list of parts, a number, tool calls without a function. :func:`reply_of` and :func:`vectors_of`
+read what a caller can use and turn the rest into :class:`UnusableReplyError` (a recorded
+failure), never an AttributeError in the caller.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from envmill.schemas.llm import LlmCallRecord
-from envmill.tasks.llm.transport import EmptyReplyError
+from envmill.tasks.llm.transport import EmptyReplyError, UnusableReplyError
+
+MAX_TOKENS_COUNTED = 10**12  # a count past this is nonsense from the server, not usage
 
 
 class LlmError(Exception):
@@ -17,7 +26,7 @@ class LlmError(Exception):
 
 
 class LlmConfigError(LlmError):
-    """The layer cannot start: no endpoint configured."""
+    """The layer cannot start: no or a malformed endpoint, an unusable gate folder."""
 
 
 class LlmCallError(LlmError):
@@ -64,17 +73,83 @@ class LlmReply:
 
 
 def reply_of(completion: Any) -> LlmReply:
-    """The reply in a completion; an empty one raises (it is retried)."""
+    """The reply in a completion; an empty one raises EmptyReplyError (it is retried)."""
     if not getattr(completion, "choices", None):  # no choices, or not a completion at all
         raise EmptyReplyError("the reply holds no chat completion choice")
     choice = completion.choices[0]
-    message = choice.message
-    calls = [
-        ToolCall(call.id, call.function.name, call.function.arguments or "")
-        for call in message.tool_calls or []
-        if getattr(call, "function", None) is not None
-    ]
-    text = message.content or ""
+    message = _field(choice, "message")
+    if message is None:
+        raise UnusableReplyError("the reply's choice has no message")
+    calls = [_tool_call(call) for call in _field(message, "tool_calls") or []]
+    text = text_of(_field(message, "content"))
     if not text.strip() and not calls:
         raise EmptyReplyError
-    return LlmReply(text=text, tool_calls=calls, finish_reason=choice.finish_reason or "")
+    finish_reason = _field(choice, "finish_reason")
+    finish_reason = finish_reason if isinstance(finish_reason, str) else ""
+    return LlmReply(text=text, tool_calls=calls, finish_reason=finish_reason)
+
+
+def text_of(content: Any) -> str:
+    """A message's text: a string, or a list of text parts joined; anything else is unusable."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise UnusableReplyError(f"the message content is a {type(content).__name__}, not text")
+    texts = []
+    for part in content:
+        kind, text = _field(part, "type"), _field(part, "text")
+        if kind != "text" or not isinstance(text, str):
+            raise UnusableReplyError(f"the message has a content part of type {kind!r}, not text")
+        texts.append(text)
+    return "".join(texts)
+
+
+def _tool_call(call: Any) -> ToolCall:
+    function = _field(call, "function")
+    name, arguments = _field(function, "name"), _field(function, "arguments")
+    call_id = _field(call, "id")
+    if not isinstance(name, str) or not isinstance(arguments, str | None):
+        raise UnusableReplyError("the reply has a tool call without a function name")
+    return ToolCall(call_id if isinstance(call_id, str) else "", name, arguments or "")
+
+
+def vectors_of(response: Any, count: int) -> list[list[float]]:
+    """The ``count`` embedding vectors of a response, in input order, all of one finite size."""
+    data = _field(response, "data")
+    if not isinstance(data, list) or len(data) != count:
+        raise EmptyReplyError(f"{count} texts but not {count} vectors in the reply")
+    try:
+        ordered = sorted(data, key=lambda item: _field(item, "index"))
+    except TypeError:
+        raise UnusableReplyError("the embedding items carry no usable index") from None
+    vectors = [_field(item, "embedding") for item in ordered]
+    if not all(_is_vector(vector) for vector in vectors) or len({len(v) for v in vectors}) > 1:
+        raise UnusableReplyError("an embedding is not a list of finite numbers of one size")
+    return [[float(x) for x in vector] for vector in vectors]
+
+
+def _is_vector(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+            for x in value
+        )
+    )
+
+
+def tokens_of(response: Any) -> tuple[int, int]:
+    """(prompt, completion) tokens of a reply's ``usage``; missing, null, negative or odd: 0."""
+    usage = _field(response, "usage")
+    return _count(_field(usage, "prompt_tokens")), _count(_field(usage, "completion_tokens"))
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return min(max(0, int(value)), MAX_TOKENS_COUNTED)
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)

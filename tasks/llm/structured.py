@@ -108,6 +108,8 @@ def _first_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
         except json.JSONDecodeError as exc:
             first_error = first_error or f"invalid JSON: {exc.msg} at char {exc.pos - start}"
             continue
+        except RecursionError:  # nested past the interpreter's limit: no answer anyone wants
+            return None, "invalid JSON: nested too deeply"
         if isinstance(value, dict):
             return value, None
     return None, first_error

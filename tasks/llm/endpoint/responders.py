@@ -14,10 +14,12 @@ import json
 import math
 import re
 import struct
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from envmill.tasks.llm.endpoint.faults import spoil_content
 from envmill.tasks.llm.prompts import find_stage
 from envmill.tasks.llm.structured import SCHEMA_LINE
 
@@ -153,3 +155,57 @@ def encode_vector(vector: list[float], as_base64: bool) -> list[float] | str:
     if not as_base64:
         return vector
     return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+
+
+def spoil(reply: ChatReply, kind: str) -> ChatReply:
+    """The reply as a content fault (``truncated``, ``prose``, ...) turns it."""
+    if kind == "empty":
+        return ChatReply(content="")
+    if reply.tool_calls:
+        if kind == "truncated":
+            call = reply.tool_calls[0]
+            text = json.dumps(call["arguments"])
+            return ChatReply(tool_calls=[{**call, "arguments": text[: len(text) // 2]}])
+        return reply
+    return ChatReply(content=spoil_content(kind, reply.content or ""))
+
+
+def count_tokens(text: str) -> int:
+    return math.ceil(len(text.split()) * 1.3)
+
+
+def completion_body(body: dict[str, Any], reply: ChatReply) -> dict[str, Any]:
+    """The ``chat.completion`` JSON of ``reply`` to the request ``body``."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{index}_{hashlib.sha256(str(call).encode()).hexdigest()[:8]}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"]),
+                },
+            }
+            for index, call in enumerate(reply.tool_calls)
+        ]
+    prompt = " ".join(str(m.get("content") or "") for m in body.get("messages") or [])
+    completion = reply.content or json.dumps(reply.tool_calls)
+    usage = {"prompt_tokens": count_tokens(prompt), "completion_tokens": count_tokens(completion)}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return {
+        "id": f"chatcmpl-{time.time_ns():x}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": usage,
+    }

@@ -6,28 +6,37 @@ The admin routes (``/_stats``, ``/_faults``, ``/_requests``, ``/_config``, ``/_r
 from tests, also when it runs in another process. STACK §5's settings are not optional: without
 ``disable_nagle_algorithm`` every request costs ~44 ms, without a deep listen queue concurrent
 clients wait on SYN retries, and without daemon threads a hung request blocks exit.
+
+A bad request body gets a 400 and a crash of the endpoint's own code a 500 naming it: the
+connection drops only when a ``drop`` (or ``hang``) fault asks for it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import random
 import threading
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from envmill.tasks.llm.endpoint.faults import Fault, FaultQueue, spoil_content
+from envmill.tasks.llm.endpoint.checks import (
+    chat_problem,
+    config_problem,
+    content_length,
+    embeddings_problem,
+)
+from envmill.tasks.llm.endpoint.faults import Fault, FaultQueue
 from envmill.tasks.llm.endpoint.responders import (
-    ChatReply,
     ChatRequest,
+    completion_body,
+    count_tokens,
     embed_text,
     encode_vector,
     respond,
+    spoil,
 )
 from envmill.tasks.llm.endpoint.stats import EndpointStats
 
@@ -42,6 +51,23 @@ class EndpointConfig:
     seed: int = 0
     refuse_response_format: bool = False
     embedding_dimensions: int = 64
+
+    def __post_init__(self) -> None:
+        if isinstance(self.latency, list):
+            self.latency = (self.latency[0], self.latency[1]) if len(self.latency) == 2 else ()
+        for item in fields(self):
+            problem = config_problem(item.name, getattr(self, item.name))
+            if problem:
+                raise ValueError(problem)
+
+    def updated(self, changes: Any) -> EndpointConfig:
+        """A copy with ``changes`` (a JSON object of settings); ValueError for a bad one."""
+        if not isinstance(changes, dict):
+            raise ValueError("the body must be a JSON object of settings")
+        for name in changes:
+            if name not in {item.name for item in fields(self)}:
+                raise ValueError(f"unknown setting '{name}'")
+        return replace(self, **changes)
 
 
 class EndpointServer(ThreadingHTTPServer):
@@ -87,11 +113,14 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: EndpointServer
+    timeout = 60  # a client that stops sending mid-request frees its thread after this
+    replied = False  # this request's answer has started (so a 500 can no longer be sent)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         """Quiet: tests read /_stats, not logs."""
 
     def do_GET(self) -> None:
+        self.replied = False
         path = urlsplit(self.path)
         if path.path == "/v1/models":
             model = {"id": "envmill-fake", "object": "model", "created": 0, "owned_by": "envmill"}
@@ -105,8 +134,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(404, _error(f"no route GET {path.path}", "not_found"))
 
     def do_POST(self) -> None:
+        self.replied = False
+        length = content_length(self.headers.get("Content-Length"))
+        if length is None or self.headers.get("Transfer-Encoding"):
+            # Where this body ends is unknown (chunked bodies are not read): answer, then close.
+            self.close_connection = True
+            self.send_json(
+                400, _error("a bad Content-Length or a chunked body", "invalid_request_error")
+            )
+            return
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            body = json.loads(self.rfile.read(length))
         except ValueError:
             self.send_json(400, _error("the body is not JSON", "invalid_request_error"))
             return
@@ -115,10 +153,28 @@ class _Handler(BaseHTTPRequestHandler):
         if handler is None:
             self.send_json(404, _error(f"no route POST {route}", "not_found"))
             return
-        handler(self, body)
+        try:
+            handler(self, body)
+        except Exception as exc:  # the endpoint's own bug: say so rather than drop the client
+            if self.replied:
+                self.close_connection = True
+                raise
+            message = f"endpoint error: {type(exc).__name__}: {exc}"
+            self.send_json(500, _error(message, "server_error"))
 
-    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    def send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        trickle: float = 0.0,
+    ) -> None:
+        """Answer with JSON; ``trickle``: the whole answer a byte every that many seconds."""
+        self.replied = True
         data = json.dumps(payload).encode()
+        if trickle:
+            self.send_slowly(status, data, trickle)
+            return
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -127,17 +183,37 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def send_slowly(self, status: int, data: bytes, interval: float) -> None:
+        head = (
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+        )
+        whole = head.encode() + data
+        for index in range(len(whole)):
+            if self.server.closing.is_set():
+                self.close_connection = True
+                return
+            self.wfile.write(whole[index : index + 1])
+            self.server.pause(interval)
+
+    def refuse(self, problem: str) -> None:
+        """A 400 for a request body of the wrong structure."""
+        self.send_json(400, _error(problem, "invalid_request_error"))
+
     def drop(self) -> None:
         """Close the connection without a reply."""
         self.close_connection = True
 
 
-def _chat(handler: _Handler, body: dict[str, Any]) -> None:
+def _chat(handler: _Handler, body: Any) -> None:
+    problem = chat_problem(body)
+    if problem:
+        handler.refuse(problem)
+        return
     server, request = handler.server, ChatRequest(body)
-    stage = request.stage
-    server.stats.begin(CHAT, stage, body)
+    server.stats.begin(CHAT, request.stage, body)
     try:
-        fault = server.faults.take(stage)
+        fault = server.faults.take(request.stage)
         if fault is not None:
             server.stats.fault(fault.kind)
         server.pause(server.latency())
@@ -149,11 +225,15 @@ def _chat(handler: _Handler, body: dict[str, Any]) -> None:
             handler.send_json(400, _error(message, "invalid_request_error", "response_format"))
             return
         reply = respond(request)
-        if fault is not None:
-            reply = _spoil(reply, fault.kind)
-        handler.send_json(200, _completion(body, reply))
+        if fault is not None and fault.kind != "trickle":
+            reply = spoil(reply, fault.kind)
+        handler.send_json(200, completion_body(body, reply), trickle=_trickle(fault))
     finally:
         server.stats.end()
+
+
+def _trickle(fault: Fault | None) -> float:
+    return fault.seconds if fault is not None and fault.kind == "trickle" else 0.0
 
 
 def _transport_fault(handler: _Handler, fault: Fault) -> bool:
@@ -165,6 +245,9 @@ def _transport_fault(handler: _Handler, fault: Fault) -> bool:
         error = _error(text, "server_error", code=str(fault.status))
         handler.send_json(fault.status, error, headers)
         return False
+    if fault.kind == "raw":
+        handler.send_json(fault.status, fault.body)
+        return False
     if fault.kind == "hang":
         handler.server.pause(fault.seconds)
         handler.drop()
@@ -175,59 +258,11 @@ def _transport_fault(handler: _Handler, fault: Fault) -> bool:
     return True
 
 
-def _spoil(reply: ChatReply, kind: str) -> ChatReply:
-    if kind == "empty":
-        return ChatReply(content="")
-    if reply.tool_calls:
-        if kind == "truncated":
-            call = reply.tool_calls[0]
-            text = json.dumps(call["arguments"])
-            return ChatReply(tool_calls=[{**call, "arguments": text[: len(text) // 2]}])
-        return reply
-    return ChatReply(content=spoil_content(kind, reply.content or ""))
-
-
-def _tokens(text: str) -> int:
-    return math.ceil(len(text.split()) * 1.3)
-
-
-def _completion(body: dict[str, Any], reply: ChatReply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": f"call_{index}_{hashlib.sha256(str(call).encode()).hexdigest()[:8]}",
-                "type": "function",
-                "function": {
-                    "name": call["name"],
-                    "arguments": call["arguments"]
-                    if isinstance(call["arguments"], str)
-                    else json.dumps(call["arguments"]),
-                },
-            }
-            for index, call in enumerate(reply.tool_calls)
-        ]
-    prompt = " ".join(str(m.get("content") or "") for m in body.get("messages") or [])
-    completion = reply.content or json.dumps(reply.tool_calls)
-    usage = {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(completion)}
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return {
-        "id": f"chatcmpl-{time.time_ns():x}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", ""),
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
-            }
-        ],
-        "usage": usage,
-    }
-
-
-def _embeddings(handler: _Handler, body: dict[str, Any]) -> None:
+def _embeddings(handler: _Handler, body: Any) -> None:
+    problem = embeddings_problem(body)
+    if problem:
+        handler.refuse(problem)
+        return
     server = handler.server
     server.stats.begin(EMBEDDINGS, "embeddings", body)
     try:
@@ -237,9 +272,9 @@ def _embeddings(handler: _Handler, body: dict[str, Any]) -> None:
         server.pause(server.latency())
         if fault is not None and not _transport_fault(handler, fault):
             return
-        texts = body.get("input")
-        texts = [texts] if isinstance(texts, str) else list(texts or [])
-        size = int(body.get("dimensions") or server.config.embedding_dimensions)
+        texts = body["input"]
+        texts = [texts] if isinstance(texts, str) else texts
+        size = body.get("dimensions") or server.config.embedding_dimensions
         as_base64 = body.get("encoding_format") == "base64"
         data = [
             {
@@ -249,16 +284,18 @@ def _embeddings(handler: _Handler, body: dict[str, Any]) -> None:
             }
             for i, t in enumerate(texts)
         ]
-        tokens = sum(_tokens(str(t)) for t in texts)
+        tokens = sum(count_tokens(t) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        model = body.get("model", "")
-        handler.send_json(200, {"object": "list", "data": data, "model": model, "usage": usage})
+        reply = {"object": "list", "data": data, "model": body.get("model", ""), "usage": usage}
+        handler.send_json(200, reply, trickle=_trickle(fault))
     finally:
         server.stats.end()
 
 
 def _admin_faults(handler: _Handler, body: Any) -> None:
     try:
+        if not isinstance(body, list):
+            raise ValueError("the body must be a JSON array of faults")
         faults = [Fault.from_dict(item) for item in body]
     except (TypeError, ValueError) as exc:
         handler.send_json(400, _error(f"bad fault: {exc}", "invalid_request_error"))
@@ -267,13 +304,12 @@ def _admin_faults(handler: _Handler, body: Any) -> None:
     handler.send_json(200, {"pending": handler.server.faults.pending()})
 
 
-def _admin_config(handler: _Handler, body: dict[str, Any]) -> None:
-    config = handler.server.config
-    for key, value in body.items():
-        if not hasattr(config, key):
-            handler.send_json(400, _error(f"unknown setting '{key}'", "invalid_request_error"))
-            return
-        setattr(config, key, tuple(value) if isinstance(value, list) else value)
+def _admin_config(handler: _Handler, body: Any) -> None:
+    try:
+        handler.server.config = handler.server.config.updated(body)
+    except (TypeError, ValueError) as exc:
+        handler.send_json(400, _error(str(exc), "invalid_request_error"))
+        return
     handler.send_json(200, {"ok": True})
 
 
