@@ -129,16 +129,3 @@ class LlmCallRecord(BaseModel):
     error: str = Field("", description="one line, never the API key")
     cost_usd: float = Field(0.0, ge=0)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-
-
-class TopicVerdict(BaseModel):
-    """Topic mining's answer for one corpus task (EnvScaler's SkelBuilder, first step)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    stateful: bool = Field(description="the task reads or changes state a system keeps")
-    domain_specific: bool = Field(description="the task belongs to one business domain")
-    topic: str = Field(description="an environment topic, e.g. 'clinic appointment booking'")
-    usefulness: int = Field(ge=1, le=5)
-    modelability: int = Field(ge=1, le=5, description="how well a Python class can model it")
-    reason: str

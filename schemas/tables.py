@@ -19,6 +19,7 @@ from pandera.engines.narwhals_engine import DateTime
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.scenario import GATES
+from envmill.schemas.topics import SOURCE_FORMATS, TOPIC_STATUSES
 
 HEX16 = r"^[0-9a-f]{16}$"
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -213,6 +214,56 @@ class LlmCallsTable(apa.DataFrameModel):
         strict = True
 
 
+class TopicsTable(apa.DataFrameModel):
+    """One row per topic candidate with its status, reason, verdict and scores (topic mining).
+
+    Verdict columns are NULL where no verdict was made (``screened_out``, ``failed``).
+    """
+
+    candidate_id: str = _hex_id()
+    run_id: str = _run_id()
+    source: str = _name()
+    format: str = apa.Field(isin=list(SOURCE_FORMATS))
+    text: str = _name()
+    tools_json: str
+    status: str = apa.Field(isin=list(TOPIC_STATUSES))
+    reason_code: str = apa.Field(nullable=True)
+    message: str
+    stateful: bool = apa.Field(nullable=True)
+    domain_specific: bool = apa.Field(nullable=True)
+    verdict_reason: str = apa.Field(nullable=True)
+    topic: str = apa.Field(nullable=True)
+    introduction: str = apa.Field(nullable=True)
+    usefulness: int = apa.Field(nullable=True, ge=1, le=5)
+    modelability: int = apa.Field(nullable=True, ge=1, le=5)
+    duplicate_of: str = apa.Field(nullable=True, str_matches=HEX16)
+    selection_rank: int = apa.Field(nullable=True, ge=0)
+    prompt_hash: str
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+    @apa.dataframe_check
+    def reasons_where_they_apply(cls, data: apa.PyArrowData) -> pa.Array:
+        """Every status but accepted and selected says why; those two never carry a code."""
+        t = data.table
+        kept = pc.is_in(t["status"], pa.array(["accepted", "selected"]))
+        return pc.not_equal(kept, pc.is_valid(t["reason_code"]))
+
+    @apa.dataframe_check
+    def duplicates_name_the_original(cls, data: apa.PyArrowData) -> pa.Array:
+        t = data.table
+        return pc.equal(pc.equal(t["status"], "duplicate"), pc.is_valid(t["duplicate_of"]))
+
+    @apa.dataframe_check
+    def verdicts_where_judged(cls, data: apa.PyArrowData) -> pa.Array:
+        """Screened-out and failed candidates have no verdict; every other one has a topic."""
+        t = data.table
+        unjudged = pc.is_in(t["status"], pa.array(["screened_out", "failed"]))
+        return pc.not_equal(unjudged, pc.is_valid(t["topic"]))
+
+
 def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
     """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
     columns = model.to_schema().columns
@@ -260,6 +311,7 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
         TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
         TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
+        TableSpec("topics", TopicsTable, ("candidate_id",), _NEWEST, _NOW),
     )
 }
 

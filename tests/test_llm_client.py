@@ -27,7 +27,8 @@ from llm_server import (
     within,
 )
 
-from envmill.schemas.llm import LlmSettings, StageModel, TopicVerdict
+from envmill.schemas.llm import LlmSettings, StageModel
+from envmill.schemas.topics import TopicVerdict
 from envmill.tasks.llm import (
     LlmCallError,
     LlmClient,
@@ -522,6 +523,7 @@ GOOD_TOPIC = {
     "stateful": True,
     "domain_specific": True,
     "topic": "clinic appointment booking",
+    "introduction": "A clinic books visits. Patients book and cancel. No double booking.",
     "usefulness": 4,
     "modelability": 5,
     "reason": "The task changes bookings a clinic keeps.",

@@ -11,11 +11,12 @@ import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 
+import jsonschema
 import openai
 import pytest
 from llm_server import spawn_endpoint
 
-from envmill.schemas.llm import TopicVerdict
+from envmill.schemas.topics import TopicVerdict
 from envmill.tasks.llm import render
 from envmill.tasks.llm.endpoint import Fault, example_value, register, serve_endpoint
 from envmill.tasks.llm.structured import ReplyError, parse_reply, response_format_for
@@ -115,8 +116,9 @@ def test_tools_get_tool_calls(endpoint):
 
 
 def test_generic_answers_fit_the_schema():
+    # the JSON Schema only: TopicVerdict's three-sentence rule is a validator no schema states
     schema = TopicVerdict.model_json_schema()
-    assert TopicVerdict.model_validate(example_value(schema))
+    jsonschema.validate(example_value(schema), schema)
 
 
 def test_faults_hit_the_first_requests_of_their_stage_only(endpoint):

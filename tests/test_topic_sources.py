@@ -88,6 +88,8 @@ def test_missing_or_binary_file_is_a_corpus_error(tmp_path):
         ("Забронируй столик на вечер", "non_english"),
         ("Look at this photo of my receipt and file a claim.", "multimodal"),
         ("Transcribe the attached recording into my notes.", "multimodal"),
+        ("Schedule a video consultation with Dr. Lee for Monday.", None),  # an appointment
+        ("Upload the video of the conference to my drive.", "multimodal"),
         ("Summarize https://example.org/report for me.", "url_bound"),
         ("Check the price of shoes on shoes.com today.", "url_bound"),
         ("12345", "non_english"),

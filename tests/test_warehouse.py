@@ -163,7 +163,7 @@ def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
         "format": "envmill-warehouse",
-        "version": "1.1",
+        "version": "1.2",
     }
     Warehouse(wh.root)  # reopening a warehouse is fine
 

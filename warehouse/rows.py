@@ -15,6 +15,7 @@ from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord
 from envmill.schemas.tables import derive_call_id, derive_failure_id
+from envmill.schemas.topics import TopicRecord
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.warehouse.store import Warehouse
 
@@ -116,6 +117,29 @@ def llm_call_row(call: LlmCallRecord, run_id: str) -> dict[str, Any]:
         "call_id": derive_call_id(run_id, call.request_hash, call.item, created_at),
         "run_id": run_id,
     }
+
+
+def topic_row(topic: TopicRecord, run_id: str) -> dict[str, Any]:
+    row = topic.model_dump(exclude={"tools"})
+    return row | {"run_id": run_id, "tools_json": list(topic.tools)}
+
+
+def write_topics(
+    warehouse: Warehouse,
+    topics: list[TopicRecord],
+    calls: list[LlmCallRecord],
+    *,
+    key: str,
+    run_id: str,
+) -> None:
+    """One ``topics`` part under the mining key (a rerun replaces it), and the run's LLM calls in
+    a part of their own: a rerun's cache hits are rows of that rerun, the first run keeps its cost.
+    """
+    if topics:
+        warehouse.write("topics", [topic_row(t, run_id) for t in topics], key=key)
+    if calls:
+        rows = [llm_call_row(call, run_id) for call in calls]
+        warehouse.write("llm_calls", rows, key=f"{key}-{run_id}")
 
 
 def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:

@@ -114,3 +114,20 @@ SELECT
 FROM llm_calls
 GROUP BY ALL
 ORDER BY cost_usd DESC, stage, model;
+
+-- name: topics
+-- Topic mining: every candidate by status and reason (accepted and selected carry none).
+SELECT
+    status,
+    coalesce(reason_code, '') AS reason,
+    count(*) AS candidates,
+    round(avg(usefulness), 2) AS avg_usefulness,
+    round(avg(modelability), 2) AS avg_modelability
+FROM topics
+GROUP BY status, reason
+ORDER BY
+    list_position(
+        ['selected', 'accepted', 'duplicate', 'rejected', 'failed', 'screened_out'], status
+    ),
+    candidates DESC,
+    reason;

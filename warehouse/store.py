@@ -24,7 +24,7 @@ from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
 
 FORMAT_NAME = "envmill-warehouse"
-FORMAT_VERSION = "1.1"  # 1.1: failures.code and failures.details_json
+FORMAT_VERSION = "1.2"  # 1.1: failures.code and failures.details_json; 1.2: topics
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")

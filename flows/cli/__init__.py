@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from envmill.flows.cli import doctor, env, llm, run, warehouse
+from envmill.flows.cli import doctor, env, llm, run, topics, warehouse
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, watch_for_interrupt
 
@@ -24,6 +24,7 @@ app.command("show")(warehouse.show)
 app.command("doctor")(doctor.doctor)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
+app.add_typer(topics.app, name="topics")
 
 
 INTERRUPTED = 130

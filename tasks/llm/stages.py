@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from envmill.schemas.llm import TopicVerdict
+from envmill.schemas.topics import TopicVerdict
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,12 @@ import unicodedata
 from envmill.schemas.topics import TopicCandidate
 
 _URL = re.compile(r"https?://|www\.|\b[\w-]+\.(?:com|org|net|io|gov|edu)\b", re.I)
+# A video consultation or an audio conference is an appointment, not media to look at.
 _MEDIA = re.compile(
     r"\b(?:image|images|photo|photos|picture|pictures|screenshot|video|videos|audio|"
-    r"recording|voice note|scan|attached|attachment|this file|the file above)\b",
+    r"recording|voice note|scan|attached|attachment|this file|the file above)\b"
+    r"(?!\s+(?:call|calls|consultation|consultations|conference|meeting|session|appointment|"
+    r"chat|visit|interview|lesson|class)\b)",
     re.I,
 )
 MIN_LATIN_SHARE = 0.9

@@ -3,7 +3,8 @@
 A task's words are matched against the catalog's domains, entities and operations; the best match
 (ties and no-match cases broken by a hash of the task, so the answer is stable) names the topic,
 and hashed qualifiers vary it, so 100+ distinct tasks get 100+ distinct topics. Tasks that
-read like computations or public lookups are judged not stateful.
+read like computations or public lookups are judged not stateful. Every verdict carries the
+three-sentence introduction ``TopicVerdict`` requires.
 """
 
 from __future__ import annotations
@@ -86,14 +87,19 @@ def verdict_for(task: str) -> dict[str, object]:
     return {
         "stateful": stateful,
         "domain_specific": stateful,
-        "topic": f"{domain}: {phrase} {feature}, {channel}, {scale}",
-        "usefulness": 4 if best > 1 else 3,
-        "modelability": 5 if stateful else 1,
         "reason": (
             f"The task works on {entity} records kept by the {domain} system."
             if stateful
             else "The task needs no state a system keeps between requests."
         ),
+        "topic": f"{domain}: {phrase} {feature}, {channel}, {scale}",
+        "introduction": (
+            f"The {domain} system {scale} keeps {entity} records and their history. "
+            f"Staff and customers {phrase} {channel}, {feature}. "
+            "Every change is checked against the system's rules before it is saved."
+        ),
+        "usefulness": 4 if best > 1 else 3,
+        "modelability": 5 if stateful else 1,
     }
 
 
