@@ -533,3 +533,76 @@ def test_two_unrelated_classes_are_still_refused():
     source = INHERITED.replace("class Shop(Base):", "class Shop:")
     with pytest.raises(EnvModuleError, match="2 environment classes"):
         find_environment_class(ast.parse(source))
+
+
+RULES_TOOL = '''
+def t(self, room_id: str, nights: int) -> dict:
+    """Book a room.
+
+    Args:
+        room_id: The room.
+        nights (int): How many
+            nights.
+
+    Returns:
+        dict: the booking.
+
+    Constraints:
+        - The room must be free
+          for every night.
+        * At most 14 nights
+        1. VIP guests pay less.
+
+    Raises:
+        KeyError: never.
+    """
+    return {}
+'''
+
+
+def test_rule_sections_reach_the_description_and_args_stay_out() -> None:
+    fn = tool(RULES_TOOL)
+    assert fn["description"] == (
+        "Book a room. Constraints: The room must be free for every night. At most 14 nights. "
+        "VIP guests pay less."
+    )
+    assert fn["parameters"]["properties"]["nights"]["description"] == "How many nights."
+
+
+@pytest.mark.parametrize(
+    ("doc", "description"),
+    [
+        ('"""Pay.\n\nRules: the amount is positive\n"""', "Pay. Rules: the amount is positive."),
+        (
+            '"""Pay.\n\nPreconditions:\n    The invoice is open.\n    Amount > 0.\n\nArgs:\n'
+            '    x: y.\n"""',
+            "Pay. Preconditions: The invoice is open. Amount > 0.",
+        ),
+        (
+            '"""Pay.\n\nArgs:\n    x: y.\n\nBusiness rules:\n    - One payment per day.\n"""',
+            "Pay. Business rules: One payment per day.",
+        ),
+        ('"""Pay.\n\nRequirements:\n"""', "Pay."),
+        (
+            '"""Pay.\n\nArgs:\n    x: y.\n\nSide effects:\n    Marks it paid.\n\n'
+            'Validation rules:\n    Amount > 0.\n"""',
+            "Pay. Validation rules: Amount > 0.",
+        ),
+        ('"""Pay.\n\nExample:\n    pay(1)\n"""', "Pay."),
+    ],
+)
+def test_each_rule_section_is_kept_and_other_sections_dropped(doc: str, description: str) -> None:
+    fn = tool(
+        f"def t(self) -> dict:\n    {textwrap.indent(doc, '    ').strip()}\n    return {{}}\n"
+    )
+    assert fn["description"] == description
+
+
+def test_a_dataclass_environment_class_is_named_with_what_to_write() -> None:
+    source = (
+        "from dataclasses import dataclass, field\n\n@dataclass\nclass Shop:\n"
+        "    items: dict = field(default_factory=dict)\n\n"
+        "    def add(self, k: str) -> dict:\n        return {}\n"
+    )
+    with pytest.raises(EnvModuleError, match=r"line 4: Shop is a type definition .* __init__"):
+        find_environment_class(ast.parse(source))

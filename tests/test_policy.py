@@ -441,3 +441,28 @@ class Shop:
 
 def test_ordinary_code_passes_the_second_round_rules() -> None:
     assert check_module(ORDINARY_AFTER_SECOND_ROUND) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "use", "words"),
+    [
+        ("uuid", "uuid.uuid4().hex", "counter in the state"),
+        ("time", "time.time()", "self.current_time"),
+        ("random", "random.choice([1, 2])", "deterministically"),
+        ("secrets", "secrets.token_hex(4)", "deterministically"),
+    ],
+)
+def test_refused_imports_models_reach_for_say_what_to_use_instead(module, use, words) -> None:
+    """The import and every use name their line, and say what to do instead (a repair turn
+    feeds these back to the model)."""
+    source = f"import {module}\n\nclass E:\n    def f(self):\n        return {use}\n"
+    found = check_module(source)
+    assert [(v.rule, v.line) for v in found] == [("import", 1), ("import", 5)]
+    assert all(words in v.message and "\n" not in str(v) for v in found)
+    assert f"'{module}' comes from the refused import of '{module}'" in found[1].message
+
+
+def test_a_name_imported_from_a_refused_module_is_flagged_where_used() -> None:
+    found = check_module("from time import time as now\n\ndef f():\n    return now()\n")
+    assert [(v.rule, v.line) for v in found] == [("import", 1), ("import", 4)]
+    assert "'now' comes from the refused import of 'time'" in found[1].message

@@ -1,6 +1,8 @@
 """Environment modules (DESIGN §3.1): what the factory reads off a module's source (``reading``,
-``annotations``, ``tool_kinds``) and the admission that turns a source into an environment the
-rest of the pipeline can run (``admission``)."""
+``annotations``, ``tool_kinds``), the state contract checked on it (``contract``, with
+``state_writes`` and ``state_values``) and by probe calls in the sandbox (``probes``, with
+``probe_args`` and ``probe_state``), and the admission that turns a source into an environment
+the rest of the pipeline can run (``admission``)."""
 
 from envmill.tasks.environment.admission import (
     AdmittedEnvironment,

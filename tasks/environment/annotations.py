@@ -76,6 +76,25 @@ _SECTIONS = frozenset(
         "warnings",
     }
 )
+# Sections that state what a tool enforces: they belong in the description the agent reads.
+_RULE_SECTIONS = frozenset(
+    {
+        "constraints",
+        "constraint",
+        "rules",
+        "business rules",
+        "preconditions",
+        "requirements",
+        "restrictions",
+        "policy",
+        "policies",
+        "conditions",
+        "limits",
+        "validation",
+    }
+)
+_RULE_WORDS = ("constraint", "rule", "precondition", "requirement", "restriction", "polic")
+_BULLET = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _ARG_SECTIONS = frozenset({"args", "arguments", "parameters", "keyword args", "keyword arguments"})
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*):(.*)$")
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -374,31 +393,85 @@ def _dedupe(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The summary (text before the first section) and the ``Args:`` descriptions of a docstring.
+    """The tool description and the ``Args:`` descriptions of a Google-style docstring.
 
-    Both ``name: text`` and ``name (type): text`` entries are read; deeper-indented lines continue
-    the entry above. Whitespace is collapsed, since both end up in one-line schema fields.
+    The description is the summary (text before the first section) followed by every rule
+    section the docstring states (``Constraints:``, ``Rules:``, ``Preconditions:``, ``Business
+    rules:``, ...), so the agent sees the rules a tool enforces; ``Args:``, ``Returns:``,
+    ``Raises:`` and the other sections stay out. Both ``name: text`` and ``name (type): text``
+    entries are read; deeper-indented lines continue the entry above. Whitespace is collapsed,
+    since both end up in one-line schema fields.
     """
     summary: list[str] = []
     args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    entry_indent: int | None = None
+    rules: list[tuple[str, list[str]]] = []
+    section: str | None = None  # None (the summary), "args", "rule" or "other"
+    entry: tuple[str | None, int | None] = (None, None)  # the Args entry and its indent
     for line in (doc or "").splitlines():
-        header = _HEADER.match(line)
-        if header and header[1].lower() in _SECTIONS:
-            section, current, entry_indent = header[1].lower(), None, None
+        kind = _section_kind(line, started=section is not None)
+        if kind:
+            section, entry = kind, (None, None)
+            if kind == "rule":
+                header = _HEADER.match(line)
+                rules.append((header[1].strip(), []))  # type: ignore[index]
+                _add_rule_line(rules[-1][1], header[2])  # type: ignore[index]
         elif section is None:
             summary.append(line)
-        elif section in _ARG_SECTIONS and line.strip():
-            indent = len(line) - len(line.lstrip())
-            entry_indent = indent if entry_indent is None else entry_indent
-            match = _ARG_LINE.match(line.strip())
-            if match and indent <= entry_indent:
-                current, args[match[1]] = match[1], match[2]
-            elif current is not None:
-                args[current] += " " + line.strip()
-    return _collapse(" ".join(summary)), {name: _collapse(text) for name, text in args.items()}
+        elif section == "rule":
+            _add_rule_line(rules[-1][1], line)
+        elif section == "args" and line.strip():
+            entry = _add_arg_line(args, line, *entry)
+    parts = [_collapse(" ".join(summary))]
+    parts += [f"{title}: {' '.join(map(_sentence, items))}" for title, items in rules if items]
+    description = " ".join(part for part in parts if part)
+    return description, {name: _collapse(text) for name, text in args.items()}
+
+
+def _section_kind(line: str, started: bool) -> str | None:
+    """Whether ``line`` starts a section, and which kind; after the first section, any
+    unindented ``Title:`` line with nothing after the colon starts one (an unknown one is
+    dropped rather than read as part of the entry above)."""
+    header = _HEADER.match(line)
+    if header is None:
+        return None
+    key = header[1].strip().lower()
+    if key in _ARG_SECTIONS:
+        return "args"
+    if key in _RULE_SECTIONS or any(word in key for word in _RULE_WORDS):
+        return "rule"
+    if key in _SECTIONS or (started and not header[2].strip()):
+        return "other"
+    return None
+
+
+def _add_arg_line(
+    args: dict[str, str], line: str, current: str | None, entry_indent: int | None
+) -> tuple[str | None, int | None]:
+    indent = len(line) - len(line.lstrip())
+    entry_indent = indent if entry_indent is None else entry_indent
+    match = _ARG_LINE.match(line.strip())
+    if match and indent <= entry_indent:
+        current, args[match[1]] = match[1], match[2]
+    elif current is not None:
+        args[current] += " " + line.strip()
+    return current, entry_indent
+
+
+def _add_rule_line(items: list[str], line: str) -> None:
+    """A bulleted line (``-``, ``*``, ``1.``) starts a rule; any other line continues one."""
+    text = line.strip()
+    bullet = _BULLET.match(text)
+    if bullet:
+        items.append(text[bullet.end() :])
+    elif text and items:
+        items[-1] += " " + text
+    elif text:
+        items.append(text)
+
+
+def _sentence(text: str) -> str:
+    text = _collapse(text)
+    return text if not text or text[-1] in ".!?;:" else text + "."
 
 
 def _collapse(text: str) -> str:

@@ -9,6 +9,7 @@ the tool schemas and the state schema are all read off the syntax tree (the tool
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 from envmill.schemas.environment import FunctionSpec, ToolSchema
@@ -34,13 +35,21 @@ class EnvModuleError(ValueError):
 
 
 def parse_module(source: str) -> ast.Module:
-    """Parses ``source``, turning a syntax error into a one-line :class:`EnvModuleError`."""
+    """Parses ``source``, turning a syntax error into a one-line :class:`EnvModuleError`.
+
+    The tree is shared by every caller reading the same source (admission reads one module
+    about ten ways), so it must be read, never changed."""
     try:
-        return ast.parse(source)
+        return _parse_cached(source)
     except SyntaxError as exc:
         raise EnvModuleError(f"line {exc.lineno or 0}: syntax error: {exc.msg}") from None
     except ValueError as exc:  # e.g. null bytes in the source
         raise EnvModuleError(f"line 0: syntax error: {exc}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_cached(source: str) -> ast.Module:
+    return ast.parse(source)
 
 
 def compute_env_id(source: str) -> str:
@@ -64,14 +73,32 @@ def find_environment_class(tree: ast.Module) -> ast.ClassDef:
         elif any(fn.name == "__init__" or not fn.name.startswith("_") for fn in methods_of(node)):
             candidates.append(node)
     if not candidates:
-        raise EnvModuleError("no environment class: expected one top-level class with methods")
+        raise EnvModuleError(_no_class_message(tree))
     # A base class defined in the module is part of the environment, not a second one.
     bases = {type_name(b) for c in candidates for b in c.bases}
     leaves = [c for c in candidates if c.name not in bases]
     if len(leaves) != 1:
-        names = ", ".join(c.name for c in leaves or candidates)
-        raise EnvModuleError(f"{len(leaves)} environment classes ({names}): expected one")
+        found = leaves or candidates
+        names = ", ".join(c.name for c in found)
+        raise EnvModuleError(
+            f"line {found[-1].lineno}: {len(leaves)} environment classes ({names}): expected one; "
+            "keep the tools in one class (helpers may be TypedDicts, dataclasses or functions)"
+        )
     return leaves[0]
+
+
+def _no_class_message(tree: ast.Module) -> str:
+    """Why no class qualifies; a dataclass with tools is named, with what to write instead."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(
+            not fn.name.startswith("_") for fn in methods_of(node)
+        ):
+            return (
+                f"line {node.lineno}: {node.name} is a type definition (a dataclass, TypedDict, "
+                "Enum or exception), so it cannot be the environment; write a plain class whose "
+                "__init__(self) creates every state attribute"
+            )
+    return "no environment class: expected one top-level class with methods"
 
 
 def _is_type_definition(cls: ast.ClassDef, excluded: set[str]) -> bool:
@@ -84,6 +111,14 @@ def _is_type_definition(cls: ast.ClassDef, excluded: set[str]) -> bool:
         return True
     decorators = [type_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
     return "dataclass" in decorators
+
+
+@functools.lru_cache(maxsize=4096)
+def walk_nodes(fn: Function) -> tuple[ast.AST, ...]:
+    """Every node of a function, ``ast.walk`` order, walked once: the readings of a module walk
+    each method many times (kinds, contract, stored values, probe lines). Keyed by identity;
+    like the trees, read them, never change them."""
+    return tuple(ast.walk(fn))
 
 
 def methods_of(cls: ast.ClassDef) -> list[Function]:
@@ -113,10 +148,18 @@ def list_tool_methods(cls: ast.ClassDef) -> list[Function]:
     return list(tools.values())
 
 
+@functools.lru_cache(maxsize=8)
 def load_environment(source: str) -> tuple[ast.Module, ast.ClassDef]:
-    """The parsed module and its environment class, with what it inherits from module classes."""
+    """The parsed module and its environment class, with what it inherits from module classes
+    (shared like ``parse_module``'s tree: read it, never change it)."""
     tree = parse_module(source)
     return tree, _flatten(tree, find_environment_class(tree))
+
+
+def class_chain(tree: ast.Module) -> list[ast.ClassDef]:
+    """The environment class as written, then the classes of this module it inherits from."""
+    cls = find_environment_class(tree)
+    return [cls, *_module_bases(tree, cls)]
 
 
 def _module_bases(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:

@@ -16,9 +16,10 @@ from envmill.tasks.environment.reading import (
     list_tool_methods,
     load_environment,
     methods_of,
+    walk_nodes,
 )
 
-_MUTATORS = frozenset(
+MUTATORS = frozenset(
     {
         "append",
         "extend",
@@ -87,7 +88,7 @@ def _target_names(target: ast.AST) -> set[str]:
 def _bindings(fn: Function) -> list[tuple[set[str], ast.expr, bool]]:
     """(names bound, value, value is iterated) for each local binding in ``fn``."""
     found: list[tuple[set[str], ast.expr, bool]] = []
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.Assign):
             found += [(_target_names(t), node.value, False) for t in node.targets]
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
@@ -112,7 +113,7 @@ def _tainted_names(fn: Function, seed: frozenset[str]) -> set[str]:
 
 
 def _writes_directly(fn: Function, tainted: set[str]) -> bool:
-    for node in ast.walk(fn):
+    for node in walk_nodes(fn):
         if isinstance(node, ast.Assign | ast.Delete):
             targets = node.targets
         elif isinstance(node, ast.AugAssign) or (isinstance(node, ast.AnnAssign) and node.value):
@@ -130,7 +131,7 @@ def _writes_directly(fn: Function, tainted: set[str]) -> bool:
 
 def _is_mutating_call(call: ast.Call, tainted: set[str]) -> bool:
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+    if isinstance(func, ast.Attribute) and func.attr in MUTATORS:
         return bool(_roots(func.value) & tainted)
     if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and call.args:
         return bool(_roots(call.args[0]) & tainted)
@@ -166,7 +167,7 @@ class _MutationAnalyzer:
 
     def _calls(self, fn: Function, tainted: set[str]) -> list[tuple[Function, frozenset[str]]]:
         found = []
-        for node in ast.walk(fn):
+        for node in walk_nodes(fn):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func

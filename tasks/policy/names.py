@@ -220,8 +220,41 @@ def template_refusals(text: str) -> Iterator[tuple[str, str]]:
 
 
 def import_message(module: str) -> str:
+    """Why an import is refused and, for the modules models reach for, what to do instead."""
     allowed = ", ".join(sorted(ALLOWED_IMPORTS))
-    return f"import of '{module}' is not allowed (allowed: {allowed})"
+    hint = IMPORT_HINTS.get(module.split(".")[0])
+    what = f"import of '{module}' is not allowed"
+    return f"{what}: {hint} (allowed: {allowed})" if hint else f"{what} (allowed: {allowed})"
+
+
+_IDS_HINT = (
+    "make ids from a counter in the state instead (self.next_order_number, created in "
+    "__init__: f'ORD-{self.next_order_number:04d}', then add 1)"
+)
+_CLOCK_HINT = (
+    "take the time from the state instead (self.current_time, an ISO 8601 string created in "
+    "__init__; datetime.fromisoformat(self.current_time))"
+)
+_CHOICE_HINT = (
+    "choose deterministically from the state and the arguments instead (the first match in "
+    "a sorted order, or a counter in the state)"
+)
+# What a model should use instead of the modules it most often imports (the repair message).
+IMPORT_HINTS = {
+    "uuid": _IDS_HINT,
+    "hashlib": _IDS_HINT,
+    "secrets": _CHOICE_HINT,
+    "random": _CHOICE_HINT,
+    "time": _CLOCK_HINT,
+    "calendar": "compute dates with datetime and timedelta from self.current_time instead",
+    "zoneinfo": "keep times as naive ISO 8601 strings in one zone instead",
+    "logging": "return what happened in the tool result instead of logging it",
+    "pathlib": "keep the data in instance attributes created in __init__ instead of files",
+    "shutil": "keep the data in instance attributes created in __init__ instead of files",
+    "sqlite3": "keep records in dicts of dicts created in __init__ instead of a database",
+    "requests": "environment code has no network; keep the data it needs in the state",
+    "urllib": "environment code has no network; keep the data it needs in the state",
+}
 
 
 NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_field_defaults", "_make"})

@@ -12,6 +12,7 @@ from envmill.tasks.policy.names import (
     ATTR_FUNCS,
     FORBIDDEN_BUILTINS,
     FORMAT_ATTRS,
+    IMPORT_HINTS,
     MODULE_ATTRS,
     MODULE_PRIVATE_NAMES,
     NONDETERMINISTIC,
@@ -35,6 +36,7 @@ class PolicyVisitor(ast.NodeVisitor):
         self.found: list[tuple[tuple[int, int, int], PolicyViolation]] = []
         self.bound, self.compared = bound, compared
         self.owners, self.methods = owners, methods
+        self.refused: dict[str, str] = {}  # name bound by a refused import -> its module
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -61,6 +63,7 @@ class PolicyVisitor(ast.NodeVisitor):
         for alias in node.names:
             if alias.name not in ALLOWED_IMPORTS:
                 self.flag("import", node, import_message(alias.name))
+                self.refused[alias.asname or alias.name.split(".")[0]] = alias.name
             self.check_binding(node, alias.asname)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -70,6 +73,8 @@ class PolicyVisitor(ast.NodeVisitor):
             )
         elif node.module not in ALLOWED_IMPORTS:
             self.flag("import", node, import_message(node.module or ""))
+            for alias in node.names:
+                self.refused[alias.asname or alias.name] = node.module or ""
         else:
             for alias in node.names:
                 self.check_imported_name(node, node.module, alias)
@@ -99,7 +104,12 @@ class PolicyVisitor(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
-        if name in OWNERS and not isinstance(node.ctx, ast.Load):
+        if name in self.refused and isinstance(node.ctx, ast.Load):
+            module = self.refused[name]
+            hint = IMPORT_HINTS.get(module.split(".")[0], "remove this use")
+            message = f"'{name}' comes from the refused import of '{module}'; {hint}"
+            self.flag("import", node, message)
+        elif name in OWNERS and not isinstance(node.ctx, ast.Load):
             self.check_binding(node, name)
         elif name in FORBIDDEN_BUILTINS:
             if isinstance(node.ctx, ast.Load):

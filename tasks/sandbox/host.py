@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import sys
 from typing import Any
 
 from checkrunner import run_checks
@@ -17,6 +18,8 @@ from framing import FrameError, recv_frame, send_frame
 
 MAX_REQUEST_BYTES = 256 << 20
 MAX_ERROR_CHARS = 2000
+MODULE_NAME = "envmill_generated"
+SOURCE_NAME = "<environment>"
 
 
 class HostError(Exception):
@@ -60,16 +63,33 @@ def precompile(source: str) -> None:
     if len(COMPILED) >= MAX_COMPILED:
         COMPILED.pop(next(iter(COMPILED)))
     try:
-        COMPILED[source] = compile(source, "<environment>", "exec", dont_inherit=True)
+        COMPILED[source] = compile(source, SOURCE_NAME, "exec", dont_inherit=True)
     except Exception:  # the host reports the error when it compiles for itself
         pass
 
 
 def exec_module(source: str, filename: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "envmill_generated"}
+    """Run a module as a real module registered under its name, as an import would: the stdlib
+    looks a class's module up there (``dataclasses`` resolves string annotations through
+    ``sys.modules[cls.__module__]``), and finds None otherwise."""
+    module = type(sys)(MODULE_NAME)
+    sys.modules[MODULE_NAME] = module
     code = COMPILED.get(source) or compile(source, filename, "exec", dont_inherit=True)
-    exec(code, namespace)  # noqa: S102 - the sandbox is the boundary
-    return namespace
+    exec(code, vars(module))  # noqa: S102 - the sandbox is the boundary
+    return vars(module)
+
+
+def describe_program_error(exc: BaseException) -> str:
+    """``line N: Type: message`` with the environment line that raised (the innermost one in the
+    module), so a refused load names the line to fix; without one, ``Type: message``."""
+    line = exc.lineno if isinstance(exc, SyntaxError) and exc.filename == SOURCE_NAME else None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == SOURCE_NAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    text = describe_exception(exc)
+    return f"line {line}: {text}" if line else text
 
 
 class EnvHost:
@@ -93,7 +113,7 @@ class EnvHost:
         return handler(request)
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
-        namespace = exec_module(request["source"], "<environment>")
+        namespace = exec_module(request["source"], SOURCE_NAME)
         cls = namespace.get(request["class_name"])
         if not isinstance(cls, type):
             raise HostError(f"module defines no class {request['class_name']!r}")
@@ -193,7 +213,5 @@ def _answer(host: EnvHost, request: Any) -> dict[str, Any]:
         return {"ok": True, **host.handle(request)}
     except HostError as exc:
         return {"ok": False, "error": str(exc), "error_class": "host"}
-    except Exception as exc:
-        return {"ok": False, "error": describe_exception(exc), "error_class": "program"}
-    except BaseException as exc:  # SystemExit, KeyboardInterrupt raised by the program
-        return {"ok": False, "error": describe_exception(exc), "error_class": "program"}
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt raised by the program too
+        return {"ok": False, "error": describe_program_error(exc), "error_class": "program"}
