@@ -137,3 +137,24 @@ def test_certify_command_prints_gates_and_fails_on_rejection(tmp_path, clinic_sc
     broken.write_text('{"task": "no state"}')
     done = envmill("env", "certify", str(CLINIC), str(broken), cwd=tmp_path)
     assert done.returncode == 2 and "not a scenario" in done.stderr
+
+
+def test_check_reports_probes_and_warnings(tmp_path):
+    module = tmp_path / "notes.py"
+    module.write_text(
+        "class Notes:\n"
+        "    def __init__(self):\n"
+        "        self.notes: dict[str, str] = {}\n"
+        "        self.draft: str\n\n"
+        "    def add(self, key: str, text: str) -> dict:\n"
+        '        """Add a note.\n\n        Args:\n            key: its key.\n'
+        '            text: its text.\n        """\n'
+        "        self.notes[key] = text\n"
+        '        return {"success": True, "message": "added"}\n'
+    )
+    done = envmill("env", "check", str(module), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["checked"]["probes"]["calls"] >= 1
+    (warning,) = report["warnings"]
+    assert "draft" in warning and "line 4" in warning

@@ -42,7 +42,7 @@ def _prepare(source: str, sandbox):
 
 @app.command("check")
 def check(file: Annotated[Path, typer.Argument(help="environment module (.py)")]) -> None:
-    """Policy, load in the sandbox; print the tool schemas and state schema as JSON."""
+    """Policy, contract, load and probe calls in the sandbox; print the schemas as JSON."""
     source = read_source(file)
     with _sandbox() as sandbox:
         env = _prepare(source, sandbox)
@@ -52,6 +52,8 @@ def check(file: Annotated[Path, typer.Argument(help="environment module (.py)")]
                 "env_id": env.env_id,
                 "class_name": env.class_name,
                 "isolation": sandbox.isolation,
+                "checked": env.checked,
+                "warnings": [str(warning) for warning in env.warnings],
                 "tool_kinds": env.tool_kinds,
                 "tools": [t.model_dump() for t in env.tools],
                 "state_schema": env.state_schema,
