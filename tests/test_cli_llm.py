@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.tasks.llm.stages import STAGES
 from tests.test_cli_env import envmill
 
 NO_ENDPOINT = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
@@ -22,7 +23,10 @@ def test_local_dry_run_reports_every_stage_with_estimated_cost(tmp_path):
         env_extra=NO_ENDPOINT | {"ENVMILL_LLM__PRICES": prices},
     )
     assert done.returncode == 0, done.stderr
-    (row,) = json.loads(done.stdout)
+    rows = json.loads(done.stdout)
+    assert [r["stage"] for r in rows] == list(STAGES)
+    assert all(r["outcome"] == "ok" for r in rows), rows
+    row = rows[0]
     assert (row["stage"], row["model"], row["outcome"], row["attempts"]) == (
         "topics",
         "gpt-4o-mini",

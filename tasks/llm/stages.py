@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from envmill.schemas.topics import TopicVerdict
+from envmill.tasks.skelbuilder.examples import STAGE_EXAMPLES
 
 
 @dataclass(frozen=True)
@@ -31,3 +32,9 @@ STAGES: dict[str, StageProbe] = {
         },
     ),
 }
+STAGES.update(
+    {
+        name: StageProbe(prompt=name, schema=schema, example=example)
+        for name, (schema, example) in STAGE_EXAMPLES.items()
+    }
+)

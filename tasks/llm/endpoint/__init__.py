@@ -15,9 +15,28 @@ from envmill.tasks.llm.endpoint.responders import (
     register,
 )
 from envmill.tasks.llm.endpoint.server import EndpointConfig
+from envmill.tasks.llm.endpoint.skeleton import (
+    respond_initial_state,
+    respond_method,
+    respond_operations,
+    respond_plan,
+    respond_repair,
+    respond_state,
+)
+from envmill.tasks.llm.endpoint.skeleton_check import respond_judge, respond_probe
+from envmill.tasks.llm.endpoint.skeleton_source import warm_sources
+from envmill.tasks.llm.endpoint.slips import Slip
 from envmill.tasks.llm.endpoint.topics import respond_topics, warm_topics
 
 register("topics", respond_topics, warm_topics)
+register("skeleton_plan", respond_plan, warm_sources)
+register("skeleton_state", respond_state)
+register("skeleton_operations", respond_operations)
+register("skeleton_method", respond_method)
+register("skeleton_repair", respond_repair)
+register("skeleton_initial_state", respond_initial_state)
+register("skeleton_probe", respond_probe)
+register("skeleton_judge", respond_judge)
 
 __all__ = [
     "ChatReply",
@@ -25,6 +44,7 @@ __all__ = [
     "Endpoint",
     "EndpointConfig",
     "Fault",
+    "Slip",
     "embed_text",
     "example_value",
     "generic",

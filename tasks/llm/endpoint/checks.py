@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from envmill.tasks.llm.endpoint.slips import slips_problem
+
 MAX_BODY_BYTES = 32 * 2**20
 MAX_SECONDS = 3600.0  # longer waits are mistakes (and overflow the stdlib's timeouts)
 MAX_DIMENSIONS = 4096
@@ -114,6 +116,8 @@ def config_problem(name: str, value: Any) -> str | None:
         return None if integer_in(value, None) else "seed: an integer"
     if name == "refuse_response_format":
         return None if isinstance(value, bool) else "refuse_response_format: true or false"
+    if name == "slips":
+        return slips_problem(value)
     if name == "embedding_dimensions":
         ok = integer_in(value, 1, MAX_DIMENSIONS)
         return None if ok else f"embedding_dimensions: an integer from 1 to {MAX_DIMENSIONS}"

@@ -51,7 +51,7 @@ class Endpoint:
         return self._call("/_faults", [fault.to_dict() for fault in faults])["pending"]
 
     def configure(self, **settings: Any) -> None:
-        """Change latency, refuse_response_format, ... of the running endpoint."""
+        """Change latency, refuse_response_format, slips, ... of the running endpoint."""
         self._call("/_config", settings)
 
     def reset(self) -> None:
@@ -75,7 +75,7 @@ def serve_endpoint(port: int = 0, **config: Any) -> Iterator[Endpoint]:
     Args:
         port: 0 for a free port.
         **config: EndpointConfig fields: latency (seconds, or (low, high)), seed,
-            refuse_response_format, embedding_dimensions.
+            refuse_response_format, embedding_dimensions, slips (SkelBuilder's slips).
     """
     server = start_server(port=port, **config)
     thread = threading.Thread(

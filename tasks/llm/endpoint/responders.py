@@ -29,9 +29,11 @@ _SCHEMA_IN_TEXT = re.compile(re.escape(SCHEMA_LINE) + r"(\{.*\})\s*$", re.MULTIL
 
 @dataclass
 class ChatRequest:
-    """The parts of a ``/v1/chat/completions`` body a responder looks at."""
+    """The parts of a ``/v1/chat/completions`` body a responder looks at, and the slips the
+    endpoint is configured to make (``EndpointConfig.slips``)."""
 
     body: dict[str, Any]
+    slips: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -45,12 +45,14 @@ CHAT, EMBEDDINGS = "/v1/chat/completions", "/v1/embeddings"
 
 @dataclass
 class EndpointConfig:
-    """How the endpoint behaves; ``latency`` is seconds, fixed or (low, high) sampled."""
+    """How the endpoint behaves; ``latency`` is seconds, fixed or (low, high) sampled;
+    ``slips``: mistakes the fake model makes in SkelBuilder's stages (see ``slips.Slip``)."""
 
     latency: float | tuple[float, float] = 0.0
     seed: int = 0
     refuse_response_format: bool = False
     embedding_dimensions: int = 64
+    slips: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if isinstance(self.latency, list):
@@ -210,7 +212,7 @@ def _chat(handler: _Handler, body: Any) -> None:
     if problem:
         handler.refuse(problem)
         return
-    server, request = handler.server, ChatRequest(body)
+    server, request = handler.server, ChatRequest(body, slips=handler.server.config.slips)
     server.stats.begin(CHAT, request.stage, body)
     try:
         fault = server.faults.take(request.stage)

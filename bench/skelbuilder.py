@@ -1,0 +1,140 @@
+"""SkelBuilder end to end against the local endpoint: topics → checked environments.
+
+Usage: PYTHONPATH=. .venv/bin/python -m bench.skelbuilder [--topics 20] [--latency 0] [--cap 32]
+       [--item-threads 16] [--slips]
+The endpoint runs in its own process; the topics are what its ``topics`` responder makes of
+corpus-like requests. Every topic goes through ``LlmBackend`` and the shared pipeline
+(``synthesize_batch``, one batch, topics on ``item_threads`` threads). Prints: accepted, failed
+by stage, LLM calls per accepted environment (target ≤ 50; EnvScaler spends about 84), calls per
+stage, probes and verdicts, wall time, and at a latency above 0 the ratio of wall time to the
+bound the cap sets (calls × latency ÷ cap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from envmill.schemas.llm import LlmSettings, StageModel
+from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.skeleton import SkeletonSettings
+from envmill.tasks.llm import LlmClient
+from envmill.tasks.llm.endpoint import Endpoint
+from envmill.tasks.llm.endpoint.topics import verdict_for
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.skelbuilder import LlmBackend
+
+VERBS = ["Book", "Cancel", "Reschedule", "Check the status of", "Refund", "Update", "Transfer"]
+OBJECTS = [
+    "a flight to Rome",
+    "my dentist appointment",
+    "order 4411",
+    "the library loan for Dune",
+    "two concert tickets",
+    "a van for Tuesday's deliveries",
+    "my annual leave request",
+    "the stock of item SKU-88",
+    "the enrolment in Biology 101",
+    "a beach house for July",
+    "support ticket 5120",
+    "500 dollars to savings",
+]
+MODEL = StageModel(model="bench", timeout_seconds=60, deadline_seconds=300)
+# --slips: the first topics each get one slip (persistent ones cannot be repaired)
+SLIP_MIX = [
+    {"kind": "syntax"},
+    {"kind": "uuid_ids"},
+    {"kind": "hostile"},
+    {"kind": "state_set"},
+    {"kind": "bad_state"},
+    {"kind": "few_operations"},
+    {"kind": "judge_fails_all"},
+    {"kind": "syntax", "persistent": True},
+    {"kind": "hostile", "persistent": True},
+]
+
+
+def make_topics(count: int) -> list[str]:
+    """``count`` distinct topics, spread over the catalog's domains (objects vary fastest)."""
+    tasks = [f"{verb} {thing}" for verb in VERBS for thing in OBJECTS]
+    tasks += [f"{task} for my manager" for task in tasks]
+    return list(dict.fromkeys(verdict_for(task)["topic"] for task in tasks))[:count]
+
+
+def spawn_endpoint(latency: float) -> tuple[subprocess.Popen, Endpoint]:
+    command = [sys.executable, "-m", "envmill.tasks.llm.endpoint", "--latency", str(latency)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    return process, Endpoint(process.stdout.readline().strip())
+
+
+def run(count: int, latency: float, cap: int, item_threads: int, slips: bool, folder: Path) -> None:
+    topics = make_topics(count)
+    process, endpoint = spawn_endpoint(latency)
+    try:
+        if slips:
+            mix = [{**slip, "topic": topic} for slip, topic in zip(SLIP_MIX, topics, strict=False)]
+            endpoint.configure(slips=mix)
+        llm = LlmSettings(base_url=endpoint.url, default=MODEL, max_concurrency=cap)
+        client = LlmClient(llm, cache_dir=folder / "_llm_cache", gate_dir=folder / "_llm_gate")
+        backend = LlmBackend(client, topics, SkeletonSettings(item_threads=item_threads))
+        settings = EnvmillSettings(envs=len(topics), batch_size=len(topics))
+        (batch,) = plan_batches(settings, backend)
+        with Sandbox(settings.sandbox) as sandbox:
+            start = time.perf_counter()
+            output = synthesize_batch(batch, settings, sandbox, backend)
+            wall = time.perf_counter() - start
+        stats = endpoint.stats()
+    finally:
+        process.terminate()
+        process.wait()
+    report(backend, output, wall, stats, latency, cap, len(topics))
+
+
+def report(backend, output, wall, stats, latency, cap, topics) -> None:
+    outcomes = backend.drain_outcomes()
+    accepted = [o for o in outcomes if o.draft is not None]
+    failed = Counter(o.failure.stage for o in outcomes if o.failure is not None)
+    failed.update(f.stage for f in output.failures if f.stage.startswith("env_"))
+    calls = [o.llm_calls for o in accepted]
+    probes = backend.drain_probes()
+    tools = [len(env.tools) for env in output.environments]
+    print(f"topics {topics}: accepted {len(output.environments)}, failed by stage {dict(failed)}")
+    if calls:
+        print(
+            f"LLM calls per accepted environment: mean {statistics.mean(calls):.1f}, "
+            f"max {max(calls)} (target <= 50; EnvScaler ~84); tools per environment: "
+            f"mean {statistics.mean(tools):.1f}, min {min(tools)}"
+        )
+    print(f"calls by stage: {dict(Counter(r.stage for r in output.llm_calls))}")
+    print(f"probes {len(probes)}: {dict(Counter(p.verdict for p in probes))}")
+    print(
+        f"wall {wall:.2f}s at latency {latency}s, cap {cap}: {stats['requests']} requests, "
+        f"peak in flight {stats['peak_in_flight']}; work seconds by stage "
+        f"{ {stage: round(seconds, 1) for stage, seconds in output.seconds.items()} }"
+    )
+    if latency > 0:
+        bound = stats["requests"] * latency / cap
+        print(f"cap bound {bound:.2f}s: wall / bound {wall / bound:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--cap", type=int, default=32)
+    parser.add_argument("--item-threads", type=int, default=16)
+    parser.add_argument("--slips", action="store_true", help="a slip for each of the first 9")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        run(args.topics, args.latency, args.cap, args.item_threads, args.slips, Path(folder))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""SkelBuilder's records (EnvScaler's logic modelling and quality evaluation): what each LLM stage
+answers, the settings that bound the stages, one row per probe call, and the draft a topic ends as.
+
+The answer models are what the client validates a reply against (``schema=``); they say only what
+a reply must hold to be usable. Whether the code in it is any good is for the checks that follow
+(assembly, admission, probes), which hand their findings back to the model for a bounded repair.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envmill.schemas.environment import ToolKind
+
+IDENTIFIER = r"^[a-z][a-z0-9_]*$"
+ProbeKind = Literal["positive", "negative"]
+Verdict = Literal["pass", "warning", "fail"]
+
+
+class SkeletonSettings(BaseModel):
+    """How far the LLM backend goes for one topic before it gives up, and what it accepts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repair_rounds: int = Field(2, ge=0, description="rounds that show the model its errors")
+    min_tools: int = Field(8, ge=1, description="operations an environment must have")
+    pass_threshold: float = Field(
+        0.85, ge=0, le=1, description="(pass + warning) / probes needed to keep an environment"
+    )
+    probe_rounds: int = Field(2, ge=1, description="testing-agent rounds to cover every tool")
+    tools_per_probe_call: int = Field(10, ge=1, description="tools one testing-agent call covers")
+    probes_per_judge_call: int = Field(12, ge=1, description="probes one judge call judges")
+    method_threads: int = Field(8, ge=1, description="calls of one topic in flight at once")
+    item_threads: int = Field(16, ge=1, description="topics of a batch made at once")
+    preview_records: int = Field(
+        5, ge=1, description="records per collection shown to the model from a state"
+    )
+
+
+class AttributeSpec(BaseModel):
+    """One attribute of an entity in the state plan."""
+
+    name: str = Field(pattern=IDENTIFIER)
+    type: str = Field(description="str, int, float, bool, date, datetime, or enum: a | b | c")
+    description: str
+
+
+class EntityPlan(BaseModel):
+    """One kind of record the environment keeps, e.g. a loan."""
+
+    name: str = Field(pattern=IDENTIFIER, description="singular, e.g. 'loan'")
+    description: str
+    attributes: list[AttributeSpec] = Field(min_length=1)
+
+
+class StatePlan(BaseModel):
+    """Stage ``skeleton_plan``: the environment's entities and business rules."""
+
+    environment: str = Field(description="a short name, e.g. 'Public library lending'")
+    category: str = Field(description="one or two words naming the domain, e.g. 'library'")
+    class_name: str = Field(pattern=r"^[A-Z][A-Za-z0-9]*$")
+    introduction: str = Field(description="three sentences: what it keeps, who uses it, rules")
+    entities: list[EntityPlan] = Field(min_length=1)
+    business_rules: list[str] = Field(min_length=1)
+
+
+class CodeReply(BaseModel):
+    """Stages ``skeleton_state``, ``skeleton_method`` and ``skeleton_repair``: Python source."""
+
+    code: str = Field(min_length=1)
+
+
+class ParameterSpec(BaseModel):
+    """One parameter of an operation."""
+
+    name: str = Field(pattern=IDENTIFIER)
+    type: str = Field(description="str, int, float or bool (optional ones may be None)")
+    description: str
+    required: bool = True
+
+
+class OperationSpec(BaseModel):
+    """One tool the environment will offer."""
+
+    name: str = Field(pattern=IDENTIFIER)
+    kind: Literal["query", "state_change"]
+    summary: str = Field(description="one sentence: what the tool does")
+    parameters: list[ParameterSpec] = Field(default_factory=list)
+    constraints: list[str] = Field(
+        default_factory=list, description="the business rules this operation enforces"
+    )
+
+
+class OperationList(BaseModel):
+    """Stage ``skeleton_operations``: the tools, queries and state changes."""
+
+    operations: list[OperationSpec] = Field(min_length=1)
+
+
+class InitialStateReply(BaseModel):
+    """Stage ``skeleton_initial_state``: a state that instantiates the class."""
+
+    state: dict[str, Any]
+
+
+class ProposedCall(BaseModel):
+    """One call the testing agent wants run, and what it expects."""
+
+    tool: str
+    kind: ProbeKind
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    expectation: str = Field("", description="what the call should do, in one sentence")
+
+
+class ProbeCalls(BaseModel):
+    """Stage ``skeleton_probe``: the testing agent's calls."""
+
+    calls: list[ProposedCall]
+
+
+class ProbeJudgement(BaseModel):
+    """The judge's verdict on one probe."""
+
+    probe: int = Field(description="the probe's number as shown")
+    verdict: Verdict
+    reason: str
+
+
+class ProbeJudgements(BaseModel):
+    """Stage ``skeleton_judge``: one verdict per probe shown."""
+
+    verdicts: list[ProbeJudgement]
+
+
+class ProbeRecord(BaseModel):
+    """One probe call of the environment check, with the judge's verdict: a row of
+    ``env_probes``. Each probe runs from the checked initial state."""
+
+    run_id: str = ""
+    env_id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    topic: str
+    item: str = ""
+    probe_index: int = Field(ge=0)
+    round: int = Field(ge=0, description="testing-agent round that proposed it")
+    tool: str
+    tool_kind: ToolKind
+    kind: ProbeKind
+    expectation: str = ""
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+    state_diff: list[dict[str, Any]] = Field(default_factory=list)
+    verdict: Verdict
+    reason: str
+
+
+class EnvCheckReport(BaseModel):
+    """The environment check's outcome: counts, the pass rate and the gate."""
+
+    probes: int = 0
+    passed: int = 0
+    warnings: int = 0
+    failed: int = 0
+    pass_rate: float = 0.0
+    threshold: float
+    untested: list[str] = Field(default_factory=list, description="tools no probe reached")
+    accepted: bool = False
+    reason: str = ""
+
+
+class SkeletonDraft(BaseModel):
+    """What a topic ends as when it passes: the module and all that the next stages need.
+
+    It meets the pipeline's ``EnvironmentDraft`` (source, topic, introduction, business_rules,
+    domain); the plan, operations and checked initial state are for scenario generation.
+    """
+
+    source: str
+    class_name: str
+    topic: str
+    introduction: str
+    business_rules: list[str]
+    domain: str = Field(description="the plan's category")
+    plan: StatePlan
+    operations: list[OperationSpec]
+    initial_state: dict[str, Any]
+    check: EnvCheckReport
+    llm_calls: int = Field(0, description="LLM calls this topic made, repairs included")
+    repairs: int = Field(0, description="parts rewritten after a failed check")
+    admitted: Any = Field(
+        None,
+        exclude=True,
+        repr=False,
+        description="the AdmittedEnvironment of ``source`` (not stored): a caller may use it "
+        "instead of admitting the same source again",
+    )

@@ -1,0 +1,92 @@
+"""One topic's conversation with the LLM: render a stage's prompt, ask, check the answer, and show
+the model what is wrong with it for a bounded number of rounds.
+
+Every stage failure ends as :class:`SkeletonFailed` with the stage and a one-line reason, whether
+the call failed for good (the client's ``LlmCallError``) or the answers never passed the check.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from envmill.tasks.llm import LlmCallError, LlmClient, render
+from envmill.tasks.llm.structured import repair_messages
+
+Answer = TypeVar("Answer", bound=BaseModel)
+Check = Callable[[Any], str | None]  # an answer's problem, or None when it is usable
+
+
+class SkeletonFailed(Exception):
+    """A topic that did not become an environment: the stage that stopped it and why."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(f"{stage}: {reason}")
+        self.stage, self.reason = stage, reason
+
+
+@dataclass
+class Asker:
+    """The LLM calls of one topic; counts them (cache hits and repairs included)."""
+
+    client: LlmClient
+    item: str
+    calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def ask(
+        self,
+        prompt: str,
+        schema: type[Answer],
+        *,
+        rounds: int = 0,
+        check: Check | None = None,
+        sample: int = 0,
+        **variables: Any,
+    ) -> Answer:
+        """The answer to prompt ``prompt`` as ``schema``, shown its ``check`` problem up to
+        ``rounds`` times. ``sample`` > 0 asks for another sample of a request already made
+        (a repeated repair must not get the cached answer that failed).
+
+        Raises:
+            SkeletonFailed: the call failed, or no answer passed ``check``.
+        """
+        rendered = render(prompt, **variables)
+        messages = rendered.messages
+        problem = ""
+        for _round in range(rounds + 1):
+            text, value = self._complete(prompt, messages, schema, rendered.prompt_hash, sample)
+            problem = check(value) if check else None
+            if problem is None:
+                return value
+            messages = repair_messages(messages, text, problem)
+        plural = "s" * (rounds != 1)
+        raise SkeletonFailed(prompt, f"no usable answer after {rounds} round{plural}: {problem}")
+
+    def _complete(
+        self,
+        stage: str,
+        messages: list[dict[str, Any]],
+        schema: type[Answer],
+        prompt_hash: str,
+        sample: int,
+    ) -> tuple[str, Answer]:
+        with self._lock:
+            self.calls += 1
+        try:
+            reply = self.client.complete(
+                stage,
+                messages,
+                item=self.item,
+                sample=sample,
+                schema=schema,
+                prompt_hash=prompt_hash,
+            )
+        except LlmCallError as exc:
+            raise SkeletonFailed(stage, str(exc)) from None
+        assert isinstance(reply.value, schema)
+        return reply.text, reply.value

@@ -1,0 +1,169 @@
+"""The LLM backend (DESIGN §4): one item per topic, each made by SkelBuilder's stages through the
+LLM layer. Scenarios come later (ScenGenerator), so every admitted environment for now records
+one skip with the code ``no_scenario_generator``.
+
+The backend keeps what the pipeline's rows do not carry yet, for the caller to write: the probe
+records (:meth:`LlmBackend.drain_probes`) and each topic's outcome
+(:meth:`LlmBackend.drain_outcomes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+from envmill.schemas.ids import content_id
+from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.run import EnvItemSpec, SkippedScenario
+from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.skeleton import ProbeRecord, SkeletonDraft, SkeletonSettings
+from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
+from envmill.tasks.environment import AdmittedEnvironment
+from envmill.tasks.llm import LlmClient
+from envmill.tasks.llm.prompts import PROMPTS_DIR
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.skelbuilder.build import TopicOutcome, build_environment
+
+VERSION = 1  # bump when the stages change what they make
+PROMPTS = (
+    "skeleton_plan",
+    "skeleton_state",
+    "skeleton_operations",
+    "skeleton_method",
+    "skeleton_repair",
+    "skeleton_initial_state",
+    "skeleton_probe",
+    "skeleton_judge",
+)
+NO_SCENARIOS = "no_scenario_generator"
+_OUTPUT_MODEL = {"model", "temperature", "max_tokens"}  # what a stage's model changes
+_OUTPUT_SETTINGS = {
+    "repair_rounds",
+    "min_tools",
+    "pass_threshold",
+    "probe_rounds",
+    "tools_per_probe_call",
+    "probes_per_judge_call",
+    "preview_records",
+}
+
+
+def prompt_hashes() -> dict[str, str]:
+    """The hash of every SkelBuilder prompt template (the same hash ``render`` reports)."""
+    return {
+        name: hashlib.sha256((PROMPTS_DIR / f"{name}.md").read_bytes()).hexdigest()[:16]
+        for name in PROMPTS
+    }
+
+
+class LlmBackend:
+    """SkelBuilder behind the backend seam.
+
+    Args:
+        client: the run's LLM client (its collector is what :meth:`drain_llm_calls` drains).
+        topics: the environment topics; one item each, in order, repeats dropped.
+        settings: bounds and thresholds of the stages.
+        introductions: an introduction per topic (from topic mining), shown to the planner.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        client: LlmClient,
+        topics: list[str],
+        settings: SkeletonSettings | None = None,
+        introductions: dict[str, str] | None = None,
+    ) -> None:
+        self.client = client
+        self.topics = list(dict.fromkeys(topic.strip() for topic in topics if topic.strip()))
+        self.settings = settings or SkeletonSettings()
+        self.introductions = introductions or {}
+        self.item_threads = self.settings.item_threads
+        self.version = f"llm-{VERSION}-{self._fingerprint()}"
+        self._lock = threading.Lock()
+        self._probes: list[ProbeRecord] = []
+        self._outcomes: list[TopicOutcome] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a Dask worker gets: the client, topics and settings, not what was collected."""
+        return {
+            "client": self.client,
+            "topics": self.topics,
+            "settings": self.settings,
+            "introductions": self.introductions,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def _fingerprint(self) -> str:
+        """Prompts, output-shaping settings and each stage's model: a change reruns the batch."""
+        models = {
+            name: self.client.settings.for_stage(name).model_dump(include=_OUTPUT_MODEL)
+            for name in PROMPTS
+        }
+        return content_id(
+            {
+                "prompts": prompt_hashes(),
+                "settings": self.settings.model_dump(include=_OUTPUT_SETTINGS),
+                "models": models,
+            }
+        )
+
+    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
+        if not self.topics:
+            raise PlanError("the llm backend needs topics: give it a topic list (one per line)")
+        return [
+            EnvItemSpec(index=i, subject=topic, seed=item_seed(settings.seed, i))
+            for i, topic in enumerate(self.topics)
+        ]
+
+    def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> SkeletonDraft:
+        """The topic's checked environment; raises SkeletonFailed naming the stage and reason."""
+        outcome = build_environment(
+            item.subject,
+            self.client,
+            sandbox,
+            self.settings,
+            item=item.label,
+            introduction=self.introductions.get(item.subject, ""),
+        )
+        with self._lock:
+            self._probes += outcome.probes
+            self._outcomes.append(outcome)
+        if outcome.failure is not None:
+            raise outcome.failure
+        assert outcome.draft is not None
+        return outcome.draft
+
+    def make_scenarios(
+        self,
+        draft: SkeletonDraft,
+        env: AdmittedEnvironment,
+        item: EnvItemSpec,
+        count: int,
+        sandbox: Sandbox,
+    ) -> ScenarioDrafts:
+        skip = SkippedScenario(
+            index=0,
+            code=NO_SCENARIOS,
+            message="the llm backend makes no scenarios yet (ScenGenerator is the next stage)",
+        )
+        return ScenarioDrafts(skipped=[skip])
+
+    def drain_llm_calls(self) -> list[LlmCallRecord]:
+        return self.client.collector.drain()
+
+    def drain_probes(self) -> list[ProbeRecord]:
+        """The probe records made since the last drain (accepted and rejected environments)."""
+        with self._lock:
+            probes, self._probes = self._probes, []
+        return probes
+
+    def drain_outcomes(self) -> list[TopicOutcome]:
+        """Each topic's outcome since the last drain: draft or failure, probes, call count."""
+        with self._lock:
+            outcomes, self._outcomes = self._outcomes, []
+        return outcomes
