@@ -13,11 +13,13 @@ import os
 from prefect.deployments.runner import RunnerDeployment
 from prefect_dask import DaskTaskRunner
 
+from envmill.flows.retry import retry_failed
 from envmill.flows.synthesize import synthesize
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.store import resolve_data_dir
 
 NIGHTLY_CRON = "0 3 * * *"
+RETRY_CRON = "0 5 * * *"  # after the nightly run: the llm topics that failed, again
 SMOKE_INTERVAL_SECONDS = 6 * 3600
 
 
@@ -30,8 +32,15 @@ def _runner() -> DaskTaskRunner:
     )
 
 
+def _parameters(settings: EnvmillSettings) -> dict:
+    """Settings as deployment parameters, without the API key: a masked key sent back would be
+    used as the key; the worker reads the real one from its own environment."""
+    return settings.model_dump(mode="json", exclude={"llm": {"api_key"}})
+
+
 def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
-    """The nightly corpus run and a small smoke run; Prefect checks the parameters at build time."""
+    """The nightly corpus run, a small smoke run and the nightly retry of failed llm topics;
+    Prefect checks the parameters at build time."""
     target = str(resolve_data_dir(data_dir))
     flow = synthesize.with_options(task_runner=_runner())
     nightly = EnvmillSettings(envs=240, scenarios_per_env=20, seed=0)
@@ -41,13 +50,22 @@ def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
             name="synthesize-nightly",
             cron=NIGHTLY_CRON,
             tags=["envmill", "nightly"],
-            parameters={"settings": nightly.model_dump(mode="json"), "data_dir": target},
+            parameters={"settings": _parameters(nightly), "data_dir": target},
         ),
         flow.to_deployment(
             name="synthesize-smoke",
             interval=SMOKE_INTERVAL_SECONDS,
             tags=["envmill", "smoke"],
-            parameters={"settings": smoke.model_dump(mode="json"), "data_dir": target},
+            parameters={"settings": _parameters(smoke), "data_dir": target},
+        ),
+        retry_failed.with_options(task_runner=_runner()).to_deployment(
+            name="retry-failed-nightly",
+            cron=RETRY_CRON,
+            tags=["envmill", "retry"],
+            parameters={
+                "settings": _parameters(EnvmillSettings(backend="llm")),
+                "data_dir": target,
+            },
         ),
     ]
 

@@ -7,6 +7,7 @@ writes are ``warehouse.rows.write_batch``. The task runner (Dask) is chosen by t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -21,12 +22,25 @@ from envmill.flows.progress import report
 from envmill.flows.run_record import RunRecorder, new_run_id
 from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends import Backend, make_backend
 from envmill.tasks.pipeline import failure_of, plan_batches, synthesize_batch
 from envmill.tasks.sandbox.shared import process_sandbox
 from envmill.warehouse.rows import failure_row, finished_batch, write_batch
 from envmill.warehouse.store import Warehouse
 
 BATCH_RETRIES = 1
+_backends: dict[tuple[str, str, str], Backend] = {}
+_backends_lock = threading.Lock()
+
+
+def process_backend(settings: EnvmillSettings, run_id: str, data_dir: str) -> Backend:
+    """One backend per worker process and run: the LLM backend's client (connections, cache,
+    call records) is shared by every batch the process runs."""
+    key = (settings.model_dump_json(), run_id, data_dir)
+    with _backends_lock:
+        if key not in _backends:
+            _backends[key] = make_backend(settings, run_id=run_id, data_dir=Path(data_dir))
+        return _backends[key]
 
 
 @task(name="synthesize-batch", retries=BATCH_RETRIES, retry_delay_seconds=1)
@@ -34,7 +48,8 @@ def synthesize_batch_task(
     batch: BatchSpec, settings: EnvmillSettings, run_id: str, data_dir: str
 ) -> dict[str, Any]:
     """One batch on one worker: synthesize, then write its parts (idempotent by batch key)."""
-    output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox))
+    backend = process_backend(settings, run_id, data_dir)
+    output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend)
     write_batch(Warehouse(data_dir), output, run_id)
     return {"counts": output.counts(), "seconds": output.seconds}
 
@@ -65,7 +80,7 @@ def synthesize(
 
 
 def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
-    batches = plan_batches(settings)
+    batches = plan_batches(settings, process_backend(settings, run_id, data_dir))
     todo = [b for b in batches if finished_batch(Path(data_dir), b.key) is None]
     report("planned", batches=len(batches), todo=len(todo), envs=sum(len(b.items) for b in todo))
     counts, seconds = Counter(), Counter()

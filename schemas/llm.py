@@ -88,6 +88,11 @@ class LlmSettings(BaseModel):
     structured_output: Literal["auto", "json_schema", "text"] = "auto"
     prices: dict[str, Price] = Field(default_factory=dict, description="model -> Price")
     cache: bool = True
+    cache_namespace: str = Field(
+        "",
+        pattern=r"^[A-Za-z0-9_.-]*$",
+        description="a subfolder of the cache, e.g. to keep a test endpoint's answers apart",
+    )
 
     @field_validator("base_url")
     @classmethod

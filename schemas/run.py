@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 from envmill.schemas.environment import EnvironmentRecord
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.scenario import ScenarioRecord
+from envmill.schemas.skeleton import ProbeRecord
 from envmill.schemas.trajectory import TrajectoryRecord
 
 
@@ -68,6 +69,7 @@ class BatchOutput(BaseModel):
     trajectories: list[TrajectoryRecord] = Field(default_factory=list)
     failures: list[FailureRecord] = Field(default_factory=list)
     llm_calls: list[LlmCallRecord] = Field(default_factory=list)
+    env_probes: list[ProbeRecord] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict, description="work time per stage")
 
     def counts(self) -> dict[str, int]:

@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 from envmill.schemas.llm import LlmSettings
+from envmill.schemas.skeleton import SkeletonSettings
 
 SETTINGS_FILE = "envmill.toml"
 
@@ -65,6 +66,11 @@ class EnvmillSettings(BaseSettings):
     dask_address: str | None = Field(None, description="an existing Dask scheduler")
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
+    topics: list[str] = Field(
+        default_factory=list,
+        description="llm backend: the topics to build (else the data folder's selected topics)",
+    )
 
     @classmethod
     def settings_customise_sources(

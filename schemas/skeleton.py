@@ -34,6 +34,12 @@ class SkeletonSettings(BaseModel):
     probes_per_judge_call: int = Field(12, ge=1, description="probes one judge call judges")
     method_threads: int = Field(8, ge=1, description="calls of one topic in flight at once")
     item_threads: int = Field(16, ge=1, description="topics of a batch made at once")
+    attempt: int = Field(
+        0,
+        ge=0,
+        description="which retry of a topic this is: its repairs and judgements ask for new "
+        "samples, so a retry does not replay a cached answer that failed",
+    )
     preview_records: int = Field(
         5, ge=1, description="records per collection shown to the model from a state"
     )

@@ -28,6 +28,8 @@ TOOL_KINDS = ("query", "state_change")
 MODES = ("non_conversational", "conversational")
 SCENARIO_STATUSES = ("certified", "rejected")
 LLM_OUTCOMES = ("ok", "failed")
+PROBE_KINDS = ("positive", "negative")
+VERDICTS = ("pass", "warning", "fail")
 TERMINATIONS = ("finished", "max_steps", "tool_error", "model_error", "user_stop")
 
 UtcTimestamp = Annotated[DateTime, "us", "UTC"]
@@ -264,6 +266,31 @@ class TopicsTable(apa.DataFrameModel):
         return pc.not_equal(unjudged, pc.is_valid(t["topic"]))
 
 
+class EnvProbesTable(apa.DataFrameModel):
+    """One row per probe call of an LLM environment check, with the judge's verdict."""
+
+    probe_id: str = _hex_id()
+    run_id: str = _run_id()
+    env_id: str = _hex_id()
+    topic: str
+    item: str
+    probe_index: int = _count()
+    round: int = _count()
+    tool: str = _name()
+    tool_kind: str = apa.Field(isin=list(TOOL_KINDS))
+    kind: str = apa.Field(isin=list(PROBE_KINDS))
+    expectation: str
+    arguments_json: str
+    result_json: str
+    state_diff_json: str
+    verdict: str = apa.Field(isin=list(VERDICTS))
+    reason: str
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+
 def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
     """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
     columns = model.to_schema().columns
@@ -311,6 +338,7 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
         TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
         TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
+        TableSpec("env_probes", EnvProbesTable, ("probe_id",), _NEWEST, _NOW),
         TableSpec("topics", TopicsTable, ("candidate_id",), _NEWEST, _NOW),
     )
 }

@@ -91,6 +91,7 @@ def synthesize_batch(
         output.failures += part.failures
         seconds.update(clock.seconds)
     output.llm_calls = backend.drain_llm_calls()
+    output.env_probes = backend.drain_probes()
     output.seconds = dict(seconds)
     return output
 
@@ -140,10 +141,12 @@ def _synthesize_item(
         try:
             draft = backend.make_environment(item, sandbox)
         except Exception as exc:  # a backend bug or a failed generation stops this item only
-            raise _ItemFailed(failure_of("make_env", item.label, exc)) from exc
+            stage = getattr(exc, "stage", None)  # a backend's own stage, when it names one
+            stage = stage if isinstance(stage, str) and stage else "make_env"
+            raise _ItemFailed(failure_of(stage, item.label, exc)) from exc
     with clock.stage("check_env"):
         try:
-            env = admit_environment(draft.source, sandbox)
+            env = getattr(draft, "admitted", None) or admit_environment(draft.source, sandbox)
         except EnvironmentRejected as exc:
             raise _ItemFailed(rejection_of(item.label, exc)) from exc
     output.environments.append(

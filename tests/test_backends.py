@@ -49,6 +49,9 @@ class FixtureBackend:
     def drain_llm_calls(self):
         return []
 
+    def drain_probes(self):
+        return []
+
 
 @pytest.fixture(scope="module")
 def certified_scenarios() -> list[dict]:
@@ -112,8 +115,11 @@ def test_a_refused_module_keeps_every_policy_rule(certified_scenarios, sandbox):
 
 
 def test_unknown_backend_and_domain_are_plan_errors():
-    with pytest.raises(PlanError, match="llm backend is not available"):
-        make_backend(EnvmillSettings(backend="llm"))
+    with pytest.raises(PlanError, match="no LLM endpoint configured"):
+        make_backend(EnvmillSettings(backend="llm"))  # an exported key alone never spends
+    llm = EnvmillSettings(backend="llm", llm={"base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(PlanError, match="needs topics"):
+        plan_batches(llm)
     with pytest.raises(PlanError, match="unknown domain 'atlantis'"):
         plan_batches(EnvmillSettings(domains=["atlantis"]))
 

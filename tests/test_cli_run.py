@@ -23,7 +23,9 @@ RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "6", "--batch-size", "
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_", "OPENAI_"))
+    }
     # TMPDIR puts every helper process's files (and so its command line) under tmp_path
     return {**env, "TMPDIR": str(tmp_path), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
 
@@ -134,7 +136,8 @@ def _write(path: Path, text: str) -> Path:
         (["run", "--envs", "many"], None, "Invalid value for '--envs'"),
         (["run", "--domains", "library,atlantis"], None, "unknown domain 'atlantis'"),
         (["run", "--backend", "quantum"], None, "setting 'backend'"),
-        (["run", "--backend", "llm"], None, "llm backend is not available"),
+        (["run", "--backend", "llm"], None, "no LLM endpoint configured"),
+        (["run", "--backend", "llm", "--topics", "none.txt"], None, "none.txt"),
         (["run", "--out", "afile"], lambda t: _write(t / "afile", "x"), "afile"),
         (
             ["run", "--out", "foreign"],

@@ -9,14 +9,18 @@ def test_deployments_build_with_schedules_and_valid_parameters(tmp_path):
     from prefect.utilities.callables import parameter_schema
 
     from envmill.deployments.synthesize_deployments import build_deployments
+    from envmill.flows.retry import retry_failed
     from envmill.flows.synthesize import synthesize
 
     deployments = build_deployments(str(tmp_path / "data"))
-    assert [d.name for d in deployments] == ["synthesize-nightly", "synthesize-smoke"]
-    schema = parameter_schema(synthesize).model_dump_for_openapi()
-    for deployment in deployments:
+    names = ["synthesize-nightly", "synthesize-smoke", "retry-failed-nightly"]
+    assert [d.name for d in deployments] == names
+    flows = [synthesize, synthesize, retry_failed]
+    for deployment, flow in zip(deployments, flows, strict=True):
         assert deployment.schedules, deployment.name
-        jsonschema.validate(deployment.parameters, schema)
+        jsonschema.validate(deployment.parameters, parameter_schema(flow).model_dump_for_openapi())
         assert deployment.parameters["settings"]["envs"] > 0
+        assert "api_key" not in deployment.parameters["settings"]["llm"]
+    assert deployments[2].parameters["settings"]["backend"] == "llm"
     cron = deployments[0].schedules[0].schedule
     assert cron.cron == "0 3 * * *"

@@ -65,7 +65,7 @@ def test_three_topics_become_admitted_checked_environments(fresh, sandbox, tmp_p
     assert {env.domain for env in output.environments} == {"library", "clinic", "warehouse"}
     outcomes = backend.drain_outcomes()
     assert all(o.draft is not None and o.llm_calls <= 50 for o in outcomes)
-    probes = backend.drain_probes()
+    probes = output.env_probes  # the pipeline drains them into the batch
     by_env = Counter(p.env_id for p in probes)
     assert set(by_env) == {env.env_id for env in output.environments}
     for env in output.environments:  # every tool probed, positive and (with arguments) negative
@@ -143,10 +143,10 @@ def test_a_judge_that_fails_everything_rejects_the_environment(fresh, sandbox, t
     backend = LlmBackend(make_client(fresh.url, tmp_path), [WAREHOUSE])
     output = within(30, lambda: run_pipeline(backend, sandbox))
     (failure,) = output.failures
-    assert not output.environments and failure.stage == "make_env"
+    assert not output.environments and failure.stage == "env_check"  # the backend's own stage
     assert failure.error_class == "SkeletonFailed"
     assert failure.message.startswith("env_check: pass rate 0.00 < 0.85")
-    probes = backend.drain_probes()  # a rejected environment keeps its probes: they say why
+    probes = output.env_probes  # a rejected environment keeps its probes: they say why
     assert probes and {p.verdict for p in probes} == {"fail"} and all(p.reason for p in probes)
 
 

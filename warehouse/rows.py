@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from envmill.schemas.environment import EnvironmentRecord
+from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord
+from envmill.schemas.skeleton import ProbeRecord
 from envmill.schemas.tables import derive_call_id, derive_failure_id
 from envmill.schemas.topics import TopicRecord
 from envmill.schemas.trajectory import TrajectoryRecord
@@ -142,6 +144,17 @@ def write_topics(
         warehouse.write("llm_calls", rows, key=f"{key}-{run_id}")
 
 
+def probe_row(probe: ProbeRecord, run_id: str) -> dict[str, Any]:
+    row = probe.model_dump(exclude={"run_id", "arguments", "result", "state_diff"})
+    return row | {
+        "probe_id": content_id({"env_id": probe.env_id, "probe": probe.probe_index, "run": run_id}),
+        "run_id": run_id,
+        "arguments_json": probe.arguments,
+        "result_json": probe.result,
+        "state_diff_json": probe.state_diff,
+    }
+
+
 def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
     """One part per table under the batch key; the completion marker goes last."""
     tables = {
@@ -151,6 +164,7 @@ def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
         "trajectories": [trajectory_row(t, run_id) for t in output.trajectories],
         "failures": [failure_row(f, run_id) for f in output.failures],
         "llm_calls": [llm_call_row(c, run_id) for c in output.llm_calls],
+        "env_probes": [probe_row(p, run_id) for p in output.env_probes],
     }
     for table, rows in tables.items():
         if rows:

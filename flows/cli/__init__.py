@@ -18,6 +18,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("run")(run.run)
+app.command("retry-failed")(run.retry_failed)
 app.command("stats")(warehouse.stats)
 app.command("sql")(warehouse.sql)
 app.command("show")(warehouse.show)

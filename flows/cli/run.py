@@ -24,12 +24,20 @@ def run(
     batch_size: Annotated[int | None, typer.Option(help="environments per worker task [4]")] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
     dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
+    topics: Annotated[
+        Path | None,
+        typer.Option(
+            help="llm: topics to build, a list or a corpus [the folder's selected topics]"
+        ),
+    ] = None,
+    local_llm: Annotated[
+        bool, typer.Option("--local-llm", help="llm: use envmill's test endpoint (no cost)")
+    ] = False,
 ) -> None:
     """Synthesize environments, certified scenarios and reference trajectories."""
     from envmill.schemas.settings import SettingsError, load_settings
-    from envmill.tasks.backends import PlanError
-    from envmill.tasks.pipeline import plan_batches
-    from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
+    from envmill.tasks.topics.sources import CorpusError
+    from envmill.warehouse.store import WarehouseError, resolve_data_dir
 
     domain_list = (
         [d.strip() for d in domains.split(",") if d.strip()] if domains is not None else None
@@ -46,11 +54,106 @@ def run(
             workers=workers,
             dask_address=dask_address,
         )
-        plan_batches(settings)  # an unknown domain or backend fails here, before anything starts
-        warehouse = Warehouse(resolve_data_dir(str(settings.home) if settings.home else None))
-    except (SettingsError, PlanError, WarehouseError) as exc:
+        root = resolve_data_dir(str(settings.home) if settings.home else None)
+        if settings.backend == "llm":
+            settings = _with_topics(settings, topics, root)
+    except (SettingsError, WarehouseError, CorpusError) as exc:
+        fail(str(exc))
+    _start(settings, root, local_llm)
+
+
+def retry_failed(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="the run whose failed topics to retry [latest]")
+    ] = None,
+    stage: Annotated[str | None, typer.Option(help="only topics that failed at this stage")] = None,
+    local_llm: Annotated[
+        bool, typer.Option("--local-llm", help="use envmill's test endpoint (no cost)")
+    ] = False,
+) -> None:
+    """Build again exactly the topics that ended failed; finished LLM calls come from the cache."""
+    from envmill.flows.retry import failed_topics, retry_settings
+    from envmill.schemas.settings import SettingsError, load_settings
+    from envmill.warehouse.store import MARKER, resolve_data_dir
+
+    try:
+        settings = load_settings(home=out, backend="llm")
+    except SettingsError as exc:
+        fail(str(exc))
+    root = resolve_data_dir(str(settings.home) if settings.home else None)
+    if not (root / MARKER).is_file():
+        fail(f"{root} is not an envmill data folder; run `envmill run --backend llm` first")
+    topics = failed_topics(root, run_id, stage)
+    if not topics:
+        typer.echo("no failed topics to retry", err=True)
+        return
+    typer.echo(f"retrying {len(topics)} failed topic(s)", err=True)
+    _start(retry_settings(settings, root, topics), root, local_llm)
+
+
+def _start(settings, root: Path, local_llm: bool) -> None:
+    """Plan (a bad domain, backend or endpoint fails here, before anything starts), then run."""
+    from envmill.tasks.backends import PlanError
+    from envmill.tasks.pipeline import plan_batches
+    from envmill.warehouse.store import Warehouse, WarehouseError
+
+    if local_llm:
+        _run_on_local_endpoint(settings, root)
+        return
+    try:
+        plan_batches(settings)
+        warehouse = Warehouse(root)
+    except (PlanError, WarehouseError) as exc:
         fail(str(exc))
     _run_and_record(settings, warehouse.root)
+
+
+def _with_topics(settings, topics: Path | None, root: Path):
+    """The llm backend's topics: ``--topics`` (a list or a corpus), else the selected topics
+    ``envmill topics mine`` left in the data folder."""
+    from envmill.tasks.topics.sources import read_candidates
+
+    if topics is not None:
+        chosen = [candidate.text for candidate in read_candidates(topics)]
+    elif settings.topics:
+        return settings
+    else:
+        chosen = _selected_topics(root)
+    return settings.model_copy(update={"topics": chosen})
+
+
+def _selected_topics(root: Path) -> list[str]:
+    from envmill.warehouse.store import MARKER
+    from envmill.warehouse.views import query
+
+    if not (root / MARKER).is_file():
+        return []
+    sql = "SELECT topic FROM topics WHERE status = 'selected' ORDER BY selection_rank, topic"
+    return [row["topic"] for row in query(root, sql).to_pylist() if row["topic"]]
+
+
+def _run_on_local_endpoint(settings, root: Path) -> None:
+    """The whole run against envmill's test endpoint: a zero-cost dry run of the LLM path, its
+    answers cached apart from a real model's."""
+    from envmill.tasks.backends import PlanError
+    from envmill.tasks.llm.endpoint import serve_endpoint
+    from envmill.tasks.pipeline import plan_batches
+    from envmill.warehouse.store import Warehouse, WarehouseError
+
+    with serve_endpoint() as endpoint:
+        llm = settings.llm.model_copy(
+            update={"base_url": endpoint.url, "cache_namespace": "local-endpoint"}
+        )
+        settings = settings.model_copy(update={"llm": llm})
+        try:
+            plan_batches(settings)
+            warehouse = Warehouse(root)
+        except (PlanError, WarehouseError) as exc:
+            fail(str(exc))
+        _run_and_record(settings, warehouse.root)
 
 
 def _run_and_record(settings, root: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.base import (
     Backend,
@@ -21,13 +23,32 @@ __all__ = [
 ]
 
 
-def make_backend(settings: EnvmillSettings) -> Backend:
-    """The backend ``settings.backend`` names; a backend that cannot run is a PlanError."""
+def make_backend(
+    settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None
+) -> Backend:
+    """The backend ``settings.backend`` names; one that cannot run is a one-line PlanError.
+
+    The llm backend's responses are cached and its concurrency gated in ``data_dir``, so a rerun
+    or a retry pays only for calls that did not finish.
+    """
+    # imported here, so a run of one backend never loads another's dependencies
     if settings.backend == "procedural":
-        # imported here, so a run of one backend never loads another's dependencies
         from envmill.tasks.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
-    raise PlanError(
-        f"the {settings.backend} backend is not available in this version; use --backend procedural"
-    )
+    from envmill.tasks.llm import LlmClient, LlmError
+    from envmill.tasks.skelbuilder.backend import LlmBackend
+
+    folder = None if data_dir is None else Path(data_dir)
+    try:
+        client = LlmClient(
+            settings.llm,
+            cache_dir=None
+            if folder is None
+            else folder / "_llm_cache" / settings.llm.cache_namespace,
+            gate_dir=None if folder is None else folder / "_llm_gate",
+            run_id=run_id,
+        )
+    except LlmError as exc:
+        raise PlanError(str(exc)) from None
+    return LlmBackend(client, settings.topics, settings.skeleton)

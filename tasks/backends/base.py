@@ -15,6 +15,7 @@ from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec, SkippedScenario
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.skeleton import ProbeRecord
 
 if TYPE_CHECKING:
     from envmill.tasks.environment import AdmittedEnvironment
@@ -30,7 +31,8 @@ class EnvironmentDraft(Protocol):
 
     A backend may hand the pipeline a richer object (the procedural backend's compiled environment
     carries its tool manifest); the pipeline reads only these attributes and gives the same object
-    back to :meth:`Backend.make_scenarios`.
+    back to :meth:`Backend.make_scenarios`. A draft whose backend already admitted its module may
+    carry the result as ``admitted``, so the pipeline does not admit it twice.
     """
 
     source: str
@@ -78,7 +80,12 @@ class Backend(Protocol):
         """The LLM calls made since the last drain (none for a backend without an LLM)."""
         ...
 
+    def drain_probes(self) -> list[ProbeRecord]:
+        """The environment-check probes made since the last drain (none without a judge)."""
+        ...
 
-def item_seed(run_seed: int, index: int) -> int:
-    """The seed of item ``index`` of a run: a hash, so neighbouring items share nothing."""
-    return int(sha256_hex(canonical_json(["env", run_seed, index]))[:12], 16)
+
+def item_seed(run_seed: int, key: int | str) -> int:
+    """The seed of a run's item ``key`` (its index, or its topic, so a retried topic keeps its
+    seed): a hash, so neighbouring items share nothing."""
+    return int(sha256_hex(canonical_json(["env", run_seed, key]))[:12], 16)

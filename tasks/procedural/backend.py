@@ -6,6 +6,7 @@ from __future__ import annotations
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.skeleton import ProbeRecord
 from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.procedural.catalog import list_domains, load_domain
@@ -49,4 +50,7 @@ class ProceduralBackend:
         return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)
 
     def drain_llm_calls(self) -> list[LlmCallRecord]:
+        return []
+
+    def drain_probes(self) -> list[ProbeRecord]:
         return []

@@ -157,6 +157,7 @@ def _repair(
         rounds=1,
         check=None if part == STATE else defines_method(part),
         sample=round_,
+        fresh_on_retry=True,
         topic=ctx.topic,
         part=part,
         is_state=part == STATE,

@@ -29,12 +29,16 @@ class SkeletonFailed(Exception):
         self.stage, self.reason = stage, reason
 
 
+RETRY_STRIDE = 1000  # sample indexes of one retry attempt, apart from every other attempt's
+
+
 @dataclass
 class Asker:
     """The LLM calls of one topic; counts them (cache hits and repairs included)."""
 
     client: LlmClient
     item: str
+    attempt: int = 0  # a retry's number: answers that were checked get new samples
     calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -46,11 +50,15 @@ class Asker:
         rounds: int = 0,
         check: Check | None = None,
         sample: int = 0,
+        fresh_on_retry: bool = False,
         **variables: Any,
     ) -> Answer:
         """The answer to prompt ``prompt`` as ``schema``, shown its ``check`` problem up to
         ``rounds`` times. ``sample`` > 0 asks for another sample of a request already made
-        (a repeated repair must not get the cached answer that failed).
+        (a repeated repair must not get the cached answer that failed). On a retry
+        (``attempt`` > 0) every answer that was checked — a repair, a judgement
+        (``fresh_on_retry``), a round after a refused answer — is asked anew; first answers
+        that were fine stay cache hits.
 
         Raises:
             SkeletonFailed: the call failed, or no answer passed ``check``.
@@ -58,8 +66,10 @@ class Asker:
         rendered = render(prompt, **variables)
         messages = rendered.messages
         problem = ""
-        for _round in range(rounds + 1):
-            text, value = self._complete(prompt, messages, schema, rendered.prompt_hash, sample)
+        for round_ in range(rounds + 1):
+            fresh = self.attempt and (fresh_on_retry or round_ > 0 or sample > 0)
+            drawn = sample + RETRY_STRIDE * self.attempt if fresh else sample
+            text, value = self._complete(prompt, messages, schema, rendered.prompt_hash, drawn)
             problem = check(value) if check else None
             if problem is None:
                 return value

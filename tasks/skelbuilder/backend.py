@@ -46,6 +46,7 @@ _OUTPUT_SETTINGS = {
     "tools_per_probe_call",
     "probes_per_judge_call",
     "preview_records",
+    "attempt",  # a retry is new work, whatever finished before
 }
 
 
@@ -116,7 +117,7 @@ class LlmBackend:
         if not self.topics:
             raise PlanError("the llm backend needs topics: give it a topic list (one per line)")
         return [
-            EnvItemSpec(index=i, subject=topic, seed=item_seed(settings.seed, i))
+            EnvItemSpec(index=i, subject=topic, seed=item_seed(settings.seed, topic))
             for i, topic in enumerate(self.topics)
         ]
 

@@ -54,7 +54,7 @@ def build_environment(
     introduction: str = "",
 ) -> TopicOutcome:
     """Every stage for ``topic``; a stage that fails ends the topic with its stage and reason."""
-    asker = Asker(client, item or topic)
+    asker = Asker(client, item or topic, attempt=settings.attempt)
     outcome = TopicOutcome(topic, item)
     with ThreadPoolExecutor(settings.method_threads, thread_name_prefix="envmill-skel") as pool:
         ctx = TopicContext(topic, asker, sandbox, settings, pool)

@@ -63,6 +63,7 @@ def _judge_batch(
     reply = ctx.asker.ask(
         "skeleton_judge",
         ProbeJudgements,
+        fresh_on_retry=True,
         rounds=ctx.settings.repair_rounds,
         check=problem,
         topic=ctx.topic,
