@@ -35,9 +35,10 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
     endpoint.configure(slips=[{"kind": "syntax", "topic": "library", "persistent": True}])
     first = envmill(tmp_path, *run)
     assert first.returncode == 0, first.stderr[-2000:]
+    failures = _rows(root, "SELECT stage, item, message FROM failures WHERE stage <> 'scenarios'")
     assert [r["topic"] for r in _rows(root, "SELECT topic FROM environments")] == [
         "clinic appointment booking"
-    ]
+    ], failures
     (failure,) = _rows(root, "SELECT stage, item FROM failures WHERE stage <> 'scenarios'")
     assert failure["stage"] == "env_syntax" and failure["item"].startswith("public library")
     assert _rows(root, "SELECT count(*) AS n FROM env_probes")[0]["n"] > 0
