@@ -138,22 +138,13 @@ def _selected_topics(root: Path) -> list[str]:
 def _run_on_local_endpoint(settings, root: Path) -> None:
     """The whole run against envmill's test endpoint: a zero-cost dry run of the LLM path, its
     answers cached apart from a real model's."""
-    from envmill.tasks.backends import PlanError
     from envmill.tasks.llm.endpoint import serve_endpoint
-    from envmill.tasks.pipeline import plan_batches
-    from envmill.warehouse.store import Warehouse, WarehouseError
 
     with serve_endpoint() as endpoint:
         llm = settings.llm.model_copy(
             update={"base_url": endpoint.url, "cache_namespace": "local-endpoint"}
         )
-        settings = settings.model_copy(update={"llm": llm})
-        try:
-            plan_batches(settings)
-            warehouse = Warehouse(root)
-        except (PlanError, WarehouseError) as exc:
-            fail(str(exc))
-        _run_and_record(settings, warehouse.root)
+        _start(settings.model_copy(update={"llm": llm}), root, local_llm=False)
 
 
 def _run_and_record(settings, root: Path) -> None:
