@@ -26,26 +26,11 @@ from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonSettings
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.endpoint import Endpoint
-from envmill.tasks.llm.endpoint.topics import verdict_for
+from envmill.tasks.llm.endpoint.topics import REQUEST_OBJECTS, REQUEST_VERBS, verdict_for
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.skelbuilder import LlmBackend
 
-VERBS = ["Book", "Cancel", "Reschedule", "Check the status of", "Refund", "Update", "Transfer"]
-OBJECTS = [
-    "a flight to Rome",
-    "my dentist appointment",
-    "order 4411",
-    "the library loan for Dune",
-    "two concert tickets",
-    "a van for Tuesday's deliveries",
-    "my annual leave request",
-    "the stock of item SKU-88",
-    "the enrolment in Biology 101",
-    "a beach house for July",
-    "support ticket 5120",
-    "500 dollars to savings",
-]
 MODEL = StageModel(model="bench", timeout_seconds=60, deadline_seconds=300)
 # --slips: the first topics each get one slip (persistent ones cannot be repaired)
 SLIP_MIX = [
@@ -63,7 +48,7 @@ SLIP_MIX = [
 
 def make_topics(count: int) -> list[str]:
     """``count`` distinct topics, spread over the catalog's domains (objects vary fastest)."""
-    tasks = [f"{verb} {thing}" for verb in VERBS for thing in OBJECTS]
+    tasks = [f"{verb} {thing}" for verb in REQUEST_VERBS for thing in REQUEST_OBJECTS]
     tasks += [f"{task} for my manager" for task in tasks]
     return list(dict.fromkeys(verdict_for(task)["topic"] for task in tasks))[:count]
 

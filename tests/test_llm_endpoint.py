@@ -19,23 +19,9 @@ from llm_server import spawn_endpoint
 from envmill.schemas.topics import TopicVerdict
 from envmill.tasks.llm import render
 from envmill.tasks.llm.endpoint import Fault, example_value, register, serve_endpoint
+from envmill.tasks.llm.endpoint.topics import REQUEST_OBJECTS, REQUEST_VERBS
 from envmill.tasks.llm.structured import ReplyError, parse_reply, response_format_for
 
-VERBS = ["Book", "Cancel", "Reschedule", "Check the status of", "Refund", "Update", "Transfer"]
-OBJECTS = [
-    "a flight to Rome",
-    "my dentist appointment",
-    "order 4411",
-    "the library loan for Dune",
-    "two concert tickets",
-    "a van for Tuesday's deliveries",
-    "my annual leave request",
-    "the stock of item SKU-88",
-    "the enrolment in Biology 101",
-    "a beach house for July",
-    "support ticket 5120",
-    "500 dollars to savings",
-]
 PEOPLE = ["for Alice", "for Bob", "for me", "for my manager"]
 PLAIN_MESSAGE = {"role": "user", "content": "hello"}
 
@@ -65,7 +51,7 @@ def test_models_and_stats(endpoint):
 
 
 def test_topics_answers_100_distinct_tasks_with_100_distinct_topics(endpoint):
-    tasks = [f"{v} {o} {p}" for v in VERBS for o in OBJECTS for p in PEOPLE][:150]
+    tasks = [f"{v} {o} {p}" for v in REQUEST_VERBS for o in REQUEST_OBJECTS for p in PEOPLE][:150]
     client = bare_client(endpoint.url)
     with ThreadPoolExecutor(16) as pool:
         replies = list(pool.map(lambda task: topics_request(client, task), tasks))

@@ -17,6 +17,31 @@ from functools import lru_cache
 from envmill.tasks.llm.endpoint.responders import ChatReply, ChatRequest
 from envmill.tasks.procedural.catalog import list_domains, load_domain
 
+# User requests in a corpus's voice, for the tests and benchmarks that drive this responder.
+REQUEST_VERBS = [
+    "Book",
+    "Cancel",
+    "Reschedule",
+    "Check the status of",
+    "Refund",
+    "Update",
+    "Transfer",
+]
+REQUEST_OBJECTS = [
+    "a flight to Rome",
+    "my dentist appointment",
+    "order 4411",
+    "the library loan for Dune",
+    "two concert tickets",
+    "a van for Tuesday's deliveries",
+    "my annual leave request",
+    "the stock of item SKU-88",
+    "the enrolment in Biology 101",
+    "a beach house for July",
+    "support ticket 5120",
+    "500 dollars to savings",
+]
+
 STATELESS_WORDS = frozenset(
     "weather translate translation calculate calculator convert joke define definition "
     "wikipedia news forecast synonym poem square root time timezone".split()
