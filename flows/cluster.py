@@ -24,8 +24,11 @@ def warm_worker(limits: SandboxLimits) -> None:
 
 
 @contextmanager
-def dask_scheduler(address: str | None, workers: int, limits: SandboxLimits) -> Iterator[str]:
-    """Yield a scheduler address; a cluster started here is warmed, and closed on the way out."""
+def dask_scheduler(
+    address: str | None, workers: int, limits: SandboxLimits, threads: int = 1
+) -> Iterator[str]:
+    """Yield a scheduler address; a cluster started here (``threads`` tasks at once per worker
+    process) is warmed, and closed on the way out."""
     if address:
         yield address
         return
@@ -35,7 +38,7 @@ def dask_scheduler(address: str | None, workers: int, limits: SandboxLimits) -> 
     try:
         cluster = LocalCluster(
             n_workers=workers,
-            threads_per_worker=1,
+            threads_per_worker=threads,
             processes=True,
             dashboard_address=None,
             silence_logs=logging.CRITICAL,

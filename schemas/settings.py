@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,6 +21,7 @@ from envmill.schemas.llm import LlmSettings
 from envmill.schemas.skeleton import SkeletonSettings
 
 SETTINGS_FILE = "envmill.toml"
+DEFAULT_BATCH_SIZE = {"procedural": 4, "llm": 1}
 
 
 class SettingsError(ValueError):
@@ -61,7 +62,9 @@ class EnvmillSettings(BaseSettings):
     envs: int = Field(24, gt=0, description="environments to synthesize")
     scenarios_per_env: int = Field(12, gt=0)
     domains: list[str] = Field(default_factory=list, description="empty: every domain")
-    batch_size: int = Field(4, gt=0, description="environments per Dask task")
+    batch_size: int | None = Field(
+        None, gt=0, description="environments per Dask task [procedural 4, llm 1]"
+    )
     workers: int = Field(2, gt=0, description="Dask worker processes of the local cluster")
     dask_address: str | None = Field(None, description="an existing Dask scheduler")
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
@@ -71,6 +74,14 @@ class EnvmillSettings(BaseSettings):
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",
     )
+
+    @model_validator(mode="after")
+    def _batch_size_of_backend(self) -> EnvmillSettings:
+        """A topic per task for the llm backend (the unit of fan-out and of retry); a few
+        environments per task for the procedural one, whose CPU work outweighs a task's cost."""
+        if self.batch_size is None:
+            self.batch_size = DEFAULT_BATCH_SIZE[self.backend]
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -32,8 +32,8 @@ class SkeletonSettings(BaseModel):
     probe_rounds: int = Field(2, ge=1, description="testing-agent rounds to cover every tool")
     tools_per_probe_call: int = Field(10, ge=1, description="tools one testing-agent call covers")
     probes_per_judge_call: int = Field(12, ge=1, description="probes one judge call judges")
-    method_threads: int = Field(8, ge=1, description="calls of one topic in flight at once")
-    item_threads: int = Field(16, ge=1, description="topics of a batch made at once")
+    method_threads: int = Field(24, ge=1, description="calls of one topic in flight at once")
+    item_threads: int = Field(16, ge=1, description="topics one worker process builds at once")
     attempt: int = Field(
         0,
         ge=0,
@@ -172,6 +172,7 @@ class EnvCheckReport(BaseModel):
     threshold: float
     untested: list[str] = Field(default_factory=list, description="tools no probe reached")
     accepted: bool = False
+    code: Literal["", "no_probes", "pass_rate_below_threshold", "untested_tools"] = ""
     reason: str = ""
 
 

@@ -90,8 +90,9 @@ def synthesize_batch(
         output.trajectories += part.trajectories
         output.failures += part.failures
         seconds.update(clock.seconds)
-    output.llm_calls = backend.drain_llm_calls()
-    output.env_probes = backend.drain_probes()
+    labels = {item.label for item in batch.items}
+    output.llm_calls = backend.drain_llm_calls(labels)
+    output.env_probes = backend.drain_probes(labels)
     output.seconds = dict(seconds)
     return output
 
@@ -141,9 +142,7 @@ def _synthesize_item(
         try:
             draft = backend.make_environment(item, sandbox)
         except Exception as exc:  # a backend bug or a failed generation stops this item only
-            stage = getattr(exc, "stage", None)  # a backend's own stage, when it names one
-            stage = stage if isinstance(stage, str) and stage else "make_env"
-            raise _ItemFailed(failure_of(stage, item.label, exc)) from exc
+            raise _ItemFailed(generation_failure(item.label, exc)) from exc
     with clock.stage("check_env"):
         try:
             env = getattr(draft, "admitted", None) or admit_environment(draft.source, sandbox)
@@ -174,6 +173,14 @@ def _synthesize_item(
     with clock.stage("certify"):
         for spec in made.scenarios:
             _certify_into(spec, env, draft, sandbox, output)
+
+
+def generation_failure(item: str, exc: Exception) -> FailureRecord:
+    """The failure row of a backend that made no environment: at the backend's own stage and
+    with its category (``exc.stage``, ``exc.code``) when it names them, else ``make_env``."""
+    stage, code = getattr(exc, "stage", None), getattr(exc, "code", None)
+    record = failure_of(stage if isinstance(stage, str) and stage else "make_env", item, exc)
+    return record.model_copy(update={"code": code if isinstance(code, str) else ""})
 
 
 def rejection_of(item: str, exc: EnvironmentRejected) -> FailureRecord:

@@ -46,10 +46,10 @@ class FixtureBackend:
         skipped = [SkippedScenario(index=9, code="no_idea", message="nothing came to mind")]
         return ScenarioDrafts(scenarios=specs[:count], skipped=skipped if self.skip else [])
 
-    def drain_llm_calls(self):
+    def drain_llm_calls(self, items):
         return []
 
-    def drain_probes(self):
+    def drain_probes(self, items):
         return []
 
 
@@ -158,12 +158,54 @@ def test_threaded_items_run_at_once_and_come_out_in_item_order(
             draft.topic = f"topic {item.index}"
             return draft
 
-        def drain_llm_calls(self):
-            return [LlmCallRecord(stage="skeleton", model="m", request_hash="h")]
+        def drain_llm_calls(self, items):
+            return [
+                LlmCallRecord(stage="skeleton", model="m", request_hash="h", item=i) for i in items
+            ]
 
     backend = Waiting(clinic_source, certified_scenarios[:1])
     out = _run(backend, sandbox, envs=4, scenarios=1)
     assert backend.peak == 4
     assert [e.topic for e in out.environments] == ["topic 0", "topic 2", "topic 3"]
     assert [f.item for f in out.failures] == ["clinic#1"]
-    assert [c.stage for c in out.llm_calls] == ["skeleton"]
+    assert sorted(c.item for c in out.llm_calls) == [f"clinic#{i}" for i in range(4)]
+
+
+def test_a_batch_takes_only_its_own_llm_records(clinic_source, certified_scenarios, sandbox):
+    """Batches sharing a worker process (llm tasks run on threads) each drain their own items:
+    another batch's records stay for it."""
+    from envmill.schemas.llm import LlmCallRecord
+    from envmill.tasks.llm.accounting import CallCollector
+
+    class Recording(FixtureBackend):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.collector = CallCollector()
+
+        def make_environment(self, item, sandbox):
+            for label in (item.label, "another topic#7"):  # the second: a batch running beside
+                self.collector.add(
+                    LlmCallRecord(stage="s", model="m", request_hash="h", item=label)
+                )
+            return super().make_environment(item, sandbox)
+
+        def drain_llm_calls(self, items):
+            return self.collector.drain(items)
+
+    backend = Recording(clinic_source, certified_scenarios[:1])
+    out = _run(backend, sandbox, envs=2, scenarios=1)
+    assert sorted(c.item for c in out.llm_calls) == ["clinic#0", "clinic#1"]
+    assert [c.item for c in backend.collector.drain()] == ["another topic#7"] * 2
+
+
+def test_batch_size_and_worker_threads_follow_the_backend():
+    """A topic per task for the llm backend, on enough worker threads to keep a process's
+    topics in flight; procedural batches stay CPU work, one task per process at a time."""
+    from envmill.tasks.backends import task_threads
+
+    procedural, llm = EnvmillSettings(), EnvmillSettings(backend="llm")
+    assert (procedural.batch_size, task_threads(procedural)) == (4, 1)
+    assert (llm.batch_size, task_threads(llm)) == (1, llm.skeleton.item_threads)
+    wide = EnvmillSettings(backend="llm", batch_size=4, skeleton={"item_threads": 16})
+    assert task_threads(wide) == 4
+    assert EnvmillSettings(backend="llm", batch_size=3).batch_size == 3

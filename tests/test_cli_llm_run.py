@@ -39,8 +39,9 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
     assert [r["topic"] for r in _rows(root, "SELECT topic FROM environments")] == [
         "clinic appointment booking"
     ], failures
-    (failure,) = _rows(root, "SELECT stage, item FROM failures WHERE stage <> 'scenarios'")
-    assert failure["stage"] == "env_syntax" and failure["item"].startswith("public library")
+    (failure,) = _rows(root, "SELECT stage, code, item FROM failures WHERE stage <> 'scenarios'")
+    assert (failure["stage"], failure["code"]) == ("env_syntax", "syntax")
+    assert failure["item"].startswith("public library")
     assert _rows(root, "SELECT count(*) AS n FROM env_probes")[0]["n"] > 0
     assert _rows(root, "SELECT count(*) AS n FROM llm_calls")[0]["n"] > 20
 

@@ -109,21 +109,26 @@ def test_slips_are_repaired_from_line_numbered_errors(fresh, sandbox, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("kind", "stage", "said"),
+    ("kind", "stage", "code", "said"),
     [
-        ("syntax", "env_syntax", "syntax error: expected ':'"),
-        ("hostile", "env_policy", "import of 'os' is not allowed"),
-        ("bad_state", "skeleton_initial_state", "the class creates no attribute 'audit_log'"),
+        ("syntax", "env_syntax", "syntax", "syntax error: expected ':'"),
+        ("hostile", "env_policy", "import", "import of 'os' is not allowed"),
+        (
+            "bad_state",
+            "skeleton_initial_state",
+            "unusable_answer",
+            "the class creates no attribute 'audit_log'",
+        ),
     ],
 )
 def test_a_slip_that_persists_fails_with_stage_and_reason(
-    fresh, sandbox, tmp_path, kind, stage, said
+    fresh, sandbox, tmp_path, kind, stage, code, said
 ):
     fresh.configure(slips=[{"kind": kind, "persistent": True}])
     client = make_client(fresh.url, tmp_path)
     outcome = within(30, lambda: build_environment(LIBRARY, client, sandbox, SETTINGS))
     assert outcome.draft is None and outcome.failure.stage == stage
-    assert said in outcome.failure.reason
+    assert outcome.failure.code == code and said in outcome.failure.reason
     assert "2 repair rounds" in outcome.failure.reason or "after 2 rounds" in outcome.failure.reason
 
 
@@ -144,7 +149,7 @@ def test_a_judge_that_fails_everything_rejects_the_environment(fresh, sandbox, t
     output = within(30, lambda: run_pipeline(backend, sandbox))
     (failure,) = output.failures
     assert not output.environments and failure.stage == "env_check"  # the backend's own stage
-    assert failure.error_class == "SkeletonFailed"
+    assert failure.error_class == "SkeletonFailed" and failure.code == "pass_rate_below_threshold"
     assert failure.message.startswith("env_check: pass rate 0.00 < 0.85")
     probes = output.env_probes  # a rejected environment keeps its probes: they say why
     assert probes and {p.verdict for p in probes} == {"fail"} and all(p.reason for p in probes)
@@ -170,7 +175,7 @@ def test_an_endpoint_that_dies_mid_run_fails_the_item_with_a_reason(sandbox, tmp
     assert not worker.is_alive(), "the item hangs"
     failure = outcome["value"].failure
     assert isinstance(failure, SkeletonFailed) and failure.stage == "skeleton_operations"
-    assert "LLM call failed" in failure.reason
+    assert failure.code == "llm_call_failed" and "LLM call failed" in failure.reason
 
 
 def test_a_second_run_of_a_topic_makes_no_request(fresh, sandbox, tmp_path):

@@ -530,3 +530,34 @@ def test_llm_calls_land_and_stats_sum_tokens_and_cost_by_stage_and_model(wh):
         40,
         0.25,
     )
+
+
+def test_batches_validate_on_many_threads_at_once():
+    """llm tasks share a worker process: pandera, which retries a failed engine import on every
+    validation, once handed a racing thread a half-imported module."""
+    import threading
+
+    from envmill.schemas.run import FailureRecord
+    from envmill.schemas.tables import TABLES
+    from envmill.warehouse.rows import failure_row
+    from envmill.warehouse.store import build_table, validate_table
+
+    spec = TABLES["failures"]
+    failure = FailureRecord(stage="env_load", item="t#1", error_class="E", message="m")
+    table = build_table(spec, [failure_row(failure, "run")])
+    errors, start = [], threading.Barrier(16)
+
+    def validate_often():
+        start.wait()
+        for _ in range(20):
+            try:
+                validate_table(spec, table)
+            except Exception as exc:  # noqa: BLE001  (any error is the finding)
+                errors.append(repr(exc))
+
+    threads = [threading.Thread(target=validate_often) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

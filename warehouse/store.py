@@ -11,6 +11,7 @@ import json
 import numbers
 import os
 import re
+import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,9 @@ _PY_TYPES: dict[str, type | tuple[type, ...]] = {
     "bool": bool,
     "string": str,
 }
+
+
+_VALIDATION_LOCK = threading.Lock()
 
 
 class WarehouseError(ValueError):
@@ -247,9 +251,15 @@ def _to_utc(where: str, value: Any) -> datetime:
 
 
 def validate_table(spec: TableSpec, table: pa.Table) -> None:
-    """Run the pandera model lazily and report the first failure cases in one line."""
+    """Run the pandera model lazily and report the first failure cases in one line.
+
+    One validation at a time per process: pandera imports its engines on first use, and two
+    threads racing there (llm tasks share a worker process) saw a half-imported module.
+    Validation is CPU work under the GIL, so the lock costs no parallelism.
+    """
     try:
-        spec.model.validate(table, lazy=True)
+        with _VALIDATION_LOCK:
+            spec.model.validate(table, lazy=True)
     except SchemaErrors as exc:
         raise WarehouseError(f"table {spec.name}: invalid batch: {_summarize(exc)}") from exc
     except SchemaError as exc:

@@ -21,7 +21,9 @@ def run(
     ] = None,
     domains: Annotated[str | None, typer.Option(help="comma-separated domains [all]")] = None,
     backend: Annotated[str | None, typer.Option(help="procedural (default) or llm")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="environments per worker task [4]")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(help="environments per worker task [procedural 4, llm 1]")
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
     dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
     topics: Annotated[
@@ -162,8 +164,12 @@ def _run_flow(settings, root: Path, api) -> dict[str, Any]:
 
     from envmill.flows.cli.report import ProgressBar
     from envmill.flows.cluster import dask_scheduler
+    from envmill.tasks.backends import task_threads
 
-    with dask_scheduler(settings.dask_address, settings.workers, settings.sandbox) as address:
+    threads = task_threads(settings)
+    with dask_scheduler(
+        settings.dask_address, settings.workers, settings.sandbox, threads
+    ) as address:
         api.wait()
         from envmill.flows.synthesize import synthesize
 

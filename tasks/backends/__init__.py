@@ -20,7 +20,17 @@ __all__ = [
     "ScenarioDrafts",
     "item_seed",
     "make_backend",
+    "task_threads",
 ]
+
+
+def task_threads(settings: EnvmillSettings) -> int:
+    """Batch tasks one worker process runs at once: one for CPU work; for the llm backend,
+    enough that a process builds ``skeleton.item_threads`` topics at once while they wait on
+    the model (the shared gate, not the thread count, caps the calls in flight)."""
+    if settings.backend == "procedural":
+        return 1
+    return max(1, settings.skeleton.item_threads // (settings.batch_size or 1))
 
 
 def make_backend(

@@ -7,6 +7,7 @@ trajectories, rows) the same way for every backend (DESIGN §2, §4).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -76,12 +77,14 @@ class Backend(Protocol):
         """Up to ``count`` scenarios for an admitted environment, with a reason for each skip."""
         ...
 
-    def drain_llm_calls(self) -> list[LlmCallRecord]:
-        """The LLM calls made since the last drain (none for a backend without an LLM)."""
+    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
+        """The LLM calls made for ``items`` (labels) since the last drain; none for a backend
+        without an LLM. By item, so batches sharing a process never take each other's."""
         ...
 
-    def drain_probes(self) -> list[ProbeRecord]:
-        """The environment-check probes made since the last drain (none without a judge)."""
+    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
+        """The environment-check probes made for ``items`` since the last drain (none without
+        a judge)."""
         ...
 
 

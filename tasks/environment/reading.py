@@ -47,7 +47,7 @@ def parse_module(source: str) -> ast.Module:
         raise EnvModuleError(f"line 0: syntax error: {exc}") from None
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=32)  # the modules of the topics one process has in flight
 def _parse_cached(source: str) -> ast.Module:
     return ast.parse(source)
 

@@ -9,6 +9,7 @@ missing from the price table.
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 
 from envmill.schemas.llm import LlmCallRecord, Price
 
@@ -34,10 +35,15 @@ class CallCollector:
         with self._lock:
             self._records.append(record)
 
-    def drain(self) -> list[LlmCallRecord]:
-        """The records collected so far, which leave the collector."""
+    def drain(self, items: Collection[str] | None = None) -> list[LlmCallRecord]:
+        """The records collected so far (only those of ``items``, when given), which leave the
+        collector: batches running at once in one process each take their own."""
         with self._lock:
-            records, self._records = self._records, []
+            if items is None:
+                records, self._records = self._records, []
+            else:
+                records = [r for r in self._records if r.item in items]
+                self._records = [r for r in self._records if r.item not in items]
         return records
 
     def __len__(self) -> int:

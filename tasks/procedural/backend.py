@@ -3,6 +3,8 @@ from the compiled tool manifest. No LLM anywhere."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
@@ -49,8 +51,8 @@ class ProceduralBackend:
     ) -> ScenarioDrafts:
         return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)
 
-    def drain_llm_calls(self) -> list[LlmCallRecord]:
+    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
         return []
 
-    def drain_probes(self) -> list[ProbeRecord]:
+    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
         return []

@@ -37,6 +37,7 @@ class Findings:
     check: str = ""
     reason: str = ""
     problems: list[Problem] | None = None
+    code: str = ""  # the category: a policy or contract rule, else the check
 
 
 @dataclass
@@ -73,6 +74,7 @@ def admit_parts(
     raise SkeletonFailed(
         f"env_{findings.check}",
         f"{findings.reason} (still failing after {rounds} repair round{'s' * (rounds != 1)})",
+        findings.code or findings.check,
     )
 
 
@@ -117,10 +119,13 @@ def inspect_parts(parts: dict[str, str], ctx: TopicContext) -> Findings:
             Problem(module.part_of(v.line), v.line, f"{v.message} [{v.rule}]")
             for v in exc.violations
         ] or [Problem(STATE, None, exc.reason)]
-        return Findings(module, check=exc.stage, reason=exc.reason, problems=problems)
+        code = exc.violations[0].rule if exc.violations else exc.stage
+        return Findings(module, check=exc.stage, reason=exc.reason, problems=problems, code=code)
     lost = _lost_tools(methods, admitted)
     if lost:
-        return Findings(module, check="structure", reason=str(lost[0]), problems=lost)
+        return Findings(
+            module, check="structure", reason=str(lost[0]), problems=lost, code="lost_tool"
+        )
     return Findings(module, admitted=admitted)
 
 

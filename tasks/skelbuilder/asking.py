@@ -22,11 +22,12 @@ Check = Callable[[Any], str | None]  # an answer's problem, or None when it is u
 
 
 class SkeletonFailed(Exception):
-    """A topic that did not become an environment: the stage that stopped it and why."""
+    """A topic that did not become an environment: the stage that stopped it, why, and the
+    category of why (``code``, what failure rows group by)."""
 
-    def __init__(self, stage: str, reason: str) -> None:
+    def __init__(self, stage: str, reason: str, code: str) -> None:
         super().__init__(f"{stage}: {reason}")
-        self.stage, self.reason = stage, reason
+        self.stage, self.reason, self.code = stage, reason, code
 
 
 RETRY_STRIDE = 1000  # sample indexes of one retry attempt, apart from every other attempt's
@@ -75,7 +76,8 @@ class Asker:
                 return value
             messages = repair_messages(messages, text, problem)
         plural = "s" * (rounds != 1)
-        raise SkeletonFailed(prompt, f"no usable answer after {rounds} round{plural}: {problem}")
+        reason = f"no usable answer after {rounds} round{plural}: {problem}"
+        raise SkeletonFailed(prompt, reason, "unusable_answer")
 
     def _complete(
         self,
@@ -97,6 +99,6 @@ class Asker:
                 prompt_hash=prompt_hash,
             )
         except LlmCallError as exc:
-            raise SkeletonFailed(stage, str(exc)) from None
+            raise SkeletonFailed(stage, str(exc), "llm_call_failed") from None
         assert isinstance(reply.value, schema)
         return reply.text, reply.value

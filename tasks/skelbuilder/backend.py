@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from envmill.schemas.ids import content_id
@@ -154,13 +155,15 @@ class LlmBackend:
         )
         return ScenarioDrafts(skipped=[skip])
 
-    def drain_llm_calls(self) -> list[LlmCallRecord]:
-        return self.client.collector.drain()
+    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
+        return self.client.collector.drain(items)
 
-    def drain_probes(self) -> list[ProbeRecord]:
-        """The probe records made since the last drain (accepted and rejected environments)."""
+    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
+        """The probe records of ``items`` made since the last drain (accepted and rejected
+        environments)."""
         with self._lock:
-            probes, self._probes = self._probes, []
+            probes = [p for p in self._probes if p.item in items]
+            self._probes = [p for p in self._probes if p.item not in items]
         return probes
 
     def drain_outcomes(self) -> list[TopicOutcome]:

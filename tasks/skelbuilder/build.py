@@ -93,7 +93,7 @@ def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome)
     ]
     report = score_probes(env, probes, verdicts, ctx.settings.pass_threshold)
     if not report.accepted:
-        raise SkeletonFailed("env_check", report.reason)
+        raise SkeletonFailed("env_check", report.reason, report.code)
     plan = skeleton.plan
     return SkeletonDraft(
         source=env.source,

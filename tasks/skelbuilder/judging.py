@@ -106,15 +106,15 @@ def score_probes(
         untested=untested,
     )
     if not total:
-        return report.model_copy(update={"reason": "no probe call ran"})
+        return report.model_copy(update={"code": "no_probes", "reason": "no probe call ran"})
     if rate < threshold:
         first = next(p for p in probes if verdicts[p.index].verdict == "fail")
         reason = (
             f"pass rate {rate:.2f} < {threshold:g}: {counts['fail']} of {total} probes failed "
             f"(first: probe {first.index}, {first.call.tool}: {verdicts[first.index].reason})"
         )
-        return report.model_copy(update={"reason": reason})
+        return report.model_copy(update={"code": "pass_rate_below_threshold", "reason": reason})
     if untested:
         reason = f"{len(untested)} tools never probed: {', '.join(untested[:5])}"
-        return report.model_copy(update={"reason": reason})
+        return report.model_copy(update={"code": "untested_tools", "reason": reason})
     return report.model_copy(update={"accepted": True})

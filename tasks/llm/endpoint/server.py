@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -117,6 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: EndpointServer
     timeout = 60  # a client that stops sending mid-request frees its thread after this
     replied = False  # this request's answer has started (so a 500 can no longer be sent)
+    _settle: Callable[[], None] | None = None  # ends the in-flight count of this request
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         """Quiet: tests read /_stats, not logs."""
@@ -183,6 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self.settle()
         self.wfile.write(data)
 
     def send_slowly(self, status: int, data: bytes, interval: float) -> None:
@@ -195,8 +199,27 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.closing.is_set():
                 self.close_connection = True
                 return
+            if index == len(whole) - 1:
+                self.settle()
             self.wfile.write(whole[index : index + 1])
             self.server.pause(interval)
+
+    @contextmanager
+    def counted(self, route: str, stage: str, body: Any) -> Iterator[None]:
+        """Count the request in flight until its reply's last bytes go out, not after: by then
+        the client may hold the reply and have sent its next request."""
+        self.server.stats.begin(route, stage, body)
+        self._settle = self.server.stats.end
+        try:
+            yield
+        finally:
+            self.settle()
+
+    def settle(self) -> None:
+        """End the count of a request in flight (once)."""
+        settle, self._settle = self._settle, None
+        if settle is not None:
+            settle()
 
     def refuse(self, problem: str) -> None:
         """A 400 for a request body of the wrong structure."""
@@ -213,8 +236,7 @@ def _chat(handler: _Handler, body: Any) -> None:
         handler.refuse(problem)
         return
     server, request = handler.server, ChatRequest(body, slips=handler.server.config.slips)
-    server.stats.begin(CHAT, request.stage, body)
-    try:
+    with handler.counted(CHAT, request.stage, body):
         fault = server.faults.take(request.stage)
         if fault is not None:
             server.stats.fault(fault.kind)
@@ -230,8 +252,6 @@ def _chat(handler: _Handler, body: Any) -> None:
         if fault is not None and fault.kind != "trickle":
             reply = spoil(reply, fault.kind)
         handler.send_json(200, completion_body(body, reply), trickle=_trickle(fault))
-    finally:
-        server.stats.end()
 
 
 def _trickle(fault: Fault | None) -> float:
@@ -266,8 +286,7 @@ def _embeddings(handler: _Handler, body: Any) -> None:
         handler.refuse(problem)
         return
     server = handler.server
-    server.stats.begin(EMBEDDINGS, "embeddings", body)
-    try:
+    with handler.counted(EMBEDDINGS, "embeddings", body):
         fault = server.faults.take("embeddings")
         if fault is not None:
             server.stats.fault(fault.kind)
@@ -290,8 +309,6 @@ def _embeddings(handler: _Handler, body: Any) -> None:
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         reply = {"object": "list", "data": data, "model": body.get("model", ""), "usage": usage}
         handler.send_json(200, reply, trickle=_trickle(fault))
-    finally:
-        server.stats.end()
 
 
 def _admin_faults(handler: _Handler, body: Any) -> None:

@@ -1,0 +1,119 @@
+"""``envmill run --backend llm`` end to end on the local Dask cluster, against the test endpoint.
+
+Usage: PYTHONPATH=. .venv/bin/python -m bench.llm_run [--topics 100] [--latency 1.0] [--cap 32]
+       [--workers 2] [--item-threads 16] [--slips]
+The endpoint runs in its own process with a fixed latency per request; the run is the CLI a user
+types, in a subprocess, into a temporary data folder. Prints, from the warehouse: environments
+accepted, failures by stage and code, LLM calls per accepted environment (target ≤ 50; EnvScaler
+spends about 84), and the flow's wall time against the bound the cap sets (requests × latency ÷
+cap; target ≤ 1.15). At a latency below the factory's own CPU time per request the machine, not
+the cap, is the bound: the run then also prints its CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.skelbuilder import SLIP_MIX, make_topics, spawn_endpoint
+from envmill.warehouse.views import query
+
+
+def run_cli(root: Path, topics: Path, url: str, args: argparse.Namespace) -> float:
+    env = os.environ | {
+        "ENVMILL_LLM__BASE_URL": url,
+        "ENVMILL_LLM__API_KEY": "bench",
+        "ENVMILL_LLM__MAX_CONCURRENCY": str(args.cap),
+        "ENVMILL_SKELETON__ITEM_THREADS": str(args.item_threads),
+        "ENVMILL_SKELETON__METHOD_THREADS": str(args.method_threads),
+    }
+    command = [str(Path(sys.executable).with_name("envmill")), "run", "--backend", "llm"]
+    command += ["--topics", str(topics), "--out", str(root), "--workers", str(args.workers)]
+    start = time.perf_counter()
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def rows(root: Path, sql: str) -> list[dict]:
+    return query(root, sql).to_pylist()
+
+
+def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse.Namespace) -> None:
+    (run,) = rows(
+        root,
+        "SELECT CAST(json_extract(timings_json, '$.wall_seconds') AS DOUBLE) AS wall_seconds "
+        "FROM runs WHERE status = 'finished'",
+    )
+    accepted = rows(root, "SELECT count(*) AS n FROM environments")[0]["n"]
+    failed = rows(
+        root,
+        "SELECT stage, code, count(*) AS n FROM failures WHERE stage <> 'scenarios' "
+        "GROUP BY ALL ORDER BY n DESC",
+    )
+    calls = rows(
+        root,
+        "SELECT count(*) AS calls, avg(latency_seconds) AS latency, avg(queue_seconds) AS queue, "
+        "count(*) FILTER (WHERE item IN (SELECT item FROM failures WHERE stage <> 'scenarios')) "
+        "AS failed_calls FROM llm_calls",
+    )[0]
+    accepted_calls = calls["calls"] - calls["failed_calls"]
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"topics {topics}: accepted {accepted}")
+    print(
+        "failed by stage: "
+        + (", ".join(f"{r['stage']}/{r['code']} {r['n']}" for r in failed) or "none")
+    )
+    if accepted:
+        print(
+            f"LLM calls: {calls['calls']} in all, {accepted_calls / accepted:.1f} per accepted "
+            f"environment (target <= 50; EnvScaler ~84); a call took {calls['latency']:.3f}s "
+            f"and waited {calls['queue']:.3f}s for a slot on average"
+        )
+    print(
+        f"flow wall {run['wall_seconds']:.1f}s (CLI {cli_wall:.1f}s); {stats['requests']} "
+        f"requests, peak in flight {stats['peak_in_flight']}; CPU of run and endpoint "
+        f"{cpu.ru_utime + cpu.ru_stime:.0f}s on {os.cpu_count()} cores"
+    )
+    if args.latency > 0:
+        bound = stats["requests"] * args.latency / args.cap
+        print(
+            f"cap bound {bound:.1f}s at latency {args.latency}s, cap {args.cap}: "
+            f"wall / bound {run['wall_seconds'] / bound:.3f} (target <= 1.15)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--cap", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--item-threads", type=int, default=16)
+    parser.add_argument("--method-threads", type=int, default=24)
+    parser.add_argument("--slips", action="store_true", help="a slip for each of the first 9")
+    args = parser.parse_args()
+    topics = make_topics(args.topics)
+    process, endpoint = spawn_endpoint(args.latency)
+    try:
+        if args.slips:
+            endpoint.configure(
+                slips=[{**s, "topic": t} for s, t in zip(SLIP_MIX, topics, strict=False)]
+            )
+        with tempfile.TemporaryDirectory() as folder:
+            root, listing = Path(folder) / "data", Path(folder) / "topics.txt"
+            listing.write_text("\n".join(topics) + "\n", encoding="utf-8")
+            cli_wall = run_cli(root, listing, endpoint.url, args)
+            report(root, len(topics), endpoint.stats(), cli_wall, args)
+    finally:
+        process.terminate()
+        process.wait()
+
+
+if __name__ == "__main__":
+    main()
