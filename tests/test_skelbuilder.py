@@ -178,6 +178,38 @@ def test_an_endpoint_that_dies_mid_run_fails_the_item_with_a_reason(sandbox, tmp
     assert failure.code == "llm_call_failed" and "LLM call failed" in failure.reason
 
 
+STAGES = [
+    "skeleton_plan",
+    "skeleton_state",
+    "skeleton_operations",
+    "skeleton_method",
+    "skeleton_initial_state",
+    "skeleton_probe",
+    "skeleton_judge",
+]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_fault_at_any_stage_fails_the_topic_there_and_a_retry_finishes_it(
+    fresh, sandbox, tmp_path, stage
+):
+    """An endpoint failing every call of one stage: the topic ends failed at that stage; once
+    the fault is gone, a retry (the next attempt) finishes it without asking again what the
+    earlier stages answered."""
+    fresh.add_faults(Fault(kind="status", status=500, stage=stage, count=None))
+    client = make_client(fresh.url, tmp_path)
+    failed = within(30, lambda: build_environment(LIBRARY, client, sandbox, SETTINGS))
+    assert failed.draft is None and failed.failure.stage == stage
+    assert failed.failure.code == "llm_call_failed" and "500" in failed.failure.reason
+    fresh.reset()
+    retry = SETTINGS.model_copy(update={"attempt": 1})
+    done = within(30, lambda: build_environment(LIBRARY, client, sandbox, retry))
+    assert done.draft is not None, done.failure
+    asked = fresh.stats()["stages"]
+    assert all(not asked.get(earlier) for earlier in STAGES[: STAGES.index(stage)]), asked
+    assert asked.get(stage)
+
+
 def test_a_second_run_of_a_topic_makes_no_request(fresh, sandbox, tmp_path):
     first = build_environment(LIBRARY, make_client(fresh.url, tmp_path), sandbox, SETTINGS)
     made = fresh.stats()["requests"]
