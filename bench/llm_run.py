@@ -1,6 +1,6 @@
 """``envmill run --backend llm`` end to end on the local Dask cluster, against the test endpoint.
 
-Usage: PYTHONPATH=. .venv/bin/python -m bench.llm_run [--topics 100] [--latency 1.0] [--cap 32]
+Usage: .venv/bin/python -m bench.llm_run [--topics 100] [--latency 1.0] [--cap 32]
        [--workers 2] [--item-threads 16] [--slips]
 The endpoint runs in its own process with a fixed latency per request; the run is the CLI a user
 types, in a subprocess, into a temporary data folder. Prints, from the warehouse: environments

@@ -1,6 +1,6 @@
 """SkelBuilder end to end against the local endpoint: topics → checked environments.
 
-Usage: PYTHONPATH=. .venv/bin/python -m bench.skelbuilder [--topics 20] [--latency 0] [--cap 32]
+Usage: .venv/bin/python -m bench.skelbuilder [--topics 20] [--latency 0] [--cap 32]
        [--item-threads 16] [--slips]
 The endpoint runs in its own process; the topics are what its ``topics`` responder makes of
 corpus-like requests. Every topic goes through ``LlmBackend`` and the shared pipeline
