@@ -16,25 +16,46 @@ from envmill.flows.synthesize import synthesize
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.views import query
 
+NOT_GENERATION = ("scenarios", "certify", "batch")  # these leave an environment, or no topic
+
+
+class RetryError(ValueError):
+    """A ``--run`` or ``--stage`` that names nothing in the data folder; one line."""
+
 
 def failed_topics(root: Path, run_id: str | None = None, stage: str | None = None) -> list[str]:
-    """Topics whose item failed in ``run_id`` (default: the latest llm run), optionally at
-    ``stage`` only, and that no run has since turned into an environment."""
-    run = run_id or _latest_llm_run(root)
-    if run is None:
-        return []
-    sql = """
-        SELECT DISTINCT f.item
-        FROM failures f
-        WHERE f.run_id = $run  -- scenario skips and certification leave an environment behind
-          AND f.stage NOT IN ('scenarios', 'certify', 'batch')
-          AND ($stage IS NULL OR f.stage = $stage)
-        ORDER BY f.item
+    """Topics that ended failed, in ``run_id`` or in any llm run (so a later run that only
+    resumed hides nothing), optionally at ``stage`` only, and that no run has since turned into
+    an environment. RetryError for a run or a stage the folder has never seen."""
+    _check_names(root, run_id, stage)
+    sql = f"""
+        SELECT DISTINCT item FROM failures
+        WHERE run_id IN (SELECT run_id FROM runs WHERE backend = 'llm')
+          AND ($run IS NULL OR run_id = $run)
+          AND stage NOT IN {NOT_GENERATION}
+          AND ($stage IS NULL OR stage = $stage)
+        ORDER BY item
     """
-    items = [row["item"] for row in query(root, sql, {"run": run, "stage": stage}).to_pylist()]
+    items = [row["item"] for row in query(root, sql, {"run": run_id, "stage": stage}).to_pylist()]
     topics = [item.rsplit("#", 1)[0] for item in items if "#" in item]
     built = {row["topic"] for row in query(root, "SELECT topic FROM environments").to_pylist()}
     return [topic for topic in dict.fromkeys(topics) if topic not in built]
+
+
+def _check_names(root: Path, run_id: str | None, stage: str | None) -> None:
+    if run_id is not None:
+        runs = query(root, "SELECT run_id FROM runs WHERE run_id = $run", {"run": run_id})
+        if not runs.num_rows:
+            raise RetryError(
+                f"no run '{run_id}' in {root}; list them with "
+                'envmill sql "SELECT run_id, status, started_at FROM runs"'
+            )
+    if stage is not None:
+        sql = f"SELECT DISTINCT stage FROM failures WHERE stage NOT IN {NOT_GENERATION} ORDER BY 1"
+        stages = [row["stage"] for row in query(root, sql).to_pylist()]
+        if stage not in stages:
+            known = ", ".join(stages) or "none"
+            raise RetryError(f"no topic ever failed at stage '{stage}' (stages that did: {known})")
 
 
 def retry_settings(settings: EnvmillSettings, root: Path, topics: list[str]) -> EnvmillSettings:
@@ -45,18 +66,11 @@ def retry_settings(settings: EnvmillSettings, root: Path, topics: list[str]) -> 
     return settings.model_copy(update={"backend": "llm", "topics": topics, "skeleton": skeleton})
 
 
-def _latest_llm_run(root: Path) -> str | None:
-    rows = query(
-        root, "SELECT run_id FROM runs WHERE backend = 'llm' ORDER BY started_at DESC LIMIT 1"
-    ).to_pylist()
-    return rows[0]["run_id"] if rows else None
-
-
 @flow(name="retry-failed", log_prints=False)
 def retry_failed(
     settings: EnvmillSettings, data_dir: str, run_id: str | None = None, stage: str | None = None
 ) -> dict[str, Any]:
-    """Build again the topics of ``run_id`` (default: the latest llm run) that ended failed."""
+    """Build again the topics that ended failed (in ``run_id``, or in any llm run)."""
     topics = failed_topics(Path(data_dir), run_id, stage)
     if not topics:
         return {"retried_topics": 0}

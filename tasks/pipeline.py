@@ -19,7 +19,7 @@ from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import Backend, EnvironmentDraft, make_backend
+from envmill.tasks.backends import Backend, BatchAborted, EnvironmentDraft, make_backend
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.environment import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.rollout import reference_trajectory
@@ -106,6 +106,8 @@ def _item_output(
         _synthesize_item(item, settings, sandbox, backend, output, clock)
     except _ItemFailed as failure:
         output.failures.append(failure.record)
+    except BatchAborted:
+        raise
     except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
         output.failures.append(failure_of("item", item.label, exc))
     return output, clock
@@ -141,6 +143,8 @@ def _synthesize_item(
     with clock.stage("make_env"):
         try:
             draft = backend.make_environment(item, sandbox)
+        except BatchAborted:
+            raise
         except Exception as exc:  # a backend bug or a failed generation stops this item only
             raise _ItemFailed(generation_failure(item.label, exc)) from exc
     with clock.stage("check_env"):
@@ -176,11 +180,18 @@ def _synthesize_item(
 
 
 def generation_failure(item: str, exc: Exception) -> FailureRecord:
-    """The failure row of a backend that made no environment: at the backend's own stage and
-    with its category (``exc.stage``, ``exc.code``) when it names them, else ``make_env``."""
+    """The failure row of a backend that made no environment: at the backend's own stage, with
+    its category and every problem (``exc.stage``, ``exc.code``, ``exc.details``) when it names
+    them, else at ``make_env``."""
     stage, code = getattr(exc, "stage", None), getattr(exc, "code", None)
+    details = getattr(exc, "details", None)
     record = failure_of(stage if isinstance(stage, str) and stage else "make_env", item, exc)
-    return record.model_copy(update={"code": code if isinstance(code, str) else ""})
+    return record.model_copy(
+        update={
+            "code": code if isinstance(code, str) else "",
+            "details": [str(d) for d in details] if isinstance(details, list) else [],
+        }
+    )
 
 
 def rejection_of(item: str, exc: EnvironmentRejected) -> FailureRecord:

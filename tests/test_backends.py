@@ -209,3 +209,18 @@ def test_batch_size_and_worker_threads_follow_the_backend():
     wide = EnvmillSettings(backend="llm", batch_size=4, skeleton={"item_threads": 16})
     assert task_threads(wide) == 4
     assert EnvmillSettings(backend="llm", batch_size=3).batch_size == 3
+
+
+def test_an_aborted_batch_raises_instead_of_recording_failures(
+    clinic_source, certified_scenarios, sandbox
+):
+    from envmill.tasks.backends import BatchAborted
+
+    class Interrupted(FixtureBackend):
+        def make_environment(self, item, sandbox):
+            if item.index == 1:
+                raise BatchAborted("the LLM gate failed: CommClosedError")
+            return super().make_environment(item, sandbox)
+
+    with pytest.raises(BatchAborted):
+        _run(Interrupted(clinic_source, certified_scenarios[:1]), sandbox, envs=2, scenarios=1)

@@ -129,6 +129,8 @@ def test_a_slip_that_persists_fails_with_stage_and_reason(
     outcome = within(30, lambda: build_environment(LIBRARY, client, sandbox, SETTINGS))
     assert outcome.draft is None and outcome.failure.stage == stage
     assert outcome.failure.code == code and said in outcome.failure.reason
+    if stage.startswith("env_"):  # every problem found, each naming its part
+        assert any(said in detail for detail in outcome.failure.details), outcome.failure.details
     assert "2 repair rounds" in outcome.failure.reason or "after 2 rounds" in outcome.failure.reason
 
 
@@ -150,6 +152,7 @@ def test_a_judge_that_fails_everything_rejects_the_environment(fresh, sandbox, t
     (failure,) = output.failures
     assert not output.environments and failure.stage == "env_check"  # the backend's own stage
     assert failure.error_class == "SkeletonFailed" and failure.code == "pass_rate_below_threshold"
+    assert len(failure.details) == len(output.env_probes)  # every failed probe, with its reason
     assert failure.message.startswith("env_check: pass rate 0.00 < 0.85")
     probes = output.env_probes  # a rejected environment keeps its probes: they say why
     assert probes and {p.verdict for p in probes} == {"fail"} and all(p.reason for p in probes)
@@ -268,3 +271,19 @@ def test_assembly_names_the_part_of_every_line(sandbox):
     env = admit_environment(clean.source, sandbox)
     assert [t.function.name for t in env.tools] == list(module.methods)
     assert json.loads(json.dumps(env.default_state)) == env.default_state
+
+
+def test_a_broken_gate_aborts_the_batch_rather_than_failing_topics(fresh, sandbox, tmp_path):
+    """The gate is the factory's, not the topic's: when it goes away (an interrupted run's
+    scheduler, a deleted lock folder) no topic is recorded as failed; the batch aborts, so a
+    rerun makes its topics."""
+    import shutil
+
+    from envmill.tasks.backends import BatchAborted
+
+    client = make_client(fresh.url, tmp_path)
+    backend = LlmBackend(client, [LIBRARY, CLINIC])
+    client.complete("warm-up", [{"role": "user", "content": "hello"}])  # the gate is in use
+    shutil.rmtree(tmp_path / "_llm_gate")
+    with pytest.raises(BatchAborted, match="the LLM gate failed"):
+        within(30, lambda: run_pipeline(backend, sandbox))

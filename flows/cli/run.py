@@ -77,7 +77,7 @@ def retry_failed(
     ] = False,
 ) -> None:
     """Build again exactly the topics that ended failed; finished LLM calls come from the cache."""
-    from envmill.flows.retry import failed_topics, retry_settings
+    from envmill.flows.retry import RetryError, failed_topics, retry_settings
     from envmill.schemas.settings import SettingsError, load_settings
     from envmill.warehouse.store import MARKER, resolve_data_dir
 
@@ -88,7 +88,10 @@ def retry_failed(
     root = resolve_data_dir(str(settings.home) if settings.home else None)
     if not (root / MARKER).is_file():
         fail(f"{root} is not an envmill data folder; run `envmill run --backend llm` first")
-    topics = failed_topics(root, run_id, stage)
+    try:
+        topics = failed_topics(root, run_id, stage)
+    except RetryError as exc:
+        fail(str(exc))
     if not topics:
         typer.echo("no failed topics to retry", err=True)
         return

@@ -7,6 +7,7 @@ from pathlib import Path
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.base import (
     Backend,
+    BatchAborted,
     EnvironmentDraft,
     PlanError,
     ScenarioDrafts,
@@ -15,6 +16,7 @@ from envmill.tasks.backends.base import (
 
 __all__ = [
     "Backend",
+    "BatchAborted",
     "EnvironmentDraft",
     "PlanError",
     "ScenarioDrafts",

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from envmill.tasks.sandbox import Sandbox
 
 
+class BatchAborted(Exception):
+    """Raised by a backend when the factory itself cannot go on (its LLM gate or cluster went
+    away, as when the run is interrupted): the batch ends with no rows and no completion marker,
+    so a rerun makes its items, rather than each being recorded as failed."""
+
+
 class PlanError(ValueError):
     """Settings a backend cannot plan (an unknown domain, say); one line for the user."""
 

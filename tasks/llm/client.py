@@ -30,6 +30,7 @@ from envmill.tasks.llm.limits import CallLimits, GateFolderError, choose_limits,
 from envmill.tasks.llm.reply import (
     LlmCallError,
     LlmConfigError,
+    LlmGateError,
     LlmReply,
     LlmUnreachableError,
     ToolCall,
@@ -39,6 +40,7 @@ from envmill.tasks.llm.reply import (
 )
 from envmill.tasks.llm.structured import ReplyError, json_schema_of, parse_reply
 from envmill.tasks.llm.transport import (
+    GATE_ERROR,
     NO_KEY,
     Deadline,
     Failure,
@@ -152,7 +154,7 @@ class LlmClient:
 
         Raises:
             LlmCallError: the call failed for good (its record says why); LlmUnreachableError
-                when the endpoint cannot be reached at all.
+                when the endpoint cannot be reached at all; LlmGateError when the gate broke.
             LlmConfigError: the gate folder cannot be used.
         """
         model = self.settings.for_stage(stage)
@@ -310,6 +312,8 @@ class LlmClient:
         record = self._record(call, failure=failure)
         where = call.stage + (f" {call.item}" if call.item else "")
         message = f"LLM call failed ({where}): {record.error_class}: {record.error}"
+        if failure.error_class == GATE_ERROR:
+            return LlmGateError(message, record)
         error_type = LlmUnreachableError if failure.unreachable else LlmCallError
         return error_type(message, record)
 

@@ -37,6 +37,11 @@ class LlmCallError(LlmError):
         self.record = record
 
 
+class LlmGateError(LlmCallError):
+    """The factory's own gate broke (its Dask scheduler or lock folder went away, as when the
+    run is interrupted): no fault of the model or of the item being made."""
+
+
 class LlmUnreachableError(LlmCallError):
     """The endpoint refused the connection and was never reached by this process."""
 

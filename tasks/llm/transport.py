@@ -53,6 +53,9 @@ _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
 _LOCK = threading.Lock()
 
 
+GATE_ERROR = "GateError"  # the error class of a failure of the gate, not of the request
+
+
 class EmptyReplyError(Exception):
     """A 200 reply with no content and no tool calls."""
 
@@ -207,7 +210,7 @@ def _attempt(
         tally.queue_seconds += time.monotonic() - asked
         return Failure("DeadlineExceeded", f"waiting for an LLM slot: {exc}")
     except Exception as exc:  # the gate itself broke: no file handles left, Dask gone
-        return Failure("GateError", f"the LLM gate failed: {type(exc).__name__}: {exc}")
+        return Failure(GATE_ERROR, f"the LLM gate failed: {type(exc).__name__}: {exc}")
 
 
 def _queue_budget(deadline: Deadline, tally: Tally) -> float:

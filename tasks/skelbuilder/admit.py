@@ -75,6 +75,7 @@ def admit_parts(
         f"env_{findings.check}",
         f"{findings.reason} (still failing after {rounds} repair round{'s' * (rounds != 1)})",
         findings.code or findings.check,
+        [f"{problem.part}: {problem}" for problem in findings.problems or []],
     )
 
 

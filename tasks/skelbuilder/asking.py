@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from envmill.tasks.llm import LlmCallError, LlmClient, render
+from envmill.tasks.backends.base import BatchAborted
+from envmill.tasks.llm import LlmCallError, LlmClient, LlmGateError, render
 from envmill.tasks.llm.structured import repair_messages
 
 Answer = TypeVar("Answer", bound=BaseModel)
@@ -22,12 +23,16 @@ Check = Callable[[Any], str | None]  # an answer's problem, or None when it is u
 
 
 class SkeletonFailed(Exception):
-    """A topic that did not become an environment: the stage that stopped it, why, and the
-    category of why (``code``, what failure rows group by)."""
+    """A topic that did not become an environment: the stage that stopped it, why, the
+    category of why (``code``, what failure rows group by) and every problem found
+    (``details``)."""
 
-    def __init__(self, stage: str, reason: str, code: str) -> None:
+    def __init__(
+        self, stage: str, reason: str, code: str, details: list[str] | None = None
+    ) -> None:
         super().__init__(f"{stage}: {reason}")
         self.stage, self.reason, self.code = stage, reason, code
+        self.details = details or []
 
 
 RETRY_STRIDE = 1000  # sample indexes of one retry attempt, apart from every other attempt's
@@ -98,6 +103,8 @@ class Asker:
                 schema=schema,
                 prompt_hash=prompt_hash,
             )
+        except LlmGateError as exc:
+            raise BatchAborted(str(exc)) from exc
         except LlmCallError as exc:
             raise SkeletonFailed(stage, str(exc), "llm_call_failed") from None
         assert isinstance(reply.value, schema)

@@ -93,7 +93,12 @@ def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome)
     ]
     report = score_probes(env, probes, verdicts, ctx.settings.pass_threshold)
     if not report.accepted:
-        raise SkeletonFailed("env_check", report.reason, report.code)
+        failed = [
+            f"probe {r.probe_index}, {r.tool} ({r.kind}): {r.verdict}: {r.reason}"
+            for r in outcome.probes
+            if r.verdict == "fail"
+        ]
+        raise SkeletonFailed("env_check", report.reason, report.code, failed)
     plan = skeleton.plan
     return SkeletonDraft(
         source=env.source,
