@@ -113,6 +113,16 @@ def test_bad_files_and_options_are_one_line_errors(tmp_path, run):
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("envmill: error: " + message), line
     assert not data.exists()  # nothing started
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"conversations": 5}\n{"conversations": [{"from": "gpt"}]}\n')
+    done = run("topics", "mine", str(empty), "--local", "--out", str(data))
+    assert done.returncode == 1 and not data.exists()
+    skipped, refused = done.stderr.strip().splitlines()
+    assert skipped == (
+        "skipped 2 records (no 'conversations' list of turns 1, "
+        "first turn is not a user's request 1)"
+    )
+    assert refused == "envmill: error: no topic candidates in empty.jsonl"
     done = run("topics", "list", "--status", "nope", "--out", str(data))
     assert done.returncode == 2 and "unknown status 'nope'" in done.stderr
 

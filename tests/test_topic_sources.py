@@ -8,7 +8,7 @@ import pytest
 
 from envmill.schemas.topics import TopicCandidate
 from envmill.tasks.topics.screen import screen
-from envmill.tasks.topics.sources import CorpusError, read_candidates
+from envmill.tasks.topics.sources import CorpusError, read_candidates, read_corpus
 from tests.conftest import FIXTURES
 
 CORPORA = FIXTURES / "corpora"
@@ -68,6 +68,34 @@ def test_unreadable_corpora_are_one_line_errors(tmp_path, content, problem):
     with pytest.raises(CorpusError, match=problem) as caught:
         read_candidates(path)
     assert "\n" not in str(caught.value) and str(caught.value).startswith("bad.json:")
+
+
+@pytest.mark.parametrize(
+    ("lines", "topics", "skipped"),
+    [
+        (  # one odd line does not turn a JSON Lines file into a plain list of its raw lines
+            ['{"topic": "library loans"}', '["a", "list"]', '{"topic": 42}', '{"topic": " "}'],
+            ["library loans"],
+            {"no 'topic' text": 3},
+        ),
+        (
+            ['{"conversations": 5}', '{"conversations": {"from": "user"}}', '{"x": 1}'],
+            [],
+            {"no 'conversations' list of turns": 3},
+        ),
+        (
+            ['{"input": "User: book a room TIME: now"}', '{"input": 7}', '{"input": "hi"}'],
+            ["book a room"],
+            {"no 'input' text": 1, "no 'User: ' request": 1},
+        ),
+    ],
+)
+def test_records_of_the_wrong_shape_are_skipped_and_counted(tmp_path, lines, topics, skipped):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    corpus = read_corpus(path)
+    assert [c.text for c in corpus.candidates] == topics
+    assert dict(corpus.skipped) == skipped
 
 
 def test_missing_or_binary_file_is_a_corpus_error(tmp_path):

@@ -71,9 +71,14 @@ def mine(
     try:
         settings = load_settings(home=out)
         key = mining_key(files, options)
-        candidates = read_corpora(files)
+        corpus = read_corpora(files)
     except (SettingsError, CorpusError) as exc:
         fail(str(exc))
+    if corpus.skipped:
+        typer.echo(f"skipped {skipped_text(corpus.skipped)}", err=True)
+    if not corpus.candidates:
+        fail(f"no topic candidates in {', '.join(f.name for f in files)}", code=1)
+    candidates = corpus.candidates
     started = time.monotonic()
     if not local:
         _mine(settings, candidates, options, key, len(files), started)
@@ -112,6 +117,13 @@ def _mine(settings, candidates, options, key: str, n_files: int, started: float,
     unreachable = [r for r in records if r.reason_code == "unreachable"]
     if unreachable:
         fail(unreachable[0].message, code=1)
+
+
+def skipped_text(skipped: Counter[str]) -> str:
+    """``3 records (no 'User: ' request 2, no 'topic' text 1)``."""
+    total = sum(skipped.values())
+    reasons = ", ".join(f"{reason} {n}" for reason, n in skipped.most_common())
+    return f"{total} record{'s' * (total != 1)} ({reasons})"
 
 
 def summary_text(records, calls, n_files: int, seconds: float, run_id: str, root: Path) -> str:
@@ -173,5 +185,5 @@ def list_topics(
     where = "WHERE status = ?" if status else ""
     order = f"{STATUS_ORDER}, selection_rank, usefulness + modelability DESC, text, candidate_id"
     sql = f"SELECT {columns} FROM topics {where} ORDER BY {order}"
-    table = query(_data_dir(out), sql, [status] if status else None)
+    table = query(_data_dir(out, "envmill topics mine FILE"), sql, [status] if status else None)
     typer.echo(format_table(table, fmt))

@@ -18,15 +18,16 @@ FormatOption = Annotated[
 ]
 
 
-def _data_dir(out: Path | None) -> Path:
-    """An existing envmill data folder; reading never creates or converts one."""
+def _data_dir(out: Path | None, made_by: str = "envmill run") -> Path:
+    """An existing envmill data folder; reading never creates or converts one. ``made_by``:
+    the command that would have made it."""
     from envmill.warehouse.store import MARKER, WarehouseError, check_format, resolve_data_dir
 
     root = resolve_data_dir(str(out) if out else None)
     if not (root / MARKER).is_file():
         fail(
             f"{root} is not an envmill data folder (no {MARKER}); "
-            f"run `envmill run --out {root}` first"
+            f"run `{made_by} --out {root}` first"
         )
     try:
         check_format(root / MARKER)

@@ -9,6 +9,7 @@ dedupe and select (:mod:`select`). Plain functions: the CLI and, later, a flow c
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,7 +20,7 @@ from envmill.tasks.llm import LlmClient
 from envmill.tasks.topics.judge import judge_candidate
 from envmill.tasks.topics.screen import screen
 from envmill.tasks.topics.select import dedupe_and_select
-from envmill.tasks.topics.sources import CorpusError, read_candidates
+from envmill.tasks.topics.sources import Corpus, CorpusError, distinct_candidates, read_corpus
 
 MINING_VERSION = 1  # enters the mining key: a change to how mining decides is a new run
 
@@ -32,7 +33,7 @@ def mine_topics(
     Raises:
         CorpusError: a file cannot be read as a corpus (the message names it); nothing is judged.
     """
-    return mine_candidates(read_corpora(paths), client, options)
+    return mine_candidates(read_corpora(paths).candidates, client, options)
 
 
 def mine_candidates(
@@ -54,17 +55,12 @@ def mine_candidates(
     return [records[c.candidate_id] for c in candidates]
 
 
-def read_corpora(paths: Sequence[Path]) -> list[TopicCandidate]:
-    """The distinct candidates of all files, in order; a repeat keeps the first's source and
-    adds its tools."""
-    seen: dict[str, TopicCandidate] = {}
-    for path in paths:
-        for candidate in read_candidates(Path(path)):
-            first = seen.setdefault(candidate.candidate_id, candidate)
-            tools = tuple(dict.fromkeys(first.tools + candidate.tools))
-            if tools != first.tools:
-                seen[candidate.candidate_id] = first.model_copy(update={"tools": tools})
-    return list(seen.values())
+def read_corpora(paths: Sequence[Path]) -> Corpus:
+    """The distinct candidates of all files, in order (a repeat keeps the first's source and
+    adds its tools), and every file's skipped records."""
+    corpora = [read_corpus(Path(path)) for path in paths]
+    candidates = distinct_candidates(c for corpus in corpora for c in corpus.candidates)
+    return Corpus(candidates, sum((corpus.skipped for corpus in corpora), Counter()))
 
 
 def screened_record(candidate: TopicCandidate, code: str, run_id: str) -> TopicRecord:

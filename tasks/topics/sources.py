@@ -1,15 +1,17 @@
 """Read topic candidates from task corpora: API-Bank, ToolACE, and plain topic lists.
 
-Each format has one reader; :func:`read_candidates` picks it from the file's content, dedupes
-identical requests (API-Bank repeats a request once per step of its dialogue) and says in one
-line what it could not read.
+Each format has one reader; :func:`read_corpus` picks it from the file's content, dedupes
+identical requests (API-Bank repeats a request once per step of its dialogue) and counts, by
+reason, the records it skipped. A file that is no corpus at all is one CorpusError line.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,52 +27,88 @@ class CorpusError(ValueError):
     """A file that is not a corpus envmill reads; the message names the file and the problem."""
 
 
+@dataclass
+class Corpus:
+    """What files held: distinct candidates in file order, and the records that were skipped,
+    counted by reason (a record with no user request, a line that is not a JSON object, ...)."""
+
+    candidates: list[TopicCandidate] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
 def read_candidates(path: Path) -> list[TopicCandidate]:
     """Every distinct candidate of ``path``, in file order."""
+    return read_corpus(path).candidates
+
+
+def read_corpus(path: Path) -> Corpus:
+    """The candidates of ``path`` and what was skipped; CorpusError when it is no corpus."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path.name}: cannot read: {exc}") from None
     records = _records(path, text)
     if records is None:
-        found = _topic_lines(path.name, text)
-    elif all(isinstance(r, dict) and "conversations" in r for r in records):
-        found = _toolace(path.name, records)
-    elif all(isinstance(r, dict) and "input" in r for r in records):
-        found = _api_bank(path.name, records)
-    elif all(isinstance(r, dict) and ("topic" in r or "text" in r) for r in records):
-        found = _topic_records(path.name, records)
+        found: Iterable[TopicCandidate | str] = _topic_lines(path.name, text)
     else:
-        raise CorpusError(
-            f"{path.name}: not API-Bank (records with 'input'), ToolACE (records with "
-            "'conversations') or a topic list (text lines, or JSON records with 'topic')"
-        )
-    return _distinct(found)
+        found = _reader(path, records)(path.name, records)
+    corpus = Corpus()
+    for item in found:
+        if isinstance(item, str):
+            corpus.skipped[item] += 1
+        else:
+            corpus.candidates.append(item)
+    corpus.candidates = distinct_candidates(corpus.candidates)
+    return corpus
+
+
+def _reader(path: Path, records: list[Any]) -> Callable[[str, list[Any]], Iterator[Any]]:
+    """The format of the first JSON object that names one; records of another shape are then
+    skipped one by one, not taken for a different format."""
+    for record in records:
+        if isinstance(record, dict):
+            for key, reader in _FORMATS:
+                if key in record:
+                    return reader
+    raise CorpusError(
+        f"{path.name}: not API-Bank (records with 'input'), ToolACE (records with "
+        "'conversations') or a topic list (text lines, or JSON records with 'topic')"
+    )
 
 
 def _records(path: Path, text: str) -> list[Any] | None:
-    """JSON (a list, or an object holding one) or JSON Lines; None for plain text."""
+    """JSON (a list) or JSON Lines (the first line an object); None for plain text."""
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            return json.loads(text)
+            records = json.loads(text)
         except ValueError as exc:
             raise CorpusError(f"{path.name}: invalid JSON: {exc}") from None
-    lines = [line for line in text.splitlines() if line.strip()]
-    if lines and all(line.lstrip().startswith("{") for line in lines):
-        try:
-            return [json.loads(line) for line in lines]
-        except ValueError as exc:
-            raise CorpusError(f"{path.name}: invalid JSON Lines: {exc}") from None
-    return None
+        return records if isinstance(records, list) else [records]
+    if not stripped.startswith("{"):
+        return None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except ValueError as exc:
+                raise CorpusError(
+                    f"{path.name}: invalid JSON Lines: line {number}: {exc}"
+                ) from None
+    return records
 
 
-def _api_bank(source: str, records: list[dict]) -> Iterator[TopicCandidate]:
+def _api_bank(source: str, records: list[Any]) -> Iterator[TopicCandidate | str]:
     for record in records:
-        found = _API_BANK_REQUEST.search("\n" + str(record.get("input", "")))
-        if not found or not found.group(1).strip():
+        if not isinstance(record, dict) or not isinstance(record.get("input"), str):
+            yield "no 'input' text"
             continue
-        context = f"{record.get('input', '')}\n{record.get('output', '')}"
+        found = _API_BANK_REQUEST.search("\n" + record["input"])
+        if not found or not found.group(1).strip():
+            yield "no 'User: ' request"
+            continue
+        context = f"{record['input']}\n{record.get('output', '')}"
         tools = [a or b for a, b in _API_BANK_TOOL.findall(context)]
         tools = [t for t in dict.fromkeys(tools) if t not in _CORPUS_HELPERS]
         yield TopicCandidate(
@@ -78,16 +116,21 @@ def _api_bank(source: str, records: list[dict]) -> Iterator[TopicCandidate]:
         )
 
 
-def _toolace(source: str, records: list[dict]) -> Iterator[TopicCandidate]:
+def _toolace(source: str, records: list[Any]) -> Iterator[TopicCandidate | str]:
     for record in records:
-        turns = record.get("conversations") or []
-        first = turns[0] if turns and isinstance(turns[0], dict) else {}
-        if first.get("from") != "user" or not str(first.get("value", "")).strip():
+        turns = record.get("conversations") if isinstance(record, dict) else None
+        if not isinstance(turns, list) or not turns or not isinstance(turns[0], dict):
+            yield "no 'conversations' list of turns"
+            continue
+        first = turns[0]
+        text = first.get("value")
+        if first.get("from") != "user" or not isinstance(text, str) or not text.strip():
+            yield "first turn is not a user's request"
             continue
         yield TopicCandidate(
             source=source,
             format="toolace",
-            text=str(first["value"]).strip(),
+            text=text.strip(),
             tools=tuple(_toolace_tools(record.get("system", ""))),
         )
 
@@ -97,21 +140,32 @@ def _toolace_tools(system: str) -> list[str]:
     return list(dict.fromkeys(re.findall(r'"name":\s*"([^"]+)"', str(system))))
 
 
-def _topic_records(source: str, records: list[dict]) -> Iterator[TopicCandidate]:
+def _topic_records(source: str, records: list[Any]) -> Iterator[TopicCandidate | str]:
     for record in records:
-        text = str(record.get("topic") or record.get("text") or "").strip()
-        if text:
-            yield TopicCandidate(source=source, format="topics", text=text)
+        text = record.get("topic", record.get("text")) if isinstance(record, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            yield "no 'topic' text"
+            continue
+        yield TopicCandidate(source=source, format="topics", text=text.strip())
 
 
 def _topic_lines(source: str, text: str) -> Iterator[TopicCandidate]:
+    """One topic per line; blank lines and lines starting with ``#`` (comments) are not topics."""
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             yield TopicCandidate(source=source, format="topics", text=line)
 
 
-def _distinct(candidates: Iterable[TopicCandidate]) -> list[TopicCandidate]:
+_FORMATS = (
+    ("conversations", _toolace),
+    ("input", _api_bank),
+    ("topic", _topic_records),
+    ("text", _topic_records),
+)
+
+
+def distinct_candidates(candidates: Iterable[TopicCandidate]) -> list[TopicCandidate]:
     """One candidate per request, keeping the tools every repeat of it mentioned."""
     seen: dict[str, TopicCandidate] = {}
     for candidate in candidates:
