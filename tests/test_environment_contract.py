@@ -326,6 +326,46 @@ def test_a_module_variable_a_tool_changes_is_refused():
     assert ("module_state", line_of(source, "SEEN.append(k)")) in contract_rules(source)
 
 
+@pytest.mark.parametrize(
+    "init",
+    ["self.items = self.DEFAULTS", "self.items = Env.DEFAULTS", "self.items = type(self).DEFAULTS"],
+)
+def test_a_class_value_handed_to_the_instance_is_refused(init):
+    source = env_module(
+        "def t(self, k: str) -> dict:\n    self.items[k] = 1\n    return {}\n", init=init
+    ).replace("class Env:\n", "class Env:\n    DEFAULTS: dict = {}\n")
+    assert ("class_state", line_of(source, init)) in contract_rules(source)
+    copied = source.replace(init, "self.items = dict(self.DEFAULTS)")
+    assert contract_rules(copied) == []
+
+
+def test_a_cache_that_tools_fill_is_caught_by_a_replay_in_a_fresh_host(sandbox):
+    """The state is complete: a query answered from an ``lru_cache``'d list that a tool grows
+    differs once the state is loaded into a fresh host."""
+    source = env_module(
+        """
+        def add(self, name: str) -> dict:
+            \"\"\"Add an item.
+
+            Args:
+                name: The item's name.
+            \"\"\"
+            _bucket().append(name)
+            self.items[name] = {"name": name}
+            return {"success": True, "message": "added"}
+
+        def recent(self) -> dict:
+            \"\"\"The names added lately.\"\"\"
+            return {"success": True, "data": list(_bucket())}
+        """,
+        head="import functools\n\n\n@functools.cache\ndef _bucket():\n    return []",
+    )
+    rejected = refusal(source, sandbox)
+    assert rejected.stage == "probe"
+    (violation,) = rejected.violations
+    assert violation.rule == "hidden_state" and "calling recent()" in violation.message
+
+
 PROBE_VARIANTS = [
     # (what the module stores through a helper, the rule, the words of the message)
     ("return {'at': (1, 2), 'when': k}", None, None),  # a tuple behaves the same after a reload

@@ -65,7 +65,11 @@ def check_state_contract(source: str) -> ContractFindings:
     and has an environment class)."""
     tree, cls = load_environment(source)
     facts = _read_facts(tree, cls)
-    found = [*_init_signature(cls), *check_stored_values(tree, cls)]
+    found = [
+        *_init_signature(cls),
+        *_shared_class_values(tree, facts),
+        *check_stored_values(tree, cls),
+    ]
     written: set[str] = set()
     told: set[tuple[str, str]] = set()  # (method, message): one line is enough to fix it
     functions = [n for n in tree.body if isinstance(n, Function)]
@@ -96,6 +100,56 @@ def check_state_contract(source: str) -> ContractFindings:
         if name not in written | read
     ]
     return ContractFindings(_sorted(found), _sorted(warnings))
+
+
+def _shared_class_values(tree: ast.Module, facts: _ClassFacts) -> list[PolicyViolation]:
+    """``self.items = self.DEFAULT_ITEMS`` in ``__init__``: the instance's state is then the
+    class's own dict, and every tool that changes it changes the class."""
+    mutable = {
+        name
+        for klass in class_chain(tree)
+        for stmt in klass.body
+        for name, value in _assigned_names(stmt)
+        if _is_mutable(value)
+    }
+    found = []
+    for fn in facts.methods:
+        if fn.name not in facts.initializers:
+            continue
+        owners = instance_names(fn)
+        for node in walk_nodes(fn):
+            value = (
+                getattr(node, "value", None)
+                if isinstance(node, ast.Assign | ast.AnnAssign)
+                else None
+            )
+            if not isinstance(value, ast.Attribute) or value.attr not in mutable:
+                continue
+            if _names_the_class(value.value, owners, facts.class_names):
+                found.append(
+                    violation(
+                        "class_state",
+                        node.lineno,
+                        f"'{fn.name}' hands the class attribute {value.attr} itself to the "
+                        f"instance, so every change a tool makes changes {facts.name}."
+                        f"{value.attr} too (class attributes are constants); give the "
+                        f"instance its own copy: copy.deepcopy(self.{value.attr})",
+                    )
+                )
+    return found
+
+
+def _names_the_class(node: ast.expr, owners: frozenset[str], class_names: frozenset[str]) -> bool:
+    """``self``, the class by name, or ``type(self)``."""
+    if isinstance(node, ast.Name):
+        return node.id in owners or node.id in class_names
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", "") == "type"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in owners
+    )
 
 
 def _sorted(found: list[PolicyViolation]) -> list[PolicyViolation]:

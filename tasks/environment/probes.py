@@ -6,7 +6,9 @@ hold only JSON values (the host checks that), keep exactly the attributes ``__in
 and load into a fresh instance unchanged; the run goes on from that reloaded instance. Then the
 same calls run again from the default state without reloading, and must give the same results
 and states: a tool that keeps state outside the instance (a class attribute or module variable
-it changes) or stores a value a saved state does not keep (a tuple) answers differently.
+it changes) or stores a value a saved state does not keep (a tuple) answers differently. Last,
+the calls after a midpoint run again in a fresh host loaded with the state before them: what a
+module variable or a cache remembers survives a reload in one host, but not a new host.
 
 Many probes fail (``success: False``), which is fine; what they must not do is break the state
 contract. Each problem is a line-numbered violation with what to do instead.
@@ -139,6 +141,7 @@ def run_probes(
             break
         if run.calls:
             run.replay_straight()
+            run.resume_in_fresh_host(first_query=len(run.calls) - len(queries) if last else None)
     return run.report
 
 
@@ -198,6 +201,28 @@ class _ProbeRun:
         succeeded = [call.result.get("success") is True for call in self.calls]
         if replay.succeeded != succeeded or replay.state != self.state:
             self._hidden_state()
+
+    def resume_in_fresh_host(self, first_query: int | None) -> None:
+        """The calls after a midpoint (the first query, when queries ran) again in a fresh host
+        loaded with the state before them, and the same results and states must come back.
+        Replays in the probing host cannot see it: a module variable or an ``lru_cache`` that
+        tools fill survives there, and makes a later query answer from outside the state."""
+        split = first_query if first_query else len(self.calls) // 2
+        if not 0 < split < len(self.calls) or self.report.violations:
+            return
+        start = self.calls[split - 1].state
+        episode = self.episode
+        with episode.sandbox.episode(episode.source, episode.class_name, start) as fresh:
+            if not fresh.load_outcome.ok:
+                return
+            for call in self.calls[split:]:
+                outcome = fresh.call(call.tool, call.arguments)
+                self.report.replayed += 1
+                if not outcome.ok:
+                    return
+                if outcome.result != call.result or outcome.state != call.state:
+                    self._add_hidden_state(call, *_difference(call, outcome))
+                    return
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         self.served_before = self.host_calls
@@ -321,12 +346,16 @@ class _ProbeRun:
                 if outcome.result != candidate.result or outcome.state != candidate.state:
                     call, (detail, attr) = candidate, _difference(candidate, outcome)
                     break
+        self._add_hidden_state(call, detail, attr)
+
+    def _add_hidden_state(self, call: _Call, detail: str, attr: list[str] | None) -> None:
         self._add(
             "hidden_state",
             self.lines.of(call.tool, attr),
             f"calling {_show(call.tool, call.arguments)} again from the same state gave "
             f"{detail}: the environment keeps state outside its instance attributes (a class "
-            "attribute or module variable a tool changes) or stores a value a saved state does "
+            "attribute, module variable or cache a tool changes) or stores a value a saved state "
+            "does "
             "not keep (a tuple); keep all state as JSON values in attributes created in "
             "__init__",
         )
