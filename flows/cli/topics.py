@@ -97,7 +97,7 @@ def _mine(settings, candidates, options, key: str, n_files: int, started: float,
     from envmill.warehouse.rows import write_topics
     from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
 
-    run_id = f"topics-{datetime.now(UTC):%Y%m%dT%H%M%S}-{key[:8]}"
+    run_id = f"topics-{datetime.now(UTC):%Y%m%dT%H%M%S.%f}-{key[:8]}"  # two runs in a second differ
     root = resolve_data_dir(str(settings.home) if settings.home else None)
     try:
         client = LlmClient(  # first: no endpoint configured leaves no data folder behind
