@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
-from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
+from envmill.schemas.scenario import CertificationReport, ScenarioRecord, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import Backend, BatchAborted, EnvironmentDraft, make_backend
 from envmill.tasks.certify import certify_scenario
@@ -176,7 +176,7 @@ def _synthesize_item(
     ]
     with clock.stage("certify"):
         for spec in made.scenarios:
-            _certify_into(spec, env, draft, sandbox, output)
+            _certify_into(spec, env, draft, sandbox, output, made.reports.get(spec.scenario_id))
 
 
 def generation_failure(item: str, exc: Exception) -> FailureRecord:
@@ -212,9 +212,11 @@ def _certify_into(
     draft: EnvironmentDraft,
     sandbox: Sandbox,
     output: BatchOutput,
+    report: CertificationReport | None = None,
 ) -> None:
+    """Certify ``spec`` (unless the backend's ``report`` says how it fared) into rows."""
     try:
-        report = certify_scenario(spec, env, sandbox)
+        report = report or certify_scenario(spec, env, sandbox)
     except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
         output.failures.append(failure_of("certify", spec.scenario_id, exc))
         return

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec, SkippedScenario
-from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.scenario import CertificationReport, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import ProbeRecord
 
@@ -51,10 +51,16 @@ class EnvironmentDraft(Protocol):
 
 @dataclass
 class ScenarioDrafts:
-    """The scenarios a backend made for one environment, and why the others were skipped."""
+    """The scenarios a backend made for one environment, and why the others were skipped.
+
+    A backend that certified its scenarios already (to repair the refused ones) hands over the
+    reports by scenario id, so the pipeline does not certify them again, and the repairs each
+    took."""
 
     scenarios: list[ScenarioSpec] = field(default_factory=list)
     skipped: list[SkippedScenario] = field(default_factory=list)
+    reports: dict[str, CertificationReport] = field(default_factory=dict)
+    repairs: dict[str, int] = field(default_factory=dict)
 
 
 class Backend(Protocol):

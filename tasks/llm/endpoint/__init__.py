@@ -14,6 +14,11 @@ from envmill.tasks.llm.endpoint.responders import (
     generic,
     register,
 )
+from envmill.tasks.llm.endpoint.scenarios import (
+    respond_scenario_checks,
+    respond_scenario_state,
+    respond_scenario_task,
+)
 from envmill.tasks.llm.endpoint.server import EndpointConfig
 from envmill.tasks.llm.endpoint.skeleton import (
     respond_initial_state,
@@ -37,6 +42,10 @@ register("skeleton_repair", respond_repair)
 register("skeleton_initial_state", respond_initial_state)
 register("skeleton_probe", respond_probe)
 register("skeleton_judge", respond_judge)
+register("scenario_state", respond_scenario_state)
+register("scenario_task", respond_scenario_task)
+register("scenario_checks", respond_scenario_checks)
+register("scenario_repair", respond_scenario_checks)
 
 __all__ = [
     "ChatReply",

@@ -22,6 +22,8 @@ SlipKind = Literal[
     "few_operations",  # an operation list shorter than asked
     "bad_state",  # an initial state with an attribute the class does not create
     "judge_fails_all",  # the judge says fail to every probe
+    "trivial_checks",  # scenario checks that hold on any state (refused: not_trivial)
+    "wrong_step",  # a scenario step that names a tool the environment does not have
 ]
 METHOD_SLIPS = ("syntax", "uuid_ids", "hostile", "runaway")
 

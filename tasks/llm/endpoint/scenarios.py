@@ -1,0 +1,76 @@
+"""Responders for ScenGenerator's stages: the scenario the procedural generator makes for the
+prompt's topic and scenario number, cut into what each stage asks for — the state, the task with
+its steps, the checks (without the guard, which envmill adds itself). The fake model runs the
+procedural chain in a sandbox of its own, as a capable model would reason its way to calls that
+work."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from faker import Faker
+
+from envmill.schemas.ids import sha256_hex
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.llm.endpoint.responders import ChatReply, ChatRequest
+from envmill.tasks.llm.endpoint.skeleton import answer, slips_for, topic_of
+from envmill.tasks.llm.endpoint.skeleton_source import topic_module
+from envmill.tasks.procedural.scenarios import FAKER_LOCALE, ScenarioSkipped, build_scenario
+from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.sandbox.shared import process_sandbox
+
+_INDEX = re.compile(r"^Scenario: (\d+)$", re.MULTILINE)
+TRIVIAL = "def check(initial_state, final_state):\n    return True\n"
+TRIES = 5  # scenario numbers tried after the one asked for, when the chain makes no change
+
+
+@lru_cache(maxsize=256)
+def scenario_for(topic: str, index: int) -> ScenarioSpec | None:
+    """The procedural scenario for ``topic``'s module at ``index`` (or the next that works)."""
+    compiled = topic_module(topic).compiled
+    env_id = sha256_hex(topic)[:16]
+    for number in range(index, index + TRIES):
+        try:
+            return build_scenario(
+                compiled,
+                env_id,
+                number,
+                0,
+                process_sandbox(SandboxLimits()),
+                faker=Faker(FAKER_LOCALE),
+                conversational_share=0.0,
+                state_builder=build_initial_state,
+            )
+        except ScenarioSkipped:
+            continue
+    return None
+
+
+def _scenario(request: ChatRequest) -> ScenarioSpec | None:
+    found = _INDEX.search((request.texts("user") or [""])[0])
+    return scenario_for(topic_of(request), int(found.group(1)) if found else 0)
+
+
+def respond_scenario_state(request: ChatRequest) -> ChatReply:
+    spec = _scenario(request)
+    return answer({"state": spec.initial_state if spec else {}})
+
+
+def respond_scenario_task(request: ChatRequest) -> ChatReply:
+    spec = _scenario(request)
+    if spec is None:
+        return answer({"task": "Nothing to do.", "user_facts": {}, "steps": []})
+    steps = [step.model_dump() for step in spec.reference_solution]
+    if slips_for(request, "wrong_step"):
+        steps[0] = {**steps[0], "tool": steps[0]["tool"] + "_now"}
+    return answer({"task": spec.task, "user_facts": spec.user_facts, "steps": steps})
+
+
+def respond_scenario_checks(request: ChatRequest) -> ChatReply:
+    spec = _scenario(request)
+    if slips_for(request, "trivial_checks", repair=request.stage == "scenario_repair"):
+        return answer({"checks": [{"fact": "The request was handled", "code": TRIVIAL}]})
+    checks = spec.checks[:-1] if spec else []  # the last is the guard: envmill adds its own
+    return answer({"checks": [{"fact": c.description, "code": c.code} for c in checks]})

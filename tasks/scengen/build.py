@@ -1,0 +1,222 @@
+"""One environment's scenarios from the LLM: for each, an initial state, a task with the steps
+that fulfil it (run as written), checks from its checklist, then certification; a refused
+scenario goes back to the model with the gate and the reason, a bounded number of times.
+
+Three calls make a scenario that certifies at once (state, task, checks); each repair is one
+more. A scenario that cannot be made is a skip with the stage's code, never an exception.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.run import SkippedScenario
+from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpec
+from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
+from envmill.tasks.backends.base import ScenarioDrafts
+from envmill.tasks.certify import certify_scenario
+from envmill.tasks.certify.guard import guard_check
+from envmill.tasks.environment import AdmittedEnvironment
+from envmill.tasks.policy import check_check_source
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.scengen.solution import RanSolution, run_steps
+from envmill.tasks.skelbuilder.asking import Asker, SkeletonFailed
+from envmill.tasks.skelbuilder.context import preview_state, to_json
+from envmill.tasks.skelbuilder.initial_state import state_problem
+from envmill.tasks.statekit import diff_states
+
+
+@dataclass
+class EnvironmentBrief:
+    """What the prompts say about the environment besides its code."""
+
+    topic: str
+    introduction: str
+    business_rules: list[str]
+    example_state: dict[str, Any]
+
+
+@dataclass
+class _Shared:
+    """What the scenarios of one environment share: the states made so far (no two alike)."""
+
+    env: AdmittedEnvironment
+    brief: EnvironmentBrief
+    asker: Asker
+    sandbox: Sandbox
+    settings: ScenGenSettings
+    seed: int
+    states: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def make_llm_scenarios(
+    env: AdmittedEnvironment,
+    brief: EnvironmentBrief,
+    count: int,
+    *,
+    asker: Asker,
+    sandbox: Sandbox,
+    settings: ScenGenSettings,
+    seed: int,
+) -> ScenarioDrafts:
+    """Up to ``count`` scenarios, certified or rejected after their repairs, with a reason for
+    each one that could not be made."""
+    shared = _Shared(env, brief, asker, sandbox, settings, seed)
+    drafts = ScenarioDrafts()
+    threads = max(1, min(settings.scenario_threads, count))
+    with ThreadPoolExecutor(threads, thread_name_prefix="envmill-scen") as pool:
+        for made in pool.map(lambda index: _scenario(shared, index), range(count)):
+            if isinstance(made, SkippedScenario):
+                drafts.skipped.append(made)
+                continue
+            spec, report, repairs = made
+            drafts.scenarios.append(spec)
+            drafts.reports[spec.scenario_id] = report
+            drafts.repairs[spec.scenario_id] = repairs
+    return drafts
+
+
+def _scenario(
+    shared: _Shared, index: int
+) -> tuple[ScenarioSpec, CertificationReport, int] | SkippedScenario:
+    try:
+        state = _write_state(shared, index)
+        conversational = _is_conversational(shared, index)
+        task, ran = _write_task(shared, index, state, conversational)
+        checks = _write_checks(shared, index, task, ran, state)
+        return _certify_with_repairs(shared, index, task, ran, state, checks, conversational)
+    except SkeletonFailed as exc:
+        return SkippedScenario(index=index, code=exc.code, message=str(exc)[:2000])
+
+
+def _is_conversational(shared: _Shared, index: int) -> bool:
+    digest = sha256_hex(canonical_json(["mode", shared.seed, shared.env.env_id, index]))
+    return random.Random(int(digest[:16], 16)).random() < shared.settings.conversational_share
+
+
+def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
+    env, brief = shared.env, shared.brief
+
+    def problem(answer: StateAnswer) -> str | None:
+        found = state_problem(answer.state, env, shared.sandbox)
+        if found:
+            return found
+        key = canonical_json(answer.state)
+        with shared.lock:
+            if key in shared.states or answer.state == brief.example_state:
+                return "this state repeats one already used; write a different one"
+            shared.states.add(key)
+        return None
+
+    example, _ = preview_state(brief.example_state, shared.settings.preview_records)
+    return shared.asker.ask(
+        "scenario_state",
+        StateAnswer,
+        rounds=shared.settings.answer_rounds,
+        check=problem,
+        topic=brief.topic,
+        index=index,
+        introduction=brief.introduction,
+        rules=brief.business_rules,
+        state_schema=to_json(env.state_schema),
+        example_state=to_json(example),
+    ).state
+
+
+def _write_task(
+    shared: _Shared, index: int, state: dict[str, Any], conversational: bool
+) -> tuple[TaskAnswer, RanSolution]:
+    ran: dict[str, RanSolution] = {}
+
+    def problem(answer: TaskAnswer) -> str | None:
+        ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox)
+        return ran["last"].problem
+
+    tools = [tool.function.model_dump() for tool in shared.env.tools]
+    task = shared.asker.ask(
+        "scenario_task",
+        TaskAnswer,
+        rounds=shared.settings.answer_rounds,
+        check=problem,
+        topic=shared.brief.topic,
+        index=index,
+        conversational=conversational,
+        tools=to_json(tools),
+        state=to_json(state),
+    )
+    return task, ran["last"]
+
+
+def _checks_problem(answer: ChecksAnswer) -> str | None:
+    for number, item in enumerate(answer.checks, 1):
+        refused = check_check_source(item.code)
+        if refused:
+            return f"check {number} ({item.fact}): {refused[0]}"
+    return None
+
+
+def _write_checks(
+    shared: _Shared, index: int, task: TaskAnswer, ran: RanSolution, state: dict[str, Any]
+) -> ChecksAnswer:
+    steps = [
+        {"tool": step.tool, "arguments": step.arguments, "result": result}
+        for step, result in zip(ran.steps, ran.results, strict=True)
+    ]
+    return shared.asker.ask(
+        "scenario_checks",
+        ChecksAnswer,
+        rounds=shared.settings.answer_rounds,
+        check=_checks_problem,
+        topic=shared.brief.topic,
+        index=index,
+        task=task.task,
+        steps=to_json(steps),
+        changes=to_json(diff_states(state, ran.final_state or {})),
+    )
+
+
+def _certify_with_repairs(
+    shared: _Shared,
+    index: int,
+    task: TaskAnswer,
+    ran: RanSolution,
+    state: dict[str, Any],
+    checks: ChecksAnswer,
+    conversational: bool,
+) -> tuple[ScenarioSpec, CertificationReport, int]:
+    guard = guard_check(state, ran.final_state or {})
+    for repairs in range(shared.settings.repair_rounds + 1):
+        spec = ScenarioSpec(
+            env_id=shared.env.env_id,
+            backend="llm",
+            mode="conversational" if conversational else "non_conversational",
+            task=task.task,
+            user_facts=task.user_facts if conversational else {},
+            initial_state=state,
+            reference_solution=ran.steps,
+            checks=[CheckSpec(description=c.fact, code=c.code) for c in checks.checks] + [guard],
+        )
+        report = certify_scenario(spec, shared.env, shared.sandbox)
+        if report.status == "certified" or repairs == shared.settings.repair_rounds:
+            return spec, report, repairs
+        gate = report.rejected_gate
+        reason = next(g.reason for g in report.gates if g.gate == gate)
+        checks = shared.asker.ask(
+            "scenario_repair",
+            ChecksAnswer,
+            rounds=shared.settings.answer_rounds,
+            check=_checks_problem,
+            topic=shared.brief.topic,
+            index=index,
+            task=task.task,
+            checks=to_json([c.model_dump() for c in checks.checks]),
+            gate=gate,
+            reason=reason,
+        )
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns

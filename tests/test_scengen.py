@@ -1,0 +1,105 @@
+"""ScenGenerator through the real client against the local endpoint: scenarios of a SkelBuilder
+environment are made in three calls each and certified; a refused one is repaired from its gate;
+steps that cannot run go back to the model; ``$N.path`` arguments take earlier results."""
+
+from __future__ import annotations
+
+import pytest
+from llm_server import TEST_STAGE, make_client, within
+
+from envmill.schemas.scengen import PlannedStep, ScenGenSettings
+from envmill.schemas.skeleton import SkeletonSettings
+from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.tasks.scengen.build import EnvironmentBrief, make_llm_scenarios
+from envmill.tasks.scengen.solution import resolve
+from envmill.tasks.skelbuilder import build_environment
+from envmill.tasks.skelbuilder.asking import Asker
+
+LIBRARY = "public library lending: renew loan with waitlists, online, for a startup"
+PATIENT = TEST_STAGE.model_copy(update={"timeout_seconds": 10.0, "deadline_seconds": 30.0})
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    with serve_endpoint() as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def library(endpoint, sandbox, tmp_path_factory):
+    """A checked environment SkelBuilder made for the library topic, and its brief."""
+    client = make_client(endpoint.url, tmp_path_factory.mktemp("env"), default=PATIENT)
+    draft = build_environment(LIBRARY, client, sandbox, SkeletonSettings()).draft
+    brief = EnvironmentBrief(
+        draft.topic, draft.introduction, draft.business_rules, draft.initial_state
+    )
+    return draft.admitted, brief
+
+
+def scenarios(endpoint, sandbox, tmp_path, library, count=4, **settings):
+    env, brief = library
+    asker = Asker(make_client(endpoint.url, tmp_path, default=PATIENT), item="library#1")
+    made = within(
+        120,
+        lambda: make_llm_scenarios(
+            env,
+            brief,
+            count,
+            asker=asker,
+            sandbox=sandbox,
+            settings=ScenGenSettings(**settings),
+            seed=0,
+        ),
+    )
+    return made, asker
+
+
+def test_scenarios_certify_in_three_calls_each(endpoint, sandbox, tmp_path, library):
+    endpoint.configure(slips=[])
+    made, asker = scenarios(endpoint, sandbox, tmp_path, library)
+    assert not made.skipped and len(made.scenarios) == 4
+    reports = [made.reports[s.scenario_id] for s in made.scenarios]
+    assert [r.status for r in reports] == ["certified"] * 4, [r.rejected_gate for r in reports]
+    assert asker.calls == 12 and set(made.repairs.values()) == {0}
+    for spec in made.scenarios:
+        assert spec.backend == "llm" and spec.task and spec.reference_solution
+        assert spec.checks[-1].description.startswith("Has changed nothing")  # the guard
+    assert len({s.scenario_id for s in made.scenarios}) == 4
+
+
+def test_checks_refused_at_a_gate_are_repaired_from_its_reason(
+    endpoint, sandbox, tmp_path, library
+):
+    endpoint.configure(slips=[{"kind": "trivial_checks"}])
+    endpoint.reset()
+    made, asker = scenarios(endpoint, sandbox, tmp_path, library, count=2)
+    assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"] * 2
+    assert set(made.repairs.values()) == {1} and asker.calls == 8
+    (shown, *_) = [
+        r["body"]["messages"][-1]["content"] for r in endpoint.requests("scenario_repair")
+    ]
+    assert "Refused at gate `not_trivial`" in shown
+
+
+def test_a_step_that_cannot_run_goes_back_and_a_persistent_one_is_a_skip(
+    endpoint, sandbox, tmp_path, library
+):
+    endpoint.configure(slips=[{"kind": "wrong_step"}])
+    made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=1)
+    assert made.reports[made.scenarios[0].scenario_id].status == "certified"
+    endpoint.configure(slips=[{"kind": "wrong_step", "persistent": True}])
+    made, _ = scenarios(endpoint, sandbox, tmp_path / "again", library, count=1, answer_rounds=1)
+    (skip,) = made.skipped
+    assert skip.code == "unusable_answer" and "there is no tool" in skip.message
+    endpoint.configure(slips=[])
+
+
+def test_step_references_take_earlier_results():
+    results = [{"success": True, "data": {"loan_id": "LN-9", "items": ["a", "b"]}}]
+    arguments = {"loan": "$1.data.loan_id", "second": "$1.data.items.1", "plain": "$x"}
+    assert resolve(arguments, results) == {"loan": "LN-9", "second": "b", "plain": "$x"}
+    with pytest.raises(LookupError, match="has not run yet"):
+        resolve({"a": "$2.data"}, results)
+    with pytest.raises(LookupError, match="nothing at 'missing'"):
+        resolve({"a": "$1.data.missing"}, results)
+    assert PlannedStep(tool="t").arguments == {}
