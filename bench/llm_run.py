@@ -1,13 +1,14 @@
 """``envmill run --backend llm`` end to end on the local Dask cluster, against the test endpoint.
 
 Usage: .venv/bin/python -m bench.llm_run [--topics 100] [--latency 1.0] [--cap 32]
-       [--workers 2] [--item-threads 16] [--slips]
+       [--workers 2] [--item-threads 16] [--scenarios 1] [--slips]
 The endpoint runs in its own process with a fixed latency per request; the run is the CLI a user
 types, in a subprocess, into a temporary data folder. Prints, from the warehouse: environments
-accepted, failures by stage and code, LLM calls per accepted environment (target ≤ 50; EnvScaler
-spends about 84), and the flow's wall time against the bound the cap sets (requests × latency ÷
-cap; target ≤ 1.15). At a latency below the factory's own CPU time per request the machine, not
-the cap, is the bound: the run then also prints its CPU seconds.
+accepted, failures by stage and code, LLM calls per accepted environment (SkelBuilder's; target
+≤ 50; EnvScaler spends about 84) and per certified scenario (ScenGenerator's; target ≤ 5), and
+the flow's wall time against the bound the cap sets (requests × latency ÷ cap; target ≤ 1.15).
+At a latency below the factory's own CPU time per request the machine, not the cap, is the
+bound: the run then also prints its CPU seconds.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def run_cli(root: Path, topics: Path, url: str, args: argparse.Namespace) -> flo
         "ENVMILL_LLM__MAX_CONCURRENCY": str(args.cap),
         "ENVMILL_SKELETON__ITEM_THREADS": str(args.item_threads),
         "ENVMILL_SKELETON__METHOD_THREADS": str(args.method_threads),
+        "ENVMILL_SCENARIOS_PER_ENV": str(args.scenarios),
     }
     command = [str(Path(sys.executable).with_name("envmill")), "run", "--backend", "llm"]
     command += ["--topics", str(topics), "--out", str(root), "--workers", str(args.workers)]
@@ -53,16 +55,21 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
     accepted = rows(root, "SELECT count(*) AS n FROM environments")[0]["n"]
     failed = rows(
         root,
-        "SELECT stage, code, count(*) AS n FROM failures WHERE stage <> 'scenarios' "
-        "GROUP BY ALL ORDER BY n DESC",
+        "SELECT stage, code, count(*) AS n FROM failures "
+        "WHERE stage NOT IN ('scenarios', 'certify') GROUP BY ALL ORDER BY n DESC",
     )
     calls = rows(
         root,
         "SELECT count(*) AS calls, avg(latency_seconds) AS latency, avg(queue_seconds) AS queue, "
-        "count(*) FILTER (WHERE item IN (SELECT item FROM failures WHERE stage <> 'scenarios')) "
-        "AS failed_calls FROM llm_calls",
+        "count(*) FILTER (WHERE stage LIKE 'scenario%') AS scenario_calls, "
+        "count(*) FILTER (WHERE stage LIKE 'skeleton%' AND item IN "
+        "(SELECT item FROM failures WHERE stage NOT IN ('scenarios', 'certify'))) AS failed_calls "
+        "FROM llm_calls",
     )[0]
-    accepted_calls = calls["calls"] - calls["failed_calls"]
+    accepted_calls = calls["calls"] - calls["scenario_calls"] - calls["failed_calls"]
+    scenarios = rows(
+        root, "SELECT status, sum(repairs) AS repairs, count(*) AS n FROM scenarios GROUP BY ALL"
+    )
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"topics {topics}: accepted {accepted}")
     print(
@@ -74,6 +81,14 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
             f"LLM calls: {calls['calls']} in all, {accepted_calls / accepted:.1f} per accepted "
             f"environment (target <= 50; EnvScaler ~84); a call took {calls['latency']:.3f}s "
             f"and waited {calls['queue']:.3f}s for a slot on average"
+        )
+    certified = sum(r["n"] for r in scenarios if r["status"] == "certified")
+    made = [f"{r['status']} {r['n']} ({r['repairs']} repairs)" for r in scenarios]
+    print(f"scenarios: {', '.join(made) or 'none'}")
+    if certified:
+        print(
+            f"LLM calls per certified scenario: {calls['scenario_calls'] / certified:.2f} "
+            "(target <= 5; EnvScaler ~10)"
         )
     print(
         f"flow wall {run['wall_seconds']:.1f}s (CLI {cli_wall:.1f}s); {stats['requests']} "
@@ -96,6 +111,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--item-threads", type=int, default=16)
     parser.add_argument("--method-threads", type=int, default=24)
+    parser.add_argument("--scenarios", type=int, default=1, help="scenarios per environment")
     parser.add_argument("--slips", action="store_true", help="a slip for each of the first 9")
     args = parser.parse_args()
     topics = make_topics(args.topics)

@@ -24,12 +24,12 @@ from pathlib import Path
 from envmill.schemas.llm import LlmSettings, StageModel
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonSettings
+from envmill.tasks.backends.llm import LlmBackend
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.endpoint import Endpoint
 from envmill.tasks.llm.endpoint.topics import REQUEST_OBJECTS, REQUEST_VERBS, verdict_for
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.sandbox import Sandbox
-from envmill.tasks.skelbuilder import LlmBackend
 
 MODEL = StageModel(model="bench", timeout_seconds=60, deadline_seconds=300)
 # --slips: the first topics each get one slip (persistent ones cannot be repaired)

@@ -104,3 +104,4 @@ class ScenarioRecord(ScenarioContent):
     status: Literal["certified", "rejected"]
     rejected_gate: GateName | None = None
     gates: list[GateResult]
+    repairs: int = Field(0, ge=0, description="times the checks were rewritten after a refusal")

@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 from envmill.schemas.llm import LlmSettings
+from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
 
 SETTINGS_FILE = "envmill.toml"
@@ -70,6 +71,7 @@ class EnvmillSettings(BaseSettings):
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
+    scengen: ScenGenSettings = Field(default_factory=ScenGenSettings)
     topics: list[str] = Field(
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",

@@ -133,6 +133,7 @@ class ScenariosTable(apa.DataFrameModel):
     status: str = apa.Field(isin=list(SCENARIO_STATUSES))
     rejected_gate: str = apa.Field(nullable=True, isin=list(GATES))
     gates_json: str
+    repairs: int = _count()
     created_at: UtcTimestamp
 
     class Config:

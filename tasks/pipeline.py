@@ -17,9 +17,15 @@ from contextlib import contextmanager
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
-from envmill.schemas.scenario import CertificationReport, ScenarioRecord, ScenarioSpec
+from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import Backend, BatchAborted, EnvironmentDraft, make_backend
+from envmill.tasks.backends import (
+    Backend,
+    BatchAborted,
+    EnvironmentDraft,
+    ScenarioDrafts,
+    make_backend,
+)
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.environment import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.rollout import reference_trajectory
@@ -176,7 +182,7 @@ def _synthesize_item(
     ]
     with clock.stage("certify"):
         for spec in made.scenarios:
-            _certify_into(spec, env, draft, sandbox, output, made.reports.get(spec.scenario_id))
+            _certify_into(spec, env, draft, sandbox, output, made)
 
 
 def generation_failure(item: str, exc: Exception) -> FailureRecord:
@@ -212,11 +218,11 @@ def _certify_into(
     draft: EnvironmentDraft,
     sandbox: Sandbox,
     output: BatchOutput,
-    report: CertificationReport | None = None,
+    made: ScenarioDrafts,
 ) -> None:
-    """Certify ``spec`` (unless the backend's ``report`` says how it fared) into rows."""
+    """Certify ``spec`` (unless the backend's report says how it fared) into rows."""
     try:
-        report = report or certify_scenario(spec, env, sandbox)
+        report = made.reports.get(spec.scenario_id) or certify_scenario(spec, env, sandbox)
     except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
         output.failures.append(failure_of("certify", spec.scenario_id, exc))
         return
@@ -227,6 +233,7 @@ def _certify_into(
             status=report.status,
             rejected_gate=report.rejected_gate,
             gates=report.gates,
+            repairs=made.repairs.get(spec.scenario_id, 0),
         )
     )
     if report.status == "certified":

@@ -15,12 +15,13 @@ from llm_server import TEST_STAGE, make_client, within
 
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonSettings
+from envmill.tasks.backends.llm import LlmBackend
 from envmill.tasks.environment import admit_environment
 from envmill.tasks.llm.endpoint import Fault, serve_endpoint
 from envmill.tasks.llm.endpoint.skeleton_source import topic_module
 from envmill.tasks.llm.endpoint.topics import verdict_for
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.skelbuilder import NO_SCENARIOS, LlmBackend, SkeletonFailed, build_environment
+from envmill.tasks.skelbuilder import SkeletonFailed, build_environment
 from envmill.tasks.skelbuilder.assemble import STATE, assemble_module, method_problems
 
 LIBRARY = "public library lending: renew loan with waitlists, online, for a startup"
@@ -54,7 +55,9 @@ def fresh(endpoint):
 
 def run_pipeline(backend: LlmBackend, sandbox):
     """Every topic of ``backend`` through the shared pipeline, as one batch."""
-    settings = EnvmillSettings(envs=len(backend.topics), batch_size=len(backend.topics))
+    settings = EnvmillSettings(
+        envs=len(backend.topics), batch_size=len(backend.topics), scenarios_per_env=2
+    )
     (batch,) = plan_batches(settings, backend)
     return synthesize_batch(batch, settings, sandbox, backend)
 
@@ -63,7 +66,9 @@ def test_three_topics_become_admitted_checked_environments(fresh, sandbox, tmp_p
     backend = LlmBackend(client_of(fresh.url, tmp_path), [LIBRARY, CLINIC, WAREHOUSE])
     output = within(60, lambda: run_pipeline(backend, sandbox))
     assert len(output.environments) == 3, [f.message for f in output.failures]
-    assert {f.code for f in output.failures} == {NO_SCENARIOS}  # the only rows: no scenarios yet
+    assert not output.failures  # and ScenGenerator's scenarios certify, each with its trajectory
+    assert [s.status for s in output.scenarios] == ["certified"] * 6
+    assert len(output.trajectories) == 6 and {s.backend for s in output.scenarios} == {"llm"}
     for env in output.environments:
         kinds = Counter(env.tool_kinds.values())
         assert len(env.tools) >= 8 and kinds["query"] >= 5 and kinds["state_change"] >= 5
@@ -80,7 +85,11 @@ def test_three_topics_become_admitted_checked_environments(fresh, sandbox, tmp_p
         assert {tool for tool, _ in probed} == {t.function.name for t in env.tools}
     assert {p.verdict for p in probes} <= {"pass", "warning"}
     calls = output.llm_calls
-    assert len(calls) == sum(o.llm_calls for o in outcomes) and not any(c.cache_hit for c in calls)
+    skeleton = [c for c in calls if c.stage.startswith("skeleton")]
+    assert len(skeleton) == sum(o.llm_calls for o in outcomes) and not any(
+        c.cache_hit for c in calls
+    )
+    assert len(calls) - len(skeleton) == 3 * len(output.scenarios)  # state, task, checks
     assert {c.stage for c in calls} >= {"skeleton_plan", "skeleton_method", "skeleton_judge"}
 
 

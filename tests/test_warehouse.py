@@ -79,6 +79,7 @@ def scenario_row(env_id: str, n: int, rejected_gate: str | None = None) -> dict:
         "status": "rejected" if rejected_gate else "certified",
         "rejected_gate": rejected_gate,
         "gates_json": gates,
+        "repairs": 0,
         "created_at": NOW,
     }
 
@@ -163,7 +164,7 @@ def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
         "format": "envmill-warehouse",
-        "version": "1.2",
+        "version": "1.3",
     }
     Warehouse(wh.root)  # reopening a warehouse is fine
 

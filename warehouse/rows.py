@@ -77,6 +77,7 @@ def scenario_row(scenario: ScenarioRecord, run_id: str) -> dict[str, Any]:
         "status": scenario.status,
         "rejected_gate": scenario.rejected_gate,
         "gates_json": [gate.model_dump() for gate in scenario.gates],
+        "repairs": scenario.repairs,
     }
 
 

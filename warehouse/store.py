@@ -25,7 +25,9 @@ from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
 
 FORMAT_NAME = "envmill-warehouse"
-FORMAT_VERSION = "1.2"  # 1.1: failures.code and failures.details_json; 1.2: topics
+FORMAT_VERSION = (
+    "1.3"  # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs
+)
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")

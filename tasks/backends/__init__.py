@@ -48,8 +48,8 @@ def make_backend(
         from envmill.tasks.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
+    from envmill.tasks.backends.llm import LlmBackend
     from envmill.tasks.llm import LlmClient, LlmError
-    from envmill.tasks.skelbuilder.backend import LlmBackend
 
     folder = None if data_dir is None else Path(data_dir)
     try:
@@ -63,4 +63,4 @@ def make_backend(
         )
     except LlmError as exc:
         raise PlanError(str(exc)) from None
-    return LlmBackend(client, settings.topics, settings.skeleton)
+    return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)

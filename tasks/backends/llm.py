@@ -1,6 +1,5 @@
-"""The LLM backend (DESIGN §4): one item per topic, each made by SkelBuilder's stages through the
-LLM layer. Scenarios come later (ScenGenerator), so every admitted environment for now records
-one skip with the code ``no_scenario_generator``.
+"""The LLM backend (DESIGN §4): one item per topic, its environment made by SkelBuilder's stages
+and its scenarios by ScenGenerator's, through the LLM layer.
 
 The backend keeps what the pipeline's rows do not carry yet, for the caller to write: the probe
 records (:meth:`LlmBackend.drain_probes`) and each topic's outcome
@@ -16,7 +15,8 @@ from typing import Any
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
-from envmill.schemas.run import EnvItemSpec, SkippedScenario
+from envmill.schemas.run import EnvItemSpec
+from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import ProbeRecord, SkeletonDraft, SkeletonSettings
 from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
@@ -24,6 +24,8 @@ from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.prompts import PROMPTS_DIR
 from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.scengen.build import EnvironmentBrief, make_llm_scenarios
+from envmill.tasks.skelbuilder.asking import Asker
 from envmill.tasks.skelbuilder.build import TopicOutcome, build_environment
 
 VERSION = 1  # bump when the stages change what they make
@@ -36,8 +38,11 @@ PROMPTS = (
     "skeleton_initial_state",
     "skeleton_probe",
     "skeleton_judge",
+    "scenario_state",
+    "scenario_task",
+    "scenario_checks",
+    "scenario_repair",
 )
-NO_SCENARIOS = "no_scenario_generator"
 _OUTPUT_MODEL = {"model", "temperature", "max_tokens"}  # what a stage's model changes
 _OUTPUT_SETTINGS = {
     "repair_rounds",
@@ -67,6 +72,7 @@ class LlmBackend:
         topics: the environment topics; one item each, in order, repeats dropped.
         settings: bounds and thresholds of the stages.
         introductions: an introduction per topic (from topic mining), shown to the planner.
+        scengen: bounds of the scenario stages.
     """
 
     name = "llm"
@@ -77,11 +83,13 @@ class LlmBackend:
         topics: list[str],
         settings: SkeletonSettings | None = None,
         introductions: dict[str, str] | None = None,
+        scengen: ScenGenSettings | None = None,
     ) -> None:
         self.client = client
         self.topics = list(dict.fromkeys(topic.strip() for topic in topics if topic.strip()))
         self.settings = settings or SkeletonSettings()
         self.introductions = introductions or {}
+        self.scengen = scengen or ScenGenSettings()
         self.item_threads = self.settings.item_threads
         self.version = f"llm-{VERSION}-{self._fingerprint()}"
         self._lock = threading.Lock()
@@ -95,6 +103,7 @@ class LlmBackend:
             "topics": self.topics,
             "settings": self.settings,
             "introductions": self.introductions,
+            "scengen": self.scengen,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -110,6 +119,7 @@ class LlmBackend:
             {
                 "prompts": prompt_hashes(),
                 "settings": self.settings.model_dump(include=_OUTPUT_SETTINGS),
+                "scengen": self.scengen.model_dump(exclude={"scenario_threads"}),
                 "models": models,
             }
         )
@@ -148,12 +158,20 @@ class LlmBackend:
         count: int,
         sandbox: Sandbox,
     ) -> ScenarioDrafts:
-        skip = SkippedScenario(
-            index=0,
-            code=NO_SCENARIOS,
-            message="the llm backend makes no scenarios yet (ScenGenerator is the next stage)",
+        """ScenGenerator's scenarios, certified (and repaired) already."""
+        brief = EnvironmentBrief(
+            draft.topic, draft.introduction, draft.business_rules, draft.initial_state
         )
-        return ScenarioDrafts(skipped=[skip])
+        asker = Asker(self.client, item=item.label, attempt=self.settings.attempt)
+        return make_llm_scenarios(
+            env,
+            brief,
+            count,
+            asker=asker,
+            sandbox=sandbox,
+            settings=self.scengen,
+            seed=item.seed,
+        )
 
     def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
         return self.client.collector.drain(items)
