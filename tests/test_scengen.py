@@ -75,10 +75,12 @@ def test_checks_refused_at_a_gate_are_repaired_from_its_reason(
     made, asker = scenarios(endpoint, sandbox, tmp_path, library, count=2)
     assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"] * 2
     assert set(made.repairs.values()) == {1} and asker.calls == 8
-    (shown, *_) = [
-        r["body"]["messages"][-1]["content"] for r in endpoint.requests("scenario_repair")
-    ]
-    assert "Refused at gate `not_trivial`" in shown
+    shown = [r["body"]["messages"][-1]["content"] for r in endpoint.requests("scenario_repair")]
+    assert len(shown) == 2
+    for text in shown:  # the refused checks, the gate that refused them and its reason
+        assert "The request was handled" in text and "Refused at gate `" in text
+        gate = text.split("Refused at gate `", 1)[1].split("`", 1)[0]
+        assert gate in {"not_trivial", "partial_fails", "guards_collateral"}, text[-300:]
 
 
 def test_a_step_that_cannot_run_goes_back_and_a_persistent_one_is_a_skip(
@@ -103,3 +105,42 @@ def test_step_references_take_earlier_results():
     with pytest.raises(LookupError, match="nothing at 'missing'"):
         resolve({"a": "$1.data.missing"}, results)
     assert PlannedStep(tool="t").arguments == {}
+
+
+def test_conversational_scenarios_carry_the_facts_a_user_reveals(
+    endpoint, sandbox, tmp_path, library
+):
+    endpoint.configure(slips=[])
+    made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=3, conversational_share=1.0)
+    assert {s.mode for s in made.scenarios} == {"conversational"}
+    assert any(s.user_facts for s in made.scenarios)
+    assert {made.reports[s.scenario_id].status for s in made.scenarios} == {"certified"}
+
+
+def test_a_state_that_repeats_an_earlier_one_is_refused(endpoint, sandbox, tmp_path, library):
+    from envmill.tasks.llm.endpoint.scenarios import scenario_for
+
+    env, brief = library
+    seen = scenario_for(LIBRARY, 0).initial_state  # what the model answers for scenario 0
+    again = (env, EnvironmentBrief(brief.topic, brief.introduction, brief.business_rules, seen))
+    made, _ = scenarios(endpoint, sandbox, tmp_path, again, count=2, answer_rounds=1)
+    (skip,) = made.skipped
+    assert skip.index == 0 and skip.code == "unusable_answer"
+    assert "repeats most records of one already used" in skip.message
+    assert len(made.scenarios) == 1
+
+
+def test_a_reference_to_a_missing_record_is_named():
+    from envmill.tasks.scengen.references import dangling_reference
+
+    state = {
+        "members": {"MB-001": {"member_id": "MB-001", "name": "Ann"}},
+        "loans": {"LN-001": {"loan_id": "LN-001", "member_id": "MB-001", "note": "A-1"}},
+        "next_loan_number": 2,
+    }
+    assert dangling_reference(state) is None  # "A-1" has the shape of an id, of no collection
+    state["loans"]["LN-001"]["member_id"] = "MB-009"
+    assert dangling_reference(state) == (
+        "loans.LN-001.member_id is 'MB-009', but members has no record 'MB-009'; "
+        "point references at records that exist"
+    )

@@ -24,11 +24,14 @@ from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.scengen.references import dangling_reference
 from envmill.tasks.scengen.solution import RanSolution, run_steps
 from envmill.tasks.skelbuilder.asking import Asker, SkeletonFailed
 from envmill.tasks.skelbuilder.context import preview_state, to_json
 from envmill.tasks.skelbuilder.initial_state import state_problem
 from envmill.tasks.statekit import diff_states
+
+NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
 
 
 @dataclass
@@ -51,7 +54,7 @@ class _Shared:
     sandbox: Sandbox
     settings: ScenGenSettings
     seed: int
-    states: set[str] = field(default_factory=set)
+    states: list[frozenset[str]] = field(default_factory=list)  # each state's records
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -95,6 +98,19 @@ def _scenario(
         return SkippedScenario(index=index, code=exc.code, message=str(exc)[:2000])
 
 
+def _records(state: dict[str, Any]) -> frozenset[str]:
+    """Each record of each collection (and each other value) as one text, for comparing."""
+    found = set()
+    for attr, value in state.items():
+        items = value.items() if isinstance(value, dict) else [("", value)]
+        found.update(canonical_json([attr, key, item]) for key, item in items)
+    return frozenset(found)
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
 def _is_conversational(shared: _Shared, index: int) -> bool:
     digest = sha256_hex(canonical_json(["mode", shared.seed, shared.env.env_id, index]))
     return random.Random(int(digest[:16], 16)).random() < shared.settings.conversational_share
@@ -105,13 +121,17 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
 
     def problem(answer: StateAnswer) -> str | None:
         found = state_problem(answer.state, env, shared.sandbox)
-        if found:
+        if found or (found := dangling_reference(answer.state)):
             return found
-        key = canonical_json(answer.state)
+        records = _records(answer.state)
         with shared.lock:
-            if key in shared.states or answer.state == brief.example_state:
-                return "this state repeats one already used; write a different one"
-            shared.states.add(key)
+            for earlier in [_records(brief.example_state), *shared.states]:
+                if _overlap(records, earlier) >= NEAR_DUPLICATE:
+                    return (
+                        "this state repeats most records of one already used; write different "
+                        "people, items, amounts, dates and statuses"
+                    )
+            shared.states.append(records)
         return None
 
     example, _ = preview_state(brief.example_state, shared.settings.preview_records)

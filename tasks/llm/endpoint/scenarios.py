@@ -27,8 +27,9 @@ TRIES = 5  # scenario numbers tried after the one asked for, when the chain make
 
 
 @lru_cache(maxsize=256)
-def scenario_for(topic: str, index: int) -> ScenarioSpec | None:
-    """The procedural scenario for ``topic``'s module at ``index`` (or the next that works)."""
+def scenario_for(topic: str, index: int, conversational: bool = False) -> ScenarioSpec | None:
+    """The procedural scenario for ``topic``'s module at ``index`` (or the next that works),
+    phrased for a conversation (facts the user reveals) when ``conversational``."""
     compiled = topic_module(topic).compiled
     env_id = sha256_hex(topic)[:16]
     for number in range(index, index + TRIES):
@@ -40,7 +41,7 @@ def scenario_for(topic: str, index: int) -> ScenarioSpec | None:
                 0,
                 process_sandbox(SandboxLimits()),
                 faker=Faker(FAKER_LOCALE),
-                conversational_share=0.0,
+                conversational_share=1.0 if conversational else 0.0,
                 state_builder=build_initial_state,
             )
         except ScenarioSkipped:
@@ -49,8 +50,10 @@ def scenario_for(topic: str, index: int) -> ScenarioSpec | None:
 
 
 def _scenario(request: ChatRequest) -> ScenarioSpec | None:
-    found = _INDEX.search((request.texts("user") or [""])[0])
-    return scenario_for(topic_of(request), int(found.group(1)) if found else 0)
+    prompt = (request.texts("user") or [""])[0]
+    found = _INDEX.search(prompt)
+    conversational = "Mode: conversational" in prompt
+    return scenario_for(topic_of(request), int(found.group(1)) if found else 0, conversational)
 
 
 def respond_scenario_state(request: ChatRequest) -> ChatReply:
