@@ -26,7 +26,7 @@ from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.scengen.references import dangling_reference
 from envmill.tasks.scengen.solution import RanSolution, run_steps
-from envmill.tasks.skelbuilder.asking import Asker, SkeletonFailed
+from envmill.tasks.skelbuilder.asking import Answer, Asker, Check, SkeletonFailed
 from envmill.tasks.skelbuilder.context import preview_state, to_json
 from envmill.tasks.skelbuilder.initial_state import state_problem
 from envmill.tasks.statekit import diff_states
@@ -111,6 +111,22 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
+def _ask(
+    shared: _Shared, stage: str, schema: type[Answer], index: int, check: Check, **variables: Any
+) -> Answer:
+    """One stage's answer for scenario ``index``; an answer ``check`` refuses goes back to the
+    model with the reason, ``answer_rounds`` times."""
+    return shared.asker.ask(
+        stage,
+        schema,
+        rounds=shared.settings.answer_rounds,
+        check=check,
+        topic=shared.brief.topic,
+        index=index,
+        **variables,
+    )
+
+
 def _is_conversational(shared: _Shared, index: int) -> bool:
     digest = sha256_hex(canonical_json(["mode", shared.seed, shared.env.env_id, index]))
     return random.Random(int(digest[:16], 16)).random() < shared.settings.conversational_share
@@ -135,13 +151,12 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
         return None
 
     example, _ = preview_state(brief.example_state, shared.settings.preview_records)
-    return shared.asker.ask(
+    return _ask(
+        shared,
         "scenario_state",
         StateAnswer,
-        rounds=shared.settings.answer_rounds,
-        check=problem,
-        topic=brief.topic,
-        index=index,
+        index,
+        problem,
         introduction=brief.introduction,
         rules=brief.business_rules,
         state_schema=to_json(env.state_schema),
@@ -159,13 +174,12 @@ def _write_task(
         return ran["last"].problem
 
     tools = [tool.function.model_dump() for tool in shared.env.tools]
-    task = shared.asker.ask(
+    task = _ask(
+        shared,
         "scenario_task",
         TaskAnswer,
-        rounds=shared.settings.answer_rounds,
-        check=problem,
-        topic=shared.brief.topic,
-        index=index,
+        index,
+        problem,
         conversational=conversational,
         tools=to_json(tools),
         state=to_json(state),
@@ -188,13 +202,12 @@ def _write_checks(
         {"tool": step.tool, "arguments": step.arguments, "result": result}
         for step, result in zip(ran.steps, ran.results, strict=True)
     ]
-    return shared.asker.ask(
+    return _ask(
+        shared,
         "scenario_checks",
         ChecksAnswer,
-        rounds=shared.settings.answer_rounds,
-        check=_checks_problem,
-        topic=shared.brief.topic,
-        index=index,
+        index,
+        _checks_problem,
         task=task.task,
         steps=to_json(steps),
         changes=to_json(diff_states(state, ran.final_state or {})),
@@ -227,13 +240,12 @@ def _certify_with_repairs(
             return spec, report, repairs
         gate = report.rejected_gate
         reason = next(g.reason for g in report.gates if g.gate == gate)
-        checks = shared.asker.ask(
+        checks = _ask(
+            shared,
             "scenario_repair",
             ChecksAnswer,
-            rounds=shared.settings.answer_rounds,
-            check=_checks_problem,
-            topic=shared.brief.topic,
-            index=index,
+            index,
+            _checks_problem,
             task=task.task,
             checks=to_json([c.model_dump() for c in checks.checks]),
             gate=gate,
