@@ -144,3 +144,24 @@ def test_a_reference_to_a_missing_record_is_named():
         "loans.LN-001.member_id is 'MB-009', but members has no record 'MB-009'; "
         "point references at records that exist"
     )
+
+
+def test_a_scenario_whose_certification_breaks_is_a_skip_of_its_own(
+    endpoint, sandbox, tmp_path, library, monkeypatch
+):
+    from envmill.tasks.scengen import build
+
+    certify = build.certify_scenario
+    broken = {"first": True}
+
+    def flaky(spec, env, box):
+        if broken.pop("first", False):
+            raise RuntimeError("the checks host died")
+        return certify(spec, env, box)
+
+    endpoint.configure(slips=[])
+    monkeypatch.setattr(build, "certify_scenario", flaky)
+    made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=2, scenario_threads=1)
+    (skip,) = made.skipped
+    assert skip.code == "scenario_error" and "the checks host died" in skip.message
+    assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"]

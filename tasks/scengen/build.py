@@ -18,7 +18,7 @@ from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpec
 from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
-from envmill.tasks.backends.base import ScenarioDrafts
+from envmill.tasks.backends.base import BatchAborted, ScenarioDrafts
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.environment import AdmittedEnvironment
@@ -96,6 +96,11 @@ def _scenario(
         return _certify_with_repairs(shared, index, task, ran, state, checks, conversational)
     except SkeletonFailed as exc:
         return SkippedScenario(index=index, code=exc.code, message=str(exc)[:2000])
+    except BatchAborted:
+        raise
+    except Exception as exc:  # the sandbox failing under one scenario: that scenario only
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        return SkippedScenario(index=index, code="scenario_error", message=message)
 
 
 def _records(state: dict[str, Any]) -> frozenset[str]:
