@@ -116,40 +116,24 @@ def _shared_class_values(tree: ast.Module, facts: _ClassFacts) -> list[PolicyVio
     for fn in facts.methods:
         if fn.name not in facts.initializers:
             continue
-        owners = instance_names(fn)
+        scope = WriteScope(fn, facts.class_names, facts.module_mutables)
         for node in walk_nodes(fn):
-            value = (
-                getattr(node, "value", None)
-                if isinstance(node, ast.Assign | ast.AnnAssign)
-                else None
-            )
-            if not isinstance(value, ast.Attribute) or value.attr not in mutable:
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            root = scope.root(value) if isinstance(value, ast.Attribute) else None
+            if root is None or root[1] not in mutable:
                 continue
-            if _names_the_class(value.value, owners, facts.class_names):
+            if root[0] == "class" or root[1] not in facts.created:  # self.X: the class's X
                 found.append(
                     violation(
                         "class_state",
                         node.lineno,
-                        f"'{fn.name}' hands the class attribute {value.attr} itself to the "
+                        f"'{fn.name}' hands the class attribute {root[1]} itself to the "
                         f"instance, so every change a tool makes changes {facts.name}."
-                        f"{value.attr} too (class attributes are constants); give the "
-                        f"instance its own copy: copy.deepcopy(self.{value.attr})",
+                        f"{root[1]} too (class attributes are constants); give the "
+                        f"instance its own copy: copy.deepcopy(self.{root[1]})",
                     )
                 )
     return found
-
-
-def _names_the_class(node: ast.expr, owners: frozenset[str], class_names: frozenset[str]) -> bool:
-    """``self``, the class by name, or ``type(self)``."""
-    if isinstance(node, ast.Name):
-        return node.id in owners or node.id in class_names
-    return (
-        isinstance(node, ast.Call)
-        and getattr(node.func, "id", "") == "type"
-        and len(node.args) == 1
-        and isinstance(node.args[0], ast.Name)
-        and node.args[0].id in owners
-    )
 
 
 def _sorted(found: list[PolicyViolation]) -> list[PolicyViolation]:
