@@ -59,6 +59,9 @@ class EnvmillSettings(BaseSettings):
 
     home: Path | None = Field(None, description="data folder (--out); else ./envmill-data")
     backend: Literal["procedural", "llm"] = "procedural"
+    scenarios_from: Literal["backend", "llm"] = Field(
+        "backend", description="llm: ScenGenerator writes the procedural backend's scenarios too"
+    )
     seed: int = 0
     envs: int = Field(24, gt=0, description="environments to synthesize")
     scenarios_per_env: int = Field(12, gt=0)

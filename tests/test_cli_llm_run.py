@@ -74,3 +74,38 @@ def test_llm_run_without_topics_is_one_line(tmp_path, endpoint):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("envmill: error: the llm backend needs")
     assert endpoint.stats()["requests"] == 0
+
+
+def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpoint):
+    """Catalog environments, ScenGenerator's scenarios: every state keeps the domain spec's
+    invariants, a refused set of checks is repaired, and a rerun asks the model nothing."""
+    import json
+
+    from envmill.tasks.procedural.catalog import load_domain
+    from envmill.tasks.procedural.invariants import check_invariants
+
+    _settings(tmp_path, endpoint.url)
+    root = tmp_path / "data"
+    run = ["run", "--envs", "2", "--scenarios-per-env", "3", "--scenarios-from", "llm"]
+    run += ["--out", str(root)]
+    endpoint.configure(slips=[{"kind": "trivial_checks", "topic": "airline variant"}])
+    first = envmill(tmp_path, *run)
+    assert first.returncode == 0, first.stderr[-2000:]
+    made = _rows(
+        root,
+        "SELECT e.backend AS env_backend, e.domain, s.backend, s.status, s.repairs, "
+        "s.initial_state_json FROM scenarios s JOIN environments e USING (env_id)",
+    )
+    assert {(r["env_backend"], r["backend"], r["status"]) for r in made} == {
+        ("procedural", "llm", "certified")
+    }
+    assert len(made) == 6 and {r["domain"] for r in made} == {"airline", "banking"}
+    assert {(r["domain"], r["repairs"]) for r in made} == {("airline", 1), ("banking", 0)}
+    for row in made:
+        state = json.loads(row["initial_state_json"])
+        assert check_invariants(load_domain(row["domain"]), state) == []
+    stages = {r["stage"] for r in _rows(root, "SELECT DISTINCT stage FROM llm_calls")}
+    assert stages == {"scenario_state", "scenario_task", "scenario_checks", "scenario_repair"}
+    before = endpoint.stats()["requests"]
+    again = envmill(tmp_path, *run)
+    assert again.returncode == 0 and endpoint.stats()["requests"] == before

@@ -165,3 +165,75 @@ def test_a_scenario_whose_certification_breaks_is_a_skip_of_its_own(
     (skip,) = made.skipped
     assert skip.code == "scenario_error" and "the checks host died" in skip.message
     assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"]
+
+
+def test_states_keep_the_invariants_their_example_keeps():
+    from envmill.tasks.scengen.invariants import broken_invariant
+
+    example = {
+        "books": {"BK-1": {"book_id": "BK-1", "copies_available": 1, "copies_total": 2}},
+        "loans": {"LN-1": {"loan_id": "LN-1", "fee": 0.5, "offset": -2}},
+        "next_loan_number": 2,
+    }
+    state = {
+        "books": {"BK-7": {"book_id": "BK-7", "copies_available": 2, "copies_total": 2}},
+        "loans": {"LN-4": {"loan_id": "LN-4", "fee": 0.0, "offset": -9}},
+        "next_loan_number": 5,
+    }
+    assert broken_invariant(state, example) is None  # a negative offset is the example's way
+    assert broken_invariant(state | {"next_loan_number": 4}, example) == (
+        "next_loan_number is 4, but loans already holds number 4; the counter must be above "
+        "every existing id (5 or more) or a new record would overwrite one"
+    )
+    wrong = [
+        ({"BK-7": {"book_id": "BK-8", "copies_available": 2, "copies_total": 2}}, "not its key"),
+        ({"BK-7": {"book_id": "BK-7", "copies_available": 3, "copies_total": 2}}, "at most"),
+        ({"BK-7": {"book_id": "BK-7", "copies_available": -1, "copies_total": 2}}, "negative"),
+    ]
+    for books, said in wrong:
+        assert said in broken_invariant(state | {"books": books}, example)
+    lax = example | {"next_loan_number": 1}  # an example whose counter lags sets no such rule
+    assert broken_invariant(state | {"next_loan_number": 1}, lax) is None
+
+
+def test_a_state_that_breaks_an_invariant_goes_back_with_the_rule(
+    endpoint, sandbox, tmp_path, library
+):
+    env, brief = library
+    declared = EnvironmentBrief(
+        brief.topic,
+        brief.introduction,
+        brief.business_rules,
+        brief.example_state,
+        invariants=lambda state: ["loan LN-1: due before it was borrowed"] if state else [],
+    )
+    endpoint.configure(slips=[{"kind": "counter_behind"}])
+    endpoint.reset()
+    made, asker = scenarios(endpoint, sandbox, tmp_path, library, count=1)
+    assert made.reports[made.scenarios[0].scenario_id].status == "certified"
+    assert asker.calls == 4  # the state was asked for twice
+    (_, retried) = [r["body"]["messages"] for r in endpoint.requests("scenario_state")]
+    assert "the counter must be above every existing id" in retried[-1]["content"]
+    endpoint.configure(slips=[])
+    made, _ = scenarios(endpoint, sandbox, tmp_path / "b", (env, declared), 1, answer_rounds=1)
+    (skip,) = made.skipped
+    assert "a rule of the domain does not hold: loan LN-1: due before" in skip.message
+
+
+def test_checks_a_partial_solution_passes_are_repaired_and_counted(
+    endpoint, sandbox, tmp_path, library
+):
+    endpoint.configure(slips=[{"kind": "forgetful_checks"}])
+    made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=4)
+    reports = [made.reports[s.scenario_id] for s in made.scenarios]
+    assert [r.status for r in reports] == ["certified"] * 4
+    repaired = [s for s in made.scenarios if made.repairs[s.scenario_id]]
+    assert repaired, "no scenario had a partial solution keep full reward"
+    assert all(len(s.checks) > 2 for s in repaired)  # the repair restored the forgotten checks
+    endpoint.configure(slips=[{"kind": "forgetful_checks", "persistent": True}])
+    made, _ = scenarios(endpoint, sandbox, tmp_path / "b", library, count=4, repair_rounds=1)
+    refused = [s for s in made.scenarios if made.reports[s.scenario_id].status == "rejected"]
+    gates = {made.reports[s.scenario_id].rejected_gate for s in refused}
+    assert gates and gates <= {"partial_fails", "guards_collateral"}
+    assert {made.repairs[s.scenario_id] for s in refused} == {1}
+    endpoint.configure(slips=[])

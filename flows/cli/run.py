@@ -21,6 +21,10 @@ def run(
     ] = None,
     domains: Annotated[str | None, typer.Option(help="comma-separated domains [all]")] = None,
     backend: Annotated[str | None, typer.Option(help="procedural (default) or llm")] = None,
+    scenarios_from: Annotated[
+        str | None,
+        typer.Option(help="backend (default: its own way) or llm (ScenGenerator, any backend)"),
+    ] = None,
     batch_size: Annotated[
         int | None, typer.Option(help="environments per worker task [procedural 4, llm 1]")
     ] = None,
@@ -33,7 +37,7 @@ def run(
         ),
     ] = None,
     local_llm: Annotated[
-        bool, typer.Option("--local-llm", help="llm: use envmill's test endpoint (no cost)")
+        bool, typer.Option("--local-llm", help="use envmill's test endpoint as the model (no cost)")
     ] = False,
 ) -> None:
     """Synthesize environments, certified scenarios and reference trajectories."""
@@ -52,6 +56,7 @@ def run(
             scenarios_per_env=scenarios_per_env,
             domains=domain_list,
             backend=backend,
+            scenarios_from=scenarios_from,
             batch_size=batch_size,
             workers=workers,
             dask_address=dask_address,

@@ -26,11 +26,15 @@ __all__ = [
 ]
 
 
+def uses_llm(settings: EnvmillSettings) -> bool:
+    return settings.backend == "llm" or settings.scenarios_from == "llm"
+
+
 def task_threads(settings: EnvmillSettings) -> int:
-    """Batch tasks one worker process runs at once: one for CPU work; for the llm backend,
-    enough that a process builds ``skeleton.item_threads`` topics at once while they wait on
-    the model (the shared gate, not the thread count, caps the calls in flight)."""
-    if settings.backend == "procedural":
+    """Batch tasks one worker process runs at once: one for CPU work; when a model is asked,
+    enough that a process makes ``skeleton.item_threads`` items at once while they wait on it
+    (the shared gate, not the thread count, caps the calls in flight)."""
+    if not uses_llm(settings):
         return 1
     return max(1, settings.skeleton.item_threads // (settings.batch_size or 1))
 
@@ -44,16 +48,27 @@ def make_backend(
     or a retry pays only for calls that did not finish.
     """
     # imported here, so a run of one backend never loads another's dependencies
-    if settings.backend == "procedural":
+    if not uses_llm(settings):
         from envmill.tasks.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
+    client = _llm_client(settings, run_id, data_dir)
+    if settings.backend == "procedural":
+        from envmill.tasks.procedural.llm_scenarios import ProceduralWithLlmScenarios
+
+        threads = settings.skeleton.item_threads
+        return ProceduralWithLlmScenarios(client, settings.scengen, threads)
     from envmill.tasks.backends.llm import LlmBackend
+
+    return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
+
+
+def _llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):
     from envmill.tasks.llm import LlmClient, LlmError
 
     folder = None if data_dir is None else Path(data_dir)
     try:
-        client = LlmClient(
+        return LlmClient(
             settings.llm,
             cache_dir=None
             if folder is None
@@ -63,4 +78,3 @@ def make_backend(
         )
     except LlmError as exc:
         raise PlanError(str(exc)) from None
-    return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)

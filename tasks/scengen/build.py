@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.scengen.invariants import broken_invariant
 from envmill.tasks.scengen.references import dangling_reference
 from envmill.tasks.scengen.solution import RanSolution, run_steps
 from envmill.tasks.skelbuilder.asking import Answer, Asker, Check, SkeletonFailed
@@ -36,12 +38,14 @@ NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes th
 
 @dataclass
 class EnvironmentBrief:
-    """What the prompts say about the environment besides its code."""
+    """What the prompts say about the environment besides its code, and the invariants its
+    backend knows (the procedural backend's domain spec has them written down)."""
 
     topic: str
     introduction: str
     business_rules: list[str]
     example_state: dict[str, Any]
+    invariants: Callable[[dict[str, Any]], list[str]] | None = None
 
 
 @dataclass
@@ -141,8 +145,13 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
     env, brief = shared.env, shared.brief
 
     def problem(answer: StateAnswer) -> str | None:
-        found = state_problem(answer.state, env, shared.sandbox)
-        if found or (found := dangling_reference(answer.state)):
+        found = (
+            state_problem(answer.state, env, shared.sandbox)
+            or dangling_reference(answer.state)
+            or broken_invariant(answer.state, brief.example_state)
+            or _declared_invariant(brief, answer.state)
+        )
+        if found:
             return found
         records = _records(answer.state)
         with shared.lock:
@@ -167,6 +176,11 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
         state_schema=to_json(env.state_schema),
         example_state=to_json(example),
     ).state
+
+
+def _declared_invariant(brief: EnvironmentBrief, state: dict[str, Any]) -> str | None:
+    broken = brief.invariants(state) if brief.invariants else []
+    return f"a rule of the domain does not hold: {broken[0]}" if broken else None
 
 
 def _write_task(

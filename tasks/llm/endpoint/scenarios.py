@@ -58,7 +58,10 @@ def _scenario(request: ChatRequest) -> ScenarioSpec | None:
 
 def respond_scenario_state(request: ChatRequest) -> ChatReply:
     spec = _scenario(request)
-    return answer({"state": spec.initial_state if spec else {}})
+    state = dict(spec.initial_state) if spec else {}
+    if slips_for(request, "counter_behind"):
+        state |= {name: 1 for name in state if name.startswith("next_")}
+    return answer({"state": state})
 
 
 def respond_scenario_task(request: ChatRequest) -> ChatReply:
@@ -76,4 +79,6 @@ def respond_scenario_checks(request: ChatRequest) -> ChatReply:
     if slips_for(request, "trivial_checks", repair=request.stage == "scenario_repair"):
         return answer({"checks": [{"fact": "The request was handled", "code": TRIVIAL}]})
     checks = spec.checks[:-1] if spec else []  # the last is the guard: envmill adds its own
+    if slips_for(request, "forgetful_checks", repair=request.stage == "scenario_repair"):
+        checks = checks[:1]
     return answer({"checks": [{"fact": c.description, "code": c.code} for c in checks]})

@@ -54,6 +54,9 @@ class TopicModule:
         return next((t for t in self.compiled.tools if t.tool == name), None)
 
 
+_VARIANT = re.compile(r"\((\w+) variant (\d+)\)$")
+
+
 def digest(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
@@ -96,9 +99,14 @@ def warm_sources() -> None:
 
 @lru_cache(maxsize=512)
 def topic_module(topic: str) -> TopicModule:
-    """The module the fake model writes for ``topic`` (the same topic, the same module)."""
-    spec = load_domain(domain_for(topic))
-    compiled = compile_environment(spec, digest(topic.strip().lower()) % 1_000_000)
+    """The module the fake model writes for ``topic`` (the same topic, the same module); a
+    catalog environment's topic names its domain and variant (``… (library variant 7)``), so
+    scenarios for the procedural backend's environments are written for the same module."""
+    named = _VARIANT.search(topic)
+    named = named if named and named.group(1) in list_domains() else None
+    spec = load_domain(named.group(1) if named else domain_for(topic))
+    seed = int(named.group(2)) if named else digest(topic.strip().lower()) % 1_000_000
+    compiled = compile_environment(spec, seed)
     tree = ast.parse(compiled.source)
     cls = find_environment_class(tree)
     lines = compiled.source.splitlines()

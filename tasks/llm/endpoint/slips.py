@@ -24,6 +24,8 @@ SlipKind = Literal[
     "judge_fails_all",  # the judge says fail to every probe
     "trivial_checks",  # scenario checks that hold on any state (refused: not_trivial)
     "wrong_step",  # a scenario step that names a tool the environment does not have
+    "counter_behind",  # a scenario state whose id counters are behind its ids (an invariant)
+    "forgetful_checks",  # only the first check: a partial solution can keep full reward
 ]
 METHOD_SLIPS = ("syntax", "uuid_ids", "hostile", "runaway")
 
