@@ -14,6 +14,10 @@ from contextlib import contextmanager
 
 from envmill.schemas.settings import SandboxLimits
 
+# Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
+# threads per worker that is seconds of CPU nobody reads (the dashboard is off).
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
+
 
 def warm_worker(limits: SandboxLimits) -> None:
     """Import the task code and start the sandbox before the first batch arrives."""
@@ -32,17 +36,19 @@ def dask_scheduler(
     if address:
         yield address
         return
+    import dask
     from distributed import Client, LocalCluster
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=threads,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.CRITICAL,
-        )
+        with dask.config.set(QUIET_WORKERS):  # the nannies hand it to the workers they start
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=threads,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
+            )
     finally:
         signal.signal(signal.SIGINT, previous)
     client = Client(cluster)
