@@ -237,3 +237,14 @@ def test_checks_a_partial_solution_passes_are_repaired_and_counted(
     assert gates and gates <= {"partial_fails", "guards_collateral"}
     assert {made.repairs[s.scenario_id] for s in refused} == {1}
     endpoint.configure(slips=[])
+
+
+def test_a_task_that_names_an_id_the_system_will_give_is_refused():
+    from envmill.tasks.scengen.solution import generated_value_named
+
+    initial = {"loans": {"LN-1": {}}, "next_loan_number": 2}
+    final = {"loans": {"LN-1": {}, "LN-2": {}}, "next_loan_number": 3}
+    said = generated_value_named('["Renew LN-1 and open loan LN-2 for Ann", {}]', initial, final)
+    assert said.startswith("the task names 'LN-2', the id the system gives the new loans record")
+    assert generated_value_named('["Renew LN-1, then lend to Ann", {}]', initial, final) is None
+    assert generated_value_named('["Renew LN-20", {}]', initial, final) is None  # another id

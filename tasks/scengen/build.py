@@ -27,7 +27,7 @@ from envmill.tasks.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.scengen.invariants import broken_invariant
 from envmill.tasks.scengen.references import dangling_reference
-from envmill.tasks.scengen.solution import RanSolution, run_steps
+from envmill.tasks.scengen.solution import RanSolution, generated_value_named, run_steps
 from envmill.tasks.skelbuilder.asking import Answer, Asker, Check, SkeletonFailed
 from envmill.tasks.skelbuilder.context import preview_state, to_json
 from envmill.tasks.skelbuilder.initial_state import state_problem
@@ -190,7 +190,8 @@ def _write_task(
 
     def problem(answer: TaskAnswer) -> str | None:
         ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox)
-        return ran["last"].problem
+        said = canonical_json([answer.task, answer.user_facts])
+        return ran["last"].problem or generated_value_named(said, state, ran["last"].final_state)
 
     tools = [tool.function.model_dump() for tool in shared.env.tools]
     task = _ask(

@@ -75,3 +75,19 @@ def resolve(value: Any, results: list[dict[str, Any]]) -> Any:
         else:
             raise LookupError(f"{value!r}: step {number}'s result has nothing at {part!r}")
     return current
+
+
+def generated_value_named(text: str, initial: dict[str, Any], final: dict[str, Any]) -> str | None:
+    """The id of a record the steps created, when ``text`` (the task, the user's facts) names
+    it: the user cannot know it before the agent acts, so the goal must describe it instead."""
+    for attr, records in final.items():
+        before = initial.get(attr)
+        if not isinstance(records, dict) or not isinstance(before, dict):
+            continue
+        for key in sorted(set(records) - set(before)):
+            if len(key) >= 3 and re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text):
+                return (
+                    f"the task names {key!r}, the id the system gives the new {attr} record; "
+                    "the user cannot know it in advance, so describe the record instead"
+                )
+    return None
