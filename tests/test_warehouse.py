@@ -407,6 +407,9 @@ def corpus(wh: Warehouse) -> Warehouse:
         wh.write("tools", tool_rows(env["env_id"], n_query, n_change), key=name)
         rows = [scenario_row(env["env_id"], i) for i in range(certified[name])]
         rows += [scenario_row(env["env_id"], 100 + i, g) for i, g in enumerate(rejected[name])]
+        if name == "B":  # written by the model: one certified after two repairs, one refused
+            rows = [{**row, "backend": "llm"} for row in rows]
+            rows[0]["repairs"], rows[-1]["repairs"] = 2, 2
         wh.write("scenarios", rows, key=name)
     wh.write(
         "failures",
@@ -449,6 +452,23 @@ def test_corpus_stats_counts(corpus):
     per_env = stats["scenarios_per_environment"].to_pylist()[0]
     assert (per_env["scenarios"], per_env["min_scenarios"], per_env["max_scenarios"]) == (11, 0, 6)
     assert per_env["avg_certified"] == 2.0 and per_env["max_certified"] == 4
+    repairs = {r.pop("backend"): r for r in stats["scenario_repairs"].to_pylist()}
+    assert repairs == {
+        "llm": {
+            "scenarios": 5,
+            "certified_at_once": 1,
+            "certified_after_repair": 1,
+            "rejected": 3,
+            "repairs": 4,
+        },
+        "procedural": {
+            "scenarios": 6,
+            "certified_at_once": 4,
+            "certified_after_repair": 0,
+            "rejected": 2,
+            "repairs": 0,
+        },
+    }
     failures = stats["failures_by_stage"].to_pylist()
     assert failures[0] == {
         "stage": "certify",

@@ -77,6 +77,19 @@ SELECT
 FROM scenarios
 ORDER BY step;
 
+-- name: scenario_repairs
+-- Who wrote the scenarios, how many certified at once, after repair turns, or not at all.
+SELECT
+    backend,
+    count(*) AS scenarios,
+    count(*) FILTER (WHERE status = 'certified' AND repairs = 0) AS certified_at_once,
+    count(*) FILTER (WHERE status = 'certified' AND repairs > 0) AS certified_after_repair,
+    count(*) FILTER (WHERE status = 'rejected') AS rejected,
+    coalesce(sum(repairs), 0)::BIGINT AS repairs
+FROM scenarios
+GROUP BY backend
+ORDER BY backend;
+
 -- name: trajectories_by_policy
 SELECT
     policy,
