@@ -53,7 +53,10 @@ class CheckItem(BaseModel):
     code: str = Field(min_length=1, description="defines check(initial_state, final_state)")
 
 
+MAX_CHECKS = 16  # one fact each; more is a model padding, and each may use its time budget
+
+
 class ChecksAnswer(BaseModel):
     """Stages ``scenario_checks`` and ``scenario_repair``: the checklist as checks."""
 
-    checks: list[CheckItem] = Field(min_length=1)
+    checks: list[CheckItem] = Field(min_length=1, max_length=MAX_CHECKS)

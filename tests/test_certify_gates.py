@@ -37,6 +37,7 @@ BY_CONTENT = """def check(initial_state: dict, final_state: dict) -> bool:
     return any(
         key not in initial_state["appointments"]
         and a["patient_id"] == {patient!r} and a["doctor_id"] == {doctor!r}
+        and a["start_time"] == {start!r}
         for key, a in final_state["appointments"].items()
     )
 """
@@ -66,7 +67,7 @@ def test_mutants_of_every_kind_are_caught_on_the_golden_clinic(clinic, clinic_sc
             assert not reward.success, trial.plan.label
             kinds.add(trial.plan.kind)
         assert _gate(certify_scenario(spec, clinic, sandbox), "guards_collateral").passed
-    assert kinds == {"extra", "drop", "swap"}
+    assert kinds == {"extra", "drop", "swap", "alter"}
 
 
 def test_a_harmful_extra_call_is_what_a_missing_guard_lets_through(
@@ -85,9 +86,12 @@ def test_independent_steps_in_the_other_order_keep_full_reward(clinic, clinic_sc
     checks = [
         {
             "description": "Has booked Alice",
-            "code": BY_CONTENT.format(patient="P001", doctor="D02"),
+            "code": BY_CONTENT.format(patient="P001", doctor="D02", start="2025-03-11T10:00:00"),
         },
-        {"description": "Has booked Bram", "code": BY_CONTENT.format(patient="P002", doctor="D03")},
+        {
+            "description": "Has booked Bram",
+            "code": BY_CONTENT.format(patient="P002", doctor="D03", start="2025-03-12T11:00:00"),
+        },
         raw["checks"][-1],  # the guard
     ]
     report = certify_scenario(_spec(clinic, raw, checks=checks), clinic, sandbox)
@@ -351,3 +355,24 @@ def test_generated_values_are_known_by_type_not_only_by_name(clinic_scenarios):
     del wrong["next_of_kin"]["K1"]
     assert namespace["check"](initial, final) and not namespace["check"](initial, wrong)
     assert outcome_view(initial, final) != outcome_view(initial, wrong)
+
+
+def test_the_guard_allows_a_resized_list_only_the_reference_s_change(sandbox):
+    """The reference put M4 on a waitlist: a trajectory that also drops M1 from it, or adds
+    another member, changes what the task did not ask for."""
+    from envmill.tasks.certify.guard import guard_check
+
+    def state(*waiting):
+        return {"books": {"B1": {"waitlist": list(waiting), "title": "Dune"}}}
+
+    initial = state("M1", "M2")
+    guard = guard_check(initial, state("M1", "M2", "M4")).code
+    finals = [
+        state("M1", "M2", "M4"),
+        state("M4", "M1", "M2"),  # the same members in another order
+        state("M2", "M4"),  # M1 dropped too
+        state("M1", "M2", "M4", "M5"),  # one more added
+        state("M1", "M3", "M4"),  # M2 swapped for M3
+    ]
+    outcome = sandbox.run_checks([guard], [(initial, final) for final in finals])
+    assert [cell.value for cell in outcome.cells[0]] == [True, True, False, False, False]

@@ -72,7 +72,8 @@ def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     differing = [t for t in mutants if t.is_wrong_solution]
     uncaught = [t for t in differing if _full_reward(ev, t)]
     counts = ", ".join(
-        f"{sum(t.plan.kind == kind for t in mutants)} {kind}" for kind in ("extra", "drop", "swap")
+        f"{sum(t.plan.kind == kind for t in mutants)} {kind}"
+        for kind in ("extra", "drop", "swap", "alter")
     )
     summary = f"{len(mutants)} mutants tried ({counts}); {len(differing)} change the outcome"
     if uncaught:

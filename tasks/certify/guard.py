@@ -3,8 +3,9 @@
 Positive checks say what the task must bring about; none of them notices a harmful extra action
 (cancelling another guest's booking). The guard does: it allows exactly the paths the reference
 solution changed or removed, and as many new records under each parent as the reference created,
-whatever ids they got; clocks, id counters and touch stamps may change freely (DESIGN §3.3). Any
-backend can append it; it is a plain, policy-clean check source.
+whatever ids they got; a list the reference lengthened or shortened may lose exactly the items it
+lost and gain as many as it gained (not be rewritten); clocks, id counters and touch stamps may
+change freely (DESIGN §3.3). Any backend can append it; it is a plain, policy-clean check source.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import CheckSpec
 from envmill.tasks.certify.generated import (
     CLOCK_ATTRS,
@@ -29,6 +31,7 @@ GUARD_DESCRIPTION = (
 
 _TEMPLATE = """\
 ALLOWED = {allowed}
+RESIZED = {resized}
 CREATED = {created}
 CLOCKS = {clocks}
 COUNTER_SUFFIXES = {suffixes}
@@ -69,6 +72,35 @@ def same(old, new):
     return type(old) is type(new) and old == new
 
 
+def key(value):
+    if isinstance(value, dict):
+        return ("d", tuple(sorted((k, key(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("l", tuple(key(v) for v in value))
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, float):
+        return ("f", value)
+    return ("v", value)
+
+
+def counts(items):
+    found = {{}}
+    for item in items:
+        found[key(item)] = found.get(key(item), 0) + 1
+    return found
+
+
+def resized_as_allowed(path, old, new):
+    expected = [entry for entry in RESIZED if entry[0] == path]
+    if not expected:
+        return False
+    before, after = counts(old), counts(new)
+    removed = {{k: n - after.get(k, 0) for k, n in before.items() if n > after.get(k, 0)}}
+    added = sum(n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0))
+    return removed == counts(expected[0][1]) and added == expected[0][2]
+
+
 def check(initial_state: dict, final_state: dict) -> bool:
     found = []
     changes(initial_state, final_state, [], found)
@@ -76,6 +108,10 @@ def check(initial_state: dict, final_state: dict) -> bool:
     for op, path, old, new in found:
         if is_generated(path, old, new) or any(path[: len(p)] == p for p in ALLOWED):
             continue
+        if isinstance(old, list) and isinstance(new, list):
+            if resized_as_allowed(path, old, new):
+                continue
+            return False
         parent = tuple(path[:-1])
         if op == "add" and isinstance(new, dict) and parent in CREATED:
             created[parent] = created.get(parent, 0) + 1
@@ -87,23 +123,34 @@ def check(initial_state: dict, final_state: dict) -> bool:
 
 def guard_check(initial: dict[str, Any], final: dict[str, Any]) -> CheckSpec:
     """The guard for a scenario whose reference solution turns ``initial`` into ``final``."""
-    allowed, created = [], Counter()
+    allowed, resized, created = [], [], Counter()
     for change in diff_states(initial, final):
         path = change["path"]
         if is_generated(change):
             continue
         if is_record_add(change):
             created[tuple(path[:-1])] += 1
+        elif isinstance(change.get("old"), list) and isinstance(change.get("new"), list):
+            resized.append([path, *_list_change(change["old"], change["new"])])
         else:
             allowed.append(path)
     code = _TEMPLATE.format(
         allowed=_literal(allowed),
+        resized=_literal(resized),
         created=_literal(dict(sorted(created.items()))),
         clocks=_literal(tuple(sorted(CLOCK_ATTRS))),
         suffixes=_literal(COUNTER_SUFFIXES),
         touch=_literal(tuple(sorted(TOUCH_FIELDS))),
     )
     return CheckSpec(description=GUARD_DESCRIPTION, code=code)
+
+
+def _list_change(old: list[Any], new: list[Any]) -> tuple[list[Any], int]:
+    """The items a resized list lost (each as often as it lost it) and how many it gained."""
+    before, after = Counter(map(canonical_json, old)), Counter(map(canonical_json, new))
+    item = {canonical_json(value): value for value in old}
+    lost = [item[text] for text, times in sorted((before - after).items()) for _ in range(times)]
+    return lost, sum((after - before).values())
 
 
 def _literal(value: Any) -> str:

@@ -9,12 +9,16 @@ is the reference's own), which keeps a mutant to a few calls.
   not touch (another patient's appointment, the customer's other account);
 - ``drop``: the solution without one of its state-changing steps;
 - ``swap``: one entity argument of a state-changing step replaced by another id of its kind;
+- ``alter``: one value argument of a state-changing step (an amount, a time, a phone number)
+  changed a little, so checks must pin the values the task fixes, not only that a change happened;
 - ``reorder``: two state-changing steps swapped (for the reorder gate, not a wrong solution).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any, Literal
 
 from envmill.schemas.environment import ToolSchema
@@ -25,7 +29,10 @@ from envmill.tasks.statekit import diff_states
 MAX_SWAPS = 6
 MAX_EXTRAS = 12
 MAX_REORDERS = 6
-PlanKind = Literal["extra", "drop", "swap", "reorder"]
+MAX_ALTERS = 6
+PlanKind = Literal["extra", "drop", "swap", "alter", "reorder"]
+_DIGIT = re.compile(r"\d(?=\D*$)")  # the last digit of a text
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?![\d])")
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,14 @@ class Plan:
 
 
 def plan_mutants(run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str]) -> list[Plan]:
-    """Every wrong solution the mutation gate tries: drops, swaps, then extras."""
+    """Every wrong solution the mutation gate tries: drops, swaps, alters, then extras."""
     entities = _Entities(run, tools)
-    return [*_drops(run), *_swaps(run, entities), *_extras(run, tools, kinds, entities)]
+    return [
+        *_drops(run),
+        *_swaps(run, entities),
+        *_alters(run),
+        *_extras(run, tools, kinds, entities),
+    ]
 
 
 def plan_reorders(run: ReferenceRun) -> list[Plan]:
@@ -92,6 +104,41 @@ def _swaps(run: ReferenceRun, entities: _Entities) -> list[Plan]:
             label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
             plans.append(Plan("swap", label, index, [swapped, *run.solution[index + 1 :]]))
     return plans[:MAX_SWAPS]
+
+
+def _alters(run: ReferenceRun) -> list[Plan]:
+    plans = []
+    for index in run.changed_at:
+        step = run.solution[index]
+        for name, value in step.arguments.items():
+            other = _altered(value) if _holder(value, run.states[index]) is None else None
+            if other is None:
+                continue
+            altered = SolutionStep(tool=step.tool, arguments={**step.arguments, name: other})
+            label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
+            plans.append(Plan("alter", label, index, [altered, *run.solution[index + 1 :]]))
+    return plans[:MAX_ALTERS]
+
+
+def _altered(value: Any) -> Any:
+    """A value near ``value`` that a careless agent might pass: a number off by one, a text
+    whose last digit differs (a phone number, a code), a date or time a day later; None for
+    other values."""
+    if type(value) is int:
+        return value + 1
+    if type(value) is float:
+        return value + 1.0
+    if isinstance(value, str) and _DATE.match(value):
+        try:
+            day = date.fromisoformat(value[:10]) + timedelta(days=1)
+        except ValueError:
+            return None
+        return day.isoformat() + value[10:]
+    if isinstance(value, str) and (digit := _DIGIT.search(value)):
+        number = int(digit.group())
+        changed = str(number - 1 if number else 1)
+        return value[: digit.start()] + changed + value[digit.end() :]
+    return None
 
 
 def _extras(

@@ -34,6 +34,8 @@ from envmill.tasks.skelbuilder.initial_state import state_problem
 from envmill.tasks.statekit import diff_states
 
 NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
+MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
+ENVIRONMENT_GATES = ("loads", "solution_runs")  # refused for the environment: checks cannot help
 
 
 @dataclass
@@ -125,11 +127,18 @@ def _ask(
 ) -> Answer:
     """One stage's answer for scenario ``index``; an answer ``check`` refuses goes back to the
     model with the reason, ``answer_rounds`` times."""
+
+    def refused(answer: Answer) -> str | None:
+        try:
+            return check(answer)
+        except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # not JSON a state
+            return f"the answer cannot be used: {type(exc).__name__}: {str(exc)[:200]}"
+
     return shared.asker.ask(
         stage,
         schema,
         rounds=shared.settings.answer_rounds,
-        check=check,
+        check=refused,
         topic=shared.brief.topic,
         index=index,
         **variables,
@@ -145,6 +154,9 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
     env, brief = shared.env, shared.brief
 
     def problem(answer: StateAnswer) -> str | None:
+        size = len(canonical_json(answer.state))
+        if size > MAX_STATE_CHARS:
+            return f"the state is {size} characters of JSON; keep it under {MAX_STATE_CHARS}"
         found = (
             state_problem(answer.state, env, shared.sandbox)
             or dangling_reference(answer.state)
@@ -256,9 +268,9 @@ def _certify_with_repairs(
             checks=[CheckSpec(description=c.fact, code=c.code) for c in checks.checks] + [guard],
         )
         report = certify_scenario(spec, shared.env, shared.sandbox)
-        if report.status == "certified" or repairs == shared.settings.repair_rounds:
-            return spec, report, repairs
         gate = report.rejected_gate
+        if gate in (None, *ENVIRONMENT_GATES) or repairs == shared.settings.repair_rounds:
+            return spec, report, repairs
         reason = next(g.reason for g in report.gates if g.gate == gate)
         checks = _ask(
             shared,
