@@ -76,6 +76,22 @@ def test_llm_run_without_topics_is_one_line(tmp_path, endpoint):
     assert endpoint.stats()["requests"] == 0
 
 
+@pytest.mark.parametrize("backend", ["--backend=llm", "--scenarios-from=llm"])
+def test_an_unreachable_endpoint_is_one_line_before_anything_starts(tmp_path, backend):
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    _settings(tmp_path, f"http://127.0.0.1:{port}/v1")
+    (tmp_path / "topics.txt").write_text(TOPICS)
+    done = envmill(tmp_path, "run", backend, "--topics", "topics.txt", "--out", "d")
+    assert done.returncode == 2, done.stdout
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"envmill: error: cannot reach the LLM endpoint http://127.0.0.1:{port}")
+    assert not (tmp_path / "d").exists()
+
+
 def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpoint):
     """Catalog environments, ScenGenerator's scenarios: every state keeps the domain spec's
     invariants, a refused set of checks is repaired, and a rerun asks the model nothing."""

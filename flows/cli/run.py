@@ -106,7 +106,7 @@ def retry_failed(
 
 def _start(settings, root: Path, local_llm: bool) -> None:
     """Plan (a bad domain, backend or endpoint fails here, before anything starts), then run."""
-    from envmill.tasks.backends import PlanError
+    from envmill.tasks.backends import PlanError, make_backend
     from envmill.tasks.pipeline import plan_batches
     from envmill.warehouse.store import Warehouse, WarehouseError
 
@@ -114,7 +114,11 @@ def _start(settings, root: Path, local_llm: bool) -> None:
         _run_on_local_endpoint(settings, root)
         return
     try:
-        plan_batches(settings)
+        backend = make_backend(settings)
+        plan_batches(settings, backend)
+        client = getattr(backend, "client", None)
+        if client is not None and (problem := client.unreachable()):
+            raise PlanError(problem)
         warehouse = Warehouse(root)
     except (PlanError, WarehouseError) as exc:
         fail(str(exc))

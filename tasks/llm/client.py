@@ -216,6 +216,21 @@ class LlmClient:
         self.cache.put(key, {"vectors": vectors, "prompt_tokens": call.tally.prompt_tokens})
         return vectors
 
+    def unreachable(self, seconds: float = 5.0) -> str | None:
+        """Why the endpoint cannot be reached (refused, no such host, no answer in ``seconds``),
+        or None when it answers anything at all: asked once before a run, so a wrong URL is one
+        line instead of a failure row per item."""
+        import openai
+
+        try:
+            self._openai.with_options(timeout=seconds, max_retries=0).models.list()
+        except openai.APIConnectionError as exc:  # a timeout is one
+            cause = exc.__cause__ or exc
+            return f"cannot reach the LLM endpoint {self.base_url}: {type(cause).__name__}: {cause}"
+        except openai.APIError:
+            return None  # it answered, if only to say it has no model list
+        return None
+
     @property
     def _openai(self) -> Any:
         return shared_openai(self.base_url, self._api_key)
