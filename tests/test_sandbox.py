@@ -154,6 +154,21 @@ def test_checks_run_on_copies_and_report_mutation(sandbox):
     assert rows[3][0].value is None and "KeyError" in rows[3][0].error
 
 
+def test_hanging_checks_share_one_time_budget():
+    """Six checks that never return, on three pairs, would take 6 × 3 × 0.25 s one by one; the
+    request's budget (CHECKS_BUDGET × wall_seconds = 2 s) ends it, and the honest check that
+    comes after them still answers only if time is left (here: none, said so)."""
+    hang = "def check(initial_state, final_state):\n    while True:\n        pass\n"
+    honest = "def check(initial_state, final_state):\n    return True\n"
+    limits = SandboxLimits(cpu_seconds=5, wall_seconds=0.5, memory_mb=256)
+    with Sandbox(limits) as box:
+        outcome = box.run_checks([hang] * 6 + [honest], [({"n": 1}, {"n": 2})] * 3)
+    errors = [cell.error for row in outcome.cells for cell in row]
+    assert all(cell.value is None for row in outcome.cells for cell in row)
+    assert errors[0].startswith("no answer within 0.25 s")
+    assert errors[-1].startswith("no answer within the checks' time budget")
+
+
 def test_basic_isolation_fallback_runs_the_same_calls():
     limits = TEST_LIMITS.model_copy(update={"isolation": "basic"})
     with Sandbox(limits) as box:

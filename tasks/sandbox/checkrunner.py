@@ -11,7 +11,9 @@ check can reach into another's evaluation (rewrite the runner, forge the guard's
 Each check is also probed in processes that run it many times, with its namespace kept and on
 heaps moved at random: a check whose answers then change remembers, or reads addresses, and is
 reported ``unstable``. A check that hangs or ends its process is named as the culprit; the
-others still run. Stdlib only; imported by the zygote.
+others still run, within one time budget for the whole request, so a checklist of hanging
+checks costs that budget and not each check's time over every pair. Stdlib only; imported by
+the zygote.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 LATE = "no answer within"
@@ -30,6 +33,17 @@ NOT_EVALUATED = "not evaluated: a later check already fails on this pair"
 MAX_FD = 1 << 16
 PROBE_ROUNDS = 4  # one in a kept namespace (every pair twice), three on moved heaps
 Describe = Callable[[BaseException], str]
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Each evaluation's time, and the request's deadline that every evaluation shares."""
+
+    per_check: float
+    deadline: float
+
+    def allow(self, seconds: float) -> float:
+        return min(seconds, self.deadline - time.monotonic())
 
 
 def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
@@ -46,38 +60,43 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     ]
     full_pairs = int(request.get("full_pairs") or 0)
     probe_pairs = full_pairs if request.get("probe") else 0
-    seconds = float(request.get("seconds_per_check") or 1.0)
+    per_check = float(request.get("seconds_per_check") or 1.0)
+    budget = float(request.get("budget_seconds") or per_check * 1000)
+    clock = Clock(per_check, time.monotonic() + budget)
     codes, errors = _compile_all(request["checks"], describe)
     rows = [
-        [_apart(code, error, pair, True, seconds, describe) for pair in pairs[:full_pairs]]
+        [_apart(code, error, pair, True, clock, describe) for pair in pairs[:full_pairs]]
         for code, error in zip(codes, errors, strict=True)
     ]
     for pair in pairs[full_pairs:]:
-        column = _until_one_fails(codes, errors, pair, seconds, describe)
+        column = _until_one_fails(codes, errors, pair, clock, describe)
         for row, cell in zip(rows, column, strict=True):
             row.append(cell)
     unstable = []
     for code, row in zip(codes, rows, strict=True):
         fresh = [cell["value"] for cell in row[:probe_pairs]]
         hung = any(LATE in str(cell["error"]) for cell in row)  # refused already; no probing
-        unstable.append(not hung and _unstable(code, pairs[:probe_pairs], fresh, seconds, describe))
+        unstable.append(not hung and _unstable(code, pairs[:probe_pairs], fresh, clock, describe))
     return {"results": rows, "unstable": unstable}
 
 
-def _apart(code, error, pair: list[str], watch: bool, seconds: float, describe) -> dict:
+def _apart(code, error, pair: list[str], watch: bool, clock: Clock, describe) -> dict:
     """One check on one pair, in a process of its own; a child that hangs or dies owes a cell
-    that names it."""
+    that names it, and so does one the request's time budget no longer covers."""
     if code is None:
         return _cell(None, error)
+    seconds = clock.allow(clock.per_check)
+    if seconds <= 0:
+        return _cell(None, f"{LATE} the checks' time budget (checks before it used it up)")
     answer = _in_child(functools.partial(_evaluate, code, pair, watch, describe), seconds)
-    late = f"{LATE} {seconds:g} s (it hung or ended its process)"
+    late = f"{LATE} {clock.per_check:g} s (it hung or ended its process)"
     return answer if answer is not None else _cell(None, late)
 
 
-def _until_one_fails(codes, errors, pair, seconds: float, describe) -> list[dict]:
+def _until_one_fails(codes, errors, pair, clock: Clock, describe) -> list[dict]:
     column: list[dict[str, Any] | None] = [None] * len(codes)
     for k in reversed(range(len(codes))):
-        column[k] = _apart(codes[k], errors[k], pair, False, seconds, describe)
+        column[k] = _apart(codes[k], errors[k], pair, False, clock, describe)
         if column[k]["value"] is not True:
             break
     skipped = _cell(None, NOT_EVALUATED)
@@ -104,12 +123,14 @@ def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> di
     return _cell(value, problem, mutated)
 
 
-def _unstable(code, pairs: list[list[str]], fresh: list[Any], seconds: float, describe) -> bool:
-    """Whether the check's answers on ``pairs`` change when it runs again in one process."""
+def _unstable(code, pairs: list[list[str]], fresh: list[Any], clock: Clock, describe) -> bool:
+    """Whether the check's answers on ``pairs`` change when it runs again in one process (a
+    probe the time budget no longer covers counts as a change: the check is not certified)."""
     for round_ in range(PROBE_ROUNDS if code is not None and pairs else 0):
         kept = round_ == 0
         work = functools.partial(_again, code, pairs, kept, describe)
-        answer = _in_child(work, seconds * len(pairs) * 2) or {}
+        seconds = clock.allow(clock.per_check * len(pairs) * 2)
+        answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
         if answer.get("values") != fresh * (2 if kept else 1):
             return True
     return False

@@ -25,6 +25,9 @@ from envmill.tasks.sandbox.outcomes import CheckCell, ChecksOutcome, SandboxOutc
 if TYPE_CHECKING:
     from envmill.tasks.sandbox.episode import SandboxEpisode
 
+# one checks request's time in all, in wall_seconds: legitimate checks answer in milliseconds,
+# and a checklist of hanging ones must not cost each one's time on every pair
+CHECKS_BUDGET = 4
 CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
 EPISODE_SPENT = "the episode has received all it may keep (max_episode_bytes, max_episode_values)"
@@ -107,6 +110,7 @@ class Sandbox:
         full_pairs = len(pairs) if full_pairs is None else full_pairs
         order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
         per_check = self.limits.wall_seconds / 2
+        budget = CHECKS_BUDGET * self.limits.wall_seconds
         request = {
             "op": "checks",
             "checks": check_sources,
@@ -114,10 +118,11 @@ class Sandbox:
             "full_pairs": full_pairs,
             "probe": probe,
             "seconds_per_check": per_check,
+            "budget_seconds": budget,
         }
         host = self.spawn_host(image=image, processes=2)
         try:
-            wall = self.limits.wall_seconds + 2 * per_check * len(check_sources)
+            wall = self.limits.wall_seconds + budget
             reply = host.request(request, wall_seconds=wall)
         finally:
             host.close()
