@@ -435,6 +435,7 @@ def test_the_limits_hold_through_dask_too(endpoint, tmp_path):
         ("   ", "the reply is empty"),
         ("I cannot help with that.", "no JSON object"),
         ('{"a": "one"}', "a: Input should be a valid integer"),
+        ('{"a": ' + "9" * 5000 + "}", "invalid JSON: Exceeds the limit (4300 digits)"),
     ],
 )
 def test_replies_are_read_strictly_but_tolerantly(text, problem):

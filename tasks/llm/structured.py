@@ -110,6 +110,8 @@ def _first_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
             continue
         except RecursionError:  # nested past the interpreter's limit: no answer anyone wants
             return None, "invalid JSON: nested too deeply"
+        except ValueError as exc:  # an integer of thousands of digits, say
+            return None, f"invalid JSON: {str(exc)[:120]}"
         if isinstance(value, dict):
             return value, None
     return None, first_error
