@@ -187,8 +187,8 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
     evidence.cells, evidence.unstable = _check_rows(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
-    evidence.other_cells, _ = _check_rows(
-        sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False
+    evidence.other_cells, _ = _check_rows(  # compared with the fresh answers only
+        sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False, apart=False
     )
 
 
@@ -211,9 +211,12 @@ def _check_rows(
     full_pairs: int,
     *,
     probe: bool,
+    apart: bool = True,
 ) -> tuple[list[list[CheckCell]], list[bool]]:
     """The check cells (check -> pair) and, per check, whether the probes found it unstable."""
-    outcome = sandbox.run_checks(sources, pairs, image=image, full_pairs=full_pairs, probe=probe)
+    outcome = sandbox.run_checks(
+        sources, pairs, image=image, full_pairs=full_pairs, probe=probe, apart=apart
+    )
     if outcome.ok:
         rows, unstable = list(outcome.cells), list(outcome.unstable)
     else:

@@ -8,12 +8,14 @@ and behave one way in certification and another when a reward is computed. So ev
 which any later reward is computed, so what certification saw is what a trainer gets, and no
 check can reach into another's evaluation (rewrite the runner, forge the guard's answer).
 
-Each check is also probed in processes that run it many times, with its namespace kept and on
+Each check is also probed in a process that runs it many times, with its namespace kept and on
 heaps moved at random: a check whose answers then change remembers, or reads addresses, and is
-reported ``unstable``. A check that hangs or ends its process is named as the culprit; the
-others still run, within one time budget for the whole request, so a checklist of hanging
-checks costs that budget and not each check's time over every pair. Stdlib only; imported by
-the zygote.
+reported ``unstable``. A request may also ask for one process per check rather than per
+evaluation (``apart: false``): the other image's run, whose answers are only compared with the
+fresh ones, where a check that remembers can only cause a mismatch, never hide one. A check
+that hangs or ends its process is named as the culprit; the others still run, within one time
+budget for the whole request, so a checklist of hanging checks costs that budget and not each
+check's time over every pair. Stdlib only; imported by the zygote.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 LATE = "no answer within"
 NOT_EVALUATED = "not evaluated: a later check already fails on this pair"
 MAX_FD = 1 << 16
-PROBE_ROUNDS = 4  # one in a kept namespace (every pair twice), three on moved heaps
+PROBE_ROUNDS = 4  # in one process: a kept namespace (every pair twice), three on moved heaps
 Describe = Callable[[BaseException], str]
 
 
@@ -64,8 +66,9 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     budget = float(request.get("budget_seconds") or per_check * 1000)
     clock = Clock(per_check, time.monotonic() + budget)
     codes, errors = _compile_all(request["checks"], describe)
+    evaluate = _apart if request.get("apart", True) else _together
     rows = [
-        [_apart(code, error, pair, True, clock, describe) for pair in pairs[:full_pairs]]
+        evaluate(code, error, pairs[:full_pairs], clock, describe)
         for code, error in zip(codes, errors, strict=True)
     ]
     for pair in pairs[full_pairs:]:
@@ -80,7 +83,30 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     return {"results": rows, "unstable": unstable}
 
 
-def _apart(code, error, pair: list[str], watch: bool, clock: Clock, describe) -> dict:
+def _apart(code, error, pairs: list[list[str]], clock: Clock, describe) -> list[dict]:
+    """The check on each pair, each evaluation in a process of its own."""
+    return [_alone(code, error, pair, True, clock, describe) for pair in pairs]
+
+
+def _together(code, error, pairs: list[list[str]], clock: Clock, describe) -> list[dict]:
+    """The check on each pair, in fresh namespaces of one process."""
+    if code is None or not pairs:
+        return [_cell(None, error) for _ in pairs]
+    seconds = clock.allow(clock.per_check * len(pairs))
+    work = functools.partial(_evaluate_all, code, pairs, describe)
+    answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
+    cells = answer.get("cells")
+    if type(cells) is list and len(cells) == len(pairs):
+        return cells
+    late = f"{LATE} {clock.per_check * len(pairs):g} s (it hung or ended its process)"
+    return [_cell(None, late) for _ in pairs]
+
+
+def _evaluate_all(code: Any, pairs: list[list[str]], describe: Describe) -> dict:
+    return {"cells": [_evaluate(code, pair, True, describe) for pair in pairs]}
+
+
+def _alone(code, error, pair: list[str], watch: bool, clock: Clock, describe) -> dict:
     """One check on one pair, in a process of its own; a child that hangs or dies owes a cell
     that names it, and so does one the request's time budget no longer covers."""
     if code is None:
@@ -96,7 +122,7 @@ def _apart(code, error, pair: list[str], watch: bool, clock: Clock, describe) ->
 def _until_one_fails(codes, errors, pair, clock: Clock, describe) -> list[dict]:
     column: list[dict[str, Any] | None] = [None] * len(codes)
     for k in reversed(range(len(codes))):
-        column[k] = _apart(codes[k], errors[k], pair, False, clock, describe)
+        column[k] = _alone(codes[k], errors[k], pair, False, clock, describe)
         if column[k]["value"] is not True:
             break
     skipped = _cell(None, NOT_EVALUATED)
@@ -126,26 +152,27 @@ def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> di
 def _unstable(code, pairs: list[list[str]], fresh: list[Any], clock: Clock, describe) -> bool:
     """Whether the check's answers on ``pairs`` change when it runs again in one process (a
     probe the time budget no longer covers counts as a change: the check is not certified)."""
-    for round_ in range(PROBE_ROUNDS if code is not None and pairs else 0):
-        kept = round_ == 0
-        work = functools.partial(_again, code, pairs, kept, describe)
-        seconds = clock.allow(clock.per_check * len(pairs) * 2)
-        answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
-        if answer.get("values") != fresh * (2 if kept else 1):
-            return True
-    return False
+    if code is None or not pairs:
+        return False
+    evaluations = len(pairs) * (PROBE_ROUNDS + 1)
+    seconds = clock.allow(clock.per_check * evaluations)
+    work = functools.partial(_again, code, pairs, describe)
+    answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
+    return answer.get("values") != fresh * (PROBE_ROUNDS + 1)
 
 
-def _again(code, pairs: list[list[str]], kept: bool, describe) -> dict:
-    """In a child: kept, the check twice over the pairs in one namespace; else in fresh
-    namespaces after the heap was moved by a random amount."""
-    ballast = None if kept else _ballast(1 << 14)  # moves the higher address bits
-    namespace: dict[str, Any] | None = {} if kept else None
-    values = []
-    for pair in pairs * (2 if kept else 1):
-        nudge = None if kept else _ballast(1 << 8)  # and the lower ones, per evaluation
-        values.append(_call(code, *map(json.loads, pair), describe, namespace)[0])
-        del nudge
+def _again(code, pairs: list[list[str]], describe) -> dict:
+    """In a child: the check twice over the pairs in one kept namespace, then once over them
+    per remaining round in fresh namespaces, the heap moved by a random amount each time."""
+    namespace: dict[str, Any] = {}
+    values = [_call(code, *map(json.loads, pair), describe, namespace)[0] for pair in pairs * 2]
+    ballast = []
+    for _ in range(PROBE_ROUNDS - 1):
+        ballast.append(_ballast(1 << 14))  # moves the higher address bits
+        for pair in pairs:
+            nudge = _ballast(1 << 8)  # and the lower ones, per evaluation
+            values.append(_call(code, *map(json.loads, pair), describe)[0])
+            del nudge
     del ballast
     return {"values": values}
 

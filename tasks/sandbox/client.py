@@ -96,6 +96,7 @@ class Sandbox:
         image: int = 0,
         full_pairs: int | None = None,
         probe: bool = True,
+        apart: bool = True,
     ) -> ChecksOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
@@ -104,8 +105,10 @@ class Sandbox:
         ``outcome.cells[i][j]`` is check i on pair j. Every check runs on the first
         ``full_pairs`` pairs (all by default), where ``mutated`` is watched and, with ``probe``,
         each check is run again (``outcome.unstable[i]``: it answered differently, so it
-        remembers or reads addresses). On later pairs only full reward is in question: once a
-        check fails there, the others are not evaluated.
+        remembers or reads addresses). Without ``apart``, each check's evaluations on those
+        pairs share one process (fresh namespaces): for answers that are only compared. On
+        later pairs only full reward is in question: once a check fails there, the others are
+        not evaluated.
         """
         full_pairs = len(pairs) if full_pairs is None else full_pairs
         order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
@@ -117,6 +120,7 @@ class Sandbox:
             "pairs": [pairs[j] for j in order],
             "full_pairs": full_pairs,
             "probe": probe,
+            "apart": apart,
             "seconds_per_check": per_check,
             "budget_seconds": budget,
         }
