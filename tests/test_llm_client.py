@@ -864,3 +864,42 @@ def test_a_400_about_something_else_is_one_request_and_no_text_mode_fallback(end
     assert failed.value.record.attempts == 1 and endpoint.stats()["requests"] == 1
     ask_topic(client, TASKS[1])  # the model was not marked as refusing json_schema
     assert "response_format" in endpoint.requests("topics")[-1]["body"]
+
+
+def test_the_preflight_tells_a_dead_or_keyless_endpoint_from_one_that_answers(tmp_path):
+    """A real HTTP server on 127.0.0.1: one that answers 404 (no model list) is fine, one that
+    refuses the key or accepts the connection and never answers is one line each."""
+    import http.server
+    import threading
+
+    class Reply(http.server.BaseHTTPRequestHandler):
+        status = 404
+
+        def do_GET(self):  # noqa: N802 - the http.server API
+            if self.status == 0:
+                time.sleep(3)
+                return
+            self.send_response(self.status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "no"}}')
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Reply)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        client = make_client(url, tmp_path)
+        assert client.unreachable(seconds=1.0) is None
+        Reply.status = 401
+        assert client.unreachable(seconds=1.0) == (
+            f"the LLM endpoint {url} refused the API key (HTTP 401)"
+        )
+        Reply.status = 0
+        said = client.unreachable(seconds=0.5)
+        assert said.startswith(f"cannot reach the LLM endpoint {url}: ") and "Timeout" in said
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -217,9 +217,9 @@ class LlmClient:
         return vectors
 
     def unreachable(self, seconds: float = 5.0) -> str | None:
-        """Why the endpoint cannot be reached (refused, no such host, no answer in ``seconds``),
-        or None when it answers anything at all: asked once before a run, so a wrong URL is one
-        line instead of a failure row per item."""
+        """Why the endpoint cannot be used (refused, no such host, no answer in ``seconds``, the
+        key refused), or None when it answers anything else: asked once before a run, so a
+        wrong URL or key is one line instead of a failure row per item."""
         import openai
 
         try:
@@ -227,6 +227,8 @@ class LlmClient:
         except openai.APIConnectionError as exc:  # a timeout is one
             cause = exc.__cause__ or exc
             return f"cannot reach the LLM endpoint {self.base_url}: {type(cause).__name__}: {cause}"
+        except openai.AuthenticationError as exc:
+            return f"the LLM endpoint {self.base_url} refused the API key (HTTP {exc.status_code})"
         except openai.APIError:
             return None  # it answered, if only to say it has no model list
         return None
