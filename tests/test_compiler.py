@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import string
+import sys
 
 import pytest
 
@@ -229,3 +230,21 @@ def test_initial_state_matches_derived_state_schema(compiled, states):
     jsonschema = pytest.importorskip("jsonschema")
     for domain, state in states.items():
         jsonschema.validate(state, envmodule.derive_state_schema(compiled[(domain, 0)].source))
+
+
+def test_names_drawn_in_threads_are_those_drawn_alone():
+    """The llm scenarios path compiles catalog environments on item threads: the name generator
+    they share must not be reseeded by one compile halfway through another's draw."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from envmill.tasks.procedural.codegen_manifest import plain_names
+
+    keys = [f"airline:{seed}:book_flight:passenger_name" for seed in range(64)]
+    alone = [plain_names(key) for key in keys]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often, as under a loaded worker
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            assert list(pool.map(plain_names, keys)) == alone
+    finally:
+        sys.setswitchinterval(interval)

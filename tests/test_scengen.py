@@ -248,3 +248,30 @@ def test_a_task_that_names_an_id_the_system_will_give_is_refused():
     assert said.startswith("the task names 'LN-2', the id the system gives the new loans record")
     assert generated_value_named('["Renew LN-1, then lend to Ann", {}]', initial, final) is None
     assert generated_value_named('["Renew LN-20", {}]', initial, final) is None  # another id
+
+
+def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_first(
+    endpoint, sandbox, tmp_path, library
+):
+    """Scenarios 0 and 1 get the same state, scenario 0's a second later: scenario 1 still
+    waits for it and is the one refused, so the same answers make the same scenarios."""
+    import time
+
+    from envmill.tasks.llm.endpoint import register
+    from envmill.tasks.llm.endpoint.scenarios import respond_scenario_state, scenario_for
+    from envmill.tasks.llm.endpoint.skeleton import answer, topic_of
+
+    def alike(request):
+        if "Scenario: 0" in request.texts("user")[0]:
+            time.sleep(1.0)
+        return answer({"state": scenario_for(topic_of(request), 0).initial_state})
+
+    endpoint.configure(slips=[])
+    register("scenario_state", alike)
+    try:
+        made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=2, answer_rounds=1)
+    finally:
+        register("scenario_state", respond_scenario_state)
+    (skip,) = made.skipped
+    assert skip.index == 1 and "repeats most records" in skip.message
+    assert len(made.scenarios) == 1

@@ -4,6 +4,7 @@ business rules in words. The scenario generator reads only this, never the spec.
 from __future__ import annotations
 
 import random
+import threading
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
@@ -131,16 +132,22 @@ def past_dates(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
     return {"source": "enum", "values": values}
 
 
+_NAME_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _name_faker() -> Faker:
     return Faker("en_US")
 
 
 def plain_names(key: str) -> list[str]:
-    """``PLAIN_NAMES`` (or a few fewer, after removing repeats) names seeded by ``key``."""
+    """``PLAIN_NAMES`` (or a few fewer, after removing repeats) names seeded by ``key``; one
+    thread at a time draws from the shared generator, or a compile in another thread would
+    reseed it halfway and the same seed would give other names."""
     fake = _name_faker()
-    fake.seed_instance(random.Random(f"names:{key}").getrandbits(32))
-    return sorted({f"{fake.first_name()} {fake.last_name()}" for _ in range(PLAIN_NAMES)})
+    with _NAME_LOCK:
+        fake.seed_instance(random.Random(f"names:{key}").getrandbits(32))
+        return sorted({f"{fake.first_name()} {fake.last_name()}" for _ in range(PLAIN_NAMES)})
 
 
 def preferred_values(plan: EnvPlan, tool: ToolPlan, arg_name: str) -> dict[str, list]:

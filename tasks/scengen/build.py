@@ -52,7 +52,11 @@ class EnvironmentBrief:
 
 @dataclass
 class _Shared:
-    """What the scenarios of one environment share: the states made so far (no two alike)."""
+    """What the scenarios of one environment share: the states made so far (no two alike).
+
+    Scenario ``i``'s state is compared with the states of scenarios ``0 … i-1`` once those are
+    decided, whichever finished first, so the same answers make the same scenarios every time.
+    Scenarios start in index order, so a wait is never for a scenario that waits in turn."""
 
     env: AdmittedEnvironment
     brief: EnvironmentBrief
@@ -60,8 +64,18 @@ class _Shared:
     sandbox: Sandbox
     settings: ScenGenSettings
     seed: int
-    states: list[frozenset[str]] = field(default_factory=list)  # each state's records
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
+    decided: threading.Condition = field(default_factory=threading.Condition)
+
+    def earlier_states(self, index: int) -> list[frozenset[str]]:
+        with self.decided:
+            self.decided.wait_for(lambda: all(j in self.states for j in range(index)))
+            return [r for j, r in sorted(self.states.items()) if j < index and r is not None]
+
+    def decide(self, index: int, state: dict[str, Any] | None) -> None:
+        with self.decided:
+            self.states[index] = None if state is None else _records(state)
+            self.decided.notify_all()
 
 
 def make_llm_scenarios(
@@ -166,28 +180,31 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
         if found:
             return found
         records = _records(answer.state)
-        with shared.lock:
-            for earlier in [_records(brief.example_state), *shared.states]:
-                if _overlap(records, earlier) >= NEAR_DUPLICATE:
-                    return (
-                        "this state repeats most records of one already used; write different "
-                        "people, items, amounts, dates and statuses"
-                    )
-            shared.states.append(records)
+        for earlier in [_records(brief.example_state), *shared.earlier_states(index)]:
+            if _overlap(records, earlier) >= NEAR_DUPLICATE:
+                return (
+                    "this state repeats most records of one already used; write different "
+                    "people, items, amounts, dates and statuses"
+                )
         return None
 
     example, _ = preview_state(brief.example_state, shared.settings.preview_records)
-    return _ask(
-        shared,
-        "scenario_state",
-        StateAnswer,
-        index,
-        problem,
-        introduction=brief.introduction,
-        rules=brief.business_rules,
-        state_schema=to_json(env.state_schema),
-        example_state=to_json(example),
-    ).state
+    state = None
+    try:
+        state = _ask(
+            shared,
+            "scenario_state",
+            StateAnswer,
+            index,
+            problem,
+            introduction=brief.introduction,
+            rules=brief.business_rules,
+            state_schema=to_json(env.state_schema),
+            example_state=to_json(example),
+        ).state
+    finally:
+        shared.decide(index, state)
+    return state
 
 
 def _declared_invariant(brief: EnvironmentBrief, state: dict[str, Any]) -> str | None:

@@ -29,24 +29,34 @@ TRIES = 5  # scenario numbers tried after the one asked for, when the chain make
 @lru_cache(maxsize=256)
 def scenario_for(topic: str, index: int, conversational: bool = False) -> ScenarioSpec | None:
     """The procedural scenario for ``topic``'s module at ``index`` (or the next that works),
-    phrased for a conversation (facts the user reveals) when ``conversational``."""
-    compiled = topic_module(topic).compiled
-    env_id = sha256_hex(topic)[:16]
+    phrased for a conversation (facts the user reveals) when ``conversational``. The number is
+    chosen without the phrasing, so every stage's prompt (only the task's names the mode) gets
+    the same scenario's part."""
     for number in range(index, index + TRIES):
         try:
-            return build_scenario(
-                compiled,
-                env_id,
-                number,
-                0,
-                process_sandbox(SandboxLimits()),
-                faker=Faker(FAKER_LOCALE),
-                conversational_share=1.0 if conversational else 0.0,
-                state_builder=build_initial_state,
-            )
+            plain = _build(topic, number, conversational=False)
         except ScenarioSkipped:
             continue
+        if not conversational:
+            return plain
+        try:
+            return _build(topic, number, conversational=True)
+        except ScenarioSkipped:
+            return plain
     return None
+
+
+def _build(topic: str, number: int, *, conversational: bool) -> ScenarioSpec:
+    return build_scenario(
+        topic_module(topic).compiled,
+        sha256_hex(topic)[:16],
+        number,
+        0,
+        process_sandbox(SandboxLimits()),
+        faker=Faker(FAKER_LOCALE),
+        conversational_share=1.0 if conversational else 0.0,
+        state_builder=build_initial_state,
+    )
 
 
 def _scenario(request: ChatRequest) -> ScenarioSpec | None:
