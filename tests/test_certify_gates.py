@@ -376,3 +376,20 @@ def test_the_guard_allows_a_resized_list_only_the_reference_s_change(sandbox):
     ]
     outcome = sandbox.run_checks([guard], [(initial, final) for final in finals])
     assert [cell.value for cell in outcome.cells[0]] == [True, True, False, False, False]
+
+
+def test_a_check_that_answers_late_anywhere_fails_the_deterministic_gate(clinic, clinic_scenarios):
+    """A late cell proves nothing: a wrong solution it 'caught' may not be caught when a reward
+    is computed with time to spare."""
+    from envmill.tasks.certify.evidence import Evidence
+    from envmill.tasks.certify.gates import judge
+    from envmill.tasks.certify.mutants import ReferenceRun
+    from envmill.tasks.sandbox import CheckCell
+
+    spec = _spec(clinic, clinic_scenarios["certified"][0])
+    run = ReferenceRun(solution=[], states=[{}], outcomes=[], changed_at=[])
+    fine, late = CheckCell(value=True), CheckCell(value=None, error="no answer", late=True)
+    ev = Evidence(run=run, cells=[[fine, CheckCell(value=False), late]], other_cells=[[fine]])
+    ev.unstable, ev.replay_hash = [False], "x"
+    verdict = judge("deterministic", spec, ev)
+    assert not verdict.passed and "gave no answer in time" in verdict.reason

@@ -278,3 +278,24 @@ def test_hosts_cannot_signal_each_other_through_file_locks(sandbox):
     )
     with sandbox.episode(source, "Counter") as episode:
         assert "Operation not permitted" in episode.call("lock", {}).result["error"]
+
+
+def test_only_the_runner_says_a_cell_was_late():
+    """A check that hangs on one pair is late there (and not probed); one that raises an error
+    reading like a timeout is not late, and is probed like any other."""
+    hangs_on_two = (
+        "def check(initial_state, final_state):\n"
+        "    while final_state['n'] == 2:\n        pass\n    return True\n"
+    )
+    mimic = (
+        "def check(initial_state, final_state):\n"
+        "    raise ValueError('no answer within 0.25 s (it hung or ended its process)')\n"
+    )
+    limits = SandboxLimits(cpu_seconds=5, wall_seconds=0.5, memory_mb=256)
+    with Sandbox(limits) as box:
+        outcome = box.run_checks(
+            [hangs_on_two, mimic], [({"n": 1}, {"n": 1}), ({"n": 1}, {"n": 2})]
+        )
+    assert [cell.late for cell in outcome.cells[0]] == [False, True]
+    assert [cell.late for cell in outcome.cells[1]] == [False, False]
+    assert outcome.cells[1][0].error.startswith("ValueError: no answer within")

@@ -100,6 +100,11 @@ def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
 
 def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     for index, (row, other) in enumerate(zip(ev.cells, ev.other_cells, strict=True)):
+        if any(cell.late for cell in row + other):  # a mutant it "caught" may not be caught
+            return False, (
+                f"check {index + 1} gave no answer in time on some states it was given; a "
+                "check must answer promptly on every state"
+            )
         if any(cell.mutated for cell in row + other):
             return False, f"check {index + 1} changes the states it is given"
         if ev.unstable[index]:

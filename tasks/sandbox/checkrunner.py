@@ -78,7 +78,7 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     unstable = []
     for code, row in zip(codes, rows, strict=True):
         fresh = [cell["value"] for cell in row[:probe_pairs]]
-        hung = any(LATE in str(cell["error"]) for cell in row)  # refused already; no probing
+        hung = any(cell["late"] for cell in row)  # refused already; no probing
         unstable.append(not hung and _unstable(code, pairs[:probe_pairs], fresh, clock, describe))
     return {"results": rows, "unstable": unstable}
 
@@ -96,10 +96,10 @@ def _together(code, error, pairs: list[list[str]], clock: Clock, describe) -> li
     work = functools.partial(_evaluate_all, code, pairs, describe)
     answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
     cells = answer.get("cells")
-    if type(cells) is list and len(cells) == len(pairs):
-        return cells
+    if type(cells) is list and len(cells) == len(pairs) and all(type(c) is dict for c in cells):
+        return [{**cell, "late": False} for cell in cells]
     late = f"{LATE} {clock.per_check * len(pairs):g} s (it hung or ended its process)"
-    return [_cell(None, late) for _ in pairs]
+    return [_cell(None, late, late=True) for _ in pairs]
 
 
 def _evaluate_all(code: Any, pairs: list[list[str]], describe: Describe) -> dict:
@@ -113,10 +113,13 @@ def _alone(code, error, pair: list[str], watch: bool, clock: Clock, describe) ->
         return _cell(None, error)
     seconds = clock.allow(clock.per_check)
     if seconds <= 0:
-        return _cell(None, f"{LATE} the checks' time budget (checks before it used it up)")
+        spent = f"{LATE} the checks' time budget (checks before it used it up)"
+        return _cell(None, spent, late=True)
     answer = _in_child(functools.partial(_evaluate, code, pair, watch, describe), seconds)
-    late = f"{LATE} {clock.per_check:g} s (it hung or ended its process)"
-    return answer if answer is not None else _cell(None, late)
+    if answer is None:
+        hung = f"{LATE} {clock.per_check:g} s (it hung or ended its process)"
+        return _cell(None, hung, late=True)
+    return {**answer, "late": False}  # only this process says an answer was late
 
 
 def _until_one_fails(codes, errors, pair, clock: Clock, describe) -> list[dict]:
@@ -263,8 +266,11 @@ def _end(pid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _cell(value: bool | None, error: str | None, mutated: bool = False) -> dict[str, Any]:
-    return {"value": value, "error": error, "mutated": mutated}
+def _cell(
+    value: bool | None, error: str | None, mutated: bool = False, *, late: bool = False
+) -> dict[str, Any]:
+    """``late``: no answer in time (set here, never taken from what a check's process wrote)."""
+    return {"value": value, "error": error, "mutated": mutated, "late": late}
 
 
 def _dumps(value: Any) -> str | None:

@@ -70,17 +70,20 @@ class CheckCell:
     """One check evaluated on one (initial, final) pair.
 
     ``value`` is None when the check raised, returned a non-bool, ran out of time, ended its
-    process or was not evaluated (``error`` says which); ``mutated``: it changed its arguments.
+    process or was not evaluated (``error`` says which); ``mutated``: it changed its arguments;
+    ``late``: it gave no answer in time, so the cell proves nothing either way.
     """
 
     value: bool | None
     error: str | None = None
     mutated: bool = False
+    late: bool = False  # no answer in time: evidence of nothing
 
     @classmethod
     def from_wire(cls, cell: dict[str, Any]) -> CheckCell:
         """A cell as the check runner sends it (the shape ``client.reply_problem`` accepted)."""
-        return cls(value=cell["value"], error=cell["error"], mutated=cell["mutated"])
+        late = cell.get("late") is True
+        return cls(value=cell["value"], error=cell["error"], mutated=cell["mutated"], late=late)
 
 
 @dataclass(frozen=True)
