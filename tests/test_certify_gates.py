@@ -358,8 +358,8 @@ def test_generated_values_are_known_by_type_not_only_by_name(clinic_scenarios):
 
 
 def test_the_guard_allows_a_resized_list_only_the_reference_s_change(sandbox):
-    """The reference put M4 on a waitlist: a trajectory that also drops M1 from it, or adds
-    another member, changes what the task did not ask for."""
+    """The reference put M4 on a waitlist: a trajectory that also drops M1 from it, adds
+    another member or reorders those waiting changes what the task did not ask for."""
     from envmill.tasks.certify.guard import guard_check
 
     def state(*waiting):
@@ -369,13 +369,19 @@ def test_the_guard_allows_a_resized_list_only_the_reference_s_change(sandbox):
     guard = guard_check(initial, state("M1", "M2", "M4")).code
     finals = [
         state("M1", "M2", "M4"),
-        state("M4", "M1", "M2"),  # the same members in another order
+        state("M1", "M4", "M2"),  # M4 put elsewhere: the others keep their order
         state("M2", "M4"),  # M1 dropped too
         state("M1", "M2", "M4", "M5"),  # one more added
         state("M1", "M3", "M4"),  # M2 swapped for M3
+        state("M2", "M1", "M4"),  # the first in line sent back
     ]
     outcome = sandbox.run_checks([guard], [(initial, final) for final in finals])
-    assert [cell.value for cell in outcome.cells[0]] == [True, True, False, False, False]
+    assert [cell.value for cell in outcome.cells[0]] == [True, True, False, False, False, False]
+    initial = state("M1", "M2", "M1")  # the reference removes the second M1
+    guard = guard_check(initial, state("M1", "M2")).code
+    finals = [state("M1", "M2"), state("M2", "M1")]  # the first M1 removed instead
+    outcome = sandbox.run_checks([guard], [(initial, final) for final in finals])
+    assert [cell.value for cell in outcome.cells[0]] == [True, False]
 
 
 def test_a_check_that_answers_late_anywhere_fails_the_deterministic_gate(clinic, clinic_scenarios):

@@ -3,9 +3,10 @@
 Positive checks say what the task must bring about; none of them notices a harmful extra action
 (cancelling another guest's booking). The guard does: it allows exactly the paths the reference
 solution changed or removed, and as many new records under each parent as the reference created,
-whatever ids they got; a list the reference lengthened or shortened may lose exactly the items it
-lost and gain as many as it gained (not be rewritten); clocks, id counters and touch stamps may
-change freely (DESIGN §3.3). Any backend can append it; it is a plain, policy-clean check source.
+whatever ids they got; a list the reference lengthened or shortened must keep, in their order,
+the items the reference kept, and gain as many others as it gained (not be rewritten); clocks, id
+counters and touch stamps may change freely (DESIGN §3.3). Any backend can append it; it is a
+plain, policy-clean check source.
 """
 
 from __future__ import annotations
@@ -84,21 +85,19 @@ def key(value):
     return ("v", value)
 
 
-def counts(items):
-    found = {{}}
+def keeps_in_order(kept, items):
+    position = 0
     for item in items:
-        found[key(item)] = found.get(key(item), 0) + 1
-    return found
+        if position < len(kept) and key(item) == key(kept[position]):
+            position += 1
+    return position == len(kept)
 
 
-def resized_as_allowed(path, old, new):
-    expected = [entry for entry in RESIZED if entry[0] == path]
-    if not expected:
-        return False
-    before, after = counts(old), counts(new)
-    removed = {{k: n - after.get(k, 0) for k, n in before.items() if n > after.get(k, 0)}}
-    added = sum(n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0))
-    return removed == counts(expected[0][1]) and added == expected[0][2]
+def resized_as_allowed(path, new):
+    for listed, kept, added in RESIZED:
+        if listed == path:
+            return len(new) == len(kept) + added and keeps_in_order(kept, new)
+    return False
 
 
 def check(initial_state: dict, final_state: dict) -> bool:
@@ -109,7 +108,7 @@ def check(initial_state: dict, final_state: dict) -> bool:
         if is_generated(path, old, new) or any(path[: len(p)] == p for p in ALLOWED):
             continue
         if isinstance(old, list) and isinstance(new, list):
-            if resized_as_allowed(path, old, new):
+            if resized_as_allowed(path, new):
                 continue
             return False
         parent = tuple(path[:-1])
@@ -131,7 +130,7 @@ def guard_check(initial: dict[str, Any], final: dict[str, Any]) -> CheckSpec:
         if is_record_add(change):
             created[tuple(path[:-1])] += 1
         elif isinstance(change.get("old"), list) and isinstance(change.get("new"), list):
-            resized.append([path, *_list_change(change["old"], change["new"])])
+            resized.append([path, *_kept_in_order(change["old"], change["new"])])
         else:
             allowed.append(path)
     code = _TEMPLATE.format(
@@ -145,12 +144,25 @@ def guard_check(initial: dict[str, Any], final: dict[str, Any]) -> CheckSpec:
     return CheckSpec(description=GUARD_DESCRIPTION, code=code)
 
 
-def _list_change(old: list[Any], new: list[Any]) -> tuple[list[Any], int]:
-    """The items a resized list lost (each as often as it lost it) and how many it gained."""
-    before, after = Counter(map(canonical_json, old)), Counter(map(canonical_json, new))
-    item = {canonical_json(value): value for value in old}
-    lost = [item[text] for text, times in sorted((before - after).items()) for _ in range(times)]
-    return lost, sum((after - before).values())
+def _kept_in_order(old: list[Any], new: list[Any]) -> tuple[list[Any], int]:
+    """The items of ``old`` the reference kept, in the order ``new`` has them (the longest
+    common subsequence), and how many it added."""
+    a, b = [canonical_json(x) for x in old], [canonical_json(x) for x in new]
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            same = a[i] == b[j]
+            table[i][j] = table[i + 1][j + 1] + 1 if same else max(table[i + 1][j], table[i][j + 1])
+    kept, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            kept.append(new[j])
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return kept, len(new) - len(kept)
 
 
 def _literal(value: Any) -> str:
