@@ -37,7 +37,7 @@ BY_CONTENT = """def check(initial_state: dict, final_state: dict) -> bool:
     return any(
         key not in initial_state["appointments"]
         and a["patient_id"] == {patient!r} and a["doctor_id"] == {doctor!r}
-        and a["start_time"] == {start!r}
+        and a["start_time"] == {start!r} and a["reason"] == {reason!r}
         for key, a in final_state["appointments"].items()
     )
 """
@@ -86,11 +86,15 @@ def test_independent_steps_in_the_other_order_keep_full_reward(clinic, clinic_sc
     checks = [
         {
             "description": "Has booked Alice",
-            "code": BY_CONTENT.format(patient="P001", doctor="D02", start="2025-03-11T10:00:00"),
+            "code": BY_CONTENT.format(
+                patient="P001", doctor="D02", start="2025-03-11T10:00:00", reason="skin check"
+            ),
         },
         {
             "description": "Has booked Bram",
-            "code": BY_CONTENT.format(patient="P002", doctor="D03", start="2025-03-12T11:00:00"),
+            "code": BY_CONTENT.format(
+                patient="P002", doctor="D03", start="2025-03-12T11:00:00", reason="blood test"
+            ),
         },
         raw["checks"][-1],  # the guard
     ]
@@ -399,3 +403,17 @@ def test_a_check_that_answers_late_anywhere_fails_the_deterministic_gate(clinic,
     ev.unstable, ev.replay_hash = [False], "x"
     verdict = judge("deterministic", spec, ev)
     assert not verdict.passed and "gave no answer in time" in verdict.reason
+
+
+def test_value_arguments_are_altered_either_way():
+    from envmill.tasks.certify.mutants import _alterations
+
+    assert _alterations(True) == [False]
+    assert _alterations(3) == [4, 2] and _alterations(2.5) == [3.5, 1.5]
+    assert _alterations("2025-03-11T14:00:00") == ["2025-03-12T14:00:00", "2025-03-10T14:00:00"]
+    assert _alterations("+1 555 9999") == ["+1 555 9998"]
+    assert _alterations("priority") == ["priority (other)"]
+    assert _alterations({"city": "Malmo", "zip": "21100"}) == [
+        {"city": "Malmo (other)", "zip": "21100"}
+    ]
+    assert _alterations([2, 5]) == [[3, 5]] and _alterations(None) == []

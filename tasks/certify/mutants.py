@@ -9,8 +9,9 @@ is the reference's own), which keeps a mutant to a few calls.
   not touch (another patient's appointment, the customer's other account);
 - ``drop``: the solution without one of its state-changing steps;
 - ``swap``: one entity argument of a state-changing step replaced by another id of its kind;
-- ``alter``: one value argument of a state-changing step (an amount, a time, a phone number)
-  changed a little, so checks must pin the values the task fixes, not only that a change happened;
+- ``alter``: one value argument of a state-changing step (an amount, a time, a flag, a name)
+  changed a little, either way, so checks must pin the values the task fixes, not only that a
+  change happened;
 - ``reorder``: two state-changing steps swapped (for the reorder gate, not a wrong solution).
 """
 
@@ -29,7 +30,7 @@ from envmill.tasks.statekit import diff_states
 MAX_SWAPS = 6
 MAX_EXTRAS = 12
 MAX_REORDERS = 6
-MAX_ALTERS = 6
+MAX_ALTERS = 12
 PlanKind = Literal["extra", "drop", "swap", "alter", "reorder"]
 _DIGIT = re.compile(r"\d(?=\D*$)")  # the last digit of a text
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?![\d])")
@@ -111,34 +112,46 @@ def _alters(run: ReferenceRun) -> list[Plan]:
     for index in run.changed_at:
         step = run.solution[index]
         for name, value in step.arguments.items():
-            other = _altered(value) if _holder(value, run.states[index]) is None else None
-            if other is None:
-                continue
-            altered = SolutionStep(tool=step.tool, arguments={**step.arguments, name: other})
-            label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
-            plans.append(Plan("alter", label, index, [altered, *run.solution[index + 1 :]]))
+            if _holder(value, run.states[index]) is not None:
+                continue  # an entity argument: swaps cover it
+            for other in _alterations(value):
+                altered = SolutionStep(tool=step.tool, arguments={**step.arguments, name: other})
+                label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
+                plans.append(Plan("alter", label, index, [altered, *run.solution[index + 1 :]]))
     return plans[:MAX_ALTERS]
 
 
-def _altered(value: Any) -> Any:
-    """A value near ``value`` that a careless agent might pass: a number off by one, a text
-    whose last digit differs (a phone number, a code), a date or time a day later; None for
-    other values."""
-    if type(value) is int:
-        return value + 1
-    if type(value) is float:
-        return value + 1.0
+def _alterations(value: Any) -> list[Any]:
+    """Values near ``value`` a careless agent might pass, either way where there are two ways:
+    a flag flipped, a number one off, a date or time a day off, a text's last digit changed (a
+    phone number, a code), a word added to other text, one leaf of a structure altered."""
+    if type(value) is bool:
+        return [not value]
+    if type(value) in (int, float):
+        return [value + 1, value - 1]
     if isinstance(value, str) and _DATE.match(value):
-        try:
-            day = date.fromisoformat(value[:10]) + timedelta(days=1)
-        except ValueError:
-            return None
-        return day.isoformat() + value[10:]
+        return [shifted for days in (1, -1) if (shifted := _shift_days(value, days))]
     if isinstance(value, str) and (digit := _DIGIT.search(value)):
         number = int(digit.group())
         changed = str(number - 1 if number else 1)
-        return value[: digit.start()] + changed + value[digit.end() :]
-    return None
+        return [value[: digit.start()] + changed + value[digit.end() :]]
+    if isinstance(value, str):
+        return [f"{value} (other)"]
+    if isinstance(value, dict):
+        for key in sorted(value):
+            if found := _alterations(value[key]):
+                return [{**value, key: found[0]}]
+    if isinstance(value, list) and value and (found := _alterations(value[0])):
+        return [[found[0], *value[1:]]]
+    return []
+
+
+def _shift_days(text: str, days: int) -> str | None:
+    try:
+        day = date.fromisoformat(text[:10]) + timedelta(days=days)
+    except (ValueError, OverflowError):
+        return None
+    return day.isoformat() + text[10:]
 
 
 def _extras(
