@@ -879,6 +879,15 @@ def test_the_preflight_tells_a_dead_or_keyless_endpoint_from_one_that_answers(tm
             if self.status == 0:
                 time.sleep(3)
                 return
+            if self.status == -1:
+                self.send_response(200)
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                for _ in range(20):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.4)
+                return
             self.send_response(self.status)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -888,6 +897,7 @@ def test_the_preflight_tells_a_dead_or_keyless_endpoint_from_one_that_answers(tm
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Reply)
+    server.handle_error = lambda *args: None  # the client hanging up mid-reply is the point
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
@@ -897,9 +907,16 @@ def test_the_preflight_tells_a_dead_or_keyless_endpoint_from_one_that_answers(tm
         assert client.unreachable(seconds=1.0) == (
             f"the LLM endpoint {url} refused the API key (HTTP 401)"
         )
+        Reply.status = 403
+        assert client.unreachable(seconds=1.0).endswith("refused the API key (HTTP 403)")
         Reply.status = 0
         said = client.unreachable(seconds=0.5)
         assert said.startswith(f"cannot reach the LLM endpoint {url}: ") and "Timeout" in said
+        Reply.status = -1  # headers, then a byte at a time: the whole preflight has a deadline
+        started = time.monotonic()
+        said = client.unreachable(seconds=1.0)
+        assert said.startswith(f"cannot reach the LLM endpoint {url}: ")
+        assert time.monotonic() - started < 5
     finally:
         server.shutdown()
         server.server_close()

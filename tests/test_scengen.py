@@ -194,6 +194,10 @@ def test_states_keep_the_invariants_their_example_keeps():
         assert said in broken_invariant(state | {"books": books}, example)
     lax = example | {"next_loan_number": 1}  # an example whose counter lags sets no such rule
     assert broken_invariant(state | {"next_loan_number": 1}, lax) is None
+    for odd in (None, 1.5, "x", [], {}, {"LN-9": {}}, {"a": 1}, [[1]], -1):  # never an error
+        for attr in state:
+            broken_invariant(state | {attr: odd}, example)
+            broken_invariant(state, example | {attr: odd})
 
 
 def test_a_state_that_breaks_an_invariant_goes_back_with_the_rule(

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from envmill.schemas.llm import LlmCallRecord, LlmSettings, StageModel, check_base_url
 from envmill.tasks.llm.accounting import CallCollector, estimate_cost
 from envmill.tasks.llm.cache import CachedChat, CachedVectors, ResponseCache, request_key
+from envmill.tasks.llm.connection import deadline_scope
 from envmill.tasks.llm.conversation import Question, answer
 from envmill.tasks.llm.limits import CallLimits, GateFolderError, choose_limits, private_gate_dir
 from envmill.tasks.llm.reply import (
@@ -223,11 +224,12 @@ class LlmClient:
         import openai
 
         try:
-            self._openai.with_options(timeout=seconds, max_retries=0).models.list()
+            with deadline_scope(seconds):  # a reply that trickles in ends too
+                self._openai.with_options(timeout=seconds, max_retries=0).models.list()
         except openai.APIConnectionError as exc:  # a timeout is one
             cause = exc.__cause__ or exc
             return f"cannot reach the LLM endpoint {self.base_url}: {type(cause).__name__}: {cause}"
-        except openai.AuthenticationError as exc:
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             return f"the LLM endpoint {self.base_url} refused the API key (HTTP {exc.status_code})"
         except openai.APIError:
             return None  # it answered, if only to say it has no model list

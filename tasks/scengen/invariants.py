@@ -48,6 +48,14 @@ def _collections(state: dict[str, Any]) -> Iterator[tuple[str, Records]]:
             yield attr, value
 
 
+def _shown(example: dict[str, Any], attr: str) -> Records:
+    """The example's records of ``attr`` (none when the example keeps something else there)."""
+    records = example.get(attr)
+    if not isinstance(records, dict):
+        return {}
+    return {key: record for key, record in records.items() if isinstance(record, dict)}
+
+
 def _id_fields(records: Records) -> set[str]:
     """Fields that equal their record's key in every record."""
     fields: set[str] | None = None
@@ -59,7 +67,7 @@ def _id_fields(records: Records) -> set[str]:
 
 def _key_mismatch(state: dict[str, Any], example: dict[str, Any]) -> str | None:
     for attr, records in _collections(state):
-        for field in sorted(_id_fields(example.get(attr) or {})):
+        for field in sorted(_id_fields(_shown(example, attr))):
             for key, record in records.items():
                 if record.get(field) != key:
                     return (
@@ -91,7 +99,7 @@ def _counter_behind(state: dict[str, Any], example: dict[str, Any]) -> str | Non
         attr = _counted(counter, state)
         if attr is None or type(value) is not int:
             continue
-        shown, example_value = _highest_number(example.get(attr) or {}), example.get(counter)
+        shown, example_value = _highest_number(_shown(example, attr)), example.get(counter)
         if shown is not None and type(example_value) is int and example_value <= shown:
             continue  # the example does not keep its counter ahead: not this environment's rule
         highest = _highest_number(state[attr])
@@ -112,7 +120,7 @@ def _numbers(record: dict[str, Any]) -> Iterator[tuple[str, float]]:
 
 def _negative_amount(state: dict[str, Any], example: dict[str, Any]) -> str | None:
     for attr, records in _collections(state):
-        shown = list((example.get(attr) or {}).values())
+        shown = list(_shown(example, attr).values())
         for key, record in records.items():
             for name, value in _numbers(record):
                 kept = all(r.get(name, 0) is None or r.get(name, 0) >= 0 for r in shown)
@@ -135,7 +143,7 @@ def _whole_of(name: str, record: dict[str, Any]) -> str | None:
 
 def _part_over_whole(state: dict[str, Any], example: dict[str, Any]) -> str | None:
     for attr, records in _collections(state):
-        shown = list((example.get(attr) or {}).values())
+        shown = list(_shown(example, attr).values())
         for key, record in records.items():
             for name, value in _numbers(record):
                 whole = _whole_of(name, record)
