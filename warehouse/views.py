@@ -3,6 +3,14 @@
 Each caller gets its own in-memory connection: a `.duckdb` file held open for writing would lock
 every other process out, readers included (STACK §3). Views re-glob the parts at query time, keep
 one row per key, and always expose every column of the table's schema, even with no parts yet.
+
+The connection is read-only and confined, whoever writes the SQL (``envmill sql`` takes a user's):
+one statement at a time, and only a query (``SELECT`` and what DuckDB reads as one: ``DESCRIBE``,
+``SUMMARIZE``, ``SHOW``, ``FROM``, ``VALUES``; also ``EXPLAIN``), checked by DuckDB's own parser;
+files outside the data folder cannot be read (``enable_external_access`` off, the folder the only
+``allowed_directories``), extensions are neither installed nor loaded, and the configuration is
+locked so a query cannot undo any of it. A ``COPY … TO`` into the folder, which confinement alone
+would allow, is refused as a statement that is not a query.
 """
 
 from __future__ import annotations
@@ -25,6 +33,11 @@ from envmill.schemas.tables import TABLES, TableSpec
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60
+QUERIES = ("SELECT", "EXPLAIN")  # statement types that only read
+
+
+class NotAQuery(ValueError):
+    """SQL the warehouse does not run: a statement that is not a query, or more than one."""
 
 
 def connect(root: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
@@ -38,7 +51,38 @@ def connect(root: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """
     con = duckdb.connect(":memory:")
     refresh_views(con, root)
+    _confine(con, Path(root))
     return con
+
+
+def _confine(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """No file outside ``root``, no extension, no setting changed after this."""
+    folder = root.resolve().as_posix().rstrip("/") + "/"
+    con.execute(f"SET allowed_directories = [{_literal(folder)}]")
+    for setting in (
+        "enable_external_access = false",
+        "autoinstall_known_extensions = false",
+        "autoload_known_extensions = false",
+        "lock_configuration = true",
+    ):
+        con.execute(f"SET {setting}")
+
+
+def check_query(sql: str) -> None:
+    """Raise :class:`NotAQuery` unless ``sql`` is one statement that only reads (a syntax error
+    is left to DuckDB to report when it runs)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error:
+        return
+    if len(statements) != 1:
+        raise NotAQuery(f"one statement at a time, not {len(statements)}")
+    kind = statements[0].type.name
+    if kind not in QUERIES:
+        raise NotAQuery(
+            f"{kind} statements are refused: the warehouse is read-only here (SELECT, DESCRIBE, "
+            "SUMMARIZE, SHOW and EXPLAIN run)"
+        )
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) -> None:
@@ -46,7 +90,7 @@ def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) 
     for spec in TABLES.values():
         empty_name = f"_empty_{spec.name}"
         con.register(empty_name, spec.arrow_schema.empty_table())
-        con.execute(view_sql(spec, Path(root).absolute(), empty_name))
+        con.execute(view_sql(spec, Path(root).resolve(), empty_name))
 
 
 def view_sql(spec: TableSpec, root: Path, empty_name: str) -> str:
@@ -84,7 +128,9 @@ def query(
 def run_sql(
     con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None
 ) -> pa.Table:
-    """DuckDB 2.0: relations have no fetchone()/arrow() tables any more; use to_arrow_table()."""
+    """One query's rows (:func:`check_query` first). DuckDB 2.0: relations have no
+    fetchone()/arrow() tables any more; use to_arrow_table()."""
+    check_query(sql)
     relation = con.sql(sql, params=params) if params else con.sql(sql)
     return relation.to_arrow_table() if relation is not None else pa.table({})
 

@@ -46,11 +46,13 @@ def sql(
     """Run a SQL query over the warehouse and print the rows."""
     import duckdb
 
-    from envmill.warehouse.views import format_table
+    from envmill.warehouse.views import NotAQuery, format_table
     from envmill.warehouse.views import query as run_query
 
     try:
         table = run_query(_data_dir(out), query)
+    except NotAQuery as exc:
+        fail(f"SQL refused: {exc}")
     except duckdb.Error as exc:
         fail(f"SQL error: {str(exc).splitlines()[0]}")
     typer.echo(format_table(table, fmt))
