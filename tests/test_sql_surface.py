@@ -31,6 +31,8 @@ REFUSED = {
     "LOAD": "LOAD httpfs",
     "LOAD ": "INSTALL httpfs",  # DuckDB's parser calls an install a load
     "TRANSACTION": "BEGIN TRANSACTION",
+    "EXPLAIN": "EXPLAIN ANALYZE COPY (SELECT 'HACKED' AS task) TO '{root}/scenarios/p.parquet'",
+    "EXPLAIN ": "EXPLAIN SELECT 1",  # a plan is harmless, but ANALYZE runs what it explains
 }
 
 
@@ -48,10 +50,11 @@ def root(tmp_path):
 
 @pytest.mark.parametrize("kind", sorted(REFUSED))
 def test_each_statement_that_is_not_a_query_is_refused_by_name(root, kind):
+    before = sorted(root.rglob("*"))
     with pytest.raises(NotAQuery, match=f"^{kind.strip()} statements are refused"):
         query(root, REFUSED[kind].format(root=root))
     assert query(root, "SELECT task FROM scenarios").to_pylist() == [{"task": "task 0"}]
-    assert not (root / "scenarios" / "part-evil.parquet").exists()
+    assert sorted(root.rglob("*")) == before
 
 
 def test_one_statement_at_a_time(root):
@@ -68,11 +71,15 @@ def test_one_statement_at_a_time(root):
         "SELECT * FROM read_text('/etc/hostname')",
         "SELECT * FROM glob('{outside}/*')",
         "SELECT * FROM read_csv('https://example.com/data.csv')",
+        "SELECT content FROM read_text('.tmp/secret.txt')",  # DuckDB's default spill folder
     ],
 )
-def test_a_query_reads_nothing_outside_the_data_folder(root, sql):
+def test_a_query_reads_nothing_outside_the_data_folder(root, sql, monkeypatch):
     import duckdb
 
+    monkeypatch.chdir(root.parent)
+    (root.parent / ".tmp").mkdir()
+    (root.parent / ".tmp" / "secret.txt").write_text("TOP SECRET")
     with pytest.raises(duckdb.Error, match="disabled by config|Permission"):
         query(root, sql.format(root=root, outside=root.parent / "outside"))
 
@@ -84,7 +91,6 @@ def test_a_query_reads_nothing_outside_the_data_folder(root, sql):
         "DESCRIBE scenarios",
         "SUMMARIZE scenarios",
         "SHOW TABLES",
-        "EXPLAIN SELECT * FROM scenarios",
         "WITH s AS (SELECT * FROM scenarios) SELECT count(*) AS n FROM s",
         "FROM scenarios SELECT task",
         "SELECT current_setting('enable_external_access') AS open",
@@ -100,7 +106,7 @@ def test_the_cli_refuses_in_one_line_and_writes_nothing(root, tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert line == (
         "envmill: error: SQL refused: COPY statements are refused: the warehouse is read-only "
-        "here (SELECT, DESCRIBE, SUMMARIZE, SHOW and EXPLAIN run)"
+        "here (SELECT, DESCRIBE, SUMMARIZE and SHOW run)"
     )
     assert not (root / "scenarios" / "part-evil.parquet").exists()
     read = envmill(tmp_path, "sql", "--out", str(root), "SELECT task FROM scenarios")

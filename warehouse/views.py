@@ -6,11 +6,13 @@ one row per key, and always expose every column of the table's schema, even with
 
 The connection is read-only and confined, whoever writes the SQL (``envmill sql`` takes a user's):
 one statement at a time, and only a query (``SELECT`` and what DuckDB reads as one: ``DESCRIBE``,
-``SUMMARIZE``, ``SHOW``, ``FROM``, ``VALUES``; also ``EXPLAIN``), checked by DuckDB's own parser;
-files outside the data folder cannot be read (``enable_external_access`` off, the folder the only
-``allowed_directories``), extensions are neither installed nor loaded, and the configuration is
-locked so a query cannot undo any of it. A ``COPY … TO`` into the folder, which confinement alone
-would allow, is refused as a statement that is not a query.
+``SUMMARIZE``, ``SHOW``, ``FROM``, ``VALUES``), checked by DuckDB's own parser (not ``EXPLAIN``:
+``EXPLAIN ANALYZE`` runs the statement it explains, a ``COPY`` too); files outside the data
+folder cannot be read (``enable_external_access`` off, the folder the only
+``allowed_directories``, no spill folder, which DuckDB would allow as well), extensions are
+neither installed nor loaded, and the configuration is locked so a query cannot undo any of it.
+A ``COPY … TO`` into the folder, which confinement alone would allow, is refused as a statement
+that is not a query.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from envmill.schemas.tables import TABLES, TableSpec
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60
-QUERIES = ("SELECT", "EXPLAIN")  # statement types that only read
+QUERIES = ("SELECT",)  # statement types that only read
 
 
 class NotAQuery(ValueError):
@@ -60,6 +62,7 @@ def _confine(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     folder = root.resolve().as_posix().rstrip("/") + "/"
     con.execute(f"SET allowed_directories = [{_literal(folder)}]")
     for setting in (
+        "temp_directory = ''",  # no spill folder: DuckDB adds it to the allowed ones
         "enable_external_access = false",
         "autoinstall_known_extensions = false",
         "autoload_known_extensions = false",
@@ -81,7 +84,7 @@ def check_query(sql: str) -> None:
     if kind not in QUERIES:
         raise NotAQuery(
             f"{kind} statements are refused: the warehouse is read-only here (SELECT, DESCRIBE, "
-            "SUMMARIZE, SHOW and EXPLAIN run)"
+            "SUMMARIZE and SHOW run)"
         )
 
 
