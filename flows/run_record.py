@@ -16,7 +16,8 @@ PACKAGES = ("envmill", "prefect", "dask", "distributed", "duckdb", "pyarrow", "p
 
 
 def new_run_id(started: datetime, seed: int) -> str:
-    return f"run-{started:%Y%m%dT%H%M%S}-{seed}"
+    """To the microsecond: two runs started in one second (a retry right after a run) differ."""
+    return f"run-{started:%Y%m%dT%H%M%S.%f}-{seed}"
 
 
 def package_versions() -> dict[str, str]:

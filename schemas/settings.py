@@ -23,6 +23,8 @@ from envmill.schemas.skeleton import SkeletonSettings
 
 SETTINGS_FILE = "envmill.toml"
 DEFAULT_BATCH_SIZE = {"procedural": 4, "llm": 1}
+MAX_ENVS = 1_000_000  # a run's items are planned in memory: past this, split it into runs
+MAX_SCENARIOS_PER_ENV = 10_000
 
 
 class SettingsError(ValueError):
@@ -62,9 +64,9 @@ class EnvmillSettings(BaseSettings):
     scenarios_from: Literal["backend", "llm"] = Field(
         "backend", description="llm: ScenGenerator writes the procedural backend's scenarios too"
     )
-    seed: int = 0
-    envs: int = Field(24, gt=0, description="environments to synthesize")
-    scenarios_per_env: int = Field(12, gt=0)
+    seed: int = Field(0, ge=0, lt=2**63, description="seed of the whole run (a 64-bit column)")
+    envs: int = Field(24, gt=0, le=MAX_ENVS, description="environments to synthesize")
+    scenarios_per_env: int = Field(12, gt=0, le=MAX_SCENARIOS_PER_ENV)
     domains: list[str] = Field(default_factory=list, description="empty: every domain")
     batch_size: int | None = Field(
         None, gt=0, description="environments per Dask task [procedural 4, llm 1]"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -181,6 +182,35 @@ def test_settings_precedence(tmp_path, monkeypatch):
     )  # flag > env > toml
     monkeypatch.delenv("ENVMILL_SEED")
     assert load_settings().seed == 3 and load_settings().scenarios_per_env == 12  # toml > default
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ({"seed": 2**63}, "setting 'seed': Input should be less than 9223372036854775808"),
+        ({"seed": -1}, "setting 'seed': Input should be greater than or equal to 0"),
+        ({"envs": 10**9}, "setting 'envs': Input should be less than or equal to 1000000"),
+        ({"scenarios_per_env": 10**6}, "setting 'scenarios_per_env': Input should be less than"),
+    ],
+)
+def test_impossible_sizes_and_seeds_are_one_line_before_anything_runs(tmp_path, flags, said):
+    from envmill.schemas.settings import SettingsError, load_settings
+
+    with pytest.raises(SettingsError) as refused:
+        load_settings(**flags)
+    assert str(refused.value).startswith(said)
+
+
+def test_run_ids_tell_two_runs_in_one_second_apart():
+    from datetime import UTC, datetime
+
+    from envmill.flows.run_record import new_run_id
+    from envmill.schemas.tables import RUN_ID
+
+    first = datetime(2026, 12, 1, 9, 0, 0, 1000, tzinfo=UTC)
+    second = first.replace(microsecond=2000)
+    ids = {new_run_id(first, 2**63 - 1), new_run_id(second, 2**63 - 1)}
+    assert len(ids) == 2 and all(re.match(RUN_ID, run_id) for run_id in ids)
 
 
 def test_an_existing_prefect_api_and_dask_scheduler_are_used(prefect_harness, tmp_path):
