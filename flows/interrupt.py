@@ -1,8 +1,12 @@
-"""Ctrl-C, remembered: libraries may turn a KeyboardInterrupt into another exception.
+"""Ctrl-C and SIGTERM, remembered: libraries may turn a KeyboardInterrupt into another exception.
 
 pydantic-core, for one, wraps a KeyboardInterrupt raised inside a serializer (Prefect serializes
 its context when it submits each task) in a ``PydanticSerializationError``. The run still has to
-end as *interrupted*, so the SIGINT handler notes that it fired before raising as usual.
+end as *interrupted*, so the handler notes that it fired before raising as usual.
+
+SIGTERM (what systemd, Kubernetes and CI timeouts send) takes the same path as Ctrl-C: the run
+is recorded *interrupted*, the cluster and the embedded server are closed, and the command exits
+143 instead of 130.
 """
 
 from __future__ import annotations
@@ -11,18 +15,28 @@ import signal
 import threading
 
 _fired = threading.Event()
+_signals: list[int] = []  # the signals that fired, in order
 
 
-def _on_sigint(signum: int, frame: object) -> None:
+def _on_signal(signum: int, frame: object) -> None:
+    _signals.append(signum)
     _fired.set()
-    signal.default_int_handler(signum, frame)
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt
 
 
 def watch_for_interrupt() -> None:
-    """Note Ctrl-C from now on; a SIGINT that is ignored (a background job) stays ignored."""
+    """Note Ctrl-C and SIGTERM from now on; a signal that is ignored (SIGINT in a background
+    job) or handled by someone else stays so."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _on_sigint)
+        signal.signal(signal.SIGINT, _on_signal)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_signal)
 
 
 def was_interrupted(exc: BaseException | None = None) -> bool:
     return isinstance(exc, KeyboardInterrupt) or _fired.is_set()
+
+
+def was_terminated() -> bool:
+    """Whether the interrupt was a SIGTERM (exit 143, the shell's code for it)."""
+    return signal.SIGTERM in _signals

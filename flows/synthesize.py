@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task, unmapped
+from prefect.exceptions import TerminationSignal
 from prefect.futures import as_completed
 
 from envmill.flows.interrupt import was_interrupted
@@ -71,7 +72,9 @@ def synthesize(
     try:
         summary = _fan_out(settings, run_id, data_dir)
     except BaseException as exc:
-        status = "interrupted" if was_interrupted(exc) else "failed"
+        # Prefect turns a SIGTERM into TerminationSignal inside a flow, then sends it again
+        stopped = was_interrupted(exc) or isinstance(exc, TerminationSignal)
+        status = "interrupted" if stopped else "failed"
         recorder.write(status, {"wall_seconds": time.perf_counter() - clock})
         raise
     summary |= {"run_id": run_id, "wall_seconds": time.perf_counter() - clock}

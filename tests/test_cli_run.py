@@ -50,8 +50,11 @@ def _like_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
-    """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished."""
+def _interrupt_after_first_batch(
+    tmp_path: Path, root: Path, signum: int = signal.SIGINT
+) -> subprocess.CompletedProcess[str]:
+    """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished; or
+    send ``signum`` to the run's own process, as a supervisor does."""
     command = [
         sys.executable,
         "-c",
@@ -73,7 +76,10 @@ def _interrupt_after_first_batch(tmp_path: Path, root: Path) -> subprocess.Compl
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
         if any((root / "_batches").glob("*.json")):
-            os.killpg(process.pid, signal.SIGINT)
+            if signum == signal.SIGINT:
+                os.killpg(process.pid, signal.SIGINT)
+            else:
+                os.kill(process.pid, signum)
             break
         time.sleep(0.1)
     out, err = process.communicate(timeout=120)
@@ -120,6 +126,17 @@ def test_interrupt_resume_and_rerun(tmp_path):
     env_id = query(root, "SELECT env_id FROM environments LIMIT 1").to_pylist()[0]["env_id"]
     shown = envmill(tmp_path, "show", "env", env_id, "--out", str(root))
     assert shown.returncode == 0 and "# source" in shown.stdout and "class " in shown.stdout
+
+
+def test_sigterm_ends_a_run_like_ctrl_c_with_exit_143(tmp_path):
+    root = tmp_path / "data"
+    terminated = _interrupt_after_first_batch(tmp_path, root, signal.SIGTERM)
+    assert terminated.returncode == 143, terminated.stderr[-2000:]
+    assert terminated.stderr.strip().splitlines()[-1] == (
+        "envmill: error: terminated; finished batches are kept, rerun the same command to resume"
+    )
+    assert query(root, "SELECT status FROM runs").column("status").to_pylist() == ["interrupted"]
+    assert processes_started_under(str(tmp_path)) == []
 
 
 def _write(path: Path, text: str) -> Path:

@@ -8,7 +8,7 @@ import typer
 
 from envmill.flows.cli import doctor, env, llm, run, topics, warehouse
 from envmill.flows.cli.support import CommandError, echo_error
-from envmill.flows.interrupt import was_interrupted, watch_for_interrupt
+from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 
 app = typer.Typer(
     name="envmill",
@@ -29,6 +29,7 @@ app.add_typer(topics.app, name="topics")
 
 
 INTERRUPTED = 130
+TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 
 
 def main() -> None:
@@ -47,7 +48,10 @@ def main() -> None:
         if not was_interrupted():  # else a library turned our KeyboardInterrupt into its own error
             _exit_with(exc)
         returned = INTERRUPTED
-    if returned == INTERRUPTED:
+    if returned == INTERRUPTED and was_terminated():
+        echo_error("terminated; finished batches are kept, rerun the same command to resume")
+        returned = TERMINATED
+    elif returned == INTERRUPTED:
         echo_error("interrupted; finished batches are kept, rerun the same command to resume")
     if isinstance(returned, int) and returned:
         sys.exit(returned)
