@@ -582,3 +582,30 @@ def test_batches_validate_on_many_threads_at_once():
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_two_writers_of_one_batch_marker_do_not_trip_over_its_temporary_file(wh):
+    """Two processes finishing the same batch (two runs on one folder) each write the marker
+    through a temporary file of their own; a shared name made one rename fail."""
+    import threading
+
+    from envmill.schemas.run import BatchOutput
+    from envmill.warehouse.rows import finished_batch, write_batch
+
+    start, errors = threading.Barrier(8), []
+
+    def finish():
+        start.wait()
+        try:
+            for _ in range(20):
+                write_batch(wh, BatchOutput(key="same"), RUN)
+        except OSError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=finish) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and finished_batch(wh.root, "same")["run_id"] == RUN
+    assert [p.name for p in (wh.root / "_batches").iterdir()] == ["same.json"]

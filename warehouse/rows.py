@@ -7,6 +7,7 @@ rows; a marker written last says the batch is complete, which is how a rerun res
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -172,11 +173,14 @@ def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
             warehouse.write(table, rows, key=output.key)
     marker = batch_marker(warehouse.root, output.key)
     marker.parent.mkdir(exist_ok=True)
-    temporary = marker.with_suffix(".tmp")
-    temporary.write_text(
-        json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds})
-    )
-    temporary.replace(marker)
+    temporary = marker.with_name(f"{marker.name}.tmp-{uuid.uuid4().hex}")  # one per writer
+    try:
+        temporary.write_text(
+            json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds})
+        )
+        temporary.replace(marker)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def batch_marker(root: Path, key: str) -> Path:
