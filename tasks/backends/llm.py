@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from envmill.schemas.ids import content_id
@@ -43,6 +43,7 @@ PROMPTS = (
     "scenario_checks",
     "scenario_repair",
 )
+SCENARIO_PROMPTS = tuple(name for name in PROMPTS if name.startswith("scenario_"))
 _OUTPUT_MODEL = {"model", "temperature", "max_tokens"}  # what a stage's model changes
 _OUTPUT_SETTINGS = {
     "repair_rounds",
@@ -57,11 +58,23 @@ _OUTPUT_SETTINGS = {
 
 
 def prompt_hashes() -> dict[str, str]:
-    """The hash of every SkelBuilder prompt template (the same hash ``render`` reports)."""
+    """The hash of every prompt template of the LLM path (the same hash ``render`` reports)."""
     return {
         name: hashlib.sha256((PROMPTS_DIR / f"{name}.md").read_bytes()).hexdigest()[:16]
         for name in PROMPTS
     }
+
+
+def stages_fingerprint(client: LlmClient, stages: Iterable[str], **parts: Any) -> str:
+    """The prompts and models of ``stages``, with the settings ``parts`` that shape their output:
+    a backend's version, so a change to any of them reruns its batches."""
+    hashes, stages = prompt_hashes(), list(stages)
+    models = {
+        name: client.settings.for_stage(name).model_dump(include=_OUTPUT_MODEL) for name in stages
+    }
+    return content_id(
+        {"prompts": {name: hashes[name] for name in stages}, "models": models, **parts}
+    )
 
 
 class LlmBackend:
@@ -110,18 +123,11 @@ class LlmBackend:
         self.__init__(**state)  # type: ignore[misc]
 
     def _fingerprint(self) -> str:
-        """Prompts, output-shaping settings and each stage's model: a change reruns the batch."""
-        models = {
-            name: self.client.settings.for_stage(name).model_dump(include=_OUTPUT_MODEL)
-            for name in PROMPTS
-        }
-        return content_id(
-            {
-                "prompts": prompt_hashes(),
-                "settings": self.settings.model_dump(include=_OUTPUT_SETTINGS),
-                "scengen": self.scengen.model_dump(exclude={"scenario_threads"}),
-                "models": models,
-            }
+        return stages_fingerprint(
+            self.client,
+            PROMPTS,
+            settings=self.settings.model_dump(include=_OUTPUT_SETTINGS),
+            scengen=self.scengen.model_dump(exclude={"scenario_threads"}),
         )
 
     def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:

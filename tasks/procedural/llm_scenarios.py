@@ -12,11 +12,11 @@ import functools
 from collections.abc import Collection
 from typing import Any
 
-from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.tasks.backends.base import ScenarioDrafts
+from envmill.tasks.backends.llm import SCENARIO_PROMPTS, stages_fingerprint
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.procedural.backend import ProceduralBackend
@@ -26,8 +26,6 @@ from envmill.tasks.procedural.statefill import build_initial_state
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.scengen.build import EnvironmentBrief, make_llm_scenarios
 from envmill.tasks.skelbuilder.asking import Asker
-
-SCENARIO_PROMPTS = ("scenario_state", "scenario_task", "scenario_checks", "scenario_repair")
 
 
 class ProceduralWithLlmScenarios(ProceduralBackend):
@@ -40,16 +38,9 @@ class ProceduralWithLlmScenarios(ProceduralBackend):
     """
 
     def __init__(self, client: LlmClient, scengen: ScenGenSettings, item_threads: int) -> None:
-        from envmill.tasks.backends.llm import prompt_hashes
-
         self.client, self.scengen, self.item_threads = client, scengen, item_threads
-        hashes = prompt_hashes()
-        fingerprint = content_id(
-            {
-                "prompts": {name: hashes[name] for name in SCENARIO_PROMPTS},
-                "scengen": scengen.model_dump(exclude={"scenario_threads"}),
-                "models": {n: client.settings.for_stage(n).model for n in SCENARIO_PROMPTS},
-            }
+        fingerprint = stages_fingerprint(
+            client, SCENARIO_PROMPTS, scengen=scengen.model_dump(exclude={"scenario_threads"})
         )
         self.version = f"{ProceduralBackend.version}+scengen-{fingerprint}"
 

@@ -8,6 +8,7 @@ more. A scenario that cannot be made is a skip with the stage's code, never an e
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from collections.abc import Callable
@@ -66,6 +67,10 @@ class _Shared:
     seed: int
     states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
     decided: threading.Condition = field(default_factory=threading.Condition)
+
+    @functools.cached_property
+    def example_records(self) -> frozenset[str]:
+        return _records(self.brief.example_state)
 
     def earlier_states(self, index: int) -> list[frozenset[str]]:
         with self.decided:
@@ -145,7 +150,7 @@ def _ask(
     def refused(answer: Answer) -> str | None:
         try:
             return check(answer)
-        except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # not JSON a state
+        except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # odd values
             return f"the answer cannot be used: {type(exc).__name__}: {str(exc)[:200]}"
 
     return shared.asker.ask(
@@ -180,7 +185,7 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
         if found:
             return found
         records = _records(answer.state)
-        for earlier in [_records(brief.example_state), *shared.earlier_states(index)]:
+        for earlier in [shared.example_records, *shared.earlier_states(index)]:
             if _overlap(records, earlier) >= NEAR_DUPLICATE:
                 return (
                     "this state repeats most records of one already used; write different "
