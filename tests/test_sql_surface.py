@@ -100,6 +100,15 @@ def test_queries_still_run(root, sql):
     assert query(root, sql).num_rows >= 1
 
 
+def test_the_settings_that_confine_a_query_are_in_force(root):
+    names = ("enable_external_access", "lock_configuration", "autoinstall_known_extensions")
+    sql = ", ".join(f"current_setting('{name}') AS {name}" for name in names)
+    assert query(root, f"SELECT {sql}").to_pylist() == [
+        {"enable_external_access": False, "lock_configuration": True,
+         "autoinstall_known_extensions": False}
+    ]  # fmt: skip
+
+
 def test_the_cli_refuses_in_one_line_and_writes_nothing(root, tmp_path):
     done = envmill(tmp_path, "sql", "--out", str(root), REFUSED["COPY"].format(root=root))
     assert done.returncode != 0
