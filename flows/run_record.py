@@ -10,7 +10,9 @@ from typing import Any
 
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.sandbox.isolation import resolve_isolation
+from envmill.warehouse.lock import is_free
 from envmill.warehouse.store import Warehouse
+from envmill.warehouse.views import query
 
 PACKAGES = ("envmill", "prefect", "dask", "distributed", "duckdb", "pyarrow", "pandera", "openai")
 
@@ -44,3 +46,15 @@ class RunRecorder:
             "isolation": self.isolation,
         }
         Warehouse(self.root).write("runs", [row], key=self.run_id)
+
+
+def settle_abandoned_runs(root: Path) -> list[str]:
+    """Record as ``interrupted`` every run still ``running`` while nobody holds the folder: its
+    process died without a word (kill -9, a lost machine). Returns the run ids settled."""
+    if not is_free(root):
+        return []
+    rows = query(root, "SELECT * FROM runs WHERE status = 'running'").to_pylist()
+    for row in rows:
+        row |= {"status": "interrupted", "finished_at": datetime.now(UTC)}
+        Warehouse(root).write("runs", [row], key=row["run_id"])
+    return [row["run_id"] for row in rows]

@@ -21,6 +21,7 @@ class EnvItemSpec(BaseModel):
     index: int
     subject: str
     seed: int
+    key: str = Field(default="", description="what the item makes, hashed: not its position")
 
     @property
     def label(self) -> str:
@@ -29,7 +30,8 @@ class EnvItemSpec(BaseModel):
 
 
 class BatchSpec(BaseModel):
-    """Items synthesized together by one worker task; ``key`` names its warehouse parts."""
+    """Items synthesized together by one worker task; ``key`` (a hash of the items' keys) names
+    its warehouse parts."""
 
     key: str
     items: list[EnvItemSpec]
@@ -64,6 +66,7 @@ class BatchOutput(BaseModel):
     """Everything one batch produced; written to the warehouse as one part per table."""
 
     key: str
+    items: list[str] = Field(default_factory=list, description="the keys of the batch's items")
     environments: list[EnvironmentRecord] = Field(default_factory=list)
     scenarios: list[ScenarioRecord] = Field(default_factory=list)
     trajectories: list[TrajectoryRecord] = Field(default_factory=list)

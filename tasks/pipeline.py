@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from itertools import islice
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
@@ -32,26 +33,44 @@ from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
 
 
-def plan_batches(settings: EnvmillSettings, backend: Backend | None = None) -> list[BatchSpec]:
-    """The run's work, in batches whose keys are content hashes, so a rerun finds what it did."""
+def plan_batches(
+    settings: EnvmillSettings, backend: Backend | None = None, done: Container[str] = ()
+) -> list[BatchSpec]:
+    """The run's work in batches (see :func:`iter_batches`), as a list."""
+    return list(iter_batches(settings, backend, done))
+
+
+def iter_batches(
+    settings: EnvmillSettings, backend: Backend | None = None, done: Container[str] = ()
+) -> Iterator[BatchSpec]:
+    """The run's items that are not ``done`` (item keys), ``batch_size`` at a time, lazily.
+
+    An item's key hashes what it makes, never where it sits in the plan, so a rerun with another
+    batch size still finds the items it did; a batch's key hashes its items' keys. The backend
+    checks the settings when this is called, not when the first batch is asked for.
+    """
     backend = backend or make_backend(settings)
-    items = backend.plan_items(settings)
-    size = settings.batch_size
-    return [
-        _batch(items[start : start + size], settings, backend)
-        for start in range(0, len(items), size)
-    ]
+    items = (
+        item.model_copy(update={"key": item_key(item, settings, backend)})
+        for item in backend.plan_items(settings)
+    )
+    todo = (item for item in items if item.key not in done)
+    return (_batch(chunk) for chunk in iter(lambda: list(islice(todo, settings.batch_size)), []))
 
 
-def _batch(items: list[EnvItemSpec], settings: EnvmillSettings, backend: Backend) -> BatchSpec:
-    key = content_id(
+def item_key(item: EnvItemSpec, settings: EnvmillSettings, backend: Backend) -> str:
+    return content_id(
         {
-            "items": [item.model_dump() for item in items],
+            "subject": item.subject,
+            "seed": item.seed,
             "scenarios_per_env": settings.scenarios_per_env,
             "generator": backend.version,
         }
     )
-    return BatchSpec(key=key, items=items)
+
+
+def _batch(items: list[EnvItemSpec]) -> BatchSpec:
+    return BatchSpec(key=content_id({"items": [item.key for item in items]}), items=items)
 
 
 class _Stopwatch:
@@ -89,7 +108,7 @@ def synthesize_batch(
             parts = list(pool.map(one, batch.items))
     else:
         parts = [one(item) for item in batch.items]
-    output, seconds = BatchOutput(key=batch.key), Counter()
+    output, seconds = BatchOutput(key=batch.key, items=[i.key for i in batch.items]), Counter()
     for part, clock in parts:
         output.environments += part.environments
         output.scenarios += part.scenarios

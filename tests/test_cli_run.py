@@ -75,7 +75,7 @@ def _interrupt_after_first_batch(
     )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
-        if any((root / "_batches").glob("*.json")):
+        if _batch_commits(root):
             if signum == signal.SIGINT:
                 os.killpg(process.pid, signal.SIGINT)
             else:
@@ -86,12 +86,19 @@ def _interrupt_after_first_batch(
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
+def _batch_commits(root) -> list:
+    """Commit records of batches (a run's own row is committed too, under ``runs-…``)."""
+    folder = root / "_commits"
+    names = [p.name for p in folder.glob("*.json")] if folder.is_dir() else []
+    return [n for n in names if re.fullmatch(r"[0-9a-f]{16}\.json", n)]
+
+
 def test_interrupt_resume_and_rerun(tmp_path):
     root = tmp_path / "data"
     interrupted = _interrupt_after_first_batch(tmp_path, root)
     assert interrupted.returncode == 130, interrupted.stderr[-2000:]
     assert "interrupted; finished batches are kept" in interrupted.stderr
-    kept = len(list((root / "_batches").glob("*.json")))
+    kept = len(_batch_commits(root))
     assert 1 <= kept < ENVS
     runs = query(root, "SELECT status FROM runs").column("status").to_pylist()
     assert runs == ["interrupted"]
@@ -165,9 +172,9 @@ def _write(path: Path, text: str) -> Path:
         (
             ["run", "--out", "future"],
             lambda t: _write(
-                t / "future" / "envmill.json", '{"format": "envmill-warehouse", "version": "2.0"}'
+                t / "future" / "envmill.json", '{"format": "envmill-warehouse", "version": "3.0"}'
             ),
-            "format 2.0",
+            "format 3.0",
         ),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = [broken"), "envmill.toml"),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = -1\n"), "setting 'envs'"),

@@ -47,7 +47,7 @@ def test_flow_fills_the_warehouse_and_resumes(prefect_harness, settings, tmp_pat
     first = synthesize.with_options(task_runner=runner)(
         settings=settings, data_dir=str(root), run_id="run-a"
     )
-    assert first["batches"] == len(plan_batches(settings)) == 2 and first["resumed_batches"] == 0
+    assert first["batches"] == len(plan_batches(settings)) == 2 and first["resumed_items"] == 0
     counts = _counts(root)
     assert counts["environments"] == 4 and counts["scenarios"] >= 8
     assert counts["trajectories"] == first["counts"]["certified"] > 0
@@ -57,11 +57,11 @@ def test_flow_fills_the_warehouse_and_resumes(prefect_harness, settings, tmp_pat
         .to_pylist()
     )
     assert envs == ["clinic", "library"]
-    # the same arguments again: every batch is found done, nothing is duplicated
+    # the same arguments again, in batches of another size: every item is found done
     again = synthesize.with_options(task_runner=runner)(
-        settings=settings, data_dir=str(root), run_id="run-b"
+        settings=settings.model_copy(update={"batch_size": 3}), data_dir=str(root), run_id="run-b"
     )
-    assert again["resumed_batches"] == 2 and again["counts"] == {}
+    assert again["resumed_items"] == 4 and again["batches"] == 0 and again["counts"] == {}
     assert _counts(root) == counts
     runs = query(root, "SELECT run_id, status, isolation FROM runs ORDER BY run_id").to_pylist()
     assert [(r["run_id"], r["status"]) for r in runs] == [

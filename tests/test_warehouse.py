@@ -164,12 +164,12 @@ def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
         "format": "envmill-warehouse",
-        "version": "1.3",
+        "version": "2.0",
     }
     Warehouse(wh.root)  # reopening a warehouse is fine
 
 
-@pytest.mark.parametrize("version", ["1.0", "1.7"])
+@pytest.mark.parametrize("version", ["2.0", "2.7"])
 def test_same_major_version_accepted(tmp_path, version):
     (tmp_path / "envmill.json").write_text(
         json.dumps({"format": "envmill-warehouse", "version": version})
@@ -177,7 +177,7 @@ def test_same_major_version_accepted(tmp_path, version):
     Warehouse(tmp_path)
 
 
-@pytest.mark.parametrize("version", ["2.0", "0.9"])
+@pytest.mark.parametrize("version", ["1.3", "3.0", "0.9"])
 def test_other_major_version_refused(tmp_path, version):
     (tmp_path / "envmill.json").write_text(
         json.dumps({"format": "envmill-warehouse", "version": version})
@@ -321,7 +321,7 @@ def test_crash_before_rename_leaves_no_part(wh, monkeypatch):
     with pytest.raises(OSError, match="simulated crash"):
         wh.write("scenarios", [scenario_row(env["env_id"], 1)], key="second")
     monkeypatch.undo()
-    assert parts(wh, "scenarios") == ["part-first.parquet"]
+    assert parts(wh, "scenarios") == ["part-scenarios-first.parquet"]
     assert count(wh, "scenarios") == 1
 
 
@@ -382,8 +382,12 @@ def test_parts_missing_a_new_column_still_read(wh):
 
     folder = wh.root / "failures"
     folder.mkdir()
+    from envmill.warehouse.commits import Commit, describe_part, publish
+
     old = {k: [v] for k, v in failure_row("s", "i", "E").items() if k != "message"}
     pq.write_table(pa.table(old), folder / "part-old.parquet")
+    info = describe_part(folder / "part-old.parquet", 1)
+    publish(wh.root, Commit(key="old", parts={"failures": info}))
     got = query(wh.root, "SELECT stage, message FROM failures").to_pylist()
     assert got == [{"stage": "s", "message": None}]
 
@@ -590,7 +594,8 @@ def test_two_writers_of_one_batch_marker_do_not_trip_over_its_temporary_file(wh)
     import threading
 
     from envmill.schemas.run import BatchOutput
-    from envmill.warehouse.rows import finished_batch, write_batch
+    from envmill.warehouse.commits import read_commit
+    from envmill.warehouse.rows import write_batch
 
     start, errors = threading.Barrier(8), []
 
@@ -607,5 +612,5 @@ def test_two_writers_of_one_batch_marker_do_not_trip_over_its_temporary_file(wh)
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == [] and finished_batch(wh.root, "same")["run_id"] == RUN
-    assert [p.name for p in (wh.root / "_batches").iterdir()] == ["same.json"]
+    assert errors == [] and read_commit(wh.root, "same").run_id == RUN
+    assert [p.name for p in (wh.root / "_commits").iterdir()] == ["same.json"]

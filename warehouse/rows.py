@@ -1,14 +1,13 @@
-"""Stage records → warehouse rows, and one batch's rows → one part per table.
+"""Stage records → warehouse rows, and one batch's rows → one committed part per table.
 
 The part key is the batch key, so a rerun of the same batch replaces its parts instead of adding
-rows; a marker written last says the batch is complete, which is how a rerun resumes.
+rows; the commit record written last makes them visible and names the items they cover, which is
+how a rerun resumes.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from envmill.schemas.environment import EnvironmentRecord
@@ -17,12 +16,11 @@ from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord
 from envmill.schemas.skeleton import ProbeRecord
-from envmill.schemas.tables import derive_call_id, derive_failure_id
+from envmill.schemas.tables import TABLES, derive_call_id, derive_failure_id
 from envmill.schemas.topics import TopicRecord
 from envmill.schemas.trajectory import TrajectoryRecord
-from envmill.warehouse.store import Warehouse
-
-BATCH_MARKERS = "_batches"  # not a table: views never read it
+from envmill.warehouse.commits import Commit, publish, retract
+from envmill.warehouse.store import Warehouse, checked_table, spec_of
 
 
 def environment_row(env: EnvironmentRecord, run_id: str) -> dict[str, Any]:
@@ -157,8 +155,18 @@ def probe_row(probe: ProbeRecord, run_id: str) -> dict[str, Any]:
     }
 
 
-def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
-    """One part per table under the batch key; the completion marker goes last."""
+def write_batch(
+    warehouse: Warehouse,
+    output: BatchOutput,
+    run_id: str,
+    may_write: Callable[[], bool] = lambda: True,
+) -> bool:
+    """Commit one batch: a part per table under the batch key, then the record that makes them
+    visible together and lists the items they cover.
+
+    ``may_write`` is asked before the first part and again before the record: a run that was
+    stopped meanwhile gets nothing visible from this batch (False is returned).
+    """
     tables = {
         "environments": [environment_row(e, run_id) for e in output.environments],
         "tools": [row for e in output.environments for row in tool_rows(e)],
@@ -168,28 +176,33 @@ def write_batch(warehouse: Warehouse, output: BatchOutput, run_id: str) -> None:
         "llm_calls": [llm_call_row(c, run_id) for c in output.llm_calls],
         "env_probes": [probe_row(p, run_id) for p in output.env_probes],
     }
-    for table, rows in tables.items():
-        if rows:
-            warehouse.write(table, rows, key=output.key)
-    marker = batch_marker(warehouse.root, output.key)
-    marker.parent.mkdir(exist_ok=True)
-    temporary = marker.with_name(f"{marker.name}.tmp-{uuid.uuid4().hex}")  # one per writer
-    try:
-        temporary.write_text(
-            json.dumps({"run_id": run_id, "counts": output.counts(), "seconds": output.seconds})
-        )
-        temporary.replace(marker)
-    finally:
-        temporary.unlink(missing_ok=True)
+    checked = {t: checked_table(spec_of(t), rows) for t, rows in tables.items() if rows}
+    if not may_write():
+        return False
+    retract(warehouse.root, output.key, list(TABLES))
+    parts = {t: warehouse.write_part(t, arrow, output.key) for t, arrow in checked.items()}
+    if not may_write():
+        retract(warehouse.root, output.key, list(TABLES))
+        return False
+    commit = Commit(
+        key=output.key,
+        kind="batch",
+        run_id=run_id,
+        parts=parts,
+        items=output.items,
+        counts=output.counts(),
+        seconds=output.seconds,
+    )
+    publish(warehouse.root, commit)
+    return True
 
 
-def batch_marker(root: Path, key: str) -> Path:
-    return root / BATCH_MARKERS / f"{key}.json"
-
-
-def finished_batch(root: Path, key: str) -> dict[str, Any] | None:
-    """The counts a completed batch recorded, or None when it has not completed."""
-    try:
-        return json.loads(batch_marker(root, key).read_text())
-    except (OSError, ValueError):
-        return None
+def write_failed_batch(
+    warehouse: Warehouse, row: dict[str, Any], batch_key: str, items: list[str], run_id: str
+) -> None:
+    """A batch that failed outright: its failure row, committed with the items it did not make,
+    so a later batch that makes them supersedes it (``retract_superseded_failures``)."""
+    key = f"failed-{batch_key}"
+    info = warehouse.write_part("failures", checked_table(spec_of("failures"), [row]), key)
+    commit = Commit(key=key, kind="failure", run_id=run_id, parts={"failures": info}, items=items)
+    publish(warehouse.root, commit)

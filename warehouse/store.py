@@ -2,7 +2,8 @@
 
 Every batch is built with its table's explicit Arrow schema, validated by the table's pandera model,
 written under a temporary name and renamed, so no reader ever sees a partial file and a rerun with
-the same key replaces its part instead of duplicating it (DESIGN §3.5).
+the same key replaces its part instead of duplicating it (DESIGN §3.5). A part becomes visible
+only when a commit record lists it (``warehouse.commits``).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from pandera.errors import SchemaError, SchemaErrors
 
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
+from envmill.warehouse.commits import Commit, PartInfo, describe_part, part_name, publish
 
 FORMAT_NAME = "envmill-warehouse"
-FORMAT_VERSION = (
-    "1.3"  # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs
-)
+# 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs;
+# 2.0: a part is read only when its commit record (_commits/) lists it
+FORMAT_VERSION = "2.0"
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")
@@ -90,14 +92,15 @@ class Warehouse:
         return self.root / spec_of(table).name
 
     def write(self, table: str, rows: list[dict[str, Any]], key: str | None = None) -> Path:
-        """Validate ``rows`` and write them as ``<table>/part-<key>.parquet``, atomically.
+        """Validate ``rows``, write them as one part of ``table`` and commit it, atomically.
 
         Args:
             table: a name in ``TABLES``.
             rows: one dict per row; ``*_json`` values may be objects (serialized as canonical
                 JSON) or JSON text; timestamps may be datetimes or ISO 8601 text.
-            key: the part name; the same key replaces the earlier part. Defaults to a hash of
-                the batch content, so writing the same batch twice writes one part.
+            key: names the part within the table; the same key replaces the earlier part.
+                Defaults to a hash of the batch content, so writing the same batch twice writes
+                one part.
 
         Returns:
             The path of the written part.
@@ -106,12 +109,28 @@ class Warehouse:
             WarehouseError: the batch does not fit the table's schema; nothing is written.
         """
         spec = spec_of(table)
-        part_key = sanitize_key(key) if key is not None else content_key(rows)
-        arrow = build_table(spec, rows)
-        validate_table(spec, arrow)
-        folder = self.root / spec.name
+        own_key = sanitize_key(key) if key is not None else content_key(rows)
+        commit_key = sanitize_key(f"{spec.name}-{own_key}")
+        arrow = checked_table(spec, rows)
+        info = self.write_part(spec.name, arrow, commit_key)
+        publish(self.root, Commit(key=commit_key, parts={spec.name: info}))
+        return self.table_dir(spec.name) / info.file
+
+    def write_part(self, table: str, arrow: pa.Table, key: str) -> PartInfo:
+        """Write a checked batch (:func:`checked_table`) as ``<table>/part-<key>.parquet``; it
+        stays unread until a commit lists it."""
+        folder = self.table_dir(table)
         folder.mkdir(exist_ok=True)
-        return _write_atomic(arrow, folder / f"part-{part_key}.parquet")
+        target = _write_atomic(arrow, folder / part_name(key))
+        return describe_part(target, arrow.num_rows)
+
+
+def checked_table(spec: TableSpec, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows as an Arrow table of the table's schema, validated; WarehouseError if they do not
+    fit."""
+    arrow = build_table(spec, rows)
+    validate_table(spec, arrow)
+    return arrow
 
 
 def spec_of(table: str) -> TableSpec:

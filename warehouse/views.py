@@ -1,8 +1,10 @@
 """The warehouse's read side: DuckDB views over the Parquet parts, and output formatting.
 
 Each caller gets its own in-memory connection: a `.duckdb` file held open for writing would lock
-every other process out, readers included (STACK §3). Views re-glob the parts at query time, keep
-one row per key, and always expose every column of the table's schema, even with no parts yet.
+every other process out, readers included (STACK §3). Views read the parts committed when the
+connection opened (``warehouse.commits``: a batch is seen whole or not at all, and a file no
+commit lists is never read), keep one row per key, and always expose every column of the
+table's schema, even with no parts yet.
 
 The connection is read-only and confined, whoever writes the SQL (``envmill sql`` takes a user's):
 one statement at a time, and only a query (``SELECT`` and what DuckDB reads as one: ``DESCRIBE``,
@@ -22,6 +24,7 @@ import io
 import json
 import os
 import re
+import warnings
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
@@ -29,13 +32,19 @@ from typing import Any, Literal
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from envmill.schemas.scenario import GATES
 from envmill.schemas.tables import TABLES, TableSpec
+from envmill.warehouse.commits import committed_keys, visible_parts
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60
 QUERIES = ("SELECT",)  # statement types that only read
+
+
+class DamagedPartWarning(UserWarning):
+    """A committed part the views could not read and left out."""
 
 
 class NotAQuery(ValueError):
@@ -58,9 +67,11 @@ def connect(root: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 
 
 def _confine(con: duckdb.DuckDBPyConnection, root: Path) -> None:
-    """No file outside ``root``, no extension, no setting changed after this."""
+    """No file outside ``root``, no extension, no setting changed after this. DuckDB checks the
+    escaped pattern of a part as well as the file it names, so both spellings are allowed."""
     folder = root.resolve().as_posix().rstrip("/") + "/"
-    con.execute(f"SET allowed_directories = [{_literal(folder)}]")
+    allowed = dict.fromkeys([folder, _glob_escape(folder)])
+    con.execute(f"SET allowed_directories = [{', '.join(map(_literal, allowed))}]")
     for setting in (
         "temp_directory = ''",  # no spill folder: DuckDB adds it to the allowed ones
         "enable_external_access = false",
@@ -89,32 +100,68 @@ def check_query(sql: str) -> None:
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) -> None:
-    """(Re)create the views; needed only when a table without parts at connect time gets some."""
+    """(Re)create the views over the parts committed now; a commit published later is seen
+    after the next refresh (every ``connect`` does one)."""
+    root = Path(root).resolve()
+    keys = committed_keys(root)
     for spec in TABLES.values():
         empty_name = f"_empty_{spec.name}"
         con.register(empty_name, spec.arrow_schema.empty_table())
-        con.execute(view_sql(spec, Path(root).resolve(), empty_name))
+        parts = visible_parts(root, spec.name, keys)
+        try:
+            con.execute(view_sql(spec, parts, empty_name))
+        except duckdb.Error:  # a damaged part: the table reads without it, the others unharmed
+            con.execute(view_sql(spec, _readable(spec, parts), empty_name))
 
 
-def view_sql(spec: TableSpec, root: Path, empty_name: str) -> str:
+def _readable(spec: TableSpec, parts: list[Path]) -> list[Path]:
+    """The parts whose footer reads and whose columns belong to the table; each one left out is
+    a :class:`DamagedPartWarning` that says how to mend the folder."""
+    kept = []
+    for part in parts:
+        try:
+            names = set(pq.read_schema(part).names)
+        except (OSError, pa.ArrowException) as exc:
+            problem = f"unreadable ({' '.join(str(exc).split())[:120]})"
+        else:
+            foreign = sorted(names - set(spec.columns))
+            if not foreign:
+                kept.append(part)
+                continue
+            problem = f"has columns the table does not: {', '.join(foreign[:3])}"
+        warnings.warn(
+            f"{spec.name}/{part.name} left out: {problem}; `envmill verify --repair` retracts "
+            "its batch and the next run makes it again",
+            DamagedPartWarning,
+            stacklevel=2,
+        )
+    return kept
+
+
+def view_sql(spec: TableSpec, parts: list[Path], empty_name: str) -> str:
     """SQL of one view: the parts (if any) unioned by name with a typed empty table, deduplicated.
 
     The union with the empty table pins every column and type of the schema, so a part written
     before a column existed still reads, and queries on a table without parts return zero rows.
+    Part paths are escaped: DuckDB reads each as a glob, and a folder named ``data[1]`` must not
+    match ``data1``.
     """
     cols = ", ".join(_ident(c) for c in spec.columns)
     source = f"SELECT *, CAST(NULL AS VARCHAR) AS filename FROM {_ident(empty_name)}"
-    folder = root / spec.name
-    if folder.is_dir() and any(folder.rglob("*.parquet")):
-        glob = _literal(f"{folder.as_posix()}/**/*.parquet")
+    if parts:
+        files = ", ".join(_literal(_glob_escape(p.as_posix())) for p in parts)
         options = "union_by_name=true, filename=true, hive_partitioning=false"
-        source = f"SELECT * FROM read_parquet({glob}, {options}) UNION ALL BY NAME {source}"
+        source = f"SELECT * FROM read_parquet([{files}], {options}) UNION ALL BY NAME {source}"
     order = ", ".join(x for x in (spec.order_by, "filename DESC") if x)
     key = ", ".join(_ident(k) for k in spec.key)
     return (
         f"CREATE OR REPLACE VIEW {_ident(spec.name)} AS SELECT {cols} FROM ({source}) "
         f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY {order}) = 1"
     )
+
+
+def _glob_escape(path: str) -> str:
+    return re.sub(r"([\[*?])", r"[\1]", path)
 
 
 def query(

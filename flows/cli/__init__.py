@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
-from envmill.flows.cli import doctor, env, llm, run, topics, warehouse
+from envmill.flows.cli import doctor, env, llm, maintain, run, topics, warehouse
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 
@@ -22,6 +23,7 @@ app.command("retry-failed")(run.retry_failed)
 app.command("stats")(warehouse.stats)
 app.command("sql")(warehouse.sql)
 app.command("show")(warehouse.show)
+app.command("verify")(maintain.verify)
 app.command("doctor")(doctor.doctor)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
@@ -35,6 +37,7 @@ TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     watch_for_interrupt()
+    warnings.showwarning = _show_warning
     try:
         returned = app(standalone_mode=False)  # typer hands back Exit codes, 130 for Ctrl-C
     except CommandError as exc:
@@ -55,6 +58,11 @@ def main() -> None:
         echo_error("interrupted; finished batches are kept, rerun the same command to resume")
     if isinstance(returned, int) and returned:
         sys.exit(returned)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning is one line for a person, not a source excerpt."""
+    echo_error(str(message), prefix="warning")
 
 
 def _exit_with(exc: Exception) -> None:

@@ -41,12 +41,17 @@ class ProgressBar:
 
     def on_event(self, event: str, details: dict[str, Any]) -> None:
         if event == "planned":
-            self.task = self.progress.add_task("run", total=details["envs"], certified=0)
-            if details["todo"] < details["batches"]:
+            todo = details["items"] - details["done"]
+            self.task = self.progress.add_task("run", total=todo, certified=0)
+            if details["done"]:
                 console.print(
-                    f"resuming: {details['batches'] - details['todo']} of "
-                    f"{details['batches']} batches were already done"
+                    f"resuming: {details['done']} of {details['items']} environments were "
+                    "already done"
                 )
+        elif event == "redo":
+            console.print(f"redoing {details['reason']}", soft_wrap=True)
+        elif event == "set_aside":
+            console.print(f"found {details['reason']}", soft_wrap=True)
         elif self.task is not None and event in ("batch_done", "batch_failed"):
             self.certified += details.get("counts", {}).get("certified", 0)
             self.progress.update(self.task, advance=details["items"], certified=self.certified)
@@ -68,8 +73,10 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
         "failures",
     ):
         table.add_row(key, str(counts.get(key, 0)))
-    if summary.get("resumed_batches"):
-        table.add_row("batches resumed (already done)", str(summary["resumed_batches"]))
+    if summary.get("resumed_items"):
+        table.add_row("environments already done", str(summary["resumed_items"]))
+    if summary.get("redone_batches"):
+        table.add_row("damaged batches redone", str(summary["redone_batches"]))
     if counts.get("failed_batches"):
         table.add_row("batches failed", str(counts["failed_batches"]))
     table.add_row("flow time", f"{wall:.1f} s")

@@ -105,9 +105,11 @@ def retry_failed(
 
 
 def _start(settings, root: Path, local_llm: bool) -> None:
-    """Plan (a bad domain, backend or endpoint fails here, before anything starts), then run."""
+    """Plan (a bad domain, backend or endpoint fails here, before anything starts), take the
+    folder (a second run on it is refused at once), then run."""
     from envmill.tasks.backends import PlanError, make_backend
-    from envmill.tasks.pipeline import plan_batches
+    from envmill.tasks.pipeline import iter_batches
+    from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.store import Warehouse, WarehouseError
 
     if local_llm:
@@ -115,14 +117,15 @@ def _start(settings, root: Path, local_llm: bool) -> None:
         return
     try:
         backend = make_backend(settings)
-        plan_batches(settings, backend)
+        next(iter_batches(settings, backend), None)  # the plan itself stays lazy
         client = getattr(backend, "client", None)
         if client is not None and (problem := client.unreachable()):
             raise PlanError(problem)
         warehouse = Warehouse(root)
-    except (PlanError, WarehouseError) as exc:
+        with folder_lock(warehouse.root, "envmill run"):
+            _run_and_record(settings, warehouse.root)
+    except (PlanError, WarehouseError, FolderBusy) as exc:
         fail(str(exc))
-    _run_and_record(settings, warehouse.root)
 
 
 def _with_topics(settings, topics: Path | None, root: Path):

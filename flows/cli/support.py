@@ -52,5 +52,5 @@ def parse_json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-def echo_error(message: str) -> None:
-    print(f"envmill: error: {message}", file=sys.stderr)
+def echo_error(message: str, prefix: str = "error") -> None:
+    print(f"envmill: {prefix}: {message}", file=sys.stderr)

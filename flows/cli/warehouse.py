@@ -33,7 +33,20 @@ def _data_dir(out: Path | None, made_by: str = "envmill run") -> Path:
         check_format(root / MARKER)
     except WarehouseError as exc:
         fail(str(exc))
+    _settle_quietly(root)
     return root
+
+
+def _settle_quietly(root: Path) -> None:
+    """A run its process left ``running`` (kill -9) is recorded interrupted by whichever command
+    looks next; a folder this user cannot write is only read."""
+    from envmill.flows.run_record import settle_abandoned_runs
+    from envmill.warehouse.store import WarehouseError
+
+    try:
+        settle_abandoned_runs(root)
+    except (OSError, WarehouseError):
+        pass
 
 
 def sql(

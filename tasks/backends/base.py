@@ -7,7 +7,7 @@ trajectories, rows) the same way for every backend (DESIGN §2, §4).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -70,8 +70,9 @@ class Backend(Protocol):
     version: str  # enters every batch key: bump it when the output changes, so reruns redo work
     item_threads: int  # items of a batch made at once: 1 for CPU work, more when waiting on an LLM
 
-    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
-        """The run's environment items; raises :class:`PlanError` for settings it cannot plan."""
+    def plan_items(self, settings: EnvmillSettings) -> Iterable[EnvItemSpec]:
+        """The run's environment items, possibly lazily; raises :class:`PlanError` for settings
+        it cannot plan when called, not when the first item is taken."""
         ...
 
     def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> EnvironmentDraft:

@@ -3,7 +3,7 @@ from the compiled tool manifest. No LLM anywhere."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
@@ -25,18 +25,18 @@ class ProceduralBackend:
     version = "procedural-3"
     item_threads = 1  # compiling and sampling are CPU work: processes scale it, threads would not
 
-    def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
+    def plan_items(self, settings: EnvmillSettings) -> Iterator[EnvItemSpec]:
         known = list_domains()
         domains = settings.domains or known
         unknown = [d for d in domains if d not in known]
         if unknown:
             raise PlanError(f"unknown domain {unknown[0]!r}; known domains: {', '.join(known)}")
-        return [
+        return (  # lazily: a million items are planned as they are taken
             EnvItemSpec(
                 index=i, subject=domains[i % len(domains)], seed=item_seed(settings.seed, i)
             )
             for i in range(settings.envs)
-        ]
+        )
 
     def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> CompiledEnvironment:
         return compile_environment(load_domain(item.subject), item.seed)

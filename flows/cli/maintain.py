@@ -1,0 +1,49 @@
+"""``envmill verify``: commands that check and mend a data folder (they take its lock)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from envmill.flows.cli.support import fail
+from envmill.flows.cli.warehouse import OutOption, _data_dir
+
+
+def verify(
+    out: OutOption = None,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="retract damaged commits (their items are redone by the next run), move "
+            "unlisted files to _quarantine/, delete temporary files",
+        ),
+    ] = False,
+) -> None:
+    """Check every commit against its parts, every part against its table, every file against
+    the commits; exit 1 if anything is wrong and was not repaired."""
+    from envmill.flows.run_record import settle_abandoned_runs
+    from envmill.warehouse.lock import FolderBusy, folder_lock
+    from envmill.warehouse.verify import verify as check
+
+    root = _data_dir(out)
+    try:
+        with folder_lock(root, "envmill verify"):
+            report = check(root, repair=repair)
+            settled = settle_abandoned_runs(root) if repair else []
+    except FolderBusy as exc:
+        fail(str(exc))
+    for finding in report.findings:
+        typer.echo(finding.line())
+    for run_id in settled:
+        typer.echo(f"runs/{run_id}: was left running by a process that is gone (now interrupted)")
+    summary = (
+        f"{report.commits} commits, {report.parts} parts, {report.rows} rows checked; "
+        f"{len(report.findings)} problem(s)"
+    )
+    if repair and report.findings:
+        summary += f" repaired; the next `envmill run` redoes {report.redo_items} item(s)"
+    typer.echo(summary, err=True)
+    if report.findings and not repair:
+        raise typer.Exit(1)

@@ -1,0 +1,180 @@
+"""``envmill verify``: every commit against its parts, every part against its table model, and
+every file against the commits.
+
+What it finds, and what ``--repair`` does with it:
+
+- a commit record that cannot be read, or whose part is missing, resized, altered, unreadable or
+  not of its table's model: the commit is retracted with all its parts, so the next ``envmill
+  run`` makes its items again (they are no longer done);
+- a file no commit lists (a batch a crash cut short, or a file put there by hand): it is moved
+  to ``_quarantine/`` (never deleted: it may be someone's), and readers never read it anyway;
+- a temporary file of a write that died: deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from envmill.schemas.tables import TABLES
+from envmill.warehouse.commits import COMMITS, RECORD_SUFFIX, key_of_part, retract
+from envmill.warehouse.resume import CommitIndex
+from envmill.warehouse.store import WarehouseError, spec_of, validate_table
+
+QUARANTINE = "_quarantine"
+TEMPORARY = ".tmp-"
+
+
+@dataclass
+class Finding:
+    """One problem: where, what, and what a repair does (or did) about it."""
+
+    path: str
+    problem: str
+    action: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.problem} ({self.action})"
+
+
+@dataclass
+class VerifyReport:
+    findings: list[Finding] = field(default_factory=list)
+    commits: int = 0
+    parts: int = 0
+    rows: int = 0
+    redo_items: int = 0  # items no longer done after a repair: the next run makes them
+
+
+def verify(root: Path, repair: bool = False) -> VerifyReport:
+    """Check the folder (the caller holds its lock); with ``repair``, fix what is found."""
+    report = VerifyReport()
+    index = CommitIndex(root)
+    for key, commit in list(index.commits.items()):
+        report.commits += 1
+        problems = [p for table in commit.parts if (p := _unknown_table(table))]
+        problems = problems or index.problems(key)
+        for table, info in commit.parts.items():
+            if not problems and key not in index.absorbed_by:
+                problems += _part_content(root, table, info.file, info.rows)
+                report.parts += 1
+                report.rows += info.rows
+        if problems:
+            report.findings.append(_bad_commit(root, key, "; ".join(problems), repair))
+            report.redo_items += len(commit.items) if repair else 0
+    report.findings += sweep(root, index, repair)
+    return report
+
+
+def sweep(root: Path, index: CommitIndex, repair: bool = True) -> list[Finding]:
+    """What no reader reads but a folder should not hold: unreadable commit records (retracted),
+    files no commit lists (moved aside), temporary files of writes that died (deleted). Cheap
+    (listings only), so every run starts with it."""
+    findings = [
+        _bad_commit(root, key, "commit record is unreadable", repair) for key in index.unreadable
+    ]
+    listed = {
+        (table, info.file)
+        for commit in index.commits.values()
+        for table, info in commit.parts.items()
+    }
+    findings += _sweep_tables(root, listed, repair)
+    return findings + _sweep_records(root, repair)
+
+
+def _unknown_table(table: str) -> str | None:
+    return None if table in TABLES else f"lists a part of unknown table {table!r}"
+
+
+def _part_content(root: Path, table: str, file: str, rows: int) -> list[str]:
+    """Read the part and hold it to its table: the schema, the model's checks, the row count."""
+    spec, where = spec_of(table), f"{table}/{file}"
+    try:
+        arrow = pq.read_table(root / table / file)
+    except (OSError, pa.ArrowException) as exc:
+        return [f"{where} is not readable Parquet ({_first_line(exc)})"]
+    if not arrow.schema.remove_metadata().equals(spec.arrow_schema.remove_metadata()):
+        return [f"{where} does not have the columns and types of table {table}"]
+    if arrow.num_rows != rows:
+        return [f"{where} has {arrow.num_rows} rows, its commit recorded {rows}"]
+    try:
+        validate_table(spec, arrow)
+    except WarehouseError as exc:
+        return [f"{where} fails its table model: {exc}"]
+    return []
+
+
+def _bad_commit(root: Path, key: str, problem: str, repair: bool) -> Finding:
+    action = "would retract the commit; the next run redoes its items"
+    if repair:
+        retract(root, key, list(TABLES))
+        action = "retracted; the next run redoes its items"
+    return Finding(f"{COMMITS}/{key}{RECORD_SUFFIX}", problem, action)
+
+
+def _sweep_tables(root: Path, listed: set[tuple[str, str]], repair: bool) -> list[Finding]:
+    findings = []
+    for table in TABLES:
+        folder = root / table
+        if not folder.is_dir():
+            continue
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if (table, entry.name) in listed:
+                continue
+            where = f"{table}/{entry.name}"
+            if TEMPORARY in entry.name:
+                problem = "temporary file of a write that did not finish"
+                findings.append(_remove(Path(entry.path), where, problem, repair))
+            else:
+                problem = (
+                    "part of a batch that never finished (no commit lists it)"
+                    if key_of_part(entry.name)
+                    else "not a file envmill writes (no commit lists it)"
+                )
+                findings.append(_set_aside(root, table, entry.name, problem, repair))
+    return findings
+
+
+def _sweep_records(root: Path, repair: bool) -> list[Finding]:
+    folder = root / COMMITS
+    if not folder.is_dir():
+        return []
+    findings = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        where = f"{COMMITS}/{entry.name}"
+        if TEMPORARY in entry.name:
+            problem = "temporary commit record of a write that did not finish"
+            findings.append(_remove(Path(entry.path), where, problem, repair))
+        elif not entry.name.endswith(RECORD_SUFFIX):
+            problem = "not a commit record"
+            findings.append(_set_aside(root, COMMITS, entry.name, problem, repair))
+    return findings
+
+
+def _remove(path: Path, where: str, problem: str, repair: bool) -> Finding:
+    if repair:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return Finding(where, problem, "deleted" if repair else "would delete")
+
+
+def _set_aside(root: Path, folder: str, name: str, problem: str, repair: bool) -> Finding:
+    target = root / QUARANTINE / folder / name
+    if repair:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(root / folder / name, target)
+    moved = f"{QUARANTINE}/{folder}/{name}"
+    return Finding(
+        f"{folder}/{name}", problem, f"moved to {moved}" if repair else "would move aside"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
