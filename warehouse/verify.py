@@ -83,7 +83,7 @@ def sweep(root: Path, index: CommitIndex, repair: bool = True) -> list[Finding]:
         for commit in index.commits.values()
         for table, info in commit.parts.items()
     }
-    findings += _sweep_tables(root, listed, repair)
+    findings += _sweep_tables(root, listed, set(index.unreadable), repair)
     return findings + _sweep_records(root, repair)
 
 
@@ -117,14 +117,17 @@ def _bad_commit(root: Path, key: str, problem: str, repair: bool) -> Finding:
     return Finding(f"{COMMITS}/{key}{RECORD_SUFFIX}", problem, action)
 
 
-def _sweep_tables(root: Path, listed: set[tuple[str, str]], repair: bool) -> list[Finding]:
+def _sweep_tables(
+    root: Path, listed: set[tuple[str, str]], retracted: set[str], repair: bool
+) -> list[Finding]:
+    """Files no commit lists; the parts of a ``retracted`` commit go with its own finding."""
     findings = []
     for table in TABLES:
         folder = root / table
         if not folder.is_dir():
             continue
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            if (table, entry.name) in listed:
+            if (table, entry.name) in listed or key_of_part(entry.name) in retracted:
                 continue
             where = f"{table}/{entry.name}"
             if TEMPORARY in entry.name:

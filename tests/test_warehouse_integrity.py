@@ -1,0 +1,346 @@
+"""The warehouse keeps itself whole: commits, verify and repair, resume checks, the folder lock.
+
+Every damage here is one an operator met: a truncated part, garbage of the same size, a part
+deleted by hand, a foreign Parquet file dropped into a table folder, a commit record cut short,
+a run killed between its parts and its record.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envmill.schemas.run import BatchOutput
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.pipeline import plan_batches
+from envmill.warehouse.commits import (
+    Commit,
+    committed_keys,
+    publish,
+    read_commit,
+    visible_parts,
+)
+from envmill.warehouse.lock import FolderBusy, folder_lock, is_free
+from envmill.warehouse.resume import FinishedItems, retract_superseded_failures
+from envmill.warehouse.rows import write_batch, write_failed_batch
+from envmill.warehouse.store import Warehouse, checked_table, spec_of
+from envmill.warehouse.verify import QUARANTINE, verify
+from envmill.warehouse.views import DamagedPartWarning, query
+from tests.test_warehouse import env_row, failure_row, run_row, scenario_row
+
+RUN = "run-test-1"
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Warehouse:
+    return Warehouse(tmp_path / "data")
+
+
+def _count(root: Path, table: str) -> int:
+    return query(root, f"SELECT count(*) AS n FROM {table}").to_pylist()[0]["n"]
+
+
+def _commit_batch(wh: Warehouse, key: str, items: list[str], n_scenarios: int = 2) -> None:
+    """A batch of one environment's scenarios and a failure row, committed by hand."""
+    env = env_row(key)
+    parts = {
+        "environments": wh.write_part("environments", _arrow("environments", [env]), key),
+        "scenarios": wh.write_part(
+            "scenarios",
+            _arrow("scenarios", [scenario_row(env["env_id"], i) for i in range(n_scenarios)]),
+            key,
+        ),
+        "failures": wh.write_part(
+            "failures", _arrow("failures", [failure_row("s", key, "E")]), key
+        ),
+    }
+    publish(wh.root, Commit(key=key, kind="batch", run_id=RUN, parts=parts, items=items))
+
+
+def _arrow(table: str, rows: list[dict]):
+    return checked_table(spec_of(table), rows)
+
+
+# --- a batch is seen whole or not at all -------------------------------------------------------
+
+
+def test_parts_are_unread_until_their_commit_is_published(wh):
+    env = env_row("A")
+    wh.write_part("environments", _arrow("environments", [env]), "k1")
+    wh.write_part("scenarios", _arrow("scenarios", [scenario_row(env["env_id"], 0)]), "k1")
+    assert _count(wh.root, "environments") == 0 and _count(wh.root, "scenarios") == 0
+    _commit_batch(wh, "k1", ["item-a"])
+    assert _count(wh.root, "environments") == 1 and _count(wh.root, "scenarios") == 2
+
+
+def test_a_run_stopped_mid_batch_publishes_nothing(wh):
+    answers = iter([True, False])  # allowed at the start, stopped before the record
+    assert write_batch(wh, _output_with_rows(), RUN, lambda: next(answers)) is False
+    assert committed_keys(wh.root) == set()
+    assert not any(wh.root.glob("*/part-k2.parquet"))  # its parts are taken back as well
+    assert write_batch(wh, _output_with_rows(), RUN, lambda: False) is False
+    assert write_batch(wh, _output_with_rows(), RUN) is True
+    assert read_commit(wh.root, "k2").items == ["item-b"] and _count(wh.root, "failures") == 1
+
+
+def _output_with_rows() -> BatchOutput:
+    from envmill.schemas.run import FailureRecord
+
+    failure = FailureRecord(stage="item", item="x#1", error_class="E", message="m")
+    return BatchOutput(key="k2", items=["item-b"], failures=[failure])
+
+
+def test_a_rewrite_of_a_batch_leaves_no_part_of_its_earlier_attempt(wh):
+    _commit_batch(wh, "k3", ["item-c"])
+    write_batch(wh, BatchOutput(key="k3", items=["item-c"]), RUN)  # made nothing this time
+    assert _count(wh.root, "scenarios") == 0 and _count(wh.root, "environments") == 0
+
+
+def test_a_foreign_file_in_a_table_folder_adds_no_rows(wh):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _commit_batch(wh, "k4", ["item-d"])
+    foreign = pa.table({"scenario_id": ["f" * 16], "task": ["HACKED"], "x": [1]})
+    pq.write_table(foreign, wh.root / "scenarios" / "part-evil.parquet")
+    pq.write_table(foreign, wh.root / "scenarios" / "mine.parquet")
+    tasks = query(wh.root, "SELECT task FROM scenarios").column("task").to_pylist()
+    assert len(tasks) == 2 and "HACKED" not in tasks
+
+
+# --- verify and repair ---------------------------------------------------------------------------
+
+
+def _damage(wh: Warehouse, how: str) -> None:
+    part = wh.root / "scenarios" / "part-bad.parquet"
+    if how == "truncated":
+        part.write_bytes(part.read_bytes()[:200])
+    elif how == "garbage":
+        part.write_bytes(b"\x00" * part.stat().st_size)
+    elif how == "missing":
+        part.unlink()
+    elif how == "record":
+        (wh.root / "_commits" / "bad.json").write_text('{"key": "bad", "parts": ')
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "missing", "record"])
+def test_verify_finds_damage_and_repair_makes_the_items_due_again(wh, how):
+    _commit_batch(wh, "good", ["item-good"])
+    _commit_batch(wh, "bad", ["item-bad"])
+    assert verify(wh.root).findings == []
+    _damage(wh, how)
+    found = verify(wh.root)
+    assert len(found.findings) == 1 and "bad" in found.findings[0].line()
+    assert "\n" not in found.findings[0].line()
+    with pytest.warns(DamagedPartWarning) if how in ("truncated", "garbage") else _nothing():
+        assert _count(wh.root, "environments") >= 1  # the other tables still read
+    repaired = verify(wh.root, repair=True)
+    assert len(repaired.findings) == 1 and "retracted" in repaired.findings[0].line()
+    assert verify(wh.root).findings == []
+    finished = FinishedItems(wh.root)
+    assert "item-good" in finished and "item-bad" not in finished
+    assert _count(wh.root, "scenarios") == 2  # the good batch's rows only
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_verify_moves_foreign_and_unfinished_files_aside_and_deletes_temporaries(wh):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _commit_batch(wh, "ok", ["item-ok"])
+    pq.write_table(pa.table({"x": [1]}), wh.root / "scenarios" / "notes.parquet")
+    wh.write_part("tools", _arrow("tools", []), "never-committed")
+    (wh.root / "scenarios" / "part-x.parquet.tmp-0123").write_bytes(b"half")
+    (wh.root / "_commits" / "x.json.tmp-0123").write_text("{")
+    lines = [f.line() for f in verify(wh.root).findings]
+    assert len(lines) == 4 and all("would" in line for line in lines)
+    verify(wh.root, repair=True)
+    assert verify(wh.root).findings == []
+    assert (wh.root / QUARANTINE / "scenarios" / "notes.parquet").exists()  # not deleted
+    assert (wh.root / QUARANTINE / "tools" / "part-never-committed.parquet").exists()
+    assert not (wh.root / "scenarios" / "part-x.parquet.tmp-0123").exists()
+
+
+def test_verify_holds_each_part_to_its_table_model(wh):
+    """A part whose bytes match its record but whose rows break the model (written by an older
+    or foreign writer) is found by reading it."""
+    import pyarrow.parquet as pq
+
+    from envmill.warehouse.commits import describe_part
+
+    rows = _arrow("scenarios", [scenario_row(env_row("Z")["env_id"], 0)])
+    status = rows.schema.field("status")  # a value the model does not allow, of the right type
+    broken = rows.set_column(rows.schema.get_field_index("status"), status, [["maybe"]])
+    path = wh.root / "scenarios" / "part-model.parquet"
+    path.parent.mkdir(exist_ok=True)
+    pq.write_table(broken, path)
+    publish(wh.root, Commit(key="model", parts={"scenarios": describe_part(path, 1)}))
+    (finding,) = verify(wh.root).findings
+    assert "fails its table model" in finding.problem
+
+
+def test_a_rerun_redoes_a_batch_whose_part_no_longer_matches(wh):
+    _commit_batch(wh, "b1", ["i1", "i2"])
+    _commit_batch(wh, "b2", ["i3"])
+    part = wh.root / "scenarios" / "part-b1.parquet"
+    part.write_bytes(part.read_bytes()[:-8] + b"\x00" * 8)  # same size, other bytes
+    finished = FinishedItems(wh.root)
+    assert "i3" in finished and "i1" not in finished and "i2" not in finished
+    assert len(finished.redone) == 1 and "2 item(s) are redone" in finished.redone[0]
+    assert "b1" not in committed_keys(wh.root) and not part.exists()
+
+
+def test_a_successful_rerun_supersedes_the_failure_rows_of_a_failed_batch(wh):
+    row = failure_row("batch", "batch-1", "MemoryError")
+    write_failed_batch(wh, row, "batch-1", ["i1", "i2"], RUN)
+    assert _count(wh.root, "failures") == 1
+    assert "i1" not in FinishedItems(wh.root)  # a failure record does not make items done
+    _commit_batch(wh, "redo-1", ["i1"])
+    assert retract_superseded_failures(wh.root) == 0  # i2 is still not made
+    _commit_batch(wh, "redo-2", ["i2"])
+    assert retract_superseded_failures(wh.root) == 1
+    assert query(wh.root, "SELECT stage FROM failures").column("stage").to_pylist() == ["s", "s"]
+
+
+# --- item keys, paths -------------------------------------------------------------------------
+
+
+def test_item_keys_do_not_depend_on_the_batch_size():
+    settings = EnvmillSettings(envs=7, scenarios_per_env=2, domains=["library", "clinic"])
+    by_size = {
+        size: [
+            item.key
+            for batch in plan_batches(settings.model_copy(update={"batch_size": size}))
+            for item in batch.items
+        ]
+        for size in (1, 3, 7)
+    }
+    assert by_size[1] == by_size[3] == by_size[7] and len(set(by_size[1])) == 7
+    done = set(by_size[1][:4])
+    rest = plan_batches(settings.model_copy(update={"batch_size": 2}), done=done)
+    assert [i.key for b in rest for i in b.items] == by_size[1][4:]
+    other = settings.model_copy(update={"scenarios_per_env": 3})
+    assert not set(by_size[1]) & {i.key for b in plan_batches(other) for i in b.items}
+
+
+@pytest.mark.parametrize("name", ["data[1]", "da*ta", "dat?a", "d[!x]ata"])
+def test_a_folder_name_with_glob_characters_is_read_literally(tmp_path, name):
+    mine, sibling = Warehouse(tmp_path / name), Warehouse(tmp_path / "data1")
+    other = Warehouse(tmp_path / "daXta")
+    mine.write("runs", [run_row()], key="r")
+    for wh in (sibling, other):
+        wh.write("runs", [run_row(), run_row() | {"run_id": "run-other"}], key="r")
+    assert _count(mine.root, "runs") == 1
+    assert visible_parts(mine.root, "runs")[0].parent == mine.root / "runs"
+
+
+# --- the folder lock and runs left running -------------------------------------------------------
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from envmill.warehouse.lock import folder_lock
+with folder_lock(Path(sys.argv[1]), "envmill run --test"):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def held_by_another_process(wh):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(wh.root)], stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout.readline().strip() == "held"
+    yield holder
+    holder.kill()
+    holder.wait()
+
+
+def test_the_lock_refuses_a_second_holder_by_name_and_frees_when_its_holder_dies(
+    wh, held_by_another_process
+):
+    assert not is_free(wh.root)
+    with pytest.raises(FolderBusy, match=rf"pid {held_by_another_process.pid} \(envmill run"):
+        with folder_lock(wh.root):
+            pass
+    held_by_another_process.kill()  # the kernel lets go of a dead holder's lock
+    held_by_another_process.wait()
+    assert is_free(wh.root)
+    with folder_lock(wh.root), folder_lock(wh.root):  # re-entrant within a process
+        assert is_free(wh.root)
+
+
+def test_a_second_run_on_a_busy_folder_is_refused_at_once(wh, held_by_another_process):
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", "run",
+               "--out", str(wh.root), "--envs", "1"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    (line,) = done.stderr.strip().splitlines()
+    assert "in use by pid" in line and "another --out" in line
+    assert committed_keys(wh.root) == set()
+
+
+def test_a_run_left_running_by_a_dead_process_is_settled_as_interrupted(
+    wh, held_by_another_process
+):
+    from envmill.flows.run_record import settle_abandoned_runs
+
+    wh.write("runs", [run_row("running")], key=RUN)
+    assert settle_abandoned_runs(wh.root) == []  # its process may still live: left alone
+    held_by_another_process.kill()
+    held_by_another_process.wait()
+    assert settle_abandoned_runs(wh.root) == [RUN]
+    row = query(wh.root, "SELECT status, finished_at FROM runs").to_pylist()[0]
+    assert row["status"] == "interrupted" and row["finished_at"] is not None
+
+
+def test_commit_records_are_plain_json(wh):
+    _commit_batch(wh, "k9", ["i9"])
+    record = json.loads((wh.root / "_commits" / "k9.json").read_text())
+    assert record["items"] == ["i9"] and set(record["parts"]) == {
+        "environments",
+        "scenarios",
+        "failures",
+    }
+    assert all(len(p["sha256"]) == 64 for p in record["parts"].values())
+
+
+def _envmill(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_the_verify_command_reports_then_repairs(wh):
+    _commit_batch(wh, "good", ["item-good"])
+    _commit_batch(wh, "bad", ["item-bad"])
+    _damage(wh, "truncated")
+    sql = _envmill(
+        "sql", "--out", str(wh.root), "SELECT count(*) AS n FROM environments", "--format", "csv"
+    )
+    assert sql.returncode == 0 and sql.stdout.split() == [
+        "n",
+        "2",
+    ]  # its table unharmed by the bad part
+    (warning,) = sql.stderr.strip().splitlines()
+    assert warning.startswith("envmill: warning: scenarios/part-bad.parquet left out")
+    found = _envmill("verify", "--out", str(wh.root))
+    assert found.returncode == 1
+    assert found.stdout.strip().splitlines() == [
+        f"_commits/bad.json: {verify(wh.root).findings[0].problem} "
+        "(would retract the commit; the next run redoes its items)"
+    ]
+    repaired = _envmill("verify", "--repair", "--out", str(wh.root))
+    assert repaired.returncode == 0 and "redoes 1 item(s)" in repaired.stderr
+    assert _envmill("verify", "--out", str(wh.root)).returncode == 0
