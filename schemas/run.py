@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from envmill.schemas.environment import EnvironmentRecord
@@ -74,6 +76,9 @@ class BatchOutput(BaseModel):
     llm_calls: list[LlmCallRecord] = Field(default_factory=list)
     env_probes: list[ProbeRecord] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict, description="work time per stage")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, description="the generator, models and prompt hashes behind it"
+    )
 
     def counts(self) -> dict[str, int]:
         certified = sum(s.status == "certified" for s in self.scenarios)

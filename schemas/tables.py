@@ -89,6 +89,7 @@ class EnvironmentsTable(apa.DataFrameModel):
     n_state_change_tools: int = _count()
     checked_json: str
     seed: int = apa.Field(nullable=True)
+    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
     created_at: UtcTimestamp
 
     class Config:
@@ -134,6 +135,7 @@ class ScenariosTable(apa.DataFrameModel):
     rejected_gate: str = apa.Field(nullable=True, isin=list(GATES))
     gates_json: str
     repairs: int = _count()
+    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
     created_at: UtcTimestamp
 
     class Config:
@@ -166,6 +168,7 @@ class TrajectoriesTable(apa.DataFrameModel):
     termination: str = apa.Field(isin=list(TERMINATIONS))
     usage_json: str
     timings_json: str
+    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
     created_at: UtcTimestamp
 
     class Config:

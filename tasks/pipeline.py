@@ -119,6 +119,7 @@ def synthesize_batch(
     output.llm_calls = backend.drain_llm_calls(labels)
     output.env_probes = backend.drain_probes(labels)
     output.seconds = dict(seconds)
+    output.provenance = backend.provenance()
     return output
 
 

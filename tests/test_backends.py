@@ -52,6 +52,9 @@ class FixtureBackend:
     def drain_probes(self, items):
         return []
 
+    def provenance(self):
+        return {"generator": self.version, "models": {}, "prompts": {}}
+
 
 @pytest.fixture(scope="module")
 def certified_scenarios() -> list[dict]:

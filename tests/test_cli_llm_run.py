@@ -122,6 +122,13 @@ def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpo
         assert check_invariants(load_domain(row["domain"]), state) == []
     stages = {r["stage"] for r in _rows(root, "SELECT DISTINCT stage FROM llm_calls")}
     assert stages == {"scenario_state", "scenario_task", "scenario_checks", "scenario_repair"}
+    (origin,) = _rows(root, "SELECT DISTINCT provenance_json AS p FROM scenarios WHERE repairs = 0")
+    made_by = json.loads(origin["p"])
+    assert made_by["generator"].startswith("procedural-") and "+scengen-" in made_by["generator"]
+    assert (
+        set(made_by["models"]) == set(made_by["prompts"]) >= {"scenario_state", "scenario_checks"}
+    )
+    assert all(len(h) == 16 for h in made_by["prompts"].values()) and made_by["seed"] > 0
     before = endpoint.stats()["requests"]
     again = envmill(tmp_path, *run)
     assert again.returncode == 0 and endpoint.stats()["requests"] == before

@@ -116,10 +116,17 @@ def test_interrupt_resume_and_rerun(tmp_path):
         ).to_pylist()[0]["n"]
     )
 
-    again = envmill(tmp_path, *RUN, "--out", str(root))
+    again = envmill(tmp_path, *RUN, "--out", str(root), "--batch-size", "4")
     assert again.returncode == 0 and _counts(root) == after  # idempotent: nothing duplicated
-    statuses = sorted(query(root, "SELECT status FROM runs").column("status").to_pylist())
-    assert statuses == ["finished", "finished", "interrupted"]
+    listed = json.loads(envmill(tmp_path, "runs", "--out", str(root), "--format", "json").stdout)
+    assert [r["status"] for r in listed] == ["interrupted", "finished", "finished"]
+    assert listed[1]["environments"] >= 1 and listed[1]["seconds"] > 0 and listed[1]["envs"] == ENVS
+    assert listed[2]["environments"] is None and "rlimits" in listed[2]["isolation"]
+    sql = """SELECT count(*) AS n FROM scenarios
+             WHERE json_extract_string(provenance_json, '$.parent.env_id') = env_id
+               AND json_extract_string(provenance_json, '$.run_id') = run_id
+               AND json_extract_string(provenance_json, '$.generator') LIKE 'procedural-%'"""
+    assert query(root, sql).to_pylist()[0]["n"] == after["scenarios"]
     assert processes_started_under(str(tmp_path)) == []
 
     stats = envmill(tmp_path, "stats", "--out", str(root), "--format", "json")

@@ -23,7 +23,15 @@ from envmill.warehouse.commits import Commit, publish, retract
 from envmill.warehouse.store import Warehouse, checked_table, spec_of
 
 
-def environment_row(env: EnvironmentRecord, run_id: str) -> dict[str, Any]:
+def provenance(made_by: dict[str, Any], run_id: str, backend: str, **about: Any) -> dict:
+    """An artifact's provenance: its run and backend, the generator, models and prompt hashes
+    behind it (``made_by``), and ``about`` it: its seed and its parent artifact."""
+    return {"run_id": run_id, "backend": backend, **made_by, **about}
+
+
+def environment_row(
+    env: EnvironmentRecord, run_id: str, made_by: dict[str, Any] | None = None
+) -> dict[str, Any]:
     kinds = [env.tool_kinds.get(tool.function.name, "query") for tool in env.tools]
     return {
         "env_id": env.env_id,
@@ -42,6 +50,9 @@ def environment_row(env: EnvironmentRecord, run_id: str) -> dict[str, Any]:
         "n_state_change_tools": kinds.count("state_change"),
         "checked_json": env.checked,
         "seed": env.seed,
+        "provenance_json": provenance(
+            made_by or {}, run_id, env.backend, seed=env.seed, parent={"topic": env.topic}
+        ),
     }
 
 
@@ -59,7 +70,12 @@ def tool_rows(env: EnvironmentRecord) -> list[dict[str, Any]]:
     ]
 
 
-def scenario_row(scenario: ScenarioRecord, run_id: str) -> dict[str, Any]:
+def scenario_row(
+    scenario: ScenarioRecord,
+    run_id: str,
+    made_by: dict[str, Any] | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
     return {
         "scenario_id": scenario.scenario_id,
         "env_id": scenario.env_id,
@@ -77,10 +93,19 @@ def scenario_row(scenario: ScenarioRecord, run_id: str) -> dict[str, Any]:
         "rejected_gate": scenario.rejected_gate,
         "gates_json": [gate.model_dump() for gate in scenario.gates],
         "repairs": scenario.repairs,
+        "provenance_json": provenance(
+            made_by or {}, run_id, scenario.backend, seed=seed, parent={"env_id": scenario.env_id}
+        ),
     }
 
 
-def trajectory_row(trajectory: TrajectoryRecord, run_id: str) -> dict[str, Any]:
+def trajectory_row(
+    trajectory: TrajectoryRecord,
+    run_id: str,
+    made_by: dict[str, Any] | None = None,
+    backend: str = "",
+    seed: int | None = None,
+) -> dict[str, Any]:
     return {
         "trajectory_id": trajectory.trajectory_id,
         "scenario_id": trajectory.scenario_id,
@@ -95,6 +120,13 @@ def trajectory_row(trajectory: TrajectoryRecord, run_id: str) -> dict[str, Any]:
         "termination": trajectory.termination,
         "usage_json": trajectory.usage,
         "timings_json": trajectory.timings,
+        "provenance_json": provenance(
+            (made_by or {}) | {"policy": trajectory.policy},
+            run_id,
+            backend,
+            seed=seed,
+            parent={"scenario_id": trajectory.scenario_id},
+        ),
     }
 
 
@@ -167,11 +199,19 @@ def write_batch(
     ``may_write`` is asked before the first part and again before the record: a run that was
     stopped meanwhile gets nothing visible from this batch (False is returned).
     """
+    made_by, envs = output.provenance, {e.env_id: e for e in output.environments}
+    seed = {env_id: env.seed for env_id, env in envs.items()}
+    backend = {env_id: env.backend for env_id, env in envs.items()}
     tables = {
-        "environments": [environment_row(e, run_id) for e in output.environments],
+        "environments": [environment_row(e, run_id, made_by) for e in output.environments],
         "tools": [row for e in output.environments for row in tool_rows(e)],
-        "scenarios": [scenario_row(s, run_id) for s in output.scenarios],
-        "trajectories": [trajectory_row(t, run_id) for t in output.trajectories],
+        "scenarios": [
+            scenario_row(s, run_id, made_by, seed.get(s.env_id)) for s in output.scenarios
+        ],
+        "trajectories": [
+            trajectory_row(t, run_id, made_by, backend.get(t.env_id, ""), seed.get(t.env_id))
+            for t in output.trajectories
+        ],
         "failures": [failure_row(f, run_id) for f in output.failures],
         "llm_calls": [llm_call_row(c, run_id) for c in output.llm_calls],
         "env_probes": [probe_row(p, run_id) for p in output.env_probes],

@@ -84,6 +84,46 @@ def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
         typer.echo(format_table(table, fmt))
 
 
+RUNS_SQL = """
+SELECT run_id, status, backend, seed, started_at,
+       round(epoch(finished_at) - epoch(started_at), 1) AS seconds,
+       CAST(json_extract(settings_json, '$.envs') AS BIGINT) AS envs,
+       CAST(json_extract(settings_json, '$.scenarios_per_env') AS BIGINT) AS per_env,
+       CAST(json_extract(counts_json, '$.environments') AS BIGINT) AS environments,
+       CAST(json_extract(counts_json, '$.certified') AS BIGINT) AS certified,
+       CAST(json_extract(counts_json, '$.failures') AS BIGINT) AS failures,
+       isolation, json_extract_string(versions_json, '$.envmill') AS envmill
+FROM runs WHERE $run IS NULL OR run_id = $run ORDER BY started_at, run_id
+"""
+
+
+def runs(
+    out: OutOption = None,
+    fmt: FormatOption = "table",
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="one run in full: settings, counts, versions")
+    ] = None,
+) -> None:
+    """List the runs: status, size, counts, duration, isolation and envmill version."""
+    from envmill.warehouse.views import format_table
+    from envmill.warehouse.views import query as run_query
+
+    root = _data_dir(out)
+    if run_id is None:
+        typer.echo(format_table(run_query(root, RUNS_SQL, {"run": None}), fmt))
+        return
+    rows = run_query(root, "SELECT * FROM runs WHERE run_id = $run", {"run": run_id}).to_pylist()
+    if not rows:
+        fail(f"no run {run_id!r} in {root}; `envmill runs` lists them")
+    print_json({k.removesuffix("_json"): _decoded(k, v) for k, v in rows[0].items()})
+
+
+def _decoded(column: str, value):
+    if column.endswith("_json") and value is not None:
+        return json.loads(value)
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
 def show(
     kind: Annotated[Literal["env", "scenario"], typer.Argument(help="env or scenario")],
     item_id: Annotated[str, typer.Argument(help="env_id or scenario_id (a unique prefix works)")],

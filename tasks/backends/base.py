@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.llm import LlmCallRecord
@@ -69,6 +69,11 @@ class Backend(Protocol):
     name: str
     version: str  # enters every batch key: bump it when the output changes, so reruns redo work
     item_threads: int  # items of a batch made at once: 1 for CPU work, more when waiting on an LLM
+
+    def provenance(self) -> dict[str, Any]:
+        """What stands behind every artifact it makes: ``generator`` (its version), the model
+        of each LLM stage (``models``) and the hash of each prompt (``prompts``)."""
+        ...
 
     def plan_items(self, settings: EnvmillSettings) -> Iterable[EnvItemSpec]:
         """The run's environment items, possibly lazily; raises :class:`PlanError` for settings

@@ -77,6 +77,15 @@ def stages_fingerprint(client: LlmClient, stages: Iterable[str], **parts: Any) -
     )
 
 
+def stage_provenance(client: LlmClient, stages: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The model and the prompt hash of each of ``stages``, as artifacts record them."""
+    hashes, stages = prompt_hashes(), list(stages)
+    return {
+        "models": {name: client.settings.for_stage(name).model for name in stages},
+        "prompts": {name: hashes[name] for name in stages},
+    }
+
+
 class LlmBackend:
     """SkelBuilder behind the backend seam.
 
@@ -129,6 +138,9 @@ class LlmBackend:
             settings=self.settings.model_dump(include=_OUTPUT_SETTINGS),
             scengen=self.scengen.model_dump(exclude={"scenario_threads"}),
         )
+
+    def provenance(self) -> dict[str, Any]:
+        return {"generator": self.version, **stage_provenance(self.client, PROMPTS)}
 
     def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
         if not self.topics:

@@ -4,6 +4,7 @@ from the compiled tool manifest. No LLM anywhere."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
+from typing import Any
 
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
@@ -24,6 +25,9 @@ class ProceduralBackend:
     name = "procedural"
     version = "procedural-3"
     item_threads = 1  # compiling and sampling are CPU work: processes scale it, threads would not
+
+    def provenance(self) -> dict[str, Any]:
+        return {"generator": self.version, "models": {}, "prompts": {}}
 
     def plan_items(self, settings: EnvmillSettings) -> Iterator[EnvItemSpec]:
         known = list_domains()

@@ -16,7 +16,7 @@ from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.tasks.backends.base import ScenarioDrafts
-from envmill.tasks.backends.llm import SCENARIO_PROMPTS, stages_fingerprint
+from envmill.tasks.backends.llm import SCENARIO_PROMPTS, stage_provenance, stages_fingerprint
 from envmill.tasks.environment import AdmittedEnvironment
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.procedural.backend import ProceduralBackend
@@ -43,6 +43,9 @@ class ProceduralWithLlmScenarios(ProceduralBackend):
             client, SCENARIO_PROMPTS, scengen=scengen.model_dump(exclude={"scenario_threads"})
         )
         self.version = f"{ProceduralBackend.version}+scengen-{fingerprint}"
+
+    def provenance(self) -> dict[str, Any]:
+        return {"generator": self.version, **stage_provenance(self.client, SCENARIO_PROMPTS)}
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.client, self.scengen, self.item_threads))
