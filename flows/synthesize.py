@@ -31,6 +31,7 @@ from envmill.tasks.sandbox.shared import process_sandbox
 from envmill.warehouse.lock import folder_lock, grant, may_write, revoke
 from envmill.warehouse.resume import CommitIndex, FinishedItems, retract_superseded_failures
 from envmill.warehouse.rows import failure_row, write_batch, write_failed_batch
+from envmill.warehouse.space import DiskFull, is_disk_full
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.verify import sweep
 
@@ -121,6 +122,8 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
         try:
             result = future.result()
         except Exception as exc:  # the batch's own retries are spent: record it, keep going
+            if is_disk_full(exc):  # every batch after it would fail the same way
+                raise DiskFull(Path(data_dir)) from exc
             _record_failed_batch(data_dir, run_id, batch, exc)
             counts["failed_batches"] += 1
             report("batch_failed", items=len(batch.items), error=str(exc))

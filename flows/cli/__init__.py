@@ -10,6 +10,7 @@ import typer
 from envmill.flows.cli import doctor, env, llm, maintain, run, topics, warehouse
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
+from envmill.warehouse.space import DiskFull, is_disk_full
 
 app = typer.Typer(
     name="envmill",
@@ -61,6 +62,16 @@ def main() -> None:
         sys.exit(returned)
 
 
+def _disk_full_message(exc: BaseException) -> str:
+    """DiskFull's own words when the run raised it, else the kernel's (a write elsewhere)."""
+    while exc is not None and not isinstance(exc, DiskFull):
+        exc = exc.__cause__ or exc.__context__
+    if exc is not None:
+        return str(exc)
+    return "the disk is full (no space left on device); finished batches are kept: free some \
+space and rerun the same command to resume"
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning is one line for a person, not a source excerpt."""
     echo_error(str(message), prefix="warning")
@@ -70,5 +81,8 @@ def _exit_with(exc: Exception) -> None:
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer's click errors
         echo_error(exc.format_message())
         sys.exit(exc.exit_code)
+    if is_disk_full(exc):
+        echo_error(_disk_full_message(exc))
+        sys.exit(1)
     echo_error(f"{type(exc).__name__}: {exc}")
     sys.exit(1)

@@ -110,6 +110,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
     from envmill.tasks.backends import PlanError, make_backend
     from envmill.tasks.pipeline import iter_batches
     from envmill.warehouse.lock import FolderBusy, folder_lock
+    from envmill.warehouse.space import DiskFull, check_free_space
     from envmill.warehouse.store import Warehouse, WarehouseError
 
     if local_llm:
@@ -122,9 +123,10 @@ def _start(settings, root: Path, local_llm: bool) -> None:
         if client is not None and (problem := client.unreachable()):
             raise PlanError(problem)
         warehouse = Warehouse(root)
+        check_free_space(warehouse.root)
         with folder_lock(warehouse.root, "envmill run"):
             _run_and_record(settings, warehouse.root)
-    except (PlanError, WarehouseError, FolderBusy) as exc:
+    except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
         fail(str(exc))
 
 
