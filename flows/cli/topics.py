@@ -94,6 +94,7 @@ def mine(
 def _mine(settings, candidates, options, key: str, n_files: int, started: float, local=False):
     from envmill.tasks.llm import LlmClient, LlmConfigError
     from envmill.tasks.topics.mine import mine_candidates
+    from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.rows import write_topics
     from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
 
@@ -111,7 +112,11 @@ def _mine(settings, candidates, options, key: str, n_files: int, started: float,
         fail(str(exc))
     records = mine_candidates(candidates, client, options)
     calls = client.collector.drain()
-    write_topics(warehouse, records, calls, key=key, run_id=run_id)
+    try:
+        with folder_lock(warehouse.root, "envmill topics mine"):  # a run's sweep spares it
+            write_topics(warehouse, records, calls, key=key, run_id=run_id)
+    except FolderBusy as exc:
+        fail(f"{exc} (the answers are cached: mining again costs nothing)")
     seconds = time.monotonic() - started
     typer.echo(summary_text(records, calls, n_files, seconds, run_id, warehouse.root))
     unreachable = [r for r in records if r.reason_code == "unreachable"]
