@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -331,6 +332,32 @@ def test_an_empty_folder_gives_a_page_of_notes(tmp_path):
     assert report.overview["environments"] == 0 and report.runs == []
     assert "No run is recorded" in html and "No LLM calls were recorded" in html
     assert report.section("diversity").metric("mean_similarity").shown == "n/a"
+
+
+# --- the command --------------------------------------------------------------------------------
+
+
+def envmill(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_writes_the_page_of_one_run(root, tmp_path):
+    target = tmp_path / "report.html"
+    done = envmill("report", "--out", str(root), "--run", LLM_RUN, "--to", str(target))
+    assert done.returncode == 0, done.stderr
+    html = target.read_text(encoding="utf-8")
+    assert f"Run <b>{LLM_RUN}</b> only" in html and "run-a" not in html
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary left
+
+
+def test_cli_refuses_an_unknown_run_in_one_line(root, tmp_path):
+    target = tmp_path / "report.html"
+    done = envmill("report", "--out", str(root), "--run", "run-zz", "--to", str(target))
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "run-zz" in lines[0] and "envmill sql" in lines[0]
+    assert "FROM runs" in lines[0] and not target.exists()
 
 
 # --- parts --------------------------------------------------------------------------------------

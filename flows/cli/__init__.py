@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from envmill.flows.cli import doctor, env, llm, run, topics, warehouse
+from envmill.flows.cli import doctor, env, llm, report_html, run, topics, warehouse
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 
@@ -23,6 +23,7 @@ app.command("stats")(warehouse.stats)
 app.command("sql")(warehouse.sql)
 app.command("show")(warehouse.show)
 app.command("doctor")(doctor.doctor)
+app.command("report")(report_html.report)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")
