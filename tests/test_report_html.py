@@ -404,3 +404,18 @@ def test_a_browser_renders_the_page(whole, tmp_path):
                f"--screenshot={png}", "--window-size=1100,4000", page.as_uri()]  # fmt: skip
     subprocess.run(command, capture_output=True, timeout=90, check=True)
     assert png.stat().st_size > 10_000
+
+
+def test_long_lists_are_cut_and_say_so():
+    from envmill.warehouse.report_model import MAX_TABLE_ROWS, Table
+    from envmill.warehouse.report_sections import TOP_ROWS, _domain_means, _examples
+
+    table = Table.of([{"n": i} for i in range(MAX_TABLE_ROWS + 5)], ("n",), "Rows")
+    assert len(table.rows) == MAX_TABLE_ROWS and f"of {MAX_TABLE_ROWS + 5} rows" in table.caption
+    domains = [{"domain": f"d{i}", "environments": 1 + (i == TOP_ROWS), "avg_query": float(i),
+                "avg_state_change": 1.0} for i in range(TOP_ROWS + 2)]  # fmt: skip
+    rows = _domain_means(domains)
+    assert len(rows) == TOP_ROWS + 1 and rows[-1].label == "other (2 domains)"
+    assert rows[-1].values == (round((2 * TOP_ROWS + TOP_ROWS + 1) / 3, 2), 1.0)  # weighted
+    shown = _examples((str(i), "x " * 500) for i in range(TOP_ROWS + 3))
+    assert shown[-1] == ("…", "3 more not shown") and len(shown[0][1]) <= 400

@@ -61,8 +61,9 @@ class ReportReader:
 def scope_to_run(sql: str) -> str:
     """``sql`` with every table name bound to a view of the rows of run ``$run`` only.
 
-    Common table expressions named like the views shadow them inside the query; a table with no
-    run of its own follows its environment, and one with neither reads as empty rather than whole.
+    Common table expressions named like the views shadow them inside the query (a query that
+    has its own WITH gets them first in its list, so its ORDER BY still holds); a table with no
+    run of its own follows its environment, and one with neither reads as empty, not whole.
     """
     ctes = []
     for spec in TABLES.values():
@@ -73,8 +74,11 @@ def scope_to_run(sql: str) -> str:
         else:
             where = "false"
         ctes.append(f'"{spec.name}" AS (SELECT * FROM main."{spec.name}" WHERE {where})')
-    body = sql.strip().rstrip(";")
-    return f"WITH {', '.join(ctes)}\nSELECT * FROM (\n{body}\n)"
+    body = re.sub(r"^(\s*--[^\n]*\n)+", "", sql.strip() + "\n").strip().rstrip(";")
+    own = re.match(r"WITH\s+(RECURSIVE\s+)?", body, flags=re.IGNORECASE)
+    if own is None:
+        return f"WITH {', '.join(ctes)}\n{body}"
+    return f"WITH {own.group(1) or ''}{', '.join(ctes)},\n{body[own.end() :]}"
 
 
 def load_report_queries() -> dict[str, str]:

@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 from envmill.warehouse.report_svg import BarChart
 
+MAX_TABLE_ROWS = 30
+
 
 class Reader(Protocol):
     """Runs one named query (``report.sql``/``stats.sql``) over the scope of the report."""
@@ -28,7 +30,11 @@ class Table:
 
     @classmethod
     def of(cls, rows: list[dict[str, Any]], columns: tuple[str, ...], caption: str = "") -> Table:
-        return cls(columns, tuple(tuple(r.get(c) for c in columns) for r in rows), caption)
+        """The first MAX_TABLE_ROWS rows; the caption says when there are more."""
+        if len(rows) > MAX_TABLE_ROWS:
+            caption += f" (first {MAX_TABLE_ROWS} of {len(rows)} rows; envmill stats has all)"
+        kept = rows[:MAX_TABLE_ROWS]
+        return cls(columns, tuple(tuple(r.get(c) for c in columns) for r in kept), caption)
 
     def records(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]

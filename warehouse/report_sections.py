@@ -7,7 +7,7 @@ it sees one run or the whole folder without knowing which.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from envmill.warehouse.report_metrics import diversity_section
@@ -24,8 +24,7 @@ def tools_section(reader: Reader) -> Section:
     for r in reader.rows("tools_histogram"):
         counts[r["kind"]][r["tools"]] = r["environments"]
     kinds = ("query", "state_change")
-    domains = reader.rows("tools_by_domain")
-    by_domain = tuple(BarRow(d["domain"], (d["avg_query"], d["avg_state_change"])) for d in domains)
+    by_domain = _domain_means(reader.rows("tools_by_domain"))
     return Section(
         key="tools",
         title="Tools per environment",
@@ -154,7 +153,7 @@ def scenarios_section(reader: Reader) -> Section:
             ),
         ],
         tables=[Table.of(reader.rows("scenarios_per_environment"), columns, "Summary")],
-        examples=[(r["domain"], _clip(r["task"])) for r in reader.rows("example_tasks")],
+        examples=_examples((r["domain"], r["task"]) for r in reader.rows("example_tasks")),
     )
 
 
@@ -217,7 +216,7 @@ def failures_section(reader: Reader) -> Section:
         if by_code
         else [],
         tables=[Table.of(reader.rows("failures_by_stage"), columns, "Failures")] if by_code else [],
-        examples=[(f"{r['stage']} · {r['reason']}", _clip(r["example"])) for r in by_code],
+        examples=_examples((f"{r['stage']} · {r['reason']}", r["example"]) for r in by_code),
         note="" if by_code else "No failures were recorded.",
     )
 
@@ -263,6 +262,29 @@ def _ranked(counts: Counter[str]) -> tuple[BarRow, ...]:
     if rest:
         rows.append(BarRow(f"other ({len(rest)} more)", (float(sum(n for _, n in rest)),)))
     return tuple(rows)
+
+
+def _domain_means(domains: list[dict[str, Any]]) -> tuple[BarRow, ...]:
+    """Mean tools per environment of the TOP_ROWS largest domains, the rest as one row."""
+    top, rest = domains[:TOP_ROWS], domains[TOP_ROWS:]
+    rows = [BarRow(d["domain"], (d["avg_query"], d["avg_state_change"])) for d in top]
+    if rest:
+        envs = sum(d["environments"] for d in rest)
+        means = tuple(
+            round(sum(d[k] * d["environments"] for d in rest) / envs, 2)
+            for k in ("avg_query", "avg_state_change")
+        )
+        rows.append(BarRow(f"other ({len(rest)} domains)", means))
+    return tuple(rows)
+
+
+def _examples(pairs: Iterable[tuple[str, str | None]]) -> list[tuple[str, str]]:
+    """At most TOP_ROWS (label, text) examples, texts on one line and clipped."""
+    pairs = list(pairs)
+    shown = [(label, _clip(text)) for label, text in pairs[:TOP_ROWS]]
+    if len(pairs) > TOP_ROWS:
+        shown.append(("…", f"{len(pairs) - TOP_ROWS} more not shown"))
+    return shown
 
 
 def _clip(text: str | None) -> str:
