@@ -1,0 +1,162 @@
+"""A run killed with SIGKILL, then run again: nothing left behind, nothing lost, nothing twice.
+
+The run's own process is killed (what the OOM killer or ``kill -9`` does), never its group: every
+child it started must end by itself. The next command on the folder then finds no process and no
+temporary folder of the dead run, records it ``interrupted``, and makes exactly what an
+uninterrupted run makes, without asking the model again what it already answered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.warehouse.resume import CommitIndex
+from envmill.warehouse.views import query
+from tests.procs import processes_started_under
+
+RUN = ["run", "--envs", "6", "--scenarios-per-env", "2", "--batch-size", "1", "--workers", "2",
+       "--domains", "library,clinic,banking"]  # fmt: skip
+CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
+
+
+def _env(folder: Path) -> dict[str, str]:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_", "OPENAI_"))
+    }
+    (folder / "tmp").mkdir(exist_ok=True)
+    return {**env, "TMPDIR": str(folder / "tmp"), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
+
+
+def _envmill(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=240, cwd=folder, env=_env(folder)
+    )
+
+
+def _batch_commits(root: Path) -> int:
+    folder = root / "_commits"
+    names = [p.name for p in folder.glob("*.json")] if folder.is_dir() else []
+    return sum(bool(re.fullmatch(r"[0-9a-f]{16}\.json", n)) for n in names)
+
+
+def _killed(folder: Path, root: Path, when: str, *extra: str) -> None:
+    """Start a run and SIGKILL its process: ``starting`` (server and cluster coming up) or
+    ``working`` (a first batch committed, others under way)."""
+    process = subprocess.Popen(
+        [*CLI, *RUN, *extra, "--out", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=folder,
+        env=_env(folder),
+        start_new_session=True,  # the test's own group is never in the line of fire
+    )
+    deadline = time.monotonic() + 180
+    while process.poll() is None and time.monotonic() < deadline:
+        started = (root / "_prefect").is_dir() if when == "starting" else _batch_commits(root)
+        if started:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def _corpus(root: Path) -> dict[str, object]:
+    """What a run made, by id and content; and how many raw rows its commits hold."""
+
+    def rows(sql: str) -> list[tuple]:
+        return sorted(tuple(r.values()) for r in query(root, sql).to_pylist())
+
+    index = CommitIndex(root)
+    raw = Counter()
+    for commit in index.commits.values():
+        for table, info in commit.parts.items():
+            raw[table] += info.rows
+    return {
+        "environments": rows("SELECT env_id, md5(source) FROM environments"),
+        "scenarios": rows(
+            "SELECT scenario_id, status, task, md5(checks_json), md5(initial_state_json) "
+            "FROM scenarios"
+        ),
+        "trajectories": rows("SELECT trajectory_id, reward FROM trajectories"),
+        "raw": {t: raw[t] for t in ("environments", "scenarios", "trajectories")},
+    }
+
+
+def _leftovers(folder: Path) -> list[str]:
+    tmp = folder / "tmp"
+    return sorted(p.name for p in tmp.iterdir()) if tmp.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> dict[str, object]:
+    folder = tmp_path_factory.mktemp("reference")
+    done = _envmill(folder, *RUN, "--out", str(folder / "data"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return _corpus(folder / "data")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("when", ["starting", "working"])
+def test_a_killed_run_leaves_nothing_behind_and_resumes_to_the_same_corpus(
+    tmp_path, uninterrupted, when
+):
+    root = tmp_path / "data"
+    _killed(tmp_path, root, when)
+    deadline = time.monotonic() + 20  # its children notice their parent is gone
+    while processes_started_under(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_started_under(str(tmp_path)) == []
+
+    again = _envmill(tmp_path, *RUN, "--out", str(root))
+    assert again.returncode == 0, again.stderr[-2000:]
+    made = _corpus(root)
+    assert made == uninterrupted
+    for table, ids in made.items():
+        if table != "raw":
+            assert made["raw"][table] == len(ids), f"{table}: rows committed twice"
+    statuses = query(root, "SELECT status FROM runs ORDER BY started_at").column("status")
+    assert statuses.to_pylist() in (["interrupted", "finished"], ["finished"])
+    assert processes_started_under(str(tmp_path)) == []
+    assert [n for n in _leftovers(tmp_path) if n.startswith(("envmill", "dask"))] == []
+    assert _envmill(tmp_path, "verify", "--out", str(root)).returncode == 0
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_llm_run_asks_the_model_nothing_it_had_answered(tmp_path):
+    with serve_endpoint() as endpoint:
+        (tmp_path / "envmill.toml").write_text(
+            f'workers = 1\n[llm]\nbase_url = "{endpoint.url}"\nmax_concurrency = 4\n'
+        )
+        root = tmp_path / "data"
+        _killed(tmp_path, root, "working", "--scenarios-from", "llm")
+        before = _bodies(endpoint.requests())
+        again = _envmill(tmp_path, *RUN, "--scenarios-from", "llm", "--out", str(root))
+        assert again.returncode == 0, again.stderr[-2000:]
+        after = _bodies(endpoint.requests())[len(before) :]
+    asked_twice = set(before) & set(after)
+    # only the calls in flight when the run died (at most the cap) are asked again
+    assert len(asked_twice) <= 4, len(asked_twice)
+    assert len(before) > len(asked_twice)
+    calls = query(root, "SELECT count(*) AS n FROM llm_calls").to_pylist()[0]["n"]
+    assert calls >= len(after)
+    assert processes_started_under(str(tmp_path)) == []
+
+
+def _bodies(requests: list[dict]) -> list[str]:
+    return [
+        hashlib.sha256(json.dumps(r.get("body", r), sort_keys=True).encode()).hexdigest()
+        for r in requests
+    ]
