@@ -3,11 +3,14 @@
 Prefect's ephemeral mode starts a temporary server in every Dask worker process (the URL of the
 parent's is not passed on) and leaves them behind when the cluster goes. So when no API is
 configured, envmill starts one real server itself, exports its URL and ``PREFECT_HOME`` before
-any worker starts, and stops it (its whole process group) on exit.
+any worker starts, and stops it (its whole process group) on exit. The server runs under a
+lifeline (``lifeline.py``) that kills it when this process dies, even by ``kill -9``; its pid is
+recorded in ``_prefect/server.json`` for the next run to check (``leftovers.py``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -20,6 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from envmill.flows.lifeline import start_tied
+from envmill.tasks.scratch import process_start
+
 QUIET_PREFECT = {
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -29,6 +35,7 @@ QUIET_PREFECT = {
     "PREFECT_SERVER_EPHEMERAL_ENABLED": "false",
 }
 START_TIMEOUT_SECONDS = 120.0
+SERVER_RECORD = "server.json"  # in the server's PREFECT_HOME: who started it, its process group
 
 
 class PrefectServerError(RuntimeError):
@@ -49,10 +56,13 @@ def configured_api_url() -> str | None:
 
 
 class _Server:
-    """A ``prefect server start`` process in its own session (so its children stop with it)."""
+    """A ``prefect server start`` under a lifeline, in a session of its own (so its children
+    stop with it). ``lifeline`` is the write end of the pipe the lifeline watches."""
 
-    def __init__(self, process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-        self.process, self.url, self.log_path = process, url, log_path
+    def __init__(
+        self, process: subprocess.Popen[bytes], url: str, log_path: Path, lifeline: int
+    ) -> None:
+        self.process, self.url, self.log_path, self.lifeline = process, url, log_path, lifeline
         self.healthy = False
 
     def wait_healthy(self) -> None:
@@ -86,6 +96,10 @@ class _Server:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if self.lifeline >= 0:
+            os.close(self.lifeline)
+            self.lifeline = -1
+        (self.log_path.parent / SERVER_RECORD).unlink(missing_ok=True)
 
 
 class PrefectApi:
@@ -135,11 +149,30 @@ def _start_server(home: Path) -> _Server:
     command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
                "--port", str(port), "--no-ui", "--analytics-off", "--no-services"]  # fmt: skip
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-    return _Server(process, f"http://127.0.0.1:{port}/api", log_path)
+        process, lifeline = start_tied(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    server = _Server(process, f"http://127.0.0.1:{port}/api", log_path, lifeline)
+    try:
+        _record_server(home, process.pid)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _record_server(home: Path, pid: int) -> None:
+    """Who started the server and its process group, for a later run to check should this
+    process die before it stops the server (the lifeline makes that a second line of defence)."""
+    record = {
+        "owner": os.getpid(),
+        "owner_start": process_start(os.getpid()),
+        "pgid": pid,
+        "start": process_start(pid),
+    }
+    partial = home / f".{SERVER_RECORD}.{os.getpid()}"
+    partial.write_text(json.dumps(record))
+    partial.replace(home / SERVER_RECORD)
 
 
 def _free_port() -> int:
