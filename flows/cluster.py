@@ -3,16 +3,23 @@
 The local cluster's worker processes start with SIGINT ignored (the disposition survives their
 exec), so Ctrl-C reaches only the parent, which closes the cluster in order; otherwise every
 worker would die of the group-wide SIGINT and print a traceback.
+
+Its scratch space (the scheduler's and every worker's) lives in a temp folder named after this
+process (``envmill-dask-<pid>-…``), removed on close, or by the next run when this one was
+killed (``leftovers.py``). The worker processes end by themselves when this process does: each
+watches a pipe from its nanny here (``distributed.process``).
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.scratch import owned_tempdir
 
 # Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
 # threads per worker that is seconds of CPU nobody reads (the dashboard is off).
@@ -39,16 +46,22 @@ def dask_scheduler(
     import dask
     from distributed import Client, LocalCluster
 
+    scratch = owned_tempdir("dask")
+    config = {**QUIET_WORKERS, "temporary-directory": scratch}  # the scheduler's scratch too
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with dask.config.set(QUIET_WORKERS):  # the nannies hand it to the workers they start
+        with dask.config.set(config):  # the nannies hand it to the workers they start
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=threads,
                 processes=True,
                 dashboard_address=None,
                 silence_logs=logging.CRITICAL,
+                local_directory=scratch,
             )
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
     client = Client(cluster)
@@ -64,3 +77,4 @@ def dask_scheduler(
     finally:
         client.close()
         cluster.close()
+        shutil.rmtree(scratch, ignore_errors=True)

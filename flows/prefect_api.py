@@ -3,11 +3,15 @@
 Prefect's ephemeral mode starts a temporary server in every Dask worker process (the URL of the
 parent's is not passed on) and leaves them behind when the cluster goes. So when no API is
 configured, envmill starts one real server itself, exports its URL and ``PREFECT_HOME`` before
-any worker starts, and stops it (its whole process group) on exit.
+any worker starts, and stops it (its whole process group) on exit. The server runs under a
+lifeline (``lifeline.py``) that kills it when this process dies, even by ``kill -9``; its pid is
+recorded in ``_prefect/server.json`` for the next run to check (``leftovers.py``).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import signal
 import socket
@@ -15,10 +19,15 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from envmill.flows.cli.support import CommandError
+from envmill.flows.lifeline import start_tied
+from envmill.tasks.scratch import process_start
 
 QUIET_PREFECT = {
     "DO_NOT_TRACK": "1",
@@ -28,11 +37,21 @@ QUIET_PREFECT = {
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     "PREFECT_SERVER_EPHEMERAL_ENABLED": "false",
 }
+# Prefect's defaults (60 s per request, 5 retries with backoff) let an API that stopped answering
+# hold a run for over 400 s; a loopback server answers in milliseconds, a hosted one in about a
+# second. The user's own values win.
+API_TIMEOUTS = {"PREFECT_API_REQUEST_TIMEOUT": "10", "PREFECT_CLIENT_MAX_RETRIES": "2"}
+HEALTH_TIMEOUT_SECONDS = 5.0
 START_TIMEOUT_SECONDS = 120.0
+SERVER_RECORD = "server.json"  # in the server's PREFECT_HOME: who started it, its process group
 
 
 class PrefectServerError(RuntimeError):
     """The embedded server did not come up; the message names its log file."""
+
+
+class PrefectApiError(CommandError):
+    """The Prefect API does not answer, before the run or any more during it (one line)."""
 
 
 def configured_api_url() -> str | None:
@@ -49,10 +68,13 @@ def configured_api_url() -> str | None:
 
 
 class _Server:
-    """A ``prefect server start`` process in its own session (so its children stop with it)."""
+    """A ``prefect server start`` under a lifeline, in a session of its own (so its children
+    stop with it). ``lifeline`` is the write end of the pipe the lifeline watches."""
 
-    def __init__(self, process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-        self.process, self.url, self.log_path = process, url, log_path
+    def __init__(
+        self, process: subprocess.Popen[bytes], url: str, log_path: Path, lifeline: int
+    ) -> None:
+        self.process, self.url, self.log_path, self.lifeline = process, url, log_path, lifeline
         self.healthy = False
 
     def wait_healthy(self) -> None:
@@ -86,6 +108,10 @@ class _Server:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if self.lifeline >= 0:
+            os.close(self.lifeline)
+            self.lifeline = -1
+        (self.log_path.parent / SERVER_RECORD).unlink(missing_ok=True)
 
 
 class PrefectApi:
@@ -106,10 +132,13 @@ class PrefectApi:
 @contextmanager
 def prefect_api(home: Path) -> Iterator[PrefectApi]:
     """The API the run reports to, starting a loopback server when none is configured."""
-    os.environ.update({k: v for k, v in QUIET_PREFECT.items() if k not in os.environ})
+    defaults = {**QUIET_PREFECT, **API_TIMEOUTS}
+    os.environ.update({k: v for k, v in defaults.items() if k not in os.environ})
     url = configured_api_url()
     if url is not None:
-        yield PrefectApi(url)
+        check_api(url)
+        with answering(url):
+            yield PrefectApi(url)
         return
     home.mkdir(parents=True, exist_ok=True)
     os.environ["PREFECT_HOME"] = str(home)
@@ -119,10 +148,79 @@ def prefect_api(home: Path) -> Iterator[PrefectApi]:
     server = _start_server(home)
     try:
         os.environ["PREFECT_API_URL"] = server.url
-        yield PrefectApi(server.url, server)
+        with answering(server.url):
+            yield PrefectApi(server.url, server)
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
+
+
+def check_api(url: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> None:
+    """PrefectApiError unless ``url``'s ``/health`` answers within ``timeout`` seconds. Any
+    answer below 500 counts: credentials and routes are the Prefect client's to judge."""
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/health", timeout=timeout) as response:
+            response.read(1 << 10)
+        return
+    except urllib.error.HTTPError as exc:
+        if exc.code < 500:
+            return
+        problem = f"answered /health with HTTP {exc.code}"
+    except urllib.error.URLError as exc:
+        if not isinstance(exc.reason, TimeoutError):
+            raise PrefectApiError(_unreachable(url, exc.reason)) from None
+        problem = f"did not answer /health within {timeout:g} s"
+    except TimeoutError:  # connected, sent, no reply
+        problem = f"did not answer /health within {timeout:g} s"
+    except (OSError, ValueError) as exc:
+        raise PrefectApiError(_unreachable(url, exc)) from None
+    raise PrefectApiError(f"the Prefect API at {url} {problem} (PREFECT_API_URL)")
+
+
+def _unreachable(url: str, reason: object) -> str:
+    return f"the Prefect API at {url} is unreachable: {reason} (PREFECT_API_URL)"
+
+
+@contextmanager
+def answering(url: str) -> Iterator[None]:
+    """Turn a request to the API that timed out or failed to connect, mid-run, into one line
+    (Prefect's own report of it, a traceback, is left out: this line says it)."""
+    quiet = _DropTransportErrors()
+    engine_logger = logging.getLogger("prefect.flow_runs")
+    engine_logger.addFilter(quiet)
+    try:
+        yield
+    except Exception as exc:
+        problem = transport_problem(exc)
+        if problem is None:
+            raise
+        raise PrefectApiError(
+            f"the Prefect API at {url} stopped answering ({problem}); finished batches are "
+            "kept, rerun the same command to resume",
+            code=1,
+        ) from None
+    finally:
+        engine_logger.removeFilter(quiet)
+
+
+def transport_problem(exc: BaseException | None) -> str | None:
+    """What went wrong talking to the API, when ``exc`` (or what it wraps) is an HTTP transport
+    error (a timeout, a refused connection), else None."""
+    httpx = sys.modules.get("httpx")  # Prefect's HTTP client; not loaded means not its error
+    seen = 0
+    while exc is not None and httpx is not None and seen < 8:
+        if isinstance(exc, httpx.TimeoutException):
+            timeout = os.environ.get("PREFECT_API_REQUEST_TIMEOUT", "60")
+            return f"no reply within {timeout} s"
+        if isinstance(exc, httpx.TransportError):
+            return f"{type(exc).__name__}: {exc}"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+class _DropTransportErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and transport_problem(record.exc_info[1]))
 
 
 def _start_server(home: Path) -> _Server:
@@ -135,11 +233,30 @@ def _start_server(home: Path) -> _Server:
     command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
                "--port", str(port), "--no-ui", "--analytics-off", "--no-services"]  # fmt: skip
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-    return _Server(process, f"http://127.0.0.1:{port}/api", log_path)
+        process, lifeline = start_tied(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    server = _Server(process, f"http://127.0.0.1:{port}/api", log_path, lifeline)
+    try:
+        _record_server(home, process.pid)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _record_server(home: Path, pid: int) -> None:
+    """Who started the server and its process group, for a later run to check should this
+    process die before it stops the server (the lifeline makes that a second line of defence)."""
+    record = {
+        "owner": os.getpid(),
+        "owner_start": process_start(os.getpid()),
+        "pgid": pid,
+        "start": process_start(pid),
+    }
+    partial = home / f".{SERVER_RECORD}.{os.getpid()}"
+    partial.write_text(json.dumps(record))
+    partial.replace(home / SERVER_RECORD)
 
 
 def _free_port() -> int:

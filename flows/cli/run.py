@@ -168,8 +168,10 @@ def _run_on_local_endpoint(settings, root: Path) -> None:
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import print_summary
+    from envmill.flows.leftovers import reap_leftovers
     from envmill.flows.prefect_api import prefect_api
 
+    reap_leftovers(root)  # what a run killed by SIGKILL left: temp folders, its Prefect server
     with prefect_api(root / "_prefect") as api:
         summary = _run_flow(settings, root, api)
     print_summary(root, summary)

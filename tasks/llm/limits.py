@@ -25,13 +25,14 @@ import random
 import shutil
 import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
+
+from envmill.tasks.scratch import owned_tempdir
 
 
 class GateTimeout(TimeoutError):
@@ -71,7 +72,7 @@ def private_gate_dir() -> Path:
     on this machine."""
     with _PRIVATE_GATE_LOCK:
         if not _PRIVATE_GATE:
-            folder = Path(tempfile.mkdtemp(prefix="envmill-llm-gate-"))
+            folder = Path(owned_tempdir("llm-gate"))  # a leftover of a kill -9 is reaped
             atexit.register(_remove_gate, folder, os.getpid())
             _PRIVATE_GATE.append(folder)
         return _PRIVATE_GATE[0]

@@ -13,11 +13,11 @@ import secrets
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from envmill.tasks.sandbox.isolation import UNSHARE_ARGS, IsolationLevel, seccomp_module
+from envmill.tasks.scratch import owned_tempdir
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck
@@ -37,7 +37,7 @@ class ZygoteProcess:
         if self.control is not None and self.process is not None and self.process.poll() is None:
             return self.control
         self.stop()
-        self.base_dir = tempfile.mkdtemp(prefix="envmill-sandbox-")
+        self.base_dir = owned_tempdir("sandbox")  # named after us: reaped if we die by SIGKILL
         os.chmod(self.base_dir, 0o711)  # hosts with their own uid must reach their own folder
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         prefix = ["unshare", *UNSHARE_ARGS, "--"] if self.level.namespaces else []

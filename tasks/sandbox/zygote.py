@@ -53,10 +53,15 @@ class Zygote:
         self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
         self.next_uid = 0
 
-    def serve(self, control: socket.socket) -> None:
+    def serve(self, control: socket.socket, parent: int) -> None:
+        """Answer requests until the parent closes the channel or, without a pid namespace
+        (``parent`` is then its pid, else 0), is gone: a control socket inherited by some other
+        process would otherwise keep the zygote and its hosts alive after a ``kill -9``."""
         while True:
             readable, _, _ = select.select([control], [], [], REAP_INTERVAL_SECONDS)
             self.reap()
+            if parent and os.getppid() != parent:
+                return
             if not readable:
                 continue
             try:
@@ -90,11 +95,13 @@ class Zygote:
             # cannot write cannot fill the disk or leave a tree too deep to remove.
             os.chmod(workdir, 0o555)
         chroot = self.config["chroot"]
+        zygote_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             try:
                 self.forget_others(source)
                 channel = enter_host(channel_fd, workdir, uid, limits, chroot)
+                die_with_zygote(zygote_pid, uid is not None)  # after the uid change
                 seal(self.installer)
                 self.installer = None
                 host.serve(channel, limits["max_reply_bytes"])
@@ -134,19 +141,25 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            if pid not in self.hosts:
-                continue  # an adopted orphan of some host: reaped, nothing else to do
-            workdir, uid = self.hosts.pop(pid)
-            try:
-                kill_group(pid)  # children a host left in its session die with it
-                if uid is not None:
-                    sweep_uid(uid)
-                if workdir is not None:
-                    remove_tree(workdir)
-            except Exception:  # cleanup of one host must never take the zygote down
-                pass
+            self.clean_after(pid)
+
+    def clean_after(self, pid: int) -> None:
+        """A reaped child: when a host, kill what it left and remove its folder."""
+        if pid not in self.hosts:
+            return  # an adopted orphan of some host: reaped, nothing else to do
+        workdir, uid = self.hosts.pop(pid)
+        try:
+            kill_group(pid)  # children a host left in its session die with it
+            if uid is not None:
+                sweep_uid(uid)
+            if workdir is not None:
+                remove_tree(workdir)
+        except Exception:  # cleanup of one host must never take the zygote down
+            pass
 
     def shutdown(self) -> None:
+        """Kill every host, clean up after each, then remove the base folder: the parent may
+        be gone (killed, or a worker ended with ``os._exit``) and cannot do it."""
         for pid in list(self.hosts):
             self.kill(pid)
         while self.hosts:
@@ -154,8 +167,10 @@ class Zygote:
                 pid, _ = os.waitpid(-1, 0)
             except ChildProcessError:
                 break
-            self.hosts.pop(pid, None)
+            self.clean_after(pid)
         self.reap()
+        if self.config.get("base_dir"):
+            remove_tree(self.config["base_dir"])
 
 
 def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chroot: bool):
@@ -187,11 +202,11 @@ def seal(installer: syscalls.Installer | None) -> None:
     undo the filter anyway)."""
     if installer is not None:
         installer.install()
-    global syscalls  # this module is a host's __main__: no way back to ctypes through it
+    global syscalls, _prctl  # this module is a host's __main__: no way back to ctypes
     native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
     for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
-    syscalls = None
+    syscalls = _prctl = None
 
 
 def load_installer(module_path: str | None) -> syscalls.Installer | None:
@@ -267,6 +282,11 @@ def sweep_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+_prctl = None  # libc's prctl, loaded only without a pid namespace (become_subreaper)
+
+
 def become_subreaper() -> None:
     """Without a pid namespace, adopt the orphans of hosts so the reap loop ends them too.
 
@@ -275,16 +295,35 @@ def become_subreaper() -> None:
     """
     import ctypes
 
-    pr_set_child_subreaper = 36
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+    global _prctl
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def die_with_zygote(zygote_pid: int, own_uid: bool) -> None:
+    """In a new host: end now if the zygote is already gone, and, with ``own_uid``, be killed
+    (SIGKILL) when it dies, however it dies.
+
+    A pid namespace does the latter by itself (the zygote is its init). Without one, a host
+    whose program sleeps would outlive a zygote killed by SIGKILL. The zygote forks from its
+    only thread, so the signal follows the zygote's lifetime. Only for a host with a uid of
+    its own (set before: a uid change clears the signal): a host with the zygote's uid can
+    kill the zygote, and must not thereby take the other hosts, bystanders, down with it.
+    """
+    if own_uid and _prctl is not None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if zygote_pid and os.getppid() != zygote_pid:
+        os._exit(0)
 
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(control.recv(1 << 20))  # not the command line, which anyone can read
     sys.argv[:] = ["envmill-sandbox"]
+    parent = 0  # as the init of a pid namespace, unshare's --kill-child ends us with it
     if not config.get("pid_namespace"):
         become_subreaper()
+        parent = os.getppid()
     before = set(sys.modules)
     installer = load_installer(config.get("seccomp_module"))
     for name in set(sys.modules) - before:  # ctypes.util brought subprocess, shutil, ...
@@ -294,7 +333,7 @@ def main() -> None:
     del config  # hosts inherit this frame: the zygote's copy is cleared in each of them
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
-        zygote.serve(control)
+        zygote.serve(control, parent)
     finally:
         zygote.shutdown()
 
