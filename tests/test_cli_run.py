@@ -100,9 +100,11 @@ def test_interrupt_resume_and_rerun(tmp_path):
     assert "interrupted; finished batches are kept" in interrupted.stderr
     kept = len(_batch_commits(root))
     assert 1 <= kept < ENVS
-    runs = query(root, "SELECT status FROM runs").column("status").to_pylist()
-    assert runs == ["interrupted"]
+    (run,) = query(root, "SELECT status, finished_at FROM runs").to_pylist()
+    assert run["status"] == "interrupted"
     assert _counts(root)["environments"] >= kept  # finished batches are readable
+    published = [(root / "_commits" / name).stat().st_mtime for name in _batch_commits(root)]
+    assert max(published) <= run["finished_at"].timestamp()  # no worker wrote after the stop
 
     resumed = envmill(tmp_path, *RUN, "--out", str(root))
     assert resumed.returncode == 0, resumed.stderr[-2000:]
