@@ -32,7 +32,8 @@ from envmill.tasks.scratch import process_start
 QUIET_PREFECT = {
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    "PREFECT_LOGGING_LEVEL": "WARNING",
+    # a failed batch or run is a row, a summary line and one error line: not pages of tracebacks
+    "PREFECT_LOGGING_LEVEL": "CRITICAL",
     "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     "PREFECT_SERVER_EPHEMERAL_ENABLED": "false",
