@@ -14,13 +14,22 @@ from prefect import flow
 
 from envmill.flows.synthesize import synthesize
 from envmill.schemas.settings import EnvmillSettings
+from envmill.warehouse.store import MARKER
 from envmill.warehouse.views import query
 
 NOT_GENERATION = ("scenarios", "certify", "batch")  # these leave an environment, or no topic
 
 
 class RetryError(ValueError):
-    """A ``--run`` or ``--stage`` that names nothing in the data folder; one line."""
+    """A folder, ``--run`` or ``--stage`` with nothing to retry from; one line."""
+
+
+def check_retry_folder(root: Path) -> None:
+    """RetryError unless ``root`` is an envmill data folder (a retry has failures to read)."""
+    if not (root / MARKER).is_file():
+        raise RetryError(
+            f"{root} is not an envmill data folder; run `envmill run --backend llm` first"
+        )
 
 
 def failed_topics(root: Path, run_id: str | None = None, stage: str | None = None) -> list[str]:
