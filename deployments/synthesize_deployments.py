@@ -1,35 +1,24 @@
 """Scheduled runs of the ``synthesize`` flow.
 
 ``python -m envmill.deployments.synthesize_deployments`` registers and serves them against the
-Prefect API in ``PREFECT_API_URL`` (a ``prefect server start`` of yours); each scheduled run fans
-out on a local Dask cluster, or on ``ENVMILL_DASK_ADDRESS`` when set. Names follow
-``<flow>-<profile>``.
+Prefect API in ``PREFECT_API_URL`` (a ``prefect server start`` of yours). Their flows
+(``flows/deployed.py``) do what ``envmill run`` and ``envmill retry-failed`` do, on the Dask
+cluster their settings ask for; entrypoints are module paths, so a run imports the installed
+package. Names follow ``<flow>-<profile>``.
 """
 
 from __future__ import annotations
 
-import os
-
 from prefect.deployments.runner import RunnerDeployment
-from prefect_dask import DaskTaskRunner
+from prefect.types.entrypoint import EntrypointType
 
-from envmill.flows.retry import retry_failed
-from envmill.flows.synthesize import synthesize
+from envmill.flows.deployed import retry_failed, synthesize_on_cluster
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.store import resolve_data_dir
 
 NIGHTLY_CRON = "0 3 * * *"
 RETRY_CRON = "0 5 * * *"  # after the nightly run: the llm topics that failed, again
 SMOKE_INTERVAL_SECONDS = 6 * 3600
-
-
-def _runner() -> DaskTaskRunner:
-    address = os.environ.get("ENVMILL_DASK_ADDRESS")
-    if address:
-        return DaskTaskRunner(address=address)
-    return DaskTaskRunner(
-        cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "dashboard_address": None}
-    )
 
 
 def _parameters(settings: EnvmillSettings) -> dict:
@@ -42,7 +31,7 @@ def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
     """The nightly corpus run, a small smoke run and the nightly retry of failed llm topics;
     Prefect checks the parameters at build time."""
     target = str(resolve_data_dir(data_dir))
-    flow = synthesize.with_options(task_runner=_runner())
+    flow = synthesize_on_cluster
     nightly = EnvmillSettings(envs=240, scenarios_per_env=20, seed=0)
     smoke = EnvmillSettings(envs=4, scenarios_per_env=3, seed=0)
     return [
@@ -51,14 +40,16 @@ def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
             cron=NIGHTLY_CRON,
             tags=["envmill", "nightly"],
             parameters={"settings": _parameters(nightly), "data_dir": target},
+            entrypoint_type=EntrypointType.MODULE_PATH,
         ),
         flow.to_deployment(
             name="synthesize-smoke",
             interval=SMOKE_INTERVAL_SECONDS,
             tags=["envmill", "smoke"],
             parameters={"settings": _parameters(smoke), "data_dir": target},
+            entrypoint_type=EntrypointType.MODULE_PATH,
         ),
-        retry_failed.with_options(task_runner=_runner()).to_deployment(
+        retry_failed.to_deployment(
             name="retry-failed-nightly",
             cron=RETRY_CRON,
             tags=["envmill", "retry"],
@@ -66,6 +57,7 @@ def build_deployments(data_dir: str | None = None) -> list[RunnerDeployment]:
                 "settings": _parameters(EnvmillSettings(backend="llm")),
                 "data_dir": target,
             },
+            entrypoint_type=EntrypointType.MODULE_PATH,
         ),
     ]
 
