@@ -17,9 +17,13 @@ import shutil
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from envmill.schemas.settings import SandboxLimits
+from envmill.schemas.settings import EnvmillSettings, SandboxLimits
 from envmill.tasks.scratch import owned_tempdir
+
+if TYPE_CHECKING:
+    from prefect import Flow
 
 # Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
 # threads per worker that is seconds of CPU nobody reads (the dashboard is off).
@@ -78,3 +82,23 @@ def dask_scheduler(
         client.close()
         cluster.close()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
+    """The ``synthesize`` flow with a Dask task runner on the cluster ``settings`` ask for: their
+    ``dask_address``, else a local one of ``workers`` processes, each running as many batches at
+    once as the backend needs (``task_threads``); a local cluster closes on the way out.
+
+    Prefect is imported only here, so a caller can export its Prefect API first.
+    """
+    from prefect_dask import DaskTaskRunner
+
+    from envmill.flows.synthesize import synthesize
+    from envmill.tasks.backends import task_threads
+
+    threads = task_threads(settings)
+    with dask_scheduler(
+        settings.dask_address, settings.workers, settings.sandbox, threads
+    ) as address:
+        yield synthesize.with_options(task_runner=DaskTaskRunner(address=address))

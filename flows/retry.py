@@ -1,26 +1,32 @@
-"""Retrying failed topics: which topics of a run ended failed, and a flow that builds them again.
+"""Retrying failed topics: which topics ended failed, and the settings that build them again.
 
 A topic of the llm backend ends accepted (an environment) or failed (a failure row at one of the
 generating stages). A retry reruns exactly the failed ones that have no environment yet; the
-response cache makes every LLM call that finished the first time free.
+response cache makes every LLM call that finished the first time free. ``envmill retry-failed``
+and the ``retry-failed`` flow of ``flows/deployed.py`` both build on these.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from prefect import flow
-
-from envmill.flows.synthesize import synthesize
 from envmill.schemas.settings import EnvmillSettings
+from envmill.warehouse.store import MARKER
 from envmill.warehouse.views import query
 
 NOT_GENERATION = ("scenarios", "certify", "batch")  # these leave an environment, or no topic
 
 
 class RetryError(ValueError):
-    """A ``--run`` or ``--stage`` that names nothing in the data folder; one line."""
+    """A folder, ``--run`` or ``--stage`` with nothing to retry from; one line."""
+
+
+def check_retry_folder(root: Path) -> None:
+    """RetryError unless ``root`` is an envmill data folder (a retry has failures to read)."""
+    if not (root / MARKER).is_file():
+        raise RetryError(
+            f"{root} is not an envmill data folder; run `envmill run --backend llm` first"
+        )
 
 
 def failed_topics(root: Path, run_id: str | None = None, stage: str | None = None) -> list[str]:
@@ -64,15 +70,3 @@ def retry_settings(settings: EnvmillSettings, root: Path, topics: list[str]) -> 
     runs = query(root, "SELECT count(*) AS n FROM runs WHERE backend = 'llm'").to_pylist()
     skeleton = settings.skeleton.model_copy(update={"attempt": runs[0]["n"]})
     return settings.model_copy(update={"backend": "llm", "topics": topics, "skeleton": skeleton})
-
-
-@flow(name="retry-failed", log_prints=False)
-def retry_failed(
-    settings: EnvmillSettings, data_dir: str, run_id: str | None = None, stage: str | None = None
-) -> dict[str, Any]:
-    """Build again the topics that ended failed (in ``run_id``, or in any llm run)."""
-    topics = failed_topics(Path(data_dir), run_id, stage)
-    if not topics:
-        return {"retried_topics": 0}
-    retry = retry_settings(settings, Path(data_dir), topics)
-    return {"retried_topics": len(topics)} | synthesize(settings=retry, data_dir=data_dir)

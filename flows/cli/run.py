@@ -41,9 +41,10 @@ def run(
     ] = False,
 ) -> None:
     """Synthesize environments, certified scenarios and reference trajectories."""
+    from envmill.flows.preflight import data_folder
     from envmill.schemas.settings import SettingsError, load_settings
     from envmill.tasks.topics.sources import CorpusError
-    from envmill.warehouse.store import WarehouseError, resolve_data_dir
+    from envmill.warehouse.store import WarehouseError
 
     domain_list = (
         [d.strip() for d in domains.split(",") if d.strip()] if domains is not None else None
@@ -61,7 +62,7 @@ def run(
             workers=workers,
             dask_address=dask_address,
         )
-        root = resolve_data_dir(str(settings.home) if settings.home else None)
+        root = data_folder(settings)
         if settings.backend == "llm":
             settings = _with_topics(settings, topics, root)
     except (SettingsError, WarehouseError, CorpusError) as exc:
@@ -82,18 +83,17 @@ def retry_failed(
     ] = False,
 ) -> None:
     """Build again exactly the topics that ended failed; finished LLM calls come from the cache."""
-    from envmill.flows.retry import RetryError, failed_topics, retry_settings
+    from envmill.flows.preflight import data_folder
+    from envmill.flows.retry import RetryError, check_retry_folder, failed_topics, retry_settings
     from envmill.schemas.settings import SettingsError, load_settings
-    from envmill.warehouse.store import MARKER, resolve_data_dir
 
     try:
         settings = load_settings(home=out, backend="llm")
     except SettingsError as exc:
         fail(str(exc))
-    root = resolve_data_dir(str(settings.home) if settings.home else None)
-    if not (root / MARKER).is_file():
-        fail(f"{root} is not an envmill data folder; run `envmill run --backend llm` first")
+    root = data_folder(settings)
     try:
+        check_retry_folder(root)
         topics = failed_topics(root, run_id, stage)
     except RetryError as exc:
         fail(str(exc))
@@ -107,25 +107,19 @@ def retry_failed(
 def _start(settings, root: Path, local_llm: bool) -> None:
     """Plan (a bad domain, backend or endpoint fails here, before anything starts), take the
     folder (a second run on it is refused at once), then run."""
-    from envmill.tasks.backends import PlanError, make_backend
-    from envmill.tasks.pipeline import iter_batches
+    from envmill.flows.preflight import check_run
+    from envmill.tasks.backends import PlanError
     from envmill.warehouse.lock import FolderBusy, folder_lock
-    from envmill.warehouse.space import DiskFull, check_free_space
-    from envmill.warehouse.store import Warehouse, WarehouseError
+    from envmill.warehouse.space import DiskFull
+    from envmill.warehouse.store import WarehouseError
 
     if local_llm:
         _run_on_local_endpoint(settings, root)
         return
     try:
-        backend = make_backend(settings)
-        next(iter_batches(settings, backend), None)  # the plan itself stays lazy
-        client = getattr(backend, "client", None)
-        if client is not None and (problem := client.unreachable()):
-            raise PlanError(problem)
-        warehouse = Warehouse(root)
-        check_free_space(warehouse.root)
-        with folder_lock(warehouse.root, "envmill run"):
-            _run_and_record(settings, warehouse.root)
+        root = check_run(settings, root)
+        with folder_lock(root, "envmill run"):
+            _run_and_record(settings, root)
     except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
         fail(str(exc))
 
@@ -140,18 +134,10 @@ def _with_topics(settings, topics: Path | None, root: Path):
     elif settings.topics:
         return settings
     else:
-        chosen = _selected_topics(root)
+        from envmill.flows.preflight import selected_topics
+
+        chosen = selected_topics(root)
     return settings.model_copy(update={"topics": chosen})
-
-
-def _selected_topics(root: Path) -> list[str]:
-    from envmill.warehouse.store import MARKER
-    from envmill.warehouse.views import query
-
-    if not (root / MARKER).is_file():
-        return []
-    sql = "SELECT topic FROM topics WHERE status = 'selected' ORDER BY selection_rank, topic"
-    return [row["topic"] for row in query(root, sql).to_pylist() if row["topic"]]
 
 
 def _run_on_local_endpoint(settings, root: Path) -> None:
@@ -179,21 +165,10 @@ def _run_and_record(settings, root: Path) -> None:
 
 def _run_flow(settings, root: Path, api) -> dict[str, Any]:
     """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
-    from prefect_dask import DaskTaskRunner
-
     from envmill.flows.cli.report import ProgressBar
-    from envmill.flows.cluster import dask_scheduler
-    from envmill.tasks.backends import task_threads
+    from envmill.flows.cluster import synthesize_on_dask
 
-    threads = task_threads(settings)
-    with dask_scheduler(
-        settings.dask_address, settings.workers, settings.sandbox, threads
-    ) as address:
+    with synthesize_on_dask(settings) as synthesize:
         api.wait()
-        from envmill.flows.synthesize import synthesize
-
         with ProgressBar():
-            runner = DaskTaskRunner(address=address)
-            return synthesize.with_options(task_runner=runner)(
-                settings=settings, data_dir=str(root)
-            )
+            return synthesize(settings=settings, data_dir=str(root))

@@ -1,0 +1,51 @@
+"""What a run settles before anything starts: its data folder, its topics, a plan that works.
+
+``envmill run`` and the deployed flows (``flows/deployed.py``) share these, so a scheduled run
+resolves and refuses exactly what the command would. No Prefect import here: the command checks
+before it exports the Prefect API that Prefect reads once, when it is first imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends import PlanError, make_backend
+from envmill.tasks.pipeline import iter_batches
+from envmill.warehouse.space import check_free_space
+from envmill.warehouse.store import MARKER, Warehouse, resolve_data_dir
+from envmill.warehouse.views import query
+
+
+def data_folder(settings: EnvmillSettings, data_dir: str | None = None) -> Path:
+    """``data_dir``, else the settings' ``home`` (``--out``), else ``ENVMILL_HOME``, else
+    ``./envmill-data``, as an absolute path."""
+    chosen = data_dir or (str(settings.home) if settings.home else None)
+    return resolve_data_dir(chosen)
+
+
+def selected_topics(root: Path) -> list[str]:
+    """The topics ``envmill topics mine`` selected in the data folder, best first."""
+    if not (root / MARKER).is_file():
+        return []
+    sql = "SELECT topic FROM topics WHERE status = 'selected' ORDER BY selection_rank, topic"
+    return [row["topic"] for row in query(root, sql).to_pylist() if row["topic"]]
+
+
+def check_run(settings: EnvmillSettings, root: Path) -> Path:
+    """Plan the run and ask the model's endpoint once (a bad domain, backend, URL or key is one
+    line here, before the folder is touched), then open the data folder; its absolute path.
+
+    Raises:
+        PlanError: the backend cannot plan these settings, or its endpoint does not answer.
+        WarehouseError: the folder is of another format or cannot be written.
+        DiskFull: the folder's disk has too little room to start.
+    """
+    backend = make_backend(settings)
+    next(iter_batches(settings, backend), None)  # the plan itself stays lazy
+    client = getattr(backend, "client", None)
+    if client is not None and (problem := client.unreachable()):
+        raise PlanError(problem)
+    root = Warehouse(root).root
+    check_free_space(root)
+    return root
