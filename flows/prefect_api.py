@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from envmill.flows.cli.support import CommandError
 from envmill.flows.lifeline import start_tied
@@ -228,7 +229,15 @@ def _start_server(home: Path) -> _Server:
     """Start the server process; ``wait_healthy`` tells when it answers."""
     port = _free_port()
     log_path = home / "server.log"
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_UI_ENABLED": "false"}
+    database = quote(str(home / "prefect.db"))
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_UI_ENABLED": "false",
+        # spelled out and quoted: Prefect's default URL is built from PREFECT_HOME unquoted, so a
+        # folder named "a?b" put the database at "a" (what follows ? read as URL parameters)
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{database}",
+    }
     env.pop("PREFECT_API_URL", None)
     # --no-services: one-off flow runs need no scheduler, and services would take CPU from workers
     command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",

@@ -46,6 +46,5 @@ def check_run(settings: EnvmillSettings, root: Path) -> Path:
     client = getattr(backend, "client", None)
     if client is not None and (problem := client.unreachable()):
         raise PlanError(problem)
-    root = Warehouse(root).root
     check_free_space(root)
-    return root
+    return Warehouse(root).root

@@ -94,7 +94,8 @@ def test_a_run_is_refused_before_it_starts_on_an_almost_full_disk(tmp_path, monk
         f_frsize, f_bavail = 4096, 10 * 256  # 10 MB
 
     monkeypatch.setattr(os, "statvfs", lambda path: Nearly)
-    with pytest.raises(DiskFull, match=r"is full \(10 MB free\); finished batches are kept"):
-        check_free_space(tmp_path)
+    with pytest.raises(DiskFull, match=r"^only 10 MB free on the disk holding .* needs 64 MB"):
+        check_free_space(tmp_path / "new" / "data")
+    assert not (tmp_path / "new").exists()
     monkeypatch.setattr(os, "statvfs", lambda path: real)
     check_free_space(tmp_path, need_mb=0)

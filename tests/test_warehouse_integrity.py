@@ -344,3 +344,34 @@ def test_the_verify_command_reports_then_repairs(wh):
     repaired = _envmill("verify", "--repair", "--out", str(wh.root))
     assert repaired.returncode == 0 and "redoes 1 item(s)" in repaired.stderr
     assert _envmill("verify", "--out", str(wh.root)).returncode == 0
+
+
+GRANT = """
+import sys
+from pathlib import Path
+from envmill.warehouse.lock import grant
+grant(Path(sys.argv[1]), "run-gone")
+print("granted", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_permit_ends_with_the_process_that_holds_it(wh):
+    """kill -9 revokes nothing: workers that outlive their run must still stop publishing."""
+    from envmill.warehouse.lock import grant, may_write, revoke
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", GRANT, str(wh.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "granted"
+    assert may_write(wh.root, "run-gone") and not may_write(wh.root, "run-other")
+    holder.kill()
+    holder.wait()
+    assert not may_write(wh.root, "run-gone")
+    grant(wh.root, "run-here")
+    assert may_write(wh.root, "run-here") and not (wh.root / "_active" / "run-gone").exists()
+    revoke(wh.root, "run-here")
+    assert not may_write(wh.root, "run-here")

@@ -6,7 +6,9 @@ holder's pid and command instead of doing the same work again. Holding the lock 
 a ``running`` row left in ``runs`` belongs to a process that is gone.
 
 A run's *permit* (``_active/<run_id>``) is what its worker processes ask before they write: the
-run revokes it as soon as it is stopped, so batches finishing after that stay unpublished.
+run revokes it as soon as it is stopped, so batches finishing after that stay unpublished. The
+permit names the run's process (pid and start time), so a worker that outlives a run killed
+outright (kill -9 revokes nothing) stops publishing as well.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+import psutil
 
 LOCK_FILE = "_lock"
 PERMITS = "_active"
@@ -113,12 +117,14 @@ def permit_path(root: Path, run_id: str) -> Path:
 
 
 def grant(root: Path, run_id: str) -> None:
-    """Let ``run_id``'s workers write; any other permit is from a run that is gone."""
+    """Let ``run_id``'s workers write while this process lives; any other permit is from a run
+    that is gone."""
     folder = root / PERMITS
     folder.mkdir(exist_ok=True)
     for stale in folder.iterdir():
         stale.unlink(missing_ok=True)
-    permit_path(root, run_id).touch()
+    me = psutil.Process()
+    permit_path(root, run_id).write_text(json.dumps([me.pid, me.create_time()]))
 
 
 def revoke(root: Path, run_id: str) -> None:
@@ -126,4 +132,10 @@ def revoke(root: Path, run_id: str) -> None:
 
 
 def may_write(root: Path, run_id: str) -> bool:
-    return permit_path(root, run_id).exists()
+    """Whether the run still stands: its permit is there and the process it names still lives."""
+    try:
+        pid, started = json.loads(permit_path(root, run_id).read_text())
+        run = psutil.Process(pid)
+        return run.create_time() == started and run.status() != psutil.STATUS_ZOMBIE
+    except (OSError, ValueError, TypeError, psutil.Error):
+        return False

@@ -38,9 +38,22 @@ def is_disk_full(exc: BaseException | None) -> bool:
     return False
 
 
+class TooLittleSpace(DiskFull):
+    """Not enough room to start a run; nothing was written."""
+
+    def __init__(self, root: Path, free_mb: float, need_mb: float) -> None:
+        RuntimeError.__init__(
+            self,
+            f"only {free_mb:.0f} MB free on the disk holding {root} (a run needs {need_mb:.0f} MB "
+            "to start); free some space or choose another --out",
+        )
+
+
 def check_free_space(root: Path, need_mb: float = MIN_FREE_MB) -> None:
-    """Refuse to start on a disk with less than ``need_mb`` free (DiskFull)."""
-    stats = os.statvfs(root)
+    """Refuse to start on a disk with less than ``need_mb`` free (TooLittleSpace), before the
+    folder is even created."""
+    existing = next(p for p in (root, *root.parents) if p.exists())
+    stats = os.statvfs(existing)
     free_mb = stats.f_bavail * stats.f_frsize / 2**20
     if free_mb < need_mb:
-        raise DiskFull(root, free_mb)
+        raise TooLittleSpace(root, free_mb, need_mb)

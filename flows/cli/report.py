@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,9 @@ class ProgressBar:
                     "already done"
                 )
         elif event == "redo":
-            console.print(f"redoing {details['reason']}", soft_wrap=True)
+            console.print(f"redoing {details['reason']}", soft_wrap=True, markup=False)
         elif event == "set_aside":
-            console.print(f"found {details['reason']}", soft_wrap=True)
+            console.print(f"found {details['reason']}", soft_wrap=True, markup=False)
         elif self.task is not None and event in ("batch_done", "batch_failed"):
             self.certified += details.get("counts", {}).get("certified", 0)
             self.progress.update(self.task, advance=details["items"], certified=self.certified)
@@ -83,4 +84,5 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
     if wall > 0:
         table.add_row("certified scenarios / s", f"{counts.get('certified', 0) / wall:.1f}")
     Console().print(table)
-    console.print(f"data: {root}   next: envmill stats --out {root}")
+    folder = shlex.quote(str(root))  # a command to paste, whatever the folder is named
+    console.print(f"data: {root}   next: envmill stats --out {folder}", markup=False)
