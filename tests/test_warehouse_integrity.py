@@ -375,3 +375,81 @@ def test_a_permit_ends_with_the_process_that_holds_it(wh):
     assert may_write(wh.root, "run-here") and not (wh.root / "_active" / "run-gone").exists()
     revoke(wh.root, "run-here")
     assert not may_write(wh.root, "run-here")
+
+
+def _edit_record(wh: Warehouse, key: str, change) -> None:
+    path = wh.root / "_commits" / f"{key}.json"
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record))
+
+
+def _point_elsewhere(wh: Warehouse) -> None:
+    """The record names another file; the real part is then overwritten with another batch's."""
+    (wh.root / "environments" / "x.parquet").write_bytes(
+        (wh.root / "environments" / "part-bad.parquet").read_bytes()
+    )
+    _edit_record(wh, "bad", lambda r: r["parts"]["environments"].update(file="x.parquet"))
+    (wh.root / "environments" / "part-bad.parquet").write_bytes(
+        (wh.root / "environments" / "part-good.parquet").read_bytes()
+    )
+
+
+def _outside(wh: Warehouse) -> None:
+    _edit_record(
+        wh, "bad", lambda r: r["parts"]["environments"].update(file="../../../../dev/zero", bytes=0)
+    )
+
+
+def _unlisted(wh: Warehouse) -> None:
+    _edit_record(wh, "bad", lambda r: r["parts"].pop("scenarios"))
+
+
+def _self_absorbed(wh: Warehouse) -> None:
+    _edit_record(wh, "bad", lambda r: r.update(absorbed=["bad"]))
+    (wh.root / "scenarios" / "part-bad.parquet").unlink()
+
+
+def _absorbed_by_a_batch(wh: Warehouse) -> None:
+    _edit_record(wh, "good", lambda r: r.update(absorbed=["bad"]))
+    (wh.root / "scenarios" / "part-bad.parquet").unlink()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "lie", [_point_elsewhere, _outside, _unlisted, _self_absorbed, _absorbed_by_a_batch]
+)
+def test_a_record_that_lies_is_retracted_and_its_items_made_again(wh, lie):
+    _commit_batch(wh, "good", ["item-good"])
+    _commit_batch(wh, "bad", ["item-bad"])
+    lie(wh)
+    findings = [f.line() for f in verify(wh.root).findings]
+    assert any(line.startswith("_commits/bad.json") for line in findings), findings
+    assert "item-bad" not in FinishedItems(wh.root)  # a rerun retracts it and makes it again
+    verify(wh.root, repair=True)
+    assert verify(wh.root).findings == []
+    assert committed_keys(wh.root) <= {"good"} and "item-good" in FinishedItems(wh.root)
+
+
+def test_links_and_folders_in_the_warehouse_are_never_followed_and_never_overwritten(wh, tmp_path):
+    _commit_batch(wh, "good", ["item-good"])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("someone's")
+    (wh.root / "tools").symlink_to(outside)  # a table folder that leads out
+    (wh.root / "scenarios" / "part-link.parquet").symlink_to(
+        wh.root / "scenarios" / "part-good.parquet"
+    )
+    (wh.root / "_commits" / "link.json").mkdir()  # a folder where a record would be
+    (wh.root / "_commits" / "link.json" / "x").write_text("x")
+    for text in ("one", "two"):  # set aside twice under one name: both kept
+        (wh.root / "environments" / "notes.txt").write_text(text)
+        verify(wh.root, repair=True)
+    assert (outside / "mine.txt").read_text() == "someone's" and len(list(outside.iterdir())) == 1
+    kept = sorted(p.read_text() for p in (wh.root / QUARANTINE / "environments").iterdir())
+    assert kept == ["one", "two"]
+    assert _count(wh.root, "scenarios") == 2 and _count(wh.root, "tools") == 0
+    assert not (wh.root / "scenarios" / "part-link.parquet").exists()
+    assert [f.line() for f in verify(wh.root).findings] == [
+        "tools: is a link, not a folder: never read (left alone)"
+    ]

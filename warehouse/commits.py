@@ -14,12 +14,13 @@ what is done whatever the batch size, and the commits a compaction absorbed (``a
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
+
+from envmill.schemas.tables import TABLES
 
 COMMITS = "_commits"  # not a table: views only list it
 PART_PREFIX, PART_SUFFIX = "part-", ".parquet"
@@ -74,13 +75,23 @@ def record_path(root: Path, key: str) -> Path:
 
 def committed_keys(root: Path) -> set[str]:
     """The keys of every published commit: one directory listing, no record is opened."""
+    return {
+        name[: -len(RECORD_SUFFIX)]
+        for name in _files(root / COMMITS)
+        if name.endswith(RECORD_SUFFIX)
+    }
+
+
+def _files(folder: Path) -> list[str]:
+    """Names of the regular files in ``folder``: never a link (it could lead out of the data
+    folder) and nothing in a folder that is itself a link."""
+    if folder.is_symlink():
+        return []
     try:
-        with os.scandir(root / COMMITS) as entries:
-            return {
-                e.name[: -len(RECORD_SUFFIX)] for e in entries if e.name.endswith(RECORD_SUFFIX)
-            }
-    except FileNotFoundError:
-        return set()
+        with os.scandir(folder) as entries:
+            return [e.name for e in entries if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def read_commit(root: Path, key: str) -> Commit | None:
@@ -98,25 +109,25 @@ def read_commit(root: Path, key: str) -> Commit | None:
         raise DamagedRecord(f"{path.name}: not a commit record") from exc
     if commit.key != key:
         raise DamagedRecord(f"{path.name}: records key {commit.key!r}")
+    for table, info in commit.parts.items():  # a record names only the parts readers read
+        if table not in TABLES or info.file != part_name(key):
+            raise DamagedRecord(f"{path.name}: lists {table}/{info.file}, not a part of it")
     return commit
 
 
 def visible_parts(root: Path, table: str, keys: set[str] | None = None) -> list[Path]:
     """The parts of ``table`` readers see, in name order: those whose key is committed."""
     keys = committed_keys(root) if keys is None else keys
-    try:
-        with os.scandir(root / table) as entries:
-            names = sorted(e.name for e in entries if key_of_part(e.name) in keys)
-    except FileNotFoundError:
-        return []
+    names = sorted(name for name in _files(root / table) if key_of_part(name) in keys)
     return [root / table / name for name in names]
 
 
 def retract(root: Path, key: str, tables: list[str]) -> None:
-    """Unpublish ``key`` and remove its parts, so what is written next under it starts clean."""
-    record_path(root, key).unlink(missing_ok=True)
-    for table in tables:
-        (root / table / part_name(key)).unlink(missing_ok=True)
+    """Unpublish ``key`` and remove its parts, so what is written next under it starts clean.
+    Only files are removed: a folder or link in their place is left to ``verify`` to set aside."""
+    for path in (record_path(root, key), *(root / t / part_name(key) for t in tables)):
+        if path.is_file() or path.is_symlink():
+            path.unlink(missing_ok=True)
 
 
 def publish(root: Path, commit: Commit) -> None:
@@ -155,7 +166,3 @@ def part_problem(root: Path, table: str, info: PartInfo) -> str | None:
     if file_sha256(path) != info.sha256:
         return f"{table}/{info.file} does not match its commit's SHA-256"
     return None
-
-
-def dump_json(value: object) -> str:
-    return json.dumps(value, sort_keys=True)

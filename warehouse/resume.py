@@ -16,6 +16,7 @@ from envmill.warehouse.commits import (
     Commit,
     DamagedRecord,
     committed_keys,
+    part_name,
     part_problem,
     read_commit,
     retract,
@@ -50,11 +51,16 @@ class CommitIndex:
 
     def _check(self, key: str) -> list[str]:
         commit = self.commits[key]
-        found = []
+        found = [  # a part the record does not list would be read all the same
+            f"{table}/{part_name(key)} is there but its commit does not list it"
+            for table in TABLES
+            if table not in commit.parts and (self.root / table / part_name(key)).is_file()
+        ]
         for table, info in commit.parts.items():
             problem = part_problem(self.root, table, info)
             merged_into = self.absorbed_by.get(key)
-            if problem and merged_into in self.commits and table in self.commits[merged_into].parts:
+            merged = self.commits.get(merged_into) if merged_into != key else None
+            if problem and merged and merged.kind == "compaction" and table in merged.parts:
                 found += [f"(merged) {p}" for p in self.problems(merged_into)]
             elif problem:
                 found.append(problem)

@@ -124,36 +124,43 @@ def _sweep_tables(
     findings = []
     for table in TABLES:
         folder = root / table
+        if folder.is_symlink():  # never followed: it may lead out of the data folder
+            findings.append(Finding(table, "is a link, not a folder: never read", "left alone"))
+            continue
         if not folder.is_dir():
             continue
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            if (table, entry.name) in listed or key_of_part(entry.name) in retracted:
+            if (table, entry.name) in listed and entry.is_file(follow_symlinks=False):
+                continue
+            if key_of_part(entry.name) in retracted:
                 continue
             where = f"{table}/{entry.name}"
-            if TEMPORARY in entry.name:
+            if TEMPORARY in entry.name and entry.is_file(follow_symlinks=False):
                 problem = "temporary file of a write that did not finish"
                 findings.append(_remove(Path(entry.path), where, problem, repair))
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                problem = "not a file envmill writes (a folder or a link)"
+            elif key_of_part(entry.name):
+                problem = "part of a batch that never finished (no commit lists it)"
             else:
-                problem = (
-                    "part of a batch that never finished (no commit lists it)"
-                    if key_of_part(entry.name)
-                    else "not a file envmill writes (no commit lists it)"
-                )
-                findings.append(_set_aside(root, table, entry.name, problem, repair))
+                problem = "not a file envmill writes (no commit lists it)"
+            findings.append(_set_aside(root, table, entry.name, problem, repair))
     return findings
 
 
 def _sweep_records(root: Path, repair: bool) -> list[Finding]:
     folder = root / COMMITS
-    if not folder.is_dir():
+    if folder.is_symlink() or not folder.is_dir():
         return []
     findings = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         where = f"{COMMITS}/{entry.name}"
-        if TEMPORARY in entry.name:
+        regular = entry.is_file(follow_symlinks=False)
+        if TEMPORARY in entry.name and regular:
             problem = "temporary commit record of a write that did not finish"
             findings.append(_remove(Path(entry.path), where, problem, repair))
-        elif not entry.name.endswith(RECORD_SUFFIX):
+        elif not regular or not entry.name.endswith(RECORD_SUFFIX):
             problem = "not a commit record"
             findings.append(_set_aside(root, COMMITS, entry.name, problem, repair))
     return findings
@@ -169,11 +176,17 @@ def _remove(path: Path, where: str, problem: str, repair: bool) -> Finding:
 
 
 def _set_aside(root: Path, folder: str, name: str, problem: str, repair: bool) -> Finding:
+    """Move a file (or folder, or link: never what it points to) to ``_quarantine/``, under a
+    name of its own if one is there already: nothing set aside is ever overwritten."""
     target = root / QUARANTINE / folder / name
     if repair:
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(root / folder / name, target)
-    moved = f"{QUARANTINE}/{folder}/{name}"
+        number = 1
+        while target.exists() or target.is_symlink():
+            number += 1
+            target = target.with_name(f"{name}.{number}")
+        os.rename(root / folder / name, target)
+    moved = target.relative_to(root).as_posix()
     return Finding(
         f"{folder}/{name}", problem, f"moved to {moved}" if repair else "would move aside"
     )

@@ -68,7 +68,8 @@ def sql(
         fail(f"SQL refused: {exc}")
     except duckdb.Error as exc:
         fail(f"SQL error: {str(exc).splitlines()[0]}")
-    typer.echo(format_table(table, fmt))
+    text = format_table(table, fmt)
+    typer.echo(text, nl=not text.endswith("\n"))
 
 
 def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
