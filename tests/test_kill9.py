@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from envmill.flows.leftovers import SERVER_RECORD
 from envmill.tasks.llm.endpoint import serve_endpoint
 from envmill.warehouse.resume import CommitIndex
 from envmill.warehouse.views import query
@@ -133,6 +134,7 @@ def test_a_run_killed_twice_leaves_nothing_behind_and_resumes_to_the_same_corpus
     assert set(statuses.to_pylist()[:-1]) <= {"interrupted"}  # none left running
     assert processes_started_under(str(tmp_path)) == []
     assert [n for n in _leftovers(tmp_path) if n.startswith(("envmill", "dask"))] == []
+    assert not (root / "_prefect" / SERVER_RECORD).exists()  # the dead run's server: gone
     assert _envmill(tmp_path, "verify", "--out", str(root)).returncode == 0
 
 

@@ -142,23 +142,7 @@ def _kill_9_and_check(tmp_path: Path, root: Path, moment: str) -> None:
     assert strays == []  # nothing else that names the run's folders (the server's PREFECT_HOME)
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("moment", ["server-starting", "workers-busy"])
-def test_kill_9_leaves_no_process_and_the_next_run_reaps_its_folders(tmp_path, moment):
-    root = tmp_path / "data"
-    _kill_9_and_check(tmp_path, root, moment)
-
-    again = subprocess.run(
-        [*CLI, *RUN, "--out", str(root)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,
-        env=_env(tmp_path),
-    )
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert _leftover_folders(tmp_path) == []
-    assert not (root / "_prefect" / SERVER_RECORD).exists()
+# A run killed at each moment and then run again is tests/test_kill9.py (with its data checked).
 
 
 @pytest.mark.timeout(120)
