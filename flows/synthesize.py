@@ -57,11 +57,11 @@ def synthesize_batch_task(
     """One batch on one worker: synthesize, then commit its parts while the run still lives."""
     root = Path(data_dir)
     if not may_write(root, run_id):
-        return {"counts": {}, "seconds": {}, "stopped": True}
+        return {"counts": {}, "seconds": {}}  # the run was stopped: nothing is published
     backend = process_backend(settings, run_id, data_dir)
     output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
-    return {"counts": output.counts(), "seconds": output.seconds, "stopped": not written}
+    return {"counts": output.counts() if written else {}, "seconds": output.seconds}
 
 
 @flow(name="synthesize", log_prints=False)
@@ -102,10 +102,7 @@ def synthesize(
 def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
     """Submit the batches not done yet, a window at a time, and gather them as they finish."""
     backend = process_backend(settings, run_id, data_dir)
-    index = CommitIndex(Path(data_dir))
-    for finding in sweep(Path(data_dir), index):
-        report("set_aside", reason=finding.line())
-    finished = FinishedItems(Path(data_dir), index)
+    finished = _finished_items(Path(data_dir))
     planned, done = _tally(settings, backend, finished)
     for line in finished.redone:
         report("redo", reason=line)
@@ -139,6 +136,15 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
         "counts": dict(counts),
         "work_seconds": dict(seconds),
     }
+
+
+def _finished_items(root: Path) -> FinishedItems:
+    """First set aside what no commit lists; then what is done, each batch checked against its
+    commit record when the plan reaches its items."""
+    index = CommitIndex(root)
+    for finding in sweep(root, index):
+        report("set_aside", reason=finding.line())
+    return FinishedItems(root, index)
 
 
 def _tally(settings: EnvmillSettings, backend: Backend, finished: FinishedItems) -> tuple[int, int]:
