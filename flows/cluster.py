@@ -59,7 +59,7 @@ def dask_scheduler(
                 n_workers=workers,
                 threads_per_worker=threads,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
                 silence_logs=logging.CRITICAL,
                 local_directory=scratch,
             )
