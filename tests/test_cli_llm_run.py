@@ -46,7 +46,7 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
     assert _rows(root, "SELECT count(*) AS n FROM llm_calls")[0]["n"] > 20
 
     resumed = envmill(tmp_path, *run)  # a later run that only resumes hides no failed topic
-    assert resumed.returncode == 0 and "resumed" in resumed.stdout, resumed.stdout
+    assert resumed.returncode == 0 and "already done" in resumed.stdout, resumed.stdout
     for bad, said in (("--run", "no run 'nope'"), ("--stage", "no topic ever failed at stage")):
         refused = envmill(tmp_path, "retry-failed", "--out", str(root), bad, "nope")
         assert refused.returncode == 2 and said in refused.stderr.strip().splitlines()[-1]

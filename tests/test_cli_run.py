@@ -93,6 +93,7 @@ def _batch_commits(root) -> list:
     return [n for n in names if re.fullmatch(r"[0-9a-f]{16}\.json", n)]
 
 
+@pytest.mark.timeout(300)  # three runs of 30 environments: a hang guard on a loaded machine
 def test_interrupt_resume_and_rerun(tmp_path):
     root = tmp_path / "data"
     interrupted = _interrupt_after_first_batch(tmp_path, root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -116,7 +117,9 @@ def _workers_starting(now: dict[int, str]) -> bool:
 
 def _workers_busy(root: Path) -> Callable[[dict[int, str]], bool]:
     """A batch is done and others are in flight (a host forked by a zygote is working)."""
-    return lambda now: any((root / "_batches").glob("*.json"))
+    return lambda now: any(
+        re.fullmatch(r"[0-9a-f]{16}\.json", p.name) for p in (root / "_commits").glob("*.json")
+    )
 
 
 MOMENTS = {

@@ -253,14 +253,18 @@ def test_trajectory_id_hashes_scenario_policy_and_messages(clinic_pairs):
 def test_success_is_stored_and_old_parts_without_it_still_read(clinic_pairs, tmp_path):
     import pyarrow.parquet as pq
 
+    from envmill.warehouse.commits import Commit, describe_part, publish
+
     spec, report = clinic_pairs[0]
     trajectory = trajectory_of(spec, report)
     wh = Warehouse(tmp_path / "data")
-    wh.write("trajectories", [trajectory_row(trajectory, "run-1")], key="new")
-    old = pq.read_table(wh.table_dir("trajectories") / "part-new.parquet").drop(["success"])
+    new = wh.write("trajectories", [trajectory_row(trajectory, "run-1")], key="new")
+    old = pq.read_table(new).drop(["success"])
     other = content_id("older")
     old = old.set_column(0, "trajectory_id", [[other]])
     pq.write_table(old, wh.table_dir("trajectories") / "part-old.parquet")
+    info = describe_part(wh.table_dir("trajectories") / "part-old.parquet", 1)
+    publish(wh.root, Commit(key="old", parts={"trajectories": info}))  # as an older writer did
     rows = query(wh.root, "SELECT trajectory_id, success FROM trajectories").to_pylist()
     assert {r["trajectory_id"]: r["success"] for r in rows} == {
         trajectory.trajectory_id: True,
