@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from envmill.flows.prefect_api import SERVER_RECORD
@@ -76,12 +77,22 @@ def _kill_processes_inside(folders: list[Path]) -> None:
     if not folders:
         return
     inside = tuple(str(folder) + os.sep for folder in folders)
+    python = os.path.realpath(sys.executable)
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and _works_inside(entry.name, inside):
+        if entry.name.isdigit() and _works_inside(entry.name, inside) and _runs(entry.name, python):
             try:
                 os.kill(int(entry.name), signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def _runs(pid: str, python: str) -> bool:
+    """Whether the process runs our interpreter, as sandbox processes do: a person's shell that
+    looks around in a leftover folder is not one of them."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe") == python
+    except OSError:
+        return False
 
 
 def _works_inside(pid: str, folders: tuple[str, ...]) -> bool:

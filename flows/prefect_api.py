@@ -35,6 +35,7 @@ QUIET_PREFECT = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     # a failed batch or run is a row, a summary line and one error line: not pages of tracebacks
     "PREFECT_LOGGING_LEVEL": "CRITICAL",
+    "PREFECT_INTERNAL_LOGGING_LEVEL": "CRITICAL",  # its services' errors, e.g. a lost server
     "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     "PREFECT_SERVER_EPHEMERAL_ENABLED": "false",

@@ -216,14 +216,16 @@ def test_reap_ends_what_still_works_in_a_dead_owners_sandbox_folder(tmp_path):
     """A zygote that missed its parent's death (and its hosts) works in the sandbox folder."""
     dead = tmp_path / f"envmill-sandbox-{_dead_pid()}-stuck"
     (dead / "host-1").mkdir(parents=True)
-    stuck = subprocess.Popen(["sleep", "60"], cwd=dead / "host-1")
-    elsewhere = subprocess.Popen(["sleep", "60"], cwd=tmp_path)
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]  # sandbox processes are ours
+    stuck = subprocess.Popen(sleep, cwd=dead / "host-1")
+    elsewhere = subprocess.Popen(sleep, cwd=tmp_path)
+    looking = subprocess.Popen(["sleep", "60"], cwd=dead)  # a person's shell looking around
     try:
         assert reap_leftovers(temp_dir=tmp_path) == [str(dead)]
         assert stuck.wait(timeout=10) == -signal.SIGKILL
-        assert elsewhere.poll() is None
+        assert elsewhere.poll() is None and looking.poll() is None
     finally:
-        for process in (stuck, elsewhere):
+        for process in (stuck, elsewhere, looking):
             process.kill()
             process.wait()
 
