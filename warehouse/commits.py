@@ -25,6 +25,7 @@ from envmill.schemas.tables import TABLES
 COMMITS = "_commits"  # not a table: views only list it
 PART_PREFIX, PART_SUFFIX = "part-", ".parquet"
 RECORD_SUFFIX = ".json"
+COMPACTION_PREFIX = "compact-"  # the keys of compaction commits, and only theirs
 
 
 class PartInfo(BaseModel):
@@ -41,7 +42,9 @@ class Commit(BaseModel):
 
     ``kind`` is ``batch`` (a batch of run items), ``write`` (one table's rows, such as a run's
     own row), ``failure`` (items a batch could not make: not done, and superseded once they are)
-    or ``compaction`` (parts merged from the ``absorbed`` commits).
+    or ``compaction`` (one table's part, merged from the parts of that table of the ``absorbed``
+    commits; ``absorbed_parts`` maps each of them to the SHA-256 its part had, so a part written
+    later under the same key is never taken for the one merged).
     """
 
     key: str
@@ -50,6 +53,7 @@ class Commit(BaseModel):
     parts: dict[str, PartInfo] = Field(default_factory=dict)
     items: list[str] = Field(default_factory=list)
     absorbed: list[str] = Field(default_factory=list)
+    absorbed_parts: dict[str, str] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict)
 

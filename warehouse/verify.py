@@ -8,7 +8,14 @@ What it finds, and what ``--repair`` does with it:
   run`` makes its items again (they are no longer done);
 - a file no commit lists (a batch a crash cut short, or a file put there by hand): it is moved
   to ``_quarantine/`` (never deleted: it may be someone's), and readers never read it anyway;
+  an unlisted merged part of a compaction that never published (``part-compact-…``) is
+  envmill's own copy of rows still in their parts, and is deleted;
+- what a compaction cut short between publishing and deleting left behind (a part it merged, the
+  record of a compaction it merged): readers see those rows twice, and the views keep one of
+  them; deleted, as the compaction would have done;
 - a temporary file of a write that died: deleted.
+
+The part of a commit that a compaction merged is not checked itself: the compaction's part is.
 """
 
 from __future__ import annotations
@@ -22,9 +29,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from envmill.schemas.tables import TABLES
-from envmill.warehouse.commits import COMMITS, RECORD_SUFFIX, key_of_part, retract
+from envmill.warehouse.commits import (
+    COMMITS,
+    COMPACTION_PREFIX,
+    RECORD_SUFFIX,
+    key_of_part,
+    retract,
+)
 from envmill.warehouse.resume import CommitIndex
-from envmill.warehouse.store import WarehouseError, spec_of, validate_table
+from envmill.warehouse.store import ROW_GROUP_SIZE, WarehouseError, spec_of, validate_table
 
 QUARANTINE = "_quarantine"
 TEMPORARY = ".tmp-"
@@ -60,7 +73,7 @@ def verify(root: Path, repair: bool = False) -> VerifyReport:
         problems = [p for table in commit.parts if (p := _unknown_table(table))]
         problems = problems or index.problems(key)
         for table, info in commit.parts.items():
-            if not problems and key not in index.absorbed_by:
+            if not problems and not index.merged(key, table):
                 problems += _part_content(root, table, info.file, info.rows)
                 report.parts += 1
                 report.rows += info.rows
@@ -72,12 +85,14 @@ def verify(root: Path, repair: bool = False) -> VerifyReport:
 
 
 def sweep(root: Path, index: CommitIndex, repair: bool = True) -> list[Finding]:
-    """What no reader reads but a folder should not hold: unreadable commit records (retracted),
-    files no commit lists (moved aside), temporary files of writes that died (deleted). Cheap
-    (listings only), so every run starts with it."""
+    """What a folder should not hold: unreadable commit records (retracted), files no commit
+    lists (moved aside), temporary files of writes that died (deleted), what a compaction cut
+    short left behind (deleted). Cheap (listings; a part is hashed only if a compaction cut
+    short claims to hold its rows), so every run starts with it."""
     findings = [
         _bad_commit(root, key, "commit record is unreadable", repair) for key in index.unreadable
     ]
+    findings += _sweep_merged(root, index, repair)
     listed = {
         (table, info.file)
         for commit in index.commits.values()
@@ -91,21 +106,42 @@ def _unknown_table(table: str) -> str | None:
     return None if table in TABLES else f"lists a part of unknown table {table!r}"
 
 
+def _sweep_merged(root: Path, index: CommitIndex, repair: bool) -> list[Finding]:
+    findings = []
+    for key, table, merged in index.leftovers():
+        commit = index.commits[key]
+        where = (
+            f"{COMMITS}/{key}{RECORD_SUFFIX}"
+            if commit.kind == "compaction"
+            else f"{table}/{commit.parts[table].file}"
+        )
+        problem = f"already merged into {merged} (a compaction that did not finish)"
+        if repair:
+            index.drop_merged(key, table)
+        findings.append(Finding(where, problem, "deleted" if repair else "would delete"))
+    return findings
+
+
 def _part_content(root: Path, table: str, file: str, rows: int) -> list[str]:
-    """Read the part and hold it to its table: the schema, the model's checks, the row count."""
+    """Read the part a row group at a time (a compacted part holds up to a million rows) and
+    hold it to its table: the schema, the model's checks, the row count."""
     spec, where = spec_of(table), f"{table}/{file}"
     try:
-        arrow = pq.read_table(root / table / file)
+        with pq.ParquetFile(root / table / file) as parquet:
+            if not parquet.schema_arrow.remove_metadata().equals(
+                spec.arrow_schema.remove_metadata()
+            ):
+                return [f"{where} does not have the columns and types of table {table}"]
+            read = 0
+            for batch in parquet.iter_batches(batch_size=ROW_GROUP_SIZE):
+                read += batch.num_rows
+                validate_table(spec, pa.Table.from_batches([batch], schema=spec.arrow_schema))
     except (OSError, pa.ArrowException) as exc:
         return [f"{where} is not readable Parquet ({_first_line(exc)})"]
-    if not arrow.schema.remove_metadata().equals(spec.arrow_schema.remove_metadata()):
-        return [f"{where} does not have the columns and types of table {table}"]
-    if arrow.num_rows != rows:
-        return [f"{where} has {arrow.num_rows} rows, its commit recorded {rows}"]
-    try:
-        validate_table(spec, arrow)
     except WarehouseError as exc:
         return [f"{where} fails its table model: {exc}"]
+    if read != rows:
+        return [f"{where} has {read} rows, its commit recorded {rows}"]
     return []
 
 
@@ -130,23 +166,32 @@ def _sweep_tables(
         if not folder.is_dir():
             continue
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-            if (table, entry.name) in listed and entry.is_file(follow_symlinks=False):
+            regular = entry.is_file(follow_symlinks=False)
+            key = key_of_part(entry.name)
+            if ((table, entry.name) in listed and regular) or key in retracted:
                 continue
-            if key_of_part(entry.name) in retracted:
-                continue
-            where = f"{table}/{entry.name}"
-            if TEMPORARY in entry.name and entry.is_file(follow_symlinks=False):
-                problem = "temporary file of a write that did not finish"
-                findings.append(_remove(Path(entry.path), where, problem, repair))
-                continue
-            if not entry.is_file(follow_symlinks=False):
-                problem = "not a file envmill writes (a folder or a link)"
-            elif key_of_part(entry.name):
-                problem = "part of a batch that never finished (no commit lists it)"
-            else:
-                problem = "not a file envmill writes (no commit lists it)"
-            findings.append(_set_aside(root, table, entry.name, problem, repair))
+            findings.append(_unlisted(root, table, entry, regular, key or "", repair))
     return findings
+
+
+def _unlisted(
+    root: Path, table: str, entry: os.DirEntry, regular: bool, key: str, repair: bool
+) -> Finding:
+    """What to do with a file of a table folder that no commit lists."""
+    where = f"{table}/{entry.name}"
+    if regular and TEMPORARY in entry.name:
+        problem = "temporary file of a write that did not finish"
+        return _remove(Path(entry.path), where, problem, repair)
+    if regular and key.startswith(COMPACTION_PREFIX):
+        problem = "merged part of a compaction that did not publish (its rows are kept)"
+        return _remove(Path(entry.path), where, problem, repair)
+    if not regular:
+        problem = "not a file envmill writes (a folder or a link)"
+    elif key:
+        problem = "part of a batch that never finished (no commit lists it)"
+    else:
+        problem = "not a file envmill writes (no commit lists it)"
+    return _set_aside(root, table, entry.name, problem, repair)
 
 
 def _sweep_records(root: Path, repair: bool) -> list[Finding]:

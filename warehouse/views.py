@@ -15,6 +15,11 @@ folder cannot be read (``enable_external_access`` off, the folder the only
 neither installed nor loaded, and the configuration is locked so a query cannot undo any of it.
 A ``COPY … TO`` into the folder, which confinement alone would allow, is refused as a statement
 that is not a query.
+
+``envmill compact`` deletes parts while readers may be listing or reading them (it publishes the
+merged part first, so every row stays committed throughout): a listing that a compaction
+published in the middle of is taken again, and a query that finds a part it listed gone reads
+again from a fresh listing, once.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Callable
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
@@ -36,11 +42,18 @@ import pyarrow.parquet as pq
 
 from envmill.schemas.scenario import GATES
 from envmill.schemas.tables import TABLES, TableSpec
-from envmill.warehouse.commits import committed_keys, visible_parts
+from envmill.warehouse.commits import (
+    COMPACTION_PREFIX,
+    PART_PREFIX,
+    committed_keys,
+    visible_parts,
+)
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60
 QUERIES = ("SELECT",)  # statement types that only read
+LISTING_TRIES = 5
+_GONE = re.compile(r"No files found that match|No such file or directory")
 
 
 class DamagedPartWarning(UserWarning):
@@ -103,15 +116,43 @@ def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) 
     """(Re)create the views over the parts committed now; a commit published later is seen
     after the next refresh (every ``connect`` does one)."""
     root = Path(root).resolve()
+    for attempt in range(LISTING_TRIES):
+        listing = list_parts(root)
+        last = attempt == LISTING_TRIES - 1
+        if all(_create_view(con, spec, listing[spec.name], last) for spec in TABLES.values()):
+            return
+
+
+def list_parts(root: Path) -> dict[str, list[Path]]:
+    """The committed parts of every table, as one consistent listing: if a compaction published
+    while the tables were listed, a part it merged may be missing from the listing while the
+    merged part is not in it yet, so the tables are listed again."""
     keys = committed_keys(root)
-    for spec in TABLES.values():
-        empty_name = f"_empty_{spec.name}"
-        con.register(empty_name, spec.arrow_schema.empty_table())
-        parts = visible_parts(root, spec.name, keys)
-        try:
-            con.execute(view_sql(spec, parts, empty_name))
-        except duckdb.Error:  # a damaged part: the table reads without it, the others unharmed
-            con.execute(view_sql(spec, _readable(spec, parts), empty_name))
+    for _ in range(LISTING_TRIES):
+        listing = {name: visible_parts(root, name, keys) for name in TABLES}
+        again = committed_keys(root)
+        if not any(key.startswith(COMPACTION_PREFIX) for key in again - keys):
+            break
+        keys = again
+    return listing
+
+
+def _create_view(
+    con: duckdb.DuckDBPyConnection, spec: TableSpec, parts: list[Path], last: bool
+) -> bool:
+    """Create one view; False if a listed part is gone (a compaction or a retraction deleted
+    it since the listing), unless this is the ``last`` try: then it is left out."""
+    empty_name = f"_empty_{spec.name}"
+    con.register(empty_name, spec.arrow_schema.empty_table())
+    try:
+        con.execute(view_sql(spec, parts, empty_name))
+        return True
+    except duckdb.Error:  # a part gone, or damaged: the table reads without it
+        present = [part for part in parts if part.exists()]
+        if len(present) < len(parts) and not last:
+            return False
+        con.execute(view_sql(spec, _readable(spec, present), empty_name))
+        return True
 
 
 def _readable(spec: TableSpec, parts: list[Path]) -> list[Path]:
@@ -147,17 +188,38 @@ def view_sql(spec: TableSpec, parts: list[Path], empty_name: str) -> str:
     match ``data1``.
     """
     cols = ", ".join(_ident(c) for c in spec.columns)
-    source = f"SELECT *, CAST(NULL AS VARCHAR) AS filename FROM {_ident(empty_name)}"
-    if parts:
-        files = ", ".join(_literal(_glob_escape(p.as_posix())) for p in parts)
-        options = "union_by_name=true, filename=true, hive_partitioning=false"
-        source = f"SELECT * FROM read_parquet([{files}], {options}) UNION ALL BY NAME {source}"
-    order = ", ".join(x for x in (spec.order_by, "filename DESC") if x)
+    source = parts_source(parts, empty_name)
     key = ", ".join(_ident(k) for k in spec.key)
     return (
         f"CREATE OR REPLACE VIEW {_ident(spec.name)} AS SELECT {cols} FROM ({source}) "
-        f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY {order}) = 1"
+        f"QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY {rank_order(spec)}) = 1"
     )
+
+
+def parts_source(
+    parts: list[Path], empty_name: str, row_numbers: bool = False, by_name: bool = True
+) -> str:
+    """The rows of ``parts`` with their ``filename`` (and ``file_row_number``), unioned by name
+    with the typed empty table ``empty_name``. ``by_name=False`` takes the columns of the first
+    part for all (DuckDB then refuses a part that lacks one; it reads every footer first
+    otherwise, which costs memory by the thousand parts)."""
+    extra = ", CAST(NULL AS BIGINT) AS file_row_number" if row_numbers else ""
+    source = f"SELECT *, CAST(NULL AS VARCHAR) AS filename{extra} FROM {_ident(empty_name)}"
+    if parts:
+        files = ", ".join(_literal(_glob_escape(p.as_posix())) for p in parts)
+        options = f"union_by_name={str(by_name).lower()}, filename=true, hive_partitioning=false"
+        options += ", file_row_number=true" if row_numbers else ""
+        source = f"SELECT * FROM read_parquet([{files}], {options}) UNION ALL BY NAME {source}"
+    return source
+
+
+def rank_order(spec: TableSpec) -> str:
+    """How duplicate rows of one key rank, best first: the table's ``order_by``, then a row of a
+    compaction's part (a compaction copies the best row, and its copy must win over the rows it
+    merged while those are not deleted yet), then the file name, descending (of two compaction
+    parts, the newer)."""
+    merged = f"starts_with(parse_filename(filename), {_literal(PART_PREFIX + COMPACTION_PREFIX)})"
+    return ", ".join(x for x in (spec.order_by, f"{merged} DESC", "filename DESC") if x)
 
 
 def _glob_escape(path: str) -> str:
@@ -170,9 +232,23 @@ def query(
     """Run one SQL query over the warehouse views and return its rows as an Arrow table."""
     con = connect(root)
     try:
-        return run_sql(con, sql, params)
+        return _reading_again(con, root, lambda: run_sql(con, sql, params))
     finally:
         con.close()
+
+
+def _reading_again(
+    con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str], read: Callable[[], Any]
+) -> Any:
+    """``read()``; if a part the views listed is gone (a compaction merged it meanwhile: its rows
+    are in a part committed before it was deleted), list the parts again and read once more."""
+    try:
+        return read()
+    except duckdb.IOException as exc:
+        if not _GONE.search(str(exc)):
+            raise
+    refresh_views(con, root)
+    return read()
 
 
 def run_sql(
@@ -198,7 +274,10 @@ def corpus_stats(root: str | os.PathLike[str]) -> dict[str, pa.Table]:
     try:
         gates = pa.table({"ord": list(range(1, len(GATES) + 1)), "gate": list(GATES)})
         con.register("gate_order", gates)
-        return {name: run_sql(con, sql) for name, sql in load_stats_queries().items()}
+        queries = load_stats_queries()
+        return _reading_again(
+            con, root, lambda: {name: run_sql(con, sql) for name, sql in queries.items()}
+        )
     finally:
         con.close()
 
