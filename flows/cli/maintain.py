@@ -1,4 +1,5 @@
-"""``envmill verify``: commands that check and mend a data folder (they take its lock)."""
+"""``envmill verify`` and ``compact``: commands that check, mend and tidy a data folder (they take
+its lock)."""
 
 from __future__ import annotations
 
@@ -46,4 +47,27 @@ def verify(
         summary += f" repaired; the next `envmill run` redoes {report.redo_items} item(s)"
     typer.echo(summary, err=True)
     if report.findings and not repair:
+        raise typer.Exit(1)
+
+
+def compact(out: OutOption = None) -> None:
+    """Merge each table's small parts into few large ones (queries see the same rows throughout;
+    a rerun still skips what is done); exit 1 if a table was left as it was."""
+    from envmill.warehouse.compact import compact as merge_parts
+    from envmill.warehouse.lock import FolderBusy, folder_lock
+
+    root = _data_dir(out)
+    try:
+        with folder_lock(root, "envmill compact"):
+            report = merge_parts(root)
+    except FolderBusy as exc:
+        fail(str(exc))
+    for line in report.finished:
+        typer.echo(line)
+    for table in report.tables:
+        if table.parts_before or table.problem:
+            typer.echo(table.line())
+    merged = sum(t.parts_before - t.parts_after for t in report.tables)
+    typer.echo(f"{merged} parts fewer in {report.seconds:.1f} s", err=True)
+    if any(table.problem for table in report.tables):
         raise typer.Exit(1)
