@@ -142,7 +142,7 @@ def test_queries_return_the_same_rows_after_compaction(wh):
     before, done = rows_of(wh.root), finished(wh.root)
     assert [r["task"] for r in before["scenarios"] if r["task"] == "newer"] == ["newer"]
     report = compact(wh.root)
-    assert rows_of(wh.root) == before
+    assert rows_of(wh.root) == before and not (wh.root / "_compacting").exists()
     assert finished(wh.root) == done == [i for i in ITEMS if i != "item-x"]
     lines = {t.table: t.line() for t in report.tables}
     assert lines["scenarios"] == "scenarios: 7 → 1 parts, 12 rows (1 duplicate rows dropped)"
@@ -250,10 +250,11 @@ def test_a_crash_between_publishing_and_deleting_loses_nothing(wh, monkeypatch, 
     monkeypatch.undo()
     assert rows_of(wh.root) == before  # rows twice on disk, once in the views
     assert finished(wh.root) == done
-    leftovers = verify(wh.root).findings
+    *leftovers, marker = verify(wh.root).findings
     assert leftovers and all("already merged into compact-" in f.problem for f in leftovers)
+    assert marker.path == "_compacting" and "did not finish" in marker.problem
     report = compact(wh.root)
-    assert len(report.finished) == len(leftovers)
+    assert len(report.finished) == len(leftovers) and not (wh.root / "_compacting").exists()
     assert verify(wh.root).findings == []
     assert rows_of(wh.root) == before and finished(wh.root) == done
     assert len([n for n in part_names(wh.root, "scenarios")]) == 1
@@ -295,6 +296,10 @@ def test_verify_repair_finishes_a_compaction_cut_short(wh, monkeypatch):
     monkeypatch.undo()
     report = verify(wh.root, repair=True)
     assert report.findings and report.redo_items == 0
+    assert report.findings[-1].line() == (
+        "_compacting: a compaction did not finish (until then, views rank every row of every "
+        "table) (deleted)"
+    )
     assert verify(wh.root).findings == [] and rows_of(wh.root) == before
 
 
@@ -307,13 +312,44 @@ def test_a_merged_part_never_published_is_removed(wh, monkeypatch):
     assert [n for n in part_names(wh.root, "runs")] == [f"part-runs-{RUN}.parquet"]
     unpublished = [n for n in part_names(wh.root, "environments") if "compact" in n]
     assert len(unpublished) == 1 and rows_of(wh.root) == before
-    assert [f.action for f in verify(wh.root).findings] == ["would delete"]
+    assert [f.action for f in verify(wh.root).findings] == ["would delete", "would delete"]
     assert any("did not finish" in line for line in compact(wh.root).finished)
     assert verify(wh.root).findings == [] and rows_of(wh.root) == before
 
 
 def _raise(exc: type[BaseException]):
     raise exc
+
+
+def test_new_parts_beside_compacted_ones_read_as_with_every_row_ranked(wh):
+    """Once compacted, views rank only the keys of the other parts (with the compacted rows of
+    those keys): the same rows as ranking every row, which they do while ``_compacting`` is
+    there."""
+    compact(wh.root)
+    env_batch(wh, 7)
+    env0 = env_row("env0")
+    scenario = scenario_row(env0["env_id"], 1) | {
+        "task": "newest",
+        "created_at": NOW + timedelta(2),
+    }
+    older = scenario_row(env0["env_id"], 0) | {"task": "older", "created_at": NOW - timedelta(2)}
+    tied = tool_rows(env0["env_id"], 1, 0)[0] | {"description": "tied again"}
+    commit_batch(wh, "more copies", {"scenarios": [scenario, older], "tools": [tied]})
+    ranked_part = rows_of(wh.root)
+    (wh.root / "_compacting").touch()
+    assert rows_of(wh.root) == ranked_part
+    tasks = [r["task"] for r in ranked_part["scenarios"] if r["env_id"] == env0["env_id"]]
+    assert sorted(tasks) == ["newer", "newest"]
+    spec = TABLES["scenarios"]
+    listed = views.list_parts(wh.root)
+    assert listed.compacting and "ANTI JOIN" not in views.view_sql(
+        spec, listed.parts["scenarios"], "e"
+    )
+    (wh.root / "_compacting").unlink()
+    listed = views.list_parts(wh.root)
+    assert not listed.compacting and "ANTI JOIN" in views.view_sql(
+        spec, listed.parts["scenarios"], "e", False
+    )
 
 
 def test_compaction_twice_is_idempotent(wh):

@@ -26,6 +26,7 @@ COMMITS = "_commits"  # not a table: views only list it
 PART_PREFIX, PART_SUFFIX = "part-", ".parquet"
 RECORD_SUFFIX = ".json"
 COMPACTION_PREFIX = "compact-"  # the keys of compaction commits, and only theirs
+COMPACTING = "_compacting"  # exists while a compaction may have rows on disk twice
 
 
 class PartInfo(BaseModel):

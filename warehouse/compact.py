@@ -8,7 +8,10 @@ Per table, the small parts of batches and of earlier compactions are merged in c
 are the merged parts deleted: a batch's part (its record stays: it names the items a rerun skips,
 and ``CommitIndex`` finds the rows through ``absorbed``), a merged compaction whole. A crash in
 between leaves rows twice, which the views read once (``rank_order`` prefers the merged copy) and
-which the next ``compact``, ``run`` or ``verify --repair`` deletes.
+which the next ``compact``, ``run`` or ``verify --repair`` deletes. While a compaction runs, and
+after one was cut short until that is finished, the marker ``_compacting`` tells readers that
+compacted parts may share keys (otherwise they never do, and the views rank only the keys of the
+other parts).
 
 What is merged, and how:
 
@@ -42,6 +45,7 @@ import duckdb
 from envmill.schemas.ids import sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
 from envmill.warehouse.commits import (
+    COMPACTING,
     COMPACTION_PREFIX,
     PART_PREFIX,
     Commit,
@@ -103,14 +107,16 @@ class CompactReport:
 def compact(root: Path, limits: Limits | None = None) -> CompactReport:
     """Compact every table of the folder (the caller holds its lock)."""
     limits, started = limits or Limits(), time.perf_counter()
+    marker, spill = root / COMPACTING, root / SPILL
+    marker.touch()  # before anything is published: readers then rank every row
     index = CommitIndex(root)
     report = CompactReport(finished=finish_earlier(root, index))
-    spill = root / SPILL
     shutil.rmtree(spill, ignore_errors=True)
     try:
         report.tables = [_compact_table(root, index, spec, limits) for spec in TABLES.values()]
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+    marker.unlink()  # not after a crash: what it merged may still be there
     report.seconds = time.perf_counter() - started
     return report
 

@@ -104,10 +104,11 @@ class CommitIndex:
                 found.append(problem)
         return found
 
-    def leftovers(self) -> list[tuple[str, str, str]]:
+    def leftovers(self, intact_only: bool = True) -> list[tuple[str, str, str]]:
         """What a compaction cut short between publishing and deleting left behind, as
         ``(key, table, compaction key)``: a merged part still on disk, or the record of a merged
-        compaction. Only compactions whose own part checks out count."""
+        compaction. Only compactions whose own part checks out count, unless not
+        ``intact_only``."""
         listings: dict[str, set[str]] = {}
         found = []
         for merged, commit in self.commits.items():
@@ -118,7 +119,7 @@ class CommitIndex:
                     names = listings.setdefault(table, _listing(self.root / table))
                     still_there = self.commits[key].parts[table].file in names
                     if (still_there or self.commits[key].kind == "compaction") and not (
-                        self.problems(merged)
+                        intact_only and self.problems(merged)
                     ):
                         found.append((key, table, merged))
         return found

@@ -12,7 +12,8 @@ What it finds, and what ``--repair`` does with it:
   envmill's own copy of rows still in their parts, and is deleted;
 - what a compaction cut short between publishing and deleting left behind (a part it merged, the
   record of a compaction it merged): readers see those rows twice, and the views keep one of
-  them; deleted, as the compaction would have done;
+  them; deleted, as the compaction would have done, and then its marker (``_compacting``: while
+  it is there, views rank every row, compacted or not);
 - a temporary file of a write that died: deleted.
 
 The part of a commit that a compaction merged is not checked itself: the compaction's part is.
@@ -31,6 +32,7 @@ import pyarrow.parquet as pq
 from envmill.schemas.tables import TABLES
 from envmill.warehouse.commits import (
     COMMITS,
+    COMPACTING,
     COMPACTION_PREFIX,
     RECORD_SUFFIX,
     key_of_part,
@@ -119,6 +121,10 @@ def _sweep_merged(root: Path, index: CommitIndex, repair: bool) -> list[Finding]
         if repair:
             index.drop_merged(key, table)
         findings.append(Finding(where, problem, "deleted" if repair else "would delete"))
+    marker = root / COMPACTING
+    if marker.exists() and not (repair and index.leftovers(intact_only=False)):
+        problem = "a compaction did not finish (until then, views rank every row of every table)"
+        findings.append(_remove(marker, COMPACTING, problem, repair))
     return findings
 
 
