@@ -34,7 +34,22 @@ def watch_for_interrupt() -> None:
 
 
 def was_interrupted(exc: BaseException | None = None) -> bool:
-    return isinstance(exc, KeyboardInterrupt) or _fired.is_set()
+    return isinstance(exc, KeyboardInterrupt) or _fired.is_set() or _was_prefect_sigterm(exc)
+
+
+def _was_prefect_sigterm(exc: BaseException | None) -> bool:
+    """Inside a flow Prefect handles SIGTERM itself, raising ``TerminationSignal``, which a
+    library may wrap with only its name left (pydantic's serializer, when the signal lands in a
+    task submission). Noted here as the SIGTERM it was."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ == "TerminationSignal" or "TerminationSignal" in str(exc):
+            _signals.append(signal.SIGTERM)
+            _fired.set()
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def was_terminated() -> bool:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
-from prefect.exceptions import TerminationSignal
 from prefect.futures import PrefectFuture
 
 from envmill.flows.interrupt import was_interrupted
@@ -87,9 +86,7 @@ def synthesize(
             summary = _fan_out(settings, run_id, data_dir)
         except BaseException as exc:
             revoke(root, run_id)  # first: batches still finishing stay unpublished
-            # Prefect turns a SIGTERM into TerminationSignal inside a flow, then sends it again
-            stopped = was_interrupted(exc) or isinstance(exc, TerminationSignal)
-            status = "interrupted" if stopped else "failed"
+            status = "interrupted" if was_interrupted(exc) else "failed"
             recorder.write(status, {"wall_seconds": time.perf_counter() - clock})
             raise
         revoke(root, run_id)

@@ -52,7 +52,7 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         returned = INTERRUPTED
     except Exception as exc:  # usage errors and anything unforeseen: still one line
-        if not was_interrupted():  # else a library turned our KeyboardInterrupt into its own error
+        if not was_interrupted(exc):  # else a library turned our signal into its own error
             _exit_with(exc)
         returned = INTERRUPTED
     if returned == INTERRUPTED and was_terminated():
