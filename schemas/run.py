@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from envmill.schemas.environment import EnvironmentRecord
 from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.rollout import VerdictRecord
 from envmill.schemas.scenario import ScenarioRecord
 from envmill.schemas.skeleton import ProbeRecord
 from envmill.schemas.trajectory import TrajectoryRecord
@@ -75,6 +76,7 @@ class BatchOutput(BaseModel):
     failures: list[FailureRecord] = Field(default_factory=list)
     llm_calls: list[LlmCallRecord] = Field(default_factory=list)
     env_probes: list[ProbeRecord] = Field(default_factory=list)
+    verdicts: list[VerdictRecord] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict, description="work time per stage")
     provenance: dict[str, Any] = Field(
         default_factory=dict, description="the generator, models and prompt hashes behind it"

@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 from envmill.schemas.llm import LlmSettings
+from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
 
@@ -77,6 +78,7 @@ class EnvmillSettings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
     scengen: ScenGenSettings = Field(default_factory=ScenGenSettings)
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
     topics: list[str] = Field(
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",

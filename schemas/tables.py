@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from pandera.engines.narwhals_engine import DateTime
 
 from envmill.schemas.ids import content_id
+from envmill.schemas.rollout import FILTERS
 from envmill.schemas.scenario import GATES
 from envmill.schemas.topics import SOURCE_FORMATS, TOPIC_STATUSES
 
@@ -169,6 +170,21 @@ class TrajectoriesTable(apa.DataFrameModel):
     usage_json: str
     timings_json: str
     provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+
+class VerdictsTable(apa.DataFrameModel):
+    """One row per (trajectory, filter): kept or dropped, and the reason (key: both ids)."""
+
+    trajectory_id: str = _hex_id()
+    filter: str = apa.Field(isin=list(FILTERS))
+    run_id: str = _run_id()
+    kept: bool
+    reason: str
+    details_json: str
     created_at: UtcTimestamp
 
     class Config:
@@ -340,6 +356,7 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("tools", ToolsTable, ("env_id", "name")),
         TableSpec("scenarios", ScenariosTable, ("scenario_id",), _NEWEST, _NOW),
         TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
+        TableSpec("verdicts", VerdictsTable, ("trajectory_id", "filter"), _NEWEST, _NOW),
         TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
         TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
         TableSpec("env_probes", EnvProbesTable, ("probe_id",), _NEWEST, _NOW),

@@ -13,6 +13,7 @@ from typing import Any
 from envmill.schemas.environment import EnvironmentRecord
 from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.rollout import VerdictRecord
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord
 from envmill.schemas.skeleton import ProbeRecord
@@ -130,6 +131,11 @@ def trajectory_row(
     }
 
 
+def verdict_row(verdict: VerdictRecord, run_id: str) -> dict[str, Any]:
+    row = verdict.model_dump(exclude={"details"})
+    return row | {"run_id": run_id, "details_json": verdict.details}
+
+
 def failure_row(failure: FailureRecord, run_id: str) -> dict[str, Any]:
     return {
         "failure_id": derive_failure_id(run_id, failure.stage, failure.item),
@@ -215,6 +221,7 @@ def write_batch(
         "failures": [failure_row(f, run_id) for f in output.failures],
         "llm_calls": [llm_call_row(c, run_id) for c in output.llm_calls],
         "env_probes": [probe_row(p, run_id) for p in output.env_probes],
+        "verdicts": [verdict_row(v, run_id) for v in output.verdicts],
     }
     checked = {t: checked_table(spec_of(t), rows) for t, rows in tables.items() if rows}
     if not may_write():
