@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from envmill.schemas.scenario import ScenarioSpec
 
 STOP_MARKER = "###STOP###"  # the simulated user ends the conversation with it (as in tau-bench)
+OPENING_CUE = (
+    "Start the conversation."  # the simulated user's first turn has nothing else to answer
+)
 POLICY_STAGE, USER_STAGE = "policy", "rollout_user"  # LLM stages (llm.stages.<name>)
 FILTERS = ("reward", "length", "format", "user_sanity")
 

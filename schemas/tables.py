@@ -170,6 +170,7 @@ class TrajectoriesTable(apa.DataFrameModel):
     usage_json: str
     timings_json: str
     provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
+    details_json: str = apa.Field(nullable=True)  # a rollout's sample, end reason, check errors
     created_at: UtcTimestamp
 
     class Config:

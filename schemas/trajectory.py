@@ -28,3 +28,6 @@ class TrajectoryRecord(BaseModel):
     termination: Termination
     usage: dict[str, Any] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="a rollout's sample, why it ended, check errors"
+    )

@@ -121,6 +121,7 @@ def trajectory_row(
         "termination": trajectory.termination,
         "usage_json": trajectory.usage,
         "timings_json": trajectory.timings,
+        "details_json": trajectory.details,
         "provenance_json": provenance(
             (made_by or {}) | {"policy": trajectory.policy},
             run_id,

@@ -22,6 +22,7 @@ __all__ = [
     "ScenarioDrafts",
     "item_seed",
     "make_backend",
+    "run_llm_client",
     "task_threads",
 ]
 
@@ -52,7 +53,7 @@ def make_backend(
         from envmill.tasks.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
-    client = _llm_client(settings, run_id, data_dir)
+    client = run_llm_client(settings, run_id, data_dir)
     if settings.backend == "procedural":
         from envmill.tasks.procedural.llm_scenarios import ProceduralWithLlmScenarios
 
@@ -63,7 +64,9 @@ def make_backend(
     return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
 
 
-def _llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):
+def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):
+    """The run's LLM client: responses cached and calls gated in ``data_dir``; PlanError when
+    no endpoint is configured."""
     from envmill.tasks.llm import LlmClient, LlmError
 
     folder = None if data_dir is None else Path(data_dir)

@@ -182,17 +182,17 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
             trial.pair = index.setdefault(canonical_json(trial.final_state), len(finals))
             if trial.pair == len(finals):
                 finals.append(trial.final_state)
-    sources, refused = _policy_checked(scenario)
+    sources, refused = policy_checked(scenario)
     pairs = [(initial, final) for final in finals]
-    evidence.cells, evidence.unstable = _check_rows(
+    evidence.cells, evidence.unstable = check_rows(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
-    evidence.other_cells, _ = _check_rows(  # compared with the fresh answers only
+    evidence.other_cells, _ = check_rows(  # compared with the fresh answers only
         sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False, apart=False
     )
 
 
-def _policy_checked(scenario: ScenarioSpec) -> tuple[list[str], dict[int, str]]:
+def policy_checked(scenario: ScenarioSpec) -> tuple[list[str], dict[int, str]]:
     sources, refused = [], {}
     for index, check in enumerate(scenario.checks):
         violations = check_check_source(check.code)
@@ -202,7 +202,7 @@ def _policy_checked(scenario: ScenarioSpec) -> tuple[list[str], dict[int, str]]:
     return sources, refused
 
 
-def _check_rows(
+def check_rows(
     sandbox: Sandbox,
     sources: list[str],
     refused: dict[int, str],

@@ -1,0 +1,40 @@
+"""An episode's score: every check on (initial state, final state), then the one reward function.
+
+Rollouts and the RL interface end here. The checks run as certification runs them (policy first,
+then a host of their own, each evaluation in a fresh namespace), so an agent's episode is judged
+by exactly the rules that certified its scenario.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.certify.evidence import check_rows, policy_checked
+from envmill.tasks.certify.reward import Reward, score_checks
+from envmill.tasks.sandbox import Sandbox
+
+
+@dataclass(frozen=True)
+class EpisodeScore:
+    """Per-check results (in the scenario's order), the reward, and why a check failed."""
+
+    check_results: list[bool]
+    reward: Reward
+    errors: list[str | None]
+
+
+def score_final_state(
+    scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox
+) -> EpisodeScore:
+    """Run every check of ``scenario`` on (its initial state, ``final_state``).
+
+    A check that raised, returned a non-bool, ran out of time or was refused counts False.
+    """
+    sources, refused = policy_checked(scenario)
+    pairs = [(scenario.initial_state, final_state)]
+    rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
+    cells = [row[0] for row in rows]
+    results = [cell.value is True for cell in cells]
+    return EpisodeScore(results, score_checks(results), [cell.error for cell in cells])

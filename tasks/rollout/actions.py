@@ -1,0 +1,110 @@
+"""An agent's action: one assistant message, in whatever shape a policy or a trainer hands it.
+
+A model's reply, an ``openai`` message object, a plain dict or bare text all become one
+Chat Completions assistant message with unique call ids, so the stored conversation is valid
+training data whatever the policy did. Nothing here judges the calls: unknown tools and bad
+arguments are the episode's business (they get error observations).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+class ActionError(ValueError):
+    """An action that is not an assistant message at all (a number, a list, a user message)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call as the agent wrote it: ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed(self) -> dict[str, Any]:
+        """The arguments as a JSON object; ValueError names what is wrong with them."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"arguments are a JSON {type(value).__name__}, not an object")
+        return value
+
+    def message_part(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Action:
+    """An assistant message: its text (may be empty) and its tool calls (may be none)."""
+
+    text: str
+    calls: list[Call]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.text.strip() and not self.calls
+
+    def message(self) -> dict[str, Any]:
+        """The Chat Completions assistant message (content None when it only calls tools)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.calls:
+            message["tool_calls"] = [call.message_part() for call in self.calls]
+        return message
+
+
+def read_action(action: Any, turn: int) -> Action:
+    """``action`` (text, a dict, or an object with ``model_dump``) as an :class:`Action`.
+
+    Call ids a policy left out or repeated are replaced by ``call_<turn>_<i>``: a tool message
+    must answer exactly one call.
+
+    Raises:
+        ActionError: not an assistant message.
+    """
+    if isinstance(action, str):
+        return Action(action, [])
+    if hasattr(action, "model_dump"):
+        action = action.model_dump(exclude_none=True)
+    if not isinstance(action, dict):
+        raise ActionError(f"an action is an assistant message or text, not {type(action).__name__}")
+    if action.get("role", "assistant") != "assistant":
+        raise ActionError(f"an action is an assistant message, not a {action.get('role')!r} one")
+    text = action.get("content")
+    if not isinstance(text, str | None):
+        raise ActionError("an assistant message's content is text or null")
+    raw_calls = action.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise ActionError("tool_calls is a list")
+    calls, seen = [], set()
+    for index, raw in enumerate(raw_calls):
+        call = _read_call(raw, f"call_{turn}_{index}")
+        if call.id in seen:
+            call = Call(f"call_{turn}_{index}", call.name, call.arguments)
+        seen.add(call.id)
+        calls.append(call)
+    return Action(text or "", calls)
+
+
+def _read_call(raw: Any, fallback_id: str) -> Call:
+    if not isinstance(raw, dict):
+        raise ActionError("a tool call is an object")
+    function = raw.get("function", raw)  # {"name", "arguments"} alone is accepted too
+    if not isinstance(function, dict):
+        raise ActionError("a tool call's function is an object")
+    name, arguments = function.get("name"), function.get("arguments", "")
+    if not isinstance(name, str):
+        raise ActionError("a tool call names its function")
+    if not isinstance(arguments, str):  # an object a trainer passed: keep it as JSON text
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    call_id = raw.get("id")
+    return Call(call_id if isinstance(call_id, str) and call_id else fallback_id, name, arguments)

@@ -1,0 +1,301 @@
+"""One episode as a conversation an agent drives one assistant message at a time.
+
+The environment lives in one sandbox host for the whole episode; the agent's tool calls run
+there in the order written (parallel calls included), and whatever the agent gets wrong — an
+unknown tool, arguments that are not a JSON object, more calls than a turn may make — comes
+back as an error observation in the tool's own result shape. The episode ends with a recorded
+reason (DESIGN §3.4):
+
+- ``finished``: the agent answered in text (non-conversational mode);
+- ``user_stop``: the simulated user ended the conversation (conversational mode);
+- ``max_steps``: the agent used its turns (``RolloutSettings.max_steps``) — truncated;
+- ``tool_error``: the environment could not answer (its host timed out, died or overflowed);
+- ``model_error``: the policy or user model failed for good, or the agent made
+  ``max_bad_turns`` turns in a row with nothing usable in them.
+
+Whatever the reason, the reward comes from the scenario's checks on the state reached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.ids import canonical_json, content_id
+from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
+from envmill.schemas.trajectory import TrajectoryRecord
+from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
+from envmill.tasks.rollout.actions import Action, ActionError, Call, read_action
+from envmill.tasks.rollout.agent import Policy
+from envmill.tasks.rollout.facts import opening_message
+from envmill.tasks.rollout.system import system_prompt
+from envmill.tasks.rollout.user import SimulatedUser, split_stop
+from envmill.tasks.sandbox import Sandbox, SandboxEpisode
+
+
+@dataclass
+class StepResult:
+    """What one action led to: the messages it added, and whether the episode is over."""
+
+    messages: list[dict[str, Any]]
+    terminated: bool = False
+    truncated: bool = False
+
+
+@dataclass
+class _Ledger:
+    """Counts and seconds of the episode, for the trajectory's usage and timings."""
+
+    counts: Counter = field(default_factory=Counter)
+    seconds: Counter = field(default_factory=Counter)
+    began: float = field(default_factory=time.perf_counter)
+
+
+class Episode:
+    """A certified scenario opened for an agent; ``step`` takes its assistant messages.
+
+    Args:
+        spec: the scenario, its environment and the sample index.
+        sandbox: where the environment runs.
+        settings: turns, calls per turn, bad turns allowed.
+        policy: the name stored in the trajectory's ``policy`` column.
+        user: the simulated user; required for a conversational scenario.
+    """
+
+    def __init__(
+        self,
+        spec: EpisodeSpec,
+        sandbox: Sandbox,
+        settings: RolloutSettings,
+        *,
+        policy: str,
+        user: SimulatedUser | None = None,
+    ) -> None:
+        if spec.scenario.mode == "conversational" and user is None:
+            raise ValueError(f"scenario {spec.scenario_id} is conversational: it needs a user")
+        self.spec, self.sandbox, self.settings = spec, sandbox, settings
+        self.policy, self.user = policy, user
+        self.tools = {tool["function"]["name"] for tool in spec.tools}
+        self.messages: list[dict[str, Any]] = []
+        self.termination: str | None = None
+        self.reason = ""
+        self.turns = self._bad_turns = 0
+        self.ledger = _Ledger()
+        self._env: SandboxEpisode | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.termination is not None
+
+    @property
+    def conversational(self) -> bool:
+        return self.spec.scenario.mode == "conversational"
+
+    def start(self) -> list[dict[str, Any]]:
+        """Load the environment and open the conversation: the system message, then the task
+        (or the simulated user's opening). Returns the messages so far."""
+        scenario = self.spec.scenario
+        system = system_prompt(
+            self.spec.introduction, self.spec.business_rules, scenario.initial_state
+        )
+        self.messages = [{"role": "system", "content": system}]
+        self._env = self.sandbox.episode(
+            self.spec.source, self.spec.class_name, scenario.initial_state
+        )
+        if not self._env.loaded:
+            self.end("tool_error", f"the environment did not load: {self._env.load_outcome.error}")
+            return list(self.messages)
+        if self.conversational:
+            self._hear_user()
+        else:
+            self.messages.append({"role": "user", "content": opening_message(scenario)})
+        return list(self.messages)
+
+    def step(self, action: Any) -> StepResult:
+        """Apply one assistant message; an action that is no message at all ends the episode."""
+        if self.done:
+            raise RuntimeError("the episode is over; start another")
+        before = len(self.messages)
+        self.turns += 1
+        try:
+            taken = read_action(action, self.turns)
+        except ActionError as exc:
+            self.end("model_error", f"turn {self.turns}: {exc}")
+            return self._result(before)
+        if taken.is_empty:
+            self.end("model_error", f"turn {self.turns}: an empty assistant message")
+            return self._result(before)
+        self.messages.append(taken.message())
+        if taken.calls:
+            self._run_calls(taken)
+        elif self.conversational:
+            self._hear_user()
+        else:
+            self.end("finished", "the agent answered in text")
+        if not self.done and self.turns >= self.settings.max_steps:
+            self.end("max_steps", f"{self.turns} turns without an end")
+        return self._result(before)
+
+    def end(self, termination: str, reason: str) -> None:
+        """Stop here (a policy model that failed for good ends it from outside)."""
+        if not self.done:
+            self.termination, self.reason = termination, reason
+
+    def _result(self, before: int) -> StepResult:
+        truncated = self.termination == "max_steps"
+        return StepResult(self.messages[before:], self.done and not truncated, truncated)
+
+    def _run_calls(self, action: Action) -> None:
+        usable = 0
+        for index, call in enumerate(action.calls):
+            result, ran = self._outcome_of(call, index)
+            usable += ran
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": canonical_json(result)}
+            )
+            if self.done:  # the environment failed: the remaining calls are not run
+                for later in action.calls[index + 1 :]:
+                    skipped = {"success": False, "error": "not run: the environment failed"}
+                    content = canonical_json(skipped)
+                    self.messages.append(
+                        {"role": "tool", "tool_call_id": later.id, "content": content}
+                    )
+                return
+        self._bad_turns = 0 if usable else self._bad_turns + 1
+        if self._bad_turns >= self.settings.max_bad_turns:
+            self.end("model_error", f"{self._bad_turns} turns in a row without a usable tool call")
+
+    def _outcome_of(self, call: Call, index: int) -> tuple[dict[str, Any], bool]:
+        """The result the agent sees for one call, and whether the call reached the tool."""
+        self.ledger.counts["tool_calls"] += 1
+        limit = self.settings.max_calls_per_turn
+        if index >= limit:
+            return _error(f"not run: at most {limit} tool calls run from one message"), False
+        if call.name not in self.tools:
+            self.ledger.counts["invalid_calls"] += 1
+            return _error(f"unknown tool {call.name!r}; the tools are {sorted(self.tools)}"), False
+        try:
+            arguments = call.parsed()
+        except ValueError as exc:
+            self.ledger.counts["invalid_calls"] += 1
+            return _error(f"{call.name}: {exc}"), False
+        began = time.perf_counter()
+        outcome = self._env.call(call.name, arguments)
+        self.ledger.seconds["tool_seconds"] += time.perf_counter() - began
+        if not outcome.ok:
+            self.end("tool_error", f"{call.name}: {outcome.error_class}: {outcome.error}")
+        elif not outcome.succeeded:
+            self.ledger.counts["failed_calls"] += 1
+        return outcome.result, True
+
+    def _hear_user(self) -> None:
+        began = time.perf_counter()
+        try:
+            text = self.user.reply(self.messages[1:])
+        except LlmError as exc:
+            if is_infrastructure(exc):
+                raise
+            self.end("model_error", f"the simulated user's model failed: {exc}")
+            return
+        finally:
+            self.ledger.seconds["user_seconds"] += time.perf_counter() - began
+        words, stopped = split_stop(text)
+        if words:
+            self.messages.append({"role": "user", "content": words})
+        if stopped:
+            self.end("user_stop", "the simulated user ended the conversation")
+        elif not words:
+            self.end("model_error", "the simulated user said nothing")
+
+    def finish(self) -> TrajectoryRecord:
+        """Score the state reached with the scenario's checks, and close the environment."""
+        if not self.done:
+            self.end("max_steps", "ended before the agent finished")
+        scenario = self.spec.scenario
+        final = (self._env.state() if self._env else None) or scenario.initial_state
+        began = time.perf_counter()
+        score = score_final_state(scenario, final, self.sandbox)
+        self.ledger.seconds["check_seconds"] += time.perf_counter() - began
+        self.close()
+        return self._record(score)
+
+    def _record(self, score: Any) -> TrajectoryRecord:
+        identity = {
+            "scenario_id": self.spec.scenario_id,
+            "policy": self.policy,
+            "messages": self.messages,
+        }
+        wall = time.perf_counter() - self.ledger.began
+        return TrajectoryRecord(
+            trajectory_id=content_id(identity),
+            scenario_id=self.spec.scenario_id,
+            env_id=self.spec.scenario.env_id,
+            policy=self.policy,
+            messages=self.messages,
+            check_results=score.check_results,
+            reward=score.reward.reward,
+            success=score.reward.success,
+            steps=self.ledger.counts["tool_calls"],
+            termination=self.termination,
+            usage={"turns": self.turns, **self.ledger.counts},
+            timings={"wall_seconds": wall, **self.ledger.seconds},
+            details={
+                "sample": self.spec.sample,
+                "reason": self.reason,
+                "check_errors": [error for error in score.errors if error],
+            },
+        )
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_episode(
+    spec: EpisodeSpec,
+    sandbox: Sandbox,
+    settings: RolloutSettings,
+    policy: Policy,
+    *,
+    policy_name: str,
+    user: SimulatedUser | None = None,
+) -> TrajectoryRecord:
+    """The whole episode: the policy acts until the episode ends, then the checks score it.
+
+    Raises:
+        LlmUnreachableError, LlmGateError: the factory could not ask the model at all.
+    """
+    with Episode(spec, sandbox, settings, policy=policy_name, user=user) as episode:
+        episode.start()
+        while not episode.done:
+            began = time.perf_counter()
+            try:
+                action = policy.act(list(episode.messages), spec.tools)
+            except LlmError as exc:
+                if is_infrastructure(exc):
+                    raise
+                episode.end("model_error", f"the policy model failed: {exc}")
+                break
+            finally:
+                episode.ledger.seconds["policy_seconds"] += time.perf_counter() - began
+            episode.step(action)
+        return episode.finish()
+
+
+def is_infrastructure(exc: BaseException) -> bool:
+    """The factory could not ask the model at all (no fault of the model or the agent)."""
+    return isinstance(exc, LlmUnreachableError | LlmGateError)
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"success": False, "error": message}

@@ -1,0 +1,52 @@
+"""What a rollout reads: certified scenarios with the environment that serves each.
+
+``--scenarios`` is a SQL condition over the ``scenario`` relation below (every ``scenarios``
+column, plus the environment's ``domain``, ``topic`` and ``env_backend``). It runs through the
+warehouse's read-only query path, so a condition can only ever read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from envmill.warehouse.views import query
+
+SCENARIO_RELATION = """
+SELECT s.*, e.domain, e.topic, e.backend AS env_backend
+FROM scenarios s JOIN environments e ON s.env_id = e.env_id
+"""
+DETAILS = """
+SELECT scenario.*, e.class_name, e.source, e.tools_json, e.introduction, e.business_rules_json,
+       (SELECT list(name ORDER BY name) FROM tools t
+        WHERE t.env_id = scenario.env_id AND t.kind = 'state_change') AS state_changing_tools
+FROM ({relation}) AS scenario JOIN environments e ON scenario.env_id = e.env_id
+WHERE scenario.scenario_id IN (SELECT unnest($ids))
+ORDER BY scenario.scenario_id
+"""
+PAGE = 256  # scenarios read per query: the plan never holds every state and source at once
+
+
+def certified_scenario_ids(root: str | os.PathLike[str], condition: str = "") -> list[str]:
+    """Ids of the certified scenarios that meet ``condition``, sorted.
+
+    Raises:
+        NotAQuery: the condition made the query something other than one read.
+        duckdb.Error: the condition does not parse or names an unknown column.
+    """
+    where = "status = 'certified'" + (f" AND ({condition})" if condition.strip() else "")
+    sql = (
+        f"SELECT DISTINCT scenario_id FROM ({SCENARIO_RELATION}) AS scenario WHERE {where} "
+        "ORDER BY scenario_id"
+    )
+    return query(root, sql).column(0).to_pylist()
+
+
+def scenario_rows(root: str | os.PathLike[str], ids: list[str]) -> Iterator[dict[str, Any]]:
+    """Each scenario of ``ids`` with its environment's source, tools and state-changing tools,
+    read a page at a time, in id order."""
+    for start in range(0, len(ids), PAGE):
+        page = ids[start : start + PAGE]
+        sql = DETAILS.format(relation=SCENARIO_RELATION)
+        yield from query(root, sql, {"ids": page}).to_pylist()
