@@ -102,3 +102,16 @@ def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str
         settings.dask_address, settings.workers, settings.sandbox, threads
     ) as address:
         yield synthesize.with_options(task_runner=DaskTaskRunner(address=address))
+
+
+@contextmanager
+def rollout_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
+    """The ``rollout`` flow with a Dask task runner, as :func:`synthesize_on_dask`."""
+    from prefect_dask import DaskTaskRunner
+
+    from envmill.flows.rollout import TASK_THREADS, rollout
+
+    with dask_scheduler(
+        settings.dask_address, settings.workers, settings.sandbox, TASK_THREADS
+    ) as address:
+        yield rollout.with_options(task_runner=DaskTaskRunner(address=address))

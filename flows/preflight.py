@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import PlanError, make_backend
+from envmill.tasks.backends import PlanError, make_backend, run_llm_client
 from envmill.tasks.pipeline import iter_batches
 from envmill.warehouse.space import check_free_space
 from envmill.warehouse.store import MARKER, Warehouse, resolve_data_dir
@@ -48,3 +48,33 @@ def check_run(settings: EnvmillSettings, root: Path) -> Path:
         raise PlanError(problem)
     check_free_space(root)
     return Warehouse(root).root
+
+
+def check_rollout(settings: EnvmillSettings, root: Path) -> int:
+    """The scenarios a rollout would run (a bad ``--scenarios`` condition or an empty choice is
+    one line), the model's endpoint, and room on the disk; the number of scenarios chosen.
+
+    Raises:
+        PlanError: no scenario to run, a condition that does not work, or no endpoint.
+        DiskFull: too little room to start.
+    """
+    import duckdb
+
+    from envmill.warehouse.episodes import certified_scenario_ids
+    from envmill.warehouse.views import NotAQuery
+
+    condition = settings.rollout.scenarios
+    try:
+        chosen = len(certified_scenario_ids(root, condition))
+    except NotAQuery as exc:
+        raise PlanError(f"--scenarios refused: {exc}") from None
+    except duckdb.Error as exc:
+        raise PlanError(f"--scenarios {condition!r}: {str(exc).splitlines()[0]}") from None
+    if not chosen:
+        where = f" match {condition!r}" if condition.strip() else " are in this folder"
+        raise PlanError(f"no certified scenarios{where}; envmill run makes some")
+    client = run_llm_client(settings, "", root)
+    if problem := client.unreachable():
+        raise PlanError(problem)
+    check_free_space(root)
+    return chosen

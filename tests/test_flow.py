@@ -73,11 +73,12 @@ def test_flow_fills_the_warehouse_and_resumes(prefect_harness, settings, tmp_pat
 
 
 def test_a_batch_whose_retries_are_spent_is_a_failure_row(tmp_path, settings):
-    from envmill.flows.synthesize import BATCH_RETRIES, _record_failed_batch
+    from envmill.flows.fan_out import BATCH_RETRIES, record_failed_batch
 
     root = Warehouse(tmp_path / "data").root
     batch = plan_batches(settings)[0]
-    _record_failed_batch(str(root), "run-x", batch, MemoryError("worker lost"))
+    items = [item.key for item in batch.items]
+    record_failed_batch(str(root), "run-x", batch.key, items, MemoryError("worker lost"))
     rows = query(
         root, "SELECT stage, item, error_class, message, attempts FROM failures"
     ).to_pylist()

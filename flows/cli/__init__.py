@@ -7,7 +7,17 @@ import warnings
 
 import typer
 
-from envmill.flows.cli import doctor, env, llm, maintain, report_html, run, topics, warehouse
+from envmill.flows.cli import (
+    doctor,
+    env,
+    llm,
+    maintain,
+    report_html,
+    rollout,
+    run,
+    topics,
+    warehouse,
+)
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 from envmill.warehouse.space import DiskFull, is_disk_full
@@ -21,6 +31,7 @@ app = typer.Typer(
 )
 app.command("run")(run.run)
 app.command("retry-failed")(run.retry_failed)
+app.command("rollout")(rollout.rollout)
 app.command("stats")(warehouse.stats)
 app.command("sql")(warehouse.sql)
 app.command("runs")(warehouse.runs)

@@ -16,20 +16,29 @@ console = Console(stderr=True)
 
 
 class ProgressBar:
-    """Environments done out of planned, fed by the flow's ``report`` events."""
+    """Items done out of planned, fed by the flow's ``report`` events; ``tally`` is the batch
+    count shown beside them (certified scenarios of a synthesis, successes of a rollout)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        doing: str = "synthesizing",
+        items: str = "environments",
+        unit: str = "envs",
+        tally: str = "certified",
+        tally_label: str = "certified scenarios",
+    ) -> None:
         self.progress = Progress(
-            TextColumn("[bold]synthesizing"),
+            TextColumn(f"[bold]{doing}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("envs · {task.fields[certified]} certified scenarios"),
+            TextColumn(f"{unit} · {{task.fields[tally]}} {tally_label}"),
             TimeElapsedColumn(),
             console=console,
             transient=False,
         )
+        self.items, self.tally_key = items, tally
         self.task = None
-        self.certified = 0
+        self.tally = 0
 
     def __enter__(self) -> ProgressBar:
         self.progress.start()
@@ -43,10 +52,10 @@ class ProgressBar:
     def on_event(self, event: str, details: dict[str, Any]) -> None:
         if event == "planned":
             todo = details["items"] - details["done"]
-            self.task = self.progress.add_task("run", total=todo, certified=0)
+            self.task = self.progress.add_task("run", total=todo, tally=0)
             if details["done"]:
                 console.print(
-                    f"resuming: {details['done']} of {details['items']} environments were "
+                    f"resuming: {details['done']} of {details['items']} {self.items} were "
                     "already done"
                 )
         elif event == "redo":
@@ -54,8 +63,8 @@ class ProgressBar:
         elif event == "set_aside":
             console.print(f"found {details['reason']}", soft_wrap=True, markup=False)
         elif self.task is not None and event in ("batch_done", "batch_failed"):
-            self.certified += details.get("counts", {}).get("certified", 0)
-            self.progress.update(self.task, advance=details["items"], certified=self.certified)
+            self.tally += details.get("counts", {}).get(self.tally_key, 0)
+            self.progress.update(self.task, advance=details["items"], tally=self.tally)
 
 
 def print_summary(root: Path, summary: dict[str, Any]) -> None:
@@ -86,3 +95,36 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
     Console().print(table)
     folder = shlex.quote(str(root))  # a command to paste, whatever the folder is named
     console.print(f"data: {root}   next: envmill stats --out {folder}", markup=False)
+
+
+def print_rollout_summary(root: Path, summary: dict[str, Any]) -> None:
+    """Episodes, how they ended and how many the filters keep, with the next commands."""
+    counts = summary.get("counts", {})
+    wall = summary.get("wall_seconds", 0.0)
+    episodes = counts.get("episodes", 0)
+    table = Table(title=f"rollout {summary.get('run_id', '')}", show_header=True)
+    table.add_column("what")
+    table.add_column("this run", justify="right")
+    table.add_row("episodes", str(episodes))
+    table.add_row("successes", str(counts.get("successes", 0)))
+    table.add_row("kept by the filters", str(counts.get("kept", 0)))
+    for key in sorted(k for k in counts if k.startswith("ended_")):
+        table.add_row(f"ended {key.removeprefix('ended_')}", str(counts[key]))
+    for key, label in (
+        ("failures", "episodes not run (due again)"),
+        ("failed_batches", "batches failed"),
+        ("llm_calls", "LLM calls"),
+    ):
+        if counts.get(key):
+            table.add_row(label, str(counts[key]))
+    if summary.get("resumed_items"):
+        table.add_row("episodes already done", str(summary["resumed_items"]))
+    table.add_row("flow time", f"{wall:.1f} s")
+    if wall > 0:
+        table.add_row("episodes / s", f"{episodes / wall:.2f}")
+    Console().print(table)
+    folder = shlex.quote(str(root))
+    console.print(
+        f"data: {root}   next: envmill export --format openai --to ./sft --out {folder}",
+        markup=False,
+    )

@@ -1,0 +1,145 @@
+"""``envmill rollout``: a policy model (and a simulated user) on certified scenarios."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from envmill.flows.cli.support import fail
+
+
+def rollout(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="data folder [ENVMILL_HOME, ./envmill-data]")
+    ] = None,
+    policy_model: Annotated[
+        str | None, typer.Option(help="the agent's model [llm.stages.policy, llm.default]")
+    ] = None,
+    user_model: Annotated[
+        str | None,
+        typer.Option(help="the simulated user's model [llm.stages.rollout_user, llm.default]"),
+    ] = None,
+    scenarios: Annotated[
+        str | None,
+        typer.Option(
+            help="SQL condition on certified scenarios, e.g. \"mode = 'conversational' AND "
+            "domain = 'banking'\" [all]"
+        ),
+    ] = None,
+    samples: Annotated[int | None, typer.Option(help="episodes per scenario [1]")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="agent turns per episode [30]")] = None,
+    workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
+    local_llm: Annotated[
+        bool,
+        typer.Option(
+            "--local-llm",
+            help="envmill's test endpoint plays both roles: the agent replays each scenario's "
+            "reference solution (no cost)",
+        ),
+    ] = False,
+) -> None:
+    """Run a policy model against certified scenarios: trajectories with rewards and verdicts."""
+    from envmill.flows.cli.warehouse import _data_dir
+    from envmill.schemas.settings import SettingsError
+
+    root = _data_dir(out)
+    try:
+        settings = rollout_settings(
+            home=root,
+            workers=workers,
+            dask_address=dask_address,
+            policy_model=policy_model,
+            user_model=user_model,
+            rollout={"scenarios": scenarios, "samples": samples, "max_steps": max_steps},
+        )
+    except SettingsError as exc:
+        fail(str(exc))
+    if local_llm:
+        _on_local_endpoint(settings, root)
+    else:
+        _start(settings, root)
+
+
+def rollout_settings(
+    *,
+    policy_model: str | None = None,
+    user_model: str | None = None,
+    rollout: dict[str, Any] | None = None,
+    **flags: Any,
+):
+    """Settings with the command's flags on top; the models go to their stages."""
+    from pydantic import ValidationError
+
+    from envmill.schemas.llm import StageModel
+    from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE, RolloutSettings
+    from envmill.schemas.settings import SettingsError, load_settings
+
+    settings = load_settings(**flags)
+    given = {key: value for key, value in (rollout or {}).items() if value is not None}
+    stages = dict(settings.llm.stages)
+    for stage, model in ((POLICY_STAGE, policy_model), (USER_STAGE, user_model)):
+        if model is not None:
+            old = stages.get(stage)
+            kept = old.model_dump(include=old.model_fields_set) if old else {}
+            stages[stage] = StageModel(**kept | {"model": model})
+    try:
+        chosen = RolloutSettings.model_validate(settings.rollout.model_dump() | given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise SettingsError(f"setting 'rollout.{where}': {error['msg']}") from None
+    llm = settings.llm.model_copy(update={"stages": stages})
+    return settings.model_copy(update={"rollout": chosen, "llm": llm})
+
+
+def _start(settings, root: Path) -> None:
+    """Check the plan and the endpoint, take the folder, run."""
+    from envmill.flows.preflight import PlanError, check_rollout
+    from envmill.warehouse.lock import FolderBusy, folder_lock
+    from envmill.warehouse.space import DiskFull
+    from envmill.warehouse.store import WarehouseError
+
+    try:
+        check_rollout(settings, root)
+        with folder_lock(root, "envmill rollout"):
+            _run_and_record(settings, root)
+    except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
+        fail(str(exc))
+
+
+def _run_and_record(settings, root: Path) -> None:
+    from envmill.flows.cli.report import ProgressBar, print_rollout_summary
+    from envmill.flows.cluster import rollout_on_dask
+    from envmill.flows.leftovers import reap_leftovers
+    from envmill.flows.prefect_api import prefect_api
+
+    reap_leftovers(root)
+    with prefect_api(root / "_prefect") as api, rollout_on_dask(settings) as rollout_flow:
+        api.wait()
+        bar = ProgressBar(
+            "rolling out",
+            items="episodes",
+            unit="episodes",
+            tally="successes",
+            tally_label="successes",
+        )
+        with bar:
+            summary = rollout_flow(settings=settings, data_dir=str(root))
+    print_rollout_summary(root, summary)
+
+
+def _on_local_endpoint(settings, root: Path) -> None:
+    """Both roles on envmill's test endpoint: the agent replays each scenario's reference
+    trajectory (scripted per scenario), the user answers from its facts."""
+    from envmill.flows.preflight import oracle_scripts
+    from envmill.tasks.llm.endpoint import serve_endpoint
+
+    with serve_endpoint() as endpoint:
+        endpoint.scripts(oracle_scripts(root, settings.rollout.scenarios))
+        llm = settings.llm.model_copy(
+            update={"base_url": endpoint.url, "cache_namespace": "local-endpoint"}
+        )
+        _start(settings.model_copy(update={"llm": llm}), root)

@@ -1,0 +1,2 @@
+def judge_trajectory(*a, **k):
+    return []
