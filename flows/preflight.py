@@ -50,13 +50,12 @@ def check_run(settings: EnvmillSettings, root: Path) -> Path:
     return Warehouse(root).root
 
 
-def check_rollout(settings: EnvmillSettings, root: Path) -> int:
-    """The scenarios a rollout would run (a bad ``--scenarios`` condition or an empty choice is
-    one line), the model's endpoint, and room on the disk; the number of scenarios chosen.
+def chosen_scenarios(settings: EnvmillSettings, root: Path) -> list[str]:
+    """The certified scenarios a rollout would run: a bad ``--scenarios`` condition, or one
+    that chooses nothing, is one line.
 
     Raises:
-        PlanError: no scenario to run, a condition that does not work, or no endpoint.
-        DiskFull: too little room to start.
+        PlanError: no scenario to run, or a condition that does not work.
     """
     import duckdb
 
@@ -65,7 +64,7 @@ def check_rollout(settings: EnvmillSettings, root: Path) -> int:
 
     condition = settings.rollout.scenarios
     try:
-        chosen = len(certified_scenario_ids(root, condition))
+        chosen = certified_scenario_ids(root, condition)
     except NotAQuery as exc:
         raise PlanError(f"--scenarios refused: {exc}") from None
     except duckdb.Error as exc:
@@ -73,8 +72,17 @@ def check_rollout(settings: EnvmillSettings, root: Path) -> int:
     if not chosen:
         where = f" match {condition!r}" if condition.strip() else " are in this folder"
         raise PlanError(f"no certified scenarios{where}; envmill run makes some")
+    return chosen
+
+
+def check_endpoint(settings: EnvmillSettings, root: Path) -> None:
+    """The model's endpoint answers, and the disk has room to start.
+
+    Raises:
+        PlanError: no endpoint configured, or it does not answer.
+        DiskFull: too little room.
+    """
     client = run_llm_client(settings, "", root)
     if problem := client.unreachable():
         raise PlanError(problem)
     check_free_space(root)
-    return chosen

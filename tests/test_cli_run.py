@@ -31,10 +31,13 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {**env, "TMPDIR": str(tmp_path), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
 
 
-def envmill(tmp_path: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def envmill(
+    tmp_path: Path, *args: str, timeout: float = 300, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
+    env = _env(tmp_path) | (extra_env or {})
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=_env(tmp_path)
+        command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -57,10 +59,7 @@ def rollout(
         )
     except SettingsError as exc:
         fail(str(exc))
-    if local_llm:
-        _on_local_endpoint(settings, root)
-    else:
-        _start(settings, root)
+    _start(settings, root, local_llm)
 
 
 def rollout_settings(
@@ -95,17 +94,19 @@ def rollout_settings(
     return settings.model_copy(update={"rollout": chosen, "llm": llm})
 
 
-def _start(settings, root: Path) -> None:
-    """Check the plan and the endpoint, take the folder, run."""
-    from envmill.flows.preflight import PlanError, check_rollout
+def _start(settings, root: Path, local_llm: bool) -> None:
+    """Choose the scenarios, check the endpoint, take the folder, run."""
+    from envmill.flows.preflight import PlanError, check_endpoint, chosen_scenarios
     from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.space import DiskFull
     from envmill.warehouse.store import WarehouseError
 
     try:
-        check_rollout(settings, root)
-        with folder_lock(root, "envmill rollout"):
-            _run_and_record(settings, root)
+        chosen = chosen_scenarios(settings, root)
+        with _model_endpoint(settings, root, chosen, local_llm) as running:
+            check_endpoint(running, root)
+            with folder_lock(root, "envmill rollout"):
+                _run_and_record(running, root)
     except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
         fail(str(exc))
 
@@ -131,15 +132,23 @@ def _run_and_record(settings, root: Path) -> None:
     print_rollout_summary(root, summary)
 
 
-def _on_local_endpoint(settings, root: Path) -> None:
-    """Both roles on envmill's test endpoint: the agent replays each scenario's reference
-    trajectory (scripted per scenario), the user answers from its facts."""
-    from envmill.flows.preflight import oracle_scripts
+@contextmanager
+def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) -> Iterator[Any]:
+    """The settings to run with: as given, or pointed at envmill's test endpoint, where the
+    agent replays each chosen scenario's reference trajectory and the user answers from its
+    facts (zero cost, answers cached apart from a real model's)."""
+    if not local_llm:
+        yield settings
+        return
     from envmill.tasks.llm.endpoint import serve_endpoint
 
     with serve_endpoint() as endpoint:
-        endpoint.scripts(oracle_scripts(root, settings.rollout.scenarios))
+        endpoint.scripts(reference_scripts(root, chosen))
         llm = settings.llm.model_copy(
             update={"base_url": endpoint.url, "cache_namespace": "local-endpoint"}
         )
-        _start(settings.model_copy(update={"llm": llm}), root)
+        yield settings.model_copy(update={"llm": llm})
+
+
+def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str, Any]]]:
+    raise NotImplementedError
