@@ -33,10 +33,14 @@ class Endpoint:
         self._root = url.removesuffix("/v1")
         self._closer = closer
 
-    def _call(self, path: str, payload: Any = None) -> Any:
-        data = None if payload is None else json.dumps(payload).encode()
+    def _call(self, path: str, payload: Any = None, data: str | None = None) -> Any:
+        """GET ``path``, or POST ``payload`` (or JSON text ``data``) to it."""
+        if payload is not None:
+            data = json.dumps(payload)
         request = urllib.request.Request(
-            self._root + path, data=data, headers={"Content-Type": "application/json"}
+            self._root + path,
+            data=None if data is None else data.encode(),
+            headers={"Content-Type": "application/json"},
         )
         with _DIRECT.open(request, timeout=10) as response:
             return json.loads(response.read())
@@ -66,18 +70,18 @@ class Endpoint:
         """Merge many scripts in (in a few requests however many there are); a reply is its
         JSON (``{"content", "tool_calls"}`` or ``{"empty": true}``) or a ``ChatReply``. Returns
         how many scripts the endpoint holds; ValueError for a bad reply, before any is sent."""
-        chunks: list[dict[str, Any]] = [{}]
+        chunks: list[list[str]] = [[]]
         size = 0
         for key, value in scripts_json(scripts).items():
-            length = len(json.dumps(value)) + len(key)
-            if chunks[-1] and size + length > UPLOAD_BYTES:
-                chunks.append({})
+            item = f"{json.dumps(key)}: {json.dumps(value)}"
+            if chunks[-1] and size + len(item) > UPLOAD_BYTES:
+                chunks.append([])
                 size = 0
-            chunks[-1][key] = value
-            size += length
+            chunks[-1].append(item)
+            size += len(item)
         held = 0
         for chunk in chunks:
-            held = self._call("/_scripts", chunk)["scripts"]
+            held = self._call("/_scripts", data="{" + ", ".join(chunk) + "}")["scripts"]
         return held
 
     def reset(self) -> None:

@@ -48,44 +48,43 @@ def _digest(namespace: str, text: str) -> str:
     return hashlib.sha256(data).hexdigest()[:KEY_LENGTH]
 
 
-def reply_from_json(data: Any, where: str = "reply") -> ChatReply:
+def reply_from_json(data: Any) -> ChatReply:
     """A scripted reply from its JSON; ValueError names what is wrong with it."""
     if not isinstance(data, dict):
-        raise ValueError(f"{where} must be an object")
-    unknown = sorted(set(data) - REPLY_FIELDS)
-    if unknown:
-        raise ValueError(
-            f"{where} has unknown field '{unknown[0]}' (known: content, tool_calls, empty)"
-        )
+        raise ValueError("a reply must be an object")
+    if not data.keys() <= REPLY_FIELDS:
+        unknown = sorted(set(data) - REPLY_FIELDS)[0]
+        raise ValueError(f"unknown field '{unknown}' (known: content, tool_calls, empty)")
     if "empty" in data:
         if data["empty"] is not True or len(data) > 1:
-            raise ValueError(f'{where}: an empty reply is {{"empty": true}} alone')
+            raise ValueError('an empty reply is {"empty": true} alone')
         return ChatReply(content="")
     content = data.get("content")
     if content is not None and not isinstance(content, str):
-        raise ValueError(f"{where}.content must be a string or null")
+        raise ValueError("content must be a string or null")
     calls = data.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise ValueError(f"{where}.tool_calls must be an array")
-    return ChatReply(
-        content=content,
-        tool_calls=[
-            _call_from_json(call, f"{where}.tool_calls[{i}]") for i, call in enumerate(calls)
-        ],
-    )
+        raise ValueError("tool_calls must be an array")
+    tool_calls = []
+    for index, call in enumerate(calls):
+        try:
+            tool_calls.append(_call_from_json(call))
+        except ValueError as exc:
+            raise ValueError(f"tool_calls[{index}]: {exc}") from None
+    return ChatReply(content=content, tool_calls=tool_calls)
 
 
-def _call_from_json(data: Any, where: str) -> dict[str, Any]:
+def _call_from_json(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise ValueError(f"{where} must be an object")
-    unknown = sorted(set(data) - CALL_FIELDS)
-    if unknown:
-        raise ValueError(f"{where} has unknown field '{unknown[0]}' (known: name, arguments)")
+        raise ValueError("a tool call must be an object")
+    if not data.keys() <= CALL_FIELDS:
+        unknown = sorted(set(data) - CALL_FIELDS)[0]
+        raise ValueError(f"unknown field '{unknown}' (known: name, arguments)")
     if not isinstance(data.get("name"), str):
-        raise ValueError(f"{where}.name must be a string")
+        raise ValueError("name must be a string")
     arguments = data.get("arguments", {})
     if not isinstance(arguments, dict | str):
-        raise ValueError(f"{where}.arguments must be an object or a string")
+        raise ValueError("arguments must be an object or a string")
     return {"name": data["name"], "arguments": arguments}
 
 
@@ -125,11 +124,20 @@ def parse_scripts(body: Any) -> dict[str, list[ChatReply] | None]:
             continue
         if not isinstance(replies, list):
             raise ValueError(f"script '{key}' must be an array of replies (or null to remove it)")
-        scripts[key] = [
-            reply_from_json(reply, f"script '{key}' reply {index}")
-            for index, reply in enumerate(replies)
-        ]
+        try:
+            scripts[key] = [reply_from_json(reply) for reply in replies]
+        except ValueError as exc:
+            index = next(i for i, r in enumerate(replies) if not _valid(r))
+            raise ValueError(f"script '{key}' reply {index}: {exc}") from None
     return scripts
+
+
+def _valid(reply: Any) -> bool:
+    try:
+        reply_from_json(reply)
+    except ValueError:
+        return False
+    return True
 
 
 class ScriptBook:
