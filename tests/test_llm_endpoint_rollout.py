@@ -27,6 +27,7 @@ from envmill.tasks.llm.endpoint import (
     user_script_key,
 )
 from envmill.tasks.llm.endpoint import control as endpoint_control
+from envmill.tasks.llm.endpoint.simulated_user import UNKNOWN, UserPrompt, read_prompt, user_reply
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.rollout.facts import flatten_facts, opening_message
 from envmill.tasks.rollout.reference import FINAL_ANSWER
@@ -303,6 +304,23 @@ def test_rule_based_user_opens_answers_and_stops(endpoint):
             STOP_MARKER
         )
     assert endpoint.stats()["stages"] == {"rollout_user": 10}
+
+
+def test_the_user_reads_its_prompt_with_no_facts_or_long_ones():
+    (system,) = [m["content"] for m in user_prompt("Cancel my visit.", []) if m["role"] == "system"]
+    assert read_prompt(system) == UserPrompt("Cancel my visit.", [])
+    said = ["I want to cancel my visit."]
+    assert user_reply(read_prompt(system), said, "What's your patient id?") == UNKNOWN
+    asked = "Could you tell me the id? Also, is that all?"  # a question first, then "is that all"
+    assert user_reply(read_prompt(system), said, asked) == UNKNOWN
+    long = user_prompt(
+        "Move it.", [("full request", "Move AP-1\nto Friday: 10:00"), ("flag", True)]
+    )
+    facts = read_prompt(long[0]["content"]).facts
+    assert [(f.noun, f.value) for f in facts] == [
+        ("full request", "Move AP-1\nto Friday: 10:00"),
+        ("flag", "yes"),
+    ]
 
 
 def test_user_script_by_turn_then_the_rules(endpoint):

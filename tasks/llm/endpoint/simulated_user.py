@@ -58,9 +58,7 @@ _ASKS = [
 ]
 _SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _ARTICLE = re.compile(r"^(?:the|your|my|a|an)\s+", re.IGNORECASE)
-_CLOSING = re.compile(
-    r"\b(?:anything else|something else|any other|is that all|all set)\b", re.IGNORECASE
-)
+_CLOSING = re.compile(r"\b(?:anything else|something else|is that all|all set)\b", re.IGNORECASE)
 _CONFIRMING = re.compile(
     r"\b(?:shall|should|may|can) I (?:go ahead|proceed|continue|do|book|make|confirm)|"
     r"\b(?:do|would) you (?:like|want) me to\b|\bgo ahead\b|\bproceed\b|\bconfirm\b",
@@ -105,12 +103,14 @@ def user_reply(prompt: UserPrompt, said: list[str], agent: str) -> str:
     if not said:
         return opening_of(prompt.task)
     question = _question_of(agent)
-    if question is None or _CLOSING.search(question):
+    if question is None:
         return STOP_MARKER
     things = _things_asked(question)
-    if not things:
-        return CONFIRM if _CONFIRMING.search(question) else UNKNOWN
-    return _answer(prompt.facts, said, things, turn=len(said) - 1)
+    if things:
+        return _answer(prompt.facts, said, things, turn=len(said) - 1)
+    if _CLOSING.search(question):
+        return STOP_MARKER
+    return CONFIRM if _CONFIRMING.search(question) else UNKNOWN
 
 
 def _question_of(text: str) -> str | None:
