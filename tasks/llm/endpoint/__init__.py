@@ -2,8 +2,11 @@
 
 ``serve_endpoint()`` serves on a thread; ``python -m envmill.tasks.llm.endpoint --port 0`` serves
 in its own process and prints its URL on the first line. Responders are registered per stage.
+A rollout's policy and simulated user answer from uploaded scripts (``Endpoint.scripts``, keys
+``script_key`` / ``user_script_key``), the user otherwise by rules (``rollout.py``).
 """
 
+from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE
 from envmill.tasks.llm.endpoint.control import Endpoint, serve_endpoint, start_server
 from envmill.tasks.llm.endpoint.faults import Fault
 from envmill.tasks.llm.endpoint.responders import (
@@ -14,11 +17,19 @@ from envmill.tasks.llm.endpoint.responders import (
     generic,
     register,
 )
+from envmill.tasks.llm.endpoint.rollout import (
+    OPENING_CUE,
+    PAST_END,
+    oracle_script,
+    respond_policy,
+    respond_user,
+)
 from envmill.tasks.llm.endpoint.scenarios import (
     respond_scenario_checks,
     respond_scenario_state,
     respond_scenario_task,
 )
+from envmill.tasks.llm.endpoint.scripts import script_key, user_script_key
 from envmill.tasks.llm.endpoint.server import EndpointConfig
 from envmill.tasks.llm.endpoint.skeleton import (
     respond_initial_state,
@@ -46,6 +57,8 @@ register("scenario_state", respond_scenario_state)
 register("scenario_task", respond_scenario_task)
 register("scenario_checks", respond_scenario_checks)
 register("scenario_repair", respond_scenario_checks)
+register(POLICY_STAGE, respond_policy)
+register(USER_STAGE, respond_user)
 
 __all__ = [
     "ChatReply",
@@ -53,12 +66,17 @@ __all__ = [
     "Endpoint",
     "EndpointConfig",
     "Fault",
+    "OPENING_CUE",
+    "PAST_END",
     "Slip",
     "embed_text",
     "example_value",
     "generic",
+    "oracle_script",
     "register",
     "respond_topics",
+    "script_key",
     "serve_endpoint",
     "start_server",
+    "user_script_key",
 ]

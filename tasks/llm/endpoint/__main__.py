@@ -1,13 +1,15 @@
 """Serve the test endpoint in this process: the first line printed is its base URL.
 
 Usage: python -m envmill.tasks.llm.endpoint [--port 0] [--latency 0.2 | --latency 0.1,0.3]
-       [--seed 0] [--refuse-response-format]
+       [--seed 0] [--refuse-response-format] [--scripts scripts.json]
+--scripts: rollout scripts to start with, a JSON object {key: [reply, ...]} (see scripts.py).
 Stops on SIGTERM or Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -31,13 +33,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=_latency, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--refuse-response-format", action="store_true")
+    parser.add_argument("--scripts", type=argparse.FileType(encoding="utf-8"), default=None)
     args = parser.parse_args(argv)
+    scripts = json.load(args.scripts) if args.scripts else None
     server = start_server(
         args.host,
         args.port,
         latency=args.latency,
         seed=args.seed,
         refuse_response_format=args.refuse_response_format,
+        scripts=scripts,
     )
     print(server.url, flush=True)
     stop = threading.Event()

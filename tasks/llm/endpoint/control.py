@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from envmill.tasks.llm.endpoint.faults import Fault
-from envmill.tasks.llm.endpoint.responders import warm_up
+from envmill.tasks.llm.endpoint.responders import ChatReply, warm_up
+from envmill.tasks.llm.endpoint.scripts import parse_scripts, scripts_json
 from envmill.tasks.llm.endpoint.server import EndpointConfig, EndpointServer
 
 # Admin calls go straight to 127.0.0.1 even when the environment sets an HTTP proxy.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+UPLOAD_BYTES = 4 * 2**20  # scripts go up in bodies of about this size (the server takes 32 MiB)
+Reply = ChatReply | Mapping[str, Any]
 
 
 class Endpoint:
@@ -30,10 +33,14 @@ class Endpoint:
         self._root = url.removesuffix("/v1")
         self._closer = closer
 
-    def _call(self, path: str, payload: Any = None) -> Any:
-        data = None if payload is None else json.dumps(payload).encode()
+    def _call(self, path: str, payload: Any = None, data: str | None = None) -> Any:
+        """GET ``path``, or POST ``payload`` (or JSON text ``data``) to it."""
+        if payload is not None:
+            data = json.dumps(payload)
         request = urllib.request.Request(
-            self._root + path, data=data, headers={"Content-Type": "application/json"}
+            self._root + path,
+            data=None if data is None else data.encode(),
+            headers={"Content-Type": "application/json"},
         )
         with _DIRECT.open(request, timeout=10) as response:
             return json.loads(response.read())
@@ -54,18 +61,50 @@ class Endpoint:
         """Change latency, refuse_response_format, slips, ... of the running endpoint."""
         self._call("/_config", settings)
 
+    def script(self, key: str, replies: Sequence[Reply] | None) -> int:
+        """Script the replies under ``key`` (``script_key`` or ``user_script_key``); None removes
+        it. Returns how many scripts the endpoint holds."""
+        return self.scripts({key: replies})
+
+    def scripts(self, scripts: Mapping[str, Sequence[Reply] | None]) -> int:
+        """Merge many scripts in (in a few requests however many there are); a reply is its
+        JSON (``{"content", "tool_calls"}`` or ``{"empty": true}``) or a ``ChatReply``. Returns
+        how many scripts the endpoint holds; ValueError for a bad reply, before any is sent."""
+        chunks: list[list[str]] = [[]]
+        size = 0
+        for key, value in scripts_json(scripts).items():
+            item = f"{json.dumps(key)}: {json.dumps(value)}"
+            if chunks[-1] and size + len(item) > UPLOAD_BYTES:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(item)
+            size += len(item)
+        held = 0
+        for chunk in chunks:
+            held = self._call("/_scripts", data="{" + ", ".join(chunk) + "}")["scripts"]
+        return held
+
     def reset(self) -> None:
-        """Forget counts, the request log and pending faults."""
+        """Forget counts, the request log, pending faults and scripts."""
         self._call("/_reset", {})
 
     def close(self) -> None:
         self._closer()
 
 
-def start_server(host: str = "127.0.0.1", port: int = 0, **config: Any) -> EndpointServer:
-    """A bound (not yet serving) endpoint server, responders warmed; ``port=0``: a free port."""
+def start_server(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    scripts: Mapping[str, Sequence[Reply] | None] | None = None,
+    **config: Any,
+) -> EndpointServer:
+    """A bound (not yet serving) endpoint server, responders warmed; ``port=0``: a free port;
+    ``scripts``: the rollout scripts it starts with (as ``Endpoint.scripts`` takes them)."""
     warm_up()
-    return EndpointServer(host, port, EndpointConfig(**config))
+    server = EndpointServer(host, port, EndpointConfig(**config))
+    if scripts:
+        server.scripts.add(parse_scripts(scripts_json(scripts)))
+    return server
 
 
 @contextmanager
@@ -75,7 +114,8 @@ def serve_endpoint(port: int = 0, **config: Any) -> Iterator[Endpoint]:
     Args:
         port: 0 for a free port.
         **config: EndpointConfig fields: latency (seconds, or (low, high)), seed,
-            refuse_response_format, embedding_dimensions, slips (SkelBuilder's slips).
+            refuse_response_format, embedding_dimensions, slips (SkelBuilder's slips); and
+            scripts (rollout scripts, as ``Endpoint.scripts`` takes them).
     """
     server = start_server(port=port, **config)
     thread = threading.Thread(

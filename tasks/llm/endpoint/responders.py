@@ -17,11 +17,15 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from envmill.schemas.rollout import POLICY_STAGE
 from envmill.tasks.llm.endpoint.faults import spoil_content
 from envmill.tasks.llm.prompts import find_stage
 from envmill.tasks.llm.structured import SCHEMA_LINE
+
+if TYPE_CHECKING:
+    from envmill.tasks.llm.endpoint.scripts import ScriptBook
 
 _WORD = re.compile(r"\w+")
 _SCHEMA_IN_TEXT = re.compile(re.escape(SCHEMA_LINE) + r"(\{.*\})\s*$", re.MULTILINE)
@@ -29,11 +33,12 @@ _SCHEMA_IN_TEXT = re.compile(re.escape(SCHEMA_LINE) + r"(\{.*\})\s*$", re.MULTIL
 
 @dataclass
 class ChatRequest:
-    """The parts of a ``/v1/chat/completions`` body a responder looks at, and the slips the
-    endpoint is configured to make (``EndpointConfig.slips``)."""
+    """The parts of a ``/v1/chat/completions`` body a responder looks at, the slips the
+    endpoint is configured to make (``EndpointConfig.slips``) and the scripts it holds."""
 
     body: dict[str, Any]
     slips: list[dict[str, Any]] = field(default_factory=list)
+    scripts: ScriptBook | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -41,7 +46,9 @@ class ChatRequest:
 
     @property
     def stage(self) -> str:
-        return find_stage(self.messages) or "-"
+        """The marker's stage; without one, ``policy`` when tools are offered (a rollout's agent
+        sees its environment's own system message), else ``-``."""
+        return find_stage(self.messages) or (POLICY_STAGE if self.tools else "-")
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -180,9 +187,10 @@ def completion_body(body: dict[str, Any], reply: ChatReply) -> dict[str, Any]:
     """The ``chat.completion`` JSON of ``reply`` to the request ``body``."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
+        turn = len(body.get("messages") or [])  # ids differ between turns, as a real model's do
         message["tool_calls"] = [
             {
-                "id": f"call_{index}_{hashlib.sha256(str(call).encode()).hexdigest()[:8]}",
+                "id": f"call_{index}_{hashlib.sha256(f'{turn} {call}'.encode()).hexdigest()[:8]}",
                 "type": "function",
                 "function": {
                     "name": call["name"],

@@ -2,10 +2,12 @@
 
 Real HTTP on 127.0.0.1, so the real ``openai`` client is exercised. Answers come from the
 responder registry (per stage), after an optional latency, unless a queued fault says otherwise.
-The admin routes (``/_stats``, ``/_faults``, ``/_requests``, ``/_config``, ``/_reset``) steer it
-from tests, also when it runs in another process. STACK §5's settings are not optional: without
-``disable_nagle_algorithm`` every request costs ~44 ms, without a deep listen queue concurrent
-clients wait on SYN retries, and without daemon threads a hung request blocks exit.
+The admin routes (``/_stats``, ``/_faults``, ``/_requests``, ``/_config``, ``/_scripts``,
+``/_reset``) steer it from tests, also when it runs in another process; ``/_scripts`` holds the
+replies of a rollout's two roles (``scripts.py``, ``rollout.py``). STACK §5's settings are not
+optional: without ``disable_nagle_algorithm`` every request costs ~44 ms, without a deep listen
+queue concurrent clients wait on SYN retries, and without daemon threads a hung request blocks
+exit.
 
 A bad request body gets a 400 and a crash of the endpoint's own code a 500 naming it: the
 connection drops only when a ``drop`` (or ``hang``) fault asks for it.
@@ -40,6 +42,7 @@ from envmill.tasks.llm.endpoint.responders import (
     respond,
     spoil,
 )
+from envmill.tasks.llm.endpoint.scripts import ScriptBook, parse_scripts
 from envmill.tasks.llm.endpoint.stats import EndpointStats
 
 CHAT, EMBEDDINGS = "/v1/chat/completions", "/v1/embeddings"
@@ -84,6 +87,7 @@ class EndpointServer(ThreadingHTTPServer):
         self.config = config
         self.stats = EndpointStats()
         self.faults = FaultQueue()
+        self.scripts = ScriptBook()
         self.closing = threading.Event()
         self._rng = random.Random(config.seed)
         self._rng_lock = threading.Lock()
@@ -235,7 +239,8 @@ def _chat(handler: _Handler, body: Any) -> None:
     if problem:
         handler.refuse(problem)
         return
-    server, request = handler.server, ChatRequest(body, slips=handler.server.config.slips)
+    server = handler.server
+    request = ChatRequest(body, slips=server.config.slips, scripts=server.scripts)
     with handler.counted(CHAT, request.stage, body):
         fault = server.faults.take(request.stage)
         if fault is not None:
@@ -332,9 +337,19 @@ def _admin_config(handler: _Handler, body: Any) -> None:
     handler.send_json(200, {"ok": True})
 
 
+def _admin_scripts(handler: _Handler, body: Any) -> None:
+    try:
+        scripts = parse_scripts(body)
+    except ValueError as exc:
+        handler.send_json(400, _error(f"bad script: {exc}", "invalid_request_error"))
+        return
+    handler.send_json(200, {"scripts": handler.server.scripts.add(scripts)})
+
+
 def _admin_reset(handler: _Handler, body: Any) -> None:
     handler.server.stats.reset()
     handler.server.faults.clear()
+    handler.server.scripts.clear()
     handler.send_json(200, {"ok": True})
 
 
@@ -347,5 +362,6 @@ _POST_ROUTES = {
     EMBEDDINGS: _embeddings,
     "/_faults": _admin_faults,
     "/_config": _admin_config,
+    "/_scripts": _admin_scripts,
     "/_reset": _admin_reset,
 }

@@ -1,0 +1,182 @@
+"""The rule-based simulated user: answers ``rollout_user`` requests that no script covers.
+
+It reads what it wants and what it knows from its prompt (``prompts/rollout_user.md``: the task
+after "What you want done:", the facts as ``- name: value`` lines), and talks like the user of a
+reference trajectory (``tasks/rollout/facts.py``):
+
+- first turn: an opening in the first person that states the task (``opening_message``);
+- the agent asks for things ("Could you tell me the patient id and date?"): each one whose noun
+  is a fact's noun (or ends with it: "to account id") is answered with its value, verbatim
+  ("Sure, it's P003." / "Sure: the patient id is P003 and the date is 2025-03-11."); of several
+  facts with one noun ("appointment id", "appointment id 2"), the next one not said yet after
+  those it gives with it or said last (facts are listed in the order the request needs them);
+  what it does not hold: "I'm sorry, I don't know that.";
+- the agent asks whether to go ahead: "Yes, please go ahead.";
+- the agent says anything else (the work is done, it cannot be done, "anything else?"): the
+  stop marker alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from envmill.schemas.rollout import STOP_MARKER
+from envmill.tasks.rollout.facts import (
+    ONE_ANSWER,
+    QUESTIONS,
+    Fact,
+    FactLedger,
+    is_plural,
+    join_words,
+    noun_of,
+    opening_message,
+)
+
+UNKNOWN = "I'm sorry, I don't know that."
+CONFIRM = "Yes, please go ahead."
+DEFAULT_OPENING = "Hi, I need some help, please."
+_TASK = re.compile(r"What you want done:[ \t]*\n(.*?)\n[ \t]*\nWhat you know", re.DOTALL)
+_FACTS = re.compile(r"What you know[^\n]*\n(.*?)(?:\n[ \t]*\n|\nRules:|\Z)", re.DOTALL)
+_FACT_LINE = re.compile(r"^- (.+?): (.*)$")
+_SAID_AS = {"True": "yes", "False": "no"}  # how facts.say_value says a boolean
+_THINGS = r"(?P<things>[^?]+?)"
+_ASKS = [
+    re.compile(re.escape(q).replace(re.escape("{things}"), _THINGS), re.IGNORECASE)
+    for q in QUESTIONS
+] + [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        rf"\b(?:could|can|would|will) you (?:please )?(?:tell|give|provide|share|send|confirm)"
+        rf"(?: me| us)?(?: with)? (?:your|the) {_THINGS}(?:,? please)?\?",
+        rf"\bwhat(?:'s| is| are| was| were) (?:your|the) {_THINGS}\?",
+        rf"\b(?:may|can|could) I (?:have|get|ask for|know) (?:your|the) {_THINGS}(?:,? please)?\?",
+        rf"\b(?:please )?(?:tell|give|provide|share|send) (?:me|us) (?:your|the) {_THINGS}\?",
+    )
+]
+_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+_ARTICLE = re.compile(r"^(?:the|your|my|a|an)\s+", re.IGNORECASE)
+_CLOSING = re.compile(r"\b(?:anything else|something else|is that all|all set)\b", re.IGNORECASE)
+_CONFIRMING = re.compile(
+    r"\b(?:shall|should|may|can) I (?:go ahead|proceed|continue|do|book|make|confirm)|"
+    r"\b(?:do|would) you (?:like|want) me to\b|\bgo ahead\b|\bproceed\b|\bconfirm\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class UserPrompt:
+    """What the simulated user's system message says: the task and the facts it holds."""
+
+    task: str
+    facts: list[Fact] = field(default_factory=list)
+
+
+def read_prompt(system: str) -> UserPrompt:
+    """The task and facts of a ``rollout_user`` system message (empty when it has none)."""
+    found = _TASK.search(system)
+    task = found.group(1).strip() if found else ""
+    facts: list[Fact] = []
+    section = _FACTS.search(system, found.end() - len("What you know") if found else 0)
+    for line in (section.group(1) if section else "").splitlines():
+        item = _FACT_LINE.match(line)
+        if item:
+            name, value = item.group(1).strip(), item.group(2).strip()
+            facts.append(Fact(name, noun_of(name), _SAID_AS.get(value, value)))
+        elif facts and line.strip() and not line.startswith("- "):
+            last = facts[-1]  # a value that runs over several lines
+            facts[-1] = Fact(last.key, last.noun, f"{last.value}\n{line.strip()}")
+    return UserPrompt(task, facts)
+
+
+def opening_of(task: str) -> str:
+    """The user's first message: the task in the first person (as a reference trajectory's)."""
+    if not task.strip():
+        return DEFAULT_OPENING
+    return opening_message(SimpleNamespace(task=task, mode="conversational"))  # type: ignore[arg-type]
+
+
+def user_reply(prompt: UserPrompt, said: list[str], agent: str) -> str:
+    """The user's next message, having ``said`` its earlier ones, to the agent's ``agent``."""
+    if not said:
+        return opening_of(prompt.task)
+    question = _question_of(agent)
+    if question is None:
+        return STOP_MARKER
+    things = _things_asked(question)
+    if things:
+        return _answer(prompt.facts, said, things, turn=len(said) - 1)
+    if _CLOSING.search(question):
+        return STOP_MARKER
+    return CONFIRM if _CONFIRMING.search(question) else UNKNOWN
+
+
+def _question_of(text: str) -> str | None:
+    """The agent's message from its first question on, or None when it asks nothing."""
+    if "?" not in text:
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    first = next(i for i, s in enumerate(sentences) if "?" in s)
+    return " ".join(sentences[first:])
+
+
+def _things_asked(question: str) -> list[str]:
+    """The nouns a question asks for, as it names them ("patient id", "date")."""
+    for pattern in _ASKS:
+        found = pattern.search(question)
+        if found:
+            parts = _SPLIT.split(found.group("things").strip())
+            return [_ARTICLE.sub("", part.strip()) for part in parts if part.strip()]
+    return []
+
+
+def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) -> str:
+    ledger = FactLedger(facts)
+    for text in said:
+        ledger.hear(text)
+    latest = FactLedger(facts, said=[said[-1].casefold()])
+    anchor = max((i for i, f in enumerate(facts) if latest.is_said(f.value)), default=-1)
+    known: list[tuple[str, Any]] = []
+    unknown: list[str] = []
+    chosen: list[Fact] = []
+    for thing in things:
+        fact = _fact_for(ledger, thing, chosen, anchor)
+        if fact is None:
+            unknown.append(thing)
+        else:
+            chosen.append(fact)
+            known.append((thing, fact.value))
+    if not known:
+        return UNKNOWN
+    if len(known) == 1:
+        answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=known[0][1])
+    else:
+        clauses = [f"the {name} {'are' if is_plural(name) else 'is'} {v}" for name, v in known]
+        answer = f"Sure: {join_words(clauses)}."
+    answer = re.sub(r"([.!?])\.$", r"\1", answer)
+    if unknown:
+        answer += f" I'm sorry, I don't know the {join_words(unknown)}."
+    return answer
+
+
+def _fact_for(ledger: FactLedger, thing: str, chosen: list[Fact], anchor: int) -> Fact | None:
+    """The fact that answers ``thing``: one whose noun is the thing's, else one whose noun ends
+    it (a "to account id" is an "account id"). Of several not said yet
+    (nor given in this answer), the first listed after the last one this answer gives, else
+    after the last one of the user's latest message (``anchor``), else the first; when all are
+    said, the first. (Facts are listed in the order the request needs them.)"""
+    wanted = {_plain(thing), _plain(noun_of(thing))}
+    matching = [f for f in ledger.facts if _plain(f.noun) in wanted] or [
+        f for f in ledger.facts if any(w.endswith(f" {_plain(f.noun)}") for w in wanted)
+    ]
+    fresh = [f for f in matching if f not in chosen and not ledger.is_said(f.value)]
+    if chosen:
+        anchor = ledger.facts.index(chosen[-1])
+    later = [f for f in fresh if ledger.facts.index(f) > anchor]
+    return (later or fresh or matching or [None])[0]
+
+
+def _plain(noun: str) -> str:
+    return " ".join(noun.casefold().split())
