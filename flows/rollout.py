@@ -44,8 +44,11 @@ def process_client(settings: EnvmillSettings, run_id: str, data_dir: str) -> Llm
 
 
 def rollout_models(settings: EnvmillSettings) -> dict[str, str]:
-    """The models an episode's key names: the policy's and the simulated user's."""
-    return {stage: settings.llm.for_stage(stage).model for stage in (POLICY_STAGE, USER_STAGE)}
+    """The models an episode's key names: the policy's and the simulated user's, and the
+    cache's namespace when it has one (the test endpoint's answers are not a model's)."""
+    models = {stage: settings.llm.for_stage(stage).model for stage in (POLICY_STAGE, USER_STAGE)}
+    namespace = settings.llm.cache_namespace
+    return models | ({"namespace": namespace} if namespace else {})
 
 
 @task(name="rollout-batch", retries=BATCH_RETRIES, retry_delay_seconds=1)

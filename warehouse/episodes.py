@@ -7,6 +7,7 @@ warehouse's read-only query path, so a condition can only ever read.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -50,3 +51,16 @@ def scenario_rows(root: str | os.PathLike[str], ids: list[str]) -> Iterator[dict
         page = ids[start : start + PAGE]
         sql = DETAILS.format(relation=SCENARIO_RELATION)
         yield from query(root, sql, {"ids": page}).to_pylist()
+
+
+def reference_conversations(
+    root: str | os.PathLike[str], ids: list[str]
+) -> Iterator[list[dict[str, Any]]]:
+    """The reference trajectory's messages of each scenario of ``ids`` that has one."""
+    sql = (
+        "SELECT messages_json FROM trajectories WHERE policy = 'reference' "
+        "AND scenario_id IN (SELECT unnest($ids)) ORDER BY scenario_id"
+    )
+    for start in range(0, len(ids), PAGE):
+        for row in query(root, sql, {"ids": ids[start : start + PAGE]}).to_pylist():
+            yield json.loads(row["messages_json"])

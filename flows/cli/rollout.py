@@ -151,4 +151,14 @@ def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) ->
 
 
 def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str, Any]]]:
-    raise NotImplementedError
+    """The test endpoint's policy script per scenario: its reference trajectory's assistant
+    messages, keyed by the opening the agent will see (the task, or the rule-based user's
+    opening, which is the reference's)."""
+    from envmill.tasks.llm.endpoint import oracle_script, script_key
+    from envmill.warehouse.episodes import reference_conversations
+
+    scripts = {}
+    for messages in reference_conversations(root, chosen):
+        opening = next(m["content"] for m in messages if m["role"] == "user")
+        scripts[script_key(opening)] = oracle_script(messages)
+    return scripts

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envmill.schemas.rollout import OPENING_CUE  # the user side begins with it
 from envmill.tasks.llm.endpoint.responders import ChatReply, ChatRequest, generic
 from envmill.tasks.llm.endpoint.scripts import script_key, user_script_key
 from envmill.tasks.llm.endpoint.simulated_user import read_prompt, user_reply
 
-OPENING_CUE = "Start the conversation."  # the simulated user's only message on its first turn
+__all__ = ["OPENING_CUE", "PAST_END", "oracle_script", "respond_policy", "respond_user"]
 PAST_END = "Done."  # the policy's reply past the end of its script
 
 
