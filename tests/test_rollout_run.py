@@ -1,0 +1,90 @@
+"""``envmill rollout`` as a user runs it: the zero-cost run end to end, and kill -9 then resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from llm_server import spawn_endpoint
+
+from envmill.flows.cli.rollout import reference_scripts
+from envmill.warehouse.episodes import certified_scenario_ids
+from envmill.warehouse.views import query
+from tests.corpus import make_corpus
+from tests.test_cli_run import _env, envmill
+
+ROLLOUTS = "SELECT * FROM trajectories WHERE policy <> 'reference'"
+
+
+@pytest.fixture
+def corpus(tmp_path, sandbox):
+    return make_corpus(tmp_path / "data", sandbox)
+
+
+def _rows(root, sql: str) -> list[dict]:
+    return query(root, sql).to_pylist()
+
+
+@pytest.mark.timeout(300)
+def test_a_local_rollout_replays_every_reference_and_a_rerun_does_nothing(tmp_path, corpus):
+    scenarios = len(certified_scenario_ids(corpus))
+    done = envmill(tmp_path, "rollout", "--out", str(corpus), "--local-llm", "--samples", "2")
+    assert done.returncode == 0, done.stderr
+    rows = _rows(corpus, ROLLOUTS)
+    # the replay is deterministic: both samples hold the same conversation, which is one
+    # trajectory (its id hashes scenario, policy and messages, DESIGN §3.4)
+    assert len(rows) == len({r["trajectory_id"] for r in rows}) == scenarios
+    assert all(r["success"] for r in rows)
+    assert {r["termination"] for r in rows} == {"finished", "user_stop"}
+    (run,) = _rows(corpus, "SELECT * FROM runs WHERE backend = 'rollout'")
+    assert run["status"] == "finished"
+    assert json.loads(run["counts_json"])["successes"] == 2 * scenarios
+    verdicts = _rows(corpus, "SELECT count(*) AS n, bool_and(kept) AS kept FROM verdicts")
+    assert verdicts == [{"n": 4 * scenarios, "kept": True}]
+    calls = _rows(corpus, "SELECT count(DISTINCT item) AS n FROM llm_calls")
+    assert calls == [{"n": 2 * scenarios}]
+
+    again = envmill(tmp_path, "rollout", "--out", str(corpus), "--local-llm", "--samples", "2")
+    assert again.returncode == 0, again.stderr
+    assert f"{2 * scenarios} of {2 * scenarios} episodes were already done" in again.stderr
+    assert len(_rows(corpus, ROLLOUTS)) == scenarios
+
+
+@pytest.mark.timeout(300)
+def test_kill_9_mid_rollout_then_the_same_command_resumes(tmp_path, corpus):
+    ids = certified_scenario_ids(corpus)
+    commits = set(os.listdir(corpus / "_commits"))
+    with spawn_endpoint("--latency", "0.3") as endpoint:
+        endpoint.scripts(reference_scripts(corpus, ids))
+        env = _env(tmp_path) | {
+            "ENVMILL_LLM__BASE_URL": endpoint.url,
+            "ENVMILL_ROLLOUT__EPISODES_PER_BATCH": "1",
+            "ENVMILL_ROLLOUT__EPISODE_THREADS": "1",
+        }
+        command = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
+        command += ["rollout", "--out", str(corpus), "--workers", "1"]
+        run = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 200
+        while len(set(os.listdir(corpus / "_commits")) - commits) < 2:  # runs row + a batch
+            assert run.poll() is None and time.monotonic() < deadline, run.stderr.read()
+            time.sleep(0.1)
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+        run.stderr.close()
+        first = len(_rows(corpus, ROLLOUTS))
+        assert 0 < first < len(ids)
+
+        again = envmill(tmp_path, "rollout", "--out", str(corpus), extra_env=env)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming: {first} of {len(ids)} episodes were already done" in again.stderr
+    rows = _rows(corpus, ROLLOUTS)
+    assert len(rows) == len({r["scenario_id"] for r in rows}) == len(ids)
+    statuses = _rows(
+        corpus, "SELECT status FROM runs WHERE backend = 'rollout' ORDER BY started_at"
+    )
+    assert [s["status"] for s in statuses] == ["interrupted", "finished"]
