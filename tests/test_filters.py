@@ -16,6 +16,10 @@ from envmill.schemas.rollout import FILTERS, STOP_MARKER, FilterSettings
 from envmill.schemas.scenario import GATES, CertificationReport, GateResult, ScenarioSpec
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.rollout import judge_trajectory, reference_trajectory
+from envmill.tasks.rollout.values import KnownValues, extract_values
+from envmill.warehouse.rows import verdict_row
+from envmill.warehouse.store import Warehouse
+from envmill.warehouse.views import query
 
 TOOLS = {"find_booking", "cancel_booking", "check_in"}
 CHANGES = {"cancel_booking", "check_in"}
@@ -459,6 +463,38 @@ def test_every_problem_is_listed_and_the_first_names_the_verdict():
     assert verdict.details["codes"] == ["pasted_task", "early_stop", "invented_requirement"]
     assert verdict.details["code"] == "pasted_task"
     assert "also early_stop, invented_requirement" in verdict.reason
+
+
+def test_one_value_written_many_ways_is_known_by_one_key():
+    known = KnownValues()
+    known.add('{"starts_at":"2025-11-10T11:00:00","phone":"(864) 220-8653","fee":1200.0}')
+    for said in ("November 10th", "10 Nov 2025", "Nov. 10, 2025", "10/11/2025", "11am", "11:00"):
+        assert all(known.knows(v) for v in extract_values(f"on {said}")), said
+    for said in ("864-220-8653", "+1 864 220 8653", "$1,200.00", "1200"):
+        assert all(known.knows(v) for v in extract_values(f"it is {said}")), said
+    for said in ("11 Nov", "10 Nov 2024", "3pm", "864-220-8654", "$1,201"):
+        assert not any(known.knows(v) for v in extract_values(f"on {said}")), said
+
+
+# --- verdicts as rows ----------------------------------------------------------------------
+
+
+def test_verdicts_are_rows_that_sql_groups_by_filter_and_code(tmp_path):
+    dropped = trajectory(trajectory_id="fedcba9876543210", reward=0.5, success=False)
+    verdicts = [v for t in (trajectory(), dropped) for v in judge(t).values()]
+    warehouse = Warehouse(tmp_path / "data")
+    warehouse.write("verdicts", [verdict_row(v, "run-1") for v in verdicts], key="k")
+    sql = (
+        "SELECT filter, json_extract_string(details_json, '$.code') AS code, count(*) AS n,"
+        " round(100 * count(*) / sum(count(*)) OVER (PARTITION BY filter), 1) AS pct"
+        " FROM verdicts GROUP BY filter, code ORDER BY filter, n DESC"
+    )  # the README's query
+    rows = query(warehouse.root, sql).to_pylist()
+    assert {(r["filter"], r["code"], r["pct"]) for r in rows if r["filter"] == "reward"} == {
+        ("reward", "ok", 50.0),
+        ("reward", "low_reward", 50.0),
+    }
+    assert {r["filter"] for r in rows} == set(FILTERS)
 
 
 # --- real reference trajectories pass every filter ---------------------------------------------
