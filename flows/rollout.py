@@ -29,7 +29,7 @@ from envmill.warehouse.lock import may_write
 from envmill.warehouse.rows import write_batch
 from envmill.warehouse.store import Warehouse
 
-TASK_THREADS = 4  # batches a worker runs at once: a batch waiting on its slowest episode idles no slot
+TASK_THREADS = 4  # batches per worker at once: one waiting on its slowest episode idles no slot
 _clients: dict[tuple[str, str, str], LlmClient] = {}
 _clients_lock = threading.Lock()
 
