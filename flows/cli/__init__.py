@@ -8,6 +8,7 @@ import warnings
 import typer
 
 from envmill.flows.cli import doctor, env, llm, maintain, report_html, run, topics, warehouse
+from envmill.flows.cli import export as export_command
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 from envmill.warehouse.space import DiskFull, is_disk_full
@@ -29,6 +30,7 @@ app.command("verify")(maintain.verify)
 app.command("compact")(maintain.compact)
 app.command("doctor")(doctor.doctor)
 app.command("report")(report_html.report)
+app.command("export")(export_command.export)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")
