@@ -25,7 +25,13 @@ from envmill.schemas.ids import content_id
 from envmill.schemas.rollout import VerdictRecord
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.trajectory import TrajectoryRecord
-from envmill.tasks.export import MANIFEST, build_export, split_of
+from envmill.tasks.export import (
+    MANIFEST,
+    Unexportable,
+    build_export,
+    read_conversation,
+    split_of,
+)
 from envmill.tasks.export.validate import (
     validate_dataset_info,
     validate_llamafactory,
@@ -364,6 +370,20 @@ def test_split_keeps_each_environment_in_one_split(run, corpus, tmp_path):
     assert manifest["environments"] == {"train": len(train), "validation": len(validation)}
 
 
+def test_an_empty_split_gets_no_file_and_a_warning(run, corpus, tmp_path):
+    from datasets import load_dataset
+
+    envs = {t.env_id for t in corpus.references + corpus.clones}
+    assert not any(split_of(env_id, 0.001, 0) == "validation" for env_id in envs)
+    done = export(run, corpus, tmp_path / "e", "parquet", "--validation", "0.001")
+    assert "validation empty" in done.stdout
+    assert "warning: validation is empty, so no validation file was written" in done.stderr
+    assert not (tmp_path / "e" / "validation.parquet").exists()
+    files = {"train": str(tmp_path / "e" / "train.parquet")}
+    loaded = load_dataset("parquet", data_files=files, cache_dir=str(tmp_path / "hf"))
+    assert loaded["train"].num_rows == len(corpus.exportable) - 1
+
+
 def test_split_share_is_about_the_requested_one_and_the_seed_moves_it():
     ids = [content_id({"env": index}) for index in range(4000)]
     for share in (0.1, 0.25):
@@ -528,6 +548,47 @@ def _first_call(line: dict) -> dict:
     return next(m for m in line["messages"] if m.get("tool_calls"))["tool_calls"][0]
 
 
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_x",
+            "description": "Get x.",
+            "parameters": {"type": "object", "properties": {"x_id": {"type": "string"}}},
+        },
+    }
+]
+USER = {"role": "user", "content": "Hi"}
+CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "get_x", "arguments": '{"x_id": "1"}'}}
+]}  # fmt: skip
+RESULT = {"role": "tool", "tool_call_id": "c1", "content": "{}"}
+DONE = {"role": "assistant", "content": "Done."}
+
+
+@pytest.mark.parametrize(
+    ("messages", "tools", "code"),
+    [
+        ([], TOOLS, "no_messages"),
+        ([USER, {"role": "human", "content": "x"}, DONE], TOOLS, "unknown_role"),
+        ([USER, {"role": "system", "content": "late"}, DONE], TOOLS, "system_not_first"),
+        ([USER, CALL, DONE], TOOLS, "unanswered_call"),
+        ([USER, CALL], TOOLS, "unanswered_call"),
+        ([USER, RESULT, DONE], TOOLS, "unexpected_tool_result"),
+        ([USER, CALL, RESULT, RESULT, DONE], TOOLS, "unexpected_tool_result"),
+        ([USER, {"role": "assistant", "content": None}], TOOLS, "bad_content"),
+        ([USER], TOOLS, "no_assistant_message"),
+        ([USER, DONE], [{"type": "function", "function": {"name": "x"}}], "bad_tools"),
+        ([USER, DONE], TOOLS + TOOLS, "bad_tools"),
+    ],
+)
+def test_the_structure_rules_name_what_they_refuse(messages, tools, code):
+    with pytest.raises(Unexportable) as refused:
+        read_conversation(messages, tools)
+    assert refused.value.code == code
+    assert read_conversation([USER, CALL, RESULT, DONE], TOOLS).parallel_calls is False
+
+
 def test_an_export_that_fails_its_own_validation_writes_nothing(corpus, monkeypatch):
     from envmill.tasks.export import build
 
@@ -575,6 +636,11 @@ def test_a_missing_data_folder_and_a_folder_inside_it_are_refused(run, corpus, t
     done = run("export", "--format", "openai", "--to", str(corpus.root / "exports"), "--out",
                str(corpus.root))  # fmt: skip
     assert done.returncode == 2 and "inside the data folder" in done.stderr
+    (tmp_path / "a-file").write_text("mine")
+    done = run("export", "--format", "openai", "--to", str(tmp_path / "a-file"), "--out",
+               str(corpus.root))  # fmt: skip
+    assert done.returncode == 2 and "is not a directory" in done.stderr
+    assert (tmp_path / "a-file").read_text() == "mine"
 
 
 def test_the_command_as_a_user_runs_it(corpus, tmp_path):

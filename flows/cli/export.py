@@ -151,16 +151,18 @@ def _warn_empty_split(plan, validation: float | None) -> None:
     for split, count in plan.trajectories.items():
         if not count:
             echo_error(
-                f"{split} is empty: of {environments} environments none fell in it at share "
-                f"{validation:g}; try another --seed or share",
+                f"{split} is empty, so no {split} file was written: of {environments} "
+                f"environments none fell in it at share {validation:g}; try another --seed",
                 prefix="warning",
             )
 
 
 def _summary(plan, selected, folder: Path, written) -> str:
     splits = ", ".join(
-        f"{split} {plan.trajectories[split]} from {plan.environments[split]} environments"
-        for split in plan.trajectories
+        f"{split} {count} from {plan.environments[split]} environments"
+        if count
+        else f"{split} empty"
+        for split, count in plan.trajectories.items()
     )
     parts = [
         f"exported {sum(plan.trajectories.values())} trajectories as {plan.format} to {folder} "

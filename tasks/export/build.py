@@ -86,6 +86,7 @@ def build_export(
         records: the selected trajectories, each with its environment's tools.
         fmt: ``openai``, ``llamafactory`` or ``parquet``.
         validation: the share of environments to hold out; None writes one ``train`` file.
+            A split that comes out empty gets no file (its counts are 0).
         seed: seeds the split.
 
     Raises:
@@ -95,6 +96,10 @@ def build_export(
     items = [item for record in records if (item := _convert(spec, record, plan)) is not None]
     groups = split_items(items, key=lambda pair: pair[0].env_id, validation=validation, seed=seed)
     for split in SPLITS if validation else ("train",):
+        plan.trajectories[split] = len(groups[split])
+        plan.environments[split] = len({record.env_id for record, _ in groups[split]})
+        if validation and not groups[split]:
+            continue  # no empty file: `datasets` cannot read a Parquet file of no rows
         name = f"{split}.{spec.extension}"
         data = spec.render([converted for _, converted in groups[split]])
         problems = spec.validate(data)
@@ -102,8 +107,6 @@ def build_export(
             raise ExportInvalid(f"{name} fails its own validation: {'; '.join(problems[:3])}")
         plan.files[name] = data
         plan.rows[name] = len(groups[split])
-        plan.trajectories[split] = len(groups[split])
-        plan.environments[split] = len({record.env_id for record, _ in groups[split]})
     if fmt == "llamafactory":
         plan.dataset_info = dataset_info_entries({n.split(".")[0]: n for n in plan.files})
     return plan
