@@ -32,6 +32,7 @@ from envmill.tasks.export import (
     read_conversation,
     split_of,
 )
+from envmill.tasks.export.parquet import render_parquet
 from envmill.tasks.export.validate import (
     validate_dataset_info,
     validate_llamafactory,
@@ -542,6 +543,10 @@ def test_the_validators_catch_broken_files(run, corpus, tmp_path):
     assert validate_llamafactory(json.dumps([bad_call]).encode())
     assert validate_dataset_info({"envmill_train": {"file_name": "nope.json"}}, {"train.json"})
     assert validate_parquet(b"not parquet")
+    export(run, corpus, tmp_path / "p", "parquet")
+    row = pq.read_table(tmp_path / "p" / "train.parquet").slice(0, 1).to_pylist()[0]
+    row["messages"] = [m for m in row["messages"] if m["role"] != "tool"]
+    assert "unanswered_call" in validate_parquet(render_parquet([row]))[0]
 
 
 def _first_call(line: dict) -> dict:

@@ -6,12 +6,19 @@ from __future__ import annotations
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from envmill.flows.cli.support import echo_error, fail
 from envmill.flows.cli.warehouse import OutOption, _data_dir
+
+if TYPE_CHECKING:
+    from envmill.schemas.export import ExportSelection
+    from envmill.tasks.export import ExportPlan
+    from envmill.tasks.export.folder import Written
+    from envmill.tasks.export.llamafactory import ShareGptStats
+    from envmill.warehouse.export_rows import Selected
 
 NO_ROWS = 1  # an empty selection is a result, not a usage error
 
@@ -71,7 +78,7 @@ def export(
     typer.echo(_summary(plan, selected, folder, written))
 
 
-def _select(root: Path, selection):
+def _select(root: Path, selection: ExportSelection) -> Selected:
     from envmill.warehouse.export_rows import select_for_export
 
     selected = select_for_export(root, selection)
@@ -80,7 +87,7 @@ def _select(root: Path, selection):
     return selected
 
 
-def _build(selected, fmt: str, validation: float | None, seed: int):
+def _build(selected: Selected, fmt: str, validation: float | None, seed: int) -> ExportPlan:
     from envmill.tasks.export import ExportInvalid, build_export
 
     try:
@@ -96,7 +103,7 @@ def _build(selected, fmt: str, validation: float | None, seed: int):
     return plan
 
 
-def _write(folder: Path, plan, about: dict[str, Any], force: bool):
+def _write(folder: Path, plan: ExportPlan, about: dict[str, Any], force: bool) -> Written:
     from envmill.tasks.export import ExportFolderError, write_export
 
     try:
@@ -105,7 +112,7 @@ def _write(folder: Path, plan, about: dict[str, Any], force: bool):
         fail(str(exc))
 
 
-def _nothing_selected(selected, selection, root: Path) -> str:
+def _nothing_selected(selected: Selected, selection: ExportSelection, root: Path) -> str:
     filters = ", ".join(
         f"{name} {value}"
         for name, value in selection.model_dump(exclude={"include_dropped"}).items()
@@ -123,7 +130,13 @@ def _nothing_selected(selected, selection, root: Path) -> str:
     return f"no trajectories match{where} in {root}{missing}"
 
 
-def _about(plan, selected, selection, validation: float | None, seed: int) -> dict[str, Any]:
+def _about(
+    plan: ExportPlan,
+    selected: Selected,
+    selection: ExportSelection,
+    validation: float | None,
+    seed: int,
+) -> dict[str, Any]:
     """What the manifest records besides the files; nothing that changes between two runs."""
     about: dict[str, Any] = {
         "envmill": metadata.version("envmill"),
@@ -144,7 +157,7 @@ def _about(plan, selected, selection, validation: float | None, seed: int) -> di
     return about
 
 
-def _warn_empty_split(plan, validation: float | None) -> None:
+def _warn_empty_split(plan: ExportPlan, validation: float | None) -> None:
     if not validation:
         return
     environments = sum(plan.environments.values())
@@ -157,7 +170,7 @@ def _warn_empty_split(plan, validation: float | None) -> None:
             )
 
 
-def _summary(plan, selected, folder: Path, written) -> str:
+def _summary(plan: ExportPlan, selected: Selected, folder: Path, written: Written) -> str:
     splits = ", ".join(
         f"{split} {count} from {plan.environments[split]} environments"
         if count
@@ -166,7 +179,7 @@ def _summary(plan, selected, folder: Path, written) -> str:
     )
     parts = [
         f"exported {sum(plan.trajectories.values())} trajectories as {plan.format} to {folder} "
-        f"({splits}): {', '.join([*written.files, 'envmill-export.json'])}"
+        f"({splits}): {', '.join(written.files)}"
     ]
     left = []
     if selected.dropped:
@@ -185,7 +198,7 @@ def _summary(plan, selected, folder: Path, written) -> str:
     return "; ".join(parts)
 
 
-def _changes(stats) -> list[str]:
+def _changes(stats: ShareGptStats) -> list[str]:
     """What the ShareGPT conversion changed, where it changed anything."""
     said = (
         (stats.dropped_texts, "assistant texts beside tool calls dropped"),

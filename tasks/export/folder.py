@@ -37,6 +37,8 @@ class ExportFolderError(ValueError):
 
 @dataclass
 class Written:
+    """The files an export wrote (the manifest last) and those of the earlier one it removed."""
+
     files: list[str]
     removed: list[str]
 
@@ -74,7 +76,7 @@ def write_export(folder: Path, plan: ExportPlan, about: dict[str, Any], force: b
     for name in removed:
         (folder / name).unlink(missing_ok=True)
     _write_manifest(folder, about, plan, new, {})
-    written = [*plan.files, *([DATASET_INFO] if info is not None else [])]
+    written = [*plan.files, *([DATASET_INFO] if info is not None else []), MANIFEST]
     return Written(files=written, removed=removed)
 
 
