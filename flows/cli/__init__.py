@@ -10,6 +10,7 @@ import typer
 from envmill.flows.cli import (
     doctor,
     env,
+    export,
     llm,
     maintain,
     report_html,
@@ -40,6 +41,7 @@ app.command("verify")(maintain.verify)
 app.command("compact")(maintain.compact)
 app.command("doctor")(doctor.doctor)
 app.command("report")(report_html.report)
+app.command("export")(export.export)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")

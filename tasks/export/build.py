@@ -1,0 +1,121 @@
+"""An export in memory: the selected records read as conversations, split by environment,
+rendered in one format and validated, before anything is written.
+
+A record whose conversation breaks a structure rule (or, for LlamaFactory, cannot alternate) is
+left out and counted by rule; every file is validated from its bytes, and a file that fails is
+:class:`ExportInvalid` (a bug, not a choice: nothing is written).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.export import ExportFormat, ExportRecord
+from envmill.tasks.export.conversation import Conversation, Unexportable, read_conversation
+from envmill.tasks.export.llamafactory import (
+    ShareGptStats,
+    dataset_info_entries,
+    render_llamafactory,
+    sharegpt_example,
+)
+from envmill.tasks.export.openai import openai_example, render_openai
+from envmill.tasks.export.parquet import parquet_row, render_parquet
+from envmill.tasks.export.split import SPLITS, Split, split_items
+from envmill.tasks.export.validate import (
+    validate_llamafactory,
+    validate_openai,
+    validate_parquet,
+)
+
+DATASET_INFO = "dataset_info.json"
+
+
+class ExportInvalid(ValueError):
+    """A rendered file failed its format's validator."""
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """How one format turns a conversation into an item, items into a file, and checks it."""
+
+    extension: str
+    convert: Callable[[ExportRecord, Conversation, ShareGptStats], Any]
+    render: Callable[[list[Any]], bytes]
+    validate: Callable[[bytes], list[str]]
+
+
+FORMATS: dict[str, FormatSpec] = {
+    "openai": FormatSpec(
+        "jsonl", lambda r, c, s: openai_example(c), render_openai, validate_openai
+    ),
+    "llamafactory": FormatSpec(
+        "json", lambda r, c, s: sharegpt_example(c, s), render_llamafactory, validate_llamafactory
+    ),
+    "parquet": FormatSpec(
+        "parquet", lambda r, c, s: parquet_row(r, c), render_parquet, validate_parquet
+    ),
+}
+
+
+@dataclass
+class ExportPlan:
+    """The files of one export and what it took, left out and changed."""
+
+    format: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)  # file name -> examples in it
+    trajectories: dict[Split, int] = field(default_factory=dict)
+    environments: dict[Split, int] = field(default_factory=dict)
+    unexportable: Counter[str] = field(default_factory=Counter)
+    sharegpt: ShareGptStats = field(default_factory=ShareGptStats)
+    dataset_info: dict[str, Any] = field(default_factory=dict)  # entries to merge
+
+
+def build_export(
+    records: list[ExportRecord],
+    fmt: ExportFormat,
+    validation: float | None = None,
+    seed: int = 0,
+) -> ExportPlan:
+    """Render and validate ``records`` (in the order given) as ``fmt``.
+
+    Args:
+        records: the selected trajectories, each with its environment's tools.
+        fmt: ``openai``, ``llamafactory`` or ``parquet``.
+        validation: the share of environments to hold out; None writes one ``train`` file.
+            A split that comes out empty gets no file (its counts are 0).
+        seed: seeds the split.
+
+    Raises:
+        ExportInvalid: a rendered file failed validation; the message names its problems.
+    """
+    spec, plan = FORMATS[fmt], ExportPlan(format=fmt)
+    items = [item for record in records if (item := _convert(spec, record, plan)) is not None]
+    groups = split_items(items, key=lambda pair: pair[0].env_id, validation=validation, seed=seed)
+    for split in SPLITS if validation else ("train",):
+        plan.trajectories[split] = len(groups[split])
+        plan.environments[split] = len({record.env_id for record, _ in groups[split]})
+        if validation and not groups[split]:
+            continue  # no empty file: `datasets` cannot read a Parquet file of no rows
+        name = f"{split}.{spec.extension}"
+        data = spec.render([converted for _, converted in groups[split]])
+        problems = spec.validate(data)
+        if problems:
+            raise ExportInvalid(f"{name} fails its own validation: {'; '.join(problems[:3])}")
+        plan.files[name] = data
+        plan.rows[name] = len(groups[split])
+    if fmt == "llamafactory":
+        plan.dataset_info = dataset_info_entries({n.split(".")[0]: n for n in plan.files})
+    return plan
+
+
+def _convert(spec: FormatSpec, record: ExportRecord, plan: ExportPlan) -> Any:
+    try:
+        conversation = read_conversation(record.messages, record.tools)
+        return record, spec.convert(record, conversation, plan.sharegpt)
+    except Unexportable as exc:
+        plan.unexportable[exc.code] += 1
+        return None
