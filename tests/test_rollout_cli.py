@@ -58,3 +58,34 @@ def test_no_endpoint_and_an_unreachable_one(tmp_path, corpus):
 def test_a_folder_that_is_not_a_data_folder(tmp_path):
     done = envmill(tmp_path, "rollout", "--out", str(tmp_path / "nothing"), "--local-llm")
     assert done.returncode == 2 and "is not an envmill data folder" in done.stderr
+
+
+def _verdicts(root, trajectory_id: str) -> dict[str, bool]:
+    sql = "SELECT filter, kept FROM verdicts WHERE trajectory_id = $t"
+    return {r["filter"]: r["kept"] for r in query(root, sql, {"t": trajectory_id}).to_pylist()}
+
+
+def test_filter_judges_stored_trajectories_again_and_the_latest_verdict_counts(tmp_path, corpus):
+    from envmill.warehouse.store import Warehouse
+
+    (reference,) = query(
+        corpus, "SELECT * FROM trajectories WHERE policy = 'reference' LIMIT 1"
+    ).to_pylist()
+    half = {**reference, "trajectory_id": "f" * 16, "policy": "half-model", "reward": 0.5}
+    half["success"] = False
+    Warehouse(corpus).write("trajectories", [half], key="half")
+    done = envmill(tmp_path, "filter", "--out", str(corpus))
+    assert done.returncode == 0, done.stderr
+    assert "reward: " in done.stdout and "1 dropped" in done.stdout
+    assert _verdicts(corpus, reference["trajectory_id"]) == dict.fromkeys(
+        ("reward", "length", "format", "user_sanity"), True
+    )
+    assert _verdicts(corpus, "f" * 16)["reward"] is False
+    looser = envmill(
+        tmp_path, "filter", "--out", str(corpus), "--policy", "half-model",
+        "--min-reward", "0.4", "--any-success",
+    )  # fmt: skip
+    assert looser.returncode == 0, looser.stderr
+    assert _verdicts(corpus, "f" * 16)["reward"] is True
+    nothing = envmill(tmp_path, "filter", "--out", str(corpus), "--policy", "nobody")
+    assert nothing.returncode == 1 and "no trajectories to judge" in nothing.stderr

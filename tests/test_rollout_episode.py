@@ -288,3 +288,13 @@ def test_step_after_the_end_and_actions_that_are_not_messages(clinic, sandbox, p
         assert result.terminated and episode.termination == "model_error"
         with pytest.raises(RuntimeError):
             episode.step("more")
+
+
+def test_call_ids_a_model_reuses_across_turns_are_made_unique(clinic, sandbox, plain):
+    steps = plain.reference_solution
+    policy = Script(*[calls(call(s.tool, s.arguments, "call_0")) for s in steps])
+    trajectory = run(clinic, sandbox, plain, policy)
+    ids = [c["id"] for m in trajectory.messages for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in trajectory.messages if m["role"] == "tool"]
+    assert len(set(ids)) == len(ids) == len(steps) and answered == ids
+    assert trajectory.success

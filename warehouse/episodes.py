@@ -64,3 +64,32 @@ def reference_conversations(
     for start in range(0, len(ids), PAGE):
         for row in query(root, sql, {"ids": ids[start : start + PAGE]}).to_pylist():
             yield json.loads(row["messages_json"])
+
+
+JUDGED = """
+SELECT t.*, s.mode, s.task, s.user_facts_json, s.initial_state_json, s.reference_solution_json,
+       s.checks_json, s.backend, e.tools_json,
+       (SELECT list(name ORDER BY name) FROM tools x
+        WHERE x.env_id = t.env_id AND x.kind = 'state_change') AS state_changing_tools
+FROM trajectories t
+JOIN scenarios s ON s.scenario_id = t.scenario_id
+JOIN environments e ON e.env_id = t.env_id
+WHERE ($run IS NULL OR t.run_id = $run) AND ($policy IS NULL OR t.policy = $policy)
+  AND t.trajectory_id > $after
+ORDER BY t.trajectory_id
+LIMIT {page}
+"""
+
+
+def trajectories_to_judge(
+    root: str | os.PathLike[str], run: str | None = None, policy: str | None = None
+) -> Iterator[list[dict[str, Any]]]:
+    """Pages of trajectories (of ``run``, of ``policy``) with their scenario and tools."""
+    after = ""
+    while True:
+        params = {"run": run, "policy": policy, "after": after}
+        page = query(root, JUDGED.format(page=PAGE), params).to_pylist()
+        if not page:
+            return
+        yield page
+        after = page[-1]["trajectory_id"]

@@ -96,10 +96,25 @@ SELECT
     count(*) AS trajectories,
     round(avg(reward), 2) AS avg_reward,
     count(*) FILTER (WHERE reward = 1.0) AS full_reward,
-    round(avg(steps), 2) AS avg_steps
+    round(avg(steps), 2) AS avg_steps,
+    count(*) FILTER (WHERE termination = 'finished') AS finished,
+    count(*) FILTER (WHERE termination = 'user_stop') AS user_stop,
+    count(*) FILTER (WHERE termination = 'max_steps') AS max_steps,
+    count(*) FILTER (WHERE termination = 'tool_error') AS tool_error,
+    count(*) FILTER (WHERE termination = 'model_error') AS model_error
 FROM trajectories
 GROUP BY policy
 ORDER BY trajectories DESC, policy;
+
+-- name: trajectory_verdicts
+SELECT
+    filter,
+    json_extract_string(details_json, '$.code') AS code,
+    count(*) AS trajectories,
+    bool_or(kept) AS kept
+FROM verdicts
+GROUP BY ALL
+ORDER BY filter, kept DESC, trajectories DESC, code;
 
 -- name: failures_by_stage
 SELECT

@@ -11,6 +11,7 @@ from envmill.flows.cli import (
     doctor,
     env,
     export,
+    filter,
     llm,
     maintain,
     report_html,
@@ -42,6 +43,7 @@ app.command("compact")(maintain.compact)
 app.command("doctor")(doctor.doctor)
 app.command("report")(report_html.report)
 app.command("export")(export.export)
+app.command("filter")(filter.filter_trajectories)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")

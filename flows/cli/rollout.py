@@ -67,9 +67,11 @@ def rollout_settings(
     policy_model: str | None = None,
     user_model: str | None = None,
     rollout: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
     **flags: Any,
 ):
-    """Settings with the command's flags on top; the models go to their stages."""
+    """Settings with the command's flags on top (``rollout`` and ``filters``: the groups'
+    fields, None for not given); the models go to their stages."""
     from pydantic import ValidationError
 
     from envmill.schemas.llm import StageModel
@@ -78,6 +80,8 @@ def rollout_settings(
 
     settings = load_settings(**flags)
     given = {key: value for key, value in (rollout or {}).items() if value is not None}
+    thresholds = {key: value for key, value in (filters or {}).items() if value is not None}
+    given["filters"] = settings.rollout.filters.model_dump() | thresholds
     stages = dict(settings.llm.stages)
     for stage, model in ((POLICY_STAGE, policy_model), (USER_STAGE, user_model)):
         if model is not None:

@@ -88,10 +88,14 @@ def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
 RUNS_SQL = """
 SELECT run_id, status, backend, seed, started_at,
        round(epoch(finished_at) - epoch(started_at), 1) AS seconds,
-       CAST(json_extract(settings_json, '$.envs') AS BIGINT) AS envs,
-       CAST(json_extract(settings_json, '$.scenarios_per_env') AS BIGINT) AS per_env,
+       CASE WHEN backend <> 'rollout'
+            THEN CAST(json_extract(settings_json, '$.envs') AS BIGINT) END AS envs,
+       CASE WHEN backend <> 'rollout'
+            THEN CAST(json_extract(settings_json, '$.scenarios_per_env') AS BIGINT) END AS per_env,
        CAST(json_extract(counts_json, '$.environments') AS BIGINT) AS environments,
        CAST(json_extract(counts_json, '$.certified') AS BIGINT) AS certified,
+       CAST(json_extract(counts_json, '$.episodes') AS BIGINT) AS episodes,
+       CAST(json_extract(counts_json, '$.successes') AS BIGINT) AS successes,
        CAST(json_extract(counts_json, '$.failures') AS BIGINT) AS failures,
        isolation, json_extract_string(versions_json, '$.envmill') AS envmill
 FROM runs WHERE $run IS NULL OR run_id = $run ORDER BY started_at, run_id

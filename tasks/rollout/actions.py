@@ -62,11 +62,12 @@ class Action:
         return message
 
 
-def read_action(action: Any, turn: int) -> Action:
+def read_action(action: Any, turn: int, used: set[str] | None = None) -> Action:
     """``action`` (text, a dict, or an object with ``model_dump``) as an :class:`Action`.
 
-    Call ids a policy left out or repeated are replaced by ``call_<turn>_<i>``: a tool message
-    must answer exactly one call.
+    Call ids a policy left out, repeated, or already ``used`` in the episode (models that number
+    every turn's calls from ``call_0``) are replaced by ``call_<turn>_<i>``: a tool message must
+    answer exactly one call.
 
     Raises:
         ActionError: not an assistant message.
@@ -85,7 +86,7 @@ def read_action(action: Any, turn: int) -> Action:
     raw_calls = action.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise ActionError("tool_calls is a list")
-    calls, seen = [], set()
+    calls, seen = [], set(used or ())
     for index, raw in enumerate(raw_calls):
         call = _read_call(raw, f"call_{turn}_{index}")
         if call.id in seen:

@@ -85,6 +85,7 @@ class Episode:
         self.turns = self._bad_turns = 0
         self.ledger = _Ledger()
         self._env: SandboxEpisode | None = None
+        self._call_ids: set[str] = set()
 
     @property
     def done(self) -> bool:
@@ -121,7 +122,7 @@ class Episode:
         before = len(self.messages)
         self.turns += 1
         try:
-            taken = read_action(action, self.turns)
+            taken = read_action(action, self.turns, self._call_ids)
         except ActionError as exc:
             self.end("model_error", f"turn {self.turns}: {exc}")
             return self._result(before)
@@ -129,6 +130,7 @@ class Episode:
             self.end("model_error", f"turn {self.turns}: an empty assistant message")
             return self._result(before)
         self.messages.append(taken.message())
+        self._call_ids.update(call.id for call in taken.calls)
         if taken.calls:
             self._run_calls(taken)
         elif self.conversational:
