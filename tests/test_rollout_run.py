@@ -31,7 +31,7 @@ def _rows(root, sql: str) -> list[dict]:
 
 
 @pytest.mark.timeout(300)
-def test_a_local_rollout_replays_every_reference_and_a_rerun_does_nothing(tmp_path, corpus):
+def test_a_local_rollout_replays_every_reference(tmp_path, corpus):
     scenarios = len(certified_scenario_ids(corpus))
     done = envmill(tmp_path, "rollout", "--out", str(corpus), "--local-llm", "--samples", "2")
     assert done.returncode == 0, done.stderr
@@ -48,11 +48,6 @@ def test_a_local_rollout_replays_every_reference_and_a_rerun_does_nothing(tmp_pa
     assert verdicts == [{"n": 4 * scenarios, "kept": True}]
     calls = _rows(corpus, "SELECT count(DISTINCT item) AS n FROM llm_calls")
     assert calls == [{"n": 2 * scenarios}]
-
-    again = envmill(tmp_path, "rollout", "--out", str(corpus), "--local-llm", "--samples", "2")
-    assert again.returncode == 0, again.stderr
-    assert f"{2 * scenarios} of {2 * scenarios} episodes were already done" in again.stderr
-    assert len(_rows(corpus, ROLLOUTS)) == scenarios
 
 
 @pytest.mark.timeout(300)
