@@ -55,11 +55,22 @@ class ToolCall:
     arguments: str
 
     def arguments_json(self) -> dict[str, Any]:
-        """The arguments as an object; ValueError when the model wrote anything else."""
-        value = json.loads(self.arguments or "{}")
+        """The arguments as an object (empty text is ``{}``); ValueError names what is wrong."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(value, dict):
-            raise ValueError(f"tool call {self.name}: arguments are not a JSON object")
+            raise ValueError(f"arguments are a JSON {type(value).__name__}, not an object")
         return value
+
+    def message_part(self) -> dict[str, Any]:
+        """The call as an assistant message's ``tool_calls`` item (Chat Completions)."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 A model's reply, an ``openai`` message object, a plain dict or bare text all become one
 Chat Completions assistant message with unique call ids, so the stored conversation is valid
 training data whatever the policy did. Nothing here judges the calls: unknown tools and bad
-arguments are the episode's business (they get error observations).
+arguments are the episode's business (they get error observations). A call is the LLM layer's
+``ToolCall``: its arguments stay the JSON text the agent wrote.
 """
 
 from __future__ import annotations
@@ -12,35 +13,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from envmill.tasks.llm.reply import ToolCall
+
 
 class ActionError(ValueError):
     """An action that is not an assistant message at all (a number, a list, a user message)."""
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call as the agent wrote it: ``arguments`` is the raw JSON text."""
-
-    id: str
-    name: str
-    arguments: str
-
-    def parsed(self) -> dict[str, Any]:
-        """The arguments as a JSON object; ValueError names what is wrong with them."""
-        try:
-            value = json.loads(self.arguments) if self.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
-        if not isinstance(value, dict):
-            raise ValueError(f"arguments are a JSON {type(value).__name__}, not an object")
-        return value
-
-    def message_part(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        }
 
 
 @dataclass(frozen=True)
@@ -48,7 +25,7 @@ class Action:
     """An assistant message: its text (may be empty) and its tool calls (may be none)."""
 
     text: str
-    calls: list[Call]
+    calls: list[ToolCall]
 
     @property
     def is_empty(self) -> bool:
@@ -90,13 +67,13 @@ def read_action(action: Any, turn: int, used: set[str] | None = None) -> Action:
     for index, raw in enumerate(raw_calls):
         call = _read_call(raw, f"call_{turn}_{index}")
         if call.id in seen:
-            call = Call(f"call_{turn}_{index}", call.name, call.arguments)
+            call = ToolCall(f"call_{turn}_{index}", call.name, call.arguments)
         seen.add(call.id)
         calls.append(call)
     return Action(text or "", calls)
 
 
-def _read_call(raw: Any, fallback_id: str) -> Call:
+def _read_call(raw: Any, fallback_id: str) -> ToolCall:
     if not isinstance(raw, dict):
         raise ActionError("a tool call is an object")
     function = raw.get("function", raw)  # {"name", "arguments"} alone is accepted too
@@ -108,4 +85,6 @@ def _read_call(raw: Any, fallback_id: str) -> Call:
     if not isinstance(arguments, str):  # an object a trainer passed: keep it as JSON text
         arguments = json.dumps(arguments, ensure_ascii=False)
     call_id = raw.get("id")
-    return Call(call_id if isinstance(call_id, str) and call_id else fallback_id, name, arguments)
+    return ToolCall(
+        call_id if isinstance(call_id, str) and call_id else fallback_id, name, arguments
+    )

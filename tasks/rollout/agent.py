@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from envmill.schemas.rollout import POLICY_STAGE
 from envmill.tasks.llm import LlmClient
+from envmill.tasks.rollout.actions import Action
 
 
 class Policy(Protocol):
@@ -33,14 +34,4 @@ class LlmPolicy:
         reply = self.client.complete(
             POLICY_STAGE, messages, tools=tools, item=self.item, sample=self.sample
         )
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-        if reply.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in reply.tool_calls
-            ]
-        return message
+        return Action(reply.text, list(reply.tool_calls)).message()

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,8 @@ from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.scoring import score_final_state
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
-from envmill.tasks.rollout.actions import Action, ActionError, Call, read_action
+from envmill.tasks.llm.reply import ToolCall
+from envmill.tasks.rollout.actions import Action, ActionError, read_action
 from envmill.tasks.rollout.agent import Policy
 from envmill.tasks.rollout.facts import opening_message
 from envmill.tasks.rollout.system import system_prompt
@@ -170,7 +173,7 @@ class Episode:
         if self._bad_turns >= self.settings.max_bad_turns:
             self.end("model_error", f"{self._bad_turns} turns in a row without a usable tool call")
 
-    def _outcome_of(self, call: Call, index: int) -> tuple[dict[str, Any], bool]:
+    def _outcome_of(self, call: ToolCall, index: int) -> tuple[dict[str, Any], bool]:
         """The result the agent sees for one call, and whether the call reached the tool."""
         self.ledger.counts["tool_calls"] += 1
         limit = self.settings.max_calls_per_turn
@@ -180,7 +183,7 @@ class Episode:
             self.ledger.counts["invalid_calls"] += 1
             return _error(f"unknown tool {call.name!r}; the tools are {sorted(self.tools)}"), False
         try:
-            arguments = call.parsed()
+            arguments = call.arguments_json()
         except ValueError as exc:
             self.ledger.counts["invalid_calls"] += 1
             return _error(f"{call.name}: {exc}"), False
@@ -193,17 +196,26 @@ class Episode:
             self.ledger.counts["failed_calls"] += 1
         return outcome.result, True
 
-    def _hear_user(self) -> None:
+    @contextmanager
+    def asking(self, who: str, clock: str) -> Iterator[None]:
+        """Time a model's turn into ``clock``; a model that failed for good ends the episode
+        (``model_error``), one the factory could not reach at all raises on."""
         began = time.perf_counter()
         try:
-            text = self.user.reply(self.messages[1:])
+            yield
         except LlmError as exc:
             if is_infrastructure(exc):
                 raise
-            self.end("model_error", f"the simulated user's model failed: {exc}")
-            return
+            self.end("model_error", f"{who} failed: {exc}")
         finally:
-            self.ledger.seconds["user_seconds"] += time.perf_counter() - began
+            self.ledger.seconds[clock] += time.perf_counter() - began
+
+    def _hear_user(self) -> None:
+        text = None
+        with self.asking("the simulated user's model", "user_seconds"):
+            text = self.user.reply(self.messages[1:])
+        if text is None:
+            return
         words, stopped = split_stop(text)
         if words:
             self.messages.append({"role": "user", "content": words})
@@ -280,17 +292,10 @@ def run_episode(
     with Episode(spec, sandbox, settings, policy=policy_name, user=user) as episode:
         episode.start()
         while not episode.done:
-            began = time.perf_counter()
-            try:
+            with episode.asking("the policy model", "policy_seconds"):
                 action = policy.act(list(episode.messages), spec.tools)
-            except LlmError as exc:
-                if is_infrastructure(exc):
-                    raise
-                episode.end("model_error", f"the policy model failed: {exc}")
-                break
-            finally:
-                episode.ledger.seconds["policy_seconds"] += time.perf_counter() - began
-            episode.step(action)
+            if not episode.done:
+                episode.step(action)
         return episode.finish()
 
 
