@@ -263,3 +263,51 @@ def test_export_never_writes_into_the_data_folder(corpus_with_a_rejected_scenari
         (root / name).unlink()
     assert after == before, (done.returncode, done.stdout, done.stderr)
     assert done.returncode != 0
+
+
+# --- 7. samples -------------------------------------------------------------------------------
+
+
+def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
+    """trajectory_id = content_id(scenario_id, policy, messages): the sample index is not in it,
+    and the trajectories table keeps one row per trajectory_id (newest wins). Samples that
+    happen to say the same thing (temperature 0, a deterministic model, --local-llm) collapse:
+    `envmill rollout --local-llm --samples 6` on 8 scenarios reports 48 episodes in `runs` but
+    leaves 8 trajectory rows, and per-scenario success rates over samples are skewed (3 equal
+    failures + 1 success read back as 1 of 2)."""
+    from tests.test_rollout_episode import oracle
+
+    first = run_episode(spec_of(clinic, plain, 0), sandbox, SETTINGS, oracle(plain), policy_name="p")
+    second = run_episode(
+        spec_of(clinic, plain, 1), sandbox, SETTINGS, oracle(plain), policy_name="p"
+    )
+    assert first.details["sample"] != second.details["sample"]
+    assert first.trajectory_id != second.trajectory_id
+
+
+def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
+    tmp_path, sandbox
+):
+    """End to end through the LLM layer and the test endpoint: a model that writes NaN in its
+    arguments gets no error observation; the batch turns the episode into a FailureRecord
+    (ValueError, 'Out of range float values...'), which stays due, and the cached reply makes
+    every rerun fail it again."""
+    from llm_server import make_client
+
+    from envmill.rl import load_episode_specs
+    from envmill.schemas.rollout import EpisodeBatch
+    from envmill.tasks.llm.endpoint import script_key, serve_endpoint
+    from envmill.tasks.rollout.batch import rollout_batch
+    from envmill.tasks.rollout.facts import opening_message
+    from tests.corpus import make_corpus
+
+    root = make_corpus(tmp_path / "data", sandbox, domains=("clinic",), per_env=2)
+    spec = next(s for s in load_episode_specs(root) if s.scenario.mode == "non_conversational")
+    name = spec.tools[0]["function"]["name"]
+    with serve_endpoint() as endpoint:
+        script = [{"content": None, "tool_calls": [{"name": name, "arguments": '{"x": NaN}'}]}]
+        endpoint.script(script_key(opening_message(spec.scenario)), script)
+        client = make_client(endpoint.url, tmp_path, cache=False, max_attempts=2)
+        output = rollout_batch(EpisodeBatch(key="b", episodes=[spec]), SETTINGS, sandbox, client)
+    assert not output.failures, output.failures
+    assert len(output.trajectories) == 1
