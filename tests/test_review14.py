@@ -12,7 +12,7 @@ import pytest
 
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.rollout.episode import Episode, run_episode
+from envmill.tasks.rollout.episode import run_episode
 
 SETTINGS = RolloutSettings(max_steps=12, max_calls_per_turn=3, max_bad_turns=2)
 ENVMILL = str(Path(sys.executable).with_name("envmill"))
@@ -72,9 +72,7 @@ def test_arguments_the_channel_cannot_carry_are_an_error_observation(
     answering with an error observation (in a batch: a FailureRecord that stays due forever,
     since the cached policy reply repeats it on every rerun)."""
     policy = Script(calls(call("get_patient", arguments)))
-    trajectory = run_episode(
-        spec_of(clinic, plain), sandbox, SETTINGS, policy, policy_name="p"
-    )
+    trajectory = run_episode(spec_of(clinic, plain), sandbox, SETTINGS, policy, policy_name="p")
     tool = [m for m in trajectory.messages if m["role"] == "tool"]
     assert tool and json.loads(tool[0]["content"])["success"] is False
 
@@ -100,7 +98,6 @@ def test_a_model_that_reuses_call_ids_across_turns_is_not_dropped_as_malformed(
     reply ("call_0" every turn: several local OpenAI-compatible servers do) produce a perfect
     episode that the format filter then drops as duplicate_tool_call_id, and whose ids the
     exports carry ambiguously."""
-    from envmill.schemas.rollout import FilterSettings
     from envmill.tasks.rollout.filters import judge_format
 
     turns = [calls(call(s.tool, s.arguments, "call_0")) for s in plain.reference_solution]
@@ -277,7 +274,9 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     failures + 1 success read back as 1 of 2)."""
     from tests.test_rollout_episode import oracle
 
-    first = run_episode(spec_of(clinic, plain, 0), sandbox, SETTINGS, oracle(plain), policy_name="p")
+    first = run_episode(
+        spec_of(clinic, plain, 0), sandbox, SETTINGS, oracle(plain), policy_name="p"
+    )
     second = run_episode(
         spec_of(clinic, plain, 1), sandbox, SETTINGS, oracle(plain), policy_name="p"
     )
@@ -285,9 +284,7 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     assert first.trajectory_id != second.trajectory_id
 
 
-def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
-    tmp_path, sandbox
-):
+def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tmp_path, sandbox):
     """End to end through the LLM layer and the test endpoint: a model that writes NaN in its
     arguments gets no error observation; the batch turns the episode into a FailureRecord
     (ValueError, 'Out of range float values...'), which stays due, and the cached reply makes

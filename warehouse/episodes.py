@@ -2,7 +2,9 @@
 
 ``--scenarios`` is a SQL condition over the ``scenario`` relation below (every ``scenarios``
 column, plus the environment's ``domain``, ``topic`` and ``env_backend``). It runs through the
-warehouse's read-only query path, so a condition can only ever read.
+warehouse's read-only query path, so a condition can only ever read; and since text spliced into
+SQL can reshape the query around it, what it returns is only a proposal: the ids are kept only
+where a query of our own, with no user text in it, finds a certified scenario.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ SELECT scenario.*, e.class_name, e.source, e.tools_json, e.introduction, e.busin
        (SELECT list(name ORDER BY name) FROM tools t
         WHERE t.env_id = scenario.env_id AND t.kind = 'state_change') AS state_changing_tools
 FROM ({relation}) AS scenario JOIN environments e ON scenario.env_id = e.env_id
-WHERE scenario.scenario_id IN (SELECT unnest($ids))
+WHERE scenario.scenario_id IN (SELECT unnest($ids)) AND scenario.status = 'certified'
 ORDER BY scenario.scenario_id
 """
+CERTIFIED = "SELECT DISTINCT scenario_id FROM scenarios WHERE status = 'certified'"
 PAGE = 256  # scenarios read per query: the plan never holds every state and source at once
 
 
@@ -36,12 +39,13 @@ def certified_scenario_ids(root: str | os.PathLike[str], condition: str = "") ->
         NotAQuery: the condition made the query something other than one read.
         duckdb.Error: the condition does not parse or names an unknown column.
     """
-    where = "status = 'certified'" + (f" AND ({condition})" if condition.strip() else "")
-    sql = (
-        f"SELECT DISTINCT scenario_id FROM ({SCENARIO_RELATION}) AS scenario WHERE {where} "
-        "ORDER BY scenario_id"
-    )
-    return query(root, sql).column(0).to_pylist()
+    certified = set(query(root, CERTIFIED).column(0).to_pylist())
+    if not condition.strip():
+        return sorted(certified)
+    # on lines of its own, so a trailing "-- comment" ends with the condition
+    sql = f"SELECT scenario_id FROM ({SCENARIO_RELATION}) AS scenario WHERE (\n{condition}\n)"
+    proposed = query(root, sql).column(0).to_pylist()
+    return sorted(certified.intersection(map(str, proposed)))
 
 
 def scenario_rows(root: str | os.PathLike[str], ids: list[str]) -> Iterator[dict[str, Any]]:

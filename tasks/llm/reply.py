@@ -55,11 +55,18 @@ class ToolCall:
     arguments: str
 
     def arguments_json(self) -> dict[str, Any]:
-        """The arguments as an object (empty text is ``{}``); ValueError names what is wrong."""
+        """The arguments as an object (empty text is ``{}``); ValueError names what is wrong.
+
+        Strict JSON: ``NaN`` and ``Infinity`` (which Python's parser takes) and text that is not
+        valid Unicode (an escaped lone surrogate) are refused, since no JSON channel carries
+        them on."""
         try:
-            value = json.loads(self.arguments) if self.arguments.strip() else {}
+            value = json.loads(self.arguments or "{}", parse_constant=_not_json)
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
         except json.JSONDecodeError as exc:
             raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
+        except UnicodeEncodeError:
+            raise ValueError("arguments hold text that is not valid Unicode") from None
         if not isinstance(value, dict):
             raise ValueError(f"arguments are a JSON {type(value).__name__}, not an object")
         return value
@@ -71,6 +78,10 @@ class ToolCall:
             "type": "function",
             "function": {"name": self.name, "arguments": self.arguments},
         }
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"arguments are not valid JSON ({constant} is not a JSON number)")
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def read_action(action: Any, turn: int, used: set[str] | None = None) -> Action:
         ActionError: not an assistant message.
     """
     if isinstance(action, str):
-        return Action(action, [])
+        return Action(valid_text(action), [])
     if hasattr(action, "model_dump"):
         action = action.model_dump(exclude_none=True)
     if not isinstance(action, dict):
@@ -70,7 +70,7 @@ def read_action(action: Any, turn: int, used: set[str] | None = None) -> Action:
             call = ToolCall(f"call_{turn}_{index}", call.name, call.arguments)
         seen.add(call.id)
         calls.append(call)
-    return Action(text or "", calls)
+    return Action(valid_text(text or ""), calls)
 
 
 def _read_call(raw: Any, fallback_id: str) -> ToolCall:
@@ -83,8 +83,17 @@ def _read_call(raw: Any, fallback_id: str) -> ToolCall:
     if not isinstance(name, str):
         raise ActionError("a tool call names its function")
     if not isinstance(arguments, str):  # an object a trainer passed: keep it as JSON text
-        arguments = json.dumps(arguments, ensure_ascii=False)
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ActionError(f"a tool call's arguments are not JSON: {exc}") from None
     call_id = raw.get("id")
-    return ToolCall(
-        call_id if isinstance(call_id, str) and call_id else fallback_id, name, arguments
-    )
+    call_id = call_id if isinstance(call_id, str) and call_id else fallback_id
+    return ToolCall(valid_text(call_id), valid_text(name), valid_text(arguments))
+
+
+def valid_text(text: str) -> str:
+    """``text`` with what is not valid Unicode (a lone surrogate a server sent) replaced, so
+    the conversation can be hashed, stored and sent on; an escaped one inside arguments is left
+    for the arguments' own check (an error observation)."""
+    return text.encode("utf-8", "replace").decode("utf-8")

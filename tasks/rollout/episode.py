@@ -31,7 +31,7 @@ from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.scoring import score_final_state
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
 from envmill.tasks.llm.reply import ToolCall
-from envmill.tasks.rollout.actions import Action, ActionError, read_action
+from envmill.tasks.rollout.actions import Action, ActionError, read_action, valid_text
 from envmill.tasks.rollout.agent import Policy
 from envmill.tasks.rollout.facts import opening_message
 from envmill.tasks.rollout.system import system_prompt
@@ -216,7 +216,7 @@ class Episode:
             text = self.user.reply(self.messages[1:])
         if text is None:
             return
-        words, stopped = split_stop(text)
+        words, stopped = split_stop(valid_text(text))
         if words:
             self.messages.append({"role": "user", "content": words})
         if stopped:

@@ -23,6 +23,44 @@ from envmill.tasks.rollout.user import SimulatedUser
 from envmill.tasks.sandbox import Sandbox
 
 UserFactory = Callable[[EpisodeSpec, int], SimulatedUser]  # (scenario, sample) -> user
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+class ConversationSpace(gymnasium.Space):
+    """Observations: ``{"messages": [...], "new_messages": [...]}`` of Chat Completions
+    messages. Not sampled: an environment produces them."""
+
+    def contains(self, x: Any) -> bool:
+        return (
+            isinstance(x, dict)
+            and set(x) == {"messages", "new_messages"}
+            and all(_is_messages(x[key]) for key in x)
+        )
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
+        return {"messages": [], "new_messages": []}
+
+
+class AssistantMessageSpace(gymnasium.Space):
+    """Actions: an assistant message (a dict with ``content`` and/or ``tool_calls``) or bare
+    text. ``sample`` answers in text, which ends a non-conversational episode."""
+
+    REPLIES = ("I cannot help with that.", "Done.", "Could you tell me more?")
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, str):
+            return True
+        return isinstance(x, dict) and x.get("role", "assistant") == "assistant"
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
+        reply = self.REPLIES[int(self.np_random.integers(len(self.REPLIES)))]
+        return {"role": "assistant", "content": reply}
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(m, dict) and m.get("role") in ROLES for m in value
+    )
 
 
 class ScenarioEnv(gymnasium.Env):
@@ -54,6 +92,8 @@ class ScenarioEnv(gymnasium.Env):
         self.order = sorted(self.specs)
         self.sandbox, self.settings = sandbox, settings or RolloutSettings()
         self.user, self.policy = user, policy
+        self.observation_space = ConversationSpace()
+        self.action_space = AssistantMessageSpace()
         self.episode: Episode | None = None
         self.trajectory: TrajectoryRecord | None = None  # of the episode that ended last
 
@@ -64,7 +104,7 @@ class ScenarioEnv(gymnasium.Env):
         self.close()
         self.trajectory = None
         options = options or {}
-        spec = self._choose(options.get("scenario_id"))
+        spec = self._choose(options.get("scenario_id"))  # raises before anything opens
         sample = int(options.get("sample", 0))
         spec = spec.model_copy(update={"sample": sample})
         user = (
@@ -99,13 +139,13 @@ class ScenarioEnv(gymnasium.Env):
             "reason": trajectory.details.get("reason", ""),
             "check_results": trajectory.check_results,
             "success": trajectory.success,
-            "trajectory": trajectory,
-        }
+        }  # deterministic for a seed and actions; the trajectory (timings too) is env.trajectory
         return observation, trajectory.reward, result.terminated, result.truncated, info
 
     def close(self) -> None:
         if self.episode is not None:
             self.episode.close()
+            self.episode = None
 
     def _choose(self, scenario_id: str | None) -> EpisodeSpec:
         if scenario_id is None:
