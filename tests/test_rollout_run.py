@@ -36,16 +36,16 @@ def test_a_local_rollout_replays_every_reference(tmp_path, corpus):
     done = envmill(tmp_path, "rollout", "--out", str(corpus), "--local-llm", "--samples", "2")
     assert done.returncode == 0, done.stderr
     rows = _rows(corpus, ROLLOUTS)
-    # the replay is deterministic: both samples hold the same conversation, which is one
-    # trajectory (its id hashes scenario, policy and messages, DESIGN §3.4)
-    assert len(rows) == len({r["trajectory_id"] for r in rows}) == scenarios
+    # the replay is deterministic, yet each sample is an episode of its own
+    assert len(rows) == len({r["trajectory_id"] for r in rows}) == 2 * scenarios
+    assert {json.loads(r["details_json"])["sample"] for r in rows} == {0, 1}
     assert all(r["success"] for r in rows)
     assert {r["termination"] for r in rows} == {"finished", "user_stop"}
     (run,) = _rows(corpus, "SELECT * FROM runs WHERE backend = 'rollout'")
     assert run["status"] == "finished"
     assert json.loads(run["counts_json"])["successes"] == 2 * scenarios
     verdicts = _rows(corpus, "SELECT count(*) AS n, bool_and(kept) AS kept FROM verdicts")
-    assert verdicts == [{"n": 4 * scenarios, "kept": True}]
+    assert verdicts == [{"n": 4 * 2 * scenarios, "kept": True}]
     calls = _rows(corpus, "SELECT count(DISTINCT item) AS n FROM llm_calls")
     assert calls == [{"n": 2 * scenarios}]
 

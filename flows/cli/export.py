@@ -59,10 +59,10 @@ def export(
         fail(f"--min-reward must be between 0 and 1, not {min_reward:g}")
     if validation is not None and not 0.0 < validation < 1.0:
         fail(f"--validation must be a share between 0 and 1 (exclusive), not {validation:g}")
-    root = _data_dir(out)
-    folder = to.expanduser().absolute()
+    root = _data_dir(out).resolve()
+    folder = to.expanduser().resolve()  # links and '..' followed: where the files would land
     if folder == root or root in folder.parents:
-        fail(f"--to {folder} is inside the data folder {root}; choose a folder outside it")
+        fail(f"--to {to} is inside the data folder {root}; choose a folder outside it")
     selection = ExportSelection(
         min_reward=min_reward,
         backend=backend,

@@ -237,11 +237,13 @@ class Episode:
         return self._record(score)
 
     def _record(self, score: Any) -> TrajectoryRecord:
-        identity = {
+        identity: dict[str, Any] = {
             "scenario_id": self.spec.scenario_id,
             "policy": self.policy,
             "messages": self.messages,
         }
+        if self.spec.sample:  # another sample of one conversation is another episode
+            identity["sample"] = self.spec.sample
         wall = time.perf_counter() - self.ledger.began
         return TrajectoryRecord(
             trajectory_id=content_id(identity),

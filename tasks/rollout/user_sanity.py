@@ -1,7 +1,8 @@
 """Is the simulated user a person? Three ways an LLM playing the user breaks the episode.
 
-- ``pasted_task``: the user recites hidden text instead of speaking: a run of at least
-  ``paste_share`` of the task's words in a row (for a task of at least ``PASTE_MIN_WORDS`` words),
+- ``pasted_task``: the user recites hidden text instead of speaking: at least ``paste_share`` of
+  the task's words in order, in runs of ``PASTE_RUN`` or more (for a task of at least
+  ``PASTE_MIN_WORDS`` words, so an edited word does not hide a paste),
   the same for a narrative fact (a ``user_facts`` leaf that long, e.g. the procedural "full
   request"), the facts list as data (a JSON object, or ``FACT_LINES_MIN`` ``key: value`` lines
   naming facts), or a heading of the simulator's prompt. The *opening* may state the request:
@@ -40,6 +41,7 @@ from envmill.tasks.rollout.facts import (
 from envmill.tasks.rollout.values import KnownValues, extract_values
 
 PASTE_MIN_WORDS = 12
+PASTE_RUN = 3  # words in a row that count towards a recital
 FACT_LINES_MIN = 3
 MAX_LISTED = 10
 PROMPT_HEADINGS = ("what you want done:", "what you know and may tell the agent")
@@ -131,20 +133,24 @@ def recited_text(
     share: float,
     opening: str | None,
 ) -> Problem | None:
-    """A run of at least ``share`` of a hidden text's words; in the opening, task words the
-    reference opening says too are the user's own request."""
+    """At least ``share`` of a hidden text's words recited in order, in runs of ``PASTE_RUN``
+    words or more (so a word or two changed in a paste still counts, scattered common words do
+    not); in the opening, runs the reference opening says too are the user's own request."""
     for source, words in hidden:
-        match = SequenceMatcher(None, said, words, autojunk=False).find_longest_match()
+        blocks = SequenceMatcher(None, said, words, autojunk=False).get_matching_blocks()
+        runs = [" ".join(words[b.b : b.b + b.size]) for b in blocks if b.size >= PASTE_RUN]
+        if opening is not None:
+            runs = [run for run in runs if f" {run} " not in f" {opening} "]
+        recited = sum(len(run.split()) for run in runs)
         need = math.ceil(share * len(words) - 1e-9)
-        run = " ".join(words[match.b : match.b + match.size])
-        if match.size < need or (opening is not None and f" {run} " in f" {opening} "):
+        if recited < need:
             continue
         return Problem(
             "pasted_task",
             index,
-            f"user message {index} pastes the {source.replace('.', ' ')}: {match.size} of its"
-            f" {len(words)} words in a row (paste_share {share} needs {need})",
-            {"source": source, "run": match.size, "words": len(words)},
+            f"user message {index} pastes the {source.replace('.', ' ')}: {recited} of its"
+            f" {len(words)} words recited in order (paste_share {share} needs {need})",
+            {"source": source, "run": recited, "words": len(words)},
         )
     return None
 
