@@ -164,13 +164,18 @@ def test_conversations_end_by_the_user_or_by_the_turn_limit(
     assert not sanity[0].kept and sanity[0].details["code"] == "early_stop"
 
 
-def test_a_failing_model_is_a_model_error_and_an_unreachable_one_is_due_again(
+def test_a_refusing_model_is_a_model_error_and_a_missing_answer_is_due_again(
     specs, endpoint, client, sandbox
 ):
     spec = specs["non_conversational"]
+    endpoint.add_faults(Fault(kind="status", status=400, stage="policy", count=None))
+    (refused,) = run([spec], client, sandbox).trajectories
+    assert refused.termination == "model_error" and "HTTP 400" in refused.details["reason"]
+    endpoint.reset()
     endpoint.add_faults(Fault(kind="status", status=500, stage="policy", count=None))
-    (failed,) = run([spec], client, sandbox).trajectories
-    assert failed.termination == "model_error" and "HTTP 500" in failed.details["reason"]
+    broken = run([spec], client, sandbox)
+    assert broken.trajectories == [] and broken.items == []  # no answer: the episode is due
+    assert broken.failures[0].error_class == "LlmCallError"
     endpoint.reset()
     gone = make_client("http://127.0.0.1:9/v1", endpoint_folder(client), cache=False)
     output = run([spec], gone, sandbox)

@@ -82,7 +82,9 @@ def run(env, sandbox, scenario, policy, user=None, settings=SETTINGS):
 
 
 def failed_call(stage: str) -> LlmCallError:
-    record = LlmCallRecord(stage=stage, model="m", request_hash="h", outcome="failed")
+    record = LlmCallRecord(
+        stage=stage, model="m", request_hash="h", outcome="failed", error_class="ReplyError"
+    )
     return LlmCallError(f"LLM call failed ({stage}): ReplyError: unusable", record)
 
 

@@ -38,6 +38,12 @@ from envmill.tasks.rollout.system import system_prompt
 from envmill.tasks.rollout.user import SimulatedUser, split_stop
 from envmill.tasks.sandbox import Sandbox, SandboxEpisode
 
+# what a model's own answer can fail by: nothing usable in it (after the layer's retries and
+# repair turns), or a request it refuses (400: a conversation past its context, say)
+MODEL_FAILURES = frozenset(
+    {"EmptyReply", "UnusableReply", "ReplyError", "BadRequestError", "UnprocessableEntityError"}
+)
+
 
 @dataclass
 class StepResult:
@@ -302,8 +308,13 @@ def run_episode(
 
 
 def is_infrastructure(exc: BaseException) -> bool:
-    """The factory could not ask the model at all (no fault of the model or the agent)."""
-    return isinstance(exc, LlmUnreachableError | LlmGateError)
+    """The call failed for want of an answer (unreachable, timed out, 5xx, rate-limited, a
+    wrong model name or key), not because of what the model answered: the episode is the
+    factory's failure and due again, not a ``model_error`` trajectory that a rerun would keep."""
+    if isinstance(exc, LlmUnreachableError | LlmGateError):
+        return True
+    record = getattr(exc, "record", None)
+    return record is None or record.error_class not in MODEL_FAILURES
 
 
 def _error(message: str) -> dict[str, Any]:
