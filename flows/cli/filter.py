@@ -61,7 +61,6 @@ def filter_trajectories(
 def judge_stored(root: Path, filters, run: str | None, policy: str | None) -> dict:
     """Judge every page of trajectories and commit its verdicts; (kept, dropped) per filter."""
     from envmill.schemas.ids import content_id
-    from envmill.schemas.trajectory import TrajectoryRecord
     from envmill.tasks.rollout import judge_trajectory
     from envmill.tasks.rollout.plan import scenario_of
     from envmill.warehouse.episodes import trajectories_to_judge
@@ -73,7 +72,7 @@ def judge_stored(root: Path, filters, run: str | None, policy: str | None) -> di
         rows = []
         for row in page:
             verdicts = judge_trajectory(
-                _trajectory(row, TrajectoryRecord),
+                stored_trajectory(row),
                 scenario_of(row),
                 tool_names={tool["function"]["name"] for tool in json.loads(row["tools_json"])},
                 state_changing_tools=set(row["state_changing_tools"] or []),
@@ -89,8 +88,11 @@ def judge_stored(root: Path, filters, run: str | None, policy: str | None) -> di
     return {name: (kept[name], dropped[name]) for name in kept.keys() | dropped.keys()}
 
 
-def _trajectory(row: dict, record_type):
-    return record_type(
+def stored_trajectory(row: dict):
+    """A ``trajectories`` row as the record the filters judge."""
+    from envmill.schemas.trajectory import TrajectoryRecord
+
+    return TrajectoryRecord(
         trajectory_id=row["trajectory_id"],
         scenario_id=row["scenario_id"],
         env_id=row["env_id"],
