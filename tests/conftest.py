@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,20 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
 
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+def call_main(monkeypatch, capsys, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """``envmill <args>`` through ``main()`` in this process: exit code, stdout and stderr."""
+    from envmill.flows import cli
+
+    monkeypatch.setattr(sys, "argv", ["envmill", *args])
+    try:
+        cli.main()
+        code = 0
+    except SystemExit as exit_info:
+        code = exit_info.code or 0
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 @pytest.fixture(scope="session")

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
-from envmill.flows import cli
 from envmill.tasks.llm.endpoint import serve_endpoint
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, call_main
 from tests.test_cli_env import envmill
 
 CORPUS = FIXTURES / "corpora" / "api_bank_mining.json"
@@ -34,14 +32,7 @@ def run(monkeypatch, capsys, tmp_path):
     def invoke(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        monkeypatch.setattr(sys, "argv", ["envmill", *args])
-        try:
-            cli.main()
-            code = 0
-        except SystemExit as exit_info:
-            code = exit_info.code or 0
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        return call_main(monkeypatch, capsys, args)
 
     return invoke
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from envmill.flows import cli
 from envmill.schemas.export import ExportSelection
 from envmill.schemas.ids import content_id
 from envmill.schemas.rollout import VerdictRecord
@@ -49,7 +47,7 @@ from envmill.warehouse.rows import (
     write_batch,
 )
 from envmill.warehouse.store import Warehouse
-from tests.conftest import TEST_LIMITS
+from tests.conftest import TEST_LIMITS, call_main
 from tests.test_cli_env import envmill
 
 CLONES = 10
@@ -202,14 +200,7 @@ def run(monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("ENVMILL_HOME", raising=False)
 
     def invoke(*args: str) -> subprocess.CompletedProcess[str]:
-        monkeypatch.setattr(sys, "argv", ["envmill", *args])
-        try:
-            cli.main()
-            code = 0
-        except SystemExit as exit_info:
-            code = exit_info.code or 0
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        return call_main(monkeypatch, capsys, args)
 
     return invoke
 

@@ -10,50 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
+from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.rollout.episode import run_episode
+from tests.test_rollout_episode import Script, call, calls, spec_of
 
 SETTINGS = RolloutSettings(max_steps=12, max_calls_per_turn=3, max_bad_turns=2)
 ENVMILL = str(Path(sys.executable).with_name("envmill"))
-
-
-def spec_of(env, scenario: ScenarioSpec, sample: int = 0) -> EpisodeSpec:
-    return EpisodeSpec(
-        key=f"k{sample}",
-        sample=sample,
-        scenario=scenario,
-        scenario_id=scenario.scenario_id,
-        class_name=env.class_name,
-        source=env.source,
-        tools=[t if isinstance(t, dict) else t.model_dump() for t in env.tools],
-        introduction="Clinic front desk.",
-        business_rules=["Be kind."],
-        state_changing_tools=[n for n, k in env.tool_kinds.items() if k == "state_change"],
-    )
 
 
 @pytest.fixture(scope="module")
 def plain(clinic_scenarios, clinic) -> ScenarioSpec:
     specs = [ScenarioSpec(env_id=clinic.env_id, **raw) for raw in clinic_scenarios["certified"]]
     return next(s for s in specs if s.mode == "non_conversational")
-
-
-def call(name: str, arguments, call_id: str = "") -> dict:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
-
-
-def calls(*parts: dict) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": list(parts)}
-
-
-class Script:
-    def __init__(self, *turns, name: str = "scripted"):
-        self.turns, self.name = list(turns), name
-
-    def act(self, messages, tools):
-        return self.turns.pop(0) if self.turns else "Done."
 
 
 # --- 1. arguments JSON accepts but the sandbox channel refuses -------------------------------
