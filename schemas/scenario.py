@@ -30,7 +30,9 @@ class SolutionStep(BaseModel):
 
 
 class CheckSpec(BaseModel):
-    """A rule-based check: ``code`` defines ``check(initial_state, final_state) -> bool``."""
+    """A rule-based check: ``code`` defines ``check(initial_state, final_state) -> bool``, or
+    ``check(initial_state, final_state, answer) -> bool`` when it judges what the agent said
+    (``answer``: the text of the episode's final assistant message, "" when there is none)."""
 
     description: str
     code: str
@@ -47,6 +49,10 @@ class ScenarioContent(BaseModel):
     initial_state: dict[str, Any]
     reference_solution: list[SolutionStep]
     checks: list[CheckSpec]
+    reference_answer: str | None = Field(
+        None, description="what the reference says at the end, when checks judge the answer"
+    )
+    kind: str | None = Field(None, description="the generator's scenario kind, e.g. 'refusal'")
 
 
 class ScenarioSpec(ScenarioContent):
@@ -54,15 +60,23 @@ class ScenarioSpec(ScenarioContent):
 
     @property
     def scenario_id(self) -> str:
-        return content_id(
-            {
-                "env_id": self.env_id,
-                "initial_state": self.initial_state,
-                "task": self.task,
-                "reference_solution": [s.model_dump() for s in self.reference_solution],
-                "checks": [c.model_dump() for c in self.checks],
-            }
-        )
+        """The §3.3 id; a reference answer joins the hashed object only when there is one, so
+        scenarios without one keep their ids. ``kind`` is a label, never part of the id."""
+        content = {
+            "env_id": self.env_id,
+            "initial_state": self.initial_state,
+            "task": self.task,
+            "reference_solution": [s.model_dump() for s in self.reference_solution],
+            "checks": [c.model_dump() for c in self.checks],
+        }
+        if self.reference_answer is not None:
+            content["reference_answer"] = self.reference_answer
+        return content_id(content)
+
+    @property
+    def answer(self) -> str:
+        """The reference's final words as checks see them ("" when it says nothing)."""
+        return self.reference_answer or ""
 
 
 class GateResult(BaseModel):

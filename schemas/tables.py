@@ -130,6 +130,8 @@ class ScenariosTable(apa.DataFrameModel):
     initial_state_json: str
     reference_solution_json: str
     checks_json: str
+    reference_answer: str = apa.Field(nullable=True)  # what checks of the answer expect said
+    kind: str = apa.Field(nullable=True)  # the generator's label: change, refusal, answer, ...
     n_checks: int = _count()
     n_steps: int = _count()
     status: str = apa.Field(isin=list(SCENARIO_STATUSES))

@@ -325,7 +325,7 @@ def test_good_check_source_passes() -> None:
         ("def verify(initial_state, final_state):\n    return True\n", "check_signature", 1),
         ("check = lambda a, b: True\n", "check_signature", 1),
         ("def check(final_state):\n    return True\n", "check_signature", 1),
-        ("X = 1\ndef check(a, b, c):\n    return True\n", "check_signature", 2),
+        ("X = 1\ndef check(a, b, c, d):\n    return True\n", "check_signature", 2),
         ("def check(a, b, *rest):\n    return True\n", "check_signature", 1),
         ("import time\ndef check(a, b):\n    return time.time() > 0\n", "import", 1),
         ("def check(a, b):\n    return a.__class__ is b.__class__\n", "dunder", 2),

@@ -88,6 +88,8 @@ def scenario_row(
         "initial_state_json": scenario.initial_state,
         "reference_solution_json": [step.model_dump() for step in scenario.reference_solution],
         "checks_json": [check.model_dump() for check in scenario.checks],
+        "reference_answer": scenario.reference_answer,
+        "kind": scenario.kind,
         "n_checks": len(scenario.checks),
         "n_steps": len(scenario.reference_solution),
         "status": scenario.status,

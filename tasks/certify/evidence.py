@@ -74,6 +74,7 @@ class Evidence:
     other_cells: list[list[CheckCell]] = field(default_factory=list)  # check -> base pair
     unstable: list[bool] = field(default_factory=list)
     replay_hash: str | None = None
+    silent: int | None = None  # the column of the reference's outcome with its answer withheld
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -84,6 +85,7 @@ class Evidence:
 
 
 FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follows, when run)
+NO_ANSWER = ""
 
 
 def collect_evidence(
@@ -170,20 +172,27 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
 
 
 def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) -> None:
-    """Each check on every distinct final state, in both images; refused checks count False."""
-    initial, run = scenario.initial_state, evidence.run
-    finals = [run.states[-1], initial]
+    """Each check on every distinct (final state, answer), in both images; refused checks
+    count False. The reference's outcome is judged with its answer, the initial state with
+    none; wrong solutions and reorderings say what the reference says, so only their states
+    can cost them the reward. A scenario with an answer is also judged with it withheld."""
+    initial, run, answer = scenario.initial_state, evidence.run, scenario.answer
+    finals = [(run.states[-1], answer), (initial, NO_ANSWER)]
     if evidence.partial is not None:
-        finals.append(evidence.partial.final_state)
+        finals.append((evidence.partial.final_state, answer))
+    if scenario.reference_answer is not None:
+        evidence.silent = len(finals)
+        finals.append((run.states[-1], NO_ANSWER))
     base = len(finals)
-    index = {canonical_json(state): i for i, state in enumerate(finals)}
+    index = {canonical_json(outcome): i for i, outcome in enumerate(finals)}
     for trial in evidence.trials:
         if trial.is_wrong_solution or trial.is_independent_reorder:
-            trial.pair = index.setdefault(canonical_json(trial.final_state), len(finals))
+            outcome = (trial.final_state, answer)
+            trial.pair = index.setdefault(canonical_json(outcome), len(finals))
             if trial.pair == len(finals):
-                finals.append(trial.final_state)
+                finals.append(outcome)
     sources, refused = policy_checked(scenario)
-    pairs = [(initial, final) for final in finals]
+    pairs = [(initial, final, said) for final, said in finals]
     evidence.cells, evidence.unstable = check_rows(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
@@ -206,7 +215,7 @@ def check_rows(
     sandbox: Sandbox,
     sources: list[str],
     refused: dict[int, str],
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    pairs: list[tuple[dict[str, Any], dict[str, Any], str]],
     image: int,
     full_pairs: int,
     *,

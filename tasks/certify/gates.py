@@ -55,6 +55,11 @@ def _not_trivial(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
 
 
 def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    if ev.partial is None and ev.silent is not None:  # a question: the answer is the work
+        failing = sum(cell.value is not True for cell in ev.column(ev.silent))
+        if failing == 0:
+            return False, "every check holds when the answer is withheld"
+        return True, f"{failing} checks fail when the answer is withheld"
     if ev.partial is None:
         return False, "the solution has no state-changing step"
     failing = sum(cell.value is not True for cell in ev.column(ev.partial.pair))
@@ -76,6 +81,8 @@ def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
         for kind in ("extra", "drop", "swap", "alter")
     )
     summary = f"{len(mutants)} mutants tried ({counts}); {len(differing)} change the outcome"
+    if ev.silent is not None and _full_reward_at(ev, ev.silent):
+        return False, f"{summary}; the reference with its answer withheld keeps full reward"
     if uncaught:
         more = f" (and {len(uncaught) - 1} more)" if len(uncaught) > 1 else ""
         return False, f"{summary}; {uncaught[0].plan.label} keeps full reward{more}"
@@ -123,7 +130,11 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
 
 
 def _full_reward(ev: Evidence, trial: Trial) -> bool:
-    return score_checks([cell.value for cell in ev.column(trial.pair)]).success
+    return _full_reward_at(ev, trial.pair)
+
+
+def _full_reward_at(ev: Evidence, pair: int) -> bool:
+    return score_checks([cell.value for cell in ev.column(pair)]).success
 
 
 JUDGES: dict[str, Callable[[ScenarioSpec, Evidence], Verdict]] = {

@@ -1,4 +1,5 @@
-"""An episode's score: every check on (initial state, final state), then the one reward function.
+"""An episode's score: every check on (initial state, final state, final answer), then the one
+reward function.
 
 Rollouts and the RL interface end here. The checks run as certification runs them (policy first,
 then a host of their own, each evaluation in a fresh namespace), so an agent's episode is judged
@@ -26,15 +27,27 @@ class EpisodeScore:
 
 
 def score_final_state(
-    scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox
+    scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox, answer: str = ""
 ) -> EpisodeScore:
-    """Run every check of ``scenario`` on (its initial state, ``final_state``).
+    """Run every check of ``scenario`` on (its initial state, ``final_state``, ``answer``):
+    ``answer`` is the text of the episode's final assistant message (see :func:`final_answer`).
 
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
     sources, refused = policy_checked(scenario)
-    pairs = [(scenario.initial_state, final_state)]
+    pairs = [(scenario.initial_state, final_state, answer)]
     rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
     return EpisodeScore(results, score_checks(results), [cell.error for cell in cells])
+
+
+def final_answer(messages: list[dict[str, Any]]) -> str:
+    """The text of the conversation's last assistant message ("" when it has none): what checks
+    of the answer judge. Text parts of a list-valued content are joined."""
+    last = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    content = (last or {}).get("content")
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        content = "".join(part for part in parts if isinstance(part, str))
+    return content if isinstance(content, str) else ""

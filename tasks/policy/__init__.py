@@ -39,7 +39,8 @@ def check_module(source: str) -> list[PolicyViolation]:
 
 
 def check_check_source(source: str) -> list[PolicyViolation]:
-    """Every policy violation of a check source, which must define ``check(initial, final)``."""
+    """Every policy violation of a check source, which must define ``check(initial, final)``
+    or ``check(initial, final, answer)``."""
     tree, early = _parse(source)
     if tree is None:
         return early

@@ -80,7 +80,8 @@ def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 
 def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
-    """A check source defines ``def check(initial_state, final_state)`` at top level."""
+    """A check source defines ``def check(initial_state, final_state)`` at top level, or
+    ``def check(initial_state, final_state, answer)`` to judge the agent's final words."""
     defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
     if not defs:
         yield violation(
@@ -90,11 +91,11 @@ def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
     args = defs[-1].args
     positional = len(args.posonlyargs) + len(args.args)
     line = defs[-1].lineno
-    if positional != 2:
+    if positional not in (2, 3):
         yield violation(
             "check_signature",
             line,
-            f"check() must take exactly 2 positional parameters, not {positional}",
+            f"check() must take 2 positional parameters (or 3, with the answer), not {positional}",
         )
     if args.vararg or args.kwarg or args.kwonlyargs:
         yield violation(

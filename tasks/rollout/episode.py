@@ -28,7 +28,7 @@ from typing import Any
 from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.trajectory import TrajectoryRecord
-from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.certify.scoring import final_answer, score_final_state
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
 from envmill.tasks.llm.reply import ToolCall
 from envmill.tasks.rollout.actions import Action, ActionError, read_action, valid_text
@@ -237,7 +237,7 @@ class Episode:
         scenario = self.spec.scenario
         final = (self._env.state() if self._env else None) or scenario.initial_state
         began = time.perf_counter()
-        score = score_final_state(scenario, final, self.sandbox)
+        score = score_final_state(scenario, final, self.sandbox, final_answer(self.messages))
         self.ledger.seconds["check_seconds"] += time.perf_counter() - began
         self.close()
         return self._record(score)

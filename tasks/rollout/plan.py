@@ -68,6 +68,8 @@ def scenario_of(row: dict[str, Any]) -> ScenarioSpec:
         initial_state=_json(row["initial_state_json"]),
         reference_solution=_json(row["reference_solution_json"]),
         checks=_json(row["checks_json"]),
+        reference_answer=row.get("reference_answer"),
+        kind=row.get("kind"),
     )
 
 

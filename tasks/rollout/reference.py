@@ -42,7 +42,8 @@ def tool_call_messages(
 
 def reference_messages(scenario: ScenarioSpec, report: CertificationReport) -> list[dict]:
     """User opening, then per step (in conversational mode, the questions for the facts it
-    needs first) the call and its result, then the final answer."""
+    needs first) the call and its result, then the final answer: the scenario's reference
+    answer when its checks judge one, else a plain "done"."""
     opening = opening_message(scenario)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
@@ -61,7 +62,7 @@ def reference_messages(scenario: ScenarioSpec, report: CertificationReport) -> l
                 {"role": "user", "content": answer},
             ]
         messages += tool_call_messages(index, step, result)
-    messages.append({"role": "assistant", "content": FINAL_ANSWER})
+    messages.append({"role": "assistant", "content": scenario.reference_answer or FINAL_ANSWER})
     return messages
 
 

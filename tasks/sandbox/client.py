@@ -91,7 +91,9 @@ class Sandbox:
     def run_checks(
         self,
         check_sources: list[str],
-        pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+        pairs: list[
+            tuple[dict[str, Any], dict[str, Any]] | tuple[dict[str, Any], dict[str, Any], str]
+        ],
         *,
         image: int = 0,
         full_pairs: int | None = None,
@@ -99,6 +101,8 @@ class Sandbox:
         apart: bool = True,
     ) -> ChecksOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
+
+        A pair may carry a third item, the episode's final answer, for checks that judge it.
 
         Every evaluation runs in a process of its own, forked from that host, in a fresh
         namespace, and the pairs travel in a random order the checks cannot predict.
