@@ -70,7 +70,8 @@ def test_imports_only_allowed_modules(trees):
 
 def state_attributes(env: CompiledEnvironment) -> set[str]:
     entities = env.entity_attrs
-    return {*entities.values(), *(f"next_{e}_number" for e in entities), "current_time"}
+    acting = {env.acting_role_attr, env.acting_id_attr} - {None}
+    return {*entities.values(), *(f"next_{e}_number" for e in entities), "current_time", *acting}
 
 
 def test_init_takes_no_arguments_and_creates_every_state_attribute(compiled, trees):

@@ -11,13 +11,14 @@ from typing import Any
 
 from faker import Faker
 
+from envmill.tasks.procedural.codegen_roles import role_rule, roles_rules
 from envmill.tasks.procedural.codegen_rules import rule_text
 from envmill.tasks.procedural.codegen_scope import OpScope
-from envmill.tasks.procedural.manifest import ArgManifest, ToolManifest
+from envmill.tasks.procedural.manifest import ArgManifest, OwnedManifest, ToolManifest
 from envmill.tasks.procedural.plan import EnvPlan, ToolPlan
 from envmill.tasks.procedural.spec.check import reachable_states
 from envmill.tasks.procedural.spec.domain import ArgSpec, EntitySpec
-from envmill.tasks.procedural.spec.paths import resolve_path
+from envmill.tasks.procedural.spec.paths import resolve_operand, resolve_path
 
 SOURCES = {
     "ref": "entity_id",
@@ -36,9 +37,12 @@ ANCHOR = date(2025, 1, 1)
 
 def business_rules(plan: EnvPlan) -> list[str]:
     """The domain's own rules, then one per precondition of the tools this seed kept."""
-    rules = list(plan.spec.rules)
+    rules = [*plan.spec.rules, *roles_rules(plan)]
     for tool in plan.tools:
         scope = OpScope(plan, tool)
+        own = role_rule(plan, tool)
+        if own and own not in rules:
+            rules.append(own)
         for pre in tool.op.preconditions:
             text = rule_text(scope, pre)
             if text and text not in rules:
@@ -47,16 +51,48 @@ def business_rules(plan: EnvPlan) -> list[str]:
 
 
 def build_manifest(plan: EnvPlan) -> list[ToolManifest]:
-    return [
+    """One entry per tool, in the module's order (the session tool first)."""
+    tools = [session_manifest(plan)] if plan.session_tool else []
+    return tools + [
         ToolManifest(
             tool=tool.name,
             kind="query" if tool.op.is_query else "state_change",
             entity=tool.op.entity,
             args=[arg_manifest(plan, tool, arg) for arg in tool.op.args],
+            roles=plan.allowed_roles(tool.op),
+            owned=owned_manifest(plan, tool),
             phrases=tool.op.phrases or query_phrases(plan, tool),
         )
         for tool in plan.tools
     ]
+
+
+def session_manifest(plan: EnvPlan) -> ToolManifest:
+    return ToolManifest(
+        tool=plan.session_tool or "",
+        kind="query",
+        entity="session",
+        roles=list(plan.roles),
+        phrases=["Who am I signed in as?", "Which account is this session acting for?"],
+    )
+
+
+def owned_manifest(plan: EnvPlan, tool: ToolPlan) -> list[OwnedManifest]:
+    """Each kept ``owned`` rule as (argument, ref hops, owner entity, rule text)."""
+    scope, found = OpScope(plan, tool), []
+    for pre in tool.op.preconditions:
+        if pre.kind != "owned":
+            continue
+        ref = resolve_operand(plan.spec, tool.op, pre.path)
+        if ref.kind == "path":
+            arg, hops = scope.root(ref.path.subject), [*ref.path.hops]
+            if ref.path.field != plan.entity(ref.path.entity).id_field:
+                hops.append(ref.path.field)
+        else:
+            arg, hops = pre.path, []
+        entity = ref.spec.entity or ""
+        found.append(OwnedManifest(arg=arg, hops=hops, entity=entity, rule=rule_text(scope, pre)))
+    return found
 
 
 def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:

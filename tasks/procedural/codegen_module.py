@@ -12,6 +12,12 @@ from envmill.tasks.procedural.codegen_effects import (
 )
 from envmill.tasks.procedural.codegen_manifest import business_rules
 from envmill.tasks.procedural.codegen_query import query_lines, summary_of_query
+from envmill.tasks.procedural.codegen_roles import (
+    acting_init_lines,
+    role_check_lines,
+    role_rule,
+    session_tool_lines,
+)
 from envmill.tasks.procedural.codegen_rules import precondition_lines, rule_text
 from envmill.tasks.procedural.codegen_scope import OpScope, arg_check_lines, to_single_quotes
 from envmill.tasks.procedural.codegen_text import (
@@ -77,6 +83,8 @@ def class_lines(plan: EnvPlan) -> list[str]:
         lines += [*indent(constants, 1), ""]
     lines += indent(init_lines(plan), 1)
     lines += ["", *indent(PARSE_TIME, 1)]
+    if plan.session_tool:
+        lines += ["", *indent(session_tool_lines(plan), 1)]
     for tool in plan.tools:
         lines += ["", *indent(method_lines(plan, tool), 1)]
     return lines
@@ -94,6 +102,7 @@ def init_lines(plan: EnvPlan) -> list[str]:
     for name in plan.entities:
         body.append(f"self.{plan.entity(name).counter}: int = 1")
     body.append(f'self.current_time: str = "{DEFAULT_TIME}"')
+    body += acting_init_lines(plan)
     return ["def __init__(self) -> None:", *indent(body, 1)]
 
 
@@ -152,6 +161,9 @@ def method_lines(plan: EnvPlan, tool: ToolPlan) -> list[str]:
         rules = list(dict.fromkeys(text for text in texts if text))
         blocks = change_blocks(scope)
     blocks.insert(0, scope.lookup_lines())
+    own_rule = role_rule(plan, tool)
+    rules = [own_rule, *rules] if own_rule else rules
+    checks = role_check_lines(plan, tool) + checks
     body = docstring(summary, rules, [arg_doc(plan, tool, arg) for arg in op.args], 1)
     for index, block in enumerate(block for block in [checks, *blocks] if block):
         body += ["", *block] if index else block

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from envmill.tasks.procedural.codegen_roles import owned_words, pre_owned
 from envmill.tasks.procedural.codegen_scope import OpScope, to_single_quotes
 from envmill.tasks.procedural.codegen_text import error_return, human_list, lit
 from envmill.tasks.procedural.spec.paths import resolve_operand, resolve_path
@@ -139,6 +140,7 @@ def pre_within_days(scope: OpScope, pre: Any) -> list[str]:
 
 PRECONDITION_CODE = {
     "exists": lambda scope, pre: [],  # every id argument is looked up with its own error
+    "owned": pre_owned,
     "field_in": pre_field_in,
     "field_not_in": pre_field_in,
     "compare": pre_compare,
@@ -217,6 +219,7 @@ def _time_words(scope: OpScope, pre: Any) -> str:
 
 
 RULE_WORDS = {
+    "owned": owned_words,
     "field_in": _field_words,
     "field_not_in": _field_words,
     "compare": _compare_words,

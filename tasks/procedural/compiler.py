@@ -10,8 +10,9 @@ import ast
 
 from envmill.tasks.procedural.codegen_manifest import build_manifest, business_rules
 from envmill.tasks.procedural.codegen_module import render_module
-from envmill.tasks.procedural.manifest import CompiledEnvironment
+from envmill.tasks.procedural.manifest import CompiledEnvironment, RoleManifest
 from envmill.tasks.procedural.plan import plan_environment
+from envmill.tasks.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.procedural.spec.domain import DomainSpec, SpecError
 
 
@@ -37,4 +38,8 @@ def compile_environment(spec: DomainSpec, seed: int) -> CompiledEnvironment:
         label_fields={
             name: plan.entity(name).label for name in plan.entities if plan.entity(name).label
         },
+        roles={name: RoleManifest(entity=r.entity, doc=r.doc) for name, r in plan.roles.items()},
+        acting_role_attr=ACTING_ROLE_ATTR if plan.roles else None,
+        acting_id_attr=ACTING_ID_ATTR if plan.roles else None,
+        session_tool=plan.session_tool,
     )

@@ -4,7 +4,8 @@ plus the implied one that every ref names an existing record).
 A plain function of (spec, state), no sandbox: :func:`check_invariants` returns one readable line
 per violation (``"loan LN-00003: ..."``), empty when the state is consistent. An entity the state
 does not hold (an optional one the compiled environment dropped) is skipped, with every invariant
-that would read it.
+that would read it. A domain with roles also needs a declared ``acting_role`` whose ``acting_id``
+names a record of the role's entity (None for a role without one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from envmill.tasks.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec
 from envmill.tasks.procedural.spec.paths import TIMES, resolve_record_path
 
@@ -64,7 +66,23 @@ def check_invariants(spec: DomainSpec, state: dict[str, Any]) -> list[str]:
                 if message:
                     found.append(f"{message} ({invariant.rule})" if invariant.rule else message)
             problems += [f"{entity.name} {record_id}: {message}" for message in found]
-    return problems
+    return problems + acting_violations(view)
+
+
+def acting_violations(view: StateView) -> list[str]:
+    """The acting identity names a declared role and, for a role with an entity, its record."""
+    if not view.spec.roles or ACTING_ROLE_ATTR not in view.state:
+        return []
+    role_name, acting_id = view.state[ACTING_ROLE_ATTR], view.state.get(ACTING_ID_ATTR)
+    role = view.spec.roles.get(role_name) if isinstance(role_name, str) else None
+    if role is None:
+        return [f"{ACTING_ROLE_ATTR} {role_name!r} is not a declared role"]
+    if role.entity is None:
+        return [] if acting_id is None else [f"{ACTING_ID_ATTR} {acting_id!r} for role {role_name}"]
+    rows = view.rows(role.entity)
+    if rows is not None and acting_id not in rows:
+        return [f"{ACTING_ID_ATTR} {acting_id!r} names no {role.entity} (role {role_name})"]
+    return []
 
 
 def read_path(view: StateView, entity: EntitySpec, record: Record, path: str) -> Any:

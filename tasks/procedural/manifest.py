@@ -42,6 +42,24 @@ class ArgManifest(BaseModel):
     lookup_arg: str | None = Field(None, description="that tool's argument taking the label")
 
 
+class OwnedManifest(BaseModel):
+    """An ``owned`` rule of a tool: a signed-in role with an entity (a customer) passes only when
+    the record reached from argument ``arg`` along ``hops`` (ref fields; none when the argument
+    is the owner's id itself) is its own, i.e. that id equals ``acting_id``."""
+
+    arg: str
+    hops: list[str] = Field(default_factory=list)
+    entity: str = Field(description="the owner's entity, e.g. customer")
+    rule: str
+
+
+class RoleManifest(BaseModel):
+    """A role of the environment: ``entity`` is the entity it acts as (None for staff)."""
+
+    entity: str | None = None
+    doc: str = ""
+
+
 class ToolManifest(BaseModel):
     """One compiled tool: its kind, its entity, its arguments, and how a user would ask for it."""
 
@@ -49,6 +67,12 @@ class ToolManifest(BaseModel):
     kind: Literal["query", "state_change"]
     entity: str
     args: list[ArgManifest] = Field(default_factory=list)
+    roles: list[str] = Field(
+        default_factory=list, description="roles that may call it; empty when there are no roles"
+    )
+    owned: list[OwnedManifest] = Field(
+        default_factory=list, description="owned preconditions this environment kept"
+    )
     phrases: list[str] = Field(
         default_factory=list,
         description="user-voice templates; placeholders {arg} or {arg.label} (label of the entity)",
@@ -77,3 +101,9 @@ class CompiledEnvironment(BaseModel):
     label_fields: dict[str, str] = Field(
         default_factory=dict, description="entity name -> field users name it by (e.g. title)"
     )
+    roles: dict[str, RoleManifest] = Field(
+        default_factory=dict, description="who may act; empty when the domain declares no roles"
+    )
+    acting_role_attr: str | None = Field(None, description="state attribute of the acting role")
+    acting_id_attr: str | None = Field(None, description="state attribute of the acting id")
+    session_tool: str | None = Field(None, description="query tool reporting the acting identity")

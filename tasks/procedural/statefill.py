@@ -10,7 +10,9 @@ records: a number a ``create`` rule bounds (guests up to the property's limit) s
 a time filled ``after`` another one comes later, and enum fields with the same choices in one
 record (a flight's origin and destination) differ. Last, the state is brought inside the domain's
 invariants (``statefill_repair``): counters derived from the records they mirror, times moved to
-agree with statuses and current_time.
+agree with statuses and current_time. When the domain has roles, the state also says who is
+signed in: a role without an entity (staff) most of the time, otherwise a record of a role's
+entity (a customer), drawn by a generator of its own so the records stay as they were.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from faker import Faker
 from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.plan import EnvPlan, plan_environment
 from envmill.tasks.procedural.spec.check import reachable_states, ref_order
+from envmill.tasks.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.procedural.spec.domain import DomainSpec, EntitySpec
 from envmill.tasks.procedural.statefill_repair import repair_round
 from envmill.tasks.procedural.statefill_values import fill_entity, make_record
 
 Record = dict[str, Any]
 REPAIR_ROUNDS = 8
+STAFF_SHARE = 0.75
 
 
 class Filler:
@@ -68,7 +72,28 @@ def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, A
     for name in plan.entities:
         state[plan.entity(name).counter] = len(filler.records[name]) + 1
     state["current_time"] = filler.now.isoformat(timespec="seconds")
+    if plan.roles:
+        rng = random.Random(f"acting:{plan.spec.name}:{plan.seed}:{seed}")
+        state |= acting_identity(plan, filler.records, rng)
     return state
+
+
+def acting_identity(
+    plan: EnvPlan, records: dict[str, dict[str, Record]], rng: random.Random
+) -> dict[str, Any]:
+    """``acting_role`` and ``acting_id``: staff with ``STAFF_SHARE``, else a record of a role's
+    entity (staff too when no such record exists, or no role is staff)."""
+    staff = [name for name, role in plan.roles.items() if not role.entity]
+    members = [
+        (name, record_id)
+        for name, role in plan.roles.items()
+        if role.entity
+        for record_id in sorted(records.get(role.entity, {}))
+    ]
+    if members and (not staff or rng.random() >= STAFF_SHARE):
+        role, record_id = rng.choice(members)
+        return {ACTING_ROLE_ATTR: role, ACTING_ID_ATTR: record_id}
+    return {ACTING_ROLE_ATTR: (staff or list(plan.roles))[0], ACTING_ID_ATTR: None}
 
 
 def unique_fields(spec: DomainSpec) -> set[tuple[str, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from envmill.tasks.procedural.spec.check_fill import check_fill_hints
 from envmill.tasks.procedural.spec.check_invariants import check_entity_invariants
 from envmill.tasks.procedural.spec.check_ops import check_operation
+from envmill.tasks.procedural.spec.check_roles import check_roles
 from envmill.tasks.procedural.spec.context import reachable_states, where
 from envmill.tasks.procedural.spec.domain import (
     ArgSpec,
@@ -38,6 +39,7 @@ def check_domain(spec: DomainSpec) -> None:
     for entity in spec.entities.values():
         check_entity(spec, entity)
     check_ref_graph(spec)
+    check_roles(spec)
     for entity in spec.entities.values():
         check_entity_invariants(spec, entity)
     seen: dict[str, str] = {}

@@ -11,6 +11,7 @@ import string
 from typing import Any
 
 from envmill.tasks.procedural.spec.check_effects import CHECK_EFFECT
+from envmill.tasks.procedural.spec.check_roles import check_op_roles, check_owned
 from envmill.tasks.procedural.spec.context import (
     OpContext,
     check_complete,
@@ -40,6 +41,7 @@ def check_operation(spec: DomainSpec, entity: EntitySpec, op: OperationSpec) -> 
             ctx.fail(f"argument '{arg.name}' refers to unknown entity '{arg.entity}'")
         if arg.type == "enum" and not arg.values:
             ctx.fail(f"enum argument '{arg.name}' has no values")
+    check_op_roles(ctx, op)
     if op.is_query:
         check_query(ctx, entity, op)
     elif op.kind == "update" and not op.effects:
@@ -153,6 +155,7 @@ def check_exists(ctx: OpContext, pre: Any) -> None:
 
 CHECK_PRE = {
     "exists": check_exists,
+    "owned": check_owned,
     "field_in": check_field_in,
     "field_not_in": check_field_in,
     "compare": check_compare,

@@ -31,6 +31,14 @@ take an optional ``parent`` (a related list, e.g. the loans of a member) and opt
 - ``within_days``: current_time is at most ``days`` after the time at ``path``.
 - ``in_future`` / ``in_past``: the time at ``value`` (argument or path) is after / not after
   current_time (dates compare by day).
+- ``owned``: when the acting role has an ``entity``, the id at ``path`` (a path ending in an id of
+  that entity, or an id argument) equals ``acting_id``; a role without an entity always passes.
+Any precondition may say ``optional: true``: the seeded plan may leave that rule out.
+
+**Roles** (``roles:`` at the top, optional): ``{staff: {doc}, customer: {entity: customer, doc}}``.
+An operation's ``roles: [staff]`` lets only those roles call it (default: every role). The acting
+identity is state: ``acting_role`` and ``acting_id`` (the record of the role's entity, or None),
+chosen by the state fill and reported by a generated session query tool.
 
 **Effects** (applied in order once every precondition holds):
 - ``set``: the field at ``path`` := literal ``value``.
@@ -97,8 +105,10 @@ from envmill.tasks.procedural.spec.rules import (
     HoursBefore,
     ImpliesInvariant,
     Invariant,
+    Owned,
     Precondition,
     RecordEffect,
+    RoleSpec,
     Scalar,
     SetEffect,
     SpecModel,
@@ -230,6 +240,7 @@ class OperationSpec(SpecModel):
     aliases: list[str] = Field(default_factory=list, description="naming variants")
     entity: str = ""
     optional: bool = False
+    roles: list[str] = Field(default_factory=list, description="roles allowed; empty = every role")
     doc: str = ""
     args: list[ArgSpec] = Field(default_factory=list)
     parent: str | None = Field(None, description="list/count/sum: ref field to the parent")
@@ -292,6 +303,7 @@ class DomainSpec(SpecModel):
     class_names: list[str] = Field(min_length=1)
     limits: dict[str, LimitSpec] = Field(default_factory=dict)
     rules: list[str] = Field(default_factory=list, description="extra business rules")
+    roles: dict[str, RoleSpec] = Field(default_factory=dict, description="who may act")
     entities: dict[str, EntitySpec] = Field(min_length=1)
 
     def operations(self) -> list[OperationSpec]:
@@ -321,8 +333,10 @@ __all__ = [
     "Invariant",
     "LimitSpec",
     "OperationSpec",
+    "Owned",
     "Precondition",
     "RecordEffect",
+    "RoleSpec",
     "SetEffect",
     "SpecError",
     "StampEffect",

@@ -19,6 +19,7 @@ class SpecModel(BaseModel):
 
 class _Rule(SpecModel):
     rule: str | None = Field(None, description="business rule text; {limit} placeholders allowed")
+    optional: bool = Field(False, description="a seed may leave this rule out of an environment")
 
 
 class Exists(_Rule):
@@ -78,8 +79,17 @@ class TimeSide(_Rule):
     value: str
 
 
+class Owned(_Rule):
+    """The id at ``path`` (a path or an id argument) must be the acting id when the acting role
+    has an entity (a signed-in customer); a role without one (staff) always passes."""
+
+    kind: Literal["owned"]
+    path: str
+
+
 Precondition = Annotated[
     Exists
+    | Owned
     | FieldIn
     | Compare
     | CountBelow
@@ -90,6 +100,14 @@ Precondition = Annotated[
     | TimeSide,
     Field(discriminator="kind"),
 ]
+
+
+class RoleSpec(SpecModel):
+    """Who may act in an environment: staff (no ``entity``) act for anyone; a role with an
+    ``entity`` is one of its records (a customer) and acts only on what ``owned`` rules allow."""
+
+    entity: str | None = Field(None, description="the entity whose record this role acts as")
+    doc: str = ""
 
 
 class SetEffect(SpecModel):
