@@ -40,6 +40,22 @@ class ArgMention:
     label: str | None = None
     label_field: str | None = None
     by_label: bool = False
+    described: str | None = None  # how the task names the record instead ("her only frozen card")
+    hint: str | None = None  # after the label, what tells two same-named records apart
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A test on the state that chose between this step and ``otherwise`` (the branch not
+    taken): ``{field} of {record} {op} {threshold}``, which ``holds`` says was true."""
+
+    record: ArgMention
+    field: str
+    op: str
+    threshold: float
+    holds: bool
+    otherwise: ChainStep
+    untaken: dict[str, Any]  # the state ``otherwise`` would have made from the initial state
 
 
 @dataclass
@@ -50,6 +66,7 @@ class ChainStep:
     arguments: dict[str, Any]
     mentions: list[ArgMention]
     changes: list[dict[str, Any]]
+    condition: Condition | None = None  # a conditional step: the test and the branch not taken
 
 
 @dataclass
@@ -60,6 +77,7 @@ class Chain:
     final_state: dict[str, Any]
     steps: list[ChainStep] = field(default_factory=list)
     solution: list[SolutionStep] = field(default_factory=list)
+    kind: str = "change"
 
 
 def sample_chain(
@@ -102,14 +120,16 @@ class _ChainSampler:
 
     def _attempt(self) -> bool:
         """Draw and run one state change (with its lookups); keep it or roll the episode back."""
-        manifest = self.rng.choice(self.changers)
-        arguments = self.drawer.draw_arguments(manifest, self.state)
-        if arguments is None:
+        manifest = self._choose_changer()
+        arguments = self.drawer.draw_arguments(manifest, self.state) if manifest else None
+        if manifest is None or arguments is None or not self._adjust(manifest, arguments):
             return False
         before, calls = self.state, []
         mentions = [
             self._mention(arg, arguments, calls) for arg in manifest.args if arg.name in arguments
         ]
+        if not self._wants(mentions):
+            return False
         self._maybe_inform(manifest, arguments, calls)
         ok, after, _ = self._run(manifest.tool, arguments)
         changes = [c for c in diff_states(before, after) if not is_generated(c)]
@@ -117,10 +137,33 @@ class _ChainSampler:
             self._restore(before, after)
             return False
         calls.append(SolutionStep(tool=manifest.tool, arguments=arguments))
+        step = ChainStep(manifest, arguments, mentions, changes)
         self.chain.solution.extend(calls)
-        self.chain.steps.append(ChainStep(manifest, arguments, mentions, changes))
+        self.chain.steps.append(step)
         self.state = after
+        self._kept(step)
         return True
+
+    # hooks a sampler of another scenario kind (chain_kinds.py) overrides
+    def _choose_changer(self) -> ToolManifest | None:
+        return self.rng.choice(self.changers)
+
+    def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
+        """Change the drawn arguments in place; False drops the attempt."""
+        return True
+
+    def _wants(self, mentions: list[ArgMention]) -> bool:
+        """Whether the step's mentions serve the scenario kind (checked before the call)."""
+        return True
+
+    def _kept(self, step: ChainStep) -> None:
+        """Called after a step is kept."""
+
+    def _special_mention(
+        self, arg: ArgManifest, value: Any, calls: list[SolutionStep]
+    ) -> ArgMention | None:
+        """A kind's own way to name an entity argument, with the queries it needs, or None."""
+        return None
 
     def _run(
         self, tool: str, arguments: dict[str, Any]
@@ -164,6 +207,11 @@ class _ChainSampler:
         value = arguments[arg.name]
         if arg.source != "entity_id":
             return ArgMention(arg.name, value, arg.source)
+        special = self._special_mention(arg, value, calls)
+        return special if special is not None else self._plain_mention(arg, value, calls)
+
+    def _plain_mention(self, arg: ArgManifest, value: Any, calls: list[SolutionStep]) -> ArgMention:
+        """An entity named by its label (after a find that shows its id) or else by its id."""
         entity = arg.entity
         attr = arg.state_attr or self.compiled.entity_attrs.get(entity or "", "")
         label_field = arg.label_field or self.compiled.label_fields.get(entity or "")

@@ -60,6 +60,29 @@ def derive_checks(
     return [_render(fact) for fact in merge_facts(facts, cap)]
 
 
+def derive_absence_check(
+    before: dict[str, Any],
+    untaken: dict[str, Any],
+    *,
+    entity_names: dict[str, str] | None = None,
+    label_fields: dict[str, str] | None = None,
+) -> CheckSpec | None:
+    """A check that the branch a conditional task did not take left no trace: not every fact
+    of ``before`` → ``untaken`` (the state that branch would have made) holds on the final
+    state. None when that branch changes nothing checkable."""
+    diff = diff_states(before, untaken)
+    namer = _Namer(entity_names or {}, label_fields or {}, untaken, _created_ids(diff))
+    facts = _collect_facts(diff, untaken, namer, {})
+    if not facts:
+        return None
+    conditions = [c for fact in facts for c in fact.conditions]
+    lines = [f"        {'and ' if i else ''}{c}" for i, c in enumerate(conditions)]
+    body = "    return not (\n" + "\n".join(lines) + "\n    )\n"
+    header = "def check(initial_state: dict, final_state: dict) -> bool:\n"
+    description = f"Has not {_join(facts).description} (the branch the task did not ask for)"
+    return CheckSpec(description=description, code=header + body)
+
+
 def _collect_facts(
     diff: list[dict[str, Any]], final: dict[str, Any], namer: _Namer, focus: dict[tuple, list[str]]
 ) -> list[Fact]:
