@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envmill.tasks.procedural.chains import ArgMention, ChainStep
 from envmill.tasks.procedural.derive_checks import words_of
+from envmill.tasks.procedural.lookup_words import say
+from envmill.tasks.procedural.lookups import shown
 from envmill.tasks.procedural.phrasing_text import (
     NOT_NOUNS,
     UNIT_WORDS,
     article_for,
     collect_user_facts,
+    described_template,
     format_value,
     has_determiner,
     humanize_value,
@@ -126,6 +129,8 @@ def phrase_task(
 
 def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> Clause:
     """One clause for a step: a template filled with values (or, when vague, with references)."""
+    if step.condition is not None:
+        return conditional_clause(step, rng, vague=vague)
     if vague and is_create(step):
         return create_goal(step, rng)
     template = _choose_template(step, rng, vague)
@@ -145,6 +150,7 @@ def _choose_template(step: ChainStep, rng: random.Random, vague: bool) -> str:
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
     template = rng.choice(usable) if usable else _fallback_template(step)
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
+    template = described_template(template, step.mentions)
     return vague_template(template, step.mentions) if vague else template
 
 
@@ -157,6 +163,8 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
 
     def replace(match: re.Match[str]) -> str:
         mention, before = by_name[match.group(1)], template[: match.start()]
+        if mention.described or (mention.hint and not vague):
+            return str(mention.described or mention.hint)
         if vague:
             text = _vague_text(mention)
             determined = mention.source == "entity_id" and has_determiner(before)
@@ -172,6 +180,38 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         return _exact_text(mention, as_label, money=not said)
 
     return PLACEHOLDER.sub(replace, template).strip()
+
+
+def conditional_clause(step: ChainStep, rng: random.Random, *, vague: bool) -> Clause:
+    """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
+    step the chain took goes in the branch its condition (true or false in the state) picks."""
+    condition = step.condition
+    taken = phrase_step(replace(step, condition=None), rng, vague=vague)
+    other = phrase_step(condition.otherwise, rng, vague=vague)
+    then, otherwise = (taken, other) if condition.holds else (other, taken)
+    record = condition.record
+    named = (
+        f"the {mention_entity(record)}"
+        if vague
+        else record.hint or _exact_text(record, True)
+        if record.by_label or record.label
+        else f"{mention_entity(record)} {record.value}"
+    )
+    comparison = say(
+        "at_least" if condition.op == ">=" else "below",
+        rng,
+        value=shown(condition.field, condition.threshold),
+    )
+    body = say(
+        "conditional",
+        rng,
+        field=words_of(condition.field),
+        record=named,
+        comparison=comparison,
+        then=then.lead(),
+        otherwise=otherwise.lead(),
+    )
+    return Clause(body)
 
 
 def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:
@@ -293,6 +333,8 @@ def _vague_text(mention: ArgMention) -> str:
 
 
 def _extra_text(mention: ArgMention) -> str:
+    if mention.described or mention.hint:
+        return f"for {mention.described or mention.hint}"
     if mention.source == "entity_id":
         return f"for the {mention_entity(mention)} {_exact_text(mention, True)}"
     return f"with the {words_of(mention.name)} set to {_exact_text(mention, False)}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from envmill.tasks.procedural.chains import ArgMention, ChainStep
 from envmill.tasks.procedural.derive_checks import words_of
+from envmill.tasks.procedural.lookup_words import phrase
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
@@ -196,6 +197,17 @@ def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:
     return re.sub(r"^[\s,;.]+", "", template)
 
 
+def described_template(template: str, mentions: Iterable[ArgMention]) -> str:
+    """For a record the task describes ("the only frozen card of …"), drop the type word and
+    the determiner before its placeholder ("block my card {card_id}" -> "block {card_id}")."""
+    for mention in mentions:
+        if mention.described:
+            ph = rf"\{{{mention.name}(?:\.label)?\}}"
+            template = _drop_entity_context(template, mention, ph)
+            template = re.sub(rf"\b(?:my|your|our|the|this|that|an?)\s+(?={ph})", "", template)
+    return template
+
+
 def has_determiner(prefix: str) -> bool:
     """Whether the text before a placeholder already says "my", "the" or "a" (then a vague
     entity reads "my booking", not "my the booking")."""
@@ -238,7 +250,8 @@ def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
     """What a simulated user may reveal: the labels, ids, amounts and dates the chain used."""
     facts: dict[str, Any] = {}
     for step in steps:
-        for mention in step.mentions:
+        otherwise = step.condition.otherwise.mentions if step.condition else []
+        for mention in [*step.mentions, *otherwise]:
             for key, value in _facts_of(mention):
                 _put_fact(facts, key, value)
     return facts
@@ -247,9 +260,13 @@ def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
 def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
     if mention.source != "entity_id":
         return [(words_of(mention.name), mention.value)]
+    if mention.described:  # the task names it; its id is for the agent to find
+        return []
     entity = mention_entity(mention)
     label_words = words_of(mention.label_field or "name")
     label_key = label_words if label_words.startswith(entity) else f"{entity} {label_words}"
+    if mention.by_label and mention.hint:
+        return [(label_key, mention.label), (phrase("which_fact", entity=entity), mention.hint)]
     if mention.by_label:
         return [(label_key, mention.label)]
     pairs: list[tuple[str, Any]] = [(f"{entity} id", mention.value)]

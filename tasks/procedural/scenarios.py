@@ -20,8 +20,9 @@ from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.certify.guard import guard_check
-from envmill.tasks.procedural.chains import Chain, sample_chain
-from envmill.tasks.procedural.derive_checks import derive_checks
+from envmill.tasks.procedural.chain_kinds import choose_kind, sample_kind_chain
+from envmill.tasks.procedural.chains import Chain
+from envmill.tasks.procedural.derive_checks import derive_absence_check, derive_checks
 from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.phrasing import phrase_task
 from envmill.tasks.procedural.statefill import build_initial_state
@@ -112,16 +113,26 @@ def build_scenario(
         faker,
         state_builder(compiled, derive_seed(seed, env_id, index, "state")),
     )
+    names = {attr: entity for entity, attr in sorted(compiled.entity_attrs.items())}
     checks = derive_checks(
         chain.initial_state,
         chain.final_state,
         step_changes=[step.changes for step in chain.steps],
-        entity_names={attr: entity for entity, attr in sorted(compiled.entity_attrs.items())},
+        entity_names=names,
         label_fields=compiled.label_fields,
     )
     if not checks:
         raise ScenarioSkipped("no_checkable_change", "the chain left no checkable change")
+    for condition in (step.condition for step in chain.steps if step.condition):
+        absent = derive_absence_check(
+            chain.initial_state,
+            condition.untaken,
+            entity_names=names,
+            label_fields=compiled.label_fields,
+        )
+        checks.extend([absent] if absent else [])
     checks.append(guard_check(chain.initial_state, chain.final_state))
+    log.debug("env %s: scenario %d is of kind %s", env_id, index, chain.kind)
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
     task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
     return ScenarioSpec(
@@ -148,7 +159,7 @@ def _run_chain(
                     "state_does_not_load",
                     f"initial state does not load: {episode.load_outcome.error}",
                 )
-            chain = sample_chain(compiled, episode, rng, faker, target)
+            chain = sample_kind_chain(compiled, episode, rng, faker, target, choose_kind(rng))
     except ScenarioSkipped:
         raise
     except Exception as error:  # the environment is generated code: any failure skips the item

@@ -1,0 +1,177 @@
+"""Scenario kinds of the procedural sampler: each built scenario is certified by every gate, and
+the wrong solution a careless agent would try (the other same-named record, a sibling of the
+record a filter or aggregate names, an old record instead of the new one, the other branch)
+loses full reward."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from faker import Faker
+
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep
+from envmill.tasks.certify.core import certify_scenario
+from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.environment import admit_environment
+from envmill.tasks.procedural import chain_kinds, scenarios
+from envmill.tasks.procedural.catalog import load_domain
+from envmill.tasks.procedural.chains import Chain
+from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.statefill import build_initial_state
+
+MAX_INDICES = 24
+
+
+def build_of_kind(domain: str, kind: str, sandbox, monkeypatch, seed: int = 7):
+    """The first scenario of ``domain`` whose chain was built as ``kind``, with its chain."""
+    compiled = compile_environment(load_domain(domain), seed)
+    env = admit_environment(compiled.source, sandbox)
+    built: list[Chain] = []
+
+    def spy(*args, **kwargs):
+        chain = chain_kinds.sample_kind_chain(*args, **kwargs)
+        built.append(chain)
+        return chain
+
+    monkeypatch.setattr(scenarios, "choose_kind", lambda rng: kind)
+    monkeypatch.setattr(scenarios, "sample_kind_chain", spy)
+    for index in range(MAX_INDICES):
+        try:
+            spec = scenarios.build_scenario(
+                compiled,
+                env.env_id,
+                index,
+                3,
+                sandbox,
+                faker=Faker("en_US"),
+                conversational_share=0.0,
+                state_builder=build_initial_state,
+            )
+        except scenarios.ScenarioSkipped:
+            continue
+        if built[-1].kind == kind:
+            return compiled, env, spec, built[-1]
+    pytest.fail(f"no {kind} scenario in {MAX_INDICES} tries on {domain}")
+
+
+def final_of(compiled, sandbox, spec: ScenarioSpec, steps: list[SolutionStep]) -> dict:
+    state = spec.initial_state
+    with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+        outcome = episode.replay(state, [(s.tool, s.arguments) for s in steps])
+    assert outcome.state is not None
+    return outcome.state
+
+
+def reward_of(compiled, sandbox, spec, steps):
+    return score_final_state(spec, final_of(compiled, sandbox, spec, steps), sandbox).reward.reward
+
+
+def assert_certified(spec, env, sandbox):
+    report = certify_scenario(spec, env, sandbox)
+    assert report.status == "certified", [g for g in report.gates if not g.passed]
+
+
+def swapped(steps: list[SolutionStep], old, new) -> list[SolutionStep]:
+    """The solution with every state-changing use of ``old`` pointing at ``new`` instead."""
+    return [
+        SolutionStep(
+            tool=s.tool, arguments={k: new if v == old else v for k, v in s.arguments.items()}
+        )
+        for s in steps
+    ]
+
+
+def test_fallback_order_ends_in_a_plain_change():
+    assert chain_kinds.fallbacks("aggregate_lookup") == [
+        "aggregate_lookup",
+        "disambiguation",
+        "created_chain",
+        "conditional",
+        "change",
+    ]
+    assert chain_kinds.fallbacks("change") == ["change"]
+    rng = random.Random(1)
+    drawn = {chain_kinds.choose_kind(rng) for _ in range(300)}
+    assert drawn == set(chain_kinds.KINDS)
+
+
+def test_a_plain_change_without_a_step_loses_reward(sandbox, monkeypatch):
+    compiled, env, spec, chain = build_of_kind("banking", "change", sandbox, monkeypatch)
+    assert_certified(spec, env, sandbox)
+    last = max(
+        i for i, s in enumerate(spec.reference_solution) if s.tool == chain.steps[-1].manifest.tool
+    )
+    dropped = spec.reference_solution[:last] + spec.reference_solution[last + 1 :]
+    assert reward_of(compiled, sandbox, spec, spec.reference_solution) == 1.0
+    assert reward_of(compiled, sandbox, spec, dropped) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("kind", "domain"),
+    [("filtered_lookup", "library"), ("aggregate_lookup", "banking")],
+)
+def test_a_record_named_by_a_query_is_that_one_and_no_sibling(kind, domain, sandbox, monkeypatch):
+    compiled, env, spec, chain = build_of_kind(domain, kind, sandbox, monkeypatch)
+    assert_certified(spec, env, sandbox)
+    (mention,) = [m for m in chain.steps[0].mentions if m.described]
+    assert mention.described in spec.task and str(mention.value) not in spec.task
+    queries = {t.tool for t in compiled.tools if t.kind == "query"}
+    used = [s for s in spec.reference_solution if s.tool in queries]
+    assert any(not any(v == mention.value for v in s.arguments.values()) for s in used)
+    attr = compiled.entity_attrs[mention.entity]
+    records = spec.initial_state[attr]
+    others = [k for k in sorted(records) if k != mention.value]
+    wrong = swapped(spec.reference_solution, mention.value, others[0])
+    assert reward_of(compiled, sandbox, spec, wrong) < 1.0
+
+
+def test_two_namesakes_are_told_apart_by_a_second_attribute(sandbox, monkeypatch):
+    compiled, env, spec, chain = build_of_kind("clinic", "disambiguation", sandbox, monkeypatch)
+    assert_certified(spec, env, sandbox)
+    (mention, *_) = [m for s in chain.steps for m in s.mentions if m.hint]
+    attr = compiled.entity_attrs[mention.entity]
+    namesakes = [
+        k for k, r in spec.initial_state[attr].items() if r[mention.label_field] == mention.label
+    ]
+    assert mention.value in namesakes and len(namesakes) >= 2
+    assert mention.hint in spec.task
+    twin = next(k for k in namesakes if k != mention.value)
+    wrong = swapped(spec.reference_solution, mention.value, twin)
+    assert reward_of(compiled, sandbox, spec, wrong) < 1.0
+
+
+def test_a_step_on_the_new_record_is_not_a_step_on_an_old_one(sandbox, monkeypatch):
+    compiled, env, spec, chain = build_of_kind("banking", "created_chain", sandbox, monkeypatch)
+    assert_certified(spec, env, sandbox)
+    (mention, *_) = [m for s in chain.steps for m in s.mentions if m.described]
+    attr = compiled.entity_attrs[mention.entity]
+    assert mention.value not in spec.initial_state[attr]  # created by the first step
+    assert mention.described in spec.task and str(mention.value) not in spec.task
+    old = sorted(spec.initial_state[attr])[0]
+    wrong = swapped(spec.reference_solution, mention.value, old)
+    assert reward_of(compiled, sandbox, spec, wrong) < 1.0
+
+
+def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monkeypatch):
+    compiled, env, spec, chain = build_of_kind("clinic", "conditional", sandbox, monkeypatch)
+    assert_certified(spec, env, sandbox)
+    step = chain.steps[0]
+    condition = step.condition
+    assert condition is not None and "if" in spec.task.lower()
+    record = spec.initial_state[compiled.entity_attrs[condition.record.entity]]
+    value = record[condition.record.value][condition.field]
+    holds = value >= condition.threshold if condition.op == ">=" else value < condition.threshold
+    assert holds == condition.holds
+    taken = SolutionStep(tool=step.manifest.tool, arguments=step.arguments)
+    other = SolutionStep(
+        tool=condition.otherwise.manifest.tool, arguments=condition.otherwise.arguments
+    )
+    index = spec.reference_solution.index(taken)
+    branch_swapped = [*spec.reference_solution]
+    branch_swapped[index] = other
+    both = [*spec.reference_solution, other]
+    assert reward_of(compiled, sandbox, spec, branch_swapped) < 1.0
+    (absent,) = [i for i, c in enumerate(spec.checks) if c.description.startswith("Has not")]
+    done_both = score_final_state(spec, final_of(compiled, sandbox, spec, both), sandbox)
+    assert done_both.check_results[absent] is False and not done_both.reward.success
