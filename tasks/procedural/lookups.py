@@ -62,7 +62,7 @@ class LookupSampler(_ChainSampler):
 
     # -- filtered: a list with a filter, or the largest / latest of a list
     def _filtered(self, arg: ArgManifest, value: Any, records: dict, calls: list) -> str | None:
-        tools = [t for t in self._lists_of(arg.entity) if self._shape(t, records) == "list"]
+        tools = [t for t in self._lists_of(arg.entity) if self._shape(t) == "list"]
         self.rng.shuffle(tools)
         for tool in tools:
             parent = _parent_arg(tool, arg.entity)
@@ -113,7 +113,7 @@ class LookupSampler(_ChainSampler):
     # -- aggregate: the sibling with the most children, or the largest total over them
     def _aggregated(self, arg: ArgManifest, value: Any, records: dict, calls: list) -> str | None:
         lists = [t for t in self._lists_of(arg.entity) if _parent_arg(t, arg.entity)]
-        lists = [t for t in lists if self._shape(t, records) == "list"]
+        lists = [t for t in lists if self._shape(t) == "list"]
         aggregates = self._aggregates_over(arg.entity)
         self.rng.shuffle(aggregates)
         for listing in lists:
@@ -192,12 +192,11 @@ class LookupSampler(_ChainSampler):
         for tool in self.queries.values():
             parent = _parent_arg(tool, tool.entity)
             if tool.entity != entity and parent is not None and parent.entity == entity:
-                attr = self.compiled.entity_attrs.get(entity or "", "")
-                if self._shape(tool, self.state.get(attr, {})) == "aggregate":
+                if self._shape(tool) == "aggregate":
                     found.append(tool)
         return found
 
-    def _shape(self, tool: ToolManifest, records: dict) -> str | None:
+    def _shape(self, tool: ToolManifest) -> str | None:
         """``list`` or ``aggregate``, from one call with the first parent id (cached)."""
         if tool.tool not in self.shapes:
             parent = _parent_arg(tool, tool.entity)
