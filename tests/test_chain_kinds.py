@@ -18,6 +18,7 @@ from envmill.tasks.procedural import chain_kinds, scenarios
 from envmill.tasks.procedural.catalog import load_domain
 from envmill.tasks.procedural.chains import Chain
 from envmill.tasks.procedural.compiler import compile_environment
+from envmill.tasks.procedural.derive_checks import derive_absence_check, derive_checks
 from envmill.tasks.procedural.statefill import build_initial_state
 
 MAX_INDICES = 24
@@ -175,3 +176,39 @@ def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monk
     (absent,) = [i for i, c in enumerate(spec.checks) if c.description.startswith("Has not")]
     done_both = score_final_state(spec, final_of(compiled, sandbox, spec, both), sandbox)
     assert done_both.check_results[absent] is False and not done_both.reward.success
+
+
+def run_check(code: str, initial: dict, final: dict) -> bool:
+    namespace: dict = {}
+    exec(code, namespace)  # our own derived check, in a test
+    return namespace["check"](initial, final)
+
+
+def test_records_created_alike_are_counted_not_found_once():
+    initial = {"tickets": {}, "next_ticket_number": 1}
+    ticket = {"event_id": "EV-1", "customer_id": "CS-4", "quantity": 4}
+    final = {
+        "tickets": {f"TK-{n}": {"ticket_id": f"TK-{n}", **ticket} for n in (1, 2)},
+        "next_ticket_number": 3,
+    }
+    (check,) = derive_checks(initial, final)
+    assert run_check(check.code, initial, final) is True
+    one = {**final, "tickets": {"TK-1": final["tickets"]["TK-1"]}}
+    other = {**final["tickets"]["TK-2"], "customer_id": "CS-1"}
+    assert run_check(check.code, initial, one) is False
+    assert (
+        run_check(check.code, initial, {**final, "tickets": {**one["tickets"], "x": other}})
+        is False
+    )
+
+
+def test_the_absence_check_fails_only_when_the_untaken_branch_happened():
+    initial = {"cards": {"C-1": {"status": "active"}, "C-2": {"status": "active"}}}
+    untaken = {"cards": {"C-1": {"status": "blocked"}, "C-2": {"status": "active"}}}
+    taken = {"cards": {"C-1": {"status": "active"}, "C-2": {"status": "cancelled"}}}
+    check = derive_absence_check(initial, untaken, entity_names={"cards": "card"})
+    assert check is not None and check.description.startswith("Has not set the status")
+    assert run_check(check.code, initial, taken) is True
+    assert run_check(check.code, initial, initial) is True
+    both = {"cards": {"C-1": {"status": "blocked"}, "C-2": {"status": "cancelled"}}}
+    assert run_check(check.code, initial, both) is False

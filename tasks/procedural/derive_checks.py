@@ -31,6 +31,7 @@ class Fact:
     group: tuple[Any, ...]
     description: str
     conditions: list[str] = field(default_factory=list)
+    created: bool = False  # a created record, found by an ``any(...)`` over its collection
 
 
 def derive_checks(
@@ -100,7 +101,27 @@ def _collect_facts(
                 facts.append(_changed_fact(cut, None, _value_at(final, cut), namer))
             continue
         facts.append(_fact_for(change, final, namer, focus))
-    return facts
+    return _count_alike(facts)
+
+
+def _count_alike(facts: list[Fact]) -> list[Fact]:
+    """Records created alike (two identical ticket purchases) are one fact that counts them:
+    ``any(...)`` would hold with one of the two, so it becomes ``sum(...) >= n``."""
+    alike: dict[str, list[Fact]] = {}
+    for fact in facts:
+        if fact.created:
+            alike.setdefault(fact.conditions[0], []).append(fact)
+    result = []
+    for fact in facts:
+        same = alike.get(fact.conditions[0], []) if fact.created else [fact]
+        if len(same) <= 1:
+            result.append(fact)
+        elif fact is same[0]:
+            counted = "sum(" + fact.conditions[0].removeprefix("any(") + f" >= {len(same)}"
+            noun = fact.description.removeprefix("created a ").removeprefix("created an ")
+            text = f"created {len(same)} records alike, each a {noun}"
+            result.append(Fact(fact.group, text, [counted], created=True))
+    return result
 
 
 def _fact_for(change: dict[str, Any], final: dict[str, Any], namer: _Namer, focus) -> Fact:
@@ -149,7 +170,8 @@ def _added_entity_fact(path: list[Any], record: dict[str, Any], namer: _Namer, f
     )
     shown = ", ".join(f"{name} {_shown(record[name], namer.created)}" for name in fields)
     detail = f" with {shown}" if shown else ""
-    return Fact(tuple(path[:2]), f"created a {namer.entity_noun(path)}{detail}", [condition])
+    description = f"created a {namer.entity_noun(path)}{detail}"
+    return Fact(tuple(path[:2]), description, [condition], created=True)
 
 
 def _record_matches(name: str, value: Any, created: dict[str, str]) -> str:
