@@ -51,7 +51,8 @@ def build_of_kind(domain: str, kind: str, sandbox, monkeypatch, seed: int = 7):
             )
         except scenarios.ScenarioSkipped:
             continue
-        if built[-1].kind == kind:
+        if spec.kind == kind:
+            assert built[-1].kind == kind
             return compiled, env, spec, built[-1]
     pytest.fail(f"no {kind} scenario in {MAX_INDICES} tries on {domain}")
 

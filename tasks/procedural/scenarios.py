@@ -132,7 +132,6 @@ def build_scenario(
         )
         checks.extend([absent] if absent else [])
     checks.append(guard_check(chain.initial_state, chain.final_state))
-    log.debug("env %s: scenario %d is of kind %s", env_id, index, chain.kind)
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
     task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
     return ScenarioSpec(
@@ -144,6 +143,7 @@ def build_scenario(
         initial_state=chain.initial_state,
         reference_solution=chain.solution,
         checks=checks,
+        kind=chain.kind,
     )
 
 
