@@ -3,7 +3,8 @@
 ``random.Random`` seeded from the domain and the seed chooses the class name, which optional
 entities and operations appear, each tool's name variant, and the value of every limit constant.
 A second generator, so that adding rules to a spec leaves those choices alone, decides which
-``optional: true`` preconditions this environment keeps and the session tool's name.
+``optional: true`` preconditions this environment keeps, the session tool's name, and whether each
+entity is filled from the lower or the upper half of its ``count`` range.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class EnvPlan:
     roles: dict[str, RoleSpec] = field(default_factory=dict)
     session_tool: str | None = None
     dropped_rules: int = 0
+    fill_counts: dict[str, list[int]] = field(default_factory=dict)
 
     def entity(self, name: str) -> EntitySpec:
         return self.spec.entities[name]
@@ -100,3 +102,7 @@ def plan_rules(plan: EnvPlan, rng: random.Random) -> None:
     plan.roles = dict(plan.spec.roles)
     if plan.roles:
         plan.session_tool = rng.choice(SESSION_TOOL_NAMES)
+    for name in plan.entities:
+        low, high = plan.entity(name).count
+        middle = (low + high) // 2
+        plan.fill_counts[name] = [low, middle] if rng.random() < 0.5 else [middle, high]

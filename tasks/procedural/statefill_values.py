@@ -39,7 +39,7 @@ def status_pool(filler: Filler, entity: EntitySpec, count: int) -> list[str | No
 
 
 def fill_entity(filler: Filler, entity: EntitySpec) -> None:
-    count = filler.rng.randint(*entity.count)
+    count = filler.rng.randint(*filler.plan.fill_counts.get(entity.name, entity.count))
     rows: dict[str, Record] = {}
     for index, status in enumerate(status_pool(filler, entity, count), start=1):
         record_id = entity.id_format.format(n=index)
