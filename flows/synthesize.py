@@ -14,6 +14,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.futures import PrefectFuture
 
+from envmill.flows.dedupe import dedupe_new_items
 from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
@@ -95,6 +96,7 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
         data_dir=data_dir,
         run_id=run_id,
     )
+    gathered = dedupe_new_items(gathered, settings, run_id, data_dir)
     return gathered | {
         "planned_items": planned,
         "resumed_items": done,

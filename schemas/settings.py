@@ -17,6 +17,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from envmill.schemas.dedupe import DedupeSettings
 from envmill.schemas.llm import LlmSettings
 from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scengen import ScenGenSettings
@@ -79,6 +80,7 @@ class EnvmillSettings(BaseSettings):
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
     scengen: ScenGenSettings = Field(default_factory=ScenGenSettings)
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
+    dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
     topics: list[str] = Field(
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",

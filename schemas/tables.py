@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandera.engines.narwhals_engine import DateTime
 
+from envmill.schemas.dedupe import DEDUPE_KINDS, MEASURES
 from envmill.schemas.ids import content_id
 from envmill.schemas.rollout import FILTERS
 from envmill.schemas.scenario import GATES
@@ -314,6 +315,29 @@ class EnvProbesTable(apa.DataFrameModel):
         strict = True
 
 
+class DuplicatesTable(apa.DataFrameModel):
+    """One row per near-duplicate pair (key: kind, both ids, measure): ``item_id``, the later
+    item, duplicates ``duplicate_of`` with this ``similarity`` by ``measure``; nothing is dropped.
+    ``item_id`` is an ``env_id`` for environments, a ``scenario_id`` for tasks and states."""
+
+    kind: str = apa.Field(isin=list(DEDUPE_KINDS))
+    item_id: str = _hex_id()
+    duplicate_of: str = _hex_id()
+    similarity: float = apa.Field(ge=0.0, le=1.0)
+    measure: str = apa.Field(isin=list(MEASURES))
+    run_id: str = _run_id()
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+    @apa.dataframe_check
+    def not_itself(cls, data: apa.PyArrowData) -> pa.Array:
+        """An item never duplicates itself."""
+        t = data.table
+        return pc.not_equal(t["item_id"], t["duplicate_of"])
+
+
 def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
     """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
     columns = model.to_schema().columns
@@ -364,6 +388,13 @@ TABLES: dict[str, TableSpec] = {
         TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
         TableSpec("env_probes", EnvProbesTable, ("probe_id",), _NEWEST, _NOW),
         TableSpec("topics", TopicsTable, ("candidate_id",), _NEWEST, _NOW),
+        TableSpec(
+            "duplicates",
+            DuplicatesTable,
+            ("kind", "item_id", "duplicate_of", "measure"),
+            _NEWEST,
+            _NOW,
+        ),
     )
 }
 

@@ -159,3 +159,64 @@ ORDER BY
     ),
     candidates DESC,
     reason;
+
+-- name: breadth
+-- Distinct domains and tool signatures (a name with its parameter schema): metric_breadth.
+SELECT * FROM metric_breadth;
+
+-- name: state_categories
+-- Top-level state attributes and entity collections per environment: metric_state_categories.
+SELECT
+    count(*) AS environments,
+    round(avg(state_attributes), 2) AS avg_attributes,
+    min(state_attributes) AS min_attributes,
+    max(state_attributes) AS max_attributes,
+    round(avg(entity_collections), 2) AS avg_collections,
+    min(entity_collections) AS min_collections,
+    max(entity_collections) AS max_collections
+FROM metric_state_categories;
+
+-- name: operations_per_chain
+-- State-changing steps per certified reference solution: metric_chain_operations.
+SELECT
+    operations,
+    count(*) AS scenarios,
+    round(count(*) / sum(count(*)) OVER (), 4) AS share,
+    round(avg(steps), 2) AS avg_steps
+FROM metric_chain_operations
+GROUP BY operations
+ORDER BY operations;
+
+-- name: query_tool_coverage
+-- Query tools some certified reference solution calls ÷ query tools available: over the corpus,
+-- and the mean and range of the per-environment share (metric_query_coverage).
+SELECT
+    count(*) AS environments,
+    sum(query_tools)::BIGINT AS query_tools,
+    sum(used_query_tools)::BIGINT AS used_query_tools,
+    round(sum(used_query_tools) / nullif(sum(query_tools), 0), 4) AS coverage,
+    round(avg(coverage), 4) AS avg_env_coverage,
+    min(coverage) AS min_env_coverage,
+    max(coverage) AS max_env_coverage
+FROM metric_query_coverage;
+
+-- name: task_length
+-- Words per certified task, by mode (metric_task_length); lexical diversity follows.
+SELECT
+    mode,
+    count(*) AS tasks,
+    round(avg(words), 2) AS avg_words,
+    min(words) AS min_words,
+    quantile_disc(words, 0.5) AS median_words,
+    max(words) AS max_words
+FROM metric_task_length
+GROUP BY mode
+ORDER BY mode;
+
+-- name: scenario_kinds
+-- Share of each scenario kind among certified scenarios ('unspecified': none recorded).
+SELECT * FROM metric_scenario_kinds ORDER BY certified DESC, kind;
+
+-- name: duplicates
+-- Near-duplicate rates per kind and measure (metric_duplicates; `envmill dedupe` recomputes).
+SELECT * FROM metric_duplicates ORDER BY kind, measure = 'any', measure;

@@ -41,6 +41,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from envmill.schemas.dedupe import MEASURES
 from envmill.schemas.scenario import GATES
 from envmill.schemas.tables import TABLES, TableSpec
 from envmill.warehouse.commits import (
@@ -50,6 +51,7 @@ from envmill.warehouse.commits import (
     committed_keys,
     visible_parts,
 )
+from envmill.warehouse.report_diversity import distinct_n
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60
@@ -122,7 +124,28 @@ def refresh_views(con: duckdb.DuckDBPyConnection, root: str | os.PathLike[str]) 
         listing = list_parts(root)
         last = attempt == LISTING_TRIES - 1
         if all(_create_view(con, spec, listing, last) for spec in TABLES.values()):
-            return
+            break
+    for name, sql in metric_views().items():
+        con.execute(f"CREATE OR REPLACE VIEW {_ident(name)} AS {sql}")
+
+
+def metric_views() -> dict[str, str]:
+    """The corpus metric views of ``metrics.sql`` (``-- view: <name>`` blocks), one per family:
+    breadth, state categories, chain operations, query coverage, task length, scenario kinds,
+    duplicates. They read the table views, so they see what those see."""
+    text = resources.files("envmill.warehouse").joinpath("metrics.sql").read_text("utf-8")
+    has_kind = "kind" in TABLES["scenarios"].columns
+    fills = {
+        "{scenario_kind}": "kind" if has_kind else "CAST(NULL AS VARCHAR)",
+        "{measures}": ", ".join(f"({_literal(k)}, {_literal(m)})" for m, k in MEASURES.items()),
+    }
+    for placeholder, value in fills.items():
+        text = text.replace(placeholder, value)
+    blocks = re.split(r"^-- view: *(\w+) *$", text, flags=re.MULTILINE)
+    return {
+        name: body.strip().rstrip(";")
+        for name, body in zip(blocks[1::2], blocks[2::2], strict=True)
+    }
 
 
 @dataclass
@@ -305,11 +328,30 @@ def corpus_stats(root: str | os.PathLike[str]) -> dict[str, pa.Table]:
         gates = pa.table({"ord": list(range(1, len(GATES) + 1)), "gate": list(GATES)})
         con.register("gate_order", gates)
         queries = load_stats_queries()
-        return _reading_again(
+        results = _reading_again(
             con, root, lambda: {name: run_sql(con, sql) for name, sql in queries.items()}
         )
+        tasks = _reading_again(con, root, lambda: run_sql(con, CERTIFIED_TASKS))
+        return results | {"lexical_diversity": lexical_diversity(tasks["task"].to_pylist())}
     finally:
         con.close()
+
+
+CERTIFIED_TASKS = "SELECT task FROM scenarios WHERE status = 'certified' ORDER BY scenario_id"
+
+
+def lexical_diversity(tasks: list[str]) -> pa.Table:
+    """distinct-n of certified tasks at the report's fixed token budget (``report_diversity``):
+    one row per n, with the tokens read, so two corpora compare at the same budget."""
+    result = distinct_n(tasks)
+    return pa.table(
+        {
+            "n": list(result.ratios),
+            "distinct_ratio": [round(r, 4) for r in result.ratios.values()],
+            "tokens": [result.tokens] * len(result.ratios),
+            "budget": [result.budget] * len(result.ratios),
+        }
+    )
 
 
 def _ident(name: str) -> str:

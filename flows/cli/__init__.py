@@ -8,6 +8,7 @@ import warnings
 import typer
 
 from envmill.flows.cli import (
+    dedupe,
     doctor,
     env,
     export,
@@ -44,6 +45,7 @@ app.command("doctor")(doctor.doctor)
 app.command("report")(report_html.report)
 app.command("export")(export.export)
 app.command("filter")(filter.filter_trajectories)
+app.command("dedupe")(dedupe.dedupe)
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")

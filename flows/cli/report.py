@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envmill.flows.cli.dedupe import print_dedupe_progress
 from envmill.flows.progress import set_reporter
 
 console = Console(stderr=True)
@@ -62,6 +63,8 @@ class ProgressBar:
             console.print(f"redoing {details['reason']}", soft_wrap=True, markup=False)
         elif event == "set_aside":
             console.print(f"found {details['reason']}", soft_wrap=True, markup=False)
+        elif event.startswith("dedupe"):
+            print_dedupe_progress(event, details)
         elif self.task is not None and event in ("batch_done", "batch_failed"):
             self.tally += details.get("counts", {}).get(self.tally_key, 0)
             self.progress.update(self.task, advance=details["items"], tally=self.tally)
@@ -81,6 +84,7 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
         "rejected",
         "trajectories",
         "failures",
+        "duplicates",
     ):
         table.add_row(key, str(counts.get(key, 0)))
     if summary.get("resumed_items"):
@@ -90,6 +94,8 @@ def print_summary(root: Path, summary: dict[str, Any]) -> None:
     if counts.get("failed_batches"):
         table.add_row("batches failed", str(counts["failed_batches"]))
     table.add_row("flow time", f"{wall:.1f} s")
+    if "dedupe_seconds" in summary:
+        table.add_row("of it dedupe", f"{summary['dedupe_seconds']:.1f} s")
     if wall > 0:
         table.add_row("certified scenarios / s", f"{counts.get('certified', 0) / wall:.1f}")
     Console().print(table)

@@ -88,9 +88,9 @@ def stats(out: OutOption = None, fmt: FormatOption = "table") -> None:
 RUNS_SQL = """
 SELECT run_id, status, backend, seed, started_at,
        round(epoch(finished_at) - epoch(started_at), 1) AS seconds,
-       CASE WHEN backend <> 'rollout'
+       CASE WHEN backend NOT IN ('rollout', 'dedupe')
             THEN CAST(json_extract(settings_json, '$.envs') AS BIGINT) END AS envs,
-       CASE WHEN backend <> 'rollout'
+       CASE WHEN backend NOT IN ('rollout', 'dedupe')
             THEN CAST(json_extract(settings_json, '$.scenarios_per_env') AS BIGINT) END AS per_env,
        CAST(json_extract(counts_json, '$.environments') AS BIGINT) AS environments,
        CAST(json_extract(counts_json, '$.certified') AS BIGINT) AS certified,

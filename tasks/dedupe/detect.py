@@ -1,0 +1,126 @@
+"""Pairs above threshold, per measure: exact classes first, then MinHash/LSH among them.
+
+Items whose shingle sets are identical form one class (similarity 1.0): each later member is
+recorded against the class's first item, which stands for the others (equality is transitive,
+so the star says everything the ``k·(k−1)/2`` pairs would). The first items of the classes are
+then banded by MinHash, and every candidate pair at or above the threshold is recorded with its
+exact Jaccard similarity. Only pairs that involve a new item are looked for, so a run's items
+are checked against the whole corpus without checking the corpus against itself again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from envmill.schemas.dedupe import (
+    MEASURES,
+    DedupeItem,
+    DedupeSettings,
+    DuplicateRecord,
+    EnvironmentItem,
+    StateItem,
+    TaskItem,
+)
+from envmill.tasks.dedupe.features import (
+    code_shingles,
+    signature_items,
+    state_items,
+    task_shingles,
+)
+from envmill.tasks.dedupe.minhash import (
+    band_rows,
+    candidate_pairs,
+    hash_shingles,
+    jaccard,
+    signature,
+)
+
+Progress = Callable[[str, int, float], None]  # measure, items compared, seconds
+
+
+@dataclass(frozen=True)
+class Shingled:
+    """One item reduced to what a measure compares."""
+
+    item_id: str
+    order: str
+    new: bool
+    hashes: frozenset[int]
+
+
+def find_duplicates(
+    settings: DedupeSettings,
+    environments: Iterable[EnvironmentItem] = (),
+    tasks: Iterable[TaskItem] = (),
+    states: Iterable[StateItem] = (),
+    progress: Progress | None = None,
+) -> list[DuplicateRecord]:
+    """Every pair above its measure's threshold that involves a new item, for every measure."""
+    environments, tasks, states = list(environments), list(tasks), list(states)
+    extract: dict[str, tuple[list[DedupeItem], Callable[[DedupeItem], set[str]]]] = {
+        "code": (environments, lambda e: code_shingles(e.source)),
+        "signature": (environments, lambda e: signature_items(e.tools)),
+        "task": (tasks, lambda t: task_shingles(t.task, t.facts)),
+        "state": (states, lambda s: state_items(s.state)),
+    }
+    records: list[DuplicateRecord] = []
+    for measure, (items, shingles) in extract.items():
+        clock = time.perf_counter()
+        shingled = [_shingled(item, shingles(item)) for item in items]
+        records += pairs_above(shingled, settings.threshold(measure), measure)
+        if progress is not None:
+            progress(measure, len(items), time.perf_counter() - clock)
+    return records
+
+
+def _shingled(item: DedupeItem, shingles: set[str]) -> Shingled:
+    return Shingled(item.item_id, item.order, item.new, hash_shingles(shingles))
+
+
+def pairs_above(items: list[Shingled], threshold: float, measure: str) -> list[DuplicateRecord]:
+    """The duplicate records of one measure (items with nothing to compare are left out)."""
+    ordered = sorted((i for i in items if i.hashes), key=lambda i: (i.order, i.item_id))
+    classes: dict[frozenset[int], list[Shingled]] = {}
+    for item in ordered:
+        classes.setdefault(item.hashes, []).append(item)
+    records = [
+        _record(member, members[0], 1.0, measure)
+        for members in classes.values()
+        for member in members[1:]
+        if member.new or members[0].new
+    ]
+    firsts = [members[0] for members in classes.values()]
+    touched = [any(m.new for m in members) for members in classes.values()]
+    return records + _near_pairs(firsts, touched, threshold, measure)
+
+
+def _near_pairs(
+    firsts: list[Shingled], touched: list[bool], threshold: float, measure: str
+) -> list[DuplicateRecord]:
+    """Pairs of class representatives at or above ``threshold`` (one of them new or standing
+    for a new item), found by LSH and scored exactly; the later one duplicates the earlier."""
+    if len(firsts) < 2 or threshold >= 1.0:
+        return []
+    signatures = np.vstack([signature(item.hashes) for item in firsts])
+    records = []
+    for a, b in sorted(candidate_pairs(signatures, band_rows(threshold))):
+        if not (touched[a] or touched[b]):
+            continue
+        similarity = jaccard(firsts[a].hashes, firsts[b].hashes)
+        if similarity >= threshold:  # classes are in corpus order: b is the later one
+            records.append(_record(firsts[b], firsts[a], similarity, measure))
+    return records
+
+
+def _record(item: Shingled, original: Shingled, similarity: float, measure: str) -> DuplicateRecord:
+    return DuplicateRecord(
+        kind=MEASURES[measure],
+        item_id=item.item_id,
+        duplicate_of=original.item_id,
+        similarity=round(similarity, 6),
+        measure=measure,
+    )
