@@ -27,7 +27,7 @@ class DedupeSettings(BaseModel):
 
     enabled: bool = Field(True, description="check a run's new items at the end of `envmill run`")
     code: float = Field(
-        0.9, gt=0, le=1, description="environments: shingles of the normalized source"
+        0.95, gt=0, le=1, description="environments: shingles of the normalized source"
     )
     signature: float = Field(
         0.8, gt=0, le=1, description="environments: tool and parameter names and types"

@@ -53,7 +53,7 @@ def code_shingles(source: str) -> set[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
-    return _shingles(_normalized_tokens(tree), CODE_SHINGLE)
+    return _shingles(_normalized_tokens(tree), CODE_SHINGLE) if tree.body else set()
 
 
 def _normalized_tokens(tree: ast.AST) -> list[str]:
