@@ -12,7 +12,7 @@ from envmill.schemas.settings import load_settings
 from envmill.tasks.dedupe import find_duplicates, pairs_above
 from envmill.tasks.dedupe.detect import Shingled
 from envmill.tasks.dedupe.features import code_shingles, mask_task, state_items
-from envmill.tasks.dedupe.minhash import band_rows, hash_shingles, jaccard
+from envmill.tasks.dedupe.minhash import hash_shingles, jaccard
 
 RENAMES = [
     ("appointment", "booking"),
@@ -171,7 +171,9 @@ def test_task_masking_hides_ids_numbers_dates_names_and_facts():
     a = "Please book 3 seats on flight SK513 for passenger Angela Taylor on 2025-03-02."
     b = "Please book 1 seats on flight QF12 for passenger Tom Baker on 2025-04-11."
     c = "Please cancel the booking BKG-0001 of passenger Angela Taylor and refund it."
-    tasks = [TaskItem(item_id=i * 16, order=i, task=t) for i, t in zip("abc", (a, b, c))]
+    tasks = [
+        TaskItem(item_id=i * 16, order=i, task=t) for i, t in zip("abc", (a, b, c), strict=True)
+    ]
     records = find_duplicates(DedupeSettings(), tasks=tasks)
     assert [(r.item_id[0], r.duplicate_of[0], r.similarity) for r in records] == [("b", "a", 1.0)]
 
