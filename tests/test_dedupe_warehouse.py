@@ -119,7 +119,7 @@ def small(tmp_path: Path, clinic_source: str) -> Path:
             ["list_x", "cancel_x", "cancel_x"],
         ),
         scenario("3" * 16, "b" * 16, "run-a", "What is the status of my parcel today", ["get_x"]),
-        scenario("4" * 16, "c" * 16, "run-a", "Look up x", ["get_x"]),
+        scenario("4" * 16, "c" * 16, "run-a", "Look up x", ["get_x"], kind="answer"),
         scenario(
             "5" * 16,
             "c" * 16,
@@ -156,9 +156,12 @@ def test_the_metric_views_on_a_small_warehouse(small):
     assert coverage[0]["coverage"] == pytest.approx(1 / 3, abs=1e-4)
     words = rows(small, "SELECT words, kind FROM metric_task_length ORDER BY scenario_id")
     assert [w["words"] for w in words] == [8, 8, 8, 3]
-    assert {w["kind"] for w in words} == {"unspecified"}
-    (kinds,) = rows(small, "SELECT * FROM metric_scenario_kinds")
-    assert kinds == {"kind": "unspecified", "scenarios": 5, "certified": 4, "certified_share": 1.0}
+    assert [w["kind"] for w in words] == ["unspecified"] * 3 + ["answer"]
+    kinds = rows(small, "SELECT * FROM metric_scenario_kinds ORDER BY kind")
+    assert kinds == [
+        {"kind": "answer", "scenarios": 1, "certified": 1, "certified_share": 0.25},
+        {"kind": "unspecified", "scenarios": 4, "certified": 3, "certified_share": 0.75},
+    ]
 
 
 def test_dedupe_records_and_the_rates_follow(small, monkeypatch, capsys):
