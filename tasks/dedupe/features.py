@@ -20,6 +20,7 @@ import builtins
 import json
 import re
 from collections import Counter
+from functools import lru_cache
 
 CODE_SHINGLE = 8  # normalized AST tokens per shingle
 TASK_SHINGLE = 3  # words per shingle
@@ -166,10 +167,12 @@ def state_items(state: object) -> set[str]:
     return {f"{leaf}#{n}" for leaf, total in counts.items() for n in range(1, total + 1)}
 
 
+@lru_cache(maxsize=1 << 16)
 def _step(key: str) -> str:
     return "*" if _looks_like_id(key) else key
 
 
+@lru_cache(maxsize=1 << 16)
 def _looks_like_id(text: str) -> bool:
     """A word with a digit (``CS-00001``, ``2025-02-08T09:15``) or a long hex string."""
     return " " not in text and _ID_LIKE.match(text) is not None

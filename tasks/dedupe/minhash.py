@@ -8,7 +8,7 @@ candidate is then scored by its exact Jaccard similarity, so the threshold is ex
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Iterable
 
 import numpy as np
@@ -20,14 +20,13 @@ MISS = 1e-4  # chance that LSH misses a pair whose similarity is exactly the thr
 _rng = np.random.default_rng(20261201)  # fixed: signatures are comparable across processes
 _A = _rng.integers(1, (1 << 32) - 1, PERMUTATIONS, dtype=np.uint64)
 _B = _rng.integers(0, (1 << 32) - 1, PERMUTATIONS, dtype=np.uint64)
+_FOLD = _rng.integers(1, 1 << 63, 32, dtype=np.uint64) | np.uint64(1)  # odd multipliers
 
 
 def hash_shingles(shingles: Iterable[str]) -> frozenset[int]:
-    """32-bit hashes of shingles, stable across processes (Python's ``hash`` is salted)."""
-    return frozenset(
-        int.from_bytes(hashlib.blake2b(s.encode(), digest_size=4).digest(), "little")
-        for s in shingles
-    )
+    """32-bit hashes of shingles, stable across processes (Python's ``hash`` is salted); CRC-32
+    is enough here: MinHash mixes them again, and a collision only merges two shingles."""
+    return frozenset(zlib.crc32(s.encode()) for s in shingles)
 
 
 def signature(hashes: frozenset[int]) -> np.ndarray:
@@ -53,20 +52,22 @@ def band_rows(threshold: float) -> int:
 
 
 def candidate_pairs(signatures: np.ndarray, rows: int) -> set[tuple[int, int]]:
-    """Index pairs (i < j) that agree on every row of at least one band."""
+    """Index pairs (i < j) that agree on every row of at least one band. Each band is folded
+    into one 64-bit key (a fold collision only adds a candidate, which is scored exactly)."""
     pairs: set[tuple[int, int]] = set()
     for start in range(0, PERMUTATIONS - rows + 1, rows):
-        band = np.ascontiguousarray(signatures[:, start : start + rows])
-        keys = band.view(np.dtype((np.void, band.dtype.itemsize * rows))).ravel()
-        _, groups = np.unique(keys, return_inverse=True)
-        order = np.argsort(groups, kind="stable")
-        bounds = np.flatnonzero(np.diff(groups[order])) + 1
-        for members in np.split(order, bounds):
-            if len(members) > 1:
-                pairs.update(_pairs_of(members.tolist()))
+        keys = (signatures[:, start : start + rows] * _FOLD[:rows]).sum(axis=1)
+        order = np.argsort(keys, kind="stable")
+        ranked = keys[order]
+        same = np.flatnonzero(ranked[1:] == ranked[:-1])  # i: ranked[i] == ranked[i + 1]
+        if same.size:
+            pairs.update(_pairs_in_runs(order, same))
     return pairs
 
 
-def _pairs_of(members: list[int]) -> Iterable[tuple[int, int]]:
-    members.sort()
-    return ((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
+def _pairs_in_runs(order: np.ndarray, same: np.ndarray) -> Iterable[tuple[int, int]]:
+    """The pairs within each run of equal keys (``same`` marks where a run continues)."""
+    runs = np.split(same, np.flatnonzero(np.diff(same) != 1) + 1)
+    for run in runs:
+        members = sorted(order[run[0] : run[-1] + 2].tolist())
+        yield from ((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
