@@ -15,6 +15,7 @@ from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.dedupe import find_duplicates
+from envmill.tasks.pipeline import failure_of
 from envmill.warehouse.duplicates import (
     clear_duplicates,
     read_environment_items,
@@ -22,6 +23,8 @@ from envmill.warehouse.duplicates import (
     write_duplicates,
 )
 from envmill.warehouse.lock import may_write
+from envmill.warehouse.rows import failure_row
+from envmill.warehouse.store import Warehouse
 
 
 def dedupe_new_items(
@@ -33,7 +36,13 @@ def dedupe_new_items(
     root = Path(data_dir)
     if not settings.dedupe.enabled or not may_write(root, run_id):
         return summary
-    found = _pass(root, settings, run_id, new_of=run_id)
+    try:
+        found = _pass(root, settings, run_id, new_of=run_id)
+    except Exception as exc:  # the batches are committed: a failed pass is a row, not a failed run
+        failure = failure_of("dedupe", run_id, exc)
+        Warehouse(root).write("failures", [failure_row(failure, run_id)], key=f"dedupe-{run_id}")
+        report("dedupe_failed", error=str(exc))
+        return summary | {"counts": summary.get("counts", {}) | {"dedupe_failed": 1}}
     counts = summary.get("counts", {}) | {"duplicates": found["duplicates"]}
     return summary | {"counts": counts, "dedupe_seconds": found["dedupe_seconds"]}
 

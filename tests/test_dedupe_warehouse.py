@@ -252,3 +252,27 @@ def test_stats_shows_the_new_sections(small, monkeypatch, capsys):
     assert as_json["query_tool_coverage"][0]["coverage"] == pytest.approx(4 / 7, abs=1e-4)
     assert [r["n"] for r in as_json["lexical_diversity"]] == [1, 2, 3]
     assert as_json["lexical_diversity"][0]["tokens"] == 29  # "OR-1" is three tokens
+
+
+def test_a_failed_pass_is_a_failures_row_not_a_failed_run(small, monkeypatch):
+    from envmill.flows import dedupe as flow
+
+    def broken(*args, **kwargs):
+        raise ValueError("no comparison today")
+
+    monkeypatch.setattr(flow, "find_duplicates", broken)
+    grant(small, "run-a")
+    try:
+        summary = dedupe_new_items(
+            {"counts": {"certified": 4}}, EnvmillSettings(), "run-a", str(small)
+        )
+    finally:
+        revoke(small, "run-a")
+    assert summary["counts"] == {"certified": 4, "dedupe_failed": 1}
+    (failure,) = rows(small, "SELECT stage, item, error_class, message FROM failures")
+    assert failure == {
+        "stage": "dedupe",
+        "item": "run-a",
+        "error_class": "ValueError",
+        "message": "no comparison today",
+    }

@@ -50,6 +50,11 @@ def print_dedupe_progress(event: str, details: dict[str, Any]) -> None:
             "scenarios",
             err=True,
         )
+    elif event == "dedupe_failed":
+        typer.echo(
+            f"dedupe failed (a failures row; envmill dedupe reruns it): {details['error']}",
+            err=True,
+        )
     elif event == "dedupe":
         typer.echo(
             f"dedupe: {details['measure']} compared over {details['items']} items in "
