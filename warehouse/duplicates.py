@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from envmill.schemas.dedupe import DuplicateRecord, EnvironmentItem, StateItem, TaskItem
-from envmill.warehouse.commits import committed_keys, read_commit, retract
+from envmill.warehouse.commits import DamagedRecord, committed_keys, read_commit, retract
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import query
 
@@ -79,7 +79,10 @@ def clear_duplicates(root: Path) -> int:
     them); the commits retracted."""
     cleared = 0
     for key in sorted(committed_keys(root)):
-        commit = read_commit(root, key)
+        try:
+            commit = read_commit(root, key)
+        except DamagedRecord:  # `envmill verify` reports it; it is no pass of ours to clear
+            continue
         if commit is not None and set(commit.parts) == {TABLE}:
             retract(root, key, [TABLE])
             cleared += 1
