@@ -32,9 +32,13 @@ def dedupe_new_items(
 ) -> dict[str, Any]:
     """The end of a run: its environments and certified scenarios against the whole corpus.
     Returns the run's ``summary`` with ``counts.duplicates`` (rows written) and
-    ``dedupe_seconds`` added (unchanged when dedupe is off or the run was stopped)."""
+    ``dedupe_seconds`` added (unchanged when dedupe is off, the run made nothing new — a rerun
+    that resumed everything — or it was stopped)."""
     root = Path(data_dir)
-    if not settings.dedupe.enabled or not may_write(root, run_id):
+    made = summary.get("counts", {})
+    if not settings.dedupe.enabled or not (made.get("environments") or made.get("scenarios")):
+        return summary
+    if not may_write(root, run_id):
         return summary
     try:
         found = _pass(root, settings, run_id, new_of=run_id)

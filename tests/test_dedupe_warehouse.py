@@ -200,15 +200,16 @@ def test_a_run_compares_only_its_own_new_items(small):
     settings = EnvmillSettings()
     grant(small, "run-b")
     try:
-        summary = dedupe_new_items({"counts": {"environments": 0}}, settings, "run-b", str(small))
+        assert dedupe_new_items({"counts": {}}, settings, "run-b", str(small)) == {"counts": {}}
+        summary = dedupe_new_items({"counts": {"environments": 1}}, settings, "run-b", str(small))
     finally:
         revoke(small, "run-b")
-    assert summary["counts"] == {"environments": 0, "duplicates": 0}  # run-b made nothing
+    assert summary["counts"] == {"environments": 1, "duplicates": 0}  # none of run-b's in it
     assert "dedupe_seconds" in summary
     assert rows(small, "SELECT count(*) AS n FROM duplicates")[0]["n"] == 0
     grant(small, "run-a")
     try:
-        summary = dedupe_new_items({}, settings, "run-a", str(small))
+        summary = dedupe_new_items({"counts": {"scenarios": 5}}, settings, "run-a", str(small))
     finally:
         revoke(small, "run-a")
     assert summary["counts"]["duplicates"] >= 2

@@ -3,9 +3,10 @@
 Items whose shingle sets are identical form one class (similarity 1.0): each later member is
 recorded against the class's first item, which stands for the others (equality is transitive,
 so the star says everything the ``k·(k−1)/2`` pairs would). The first items of the classes are
-then banded by MinHash, and every candidate pair at or above the threshold is recorded with its
-exact Jaccard similarity. Only pairs that involve a new item are looked for, so a run's items
-are checked against the whole corpus without checking the corpus against itself again.
+then banded by MinHash; a candidate whose MinHash estimate is within MARGIN of the threshold is
+scored exactly, and recorded with its exact Jaccard similarity when it reaches the threshold.
+Only pairs that involve a new item are looked for, so a run's items are checked against the
+whole corpus without checking the corpus against itself again.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from envmill.tasks.dedupe.features import (
     task_shingles,
 )
 from envmill.tasks.dedupe.minhash import (
+    MARGIN,
     band_rows,
     candidate_pairs,
+    estimated_similarity,
     hash_shingles,
     jaccard,
     signature,
@@ -106,10 +109,17 @@ def _near_pairs(
     if len(firsts) < 2 or threshold >= 1.0:
         return []
     signatures = np.vstack([signature(item.hashes) for item in firsts])
+    candidates = [
+        pair
+        for pair in sorted(candidate_pairs(signatures, band_rows(threshold)))
+        if touched[pair[0]] or touched[pair[1]]
+    ]
+    if not candidates:
+        return []
+    pairs = np.array(candidates, dtype=np.int64)
+    likely = pairs[estimated_similarity(signatures, pairs) >= threshold - MARGIN]
     records = []
-    for a, b in sorted(candidate_pairs(signatures, band_rows(threshold))):
-        if not (touched[a] or touched[b]):
-            continue
+    for a, b in likely.tolist():
         similarity = jaccard(firsts[a].hashes, firsts[b].hashes)
         if similarity >= threshold:  # classes are in corpus order: b is the later one
             records.append(_record(firsts[b], firsts[a], similarity, measure))

@@ -16,7 +16,9 @@ import numpy as np
 PERMUTATIONS = 128
 PRIME = np.uint64((1 << 61) - 1)
 MASK32 = np.uint64(0xFFFFFFFF)
-MISS = 1e-4  # chance that LSH misses a pair whose similarity is exactly the threshold
+MISS = 1e-6  # chance that LSH misses a pair whose similarity is exactly the threshold
+MARGIN = 0.2  # candidates estimated this far below the threshold are not scored (> 4.5 σ)
+CHUNK = 65_536
 _rng = np.random.default_rng(20261201)  # fixed: signatures are comparable across processes
 _A = _rng.integers(1, (1 << 32) - 1, PERMUTATIONS, dtype=np.uint64)
 _B = _rng.integers(0, (1 << 32) - 1, PERMUTATIONS, dtype=np.uint64)
@@ -42,20 +44,29 @@ def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 
 def band_rows(threshold: float) -> int:
-    """Rows per band: the most (fewest candidates) that still miss a pair at ``threshold``
-    with probability below MISS (1 row, 128 bands, is the floor)."""
+    """Rows per band (bands: PERMUTATIONS // rows): the most, so the fewest candidates, that
+    still miss a pair at ``threshold`` with probability below MISS (1 row is the floor)."""
     best = 1
-    for rows in (2, 4, 8, 16, 32):
+    for rows in range(2, 33):
         if (1 - threshold**rows) ** (PERMUTATIONS // rows) <= MISS:
             best = rows
     return best
+
+
+def estimated_similarity(signatures: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """MinHash estimates of the Jaccard similarity of index ``pairs`` (n × 2), in chunks."""
+    estimates = np.empty(len(pairs))
+    for start in range(0, len(pairs), CHUNK):
+        a, b = pairs[start : start + CHUNK, 0], pairs[start : start + CHUNK, 1]
+        estimates[start : start + CHUNK] = (signatures[a] == signatures[b]).mean(axis=1)
+    return estimates
 
 
 def candidate_pairs(signatures: np.ndarray, rows: int) -> set[tuple[int, int]]:
     """Index pairs (i < j) that agree on every row of at least one band. Each band is folded
     into one 64-bit key (a fold collision only adds a candidate, which is scored exactly)."""
     pairs: set[tuple[int, int]] = set()
-    for start in range(0, PERMUTATIONS - rows + 1, rows):
+    for start in range(0, PERMUTATIONS // rows * rows, rows):
         keys = (signatures[:, start : start + rows] * _FOLD[:rows]).sum(axis=1)
         order = np.argsort(keys, kind="stable")
         ranked = keys[order]
