@@ -5,6 +5,9 @@
   rather than keeping names is the point: a variant that only renames entities, fields and
   messages reads as the same program, while one with other entities, operations or rules has
   another tree. Alpha-renaming (not one mask for all names) keeps which names are the same one.
+  The AST rather than a token stream: layout, parentheses, quotes and comments are gone, so a
+  reformatted module reads 1.0 (a token lexer, tried, was ~3× faster but read a module minus one
+  operation, reformatted, as 0.88 instead of 0.95).
 - **signature**: tool names, parameter names and types, required parameters: what an agent sees.
 - **task**: the words of the task with ids, numbers, dates, e-mails, quoted text, capitalized
   names and the user's fact values masked.
