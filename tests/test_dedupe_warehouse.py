@@ -265,11 +265,11 @@ def test_a_failed_pass_is_a_failures_row_not_a_failed_run(small, monkeypatch):
     grant(small, "run-a")
     try:
         summary = dedupe_new_items(
-            {"counts": {"certified": 4}}, EnvmillSettings(), "run-a", str(small)
+            {"counts": {"scenarios": 4}}, EnvmillSettings(), "run-a", str(small)
         )
     finally:
         revoke(small, "run-a")
-    assert summary["counts"] == {"certified": 4, "dedupe_failed": 1}
+    assert summary["counts"] == {"scenarios": 4, "dedupe_failed": 1}
     (failure,) = rows(small, "SELECT stage, item, error_class, message FROM failures")
     assert failure == {
         "stage": "dedupe",
