@@ -23,6 +23,7 @@ from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.procedural.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.procedural.chains import Chain
 from envmill.tasks.procedural.derive_checks import derive_absence_check, derive_checks
+from envmill.tasks.procedural.kinds import KIND_SHARES, build_kind, choose_scenario_kind
 from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.phrasing import phrase_task
 from envmill.tasks.procedural.statefill import build_initial_state
@@ -51,6 +52,7 @@ def generate_scenario_batch(
     *,
     conversational_share: float = 0.3,
     state_builder: StateBuilder | None = None,
+    kind_shares: dict[str, float] | None = None,
 ) -> ScenarioDrafts:
     """Up to ``n`` scenarios for one environment, with a code and reason for each one skipped.
 
@@ -62,6 +64,7 @@ def generate_scenario_batch(
         sandbox: anything with ``episode(source, class_name, state)`` giving an episode.
         conversational_share: the expected fraction of conversational scenarios.
         state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
+        kind_shares: weights of ``change``, ``answer`` and ``refusal`` scenarios.
     """
     builder = state_builder or build_initial_state
     faker = Faker(FAKER_LOCALE)
@@ -77,6 +80,7 @@ def generate_scenario_batch(
                 faker=faker,
                 conversational_share=conversational_share,
                 state_builder=builder,
+                kind_shares=KIND_SHARES if kind_shares is None else kind_shares,
             )
         except ScenarioSkipped as skip:
             batch.skipped.append(SkippedScenario(index=index, code=skip.code, message=str(skip)))
@@ -102,17 +106,31 @@ def build_scenario(
     faker: Any,
     conversational_share: float,
     state_builder: StateBuilder,
+    kind_shares: dict[str, float] = KIND_SHARES,
 ) -> ScenarioSpec:
-    """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot."""
+    """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot.
+
+    An answer or refusal (drawn from its own seed) the environment cannot give falls back to a
+    change scenario, built exactly as it would have been without those kinds."""
+    state = state_builder(compiled, derive_seed(seed, env_id, index, "state"))
+    kind = choose_scenario_kind(
+        random.Random(derive_seed(seed, env_id, index, "kind")), kind_shares
+    )
+    if kind != "change":
+        kind_rng = random.Random(derive_seed(seed, env_id, index, kind))
+        faker.seed_instance(kind_rng.getrandbits(32))
+        talk = kind_rng.random() < conversational_share
+        built = _in_episode(
+            compiled,
+            sandbox,
+            state,
+            lambda ep: build_kind(kind, compiled, env_id, ep, kind_rng, faker, conversational=talk),
+        )
+        if built is not None:
+            return built
     rng = random.Random(derive_seed(seed, env_id, index, "scenario"))
     faker.seed_instance(rng.getrandbits(32))
-    chain = _run_chain(
-        compiled,
-        sandbox,
-        rng,
-        faker,
-        state_builder(compiled, derive_seed(seed, env_id, index, "state")),
-    )
+    chain = _run_chain(compiled, sandbox, rng, faker, state)
     names = {attr: entity for entity, attr in sorted(compiled.entity_attrs.items())}
     checks = derive_checks(
         chain.initial_state,
@@ -168,6 +186,26 @@ def _run_chain(
     if chain is None:
         raise ScenarioSkipped("no_successful_change", "no state-changing call succeeded")
     return chain
+
+
+def _in_episode(
+    compiled: CompiledEnvironment, sandbox: Any, state: dict, work: Callable[[Any], Any]
+) -> Any:
+    """``work(episode)`` in one episode from ``state``; a broken environment or host becomes a
+    skip, not a crash."""
+    try:
+        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+            if not episode.loaded:
+                raise ScenarioSkipped(
+                    "state_does_not_load",
+                    f"initial state does not load: {episode.load_outcome.error}",
+                )
+            return work(episode)
+    except ScenarioSkipped:
+        raise
+    except Exception as error:  # the environment is generated code: any failure skips the item
+        reason = f"episode failed: {type(error).__name__}: {error}"
+        raise ScenarioSkipped("episode_failed", reason) from error
 
 
 def derive_seed(seed: int, env_id: str, index: int, purpose: str) -> int:

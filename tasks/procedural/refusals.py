@@ -1,0 +1,145 @@
+"""Refusal scenarios (``kind: refusal``): a request a business rule forbids in this state.
+
+The generator draws state-changing calls against the live episode until one fails on a rule (a
+limit, a status, a balance, a time window), not on a bad argument or a missing record; it rolls
+back every call it tried. The request is that call in the user's words; the reference solution
+reads the records the rule is about (so a trajectory shows why) and changes nothing; the reference
+answer declines and names the reason the tool gave. Checks: the guard that nothing changed, and
+the refusal check (declines, claims no success, names the reason: a quoted status or one of the
+rule's words from ``wording/refusals.yaml``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.scenario import CheckSpec, SolutionStep
+from envmill.tasks.procedural.answer_checks import refusal_check
+from envmill.tasks.procedural.chains import ArgMention, ArgumentDrawer, ChainStep
+from envmill.tasks.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.procedural.phrasing import phrase_step
+from envmill.tasks.procedural.phrasing_text import collect_user_facts
+from envmill.tasks.procedural.subjects import Subject, name_subject, reader_of, run_query
+from envmill.tasks.procedural.word_lists import load_wording, words
+from envmill.tasks.sandbox import ToolEpisode
+
+MAX_TRIES = 40
+QUOTED = re.compile(r"'([^']{1,40})'")
+NOT_A_RULE = re.compile(r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: ", re.IGNORECASE)
+
+
+@dataclass
+class Refusal:
+    """A forbidden request: its words, the reading calls, the reply and the refusal check."""
+
+    text: str
+    steps: list[SolutionStep]
+    answer: str
+    check: CheckSpec
+    reason: str
+    vague: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def find_refusal(
+    compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random, faker: Any
+) -> Refusal | None:
+    """Try drawn calls until one is refused by a rule with a nameable reason; None if none is."""
+    drawer = ArgumentDrawer(compiled, rng, faker)
+    changers = [t for t in compiled.tools if t.kind == "state_change"]
+    state = episode.state()
+    for _ in range(MAX_TRIES if changers else 0):
+        manifest = rng.choice(changers)
+        arguments = drawer.draw_arguments(manifest, state)
+        if arguments is None:
+            continue
+        error = _refused_by_rule(episode, manifest.tool, arguments, state)
+        reasons = reason_terms(error, state, set(compiled.roles)) if error else []
+        if error and reasons:
+            return _refusal(compiled, episode, rng, manifest, arguments, error, reasons)
+    return None
+
+
+def _refused_by_rule(
+    episode: ToolEpisode, tool: str, arguments: dict[str, Any], state: dict[str, Any]
+) -> str | None:
+    """The rule's error when the call fails on one; any effect is rolled back."""
+    outcome = episode.call(tool, dict(arguments))
+    if outcome.ok and outcome.state != state:
+        episode.load_state(state)
+    if outcome.succeeded or not outcome.ok:
+        return None
+    error = outcome.result.get("error")
+    return error if isinstance(error, str) and not NOT_A_RULE.search(error) else None
+
+
+def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset()) -> list[str]:
+    """Words a reply must use one of to name the reason: the statuses the error quotes (not
+    ids or other record text), and the rule words (with synonyms) it contains."""
+    lowered = error.casefold()
+    ids = {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
+    skip = ids | {r.casefold() for r in roles}  # who is acting says nothing of why not
+    quoted = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
+    terms = [q for q in quoted if re.fullmatch(r"[a-z_ ]{3,30}", q)]
+    for word, synonyms in load_wording("refusals")["reason_words"].items():
+        if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", lowered):
+            terms += [s for s in synonyms if s not in terms]
+    return list(dict.fromkeys(terms))
+
+
+def _refusal(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+    reasons: list[str],
+) -> Refusal | None:
+    state, mentions, steps = episode.state(), [], []
+    for arg in manifest.args:
+        if arg.name not in arguments:
+            continue
+        value = arguments[arg.name]
+        if arg.source != "entity_id" or not arg.entity:
+            mentions.append(ArgMention(arg.name, value, arg.source))
+            continue
+        subject = name_subject(compiled, episode, state, arg.entity, value)
+        mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
+        steps += [
+            s for s in [*subject.steps, *_reads(compiled, episode, subject)] if s not in steps
+        ]
+    if not steps:  # nothing to look at: the refusal would rest on the words alone
+        return None
+    step = ChainStep(manifest, arguments, mentions, [])
+    clause, vague = phrase_step(step, rng), phrase_step(step, rng, vague=True)
+    reason = error[:1].lower() + error[1:] if not error[:2].isupper() else error
+    answer = rng.choice(words("refusals", "answers")).format(reason=reason.rstrip("."))
+    check = refusal_check(
+        f"The reply declines the request and names the reason ({error})",
+        words("refusals", "declines"),
+        words("refusals", "claims"),
+        reasons,
+    )
+    facts = collect_user_facts([step])
+    return Refusal(clause.sentence(), steps, answer, check, error, vague.sentence(), facts)
+
+
+def _mention(
+    name: str, value: Any, entity: str, subject: Subject, compiled: CompiledEnvironment
+) -> ArgMention:
+    label_field = compiled.label_fields.get(entity)
+    by_label = subject.label is not None
+    return ArgMention(name, value, "entity_id", entity, subject.label, label_field, by_label)
+
+
+def _reads(compiled: CompiledEnvironment, episode: ToolEpisode, subject: Subject):
+    """The get call that shows the record the rule is about, when it works."""
+    reader = reader_of(compiled, subject.entity)
+    if reader is None:
+        return []
+    step = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: subject.record_id})
+    return [step] if run_query(episode, step) is not None else []

@@ -1,0 +1,191 @@
+"""Answer and refusal scenarios of the procedural backend: their checks, and the gates.
+
+The checks run where certification runs them (the sandbox's check host), never in this process.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.certify.guard import guard_check
+from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from envmill.tasks.policy import check_check_source
+from envmill.tasks.procedural import scenarios
+from envmill.tasks.procedural.answer_checks import answer_check, refusal_check
+from envmill.tasks.procedural.refusals import reason_terms
+from envmill.tasks.procedural.subjects import owned_ids
+from envmill.tasks.procedural.word_lists import words
+from tests.conftest import TEST_LIMITS
+
+BALANCE = answer_check("states the balance", 1250.5, "number", competing=[300, 99.99], exempt=[200])
+DUE = answer_check(
+    "states the due date", "2025-03-03T16:00:00", "datetime", competing=["2025-03-04"]
+)
+STATUS = answer_check("states the status", "in_progress", "text", competing=["open", "closed"])
+REFUSES = refusal_check(
+    "declines",
+    words("refusals", "declines"),
+    words("refusals", "claims"),
+    reason_terms("Account A1 has status 'frozen'; this needs status active", {}),
+)
+
+
+def _says(sandbox, check, *answers: str) -> list[bool]:
+    spec = ScenarioSpec(
+        env_id="e", task="t", initial_state={}, reference_solution=[], checks=[check]
+    )
+    return [score_final_state(spec, {}, sandbox, answer).check_results[0] for answer in answers]
+
+
+def test_the_checks_pass_the_static_policy():
+    for check in (BALANCE, DUE, STATUS, REFUSES):
+        assert check_check_source(check.code) == []
+
+
+def test_an_answer_check_reads_the_value_in_any_usual_format(sandbox):
+    assert _says(
+        sandbox,
+        BALANCE,
+        "Your balance is $1,250.50.",
+        "1250.5",
+        "It is 1,250.50 dollars after moving $200 on March 3, 2025 at 16:00 (account ACC-0012).",
+    ) == [True, True, True]
+    assert _says(sandbox, DUE, "March 3, 2025 at 4 pm", "2025-03-03T16:00", "3 Mar 2025, 16:00")
+    assert _says(sandbox, STATUS, "It is In Progress.", "status: in_progress") == [True, True]
+
+
+def test_an_answer_check_rejects_a_wrong_value_and_an_empty_answer(sandbox):
+    assert _says(sandbox, BALANCE, "$1,250.51", "12500.5", "", "   ") == [False] * 4
+    assert _says(sandbox, DUE, "3 Mar 2025 at 15:00", "4 March 2025 at 16:00") == [False] * 2
+    assert _says(sandbox, STATUS, "It is reopened.", "") == [False] * 2
+
+
+def test_an_answer_check_rejects_a_forged_answer_listing_candidates(sandbox):
+    forged = [
+        "It is 1250.5 or 300.",  # a competing candidate
+        "Maybe 1250.5, 17 or 18.",  # more numbers than an answer needs
+        "1250.5 1250.4 1250.6",
+    ]
+    assert _says(sandbox, BALANCE, *forged) == [False] * 3
+    assert _says(sandbox, DUE, "3 Mar 2025 at 16:00 or 4 Mar 2025") == [False]
+    assert _says(sandbox, STATUS, "Either open or in progress.") == [False]
+
+
+def test_a_refusal_check_wants_a_decline_with_the_reason_and_no_success(sandbox):
+    assert _says(
+        sandbox,
+        REFUSES,
+        "Sorry, I can\u2019t do that: the account is frozen.",
+        "I'm unable to, the account's status does not allow it.",
+        "I cannot do that.",  # no reason
+        "Done successfully; it was frozen so I cannot say more.",  # claims success
+        "",
+    ) == [True, True, False, False, False]
+
+
+def _kind_run(sandbox, monkeypatch, kind: str, domains: list[str]):
+    monkeypatch.setattr(scenarios, "KIND_SHARES", {kind: 1.0})
+    settings = EnvmillSettings(
+        envs=len(domains),
+        scenarios_per_env=4,
+        batch_size=100,
+        seed=5,
+        sandbox=TEST_LIMITS,
+        domains=domains,
+    )
+    (batch,) = plan_batches(settings)
+    return synthesize_batch(batch, settings, sandbox)
+
+
+@pytest.fixture(scope="module")
+def kind_runs(sandbox):
+    runs = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for kind in ("answer", "refusal"):
+            runs[kind] = _kind_run(sandbox, patch, kind, ["banking", "library"])
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["answer", "refusal"])
+def test_answer_and_refusal_scenarios_are_certified_by_every_gate(kind_runs, kind):
+    output = kind_runs[kind]
+    made = [s for s in output.scenarios if s.kind == kind]
+    assert made, [s.kind for s in output.scenarios]
+    certified = [s for s in made if s.status == "certified"]
+    assert certified, [(s.rejected_gate, [g.reason for g in s.gates]) for s in made]
+    for record in certified:
+        assert record.reference_answer and all(g.passed for g in record.gates)
+        assert len(record.gates) == 8
+
+
+def test_a_refusal_changes_nothing_and_says_why(kind_runs, sandbox):
+    record = next(
+        s for s in kind_runs["refusal"].scenarios if s.kind == "refusal" and s.status == "certified"
+    )
+    spec = ScenarioSpec.model_validate(record.model_dump())
+    initial = spec.initial_state
+    assert score_final_state(spec, initial, sandbox, spec.answer).reward.success
+    claims = "All done: I've processed it successfully."
+    assert not score_final_state(spec, initial, sandbox, claims).reward.success
+    assert not score_final_state(spec, initial, sandbox, "").reward.success
+
+
+def test_a_refusal_rejects_the_forbidden_change_done_another_way(kind_runs, sandbox):
+    """Any change to the state (a different route to the forbidden outcome) loses the reward,
+    even with the reference's own refusal as the final words."""
+    record = next(
+        s for s in kind_runs["refusal"].scenarios if s.kind == "refusal" and s.status == "certified"
+    )
+    spec = ScenarioSpec.model_validate(record.model_dump())
+    rid = spec.reference_solution[-1].arguments.popitem()[1]
+    attr = next(
+        k for k, v in sorted(spec.initial_state.items()) if isinstance(v, dict) and rid in v
+    )
+    record = spec.initial_state[attr][rid]
+    field = "status" if "status" in record else sorted(record)[-1]
+    changed = {**spec.initial_state, attr: {**spec.initial_state[attr], rid: {**record}}}
+    changed[attr][rid][field] = "closed" if record[field] != "closed" else "active"
+    assert not score_final_state(spec, changed, sandbox, spec.answer).reward.success
+
+
+def test_the_guard_of_a_question_refuses_any_change():
+    state = {"accounts": {"A1": {"balance": 5.0}}}
+    guard = guard_check(state, state)
+    assert "ALLOWED = []" in guard.code and "CREATED = {}" in guard.code
+
+
+@pytest.fixture(scope="module")
+def customer_run(sandbox):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scenarios, "KIND_SHARES", {"answer": 1.0, "refusal": 1.0})
+        settings = EnvmillSettings(
+            envs=2,
+            scenarios_per_env=12,
+            batch_size=100,
+            seed=3,
+            sandbox=TEST_LIMITS,
+            domains=["banking"],
+        )
+        (batch,) = plan_batches(settings)
+        return synthesize_batch(batch, settings, sandbox)
+
+
+def test_a_signed_in_customer_asks_only_about_their_own_records(customer_run):
+    asked = [s for s in customer_run.scenarios if s.kind == "answer+customer"]
+    assert asked and all(s.status == "certified" for s in asked)
+    for record in asked:
+        me = record.initial_state["acting_id"]
+        assert record.initial_state["acting_role"] == "customer"
+        assert owned_ids(record.initial_state, me)
+        read = record.reference_solution[-1].arguments
+        assert set(map(str, read.values())) & owned_ids(record.initial_state, me), record.task
+        assert " my " in record.task or record.mode == "conversational", record.task
+
+
+def test_a_customer_is_refused_what_their_role_or_ownership_forbids(customer_run):
+    refused = [s for s in customer_run.scenarios if s.kind == "refusal+customer"]
+    assert refused and all(s.status == "certified" for s in refused)
+    assert any("permission" in (s.reference_answer or "").lower() for s in refused)
