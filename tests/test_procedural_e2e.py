@@ -67,6 +67,7 @@ def test_a_generator_bug_is_a_rejection_rate_not_a_crash(sandbox, monkeypatch):
         code="def check(initial_state, final_state):\n    return final_state == {}\n",
     )
     monkeypatch.setattr(scenarios, "derive_checks", lambda *args, **kwargs: [wrong])
+    monkeypatch.setattr(scenarios, "KIND_SHARES", {"change": 1.0})  # answers derive no checks
     output = _run(_settings(envs=1, domains=["clinic"]), sandbox)
     assert output.scenarios and all(s.status == "rejected" for s in output.scenarios)
     assert {s.rejected_gate for s in output.scenarios} == {"checks_pass"}
