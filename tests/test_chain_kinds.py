@@ -87,9 +87,10 @@ def swapped(steps: list[SolutionStep], old, new) -> list[SolutionStep]:
 def test_fallback_order_ends_in_a_plain_change():
     assert chain_kinds.fallbacks("aggregate_lookup") == [
         "aggregate_lookup",
-        "disambiguation",
+        "filtered_lookup",
         "created_chain",
         "conditional",
+        "disambiguation",
         "change",
     ]
     assert chain_kinds.fallbacks("change") == ["change"]

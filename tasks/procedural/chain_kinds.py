@@ -33,15 +33,17 @@ from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, 
 from envmill.tasks.procedural.namesakes import NamedSampler, disambiguate
 from envmill.tasks.sandbox import ToolEpisode
 
+# in fallback order: an aggregate needs a count or sum tool (often absent) and falls back to a
+# filtered list; a namesake needs only a label lookup, so it comes last before a plain change
 KINDS = (
     "change",
-    "filtered_lookup",
     "aggregate_lookup",
-    "disambiguation",
+    "filtered_lookup",
     "created_chain",
     "conditional",
+    "disambiguation",
 )
-SHARES = (0.25, 0.15, 0.15, 0.15, 0.15, 0.15)
+SHARES = (0.2, 0.2, 0.15, 0.15, 0.15, 0.15)
 MAX_TRIES_PER_KIND = 30
 
 
