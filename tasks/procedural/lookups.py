@@ -10,6 +10,7 @@ returns, so this needs nothing but the manifest.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -24,7 +25,9 @@ MAX_SIBLINGS = 5  # an aggregate lookup calls the count or sum once per candidat
 
 
 def shown(field: str, value: Any) -> str:
-    """A field value as the task writes it ("$1,250.50", "9 Feb 2025", "frozen")."""
+    """A field value as the task writes it ("$1,250.50", "9 Feb 2025", "checked in")."""
+    if isinstance(value, str) and re.fullmatch(r"[a-z]+(?:_[a-z]+)+", value):
+        return value.replace("_", " ")  # an enum value said in words
     return humanize_value(format_value(value), dollars=is_money(field, value))
 
 
