@@ -18,6 +18,7 @@ from typing import Any
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
+from envmill.tasks.procedural.subjects import acting_member, owned_ids
 from envmill.tasks.sandbox import ToolEpisode
 from envmill.tasks.statekit import diff_states
 
@@ -103,9 +104,16 @@ class _ChainSampler:
         self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
     ):
         self.compiled, self.episode, self.rng, self.drawer = compiled, episode, rng, drawer
-        self.changers = [t for t in compiled.tools if t.kind == "state_change"]
-        self.queries = {t.tool: t for t in compiled.tools if t.kind == "query"}
         self.state = episode.state()
+        role = self.state.get(compiled.acting_role_attr or "")
+        self.changers = [
+            t
+            for t in compiled.tools
+            if t.kind == "state_change" and (not t.roles or role in t.roles)
+        ]
+        self.queries = {t.tool: t for t in compiled.tools if t.kind == "query"}
+        member = acting_member(compiled, self.state)
+        drawer.acting_id = member[1] if member else None
         self.chain = Chain(initial_state=self.state, final_state=self.state)
         self.inform_left = 1 if rng.random() < INFORM_CHANCE else 0
 
@@ -317,16 +325,23 @@ class ArgumentDrawer:
 
     def __init__(self, compiled: CompiledEnvironment, rng: random.Random, faker: Any):
         self.compiled, self.rng, self.faker = compiled, rng, faker
+        # a signed-in customer's id: arguments an ``owned`` rule guards are drawn from their own
+        # records, so a chain asks for what they may do (a refusal sampler leaves it None)
+        self.acting_id: str | None = None
 
     def draw_arguments(
         self, manifest: ToolManifest, state: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Arguments for one call, or None when a required entity has no candidate in the state."""
         arguments: dict[str, Any] = {}
+        guarded = {rule.arg for rule in manifest.owned} if self.acting_id else set()
         for arg in manifest.args:
             if not arg.required and self.rng.random() < 0.5:
                 continue
-            value = self.draw_value(arg, state, arguments)
+            if arg.name in guarded:
+                value = self._own_id(arg, state, arguments)
+            else:
+                value = self.draw_value(arg, state, arguments)
             if value is None:
                 return None
             if value is not _OMIT:
@@ -365,6 +380,17 @@ class ArgumentDrawer:
         preferred = [i for i in fresh if _matches(collection[i], arg.prefer)]
         if preferred and self.rng.random() < PREFER_CHANCE:
             return self.rng.choice(preferred)
+        return self.rng.choice(fresh)
+
+    def _own_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
+        """An id of a record the signed-in customer owns (or their own id), else None."""
+        attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")
+        collection = state.get(attr)
+        mine = owned_ids(state, self.acting_id) | {self.acting_id}
+        ids = sorted((i for i in collection or {} if i in mine), key=str)
+        if not ids:
+            return None if arg.required else _OMIT
+        fresh = [i for i in ids if i not in chosen.values()] or ids
         return self.rng.choice(fresh)
 
     def _moment(self, source: str, state: dict[str, Any]) -> str:

@@ -82,13 +82,23 @@ def acting_identity(
     plan: EnvPlan, records: dict[str, dict[str, Record]], rng: random.Random
 ) -> dict[str, Any]:
     """``acting_role`` and ``acting_id``: staff with ``STAFF_SHARE``, else a record of a role's
-    entity (staff too when no such record exists, or no role is staff)."""
+    entity that some other record names (a customer with an account has something to ask
+    about; one with nothing would leave a scenario no change to make), staff too when there is
+    no such record, or no role is staff."""
     staff = [name for name, role in plan.roles.items() if not role.entity]
+    named = {
+        value
+        for entity in records.values()
+        for record_id, record in entity.items()
+        for value in record.values()
+        if isinstance(value, str) and value != record_id
+    }
     members = [
         (name, record_id)
         for name, role in plan.roles.items()
         if role.entity
         for record_id in sorted(records.get(role.entity, {}))
+        if record_id in named
     ]
     if members and (not staff or rng.random() >= STAFF_SHARE):
         role, record_id = rng.choice(members)
