@@ -61,7 +61,7 @@ def remember_migrated(home: Path, created: bool) -> None:
     if head is None:
         return
     _write_marker(home, head)
-    if created and _read_marker(template_dir()) is None:
+    if created and not _is_current(template_dir()):
         save_template(home / DATABASE, head)
 
 
@@ -88,9 +88,9 @@ def save_template(database: Path, head: str) -> bool:
 def _copy_template(home: Path) -> bool:
     """Copy a valid template into ``home`` with its marker; False when there is none."""
     folder = template_dir()
-    head = _read_marker(folder)
-    if head is None or _migration_head(folder / DATABASE) != head:
+    if not _is_current(folder):
         return False  # none, half made, another version's, or damaged: migrate as usual
+    head = _read_marker(folder)
     partial = home / f".{DATABASE}.{os.getpid()}"
     try:
         _backup(folder / DATABASE, partial)
@@ -102,9 +102,11 @@ def _copy_template(home: Path) -> bool:
     return True
 
 
-def _is_current(home: Path) -> bool:
-    head = _read_marker(home)
-    return head is not None and _migration_head(home / DATABASE) == head
+def _is_current(folder: Path) -> bool:
+    """Whether ``folder``'s database is at the migration head its marker records for this
+    Prefect version (a template or a data folder's ``_prefect``)."""
+    head = _read_marker(folder)
+    return head is not None and _migration_head(folder / DATABASE) == head
 
 
 def _backup(source: Path, target: Path) -> None:
