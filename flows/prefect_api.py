@@ -21,13 +21,15 @@ import time
 import tomllib
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 from envmill.flows.cli.support import CommandError
 from envmill.flows.lifeline import start_tied
+from envmill.flows.prefect_home import DATABASE, prepare_home, remember_migrated
+from envmill.flows.timeline import mark
 from envmill.tasks.scratch import process_start
 
 QUIET_PREFECT = {
@@ -79,6 +81,7 @@ class _Server:
     ) -> None:
         self.process, self.url, self.log_path, self.lifeline = process, url, log_path, lifeline
         self.healthy = False
+        self.on_healthy: list[Callable[[], None]] = []  # run once, when it first answers
 
     def wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -95,6 +98,9 @@ class _Server:
                 f"the Prefect server did not answer in {START_TIMEOUT_SECONDS:g} s; "
                 f"see {self.log_path}"
             )
+        mark("server_healthy")
+        while self.on_healthy:
+            self.on_healthy.pop(0)()
 
     def stop(self) -> None:
         for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
@@ -227,11 +233,16 @@ class _DropTransportErrors(logging.Filter):
 
 
 def _start_server(home: Path) -> _Server:
-    """Start the server process; ``wait_healthy`` tells when it answers."""
+    """Start the server process; ``wait_healthy`` tells when it answers. A database known to
+    be migrated starts without migrations (``prefect_home.py``); one the server creates is
+    remembered once it answers."""
     port = _free_port()
     log_path = home / "server.log"
-    database = quote(str(home / "prefect.db"))
+    fast_start = prepare_home(home)
+    created = not (home / DATABASE).exists()
+    database = quote(str(home / DATABASE))
     env = {
+        **{k: v for k, v in fast_start.items() if k not in os.environ},
         **os.environ,
         "PREFECT_HOME": str(home),
         "PREFECT_UI_ENABLED": "false",
@@ -248,6 +259,8 @@ def _start_server(home: Path) -> _Server:
             command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
     server = _Server(process, f"http://127.0.0.1:{port}/api", log_path, lifeline)
+    if not fast_start:
+        server.on_healthy.append(lambda: remember_migrated(home, created))
     try:
         _record_server(home, process.pid)
     except BaseException:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
 
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# envmill keeps its Prefect database template in the user's cache folder: in the tests, one of
+# this session's own (runs started as processes inherit it)
+_CACHE = tempfile.mkdtemp(prefix="envmill-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = _CACHE
 
 
 def call_main(monkeypatch, capsys, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:

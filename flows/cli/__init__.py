@@ -23,6 +23,7 @@ from envmill.flows.cli import (
 )
 from envmill.flows.cli.support import CommandError, echo_error
 from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
+from envmill.flows.timeline import mark
 from envmill.warehouse.space import DiskFull, is_disk_full
 
 app = typer.Typer(
@@ -57,6 +58,7 @@ TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    mark("cli_imported")
     watch_for_interrupt()
     warnings.showwarning = _show_warning
     try:

@@ -156,10 +156,13 @@ def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import print_summary
     from envmill.flows.leftovers import reap_leftovers
     from envmill.flows.prefect_api import prefect_api
+    from envmill.flows.timeline import mark
 
     reap_leftovers(root)  # what a run killed by SIGKILL left: temp folders, its Prefect server
     with prefect_api(root / "_prefect") as api:
+        mark("server_started")
         summary = _run_flow(settings, root, api)
+    mark("server_stopped")
     print_summary(root, summary)
 
 
@@ -167,8 +170,14 @@ def _run_flow(settings, root: Path, api) -> dict[str, Any]:
     """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
     from envmill.flows.cli.report import ProgressBar
     from envmill.flows.cluster import synthesize_on_dask
+    from envmill.flows.timeline import mark
 
     with synthesize_on_dask(settings) as synthesize:
+        mark("cluster_up")
         api.wait()
+        mark("flow_start")
         with ProgressBar():
-            return synthesize(settings=settings, data_dir=str(root))
+            summary = synthesize(settings=settings, data_dir=str(root))
+        mark("flow_done")
+    mark("cluster_closed")
+    return summary
