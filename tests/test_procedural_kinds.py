@@ -15,7 +15,7 @@ from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.policy import check_check_source
 from envmill.tasks.procedural import scenarios
 from envmill.tasks.procedural.answer_checks import answer_check, refusal_check
-from envmill.tasks.procedural.refusals import reason_terms
+from envmill.tasks.procedural.refusals import reason_terms, refusal_evidence
 from envmill.tasks.procedural.subjects import owned_ids
 from envmill.tasks.procedural.word_lists import words
 from tests.conftest import TEST_LIMITS
@@ -30,6 +30,7 @@ REFUSES = refusal_check(
     words("refusals", "declines"),
     words("refusals", "claims"),
     reason_terms("Account A1 has status 'frozen'; this needs status active", {}),
+    refusal_evidence("Account A1 has status 'frozen'; this needs status active", {}),
 )
 
 
@@ -79,11 +80,11 @@ def test_a_refusal_check_wants_a_decline_with_the_reason_and_no_success(sandbox)
         sandbox,
         REFUSES,
         "Sorry, I can\u2019t do that: the account is frozen.",
-        "I'm unable to, the account's status does not allow it.",
+        "I'm unable to, the account's status does not allow it.",  # any refusal could say it
         "I cannot do that.",  # no reason
         "Done successfully; it was frozen so I cannot say more.",  # claims success
         "",
-    ) == [True, True, False, False, False]
+    ) == [True, False, False, False, False]
 
 
 def _kind_run(sandbox, monkeypatch, kind: str, domains: list[str]):

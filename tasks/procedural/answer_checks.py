@@ -10,10 +10,22 @@ the expected value (tolerant of formatting: ``1250.5``, ``1,250.50``, ``$1,250.5
 it refuses an answer that states a competing candidate (another record's value of the same
 field, a neighbouring count, an unfiltered total) or more than ``MAX_OTHERS`` further values of
 the same kind beyond the ones the task itself mentions.
+
+A text value counts as stated only where it is asserted: a mention right after a negation ("not",
+"no longer", "n't", "never", "formerly", "previously", "used to be", "instead of", "rather than",
+"from", with at most one word between) is not. So "no longer active, now frozen" states frozen and
+not active, while "active or frozen" states both and fails. The expected value needs one asserted
+mention; every mention of a competitor must be negated. "was" is not a negation here ("the status
+was updated to frozen"), so "it was active, now frozen" still fails: say "no longer" or "from".
+
+A refusal check wants a decline, no claim of success, and the reason named by something of this
+state the rule's error quotes (:class:`RefusalEvidence`): a rule word alone ("status", "limit")
+is what a refuse-everything policy says, so it counts only when the error names nothing else.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from envmill.schemas.scenario import CheckSpec
@@ -22,7 +34,7 @@ ValueKind = Literal["number", "date", "datetime", "text"]
 MAX_OTHERS = 1
 MAX_COMPETITORS = 30
 
-_ANSWER_BODY = r"""
+_READERS = r"""
 MONTHS = {
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
     "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
@@ -66,13 +78,27 @@ def numbers(text):
     text = re.sub(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?![\w:])", " ", without_dates(text))
     found = re.findall(NUMBER, text)
     return [float(whole.replace(",", "") + (part or "")) for whole, part in found]
+"""
+
+_ANSWER_BODY = r"""
+NEGATED = re.compile(
+    r"(?:\bnot|\bno longer|n't|\bnever|\bformerly|\bpreviously|\bused to be|\binstead of"
+    r"|\brather than|\bfrom)\s+(?:\w+\s+)?$"
+)
+
+
+def asserted(text, value):
+    for found in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text):
+        if not NEGATED.search(text[max(0, found.start() - 40) : found.start()]):
+            return True
+    return False
 
 
 def said(text, value):
     if KIND == "number":
         return any(abs(n - value) < 0.005 for n in numbers(text))
     if KIND == "text":
-        return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) is not None
+        return asserted(text, value)
     day, _, clock = value.partition("T")
     return day in dates(text) and (not clock or clock in clocks(text))
 
@@ -106,28 +132,53 @@ def check(initial_state, final_state, answer):
     return len(others(text)) <= MAX_OTHERS
 """
 
-_REFUSAL_TEMPLATE = """\
-import re
-
-DECLINES = {declines!r}
-CLAIMS = {claims!r}
-REASONS = {reasons!r}
-
+_REFUSAL_BODY = r"""
 
 def mentions(text, phrase):
-    return re.search(r"(?<!\\w)" + re.escape(phrase) + r"(?!\\w)", text) is not None
+    return re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text) is not None
+
+
+def names_this_refusal(text):
+    if any(mentions(text, value) for value in NAMED):
+        return True
+    if any(abs(n - v) < 0.005 for n in numbers(text) for v in AMOUNTS):
+        return True
+    return any(day in DAYS for day in dates(text))
+
+
+def guesses(text):
+    if any(mentions(text, value) for value in RIVALS):
+        return True
+    extra = [n for n in numbers(text) if not any(abs(n - v) < 0.005 for v in KNOWN)]
+    return len(set(extra)) > MAX_OTHER_NUMBERS
 
 
 def check(initial_state, final_state, answer):
     if not isinstance(answer, str) or not answer.strip():
         return False
-    text = answer.casefold().replace("\\u2019", "'").replace("_", " ")
+    text = answer.casefold().replace("\u2019", "'").replace("_", " ")
     if not any(mentions(text, phrase) for phrase in DECLINES):
         return False
-    if any(mentions(text, phrase) for phrase in CLAIMS):
+    if any(mentions(text, phrase) for phrase in CLAIMS) or guesses(text):
         return False
+    if NAMED or AMOUNTS or DAYS:
+        return names_this_refusal(text)
     return not REASONS or any(mentions(text, reason) for reason in REASONS)
 """
+
+
+@dataclass(frozen=True)
+class RefusalEvidence:
+    """What a refusal must name to show it read this state: one of ``named`` (the status the
+    record has), ``amounts`` (a limit, a balance, a count) or ``days``; ``rivals`` are the other
+    values of the named field (a guess), ``known`` further numbers a reply may repeat (the
+    request's own)."""
+
+    named: tuple[str, ...] = ()
+    amounts: tuple[float, ...] = ()
+    days: tuple[str, ...] = ()
+    rivals: tuple[str, ...] = ()
+    known: tuple[float, ...] = ()
 
 
 def normalize_expected(value: Any, kind: ValueKind) -> Any:
@@ -172,21 +223,41 @@ def answer_check(
         "MAX_OTHERS": MAX_OTHERS,
     }
     header = "".join(f"{name} = {value!r}\n" for name, value in constants.items())
-    code = "import re\n\n" + header + _ANSWER_BODY
+    code = "import re\n\n" + header + _READERS + _ANSWER_BODY
     return CheckSpec(description=description, code=code)
 
 
 def refusal_check(
-    description: str, declines: list[str], claims: list[str], reasons: list[str]
+    description: str,
+    declines: list[str],
+    claims: list[str],
+    reasons: list[str],
+    evidence: RefusalEvidence | None = None,
 ) -> CheckSpec:
     """A check that the final answer declines (one of ``declines``), claims no success (none of
-    ``claims``) and names the reason (one of ``reasons``, when any)."""
-    code = _REFUSAL_TEMPLATE.format(
-        declines=[p.casefold() for p in declines],
-        claims=[p.casefold() for p in claims],
-        reasons=[r.casefold().replace("_", " ") for r in reasons],
+    ``claims``) and names the reason.
+
+    With ``evidence`` (what the rule's error says of this state: the status the record has, the
+    limit or balance, the date), the reason must be one of those, not a rule word that a
+    blanket refusal would share with every refusal of the rule ("status", "limit", "only"); a
+    reply naming another value of the field (a guessed status) or many other numbers fails.
+    Without evidence (the error names nothing of the state), one of ``reasons`` suffices."""
+    evidence = evidence or RefusalEvidence()
+    constants = {
+        "DECLINES": [p.casefold() for p in declines],
+        "CLAIMS": [p.casefold() for p in claims],
+        "REASONS": [r.casefold().replace("_", " ") for r in reasons],
+        "NAMED": [t.casefold().replace("_", " ") for t in evidence.named],
+        "AMOUNTS": [round(float(a), 6) for a in evidence.amounts],
+        "DAYS": list(evidence.days),
+        "RIVALS": [t.casefold().replace("_", " ") for t in evidence.rivals],
+        "KNOWN": [round(float(k), 6) for k in [*evidence.amounts, *evidence.known]],
+        "MAX_OTHER_NUMBERS": MAX_OTHERS,
+    }
+    header = "".join(f"{name} = {value!r}\n" for name, value in constants.items())
+    return CheckSpec(
+        description=description, code="import re\n\n" + header + _READERS + _REFUSAL_BODY
     )
-    return CheckSpec(description=description, code=code)
 
 
 def _distinct(values: list[Any], target: Any, kind: ValueKind) -> list[Any]:

@@ -17,18 +17,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.scenario import CheckSpec, SolutionStep
-from envmill.tasks.procedural.answer_checks import refusal_check
+from envmill.tasks.procedural.answer_checks import RefusalEvidence, refusal_check
 from envmill.tasks.procedural.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.procedural.phrasing import phrase_step
 from envmill.tasks.procedural.phrasing_text import collect_user_facts
+from envmill.tasks.procedural.plan import plan_environment
 from envmill.tasks.procedural.subjects import Subject, name_subject, reader_of, run_query
 from envmill.tasks.procedural.word_lists import load_wording, words
 from envmill.tasks.sandbox import ToolEpisode
 
 MAX_TRIES = 40
 QUOTED = re.compile(r"'([^']{1,40})'")
-NOT_A_RULE = re.compile(r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: ", re.IGNORECASE)
+ISO_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
+ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+NUMBER = re.compile(r"(?<![\w.\-/:'])(\d+(?:\.\d+)?)(?![\w/:\-']|\.\d)")
+# an error about a field that is not set ("within 9 days after the resolved at … (None)") is an
+# environment's gap, not a rule a person could explain
+NOT_A_RULE = re.compile(
+    r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: |\(None\)", re.IGNORECASE
+)
 
 
 @dataclass
@@ -50,6 +58,7 @@ def find_refusal(
     """Try drawn calls until one is refused by a rule with a nameable reason; None if none is."""
     drawer = ArgumentDrawer(compiled, rng, faker)
     changers = [t for t in compiled.tools if t.kind == "state_change"]
+    targets = target_values(compiled) if changers else {}
     state = episode.state()
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
@@ -58,8 +67,12 @@ def find_refusal(
             continue
         error = _refused_by_rule(episode, manifest.tool, arguments, state)
         reasons = reason_terms(error, state, set(compiled.roles)) if error else []
-        if error and reasons:
-            return _refusal(compiled, episode, rng, manifest, arguments, error, reasons)
+        if (
+            error
+            and reasons
+            and not _already_there(error, targets.get(manifest.tool, set()), state)
+        ):
+            return _refusal(compiled, episode, rng, manifest, arguments, error, reasons, targets)
     return None
 
 
@@ -76,18 +89,100 @@ def _refused_by_rule(
     return error if isinstance(error, str) and not NOT_A_RULE.search(error) else None
 
 
+def target_values(compiled: CompiledEnvironment) -> dict[str, set[str]]:
+    """Per tool, the values its effects set a field to (a transition's status, a set value)."""
+    targets: dict[str, set[str]] = {}
+    for tool in plan_environment(compiled.spec, compiled.seed).tools:
+        for effect in tool.op.effects:
+            value = getattr(effect, "to", None) if effect.kind == "transition" else None
+            value = getattr(effect, "value", None) if effect.kind == "set" else value
+            if isinstance(value, str):
+                targets.setdefault(tool.name, set()).add(value.casefold())
+    return targets
+
+
+def _already_there(error: str, targets: set[str], state: dict[str, Any]) -> bool:
+    """The request asks to move a record to the value it already has ("freeze" a frozen card):
+    not a forbidden request but a no-op, whose natural answer ("it is already frozen") need not
+    decline; such a draw is not made a refusal scenario. The record's value is the first value
+    the error quotes that is not an id ("is 'frozen' and cannot become …", "has status 'X'")."""
+    ids = _ids(state)
+    quoted = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in ids]
+    return bool(quoted) and quoted[0] in targets
+
+
+def _ids(state: dict[str, Any]) -> set[str]:
+    return {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
+
+
 def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset()) -> list[str]:
     """Words a reply must use one of to name the reason: the statuses the error quotes (not
     ids or other record text), and the rule words (with synonyms) it contains."""
     lowered = error.casefold()
-    ids = {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
-    skip = ids | {r.casefold() for r in roles}  # who is acting says nothing of why not
+    skip = _ids(state) | {r.casefold() for r in roles}  # who is acting says nothing of why not
     quoted = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
     terms = [q for q in quoted if re.fullmatch(r"[a-z_ ]{3,30}", q)]
     for word, synonyms in load_wording("refusals")["reason_words"].items():
         if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", lowered):
             terms += [s for s in synonyms if s not in terms]
     return list(dict.fromkeys(terms))
+
+
+def refusal_evidence(
+    error: str,
+    state: dict[str, Any],
+    roles: set[str] = frozenset(),
+    arguments: Any = (),
+    targets: set[str] = frozenset(),
+) -> RefusalEvidence:
+    """What of this state the error names, that a reply must repeat one of: the quoted status
+    (not an id, a role, or a value the request itself gave), the numbers (a limit, a balance, a
+    count) and the dates; the request's own values (and the status it asks for) are left out,
+    since an agent that read nothing could echo them. Rivals: the other values the quoted field
+    takes in the state (a reply naming one is guessing)."""
+    given = {str(v).casefold() for v in (arguments or {}).values() if not isinstance(v, bool)}
+    lowered = error.casefold()
+    skip = (
+        _ids(state) | {r.casefold() for r in roles} | given | targets
+    )  # the request says the target
+    named = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
+    named = [q for q in named if re.fullmatch(r"[a-z_ ]{3,30}", q)]
+    days = [d for d in ISO_DAY.findall(error) if d not in {g[:10] for g in given}]
+    numbers = [float(n) for n in NUMBER.findall(ISO_MOMENT.sub(" ", error))]
+    known = [float(v) for v in (arguments or {}).values() if _is_number(v)]
+    amounts = [n for n in numbers if not any(abs(n - k) < 0.005 for k in known)]
+    rivals = sorted(
+        v.casefold()
+        for v in _field_values(state, named)
+        if v.casefold() not in named and v.casefold() not in lowered
+    )
+    return RefusalEvidence(
+        tuple(dict.fromkeys(named)),
+        tuple(dict.fromkeys(amounts)),
+        tuple(dict.fromkeys(days)),
+        tuple(rivals),
+        tuple(known + numbers),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _field_values(state: dict[str, Any], named: list[str]) -> set[str]:
+    """Every value of each field that holds one of ``named`` in some record, in the state."""
+    values: set[str] = set()
+    for records in state.values():
+        rows = (
+            [r for r in records.values() if isinstance(r, dict)]
+            if isinstance(records, dict)
+            else []
+        )
+        fields = {
+            f for r in rows for f, v in r.items() if isinstance(v, str) and v.casefold() in named
+        }
+        values |= {r[f] for r in rows for f in fields if isinstance(r.get(f), str)}
+    return values
 
 
 def _refusal(
@@ -98,6 +193,7 @@ def _refusal(
     arguments: dict[str, Any],
     error: str,
     reasons: list[str],
+    targets: dict[str, set[str]],
 ) -> Refusal | None:
     state, mentions, steps = episode.state(), [], []
     for arg in manifest.args:
@@ -123,6 +219,9 @@ def _refusal(
         words("refusals", "declines"),
         words("refusals", "claims"),
         reasons,
+        refusal_evidence(
+            error, state, set(compiled.roles), arguments, targets.get(manifest.tool, set())
+        ),
     )
     facts = collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, check, error, vague.sentence(), facts)
