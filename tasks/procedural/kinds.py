@@ -19,7 +19,7 @@ from envmill.tasks.procedural.manifest import CompiledEnvironment
 from envmill.tasks.procedural.openers import open_request
 from envmill.tasks.procedural.phrasing import FULL_REQUEST_KEY, phrase_task
 from envmill.tasks.procedural.questions import Question, ask_aggregate, ask_field
-from envmill.tasks.procedural.refusals import Refusal, find_refusal
+from envmill.tasks.procedural.refusals import Refusal, find_refusal, target_values
 from envmill.tasks.procedural.subjects import acting_member, owned_ids
 from envmill.tasks.sandbox import ToolEpisode
 
@@ -150,12 +150,15 @@ def _question_about_change(
     compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random, chain: Chain, allowed
 ) -> Question | None:
     by_attr = {attr: entity for entity, attr in compiled.entity_attrs.items()}
+    implied = target_values(compiled).get(chain.steps[-1].manifest.tool, set())
     for change in chain.steps[-1].changes:
         path = change["path"]
         if len(path) != 3 or change["op"] != "change" or path[0] not in by_attr:
             continue
         if allowed is not None and path[1] not in allowed:
             continue
+        if _given(change.get("new"), chain) or str(change.get("new")).casefold() in implied:
+            continue  # "freeze it / set it to frozen, then tell me the status": the task says it
         exempt = [change.get("old")] + [
             v for step in chain.steps for v in step.arguments.values() if not isinstance(v, bool)
         ]
@@ -172,3 +175,18 @@ def _question_about_change(
         if question is not None:
             return question
     return None
+
+
+def _given(value: Any, chain: Chain) -> bool:
+    """Whether the request already names ``value`` (an argument of one of its steps), so a
+    question about it would be answered by the task text itself."""
+    for step in chain.steps:
+        for given in step.arguments.values():
+            if isinstance(given, bool) or isinstance(value, bool):
+                continue
+            if isinstance(given, int | float) and isinstance(value, int | float):
+                if abs(given - value) < 0.005:
+                    return True
+            elif str(given).casefold() == str(value).casefold():
+                return True
+    return False

@@ -117,6 +117,7 @@ def ask_field(
         return None
     value, kind = record[name], value_kind(record[name])
     others = [r.get(name) for k, r in sorted(records.items()) if k != rid and isinstance(r, dict)]
+    others += enum_values(compiled, entity, name)  # listing every status must not pass
     chosen = rng.choice(words("answers", template))
     text = _fill(rng, "", template=chosen, field=words_of(name), subject=subject.text)
     vague = _fill(rng, "", template=chosen, field=words_of(name), subject=vague_subject(entity))
@@ -198,6 +199,14 @@ def _aggregate_question(
     answer = _fill(rng, f"{key}_answers", **fill)
     facts = subject_facts(subject)
     return Question(text, [*subject.steps, step], answer, check, vague, facts, subject.text)
+
+
+def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[str]:
+    """The values an enum field may take (none for other fields): when every other record
+    shares the asked one, the state alone offers no competitor to an answer that lists them all."""
+    spec = compiled.spec.entities.get(entity)
+    field = spec.fields.get(name) if spec is not None else None
+    return list(field.values) if field is not None else []
 
 
 def vague_subject(entity: str) -> str:

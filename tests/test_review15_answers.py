@@ -1,0 +1,206 @@
+"""Red-team review of answer and refusal checks (issue 15): what a policy trained on them could
+learn to say without doing the work, and replies a person would give that must still pass.
+
+The checks run where certification runs them (the sandbox's check host), never in this process.
+"""
+
+from __future__ import annotations
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.policy import check_check_source
+from envmill.tasks.procedural.answer_checks import answer_check, refusal_check
+from envmill.tasks.procedural.refusals import _already_there, reason_terms, refusal_evidence
+from envmill.tasks.procedural.word_lists import words
+
+BLANKET = "I'm sorry, I can't do that: the status, limit, balance or permission rules forbid it."
+
+ACCOUNTS = {
+    "accounts": {
+        "A1": {"status": "frozen"},
+        "A2": {"status": "closed"},
+        "A3": {"status": "active"},
+    }
+}
+
+
+def _refusal(error: str, state: dict, arguments: dict):
+    return refusal_check(
+        "declines",
+        words("refusals", "declines"),
+        words("refusals", "claims"),
+        reason_terms(error, state),
+        refusal_evidence(error, state, set(), arguments),
+    )
+
+
+STATUS_RULE = _refusal(
+    "Account 'A1' has status 'frozen'; this needs status active", ACCOUNTS, {"account_id": "A1"}
+)
+LIMIT_RULE = _refusal(
+    "Customer C-1 already has 3 loans with status active; the limit is 3",
+    {"customers": {"C-1": {"name": "Ann"}}},
+    {"customer_id": "C-1", "amount": 900},
+)
+BALANCE_RULE = _refusal(
+    "Amount (500.0) must be at most the balance of account 'A3' (200.0)",
+    ACCOUNTS,
+    {"account_id": "A3", "amount": 500.0},
+)
+DIFFER_RULE = _refusal(
+    "The same value was given for from_id and to_id; they must differ", ACCOUNTS, {}
+)
+FROZEN = answer_check("states the status", "frozen", "text", competing=["active", "closed"])
+
+
+def _says(sandbox, check, *answers: str) -> list[bool]:
+    spec = ScenarioSpec(
+        env_id="e", task="t", initial_state={}, reference_solution=[], checks=[check]
+    )
+    return [score_final_state(spec, {}, sandbox, answer).check_results[0] for answer in answers]
+
+
+def test_the_reviewed_checks_pass_the_static_policy():
+    for check in (STATUS_RULE, LIMIT_RULE, BALANCE_RULE, DIFFER_RULE, FROZEN):
+        assert check_check_source(check.code) == []
+
+
+def test_a_blanket_refusal_naming_rule_words_does_not_score(sandbox):
+    """Finding 1: "status" / "limit" / "balance" are shared by every refusal of a rule."""
+    for check in (STATUS_RULE, LIMIT_RULE, BALANCE_RULE):
+        assert _says(sandbox, check, BLANKET) == [False]
+    assert _says(
+        sandbox,
+        STATUS_RULE,
+        "I can't, the account's status does not allow it.",
+        "I'm unable to: only active accounts can do that.",  # names what it needs, not what is
+    ) == [False, False]
+
+
+def test_a_natural_refusal_naming_what_it_read_passes(sandbox):
+    assert _says(sandbox, STATUS_RULE, "Sorry, I can\u2019t do that: the account is frozen.")
+    assert _says(
+        sandbox,
+        LIMIT_RULE,
+        "I'm unable to open another loan: you already have 3 active loans, the maximum.",
+    ) == [True]
+    assert _says(sandbox, BALANCE_RULE, "I can't send that: your balance is only $200.00.") == [
+        True
+    ]
+    assert _says(sandbox, DIFFER_RULE, "I cannot move money to the same account; they must differ.")
+
+
+def test_a_refusal_that_echoes_the_request_or_guesses_does_not_score(sandbox):
+    assert _says(
+        sandbox,
+        BALANCE_RULE,
+        "I can't send 500, it is more than your balance.",  # the request's own number
+        "I can't: your balance is 100, 200, 300, 400 or 600.",  # many numbers
+    ) == [False, False]
+    assert _says(
+        sandbox,
+        STATUS_RULE,
+        "I can't: the account is frozen or closed.",  # a guessed second status
+    ) == [False]
+    assert _says(sandbox, LIMIT_RULE, "I can't, the limit is 1, 2, 3, 4 or 5 loans.") == [False]
+
+
+def test_a_refusal_that_says_it_went_ahead_anyway_does_not_score(sandbox):
+    assert _says(
+        sandbox,
+        STATUS_RULE,
+        "I cannot normally do this as the account is frozen, but I did it anyway.",
+        "It is frozen so I can't, but I went ahead regardless.",
+    ) == [False, False]
+
+
+def test_a_text_answer_may_name_a_competitor_it_negates(sandbox):
+    """Finding 2: a competitor counts only where asserted, not after "no longer" / "not"."""
+    assert _says(
+        sandbox,
+        FROZEN,
+        "It is no longer active, now frozen.",
+        "The status changed from active to frozen.",
+        "It's frozen, not closed.",
+    ) == [True, True, True]
+    assert _says(
+        sandbox,
+        FROZEN,
+        "It is active or frozen.",  # two asserted candidates
+        "It is not frozen; it is active.",  # the expected one negated
+        "Frozen? Closed? Active?",
+    ) == [False, False, False]
+
+
+def test_a_request_to_move_a_record_to_its_own_status_is_not_a_refusal():
+    """Finding 3: "freeze" a frozen card is a no-op, not a forbidden request."""
+    state = {"cards": {"C1": {"status": "frozen"}}}
+    error = "Card 'C1' has status 'frozen'; this needs status active"
+    assert _already_there(error, {"frozen"}, state)
+    assert not _already_there(error, {"closed"}, state)
+    moved = "Card C1 is 'frozen' and cannot become 'frozen' (only from active)"
+    assert _already_there(moved, {"frozen"}, state)
+    # the usual transition refusal names the target second: it stays a refusal
+    assert not _already_there("Card C1 is 'closed' and cannot become 'frozen'", {"frozen"}, state)
+
+
+def test_a_transition_refusal_must_name_the_status_the_record_has(sandbox):
+    """Naming the status the request asks for ("I can't mark it returned") shows nothing read."""
+    error = "Order OR-4 is 'pending' and cannot become 'returned' (only from delivered)"
+    state = {"orders": {"OR-4": {"status": "pending"}, "OR-5": {"status": "shipped"}}}
+    evidence = refusal_evidence(error, state, set(), {"order_id": "OR-4"}, {"returned"})
+    assert evidence.named == ("pending",) and evidence.rivals == ("shipped",)
+    check = refusal_check(
+        "declines", words("refusals", "declines"), words("refusals", "claims"), [], evidence
+    )
+    assert _says(
+        sandbox,
+        check,
+        "I can't mark the order returned; only delivered orders can be.",
+        "Sorry, I can't: the order is still pending, and only delivered orders can be returned.",
+    ) == [False, True]
+
+
+def test_an_error_about_an_unset_field_is_not_a_rule():
+    from envmill.tasks.procedural.refusals import NOT_A_RULE
+
+    error = (
+        "Too late: this is only possible within 9 days after the resolved at of ticket T-4 (None)"
+    )
+    assert NOT_A_RULE.search(error)
+    assert not NOT_A_RULE.search("Order OR-4 is 'pending' and cannot become 'returned'")
+
+
+def test_a_question_after_a_change_is_not_answered_by_the_request():
+    """The value a change set from an argument is in the task text: no question asks it."""
+    from envmill.tasks.procedural.kinds import _given
+
+    class Step:
+        def __init__(self, arguments):
+            self.arguments = arguments
+
+    class Chain:
+        steps = [Step({"card_id": "C1", "status": "Frozen"}), Step({"amount": 200})]
+
+    assert _given("frozen", Chain) and _given(200.0, Chain)
+    assert not _given("closed", Chain) and not _given(1450.5, Chain)
+
+
+def test_a_status_question_competes_with_every_value_of_the_enum(sandbox):
+    """When every other record shares the asked status, listing all statuses must still fail."""
+    from envmill.tasks.procedural.catalog import load_domain
+    from envmill.tasks.procedural.compiler import compile_environment
+    from envmill.tasks.procedural.questions import enum_values
+
+    compiled = compile_environment(load_domain("banking"), 3)
+    entity, name = next(
+        (e, f)
+        for e, spec in sorted(compiled.spec.entities.items())
+        for f, field in sorted(spec.fields.items())
+        if field.values and e in compiled.entity_attrs
+    )
+    values = enum_values(compiled, entity, name)
+    assert len(values) >= 2 and enum_values(compiled, entity, "no_such_field") == []
+    check = answer_check("states it", values[0], "text", competing=values)
+    listing = "It is one of: " + ", ".join(values) + "."
+    assert _says(sandbox, check, listing, f"It is {values[0]}.") == [False, True]
