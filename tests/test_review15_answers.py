@@ -105,6 +105,21 @@ def test_a_refusal_that_echoes_the_request_or_guesses_does_not_score(sandbox):
     assert _says(sandbox, LIMIT_RULE, "I can't, the limit is 1, 2, 3, 4 or 5 loans.") == [False]
 
 
+def test_a_value_read_from_the_state_is_the_evidence_not_the_rules_constant(sandbox):
+    error = "The balance of account A3 (5527.88) must be at most 0"
+    evidence = refusal_evidence(error, ACCOUNTS, set(), {"account_id": "A3"})
+    assert evidence.amounts == (5527.88,)
+    check = refusal_check(
+        "declines", words("refusals", "declines"), words("refusals", "claims"), [], evidence
+    )
+    assert _says(
+        sandbox,
+        check,
+        "I can't close it: the balance must be 0 first.",  # true of every such refusal
+        "I can't close it yet: it still holds $5,527.88.",
+    ) == [False, True]
+
+
 def test_a_refusal_that_says_it_went_ahead_anyway_does_not_score(sandbox):
     assert _says(
         sandbox,
@@ -204,3 +219,43 @@ def test_a_status_question_competes_with_every_value_of_the_enum(sandbox):
     check = answer_check("states it", values[0], "text", competing=values)
     listing = "It is one of: " + ", ".join(values) + "."
     assert _says(sandbox, check, listing, f"It is {values[0]}.") == [False, True]
+
+
+def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sandbox, monkeypatch):
+    """As a rollout is scored: the reference answer on the unchanged state gets the reward, a
+    refuse-everything reply naming every rule word does not, wherever the rule's error names
+    something of the state (a permission or ownership error names nothing: a rule word is all a
+    reply can give there, so that residue is left to the change scenarios of the same identity)."""
+    from envmill.schemas.settings import EnvmillSettings
+    from envmill.tasks.pipeline import plan_batches, synthesize_batch
+    from envmill.tasks.procedural import scenarios
+    from tests.conftest import TEST_LIMITS
+
+    monkeypatch.setattr(scenarios, "KIND_SHARES", {"refusal": 1.0})
+    settings = EnvmillSettings(
+        envs=2,
+        scenarios_per_env=4,
+        batch_size=100,
+        seed=11,
+        sandbox=TEST_LIMITS,
+        domains=["banking", "library"],
+    )
+    (batch,) = plan_batches(settings)
+    output = synthesize_batch(batch, settings, sandbox)
+    certified = [
+        ScenarioSpec.model_validate(s.model_dump())
+        for s in output.scenarios
+        if s.kind.startswith("refusal") and s.status == "certified"
+    ]
+    assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]
+    with_evidence = [
+        s for s in certified if "NAMED = []\nAMOUNTS = []\nDAYS = []" not in s.checks[0].code
+    ]
+    assert with_evidence, [s.reference_answer for s in certified]
+    for spec in certified:
+        initial = spec.initial_state
+        assert score_final_state(spec, initial, sandbox, spec.reference_answer).reward.success
+        if spec not in with_evidence:
+            continue
+        blanket = BLANKET + " Only staff may; it exceeds the maximum, is too late, or the same."
+        assert not score_final_state(spec, initial, sandbox, blanket).reward.success, spec.task

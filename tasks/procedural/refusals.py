@@ -34,6 +34,7 @@ ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?
 NUMBER = re.compile(r"(?<![\w.\-/:'])(\d+(?:\.\d+)?)(?![\w/:\-']|\.\d)")
 # an error about a field that is not set ("within 9 days after the resolved at … (None)") is an
 # environment's gap, not a rule a person could explain
+READ_VALUE = re.compile(r"\((\d+(?:\.\d+)?)\)")
 NOT_A_RULE = re.compile(
     r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: |\(None\)", re.IGNORECASE
 )
@@ -148,9 +149,13 @@ def refusal_evidence(
     named = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
     named = [q for q in named if re.fullmatch(r"[a-z_ ]{3,30}", q)]
     days = [d for d in ISO_DAY.findall(error) if d not in {g[:10] for g in given}]
-    numbers = [float(n) for n in NUMBER.findall(ISO_MOMENT.sub(" ", error))]
+    plain = ISO_MOMENT.sub(" ", error)
+    numbers = [float(n) for n in NUMBER.findall(plain)]
     known = [float(v) for v in (arguments or {}).values() if _is_number(v)]
     amounts = [n for n in numbers if not any(abs(n - k) < 0.005 for k in known)]
+    read = [float(n) for n in READ_VALUE.findall(plain)]  # "the balance of … (5527.88)"
+    if any(n in amounts for n in read):  # a value read from the state, not the rule's constant
+        amounts = [n for n in amounts if n in read]
     rivals = sorted(
         v.casefold()
         for v in _field_values(state, named)
