@@ -259,3 +259,13 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
             continue
         blanket = BLANKET + " Only staff may; it exceeds the maximum, is too late, or the same."
         assert not score_final_state(spec, initial, sandbox, blanket).reward.success, spec.task
+
+
+def test_an_answer_reads_hyphens_as_spaces_and_is_not_a_dump(sandbox):
+    checked_in = answer_check("states it", "checked_in", "text", competing=["confirmed"])
+    event = answer_check("states it", "EV-0005", "text", competing=["EV-0003"])
+    assert _says(sandbox, checked_in, "It is checked-in.", "It is checked in.") == [True, True]
+    assert _says(sandbox, event, "It is EV-0005.", "EV-0005 or EV-0003") == [True, False]
+    dump = "The balance is $1,250.50. " + "Here is everything I found. " * 200
+    balance = answer_check("states it", 1250.5, "number")
+    assert _says(sandbox, balance, dump, dump[:200]) == [False, True]

@@ -6,10 +6,11 @@ self-contained sources (``re`` only), rendered from a template with their consta
 
 An answer check must not be forgeable by an agent that does not know the value: besides finding
 the expected value (tolerant of formatting: ``1250.5``, ``1,250.50``, ``$1,250.50``; ISO dates or
-"March 3, 2025" / "3 Mar 2025"; names and statuses case-insensitively, ``_`` read as a space),
-it refuses an answer that states a competing candidate (another record's value of the same
-field, a neighbouring count, an unfiltered total) or more than ``MAX_OTHERS`` further values of
-the same kind beyond the ones the task itself mentions.
+"March 3, 2025" / "3 Mar 2025"; names and statuses case-insensitively, ``_`` and ``-`` read as
+a space; not "03/03/2025", whose day and month are ambiguous), it refuses an answer that states
+a competing candidate (another record's value of the same field, every value of an enum field, a
+neighbouring count, an unfiltered total) or more than ``MAX_OTHERS`` further values of the same
+kind beyond the ones the task itself mentions, or that is longer than ``MAX_CHARS``.
 
 A text value counts as stated only where it is asserted: a mention right after a negation ("not",
 "no longer", "n't", "never", "formerly", "previously", "used to be", "instead of", "rather than",
@@ -33,6 +34,7 @@ from envmill.schemas.scenario import CheckSpec
 ValueKind = Literal["number", "date", "datetime", "text"]
 MAX_OTHERS = 1
 MAX_COMPETITORS = 30
+MAX_CHARS = 4000  # an answer, not a dump of every record a policy could paste to cover the value
 
 _READERS = r"""
 MONTHS = {
@@ -124,7 +126,11 @@ def near(a, b):
 def check(initial_state, final_state, answer):
     if not isinstance(answer, str) or not answer.strip():
         return False
+    if len(answer) > MAX_CHARS:
+        return False
     text = answer.casefold().replace("_", " ")
+    if KIND == "text":
+        text = text.replace("-", " ")
     if not said(text, EXPECTED):
         return False
     if any(said(text, value) for value in COMPETING):
@@ -189,7 +195,7 @@ def normalize_expected(value: Any, kind: ValueKind) -> Any:
     if kind in ("date", "datetime"):
         text = str(value)
         return text[:10] if kind == "date" else f"{text[:10]}T{text[11:16]}"
-    return str(value).casefold().replace("_", " ").strip()
+    return str(value).casefold().replace("_", " ").replace("-", " ").strip()
 
 
 def answer_check(
@@ -221,6 +227,7 @@ def answer_check(
         "COMPETING": rivals[:MAX_COMPETITORS],
         "EXEMPT": allowed,
         "MAX_OTHERS": MAX_OTHERS,
+        "MAX_CHARS": MAX_CHARS,
     }
     header = "".join(f"{name} = {value!r}\n" for name, value in constants.items())
     code = "import re\n\n" + header + _READERS + _ANSWER_BODY
