@@ -269,3 +269,20 @@ def test_an_answer_reads_hyphens_as_spaces_and_is_not_a_dump(sandbox):
     dump = "The balance is $1,250.50. " + "Here is everything I found. " * 200
     balance = answer_check("states it", 1250.5, "number")
     assert _says(sandbox, balance, dump, dump[:200]) == [False, True]
+
+
+def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
+    from envmill.tasks.procedural.refusals import spoken_reason
+
+    owned = (
+        "Permission denied: customer C-1 may act only on their own records; "
+        "this one belongs to customer C-7"
+    )
+    assert spoken_reason(owned) == (
+        "permission denied: customer C-1 may act only on their own records"
+    )
+    role = "Permission denied: the signed-in role 'customer' may not use put_event_on_sale"
+    assert spoken_reason(role).endswith("may not use put event on sale")
+    assert spoken_reason("Event EV-5 has status 'draft'; this needs status on_sale.") == (
+        "event EV-5 has status 'draft'; this needs status on sale"
+    )

@@ -34,6 +34,7 @@ ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?
 NUMBER = re.compile(r"(?<![\w.\-/:'])(\d+(?:\.\d+)?)(?![\w/:\-']|\.\d)")
 # an error about a field that is not set ("within 9 days after the resolved at … (None)") is an
 # environment's gap, not a rule a person could explain
+OTHER_OWNER = re.compile(r";\s*this one belongs to .*$")
 READ_VALUE = re.compile(r"\((\d+(?:\.\d+)?)\)")
 NOT_A_RULE = re.compile(
     r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: |\(None\)", re.IGNORECASE
@@ -217,8 +218,7 @@ def _refusal(
         return None
     step = ChainStep(manifest, arguments, mentions, [])
     clause, vague = phrase_step(step, rng), phrase_step(step, rng, vague=True)
-    reason = error[:1].lower() + error[1:] if not error[:2].isupper() else error
-    answer = rng.choice(words("refusals", "answers")).format(reason=reason.rstrip("."))
+    answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error))
     check = refusal_check(
         f"The reply declines the request and names the reason ({error})",
         words("refusals", "declines"),
@@ -230,6 +230,13 @@ def _refusal(
     )
     facts = collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, check, error, vague.sentence(), facts)
+
+
+def spoken_reason(error: str) -> str:
+    """The tool's error as the reply says it: no other customer's record named ("this one
+    belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
+    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
 
 
 def _mention(
