@@ -286,3 +286,17 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     assert spoken_reason("Event EV-5 has status 'draft'; this needs status on_sale.") == (
         "event EV-5 has status 'draft'; this needs status on sale"
     )
+
+
+def test_a_number_answer_may_not_hedge_between_two_values(sandbox):
+    """After a change the old value is exempt (a reply may say "from … to …"); offering it as
+    an alternative ("1893.41 or 1666.23") is a hedge."""
+    balance = answer_check("states it", 1666.23, "number", competing=[0.0], exempt=[1893.41])
+    assert _says(
+        sandbox,
+        balance,
+        "It is 1893.41 or 1666.23.",
+        "Either $1,666.23 or $1,700.",
+        "It went from $1,893.41 to $1,666.23.",
+        "Your balance is $1,666.23; let me know if you need anything or have questions.",
+    ) == [False, False, True, True]
