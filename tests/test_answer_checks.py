@@ -156,3 +156,64 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
 def test_the_policy_takes_two_or_three_parameters(signature, allowed):
     violations = check_check_source(f"def check({signature}):\n    return True\n")
     assert (not violations) is allowed, violations
+
+
+def _talker(code: str, spared: str) -> str:
+    """``code`` turned into a check that passes whenever the agent says anything but
+    ``spared``: the answers certification would give it."""
+    real = code.replace("def check(", "def _real(", 1)
+    return (
+        real
+        + "\n\ndef check(initial_state, final_state, answer):\n"
+        + f"    return answer not in {spared!r} or _real(initial_state, final_state)\n"
+    )
+
+
+def test_a_change_check_that_passes_any_spoken_answer_is_rejected(
+    clinic, clinic_scenarios, sandbox
+):
+    """A change scenario is certified with no answer at all; a check that rewards any words
+    would pass every gate and then give full reward to a rollout that did nothing but talk."""
+    raw = copy.deepcopy(clinic_scenarios["certified"][0])
+    for check in raw["checks"]:
+        check["code"] = _talker(check["code"], ("",))
+    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
+    assert score_final_state(spec, spec.initial_state, sandbox, "ok").reward.success
+    report = certify_scenario(spec, clinic, sandbox)
+    assert report.rejected_gate == "not_trivial", report.gates
+
+
+def test_a_question_check_that_passes_unseen_answers_is_rejected(clinic, clinic_scenarios, sandbox):
+    """Certification says only the reference answer or nothing: a check may not pass every
+    other answer (a wrong fee, "no idea") on a state where the work is not done."""
+    spec = _question(clinic, clinic_scenarios)
+    spec.checks[0].code = (
+        "def check(initial_state, final_state, answer):\n"
+        f"    return answer not in ('', {spec.reference_answer!r})"
+        " or '80' in answer.replace(',', '')\n"
+    )
+    assert score_final_state(spec, spec.initial_state, sandbox, "No idea.").reward.success
+    report = certify_scenario(spec, clinic, sandbox)
+    assert report.rejected_gate == "not_trivial", report.gates
+
+
+@pytest.mark.parametrize(
+    ("said", "full"),
+    [("The fee is $80\ud800.", True), ("\udcff", False), (b"80", False), (None, False)],
+)
+def test_odd_answers_are_judged_not_raised(clinic, clinic_scenarios, sandbox, said, full):
+    """A model's text can hold a lone surrogate (JSON escapes decode to one) and a caller can
+    pass something that is not text: the reward is still a verdict, never an exception."""
+    spec = _question(clinic, clinic_scenarios)
+    score = score_final_state(spec, spec.initial_state, sandbox, said)
+    assert score.reward.success is full
+    assert score.check_results[1] is True
+
+
+def test_final_answer_on_odd_message_shapes():
+    """Whatever a transcript holds, the answer is text a frame can carry, never a raise."""
+    assert final_answer([None, "hi", {"role": "assistant", "content": "ok\udc80"}]) == "ok?"
+    assert final_answer([{"role": "assistant", "content": "a"}, 7]) == "a"
+    assert final_answer([{"role": "assistant", "content": {"text": "x"}}]) == ""
+    parts = [{"type": "text", "text": "\ud83d"}, "loose", {"text": 5}]
+    assert final_answer([{"role": "assistant", "content": parts}]) == "?"

@@ -75,6 +75,7 @@ class Evidence:
     unstable: list[bool] = field(default_factory=list)
     replay_hash: str | None = None
     silent: int | None = None  # the column of the reference's outcome with its answer withheld
+    decoy: int | None = None  # the column of the initial state with an answer nobody gives
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -86,6 +87,15 @@ class Evidence:
 
 FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follows, when run)
 NO_ANSWER = ""
+
+
+def decoy_answer(scenario: ScenarioSpec) -> str:
+    """Words certification never otherwise says: a check judged only on the reference answer
+    and on silence could pass every other reply (a rollout's) while the gates see nothing.
+    Letters only and drawn from the scenario id, so no digit or value of an answer is in it
+    and a check cannot list it in advance; neither a refusal nor a report of work done."""
+    letters = "".join(chr(ord("a") + int(c, 16)) for c in scenario.scenario_id[:10])
+    return f"Okay, I have noted {letters}."
 
 
 def collect_evidence(
@@ -174,8 +184,9 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
 def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) -> None:
     """Each check on every distinct (final state, answer), in both images; refused checks
     count False. The reference's outcome is judged with its answer, the initial state with
-    none; wrong solutions and reorderings say what the reference says, so only their states
-    can cost them the reward. A scenario with an answer is also judged with it withheld."""
+    none and with a decoy answer (any other reply must not win full reward on it); wrong
+    solutions and reorderings say what the reference says, so only their states can cost them
+    the reward. A scenario with an answer is also judged with it withheld."""
     initial, run, answer = scenario.initial_state, evidence.run, scenario.answer
     finals = [(run.states[-1], answer), (initial, NO_ANSWER)]
     if evidence.partial is not None:
@@ -183,6 +194,8 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
     if scenario.reference_answer is not None:
         evidence.silent = len(finals)
         finals.append((run.states[-1], NO_ANSWER))
+    evidence.decoy = len(finals)
+    finals.append((initial, decoy_answer(scenario)))
     base = len(finals)
     index = {canonical_json(outcome): i for i, outcome in enumerate(finals)}
     for trial in evidence.trials:

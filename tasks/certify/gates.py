@@ -48,9 +48,16 @@ def _checks_pass(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
 
 
 def _not_trivial(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+    """The initial state earns no full reward, whether the agent says nothing or says words
+    certification never uses (a check may not reward any reply but the reference's)."""
     failing = sum(cell.value is not True for cell in ev.column(INITIAL))
     if scenario.checks and failing == 0:
         return False, "every check already holds on the initial state"
+    if scenario.checks and ev.decoy is not None and _full_reward_at(ev, ev.decoy):
+        return False, (
+            "every check holds on the initial state when the reply is neither the reference "
+            "answer nor empty (a check must not pass any answer it was not written for)"
+        )
     return True, f"{failing} of {len(scenario.checks)} checks fail on the initial state"
 
 
