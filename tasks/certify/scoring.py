@@ -35,7 +35,7 @@ def score_final_state(
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
     sources, refused = policy_checked(scenario)
-    pairs = [(scenario.initial_state, final_state, answer)]
+    pairs = [(scenario.initial_state, final_state, plain_text(answer))]
     rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
@@ -45,9 +45,19 @@ def score_final_state(
 def final_answer(messages: list[dict[str, Any]]) -> str:
     """The text of the conversation's last assistant message ("" when it has none): what checks
     of the answer judge. Text parts of a list-valued content are joined."""
-    last = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    said = (m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "assistant")
+    last = next(said, None)
     content = (last or {}).get("content")
     if isinstance(content, list):
         parts = [p.get("text") for p in content if isinstance(p, dict)]
         content = "".join(part for part in parts if isinstance(part, str))
-    return content if isinstance(content, str) else ""
+    return plain_text(content)
+
+
+def plain_text(answer: Any) -> str:
+    """``answer`` as text every channel can carry: not text is "", and a lone surrogate (a
+    model's ``\\ud800`` escape decodes to one; UTF-8 cannot encode it, so the sandbox's frame
+    would raise) becomes "?". What a check sees is what could have been written down."""
+    if not isinstance(answer, str):
+        return ""
+    return answer.encode("utf-8", "replace").decode("utf-8")
