@@ -194,9 +194,9 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
     if scenario.reference_answer is not None:
         evidence.silent = len(finals)
         finals.append((run.states[-1], NO_ANSWER))
-    evidence.decoy = len(finals)
-    finals.append((initial, decoy_answer(scenario)))
     base = len(finals)
+    evidence.decoy = len(finals)  # only full reward is in question: a later, cheaper column
+    finals.append((initial, decoy_answer(scenario)))
     index = {canonical_json(outcome): i for i, outcome in enumerate(finals)}
     for trial in evidence.trials:
         if trial.is_wrong_solution or trial.is_independent_reorder:
