@@ -65,7 +65,7 @@ def test_a_pair_just_above_the_threshold_is_recorded_and_just_below_is_not():
     assert pairs_above(items, similarity + 1e-9, "task") == []
 
 
-@pytest.mark.parametrize("threshold", [0.5, 0.7, 0.8, 0.9, 0.95])
+@pytest.mark.parametrize("threshold", [0.02, 0.08, 0.5, 0.7, 0.8, 0.9, 0.95])
 def test_banding_misses_no_pair_at_the_threshold(threshold):
     """200 pairs of sets whose Jaccard similarity is just at the threshold: LSH finds all."""
     size, items, pairs = 200, [], set()

@@ -11,6 +11,7 @@ whole corpus without checking the corpus against itself again.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from envmill.tasks.dedupe.features import (
 from envmill.tasks.dedupe.minhash import (
     MARGIN,
     band_rows,
+    bands_reach,
     candidate_pairs,
     estimated_similarity,
     hash_shingles,
@@ -109,11 +111,12 @@ def _near_pairs(
     if len(firsts) < 2 or threshold >= 1.0:
         return []
     signatures = np.vstack([signature(item.hashes) for item in firsts])
-    candidates = [
-        pair
-        for pair in sorted(candidate_pairs(signatures, band_rows(threshold)))
-        if touched[pair[0]] or touched[pair[1]]
-    ]
+    banded = (
+        candidate_pairs(signatures, band_rows(threshold))
+        if bands_reach(threshold)  # below it, LSH would miss pairs: every pair is a candidate
+        else itertools.combinations(range(len(firsts)), 2)
+    )
+    candidates = [pair for pair in sorted(banded) if touched[pair[0]] or touched[pair[1]]]
     if not candidates:
         return []
     pairs = np.array(candidates, dtype=np.int64)

@@ -53,6 +53,12 @@ def band_rows(threshold: float) -> int:
     return best
 
 
+def bands_reach(threshold: float) -> bool:
+    """Whether banding keeps its promise at ``threshold``: with one row per band the miss
+    chance is (1 - t) ** PERMUTATIONS, above MISS for a threshold below about 0.10."""
+    return (1 - threshold) ** PERMUTATIONS <= MISS
+
+
 def estimated_similarity(signatures: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """MinHash estimates of the Jaccard similarity of index ``pairs`` (n × 2), in chunks."""
     estimates = np.empty(len(pairs))
