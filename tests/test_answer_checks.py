@@ -217,3 +217,23 @@ def test_final_answer_on_odd_message_shapes():
     assert final_answer([{"role": "assistant", "content": {"text": "x"}}]) == ""
     parts = [{"type": "text", "text": "\ud83d"}, "loose", {"text": 5}]
     assert final_answer([{"role": "assistant", "content": parts}]) == "?"
+
+
+def test_a_check_that_passes_any_words_after_any_change_is_rejected(
+    clinic, clinic_scenarios, sandbox
+):
+    """Talking after changing something (not what was asked) must not win: the partial
+    replay is judged with the decoy answer too."""
+    raw = copy.deepcopy(clinic_scenarios["certified"][0])
+    for check in raw["checks"]:
+        real = check["code"].replace("def check(", "def _real(", 1)
+        check["code"] = real + (
+            "\n\ndef check(initial_state, final_state, answer):\n"
+            "    if answer and final_state != initial_state:\n"
+            "        return True\n"
+            "    return _real(initial_state, final_state)\n"
+        )
+    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
+    report = certify_scenario(spec, clinic, sandbox)
+    assert report.rejected_gate == "partial_fails", report.gates
+    assert "neither the reference answer nor empty" in _gate(report, "partial_fails").reason

@@ -76,6 +76,7 @@ class Evidence:
     replay_hash: str | None = None
     silent: int | None = None  # the column of the reference's outcome with its answer withheld
     decoy: int | None = None  # the column of the initial state with an answer nobody gives
+    partial_decoy: int | None = None  # the partial replay's outcome with that answer
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -195,8 +196,11 @@ def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) ->
         evidence.silent = len(finals)
         finals.append((run.states[-1], NO_ANSWER))
     base = len(finals)
-    evidence.decoy = len(finals)  # only full reward is in question: a later, cheaper column
+    evidence.decoy = len(finals)  # only full reward is in question: later, cheaper columns
     finals.append((initial, decoy_answer(scenario)))
+    if evidence.partial is not None:
+        evidence.partial_decoy = len(finals)
+        finals.append((evidence.partial.final_state, decoy_answer(scenario)))
     index = {canonical_json(outcome): i for i, outcome in enumerate(finals)}
     for trial in evidence.trials:
         if trial.is_wrong_solution or trial.is_independent_reorder:

@@ -72,6 +72,11 @@ def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     failing = sum(cell.value is not True for cell in ev.column(ev.partial.pair))
     if failing == 0:
         return False, f"every check still holds {ev.partial.plan.label}"
+    if ev.partial_decoy is not None and _full_reward_at(ev, ev.partial_decoy):
+        return False, (
+            f"every check holds {ev.partial.plan.label} when the reply is neither the "
+            "reference answer nor empty (a check must not pass any answer it was not written for)"
+        )
     return True, f"{failing} checks fail {ev.partial.plan.label}"
 
 
