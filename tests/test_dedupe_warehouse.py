@@ -164,6 +164,13 @@ def test_the_metric_views_on_a_small_warehouse(small):
     ]
 
 
+def test_a_corpus_never_compared_has_no_duplicate_rate(small):
+    """No pass ever ran (an old folder, or dedupe off): the rate is unknown, not 0."""
+    rates = rows(small, "SELECT * FROM metric_duplicates")
+    assert rates and all(r["duplicate_rate"] is None for r in rates)
+    assert all(r["pairs"] == 0 for r in rates)
+
+
 def test_dedupe_records_and_the_rates_follow(small, monkeypatch, capsys):
     done = call_main(monkeypatch, capsys, ("dedupe", "--out", str(small)))
     assert done.returncode == 0, done.stderr

@@ -97,8 +97,13 @@ GROUP BY 1;
 
 -- view: metric_duplicates
 -- Per kind and measure (and 'any' measure of a kind): items compared (environments, certified
--- scenarios), pairs recorded, items that duplicate an earlier one, and their share.
-WITH items AS (
+-- scenarios), pairs recorded, items that duplicate an earlier one, and their share; the share
+-- is NULL until some pass compared the corpus (a folder never compared has no rate, not 0).
+WITH compared AS (
+    SELECT count(*) > 0 AS any_pass FROM runs
+    WHERE backend = 'dedupe' OR json_extract(timings_json, '$.dedupe_seconds') IS NOT NULL
+),
+items AS (
     SELECT 'environment' AS kind, count(*) AS items FROM environments
     UNION ALL
     SELECT 'task', count(*) FROM scenarios WHERE status = 'certified'
@@ -122,7 +127,10 @@ SELECT
     i.items,
     coalesce(f.pairs, 0) AS pairs,
     coalesce(f.duplicate_items, 0) AS duplicate_items,
-    round(coalesce(f.duplicate_items, 0) / nullif(i.items, 0), 4) AS duplicate_rate
+    CASE WHEN c.any_pass OR f.pairs IS NOT NULL
+        THEN round(coalesce(f.duplicate_items, 0) / nullif(i.items, 0), 4)
+    END AS duplicate_rate
 FROM measures m
+CROSS JOIN compared c
 JOIN items i USING (kind)
 LEFT JOIN found f USING (kind, measure);
