@@ -103,6 +103,7 @@ def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpo
     _settings(tmp_path, endpoint.url)
     root = tmp_path / "data"
     run = ["run", "--envs", "2", "--scenarios-per-env", "3", "--scenarios-from", "llm"]
+    run += ["--domains", "airline,banking"]
     run += ["--out", str(root)]
     endpoint.configure(slips=[{"kind": "trivial_checks", "topic": "airline variant"}])
     first = envmill(tmp_path, *run)
