@@ -39,48 +39,18 @@ from envmill.tasks.procedural.phrasing_text import (
     tidy_text,
     vague_template,
 )
+from envmill.tasks.procedural.word_lists import words
 
 PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
-OPENERS = (
-    "Hi!",
-    "Hello, I need help.",
-    "Hi there.",
-    "Hello.",
-    "Good morning!",
-    "Hey, quick request.",
-    "Hi, could you help me?",
-    "",
-)
-CLOSERS = ("Thanks!", "Thank you.", "Thanks a lot.", "", "")
-OWNED_OPENINGS = (
-    "I need to sort out my {things}.",
-    "I need some help with my {things}.",
-    "Hi, I have a request about my {things}.",
-    "Hello, can you help me with my {things}?",
-)
-GENERAL_OPENINGS = (
-    "Hi, I have {requests} about {things}.",
-    "Hello, I need some help with {things}.",
-    "I need to sort out {requests} concerning {things}.",
-)
+OPENERS = tuple(words("requests", "openers"))
+CLOSERS = tuple(words("requests", "closers"))
+OWNED_OPENINGS = tuple(words("requests", "owned_openings"))
+GENERAL_OPENINGS = tuple(words("requests", "general_openings"))
 # entities a customer calls "my …"; with others (a doctor, a flight) the opening stays neutral
-OWNED = frozenset(
-    {
-        "appointment",
-        "booking",
-        "order",
-        "account",
-        "card",
-        "loan",
-        "reservation",
-        "enrolment",
-        "leave_request",
-        "ticket",
-    }
-)
-MIDDLE_CONNECTORS = ("Then,", "After that,", "Also,", "Next,")
-LAST_CONNECTORS = ("Finally,", "Lastly,")
-CREATE_LEADS = ("I'd like to", "I need to", "please")
+OWNED = frozenset(words("requests", "owned_entities"))
+MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
+LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
+CREATE_LEADS = tuple(words("requests", "create_leads"))
 PARTICLES = frozenset({"up", "in", "out", "off", "on"})
 FULL_REQUEST_KEY = "full request"
 VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "time"}
@@ -164,7 +134,10 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
     def replace(match: re.Match[str]) -> str:
         mention, before = by_name[match.group(1)], template[: match.start()]
         if mention.described or (mention.hint and not vague):
-            return str(mention.described or mention.hint)
+            text = str(mention.described or mention.hint)
+            if re.search(r"\b(?:my|your|our|the|this|an?)\s+$", before, re.I):
+                text = re.sub(r"^(?:the|a|an|my|your)\s+", "", text, flags=re.I)  # not "the the"
+            return text
         if vague:
             text = _vague_text(mention)
             determined = mention.source == "entity_id" and has_determiner(before)

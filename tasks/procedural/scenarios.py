@@ -170,19 +170,12 @@ def _run_chain(
 ) -> Chain:
     """Sample a chain in one episode; a broken environment or host becomes a skip, not a crash."""
     target = rng.randint(MIN_CHAIN, MAX_CHAIN)
-    try:
-        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
-            if not episode.loaded:
-                raise ScenarioSkipped(
-                    "state_does_not_load",
-                    f"initial state does not load: {episode.load_outcome.error}",
-                )
-            chain = sample_kind_chain(compiled, episode, rng, faker, target, choose_kind(rng))
-    except ScenarioSkipped:
-        raise
-    except Exception as error:  # the environment is generated code: any failure skips the item
-        reason = f"episode failed: {type(error).__name__}: {error}"
-        raise ScenarioSkipped("episode_failed", reason) from error
+    chain = _in_episode(
+        compiled,
+        sandbox,
+        state,
+        lambda episode: sample_kind_chain(compiled, episode, rng, faker, target, choose_kind(rng)),
+    )
     if chain is None:
         raise ScenarioSkipped("no_successful_change", "no state-changing call succeeded")
     return chain

@@ -17,16 +17,16 @@ WORDING_DIR = Path(__file__).with_name("wording")
 
 @lru_cache(maxsize=8)
 def load_wording(name: str) -> dict[str, Any]:
-    """The mapping in ``wording/<name>.yaml``; every value a non-empty list or mapping."""
+    """The mapping in ``wording/<name>.yaml``; every value a non-empty list, mapping or text."""
     path = WORDING_DIR / f"{name}.yaml"
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError(f"wording '{name}': cannot read {path.name}: {exc}") from None
     if not isinstance(data, dict) or not all(
-        isinstance(v, list | dict) and v for v in data.values()
+        isinstance(v, list | dict | str) and v for v in data.values()
     ):
-        raise ValueError(f"wording '{name}': every key must hold a non-empty list or mapping")
+        raise ValueError(f"wording '{name}': every key must hold a non-empty list, mapping or text")
     return data
 
 
