@@ -46,6 +46,10 @@ def scenario_for(topic: str, index: int, conversational: bool = False) -> Scenar
     return None
 
 
+# ScenGenerator writes tasks that change the state; questions and refusals are not its kind
+CHANGES_ONLY = {"change": 1.0}
+
+
 def _build(topic: str, number: int, *, conversational: bool) -> ScenarioSpec:
     return build_scenario(
         topic_module(topic).compiled,
@@ -56,6 +60,7 @@ def _build(topic: str, number: int, *, conversational: bool) -> ScenarioSpec:
         faker=Faker(FAKER_LOCALE),
         conversational_share=1.0 if conversational else 0.0,
         state_builder=build_initial_state,
+        kind_shares=CHANGES_ONLY,
     )
 
 
