@@ -197,7 +197,10 @@ def test_a_trailing_sql_comment_in_scenarios_works(corpus_with_a_rejected_scenar
     from envmill.warehouse.episodes import certified_scenario_ids
 
     root = corpus_with_a_rejected_scenario
-    assert certified_scenario_ids(root, "mode = 'conversational' -- only these")
+    every = certified_scenario_ids(root)
+    assert every
+    assert certified_scenario_ids(root, "status = 'certified' -- only these") == every
+    assert certified_scenario_ids(root, "mode = 'no such mode' -- none") == []
 
 
 # --- 6. export --to ---------------------------------------------------------------------------
