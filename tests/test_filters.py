@@ -411,6 +411,15 @@ def test_a_user_who_stops_before_a_change_stopped_early(case):
     assert sanity(messages, termination="finished").details["code"] != "early_stop"
 
 
+@pytest.mark.parametrize("case", sorted(STOPPED_BEFORE_CHANGE))
+def test_a_question_or_refusal_is_done_without_a_change(case):
+    """A reference that changes nothing (a question, a refusal) makes a stop before any change
+    the right ending, not an early one."""
+    question = scenario(solution=[{"tool": "get_booking", "arguments": {}}])
+    verdict = sanity(STOPPED_BEFORE_CHANGE[case], question, termination="user_stop")
+    assert verdict.details.get("code") != "early_stop", verdict.reason
+
+
 def test_a_user_who_stops_after_a_change_is_fine():
     assert sanity([*conversation(), user(STOP_MARKER)], termination="user_stop").kept
 

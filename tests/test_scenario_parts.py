@@ -500,6 +500,7 @@ def _generate(n=8, seed=7, share=0.3):
         FakeSandbox(),
         conversational_share=share,
         state_builder=lambda compiled, s: library_state(s % 5),
+        kind_shares={"change": 1.0},  # replayed in-process here; questions have their own tests
     ).scenarios
 
 

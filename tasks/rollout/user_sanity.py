@@ -83,7 +83,7 @@ def find_user_problems(
     ``invented_requirement`` (each at most once: the first message that shows it)."""
     found = [
         find_paste(trajectory.messages, scenario, settings.paste_share),
-        find_early_stop(trajectory, state_changing_tools),
+        find_early_stop(trajectory, scenario, state_changing_tools),
         find_invented(trajectory.messages, scenario),
     ]
     return [problem for problem in found if problem is not None]
@@ -207,9 +207,14 @@ def fact_lines(text: str, scenario: ScenarioSpec) -> list[str]:
 # --- early_stop ------------------------------------------------------------------------------
 
 
-def find_early_stop(trajectory: TrajectoryRecord, state_changing_tools: set[str]) -> Problem | None:
-    """A ``user_stop`` before any state-changing call succeeded."""
+def find_early_stop(
+    trajectory: TrajectoryRecord, scenario: ScenarioSpec, state_changing_tools: set[str]
+) -> Problem | None:
+    """A ``user_stop`` before any state-changing call succeeded, in a scenario whose reference
+    makes one (a question or a refusal is done without any change)."""
     if trajectory.termination != "user_stop":
+        return None
+    if not any(step.tool in state_changing_tools for step in scenario.reference_solution):
         return None
     calls = successful_calls(trajectory.messages)
     changes = [name for name in calls if name in state_changing_tools]
