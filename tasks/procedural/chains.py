@@ -18,7 +18,7 @@ from typing import Any
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
-from envmill.tasks.procedural.subjects import acting_member, owned_ids
+from envmill.tasks.procedural.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.sandbox import ToolEpisode
 from envmill.tasks.statekit import diff_states
 
@@ -235,7 +235,7 @@ class _ChainSampler:
                 arg.name, value, arg.source, entity, label, label_field, by_label=True
             )
         result = self._query(lookup.tool, lookup.arguments)
-        if result is None or not _contains_id(result.get("data"), value):
+        if result is None or not names_id(result.get("data"), value):
             return mention
         calls.append(lookup)
         return ArgMention(arg.name, value, arg.source, entity, label, label_field, by_label=True)
@@ -284,15 +284,6 @@ def _label_is_unique(state: dict[str, Any], attr: str, label_field: str | None, 
         if isinstance(r, dict) and str(r.get(label_field, "")).lower() == label.lower()
     ]
     return len(same) == 1
-
-
-def _contains_id(data: Any, entity_id: Any) -> bool:
-    """Whether a lookup's data names the id, as a value or a key, at any depth."""
-    if isinstance(data, dict):
-        return entity_id in data or any(_contains_id(v, entity_id) for v in data.values())
-    if isinstance(data, list):
-        return any(_contains_id(v, entity_id) for v in data)
-    return data == entity_id
 
 
 def _value_at(state: Any, path: list[Any]) -> Any:

@@ -65,7 +65,7 @@ def name_subject(
     finder = _finder(compiled, entity)
     if isinstance(label, str) and label.strip() and finder and _unique(records, label_field, label):
         step = SolutionStep(tool=finder[0], arguments={finder[1]: label})
-        if _names_id(run_query(episode, step), rid):
+        if names_id(run_query(episode, step), rid):
             words = words_of(label_field or "name")
             key = words if words.startswith(noun) else f"{noun} {words}"
             return Subject(entity, rid, f"{noun} {label}", [step], label, key)
@@ -89,11 +89,12 @@ def _unique(records: dict[str, Any], label_field: str | None, label: str) -> boo
     return len(same) == 1
 
 
-def _names_id(data: Any, rid: Any) -> bool:
+def names_id(data: Any, rid: Any) -> bool:
+    """Whether a lookup's data names the id, as a value or a key, at any depth."""
     if isinstance(data, dict):
-        return rid in data or any(_names_id(v, rid) for v in data.values())
+        return rid in data or any(names_id(v, rid) for v in data.values())
     if isinstance(data, list):
-        return any(_names_id(v, rid) for v in data)
+        return any(names_id(v, rid) for v in data)
     return data == rid
 
 
