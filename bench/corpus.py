@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.environment import AdmittedEnvironment, admit_environment
-from envmill.tasks.procedural.backend import ProceduralBackend
+from envmill.tasks.backends.procedural.backend import ProceduralBackend
+from envmill.tasks.envs import AdmittedEnvironment, admit_environment
 from envmill.tasks.sandbox import Sandbox
 
 

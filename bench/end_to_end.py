@@ -19,8 +19,8 @@ from envmill.schemas.settings import EnvmillSettings
 
 def timed_run(settings: EnvmillSettings, root: Path) -> dict:
     # Prefect reads its settings when first imported: import it only once the API URL is set.
-    from envmill.flows.cluster import dask_scheduler
-    from envmill.flows.prefect_api import prefect_api
+    from envmill.flows.runtime.cluster import dask_scheduler
+    from envmill.flows.runtime.prefect_api import prefect_api
     from envmill.warehouse.store import Warehouse
 
     Warehouse(root)

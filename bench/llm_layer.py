@@ -26,13 +26,13 @@ import openai
 
 from envmill.schemas.llm import LlmSettings, StageModel
 from envmill.tasks.llm import LlmClient
-from envmill.tasks.llm.endpoint import Endpoint
+from envmill.tasks.offline_llm import Endpoint
 
 MODEL = StageModel(model="bench", timeout_seconds=30, deadline_seconds=120)
 
 
 def spawn_endpoint(latency: float) -> tuple[subprocess.Popen, Endpoint]:
-    command = [sys.executable, "-m", "envmill.tasks.llm.endpoint", "--latency", str(latency)]
+    command = [sys.executable, "-m", "envmill.tasks.offline_llm", "--latency", str(latency)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     return process, Endpoint(process.stdout.readline().strip())
 

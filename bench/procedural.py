@@ -14,8 +14,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 from envmill.schemas.run import BatchOutput
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends.procedural.catalog import list_domains
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.procedural.catalog import list_domains
 from envmill.tasks.sandbox.shared import process_sandbox
 
 

@@ -24,13 +24,13 @@ from pathlib import Path
 
 from bench.rollout_steps import data_folder
 from envmill.flows.cli.rollout import reference_scripts
-from envmill.tasks.llm.endpoint import Endpoint
+from envmill.tasks.offline_llm import Endpoint
 from envmill.warehouse.episodes import certified_scenario_ids
 from envmill.warehouse.views import query
 
 
 def spawn_endpoint(latency: float) -> tuple[subprocess.Popen, Endpoint]:
-    command = [sys.executable, "-m", "envmill.tasks.llm.endpoint", "--port", "0"]
+    command = [sys.executable, "-m", "envmill.tasks.offline_llm", "--port", "0"]
     process = subprocess.Popen(
         [*command, "--latency", str(latency)], stdout=subprocess.PIPE, text=True
     )

@@ -24,10 +24,10 @@ from pathlib import Path
 from envmill.schemas.llm import LlmSettings, StageModel
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonSettings
-from envmill.tasks.backends.llm import LlmBackend
+from envmill.tasks.backends.llm.backend import LlmBackend
 from envmill.tasks.llm import LlmClient
-from envmill.tasks.llm.endpoint import Endpoint
-from envmill.tasks.llm.endpoint.topics import REQUEST_OBJECTS, REQUEST_VERBS, verdict_for
+from envmill.tasks.offline_llm import Endpoint
+from envmill.tasks.offline_llm.topics import REQUEST_OBJECTS, REQUEST_VERBS, verdict_for
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.sandbox import Sandbox
 
@@ -54,7 +54,7 @@ def make_topics(count: int) -> list[str]:
 
 
 def spawn_endpoint(latency: float) -> tuple[subprocess.Popen, Endpoint]:
-    command = [sys.executable, "-m", "envmill.tasks.llm.endpoint", "--latency", str(latency)]
+    command = [sys.executable, "-m", "envmill.tasks.offline_llm", "--latency", str(latency)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     return process, Endpoint(process.stdout.readline().strip())
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from prefect import flow
 
-from envmill.flows.cluster import synthesize_on_dask
 from envmill.flows.preflight import check_run, data_folder, selected_topics
 from envmill.flows.retry import check_retry_folder, failed_topics, retry_settings
+from envmill.flows.runtime.cluster import synthesize_on_dask
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.lock import folder_lock
 

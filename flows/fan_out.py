@@ -16,8 +16,8 @@ from typing import Any, Protocol, TypeVar
 
 from prefect.futures import PrefectFuture
 
-from envmill.flows.interrupt import was_interrupted
 from envmill.flows.progress import report
+from envmill.flows.runtime.interrupt import was_interrupted
 from envmill.tasks.pipeline import failure_of
 from envmill.warehouse.resume import CommitIndex, FinishedItems
 from envmill.warehouse.rows import failure_row, write_failed_batch

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from envmill.flows.interrupt import was_interrupted
+from envmill.flows.runtime.interrupt import was_interrupted
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.sandbox.isolation import resolve_isolation
 from envmill.warehouse.lock import folder_lock, grant, is_free, revoke

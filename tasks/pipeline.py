@@ -28,7 +28,7 @@ from envmill.tasks.backends import (
     make_backend,
 )
 from envmill.tasks.certify import certify_scenario
-from envmill.tasks.environment import AdmittedEnvironment, EnvironmentRejected, admit_environment
+from envmill.tasks.envs import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
 

@@ -61,7 +61,7 @@ def clinic_scenarios() -> dict:
 
 @pytest.fixture(scope="session")
 def clinic(clinic_source, sandbox):
-    from envmill.tasks.environment import admit_environment
+    from envmill.tasks.envs import admit_environment
 
     return admit_environment(clinic_source, sandbox)
 

@@ -17,7 +17,7 @@ import pytest
 
 from envmill.schemas.llm import LlmSettings, Price, StageModel
 from envmill.tasks.llm import LlmClient
-from envmill.tasks.llm.endpoint import Endpoint
+from envmill.tasks.offline_llm import Endpoint
 
 T = TypeVar("T")
 TEST_MODEL = "fake-model"
@@ -57,8 +57,8 @@ def fire_calls(url: str, folder: str, cap: int, calls: int, tag: str) -> int:
 
 @contextmanager
 def spawn_endpoint(*args: str) -> Iterator[Endpoint]:
-    """The endpoint in its own process (``python -m envmill.tasks.llm.endpoint``)."""
-    command = [sys.executable, "-m", "envmill.tasks.llm.endpoint", "--port", "0", *args]
+    """The endpoint in its own process (``python -m envmill.tasks.offline_llm``)."""
+    command = [sys.executable, "-m", "envmill.tasks.offline_llm", "--port", "0", *args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()

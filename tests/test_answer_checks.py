@@ -16,7 +16,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.certify.scoring import final_answer, score_final_state
-from envmill.tasks.policy import check_check_source
+from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.rollout.reference import FINAL_ANSWER, reference_messages
 
 SAYS_FEE = """def check(initial_state, final_state, answer):

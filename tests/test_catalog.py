@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from envmill.tasks.procedural.catalog import list_domains, load_domain, parse_domain
-from envmill.tasks.procedural.spec.domain import SpecError
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain, parse_domain
+from envmill.tasks.backends.procedural.spec.domain import SpecError
 
 MINI = {
     "name": "mini",

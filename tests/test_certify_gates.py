@@ -11,7 +11,7 @@ from envmill.tasks.certify import certify, certify_scenario, score_checks
 from envmill.tasks.certify.evidence import collect_evidence
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.guard import guard_check
-from envmill.tasks.policy import check_check_source, check_module
+from envmill.tasks.envs.policy import check_check_source, check_module
 
 BOOK_TWO = [
     {

@@ -11,15 +11,16 @@ import pytest
 from faker import Faker
 
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
+from envmill.tasks.backends.procedural.catalog import load_domain
+from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.scenarios import chain_kinds
+from envmill.tasks.backends.procedural.scenarios import generate as scenarios
+from envmill.tasks.backends.procedural.scenarios.chains import Chain
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.certify.core import certify_scenario
 from envmill.tasks.certify.scoring import score_final_state
-from envmill.tasks.environment import admit_environment
-from envmill.tasks.procedural import chain_kinds, scenarios
-from envmill.tasks.procedural.catalog import load_domain
-from envmill.tasks.procedural.chains import Chain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.derive_checks import derive_absence_check, derive_checks
-from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.envs import admit_environment
 
 MAX_INDICES = 24
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from envmill.tasks.llm.endpoint import serve_endpoint
-from envmill.tasks.llm.stages import STAGES
+from envmill.tasks.backends.llm.stages import STAGES
+from envmill.tasks.offline_llm import serve_endpoint
 from tests.test_cli_env import envmill
 
 NO_ENDPOINT = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.tasks.offline_llm import serve_endpoint
 from envmill.warehouse.views import query
 from tests.test_cli_run import envmill
 
@@ -97,8 +97,8 @@ def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpo
     invariants, a refused set of checks is repaired, and a rerun asks the model nothing."""
     import json
 
-    from envmill.tasks.procedural.catalog import load_domain
-    from envmill.tasks.procedural.invariants import check_invariants
+    from envmill.tasks.backends.procedural.catalog import load_domain
+    from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
     _settings(tmp_path, endpoint.url)
     root = tmp_path / "data"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from envmill.flows import cli, interrupt
+from envmill.flows import cli
+from envmill.flows.runtime import interrupt
 
 
 @pytest.fixture

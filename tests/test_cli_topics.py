@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.tasks.offline_llm import serve_endpoint
 from tests.conftest import FIXTURES, call_main
 from tests.test_cli_env import envmill
 

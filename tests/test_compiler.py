@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from envmill.tasks.procedural.catalog import list_domains, load_domain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.manifest import CompiledEnvironment
-from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
 
 DOMAINS = list_domains()
 SEEDS = (0, 1, 2)
@@ -24,7 +24,7 @@ ALLOWED_IMPORTS = {"typing", "datetime", "copy", "re", "math"}
 
 def env_id(source: str) -> str:
     try:
-        from envmill.tasks.environment.reading import compute_env_id
+        from envmill.tasks.envs.reading import compute_env_id
     except ImportError:  # pragma: no cover - the helper module may not exist yet
         return hashlib.sha256(ast.unparse(ast.parse(source)).encode()).hexdigest()[:16]
     return compute_env_id(source)
@@ -117,7 +117,7 @@ def test_generated_code_avoids_forbidden_constructs(compiled, trees):
 
 
 def test_policy_accepts_every_compiled_module(compiled):
-    policy = pytest.importorskip("envmill.tasks.policy")
+    policy = pytest.importorskip("envmill.tasks.envs.policy")
     for (domain, seed), env in compiled.items():
         assert policy.check_module(env.source) == [], (domain, seed)
 
@@ -174,8 +174,8 @@ def test_manifest_arguments_and_phrases_are_consistent(compiled):
 
 
 def test_manifest_agrees_with_derived_tool_schemas(compiled):
-    envmodule = pytest.importorskip("envmill.tasks.environment.reading")
-    from envmill.tasks.environment.tool_kinds import classify_tools
+    envmodule = pytest.importorskip("envmill.tasks.envs.reading")
+    from envmill.tasks.envs.tool_kinds import classify_tools
 
     for env in compiled.values():
         schemas = {s.function.name: s.function for s in envmodule.derive_tool_schemas(env.source)}
@@ -227,7 +227,7 @@ def check_record(spec, state, env, entity, row) -> None:
 
 
 def test_initial_state_matches_derived_state_schema(compiled, states):
-    envmodule = pytest.importorskip("envmill.tasks.environment.reading")
+    envmodule = pytest.importorskip("envmill.tasks.envs.reading")
     jsonschema = pytest.importorskip("jsonschema")
     for domain, state in states.items():
         jsonschema.validate(state, envmodule.derive_state_schema(compiled[(domain, 0)].source))
@@ -238,7 +238,7 @@ def test_names_drawn_in_threads_are_those_drawn_alone():
     they share must not be reseeded by one compile halfway through another's draw."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from envmill.tasks.procedural.codegen_manifest import plain_names
+    from envmill.tasks.backends.procedural.codegen.tool_manifest import plain_names
 
     keys = [f"airline:{seed}:book_flight:passenger_name" for seed in range(64)]
     alone = [plain_names(key) for key in keys]

@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from envmill.tasks.environment import EnvironmentRejected, admit_environment
-from envmill.tasks.environment.contract import check_state_contract
-from envmill.tasks.environment.probes import ROUNDS
+from envmill.tasks.envs import EnvironmentRejected, admit_environment
+from envmill.tasks.envs.contract import check_state_contract
+from envmill.tasks.envs.probes import ROUNDS
 from tests.conftest import FIXTURES
 
 MODEL_WRITTEN = FIXTURES / "envs" / "model_written"

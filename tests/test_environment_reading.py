@@ -8,14 +8,14 @@ import textwrap
 import jsonschema
 import pytest
 
-from envmill.tasks.environment.reading import (
+from envmill.tasks.envs.reading import (
     EnvModuleError,
     compute_env_id,
     derive_state_schema,
     derive_tool_schemas,
     find_environment_class,
 )
-from envmill.tasks.environment.tool_kinds import classify_tools
+from envmill.tasks.envs.tool_kinds import classify_tools
 
 PRELUDE = """
 from enum import Enum

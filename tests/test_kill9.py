@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from envmill.flows.leftovers import SERVER_RECORD
-from envmill.tasks.llm.endpoint import serve_endpoint
+from envmill.flows.runtime.leftovers import SERVER_RECORD
+from envmill.tasks.offline_llm import serve_endpoint
 from envmill.warehouse.resume import CommitIndex
 from envmill.warehouse.views import query
 from tests.procs import processes_started_under

@@ -38,7 +38,7 @@ from envmill.tasks.llm import (
     render,
     summarize,
 )
-from envmill.tasks.llm.endpoint import Fault, serve_endpoint
+from envmill.tasks.offline_llm import Fault, serve_endpoint
 
 SLACK = 0.5  # seconds a failing call may take past its deadline (the last attempt's overrun)
 TEST_DEADLINE = TEST_STAGE.deadline_seconds

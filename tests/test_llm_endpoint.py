@@ -18,9 +18,9 @@ from llm_server import spawn_endpoint
 
 from envmill.schemas.topics import TopicVerdict
 from envmill.tasks.llm import render
-from envmill.tasks.llm.endpoint import Fault, example_value, register, serve_endpoint
-from envmill.tasks.llm.endpoint.topics import REQUEST_OBJECTS, REQUEST_VERBS
 from envmill.tasks.llm.structured import ReplyError, parse_reply, response_format_for
+from envmill.tasks.offline_llm import Fault, example_value, register, serve_endpoint
+from envmill.tasks.offline_llm.topics import REQUEST_OBJECTS, REQUEST_VERBS
 
 PEOPLE = ["for Alice", "for Bob", "for me", "for my manager"]
 PLAIN_MESSAGE = {"role": "user", "content": "hello"}
@@ -311,7 +311,7 @@ def test_bad_admin_input_is_refused_and_breaks_nothing(endpoint, name):
 
 
 def test_a_bug_in_the_endpoint_is_a_500_not_a_dropped_connection(endpoint):
-    from envmill.tasks.llm.endpoint import responders
+    from envmill.tasks.offline_llm import responders
 
     def broken(request):
         raise ZeroDivisionError("a responder bug")

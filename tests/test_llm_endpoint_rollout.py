@@ -18,7 +18,7 @@ from llm_server import make_client, spawn_endpoint
 from envmill.schemas.rollout import STOP_MARKER
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.llm import render
-from envmill.tasks.llm.endpoint import (
+from envmill.tasks.offline_llm import (
     OPENING_CUE,
     ChatReply,
     oracle_script,
@@ -26,8 +26,8 @@ from envmill.tasks.llm.endpoint import (
     serve_endpoint,
     user_script_key,
 )
-from envmill.tasks.llm.endpoint import control as endpoint_control
-from envmill.tasks.llm.endpoint.simulated_user import UNKNOWN, UserPrompt, read_prompt, user_reply
+from envmill.tasks.offline_llm import control as endpoint_control
+from envmill.tasks.offline_llm.simulated_user import UNKNOWN, UserPrompt, read_prompt, user_reply
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.rollout.facts import flatten_facts, opening_message
 from envmill.tasks.rollout.reference import FINAL_ANSWER

@@ -10,14 +10,14 @@ import re
 
 import pytest
 
-from envmill.tasks.environment.reading import compute_env_id
-from envmill.tasks.procedural.catalog import list_domains, load_domain
-from envmill.tasks.procedural.chains import ArgMention, ChainStep
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.manifest import ToolManifest
-from envmill.tasks.procedural.phrasing import Clause, choose_opening, compose_clauses
-from envmill.tasks.procedural.scenarios import generate_scenario_batch
-from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.manifest import ToolManifest
+from envmill.tasks.backends.procedural.phrasing.task import Clause, choose_opening, compose_clauses
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+from envmill.tasks.backends.procedural.scenarios.generate import generate_scenario_batch
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.envs.reading import compute_env_id
 
 DOMAINS = list_domains()
 SEEDS = (0, 1)

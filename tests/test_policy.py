@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from envmill.schemas.environment import PolicyViolation
-from envmill.tasks import policy
-from envmill.tasks.policy import ALLOWED_IMPORTS, check_check_source, check_module, describe
-from envmill.tasks.policy import names as policy_names
+from envmill.tasks.envs import policy
+from envmill.tasks.envs.policy import ALLOWED_IMPORTS, check_check_source, check_module, describe
+from envmill.tasks.envs.policy import names as policy_names
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

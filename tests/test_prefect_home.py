@@ -10,8 +10,8 @@ from importlib.metadata import version
 
 import pytest
 
-from envmill.flows import prefect_home
-from envmill.flows.prefect_home import (
+from envmill.flows.runtime import prefect_home
+from envmill.flows.runtime.prefect_home import (
     DATABASE,
     MARKER,
     SKIP_MIGRATIONS,
@@ -135,7 +135,7 @@ def test_an_unwritable_cache_does_not_stop_a_run(tmp_path, monkeypatch):
 def test_a_server_started_from_the_template_serves_the_api(tmp_path, monkeypatch):
     """Two new folders: the first server migrates and leaves the template, the second starts
     from it with migrations off and still answers API calls that need its tables."""
-    from envmill.flows.prefect_api import _start_server
+    from envmill.flows.runtime.prefect_api import _start_server
 
     for key in ("PREFECT_API_URL", "PREFECT_HOME"):
         monkeypatch.delenv(key, raising=False)

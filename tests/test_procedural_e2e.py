@@ -6,8 +6,8 @@ import pytest
 
 from envmill.schemas.scenario import CheckSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends.procedural.catalog import list_domains
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.procedural.catalog import list_domains
 from tests.conftest import TEST_LIMITS
 
 
@@ -60,7 +60,7 @@ def test_same_seed_same_ids_and_different_seed_different_ids(sandbox):
 
 
 def test_a_generator_bug_is_a_rejection_rate_not_a_crash(sandbox, monkeypatch):
-    from envmill.tasks.procedural import scenarios
+    from envmill.tasks.backends.procedural.scenarios import generate as scenarios
 
     wrong = CheckSpec(
         description="Has a wrong expectation",

@@ -9,15 +9,15 @@ import pytest
 
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends.procedural.checks.answers import answer_check, refusal_check
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.scenarios import generate as scenarios
+from envmill.tasks.backends.procedural.scenarios.refusals import reason_terms, refusal_evidence
+from envmill.tasks.backends.procedural.scenarios.subjects import owned_ids
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.certify.scoring import score_final_state
+from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.policy import check_check_source
-from envmill.tasks.procedural import scenarios
-from envmill.tasks.procedural.answer_checks import answer_check, refusal_check
-from envmill.tasks.procedural.refusals import reason_terms, refusal_evidence
-from envmill.tasks.procedural.subjects import owned_ids
-from envmill.tasks.procedural.word_lists import words
 from tests.conftest import TEST_LIMITS
 
 BALANCE = answer_check("states the balance", 1250.5, "number", competing=[300, 99.99], exempt=[200])

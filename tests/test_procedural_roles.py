@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envmill.tasks.procedural.catalog import list_domains, load_domain, parse_domain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.invariants import check_invariants
-from envmill.tasks.procedural.plan import plan_environment
-from envmill.tasks.procedural.spec.domain import SpecError
-from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain, parse_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.plan import plan_environment
+from envmill.tasks.backends.procedural.spec.domain import SpecError
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
 CATALOG = Path(__file__).resolve().parents[1] / "tasks" / "procedural" / "catalog"
 
@@ -265,8 +265,8 @@ def test_a_signed_in_customers_arguments_come_from_their_own_records(banking):
 
     from faker import Faker
 
-    from envmill.tasks.procedural.chains import ArgumentDrawer
-    from envmill.tasks.procedural.subjects import owned_ids
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgumentDrawer
+    from envmill.tasks.backends.procedural.scenarios.subjects import owned_ids
 
     compiled, _, state = banking
     customer = sorted({a["customer_id"] for a in state["accounts"].values()})[0]

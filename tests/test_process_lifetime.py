@@ -20,9 +20,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from envmill.flows.leftovers import reap_leftovers
-from envmill.flows.prefect_api import SERVER_RECORD
-from envmill.tasks.scratch import folder_owner, owned_folders, owned_tempdir, process_start
+from envmill.flows.runtime.leftovers import reap_leftovers
+from envmill.flows.runtime.prefect_api import SERVER_RECORD
+from envmill.tasks.core.scratch import folder_owner, owned_folders, owned_tempdir, process_start
 from tests.procs import processes_started_under
 
 CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
@@ -319,7 +319,7 @@ def _suppress_lookup() -> Iterator[None]:
 
 STARTER = """
 import sys, time
-from envmill.flows.lifeline import start_tied
+from envmill.flows.runtime.lifeline import start_tied
 process, held = start_tied(["sh", "-c", "sleep 300 & exec sleep 300"])
 print(process.pid, flush=True)
 time.sleep(300)
@@ -482,7 +482,7 @@ def test_an_api_that_stops_answering_ends_the_run_with_one_line(tmp_path):
 
 
 def test_request_timeouts_are_set_unless_the_user_chose_them(tmp_path):
-    from envmill.flows.prefect_api import API_TIMEOUTS, prefect_api
+    from envmill.flows.runtime.prefect_api import API_TIMEOUTS, prefect_api
 
     saved = dict(os.environ)  # prefect_api sets its defaults for the whole process
     try:

@@ -19,9 +19,9 @@ from envmill.schemas.scenario import GATES
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.tables import derive_call_id, derive_failure_id
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.warehouse.report import build_report, render_report
-from envmill.warehouse.report_diversity import distinct_n, pairwise_similarity, tokenize
-from envmill.warehouse.report_svg import BarChart, BarRow, histogram_rows, layout
+from envmill.warehouse.report.build import build_report, render_report
+from envmill.warehouse.report.diversity import distinct_n, pairwise_similarity, tokenize
+from envmill.warehouse.report.svg import BarChart, BarRow, histogram_rows, layout
 from envmill.warehouse.rows import write_batch
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import query
@@ -297,7 +297,7 @@ def test_without_llm_calls_the_section_is_a_note(run_a):
 
 
 def test_an_unknown_run_is_refused(root):
-    from envmill.warehouse.report import UnknownRun
+    from envmill.warehouse.report.build import UnknownRun
 
     with pytest.raises(UnknownRun, match="run-zz"):
         build_report(root, "run-zz")
@@ -407,8 +407,8 @@ def test_a_browser_renders_the_page(whole, tmp_path):
 
 
 def test_long_lists_are_cut_and_say_so():
-    from envmill.warehouse.report_model import MAX_TABLE_ROWS, Table
-    from envmill.warehouse.report_sections import TOP_ROWS, _domain_means, _examples
+    from envmill.warehouse.report.model import MAX_TABLE_ROWS, Table
+    from envmill.warehouse.report.sections import TOP_ROWS, _domain_means, _examples
 
     table = Table.of([{"n": i} for i in range(MAX_TABLE_ROWS + 5)], ("n",), "Rows")
     assert len(table.rows) == MAX_TABLE_ROWS and f"of {MAX_TABLE_ROWS + 5} rows" in table.caption

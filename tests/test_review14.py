@@ -265,7 +265,7 @@ def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tm
 
     from envmill.rl import load_episode_specs
     from envmill.schemas.rollout import EpisodeBatch
-    from envmill.tasks.llm.endpoint import script_key, serve_endpoint
+    from envmill.tasks.offline_llm import script_key, serve_endpoint
     from envmill.tasks.rollout.batch import rollout_batch
     from envmill.tasks.rollout.facts import opening_message
     from tests.corpus import make_corpus

@@ -7,11 +7,15 @@ The checks run where certification runs them (the sandbox's check host), never i
 from __future__ import annotations
 
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.procedural.checks.answers import answer_check, refusal_check
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.scenarios.refusals import (
+    _already_there,
+    reason_terms,
+    refusal_evidence,
+)
 from envmill.tasks.certify.scoring import score_final_state
-from envmill.tasks.policy import check_check_source
-from envmill.tasks.procedural.answer_checks import answer_check, refusal_check
-from envmill.tasks.procedural.refusals import _already_there, reason_terms, refusal_evidence
-from envmill.tasks.procedural.word_lists import words
+from envmill.tasks.envs.policy import check_check_source
 
 BLANKET = "I'm sorry, I can't do that: the status, limit, balance or permission rules forbid it."
 
@@ -177,7 +181,7 @@ def test_a_transition_refusal_must_name_the_status_the_record_has(sandbox):
 
 
 def test_an_error_about_an_unset_field_is_not_a_rule():
-    from envmill.tasks.procedural.refusals import NOT_A_RULE
+    from envmill.tasks.backends.procedural.scenarios.refusals import NOT_A_RULE
 
     error = (
         "Too late: this is only possible within 9 days after the resolved at of ticket T-4 (None)"
@@ -188,7 +192,7 @@ def test_an_error_about_an_unset_field_is_not_a_rule():
 
 def test_a_question_after_a_change_is_not_answered_by_the_request():
     """The value a change set from an argument is in the task text: no question asks it."""
-    from envmill.tasks.procedural.kinds import _given
+    from envmill.tasks.backends.procedural.scenarios.kinds import _given
 
     class Step:
         def __init__(self, arguments):
@@ -203,9 +207,9 @@ def test_a_question_after_a_change_is_not_answered_by_the_request():
 
 def test_a_status_question_competes_with_every_value_of_the_enum(sandbox):
     """When every other record shares the asked status, listing all statuses must still fail."""
-    from envmill.tasks.procedural.catalog import load_domain
-    from envmill.tasks.procedural.compiler import compile_environment
-    from envmill.tasks.procedural.questions import enum_values
+    from envmill.tasks.backends.procedural.catalog import load_domain
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+    from envmill.tasks.backends.procedural.scenarios.questions import enum_values
 
     compiled = compile_environment(load_domain("banking"), 3)
     entity, name = next(
@@ -227,8 +231,8 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
     something of the state (a permission or ownership error names nothing: a rule word is all a
     reply can give there, so that residue is left to the change scenarios of the same identity)."""
     from envmill.schemas.settings import EnvmillSettings
+    from envmill.tasks.backends.procedural.scenarios import generate as scenarios
     from envmill.tasks.pipeline import plan_batches, synthesize_batch
-    from envmill.tasks.procedural import scenarios
     from tests.conftest import TEST_LIMITS
 
     monkeypatch.setattr(scenarios, "KIND_SHARES", {"refusal": 1.0})
@@ -272,7 +276,7 @@ def test_an_answer_reads_hyphens_as_spaces_and_is_not_a_dump(sandbox):
 
 
 def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
-    from envmill.tasks.procedural.refusals import spoken_reason
+    from envmill.tasks.backends.procedural.scenarios.refusals import spoken_reason
 
     owned = (
         "Permission denied: customer C-1 may act only on their own records; "

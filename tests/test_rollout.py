@@ -13,12 +13,12 @@ import pytest
 
 from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.scenario import GATES, CertificationReport, GateResult, ScenarioSpec
+from envmill.tasks.backends.procedural.catalog import load_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.scenarios.generate import generate_scenario_batch
 from envmill.tasks.certify.reward import score_checks
-from envmill.tasks.environment import admit_environment
-from envmill.tasks.environment.reading import compute_env_id
-from envmill.tasks.procedural.catalog import load_domain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.scenarios import generate_scenario_batch
+from envmill.tasks.envs import admit_environment
+from envmill.tasks.envs.reading import compute_env_id
 from envmill.tasks.rollout import (
     describe_now,
     match_strength,

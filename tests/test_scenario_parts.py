@@ -15,13 +15,17 @@ from contextlib import contextmanager
 import pytest
 from faker import Faker
 
+from envmill.tasks.backends.procedural.catalog import load_domain
+from envmill.tasks.backends.procedural.checks.derive import derive_checks
+from envmill.tasks.backends.procedural.manifest import (
+    ArgManifest,
+    CompiledEnvironment,
+    ToolManifest,
+)
+from envmill.tasks.backends.procedural.phrasing.task import phrase_task
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, sample_chain
+from envmill.tasks.backends.procedural.scenarios.generate import generate_scenario_batch
 from envmill.tasks.certify.guard import GUARD_DESCRIPTION
-from envmill.tasks.procedural.catalog import load_domain
-from envmill.tasks.procedural.chains import ArgMention, ChainStep, sample_chain
-from envmill.tasks.procedural.derive_checks import derive_checks
-from envmill.tasks.procedural.manifest import ArgManifest, CompiledEnvironment, ToolManifest
-from envmill.tasks.procedural.phrasing import phrase_task
-from envmill.tasks.procedural.scenarios import generate_scenario_batch
 from envmill.tasks.sandbox import LoadOutcome, ReplayOutcome, ToolOutcome
 
 

@@ -9,11 +9,11 @@ from llm_server import TEST_STAGE, make_client, within
 
 from envmill.schemas.scengen import PlannedStep, ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
-from envmill.tasks.llm.endpoint import serve_endpoint
-from envmill.tasks.scengen.build import EnvironmentBrief, make_llm_scenarios
-from envmill.tasks.scengen.solution import resolve
-from envmill.tasks.skelbuilder import build_environment
-from envmill.tasks.skelbuilder.asking import Asker
+from envmill.tasks.backends.llm.scengen.build import EnvironmentBrief, make_llm_scenarios
+from envmill.tasks.backends.llm.scengen.solution import resolve
+from envmill.tasks.backends.llm.skelbuilder import build_environment
+from envmill.tasks.backends.llm.skelbuilder.asking import Asker
+from envmill.tasks.offline_llm import serve_endpoint
 
 LIBRARY = "public library lending: renew loan with waitlists, online, for a startup"
 PATIENT = TEST_STAGE.model_copy(update={"timeout_seconds": 10.0, "deadline_seconds": 30.0})
@@ -118,7 +118,7 @@ def test_conversational_scenarios_carry_the_facts_a_user_reveals(
 
 
 def test_a_state_that_repeats_an_earlier_one_is_refused(endpoint, sandbox, tmp_path, library):
-    from envmill.tasks.llm.endpoint.scenarios import scenario_for
+    from envmill.tasks.offline_llm.scenarios import scenario_for
 
     env, brief = library
     seen = scenario_for(LIBRARY, 0).initial_state  # what the model answers for scenario 0
@@ -131,7 +131,7 @@ def test_a_state_that_repeats_an_earlier_one_is_refused(endpoint, sandbox, tmp_p
 
 
 def test_a_reference_to_a_missing_record_is_named():
-    from envmill.tasks.scengen.references import dangling_reference
+    from envmill.tasks.backends.llm.scengen.references import dangling_reference
 
     state = {
         "members": {"MB-001": {"member_id": "MB-001", "name": "Ann"}},
@@ -149,7 +149,7 @@ def test_a_reference_to_a_missing_record_is_named():
 def test_a_scenario_whose_certification_breaks_is_a_skip_of_its_own(
     endpoint, sandbox, tmp_path, library, monkeypatch
 ):
-    from envmill.tasks.scengen import build
+    from envmill.tasks.backends.llm.scengen import build
 
     certify = build.certify_scenario
     broken = {"first": True}
@@ -168,7 +168,7 @@ def test_a_scenario_whose_certification_breaks_is_a_skip_of_its_own(
 
 
 def test_states_keep_the_invariants_their_example_keeps():
-    from envmill.tasks.scengen.invariants import broken_invariant
+    from envmill.tasks.backends.llm.scengen.invariants import broken_invariant
 
     example = {
         "books": {"BK-1": {"book_id": "BK-1", "copies_available": 1, "copies_total": 2}},
@@ -244,7 +244,7 @@ def test_checks_a_partial_solution_passes_are_repaired_and_counted(
 
 
 def test_a_task_that_names_an_id_the_system_will_give_is_refused():
-    from envmill.tasks.scengen.solution import generated_value_named
+    from envmill.tasks.backends.llm.scengen.solution import generated_value_named
 
     initial = {"loans": {"LN-1": {}}, "next_loan_number": 2}
     final = {"loans": {"LN-1": {}, "LN-2": {}}, "next_loan_number": 3}
@@ -261,9 +261,9 @@ def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_fir
     waits for it and is the one refused, so the same answers make the same scenarios."""
     import time
 
-    from envmill.tasks.llm.endpoint import register
-    from envmill.tasks.llm.endpoint.scenarios import respond_scenario_state, scenario_for
-    from envmill.tasks.llm.endpoint.skeleton import answer, topic_of
+    from envmill.tasks.offline_llm import register
+    from envmill.tasks.offline_llm.scenarios import respond_scenario_state, scenario_for
+    from envmill.tasks.offline_llm.skeleton import answer, topic_of
 
     def alike(request):
         if "Scenario: 0" in request.texts("user")[0]:

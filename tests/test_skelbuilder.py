@@ -15,14 +15,14 @@ from llm_server import TEST_STAGE, make_client, within
 
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonSettings
-from envmill.tasks.backends.llm import LlmBackend
-from envmill.tasks.environment import admit_environment
-from envmill.tasks.llm.endpoint import Fault, serve_endpoint
-from envmill.tasks.llm.endpoint.skeleton_source import topic_module
-from envmill.tasks.llm.endpoint.topics import verdict_for
+from envmill.tasks.backends.llm.backend import LlmBackend
+from envmill.tasks.backends.llm.skelbuilder import SkeletonFailed, build_environment
+from envmill.tasks.backends.llm.skelbuilder.assemble import STATE, assemble_module, method_problems
+from envmill.tasks.envs import admit_environment
+from envmill.tasks.offline_llm import Fault, serve_endpoint
+from envmill.tasks.offline_llm.skeleton_source import topic_module
+from envmill.tasks.offline_llm.topics import verdict_for
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.skelbuilder import SkeletonFailed, build_environment
-from envmill.tasks.skelbuilder.assemble import STATE, assemble_module, method_problems
 
 LIBRARY = "public library lending: renew loan with waitlists, online, for a startup"
 CLINIC = (

@@ -10,12 +10,12 @@ from collections.abc import Callable
 import pytest
 from faker import Faker
 
-from envmill.tasks.procedural.catalog import list_domains, load_domain, parse_domain
-from envmill.tasks.procedural.chains import sample_chain
-from envmill.tasks.procedural.compiler import compile_environment
-from envmill.tasks.procedural.invariants import check_invariants
-from envmill.tasks.procedural.spec.domain import SpecError
-from envmill.tasks.procedural.statefill import build_initial_state
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain, parse_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.scenarios.chains import sample_chain
+from envmill.tasks.backends.procedural.spec.domain import SpecError
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
 DOMAINS = list_domains()
 COMPILE_SEEDS = (0, 1, 2, 3)  # the compiler drops optional entities and tools by seed

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envmill.schemas.ids import canonical_json, content_id
-from envmill.tasks.statekit import diff_states, state_hash
+from envmill.tasks.core.statekit import diff_states, state_hash
 
 scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=5)
 json_values = st.recursive(

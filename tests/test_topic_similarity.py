@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envmill.tasks.topics.similarity import (
+from envmill.tasks.backends.llm.topics.similarity import (
     diverse_subset,
     lexical_vectors,
     near_duplicates,

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from envmill.schemas.topics import TopicCandidate
-from envmill.tasks.topics.screen import screen
-from envmill.tasks.topics.sources import CorpusError, read_candidates, read_corpus
+from envmill.tasks.backends.llm.topics.screen import screen
+from envmill.tasks.backends.llm.topics.sources import CorpusError, read_candidates, read_corpus
 from tests.conftest import FIXTURES
 
 CORPORA = FIXTURES / "corpora"

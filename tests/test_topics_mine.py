@@ -16,10 +16,10 @@ from envmill.schemas.topics import (
     TopicVerdict,
     count_sentences,
 )
-from envmill.tasks.llm.endpoint import ChatReply, Fault, register, respond_topics, serve_endpoint
-from envmill.tasks.topics.mine import mine_topics, mining_key
-from envmill.tasks.topics.select import EMBEDDING_STAGE, name_key
-from envmill.tasks.topics.sources import CorpusError
+from envmill.tasks.backends.llm.topics.mine import mine_topics, mining_key
+from envmill.tasks.backends.llm.topics.select import EMBEDDING_STAGE, name_key
+from envmill.tasks.backends.llm.topics.sources import CorpusError
+from envmill.tasks.offline_llm import ChatReply, Fault, register, respond_topics, serve_endpoint
 from envmill.warehouse.rows import write_topics
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import corpus_stats, query

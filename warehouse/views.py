@@ -51,7 +51,7 @@ from envmill.warehouse.commits import (
     committed_keys,
     visible_parts,
 )
-from envmill.warehouse.report_diversity import distinct_n
+from envmill.warehouse.report.diversity import distinct_n
 
 Format = Literal["table", "csv", "json"]
 MAX_CELL = 60

@@ -22,7 +22,7 @@ from envmill.flows.cli import (
     warehouse,
 )
 from envmill.flows.cli.support import CommandError, echo_error
-from envmill.flows.interrupt import was_interrupted, was_terminated, watch_for_interrupt
+from envmill.flows.runtime.interrupt import was_interrupted, was_terminated, watch_for_interrupt
 from envmill.flows.timeline import mark
 from envmill.warehouse.space import DiskFull, is_disk_full
 

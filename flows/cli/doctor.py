@@ -7,8 +7,8 @@ from envmill.flows.cli.support import print_json
 
 def doctor() -> None:
     """Print the sandbox isolation in force, the Prefect API a run would use, and versions."""
-    from envmill.flows.prefect_api import configured_api_url
     from envmill.flows.run_record import package_versions
+    from envmill.flows.runtime.prefect_api import configured_api_url
     from envmill.schemas.settings import load_settings
     from envmill.tasks.sandbox import Sandbox
     from envmill.tasks.sandbox.isolation import IsolationLevel

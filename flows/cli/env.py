@@ -23,7 +23,7 @@ def _sandbox():
 
 
 def _prepare(source: str, sandbox):
-    from envmill.tasks.environment import EnvironmentRejected, admit_environment
+    from envmill.tasks.envs import EnvironmentRejected, admit_environment
 
     try:
         return admit_environment(source, sandbox)
@@ -72,7 +72,7 @@ def call(
     ] = None,
 ) -> None:
     """One tool call in the sandbox; print the result and the state diff as JSON."""
-    from envmill.tasks.statekit import diff_states, state_hash
+    from envmill.tasks.core.statekit import diff_states, state_hash
 
     source = read_source(file)
     arguments = parse_json_object(args, "--args")

@@ -30,7 +30,7 @@ def check(
 ) -> None:
     """One call per stage through the whole layer (limits, retries, structured output)."""
     from envmill.schemas.settings import SettingsError, load_settings
-    from envmill.tasks.llm.stages import STAGES
+    from envmill.tasks.backends.llm.stages import STAGES
 
     try:
         llm = load_settings().llm
@@ -43,7 +43,7 @@ def check(
     if not local:
         _check_stages(llm, names, fmt)
         return
-    from envmill.tasks.llm.endpoint import serve_endpoint
+    from envmill.tasks.offline_llm import serve_endpoint
 
     with serve_endpoint() as endpoint:
         _check_stages(llm.model_copy(update={"base_url": endpoint.url}), names, fmt)
@@ -52,8 +52,8 @@ def check(
 def _check_stages(llm, names: list[str], fmt: str) -> None:
     import pyarrow as pa
 
+    from envmill.tasks.backends.llm.stages import STAGES
     from envmill.tasks.llm import LlmCallError, LlmClient, LlmConfigError, render
-    from envmill.tasks.llm.stages import STAGES
     from envmill.warehouse.views import format_table
 
     try:

@@ -24,7 +24,7 @@ def report(
     out: OutOption = None,
 ) -> None:
     """Write the corpus report: tools, state, scenarios, funnel, failures, LLM cost, diversity."""
-    from envmill.warehouse.report import UnknownRun, build_report, render_report
+    from envmill.warehouse.report.build import UnknownRun, build_report, render_report
 
     root = _data_dir(out)
     try:

@@ -117,9 +117,9 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import ProgressBar, print_rollout_summary
-    from envmill.flows.cluster import rollout_on_dask
-    from envmill.flows.leftovers import reap_leftovers
-    from envmill.flows.prefect_api import prefect_api
+    from envmill.flows.runtime.cluster import rollout_on_dask
+    from envmill.flows.runtime.leftovers import reap_leftovers
+    from envmill.flows.runtime.prefect_api import prefect_api
 
     reap_leftovers(root)
     with prefect_api(root / "_prefect") as api, rollout_on_dask(settings) as rollout_flow:
@@ -144,7 +144,7 @@ def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) ->
     if not local_llm:
         yield settings
         return
-    from envmill.tasks.llm.endpoint import serve_endpoint
+    from envmill.tasks.offline_llm import serve_endpoint
 
     with serve_endpoint() as endpoint:
         endpoint.scripts(reference_scripts(root, chosen))
@@ -158,7 +158,7 @@ def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str,
     """The test endpoint's policy script per scenario: its reference trajectory's assistant
     messages, keyed by the opening the agent will see (the task, or the rule-based user's
     opening, which is the reference's)."""
-    from envmill.tasks.llm.endpoint import oracle_script, script_key
+    from envmill.tasks.offline_llm import oracle_script, script_key
     from envmill.warehouse.episodes import reference_conversations
 
     scripts = {}

@@ -43,7 +43,7 @@ def run(
     """Synthesize environments, certified scenarios and reference trajectories."""
     from envmill.flows.preflight import data_folder
     from envmill.schemas.settings import SettingsError, load_settings
-    from envmill.tasks.topics.sources import CorpusError
+    from envmill.tasks.backends.llm.topics.sources import CorpusError
     from envmill.warehouse.store import WarehouseError
 
     domain_list = (
@@ -127,7 +127,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 def _with_topics(settings, topics: Path | None, root: Path):
     """The llm backend's topics: ``--topics`` (a list or a corpus), else the selected topics
     ``envmill topics mine`` left in the data folder."""
-    from envmill.tasks.topics.sources import read_candidates
+    from envmill.tasks.backends.llm.topics.sources import read_candidates
 
     if topics is not None:
         chosen = [candidate.text for candidate in read_candidates(topics)]
@@ -143,7 +143,7 @@ def _with_topics(settings, topics: Path | None, root: Path):
 def _run_on_local_endpoint(settings, root: Path) -> None:
     """The whole run against envmill's test endpoint: a zero-cost dry run of the LLM path, its
     answers cached apart from a real model's."""
-    from envmill.tasks.llm.endpoint import serve_endpoint
+    from envmill.tasks.offline_llm import serve_endpoint
 
     with serve_endpoint() as endpoint:
         llm = settings.llm.model_copy(
@@ -154,8 +154,8 @@ def _run_on_local_endpoint(settings, root: Path) -> None:
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import print_summary
-    from envmill.flows.leftovers import reap_leftovers
-    from envmill.flows.prefect_api import prefect_api
+    from envmill.flows.runtime.leftovers import reap_leftovers
+    from envmill.flows.runtime.prefect_api import prefect_api
     from envmill.flows.timeline import mark
 
     reap_leftovers(root)  # what a run killed by SIGKILL left: temp folders, its Prefect server
@@ -169,7 +169,7 @@ def _run_and_record(settings, root: Path) -> None:
 def _run_flow(settings, root: Path, api) -> dict[str, Any]:
     """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
     from envmill.flows.cli.report import ProgressBar
-    from envmill.flows.cluster import synthesize_on_dask
+    from envmill.flows.runtime.cluster import synthesize_on_dask
     from envmill.flows.timeline import mark
 
     with synthesize_on_dask(settings) as synthesize:

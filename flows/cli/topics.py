@@ -58,8 +58,8 @@ def mine(
 
     from envmill.schemas.settings import SettingsError, load_settings
     from envmill.schemas.topics import TopicMiningConfig
-    from envmill.tasks.topics.mine import mining_key, read_corpora
-    from envmill.tasks.topics.sources import CorpusError
+    from envmill.tasks.backends.llm.topics.mine import mining_key, read_corpora
+    from envmill.tasks.backends.llm.topics.sources import CorpusError
 
     try:
         options = TopicMiningConfig(
@@ -83,7 +83,7 @@ def mine(
     if not local:
         _mine(settings, candidates, options, key, len(files), started)
         return
-    from envmill.tasks.llm.endpoint import serve_endpoint
+    from envmill.tasks.offline_llm import serve_endpoint
 
     with serve_endpoint() as endpoint:
         llm = settings.llm.model_copy(update={"base_url": endpoint.url})
@@ -92,8 +92,8 @@ def mine(
 
 
 def _mine(settings, candidates, options, key: str, n_files: int, started: float, local=False):
+    from envmill.tasks.backends.llm.topics.mine import mine_candidates
     from envmill.tasks.llm import LlmClient, LlmConfigError
-    from envmill.tasks.topics.mine import mine_candidates
     from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.rows import write_topics
     from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
@@ -133,8 +133,8 @@ def skipped_text(skipped: Counter[str]) -> str:
 
 def summary_text(records, calls, n_files: int, seconds: float, run_id: str, root: Path) -> str:
     """What a mining run did, one line per outcome, reasons counted beside each."""
+    from envmill.tasks.backends.llm.topics.select import EMBEDDING_STAGE
     from envmill.tasks.llm import summarize
-    from envmill.tasks.topics.select import EMBEDDING_STAGE
 
     by_status: dict[str, Counter[str]] = {}
     for record in records:

@@ -50,16 +50,16 @@ def make_backend(
     """
     # imported here, so a run of one backend never loads another's dependencies
     if not uses_llm(settings):
-        from envmill.tasks.procedural.backend import ProceduralBackend
+        from envmill.tasks.backends.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
     client = run_llm_client(settings, run_id, data_dir)
     if settings.backend == "procedural":
-        from envmill.tasks.procedural.llm_scenarios import ProceduralWithLlmScenarios
+        from envmill.tasks.backends.llm.hybrid import ProceduralWithLlmScenarios
 
         threads = settings.skeleton.item_threads
         return ProceduralWithLlmScenarios(client, settings.scengen, threads)
-    from envmill.tasks.backends.llm import LlmBackend
+    from envmill.tasks.backends.llm.backend import LlmBackend
 
     return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
 

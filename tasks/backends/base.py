@@ -19,7 +19,7 @@ from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import ProbeRecord
 
 if TYPE_CHECKING:
-    from envmill.tasks.environment import AdmittedEnvironment
+    from envmill.tasks.envs import AdmittedEnvironment
     from envmill.tasks.sandbox import Sandbox
 
 

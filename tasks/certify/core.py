@@ -11,7 +11,7 @@ from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.certify.evidence import FINAL, collect_evidence
 from envmill.tasks.certify.gates import judge
-from envmill.tasks.environment import AdmittedEnvironment, admit_environment
+from envmill.tasks.envs import AdmittedEnvironment, admit_environment
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.sandbox.shared import process_sandbox
 

@@ -19,10 +19,10 @@ from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
-from envmill.tasks.environment import AdmittedEnvironment
-from envmill.tasks.policy import check_check_source
+from envmill.tasks.core.statekit import state_hash
+from envmill.tasks.envs import AdmittedEnvironment
+from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode
-from envmill.tasks.statekit import state_hash
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
 OTHER_IMAGE = 1

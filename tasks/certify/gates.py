@@ -11,7 +11,7 @@ from collections.abc import Callable
 from envmill.schemas.scenario import GateName, GateResult, ScenarioSpec
 from envmill.tasks.certify.evidence import FINAL, INITIAL, Evidence, Trial
 from envmill.tasks.certify.reward import score_checks
-from envmill.tasks.statekit import state_hash
+from envmill.tasks.core.statekit import state_hash
 
 Verdict = tuple[bool, str]
 

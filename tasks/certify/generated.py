@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from envmill.schemas.ids import canonical_json
-from envmill.tasks.statekit import diff_states
+from envmill.tasks.core.statekit import diff_states
 
 CLOCK_ATTRS = frozenset({"current_time", "current_date", "now", "today", "clock"})
 COUNTER_SUFFIXES = ("_counter", "_seq", "_sequence")

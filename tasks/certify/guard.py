@@ -23,7 +23,7 @@ from envmill.tasks.certify.generated import (
     is_generated,
     is_record_add,
 )
-from envmill.tasks.statekit import diff_states
+from envmill.tasks.core.statekit import diff_states
 
 GUARD_DESCRIPTION = (
     "Has changed nothing the task did not ask for: other records, fields and record counts "

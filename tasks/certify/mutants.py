@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from envmill.schemas.environment import ToolSchema
 from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolOutcome
-from envmill.tasks.statekit import diff_states
 
 MAX_SWAPS = 6
 MAX_EXTRAS = 12

@@ -2,7 +2,7 @@
 under a deadline, global concurrency and rate limits, and a record of every call.
 
 Nothing here runs unless a caller builds an :class:`LlmClient` (the CLI's ``--backend llm``).
-The local test endpoint lives in :mod:`envmill.tasks.llm.endpoint`.
+The local test endpoint lives in :mod:`envmill.tasks.offline_llm`.
 """
 
 from envmill.schemas.llm import LlmCallRecord, LlmSettings, Price, StageModel

@@ -32,7 +32,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
-from envmill.tasks.scratch import owned_tempdir
+from envmill.tasks.core.scratch import owned_tempdir
 
 
 class GateTimeout(TimeoutError):

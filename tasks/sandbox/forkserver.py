@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envmill.tasks.core.scratch import owned_tempdir
 from envmill.tasks.sandbox.isolation import UNSHARE_ARGS, IsolationLevel, seccomp_module
-from envmill.tasks.scratch import owned_tempdir
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CONTROL_TIMEOUT_SECONDS = 30.0  # the zygote answers in milliseconds; longer means it is stuck

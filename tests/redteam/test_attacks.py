@@ -27,7 +27,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from envmill.tasks.policy import check_check_source, check_module
+from envmill.tasks.envs.policy import check_check_source, check_module
 from envmill.tasks.sandbox import (
     CheckCell,
     ChecksOutcome,

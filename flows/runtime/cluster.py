@@ -1,0 +1,117 @@
+"""The Dask cluster a run fans out on: the user's scheduler, or a local one envmill owns.
+
+The local cluster's worker processes start with SIGINT ignored (the disposition survives their
+exec), so Ctrl-C reaches only the parent, which closes the cluster in order; otherwise every
+worker would die of the group-wide SIGINT and print a traceback.
+
+Its scratch space (the scheduler's and every worker's) lives in a temp folder named after this
+process (``envmill-dask-<pid>-…``), removed on close, or by the next run when this one was
+killed (``leftovers.py``). The worker processes end by themselves when this process does: each
+watches a pipe from its nanny here (``distributed.process``).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from envmill.schemas.settings import EnvmillSettings, SandboxLimits
+from envmill.tasks.core.scratch import owned_tempdir
+
+if TYPE_CHECKING:
+    from prefect import Flow
+
+# Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
+# threads per worker that is seconds of CPU nobody reads (the dashboard is off).
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
+
+
+def warm_worker(limits: SandboxLimits) -> None:
+    """Import the task code and start the sandbox before the first batch arrives."""
+    import envmill.flows.synthesize  # noqa: F401  (prefect, the pipeline, the warehouse)
+    from envmill.tasks.sandbox.shared import process_sandbox
+
+    process_sandbox(limits).spawn_host().close()
+
+
+@contextmanager
+def dask_scheduler(
+    address: str | None, workers: int, limits: SandboxLimits, threads: int = 1
+) -> Iterator[str]:
+    """Yield a scheduler address; a cluster started here (``threads`` tasks at once per worker
+    process) is warmed, and closed on the way out."""
+    if address:
+        yield address
+        return
+    import dask
+    from distributed import Client, LocalCluster
+
+    scratch = owned_tempdir("dask")
+    config = {**QUIET_WORKERS, "temporary-directory": scratch}  # the scheduler's scratch too
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with dask.config.set(config):  # the nannies hand it to the workers they start
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=threads,
+                processes=True,
+                dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
+                silence_logs=logging.CRITICAL,
+                local_directory=scratch,
+            )
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    client = Client(cluster)
+    try:
+        # one warm-up per worker, not awaited: it overlaps whatever the caller does next
+        warming = [  # noqa: F841  (held so the futures are not released early)
+            client.submit(
+                warm_worker, limits, workers=[worker], pure=False, allow_other_workers=False
+            )
+            for worker in client.scheduler_info()["workers"]
+        ]
+        yield cluster.scheduler_address
+    finally:
+        client.close()
+        cluster.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
+    """The ``synthesize`` flow with a Dask task runner on the cluster ``settings`` ask for: their
+    ``dask_address``, else a local one of ``workers`` processes, each running as many batches at
+    once as the backend needs (``task_threads``); a local cluster closes on the way out.
+
+    Prefect is imported only here, so a caller can export its Prefect API first.
+    """
+    from prefect_dask import DaskTaskRunner
+
+    from envmill.flows.synthesize import synthesize
+    from envmill.tasks.backends import task_threads
+
+    threads = task_threads(settings)
+    with dask_scheduler(
+        settings.dask_address, settings.workers, settings.sandbox, threads
+    ) as address:
+        yield synthesize.with_options(task_runner=DaskTaskRunner(address=address))
+
+
+@contextmanager
+def rollout_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
+    """The ``rollout`` flow with a Dask task runner, as :func:`synthesize_on_dask`."""
+    from prefect_dask import DaskTaskRunner
+
+    from envmill.flows.rollout import TASK_THREADS, rollout
+
+    with dask_scheduler(
+        settings.dask_address, settings.workers, settings.sandbox, TASK_THREADS
+    ) as address:
+        yield rollout.with_options(task_runner=DaskTaskRunner(address=address))

@@ -1,0 +1,312 @@
+"""One environment's scenarios from the LLM: for each, an initial state, a task with the steps
+that fulfil it (run as written), checks from its checklist, then certification; a refused
+scenario goes back to the model with the gate and the reason, a bounded number of times.
+
+Three calls make a scenario that certifies at once (state, task, checks); each repair is one
+more. A scenario that cannot be made is a skip with the stage's code, never an exception.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.run import SkippedScenario
+from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpec
+from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
+from envmill.tasks.backends.base import BatchAborted, ScenarioDrafts
+from envmill.tasks.backends.llm.scengen.invariants import broken_invariant
+from envmill.tasks.backends.llm.scengen.references import dangling_reference
+from envmill.tasks.backends.llm.scengen.solution import (
+    RanSolution,
+    generated_value_named,
+    run_steps,
+)
+from envmill.tasks.backends.llm.skelbuilder.asking import Answer, Asker, Check, SkeletonFailed
+from envmill.tasks.backends.llm.skelbuilder.context import preview_state, to_json
+from envmill.tasks.backends.llm.skelbuilder.initial_state import state_problem
+from envmill.tasks.certify import certify_scenario
+from envmill.tasks.certify.guard import guard_check
+from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.envs import AdmittedEnvironment
+from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.sandbox import Sandbox
+
+NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
+MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
+ENVIRONMENT_GATES = ("loads", "solution_runs")  # refused for the environment: checks cannot help
+
+
+@dataclass
+class EnvironmentBrief:
+    """What the prompts say about the environment besides its code, and the invariants its
+    backend knows (the procedural backend's domain spec has them written down)."""
+
+    topic: str
+    introduction: str
+    business_rules: list[str]
+    example_state: dict[str, Any]
+    invariants: Callable[[dict[str, Any]], list[str]] | None = None
+
+
+@dataclass
+class _Shared:
+    """What the scenarios of one environment share: the states made so far (no two alike).
+
+    Scenario ``i``'s state is compared with the states of scenarios ``0 … i-1`` once those are
+    decided, whichever finished first, so the same answers make the same scenarios every time.
+    Scenarios start in index order, so a wait is never for a scenario that waits in turn."""
+
+    env: AdmittedEnvironment
+    brief: EnvironmentBrief
+    asker: Asker
+    sandbox: Sandbox
+    settings: ScenGenSettings
+    seed: int
+    states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
+    decided: threading.Condition = field(default_factory=threading.Condition)
+
+    @functools.cached_property
+    def example_records(self) -> frozenset[str]:
+        return _records(self.brief.example_state)
+
+    def earlier_states(self, index: int) -> list[frozenset[str]]:
+        with self.decided:
+            self.decided.wait_for(lambda: all(j in self.states for j in range(index)))
+            return [r for j, r in sorted(self.states.items()) if j < index and r is not None]
+
+    def decide(self, index: int, state: dict[str, Any] | None) -> None:
+        with self.decided:
+            self.states[index] = None if state is None else _records(state)
+            self.decided.notify_all()
+
+
+def make_llm_scenarios(
+    env: AdmittedEnvironment,
+    brief: EnvironmentBrief,
+    count: int,
+    *,
+    asker: Asker,
+    sandbox: Sandbox,
+    settings: ScenGenSettings,
+    seed: int,
+) -> ScenarioDrafts:
+    """Up to ``count`` scenarios, certified or rejected after their repairs, with a reason for
+    each one that could not be made."""
+    shared = _Shared(env, brief, asker, sandbox, settings, seed)
+    drafts = ScenarioDrafts()
+    threads = max(1, min(settings.scenario_threads, count))
+    with ThreadPoolExecutor(threads, thread_name_prefix="envmill-scen") as pool:
+        for made in pool.map(lambda index: _scenario(shared, index), range(count)):
+            if isinstance(made, SkippedScenario):
+                drafts.skipped.append(made)
+                continue
+            spec, report, repairs = made
+            drafts.scenarios.append(spec)
+            drafts.reports[spec.scenario_id] = report
+            drafts.repairs[spec.scenario_id] = repairs
+    return drafts
+
+
+def _scenario(
+    shared: _Shared, index: int
+) -> tuple[ScenarioSpec, CertificationReport, int] | SkippedScenario:
+    try:
+        state = _write_state(shared, index)
+        conversational = _is_conversational(shared, index)
+        task, ran = _write_task(shared, index, state, conversational)
+        checks = _write_checks(shared, index, task, ran, state)
+        return _certify_with_repairs(shared, index, task, ran, state, checks, conversational)
+    except SkeletonFailed as exc:
+        return SkippedScenario(index=index, code=exc.code, message=str(exc)[:2000])
+    except BatchAborted:
+        raise
+    except Exception as exc:  # the sandbox failing under one scenario: that scenario only
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        return SkippedScenario(index=index, code="scenario_error", message=message)
+
+
+def _records(state: dict[str, Any]) -> frozenset[str]:
+    """Each record of each collection (and each other value) as one text, for comparing."""
+    found = set()
+    for attr, value in state.items():
+        items = value.items() if isinstance(value, dict) else [("", value)]
+        found.update(canonical_json([attr, key, item]) for key, item in items)
+    return frozenset(found)
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _ask(
+    shared: _Shared, stage: str, schema: type[Answer], index: int, check: Check, **variables: Any
+) -> Answer:
+    """One stage's answer for scenario ``index``; an answer ``check`` refuses goes back to the
+    model with the reason, ``answer_rounds`` times."""
+
+    def refused(answer: Answer) -> str | None:
+        try:
+            return check(answer)
+        except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # odd values
+            return f"the answer cannot be used: {type(exc).__name__}: {str(exc)[:200]}"
+
+    return shared.asker.ask(
+        stage,
+        schema,
+        rounds=shared.settings.answer_rounds,
+        check=refused,
+        topic=shared.brief.topic,
+        index=index,
+        **variables,
+    )
+
+
+def _is_conversational(shared: _Shared, index: int) -> bool:
+    digest = sha256_hex(canonical_json(["mode", shared.seed, shared.env.env_id, index]))
+    return random.Random(int(digest[:16], 16)).random() < shared.settings.conversational_share
+
+
+def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
+    env, brief = shared.env, shared.brief
+
+    def problem(answer: StateAnswer) -> str | None:
+        size = len(canonical_json(answer.state))
+        if size > MAX_STATE_CHARS:
+            return f"the state is {size} characters of JSON; keep it under {MAX_STATE_CHARS}"
+        found = (
+            state_problem(answer.state, env, shared.sandbox)
+            or dangling_reference(answer.state)
+            or broken_invariant(answer.state, brief.example_state)
+            or _declared_invariant(brief, answer.state)
+        )
+        if found:
+            return found
+        records = _records(answer.state)
+        for earlier in [shared.example_records, *shared.earlier_states(index)]:
+            if _overlap(records, earlier) >= NEAR_DUPLICATE:
+                return (
+                    "this state repeats most records of one already used; write different "
+                    "people, items, amounts, dates and statuses"
+                )
+        return None
+
+    example, _ = preview_state(brief.example_state, shared.settings.preview_records)
+    state = None
+    try:
+        state = _ask(
+            shared,
+            "scenario_state",
+            StateAnswer,
+            index,
+            problem,
+            introduction=brief.introduction,
+            rules=brief.business_rules,
+            state_schema=to_json(env.state_schema),
+            example_state=to_json(example),
+        ).state
+    finally:
+        shared.decide(index, state)
+    return state
+
+
+def _declared_invariant(brief: EnvironmentBrief, state: dict[str, Any]) -> str | None:
+    broken = brief.invariants(state) if brief.invariants else []
+    return f"a rule of the domain does not hold: {broken[0]}" if broken else None
+
+
+def _write_task(
+    shared: _Shared, index: int, state: dict[str, Any], conversational: bool
+) -> tuple[TaskAnswer, RanSolution]:
+    ran: dict[str, RanSolution] = {}
+
+    def problem(answer: TaskAnswer) -> str | None:
+        ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox)
+        said = canonical_json([answer.task, answer.user_facts])
+        return ran["last"].problem or generated_value_named(said, state, ran["last"].final_state)
+
+    tools = [tool.function.model_dump() for tool in shared.env.tools]
+    task = _ask(
+        shared,
+        "scenario_task",
+        TaskAnswer,
+        index,
+        problem,
+        conversational=conversational,
+        tools=to_json(tools),
+        state=to_json(state),
+    )
+    return task, ran["last"]
+
+
+def _checks_problem(answer: ChecksAnswer) -> str | None:
+    for number, item in enumerate(answer.checks, 1):
+        refused = check_check_source(item.code)
+        if refused:
+            return f"check {number} ({item.fact}): {refused[0]}"
+    return None
+
+
+def _write_checks(
+    shared: _Shared, index: int, task: TaskAnswer, ran: RanSolution, state: dict[str, Any]
+) -> ChecksAnswer:
+    steps = [
+        {"tool": step.tool, "arguments": step.arguments, "result": result}
+        for step, result in zip(ran.steps, ran.results, strict=True)
+    ]
+    return _ask(
+        shared,
+        "scenario_checks",
+        ChecksAnswer,
+        index,
+        _checks_problem,
+        task=task.task,
+        steps=to_json(steps),
+        changes=to_json(diff_states(state, ran.final_state or {})),
+    )
+
+
+def _certify_with_repairs(
+    shared: _Shared,
+    index: int,
+    task: TaskAnswer,
+    ran: RanSolution,
+    state: dict[str, Any],
+    checks: ChecksAnswer,
+    conversational: bool,
+) -> tuple[ScenarioSpec, CertificationReport, int]:
+    guard = guard_check(state, ran.final_state or {})
+    for repairs in range(shared.settings.repair_rounds + 1):
+        spec = ScenarioSpec(
+            env_id=shared.env.env_id,
+            backend="llm",
+            mode="conversational" if conversational else "non_conversational",
+            task=task.task,
+            user_facts=task.user_facts if conversational else {},
+            initial_state=state,
+            reference_solution=ran.steps,
+            checks=[CheckSpec(description=c.fact, code=c.code) for c in checks.checks] + [guard],
+        )
+        report = certify_scenario(spec, shared.env, shared.sandbox)
+        gate = report.rejected_gate
+        if gate in (None, *ENVIRONMENT_GATES) or repairs == shared.settings.repair_rounds:
+            return spec, report, repairs
+        reason = next(g.reason for g in report.gates if g.gate == gate)
+        checks = _ask(
+            shared,
+            "scenario_repair",
+            ChecksAnswer,
+            index,
+            _checks_problem,
+            task=task.task,
+            checks=to_json([c.model_dump() for c in checks.checks]),
+            gate=gate,
+            reason=reason,
+        )
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns

@@ -1,0 +1,153 @@
+"""The module assembled by code from its parts: the state code, then one method per operation.
+
+Each method goes into the environment class, re-indented; the import lines a method starts with
+move to the module's imports (once each). Every line of the module remembers the part it came
+from and its line there, so a check that names a line of the module names the part to rewrite,
+and a syntax error in one part is found in that part alone, before any other check runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from envmill.tasks.envs.reading import EnvModuleError, find_environment_class
+
+STATE = "state"  # the part name of the state code; methods are named by their operation
+_IMPORT = re.compile(r"^(?:import\s+\w|from\s+[\w.]+\s+import\s+[\w*(])")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a part, its line numbered as the part's listing shows it."""
+
+    part: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+@dataclass
+class AssembledModule:
+    """The module's source and, per line, the (part, line in the part) it came from."""
+
+    source: str
+    origins: list[tuple[str, int]] = field(default_factory=list)
+
+    def part_of(self, line: int | None) -> str:
+        """The part a module line came from; a line outside every method is the state code's."""
+        if line is None or not 1 <= line <= len(self.origins):
+            return STATE
+        return self.origins[line - 1][0]
+
+    def module_line(self, part: str, part_line: int) -> int | None:
+        """The module line of line ``part_line`` of ``part`` (the nearest one kept)."""
+        found = [(abs(n - part_line), i + 1) for i, (p, n) in enumerate(self.origins) if p == part]
+        return min(found)[1] if found else None
+
+    def listing(self, part: str) -> str:
+        """The part's lines as they stand in the module, each with its module line number."""
+        lines = self.source.splitlines()
+        numbered: list[str] = []
+        last = None
+        for index, (owner, _) in enumerate(self.origins):
+            if owner != part:
+                continue
+            if last is not None and index != last + 1:
+                numbered.append("  ... |")  # lines of other parts in between
+            numbered.append(f"{index + 1:>5} | {lines[index]}")
+            last = index
+        return "\n".join(numbered)
+
+
+def state_problems(state_code: str) -> list[Problem]:
+    """What keeps the state code from being assembled: a syntax error, no environment class."""
+    try:
+        tree = ast.parse(state_code)
+    except SyntaxError as exc:
+        return [Problem(STATE, exc.lineno, f"syntax error: {exc.msg}")]
+    try:
+        cls = find_environment_class(tree)
+    except EnvModuleError as exc:
+        return [Problem(STATE, None, str(exc))]
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
+        return [Problem(STATE, cls.lineno, f"class {cls.name} has no __init__(self)")]
+    return []
+
+
+def method_problems(name: str, code: str) -> list[Problem]:
+    """A method's syntax error (line numbered within the method as written), or none."""
+    try:
+        ast.parse(textwrap.dedent(code))
+    except SyntaxError as exc:
+        return [Problem(name, exc.lineno, f"syntax error: {exc.msg}")]
+    return []
+
+
+def assemble_module(state_code: str, methods: dict[str, str]) -> AssembledModule:
+    """The module: the state code with the methods (in order) at the end of its class.
+
+    The state code must pass :func:`state_problems`.
+    """
+    state_lines = state_code.rstrip().splitlines()
+    tree = ast.parse(state_code)
+    cls_end = find_environment_class(tree).end_lineno or len(state_lines)
+    imports_at = _imports_end(tree)
+    known = {line.strip() for line in state_lines if _IMPORT.match(line)}
+    hoisted: list[tuple[str, tuple[str, int]]] = []
+    bodies: list[list[tuple[str, tuple[str, int]]]] = []
+    for name, code in methods.items():
+        imports, body = _split_method(name, code)
+        for text, origin in imports:
+            if text.strip() not in known:
+                known.add(text.strip())
+                hoisted.append((text, origin))
+        bodies.append(body)
+    out: list[tuple[str, tuple[str, int]]] = []
+    out += [(line, (STATE, i + 1)) for i, line in enumerate(state_lines[:imports_at])]
+    out += hoisted
+    out += [
+        (line, (STATE, i + 1)) for i, line in enumerate(state_lines) if imports_at <= i < cls_end
+    ]
+    for body in bodies:
+        out.append(("", (STATE, cls_end)))
+        out += body
+    out += [(line, (STATE, i + 1)) for i, line in enumerate(state_lines) if i >= cls_end]
+    source = "\n".join(text for text, _ in out) + "\n"
+    return AssembledModule(source, [origin for _, origin in out])
+
+
+def _imports_end(tree: ast.Module) -> int:
+    """The line after the module's leading imports (and docstring): where new imports go."""
+    end = 0
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            end = node.end_lineno or end
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and end == 0:
+            end = node.end_lineno or end
+        else:
+            break
+    return end
+
+
+def _split_method(name: str, code: str) -> tuple[list, list]:
+    """(import lines, method lines indented into the class), each with its origin."""
+    lines = code.rstrip().splitlines()
+    imports, body = [], []
+    for index, line in enumerate(lines):
+        if _IMPORT.match(line):
+            imports.append((line.strip(), (name, index + 1)))
+        else:
+            body.append((line, (name, index + 1)))
+    while body and not body[0][0].strip():
+        body.pop(0)
+    dedented = textwrap.dedent("\n".join(text for text, _ in body)).splitlines()
+    indented = [
+        ("    " + text if text.strip() else "", origin)
+        for text, (_, origin) in zip(dedented, body, strict=True)
+    ]
+    return imports, indented

@@ -1,0 +1,140 @@
+"""The skeleton stages (EnvScaler's logic modelling): state plan → state code → operation list →
+one method per operation. Each answer is structured and checked; a check that fails shows the
+model its problem for at most ``repair_rounds`` more answers. Assembly and admission come next
+(:mod:`admit`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+
+from envmill.schemas.skeleton import CodeReply, OperationList, OperationSpec, StatePlan
+from envmill.tasks.backends.llm.skelbuilder.assemble import state_problems
+from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
+from envmill.tasks.envs.reading import find_environment_class, list_tool_methods
+
+
+def plan_state(ctx: TopicContext, introduction: str = "") -> StatePlan:
+    """Stage ``skeleton_plan``: entities with their attributes, and the business rules."""
+    return ctx.asker.ask(
+        "skeleton_plan",
+        StatePlan,
+        rounds=ctx.settings.repair_rounds,
+        check=_plan_problem,
+        topic=ctx.topic,
+        introduction=introduction,
+    )
+
+
+def write_state_code(ctx: TopicContext, plan: StatePlan) -> str:
+    """Stage ``skeleton_state``: TypedDicts, the class, its constants and ``__init__``."""
+    reply = ctx.asker.ask(
+        "skeleton_state",
+        CodeReply,
+        rounds=ctx.settings.repair_rounds,
+        check=_state_code_problem,
+        topic=ctx.topic,
+        plan=plan.model_dump(),
+    )
+    return reply.code
+
+
+def list_operations(ctx: TopicContext, plan: StatePlan, state_code: str) -> list[OperationSpec]:
+    """Stage ``skeleton_operations``: the tools, at least ``min_tools`` of them."""
+    minimum = ctx.settings.min_tools
+
+    def problem(answer: OperationList) -> str | None:
+        return _operations_problem(answer.operations, minimum)
+
+    reply = ctx.asker.ask(
+        "skeleton_operations",
+        OperationList,
+        rounds=ctx.settings.repair_rounds,
+        check=problem,
+        topic=ctx.topic,
+        plan=plan.model_dump(),
+        state_code=state_code,
+        min_tools=minimum,
+    )
+    return reply.operations
+
+
+def write_methods(
+    ctx: TopicContext, plan: StatePlan, state_code: str, operations: list[OperationSpec]
+) -> dict[str, str]:
+    """Stage ``skeleton_method``, once per operation (calls in flight together), in order."""
+
+    def write(operation: OperationSpec) -> str:
+        others = [op for op in operations if op.name != operation.name]
+        reply = ctx.asker.ask(
+            "skeleton_method",
+            CodeReply,
+            rounds=ctx.settings.repair_rounds,
+            check=defines_method(operation.name),
+            topic=ctx.topic,
+            introduction=plan.introduction,
+            business_rules=plan.business_rules,
+            state_code=state_code,
+            operation=to_json(operation.model_dump()),
+            operation_name=operation.name,
+            others=[f"{op.name}: {op.summary}" for op in others],
+        )
+        return reply.code
+
+    return dict(zip([op.name for op in operations], ctx.pool.map(write, operations), strict=True))
+
+
+def defines_method(name: str):
+    """A check that an answer's code defines ``def name(self, ...)`` (anything else about the
+    code is for the checks after assembly, which can name the line)."""
+    pattern = re.compile(rf"^\s*def\s+{re.escape(name)}\s*\(\s*self\b", re.MULTILINE)
+
+    def problem(answer: CodeReply) -> str | None:
+        if pattern.search(answer.code):
+            return None
+        return f"the code must define the method `def {name}(self, ...)` and nothing else"
+
+    return problem
+
+
+def _plan_problem(plan: StatePlan) -> str | None:
+    repeated = [name for name, n in Counter(e.name for e in plan.entities).items() if n > 1]
+    if repeated:
+        return f"entity {repeated[0]!r} is planned twice; give each entity once"
+    return None
+
+
+def _state_code_problem(answer: CodeReply) -> str | None:
+    """The state code must parse, hold the class with ``__init__``, and no tools yet.
+
+    A syntax error is shown with its line here: the state code is one answer, so its own
+    conversation is the place to fix it.
+    """
+    problems = state_problems(answer.code)
+    if problems:
+        return f"the state code cannot be used: {problems[0]}"
+    tools = [fn.name for fn in list_tool_methods(find_environment_class(ast.parse(answer.code)))]
+    if tools:
+        return (
+            f"the state code defines public methods ({', '.join(tools)}); leave every operation "
+            "out: each one is written separately later (private helpers are fine)"
+        )
+    return None
+
+
+def _operations_problem(operations: list[OperationSpec], minimum: int) -> str | None:
+    names = [op.name for op in operations]
+    repeated = [name for name, n in Counter(names).items() if n > 1]
+    kinds = {op.kind for op in operations}
+    if repeated:
+        return f"operation {repeated[0]!r} is listed twice; give every operation a distinct name"
+    if len(operations) < minimum:
+        return (
+            f"only {len(operations)} operations; list at least {minimum}, aiming at about 10 "
+            "queries and 8 state changes"
+        )
+    if kinds != {"query", "state_change"}:
+        return "list both queries and state changes"
+    return None

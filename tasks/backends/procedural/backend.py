@@ -1,0 +1,62 @@
+"""The procedural backend (DESIGN §4): catalog domains compiled with a seed, scenarios sampled
+from the compiled tool manifest. No LLM anywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.run import EnvItemSpec
+from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.skeleton import ProbeRecord
+from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
+from envmill.tasks.backends.procedural.catalog import list_domains, load_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.scenarios.generate import generate_scenario_batch
+from envmill.tasks.envs import AdmittedEnvironment
+from envmill.tasks.sandbox import Sandbox
+
+
+class ProceduralBackend:
+    """Items cycle through the chosen domains; each item's seed varies its environment."""
+
+    name = "procedural"
+    version = "procedural-3"
+    item_threads = 1  # compiling and sampling are CPU work: processes scale it, threads would not
+
+    def provenance(self) -> dict[str, Any]:
+        return {"generator": self.version, "models": {}, "prompts": {}}
+
+    def plan_items(self, settings: EnvmillSettings) -> Iterator[EnvItemSpec]:
+        known = list_domains()
+        domains = settings.domains or known
+        unknown = [d for d in domains if d not in known]
+        if unknown:
+            raise PlanError(f"unknown domain {unknown[0]!r}; known domains: {', '.join(known)}")
+        return (  # lazily: a million items are planned as they are taken
+            EnvItemSpec(
+                index=i, subject=domains[i % len(domains)], seed=item_seed(settings.seed, i)
+            )
+            for i in range(settings.envs)
+        )
+
+    def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> CompiledEnvironment:
+        return compile_environment(load_domain(item.subject), item.seed)
+
+    def make_scenarios(
+        self,
+        draft: CompiledEnvironment,
+        env: AdmittedEnvironment,
+        item: EnvItemSpec,
+        count: int,
+        sandbox: Sandbox,
+    ) -> ScenarioDrafts:
+        return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)
+
+    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
+        return []
+
+    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
+        return []

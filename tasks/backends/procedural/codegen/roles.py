@@ -1,0 +1,109 @@
+"""Roles in the generated code: the acting identity's state attributes, the role check at the top
+of a restricted tool, the ``owned`` precondition, the session tool, and their rules in words."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from envmill.tasks.backends.procedural.codegen.scope import to_single_quotes
+from envmill.tasks.backends.procedural.codegen.text import docstring, error_return, lit
+from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
+from envmill.tasks.backends.procedural.spec.paths import resolve_operand
+
+if TYPE_CHECKING:
+    from envmill.tasks.backends.procedural.codegen.scope import OpScope
+    from envmill.tasks.backends.procedural.plan import EnvPlan, ToolPlan
+
+
+def default_role(plan: EnvPlan) -> str:
+    """The role an empty state acts as: the first role without an entity (staff), else the first."""
+    free = [name for name, role in plan.roles.items() if not role.entity]
+    return (free or list(plan.roles))[0]
+
+
+def acting_init_lines(plan: EnvPlan) -> list[str]:
+    """``__init__`` lines creating the acting identity (DESIGN §3.1: no hidden state)."""
+    if not plan.roles:
+        return []
+    return [
+        f"self.{ACTING_ROLE_ATTR}: str = {lit(default_role(plan))}",
+        f"self.{ACTING_ID_ATTR}: str | None = None",
+    ]
+
+
+def words_of_roles(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def role_rule(plan: EnvPlan, tool: ToolPlan) -> str | None:
+    """``Only staff may use freeze_account.`` for a restricted tool, else None."""
+    allowed = plan.allowed_roles(tool.op)
+    if not tool.op.roles or allowed == list(plan.roles):
+        return None
+    return f"Only {words_of_roles(allowed)} may use {tool.name}."
+
+
+def role_check_lines(plan: EnvPlan, tool: ToolPlan) -> list[str]:
+    """The permission check that opens a restricted tool: other roles get an error naming them."""
+    if role_rule(plan, tool) is None:
+        return []
+    allowed = plan.allowed_roles(tool.op)
+    text = (
+        f"Permission denied: the signed-in role '{{self.{ACTING_ROLE_ATTR}}}' may not use "
+        f"{tool.name}; only {words_of_roles(allowed)} may"
+    )
+    return [
+        f"if self.{ACTING_ROLE_ATTR} not in {lit(tuple(allowed))}:",
+        f"    {error_return('f' + lit(text))}",
+    ]
+
+
+def pre_owned(scope: OpScope, pre: Any) -> list[str]:
+    """A role acting as a record (a customer) may act only on what that record owns."""
+    ref = resolve_operand(scope.spec, scope.op, pre.path)
+    expr = scope.operand(pre.path)
+    owner = scope.plan.entity(ref.spec.entity or "").title
+    roles = tuple(scope.plan.entity_roles)
+    text = (
+        f"Permission denied: {{self.{ACTING_ROLE_ATTR}}} {{self.{ACTING_ID_ATTR}}} may act only "
+        f"on their own records; this one belongs to {owner} {{{to_single_quotes(expr)}}}"
+    )
+    return [
+        f"if self.{ACTING_ROLE_ATTR} in {lit(roles)} and {expr} != self.{ACTING_ID_ATTR}:",
+        f"    {error_return('f' + lit(text))}",
+    ]
+
+
+def owned_words(scope: OpScope, pre: Any) -> str:
+    ref = resolve_operand(scope.spec, scope.op, pre.path)
+    owner = scope.plan.entity(ref.spec.entity or "").title
+    roles = words_of_roles(scope.plan.entity_roles)
+    return f"is allowed for a signed-in {roles} only on their own records (the {owner} must match)"
+
+
+def roles_rules(plan: EnvPlan) -> list[str]:
+    """The business rules saying who may act and where the acting identity is kept."""
+    if not plan.roles:
+        return []
+    parts = [f"{name} ({role.doc})" if role.doc else name for name, role in plan.roles.items()]
+    return [
+        "Who may act: " + "; ".join(parts) + ".",
+        f"The signed-in identity is the state attributes {ACTING_ROLE_ATTR} and {ACTING_ID_ATTR} "
+        f"(the id of the record a role acts as, or None); {plan.session_tool} reports it.",
+    ]
+
+
+def session_tool_lines(plan: EnvPlan) -> list[str]:
+    """The query tool reporting the acting identity."""
+    if plan.session_tool is None:
+        return []
+    summary = "Show who is signed in: the acting role and the id of the record it acts as."
+    body = [" ".join(roles_rules(plan)[:1])]
+    data = f'{{"role": self.{ACTING_ROLE_ATTR}, "acting_id": self.{ACTING_ID_ATTR}}}'
+    return [
+        f"def {plan.session_tool}(self) -> dict:",
+        *["    " + line if line else "" for line in docstring(summary, body, [], 1)],
+        f'    return {{"success": True, "data": {data}}}',
+    ]

@@ -1,0 +1,233 @@
+"""Preconditions: one small function per kind writes the check, another its business-rule text.
+
+Every check is an ``if <violated>: return {"success": False, "error": ...}`` whose message says
+what was required and what the state holds, so an agent (and a checking judge) can tell why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envmill.tasks.backends.procedural.codegen.roles import owned_words, pre_owned
+from envmill.tasks.backends.procedural.codegen.scope import OpScope, to_single_quotes
+from envmill.tasks.backends.procedural.codegen.text import error_return, human_list, lit
+from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
+
+NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+OP_WORDS = {
+    "<": "less than",
+    "<=": "at most",
+    ">": "more than",
+    ">=": "at least",
+    "==": "equal to",
+    "!=": "different from",
+}
+
+
+def fail_if(test: str, text: str) -> list[str]:
+    """``if test: return error`` with ``text`` as an f-string (first letter capitalized)."""
+    text = text[:1].upper() + text[1:]
+    prefix = "f" if "{" in text else ""
+    return [f"if {test}:", f"    {error_return(prefix + lit(text))}"]
+
+
+def pre_field_in(scope: OpScope, pre: Any) -> list[str]:
+    expr = scope.path(pre.path)
+    field = resolve_path(scope.spec, scope.op, pre.path).field
+    who = scope.describe(scope.path_owner(pre.path))
+    allowed = human_list(pre.values)
+    negated = "" if pre.kind == "field_in" else " not"
+    word = "not in" if pre.kind == "field_in" else "in"
+    field = field.replace("_", " ")
+    current = f"{{{to_single_quotes(expr)}}}"
+    text = f"{who} has {field} '{current}'; this needs {field}{negated} {allowed}"
+    return fail_if(f"{expr} {word} {lit(tuple(pre.values))}", text)
+
+
+def pre_compare(scope: OpScope, pre: Any) -> list[str]:
+    left, right = scope.operand(pre.left), scope.operand(pre.right)
+    left_text, right_text = scope.operand_text(pre.left), scope.operand_text(pre.right)
+    text = f"{left_text} must be {OP_WORDS[pre.op]} {right_text}"
+    return fail_if(f"{left} {NEGATE[pre.op]} {right}", text)
+
+
+def pre_count_below(scope: OpScope, pre: Any) -> list[str]:
+    counted = scope.plan.entity(pre.entity)
+    tests = [f'item["{pre.via}"] == {scope.operand(pre.of)}']
+    tests += [f'item["{name}"] in {lit(tuple(values))}' for name, values in pre.where.items()]
+    limit = scope.operand(pre.limit)
+    states = (
+        " with "
+        + " and ".join(
+            f"{name} {' or '.join(map(str, values))}" for name, values in pre.where.items()
+        )
+        if pre.where
+        else ""
+    )
+    owner = to_single_quotes(scope.operand(pre.of))
+    shown = limit if limit[:1].isdigit() else f"{{{to_single_quotes(limit)}}}"
+    text = (
+        f"{pre.via.removesuffix('_id')} {{{owner}}} already has {{count}} "
+        f"{counted.plural.replace('_', ' ')}{states}; "
+        f"the limit is {shown}"
+    )
+    return [
+        f"count = sum(1 for item in self.{counted.plural}.values() if {' and '.join(tests)})",
+        *fail_if(f"count >= {limit}", text),
+    ]
+
+
+def pre_unique(scope: OpScope, pre: Any) -> list[str]:
+    entity = scope.plan.entity(pre.entity)
+    test = (
+        f'any(str(item["{pre.field}"]).lower() == str({pre.arg}).lower() '
+        f"for item in self.{entity.plural}.values())"
+    )
+    return fail_if(test, f"A {entity.title} with {pre.field} '{{{pre.arg}}}' already exists")
+
+
+def pre_distinct(scope: OpScope, pre: Any) -> list[str]:
+    text = f"The same value was given for {pre.left} and {pre.right}; they must differ"
+    return fail_if(f"{pre.left} == {pre.right}", text)
+
+
+def time_read(scope: OpScope, value: str) -> tuple[list[str], str, bool]:
+    """Lines parsing a time operand into ``moment``, its description, and whether it is a date."""
+    ref = resolve_operand(scope.spec, scope.op, value)
+    expr = scope.operand(value)
+    scope.now()
+    name = (
+        value.replace("_", " ")
+        if ref.kind == "arg"
+        else (f"the {ref.path.field.replace('_', ' ')} of {scope.describe(ref.path.handle)}")
+    )
+    text = f"{name} ({{{to_single_quotes(expr)}}})"
+    return [f"moment = self._parse_time({expr})"], text, ref.spec.type == "date"
+
+
+def pre_time_side(scope: OpScope, pre: Any) -> list[str]:
+    lines, text, is_date = time_read(scope, pre.value)
+    left, right = ("moment.date()", "now.date()") if is_date else ("moment", "now")
+    if pre.kind == "in_future":
+        test, need = f"{left} <= {right}", "must be in the future"
+    else:
+        test, need = f"{left} > {right}", "has not been reached yet"
+    message = f"{text} {need} (current time {{self.current_time}})"
+    return [*lines, *fail_if(f"moment is None or {test}", message)]
+
+
+def pre_hours_before(scope: OpScope, pre: Any) -> list[str]:
+    lines, text, _ = time_read(scope, pre.path)
+    hours = scope.operand(pre.hours)
+    message = (
+        f"Too late: this must be done at least {{{to_single_quotes(hours)}}} hours before "
+        f"{text}; current time {{self.current_time}}"
+    )
+    test = f"moment is None or now > moment - timedelta(hours={hours})"
+    return [*lines, *fail_if(test, message)]
+
+
+def pre_within_days(scope: OpScope, pre: Any) -> list[str]:
+    lines, text, _ = time_read(scope, pre.path)
+    days = scope.operand(pre.days)
+    message = (
+        f"Too late: this is only possible within {{{to_single_quotes(days)}}} days after "
+        f"{text}; current time {{self.current_time}}"
+    )
+    test = f"moment is None or now > moment + timedelta(days={days})"
+    return [*lines, *fail_if(test, message)]
+
+
+PRECONDITION_CODE = {
+    "exists": lambda scope, pre: [],  # every id argument is looked up with its own error
+    "owned": pre_owned,
+    "field_in": pre_field_in,
+    "field_not_in": pre_field_in,
+    "compare": pre_compare,
+    "count_below": pre_count_below,
+    "unique": pre_unique,
+    "distinct": pre_distinct,
+    "hours_before": pre_hours_before,
+    "within_days": pre_within_days,
+    "in_future": pre_time_side,
+    "in_past": pre_time_side,
+}
+
+
+def precondition_lines(scope: OpScope, pre: Any) -> list[str]:
+    return PRECONDITION_CODE[pre.kind](scope, pre)
+
+
+# -- business-rule texts -------------------------------------------------------------------------
+
+
+def operand_words(scope: OpScope, value: Any) -> str:
+    ref = resolve_operand(scope.spec, scope.op, value)
+    if ref.kind == "const":
+        return lit(ref.value)
+    if ref.kind == "limit":
+        return str(scope.plan.limits[str(ref.value)])
+    if ref.kind == "arg":
+        return f"the requested {ref.value}"
+    field = ref.path.field.replace("_", " ")
+    return f"the {field} of the {scope.plan.entity(ref.path.entity).title}"
+
+
+def rule_text(scope: OpScope, pre: Any) -> str | None:
+    """The business rule a precondition enforces, in words (None for plain existence)."""
+    if pre.rule is not None:
+        return pre.rule.format(**scope.plan.limits)
+    if pre.kind == "exists":
+        return None
+    action = scope.op.name.replace("_", " ").capitalize()
+    return f"{action} {RULE_WORDS[pre.kind](scope, pre)}."
+
+
+def _field_words(scope: OpScope, pre: Any) -> str:
+    resolved = resolve_path(scope.spec, scope.op, pre.path)
+    title = scope.plan.entity(resolved.entity).title
+    if resolved.hops:
+        title = resolved.hops[-1].removesuffix("_id").replace("_", " ")
+    elif resolved.subject not in ("target", "new"):
+        title = resolved.subject.removesuffix("_id").replace("_", " ")
+    neg = "" if pre.kind == "field_in" else "not "
+    values = " or ".join(map(str, pre.values))
+    return f"requires the {title}'s {resolved.field.replace('_', ' ')} {neg}to be {values}"
+
+
+def _compare_words(scope: OpScope, pre: Any) -> str:
+    left, right = operand_words(scope, pre.left), operand_words(scope, pre.right)
+    return f"requires {left} to be {OP_WORDS[pre.op]} {right}"
+
+
+def _count_words(scope: OpScope, pre: Any) -> str:
+    plural = scope.plan.entity(pre.entity).plural.replace("_", " ")
+    limit = operand_words(scope, pre.limit)
+    return f"requires fewer than {limit} {plural} per {pre.via.removesuffix('_id')}"
+
+
+def _time_words(scope: OpScope, pre: Any) -> str:
+    value = getattr(pre, "path", None) or pre.value
+    ref = resolve_operand(scope.spec, scope.op, value)
+    what = value if ref.kind == "arg" else f"the {ref.path.field}"
+    what = what.replace("_", " ")
+    if pre.kind == "hours_before":
+        return f"must happen at least {operand_words(scope, pre.hours)} hours before {what}"
+    if pre.kind == "within_days":
+        return f"is only possible within {operand_words(scope, pre.days)} days after {what}"
+    return f"requires {what} to {'be in the future' if pre.kind == 'in_future' else 'have passed'}"
+
+
+RULE_WORDS = {
+    "owned": owned_words,
+    "field_in": _field_words,
+    "field_not_in": _field_words,
+    "compare": _compare_words,
+    "count_below": _count_words,
+    "unique": lambda scope, pre: f"requires a {pre.field} not used by any other {pre.entity}",
+    "distinct": lambda scope, pre: f"requires {pre.left} and {pre.right} to differ",
+    "hours_before": _time_words,
+    "within_days": _time_words,
+    "in_future": _time_words,
+    "in_past": _time_words,
+}

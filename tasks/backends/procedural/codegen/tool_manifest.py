@@ -1,0 +1,248 @@
+"""The manifest of a compiled environment: per tool its kind, arguments and user phrases, plus the
+business rules in words. The scenario generator reads only this, never the spec."""
+
+from __future__ import annotations
+
+import random
+import threading
+from datetime import date, timedelta
+from functools import lru_cache
+from typing import Any
+
+from faker import Faker
+
+from envmill.tasks.backends.procedural.codegen.roles import role_rule, roles_rules
+from envmill.tasks.backends.procedural.codegen.rules import rule_text
+from envmill.tasks.backends.procedural.codegen.scope import OpScope
+from envmill.tasks.backends.procedural.manifest import ArgManifest, OwnedManifest, ToolManifest
+from envmill.tasks.backends.procedural.plan import EnvPlan, ToolPlan
+from envmill.tasks.backends.procedural.spec.check import reachable_states
+from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
+from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
+
+SOURCES = {
+    "ref": "entity_id",
+    "enum": "enum",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "date": "date",
+    "datetime": "datetime",
+    "str": "str",
+}
+TYPICAL_FLOAT_MAX = 500.0  # a user's everyday amount, when the spec only gives a hard limit
+PLAIN_NAMES = 40
+ANCHOR = date(2025, 1, 1)
+
+
+def business_rules(plan: EnvPlan) -> list[str]:
+    """The domain's own rules, then one per precondition of the tools this seed kept."""
+    rules = [*plan.spec.rules, *roles_rules(plan)]
+    for tool in plan.tools:
+        scope = OpScope(plan, tool)
+        own = role_rule(plan, tool)
+        if own and own not in rules:
+            rules.append(own)
+        for pre in tool.op.preconditions:
+            text = rule_text(scope, pre)
+            if text and text not in rules:
+                rules.append(text)
+    return rules
+
+
+def build_manifest(plan: EnvPlan) -> list[ToolManifest]:
+    """One entry per tool, in the module's order (the session tool first)."""
+    tools = [session_manifest(plan)] if plan.session_tool else []
+    return tools + [
+        ToolManifest(
+            tool=tool.name,
+            kind="query" if tool.op.is_query else "state_change",
+            entity=tool.op.entity,
+            args=[arg_manifest(plan, tool, arg) for arg in tool.op.args],
+            roles=plan.allowed_roles(tool.op),
+            owned=owned_manifest(plan, tool),
+            phrases=tool.op.phrases or query_phrases(plan, tool),
+        )
+        for tool in plan.tools
+    ]
+
+
+def session_manifest(plan: EnvPlan) -> ToolManifest:
+    return ToolManifest(
+        tool=plan.session_tool or "",
+        kind="query",
+        entity="session",
+        roles=list(plan.roles),
+        phrases=["Who am I signed in as?", "Which account is this session acting for?"],
+    )
+
+
+def owned_manifest(plan: EnvPlan, tool: ToolPlan) -> list[OwnedManifest]:
+    """Each kept ``owned`` rule as (argument, ref hops, owner entity, rule text)."""
+    scope, found = OpScope(plan, tool), []
+    for pre in tool.op.preconditions:
+        if pre.kind != "owned":
+            continue
+        ref = resolve_operand(plan.spec, tool.op, pre.path)
+        if ref.kind == "path":
+            arg, hops = scope.root(ref.path.subject), [*ref.path.hops]
+            if ref.path.field != plan.entity(ref.path.entity).id_field:
+                hops.append(ref.path.field)
+        else:
+            arg, hops = pre.path, []
+        entity = ref.spec.entity or ""
+        found.append(OwnedManifest(arg=arg, hops=hops, entity=entity, rule=rule_text(scope, pre)))
+    return found
+
+
+def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
+    """How the generator should pick a value for ``arg``."""
+    base = {"name": arg.name, "source": SOURCES[arg.type or "str"], "required": not arg.optional}
+    base |= {"minimum": arg.min, "maximum": arg.max, "faker": arg.faker}
+    if arg.type in ("int", "float"):
+        base |= typical_bounds(plan, tool, arg)
+    if arg.type == "enum":
+        base["values"] = list(arg.values)
+    elif arg.type == "str" and not tool.op.is_query:
+        base |= text_choices(plan, tool, arg)
+    elif arg.type == "date" and not tool.op.is_query:
+        base |= past_dates(plan, tool, arg)
+    entity_name = arg.entity if arg.type == "ref" else None
+    if tool.op.kind == "find" and arg.name == plan.entity(tool.op.entity).label:
+        entity_name = tool.op.entity
+    if entity_name is None:
+        return ArgManifest(**base)
+    entity = plan.entity(entity_name)
+    lookup = plan.lookup_tool(entity_name)
+    base |= {"entity": entity_name, "state_attr": entity.plural}
+    if arg.type == "ref":
+        base["prefer"] = preferred_values(plan, tool, arg.name)
+    if lookup is not None and entity.label:
+        base |= {
+            "label_field": entity.label,
+            "lookup_tool": lookup.name,
+            "lookup_arg": entity.label,
+        }
+    return ArgManifest(**base)
+
+
+def typical_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, float | None]:
+    """Generator bounds a user would plausibly ask for, inside the hard min/max the code checks.
+
+    An argument named after a field draws from that field's fill ``range`` (a nightly rate of
+    a few hundred, not thousands); any other amount stays below an everyday ceiling.
+    """
+    low, high = arg.min, arg.max
+    field = plan.entity(tool.op.entity).fields.get(arg.name)
+    if field is not None and field.type == arg.type and field.range:
+        low = max(low, field.range[0]) if low is not None else field.range[0]
+        high = min(high, field.range[1]) if high is not None else field.range[1]
+    elif arg.type == "float" and (high is None or high > TYPICAL_FLOAT_MAX):
+        high = max(TYPICAL_FLOAT_MAX, low or 0.0)
+    if low is not None and high is not None and high < low:
+        return {}
+    return {"minimum": low, "maximum": high}
+
+
+def text_choices(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
+    """Curated values for free text, drawn like an enum: the spec's ``sample`` (appointment
+    reasons, review comments), or for person names a seeded list of plain "First Last" names
+    (faker's ``name()`` adds titles such as "Dr." and "MD" now and then)."""
+    if arg.sample:
+        return {"source": "enum", "values": list(arg.sample)}
+    if arg.faker == "name":
+        key = f"{plan.spec.name}:{plan.seed}:{tool.name}"
+        return {"source": "enum", "values": plain_names(key)}
+    return {}
+
+
+def past_dates(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
+    """Dates long past (a date of birth), which the generator's near-future dates never match:
+    a seeded list from the field's fill ``days``, counted back from the start of 2025."""
+    field = plan.entity(tool.op.entity).fields.get(arg.name)
+    if field is None or not field.days or field.days[1] > -365:
+        return {}
+    rng = random.Random(f"dates:{plan.spec.name}:{plan.seed}:{tool.name}:{arg.name}")
+    days = {rng.randint(*field.days) for _ in range(PLAIN_NAMES)}
+    values = [(ANCHOR + timedelta(days=day)).isoformat() for day in sorted(days)]
+    return {"source": "enum", "values": values}
+
+
+_NAME_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _name_faker() -> Faker:
+    return Faker("en_US")
+
+
+def plain_names(key: str) -> list[str]:
+    """``PLAIN_NAMES`` (or a few fewer, after removing repeats) names seeded by ``key``; one
+    thread at a time draws from the shared generator, or a compile in another thread would
+    reseed it halfway and the same seed would give other names."""
+    fake = _name_faker()
+    with _NAME_LOCK:
+        fake.seed_instance(random.Random(f"names:{key}").getrandbits(32))
+        return sorted({f"{fake.first_name()} {fake.last_name()}" for _ in range(PLAIN_NAMES)})
+
+
+def preferred_values(plan: EnvPlan, tool: ToolPlan, arg_name: str) -> dict[str, list]:
+    """Field values of the entity behind ``arg_name`` under which the call can succeed."""
+    op, spec = tool.op, plan.spec
+    is_target = op.kind == "update" and arg_name == plan.entity(op.entity).id_field
+    subjects = {arg_name, "target"} if is_target else {arg_name}
+    prefer: dict[str, list] = {}
+    for item in [*op.preconditions, *op.effects]:
+        path = getattr(item, "path", "")
+        if item.kind not in ("field_in", "field_not_in", "transition") or path.count(".") != 1:
+            continue
+        subject, field = path.split(".")
+        if subject not in subjects:
+            continue
+        owner = spec.entities[resolve_path(spec, op, path).entity]
+        allowed = allowed_values(owner, item)
+        prefer[field] = [v for v in prefer.get(field, allowed) if v in allowed]
+    return prefer
+
+
+def allowed_values(owner: EntitySpec, item: Any) -> list:
+    """Values of the field ``item`` constrains (field_in, field_not_in, transition source)."""
+    states = owner.status.states if owner.status else owner.fields[item.path.split(".")[1]].values
+    if item.kind == "field_in":
+        return list(item.values)
+    if item.kind == "field_not_in":
+        return [s for s in states if s not in item.values]
+    live = reachable_states(owner)
+    return [
+        s
+        for s in states
+        if s in live
+        and any(s in step.from_ and step.to == item.to for step in owner.status.transitions)
+    ]
+
+
+def query_phrases(plan: EnvPlan, tool: ToolPlan) -> list[str]:
+    """One or two user-voice requests for a query tool."""
+    op = tool.op
+    entity = plan.entity(op.entity)
+    plural = entity.plural.replace("_", " ")
+    if op.kind == "get":
+        ident = entity.id_field
+        ref = f"{{{ident}.label}}" if entity.label else f"{entity.title} {{{ident}}}"
+        return [f"Can you show me the details of {ref}?", f"What do you have on file for {ref}?"]
+    if op.kind == "find":
+        return [
+            f"I'm looking for the {entity.title} called {{{entity.label}}}.",
+            f"Do you have a {entity.title} named {{{entity.label}}}?",
+        ]
+    owner = ""
+    if op.parent:
+        parent = plan.entity(entity.fields[op.parent].entity or "")
+        owner = f"{{{op.parent}.label}}" if parent.label else f"{parent.title} {{{op.parent}}}"
+    if op.kind == "list":
+        return [f"Which {plural} does {owner} have?"] if owner else [f"Can you list the {plural}?"]
+    if op.kind == "count":
+        question = f"does {owner} have" if owner else "are there"
+        return [f"How many {plural} {question}?"]
+    where = f" for {owner}" if owner else ""
+    return [f"What is the total {op.field.replace('_', ' ')} of the {plural}{where}?"]

@@ -1,0 +1,21 @@
+"""The words of harder lookups, chains and conditions, read from ``wording/lookups.yaml``.
+
+Phrasing stays data: code picks a key and fills its placeholders, the file holds the English.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording
+
+
+def say(key: str, rng: random.Random, **values: Any) -> str:
+    """One phrase of ``key`` filled with ``values``."""
+    return rng.choice(load_wording("lookups")[key]).format(**values)
+
+
+def phrase(key: str, **values: Any) -> str:
+    """The single phrase of ``key`` (no choice to make) filled with ``values``."""
+    return str(load_wording("lookups")[key]).format(**values)

@@ -1,0 +1,25 @@
+"""Openers that read like people: a greeting, sometimes some context, the request, a thanks.
+
+The words come from ``wording/openers.yaml``; the choices from the scenario's rng. An opener never
+carries a fact the agent must ask for (DESIGN §3.4): it only frames the request it is given.
+"""
+
+from __future__ import annotations
+
+import random
+
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.words import lower_first, tidy_text
+
+
+def open_request(request: str, rng: random.Random) -> str:
+    """``request`` framed as a person opens a conversation ("Hi there, I'm on a short break …")."""
+    greeting = rng.choice(words("openers", "greetings"))
+    context = rng.choice(words("openers", "contexts"))
+    closer = rng.choice(words("openers", "closers"))
+    parts = [part for part in (greeting, context, request, closer) if part]
+    joined = [
+        lower_first(part) if index and parts[index - 1].endswith(",") else part
+        for index, part in enumerate(parts)
+    ]
+    return tidy_text(" ".join(joined))

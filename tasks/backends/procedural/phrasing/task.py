@@ -1,0 +1,331 @@
+"""Task text and user facts for a sampled chain, in the user's voice, with no tool names.
+
+Each state-change step is phrased from one of its manifest templates (placeholders ``{arg}`` or
+``{arg.label}``), filled with the values the chain used; an argument the template leaves out is
+appended, because a check may verify it and the agent can only do what it was told. A
+conversational scenario keeps the details out of the opening request and hands them to the
+simulated user as ``user_facts``.
+
+The clauses are joined like a person writes: a clause after "Then," or "; then" starts in lower
+case unless it starts with a name or an id, each sentence ends with one mark, dates read as
+"9 Feb 2025 at 16:00" (the reference solution keeps the ISO value), amounts of money carry "$".
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.words import (
+    NOT_NOUNS,
+    UNIT_WORDS,
+    article_for,
+    collect_user_facts,
+    described_template,
+    format_value,
+    has_determiner,
+    humanize_value,
+    is_money,
+    lower_first,
+    mention_entity,
+    plural_of,
+    split_end,
+    tidy_text,
+    vague_template,
+)
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+from envmill.tasks.backends.procedural.scenarios.lookups import shown
+
+PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
+OPENERS = tuple(words("requests", "openers"))
+CLOSERS = tuple(words("requests", "closers"))
+OWNED_OPENINGS = tuple(words("requests", "owned_openings"))
+GENERAL_OPENINGS = tuple(words("requests", "general_openings"))
+# entities a customer calls "my …"; with others (a doctor, a flight) the opening stays neutral
+OWNED = frozenset(words("requests", "owned_entities"))
+MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
+LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
+CREATE_LEADS = tuple(words("requests", "create_leads"))
+PARTICLES = frozenset({"up", "in", "out", "off", "on"})
+FULL_REQUEST_KEY = "full request"
+VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "time"}
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One step in words: its text without the final mark, that mark, and whether it starts
+    with a name or id that keeps its capital after a connector."""
+
+    body: str
+    end: str = "."
+    keep_case: bool = False
+
+    def lead(self) -> str:
+        """The clause after a connector ("Then, could you …")."""
+        return self.body if self.keep_case else lower_first(self.body)
+
+    def sentence(self) -> str:
+        return self.body[:1].upper() + self.body[1:] + self.end
+
+    @property
+    def simple(self) -> bool:
+        """A plain statement that can be chained with "; then" or ", and then"."""
+        return self.end == "." and not re.search(r"[;:]|[.?!](\s|$)", self.body)
+
+
+def phrase_task(
+    steps: list[ChainStep], rng: random.Random, mode: str, tool_names: list[str]
+) -> tuple[str, dict[str, Any]]:
+    """The task text and user facts for ``mode`` (``non_conversational`` or ``conversational``)."""
+    detailed = [phrase_step(step, rng) for step in steps]
+    request = scrub_tool_names(compose_clauses(detailed, rng), tool_names)
+    if mode != "conversational":
+        opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
+        if not request[:1].isupper():  # "09DE380 has reached end of life" needs a greeting first
+            opener = opener or OPENERS[0]
+        return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
+    goals = distinguish_repeats(steps, [phrase_step(step, rng, vague=True) for step in steps])
+    opening = choose_opening(steps, rng)
+    task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
+    facts = collect_user_facts(steps)
+    facts[FULL_REQUEST_KEY] = request if request[:1].isupper() else f"{OPENERS[0]} {request}"
+    return task, facts
+
+
+def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> Clause:
+    """One clause for a step: a template filled with values (or, when vague, with references)."""
+    if step.condition is not None:
+        return conditional_clause(step, rng, vague=vague)
+    if vague and is_create(step):
+        return create_goal(step, rng)
+    template = _choose_template(step, rng, vague)
+    body, end = split_end(fill_template(template, step.mentions, vague))
+    used = _names_in(template)
+    extras = [m for m in step.mentions if m.name not in used]
+    if extras and not vague:
+        body += ", " + " and ".join(_extra_text(m) for m in extras)
+    keep_case = not vague and bool(re.match(r"\s*\{", template))
+    return Clause(body, end, keep_case)
+
+
+def _choose_template(step: ChainStep, rng: random.Random, vague: bool) -> str:
+    """A manifest phrase naming only arguments the call used, without a greeting (the opener
+    greets), in its vague form for a conversational goal."""
+    names = {m.name for m in step.mentions}
+    usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
+    template = rng.choice(usable) if usable else _fallback_template(step)
+    template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
+    template = described_template(template, step.mentions)
+    return vague_template(template, step.mentions) if vague else template
+
+
+def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str:
+    """The template with each placeholder replaced by its value (or a vague reference)."""
+    by_name = {m.name: m for m in mentions}
+    said_nouns: list[str] = []
+    used = _names_in(template)
+    both = {n for n in used if "{" + n + "}" in template and "{" + n + ".label}" in template}
+
+    def replace(match: re.Match[str]) -> str:
+        mention, before = by_name[match.group(1)], template[: match.start()]
+        if mention.described or (mention.hint and not vague):
+            text = str(mention.described or mention.hint)
+            if re.search(r"\b(?:my|your|our|the|this|an?)\s+$", before, re.I):
+                text = re.sub(r"^(?:the|a|an|my|your)\s+", "", text, flags=re.I)  # not "the the"
+            return text
+        if vague:
+            text = _vague_text(mention)
+            determined = mention.source == "entity_id" and has_determiner(before)
+            if mention.source == "entity_id":  # "from the account into another account"
+                noun = text.removeprefix("the ")
+                if noun in said_nouns:
+                    text = f"other {noun}" if determined else f"another {noun}"
+                    determined = False
+                said_nouns.append(noun)
+            return text.removeprefix("the ") if determined else text
+        as_label = bool(match.group(2)) or (mention.by_label and mention.name not in both)
+        said = template[match.end() :].startswith(" dollars") or before.endswith("$")
+        return _exact_text(mention, as_label, money=not said)
+
+    return PLACEHOLDER.sub(replace, template).strip()
+
+
+def conditional_clause(step: ChainStep, rng: random.Random, *, vague: bool) -> Clause:
+    """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
+    step the chain took goes in the branch its condition (true or false in the state) picks."""
+    condition = step.condition
+    taken = phrase_step(replace(step, condition=None), rng, vague=vague)
+    other = phrase_step(condition.otherwise, rng, vague=vague)
+    then, otherwise = (taken, other) if condition.holds else (other, taken)
+    record = condition.record
+    named = (
+        f"the {mention_entity(record)}"
+        if vague
+        else record.hint or _exact_text(record, True)
+        if record.by_label or record.label
+        else f"{mention_entity(record)} {record.value}"
+    )
+    comparison = say(
+        "at_least" if condition.op == ">=" else "below",
+        rng,
+        value=shown(condition.field, condition.threshold),
+    )
+    body = say(
+        "conditional",
+        rng,
+        field=words_of(condition.field),
+        record=named,
+        comparison=comparison,
+        then=then.lead(),
+        otherwise=otherwise.lead(),
+    )
+    return Clause(body)
+
+
+def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:
+    """Join clauses into sentences ("First, …, and then …", "Then, …", "Finally, …")."""
+    if len(clauses) == 1:
+        return clauses[0].sentence()
+    first, *rest = clauses
+    say_first = rng.random() < 0.4 or not first.body[:1].isalpha()  # "First, 139 units of …"
+    if all(c.simple for c in clauses) and rng.random() < 0.6:
+        if len(clauses) == 2:
+            opening = f"First, {first.lead()}" if say_first else first.sentence()[:-1]
+            return f"{opening}, and then {rest[0].lead()}."
+        middle = "".join(f"; then {c.lead()}" for c in rest[:-1])
+        return f"First, {first.lead()}{middle}; and finally {rest[-1].lead()}."
+    sentences = [f"First, {first.lead()}{first.end}" if say_first else first.sentence()]
+    for index, clause in enumerate(rest):
+        last = index == len(rest) - 1 and len(clauses) >= 3
+        connector = rng.choice(LAST_CONNECTORS if last else MIDDLE_CONNECTORS)
+        sentences.append(f"{connector} {clause.lead()}{clause.end}")
+    return " ".join(sentences)
+
+
+def choose_opening(steps: list[ChainStep], rng: random.Random) -> str:
+    """A first line that fits the entities the steps touch ("my appointments", "a doctor")."""
+    names = [step.manifest.entity for step in steps]
+    kinds = list(dict.fromkeys(names))
+    if len(kinds) == 1 and kinds[0] in OWNED:
+        thing = words_of(kinds[0])
+        thing = plural_of(thing) if len(steps) > 1 else thing
+        return rng.choice(OWNED_OPENINGS).format(things=thing)
+    nouns = [words_of(kind) for kind in kinds]
+    things = [
+        plural_of(noun) if names.count(kind) > 1 else f"{article_for(noun)} {noun}"
+        for kind, noun in zip(kinds, nouns, strict=True)
+    ]
+    listed = things[0] if len(things) == 1 else ", ".join(things[:-1]) + " and " + things[-1]
+    requests = "a request" if len(steps) == 1 else "a few requests"
+    return rng.choice(GENERAL_OPENINGS).format(things=listed, requests=requests)
+
+
+def is_create(step: ChainStep) -> bool:
+    """A step that makes a new record: no argument names an existing one of its own entity."""
+    own = step.manifest.entity
+    return not any(m.source == "entity_id" and m.entity == own for m in step.mentions)
+
+
+def create_goal(step: ChainStep, rng: random.Random) -> Clause:
+    """A vague goal for a create ("I'd like to book an appointment"), from the tool's words."""
+    words = words_of(step.manifest.tool).split()
+    entity = words_of(step.manifest.entity).split()
+    index = 2 if len(words) > 2 and words[1] in PARTICLES else 1  # "sign up guest"
+    obj = words[index:]
+    if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
+        words, index, obj = ["set", "up"], 2, ["new", *entity]
+    phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
+    return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
+
+
+def distinguish_repeats(steps: list[ChainStep], clauses: list[Clause]) -> list[Clause]:
+    """A vague goal said twice ("Put the event on sale") becomes "… another event …"."""
+    seen: set[str] = set()
+    result = []
+    for step, clause in zip(steps, clauses, strict=True):
+        body, core = clause.body, _core(clause.body)
+        if core in seen:
+            nouns = [mention_entity(m) for m in step.mentions if m.source == "entity_id"]
+            nouns.append(words_of(step.manifest.entity))
+            pattern = "|".join(re.escape(n) for n in nouns)
+            changed = re.sub(rf"\bthe ({pattern})\b", r"another \1", body, count=1)
+            if changed == body:
+                changed = re.sub(rf"\bmy ({pattern})\b", r"my other \1", body, count=1)
+            if changed == body and is_create(step):  # "register another patient", "buy more …"
+                changed = re.sub(r"\b(?:an?) (?=\w)", "another ", body, count=1)
+                changed = changed if changed != body else re.sub(r"\bsome\b", "more", body, count=1)
+            elif changed == body:  # "please check me in for another booking"
+                changed = f"{body} for another {words_of(step.manifest.entity)}"
+            body = changed
+        seen.add(core)
+        result.append(Clause(body, clause.end, clause.keep_case))
+    return result
+
+
+def _core(body: str) -> str:
+    """A goal without its lead-in, to spot repeats ("I need to add a patient" == "please …")."""
+    lowered = body.lower()
+    for lead in CREATE_LEADS:
+        lowered = lowered.removeprefix(lead.lower() + " ")
+    return lowered
+
+
+def scrub_tool_names(text: str, tool_names: list[str]) -> str:
+    """Replace any tool identifier a template leaked with plain words (``cancel_order``)."""
+    for name in sorted(tool_names, key=len, reverse=True):
+        if "_" in name:
+            text = re.sub(rf"\b{re.escape(name)}\b", words_of(name), text, flags=re.IGNORECASE)
+    return text
+
+
+def _exact_text(mention: ArgMention, as_label: bool, *, money: bool = True) -> str:
+    """The value; for an entity, its label when the task names it by label, else its id."""
+    if mention.source != "entity_id":
+        dollars = money and is_money(mention.name, mention.value)
+        return humanize_value(format_value(mention.value), dollars=dollars)
+    if not as_label:
+        return str(mention.value)
+    if mention.by_label:
+        return str(mention.label)
+    return f"{mention.label} ({mention.value})" if mention.label else str(mention.value)
+
+
+def _vague_text(mention: ArgMention) -> str:
+    """A reference that leaves the value to the conversation ("the date I have in mind")."""
+    if mention.source == "entity_id":
+        return f"the {mention_entity(mention)}"
+    words = words_of(mention.name).split()
+    measure = [w for w in words if w not in UNIT_WORDS]  # "distance_km" -> "distance"
+    noun = " ".join(measure) if measure != words else VAGUE_NOUNS.get(mention.source)
+    return f"the {noun or ' '.join(words)} I have in mind"
+
+
+def _extra_text(mention: ArgMention) -> str:
+    if mention.described or mention.hint:
+        return f"for {mention.described or mention.hint}"
+    if mention.source == "entity_id":
+        return f"for the {mention_entity(mention)} {_exact_text(mention, True)}"
+    return f"with the {words_of(mention.name)} set to {_exact_text(mention, False)}"
+
+
+def _fallback_template(step: ChainStep) -> str:
+    """Used when the manifest has no usable phrase: the tool's words and its main entity."""
+    manifest = step.manifest
+    target = next((m for m in step.mentions if m.entity == manifest.entity), None)
+    if target is None:
+        target = next((m for m in step.mentions if m.source == "entity_id"), None)
+    if target is None:
+        return f"please {words_of(manifest.tool)}"
+    words = words_of(manifest.tool)
+    # "remove member Cy Moss", but "update member contact for Cy Moss"
+    joiner = " " if words.endswith(mention_entity(target)) else " for "
+    return f"please {words}{joiner}{{{target.name}.label}}"
+
+
+def _names_in(template: str) -> set[str]:
+    return {match.group(1) for match in PLACEHOLDER.finditer(template)}

@@ -1,0 +1,291 @@
+"""Word-level helpers of the task phrasing: values as people write them, articles, capitals, the
+vague (conversational) form of a template, and the facts a simulated user may reveal.
+
+Kept apart from :mod:`phrasing` so that module reads as "pick, fill, join"; nothing here draws
+random numbers, so these rules never shift a scenario's rng.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import date, datetime
+from typing import Any
+
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
+MONEY_WORDS = frozenset(
+    {
+        "amount",
+        "price",
+        "fee",
+        "rate",
+        "cost",
+        "fare",
+        "balance",
+        "total",
+        "credit",
+        "estimate",
+        "payment",
+        "deposit",
+    }
+)
+# words after a value that are not the noun it describes ("{amount} towards", "{time} would")
+NOT_NOUNS = frozenset(
+    {
+        "to",
+        "for",
+        "on",
+        "at",
+        "in",
+        "into",
+        "by",
+        "with",
+        "and",
+        "or",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "please",
+        "but",
+        "so",
+        "then",
+        "of",
+        "towards",
+        "out",
+        "off",
+        "per",
+        "via",
+        "each",
+        "now",
+        "instead",
+        "today",
+        "would",
+        "will",
+        "x",
+        "more",
+    }
+)
+UNIT_WORDS = ("dollars", "km", "kilometres", "kilometers", "per night")
+# words a template puts before an entity's id that name its type ("cancel reservation {id}")
+TYPE_SYNONYMS = ("reservation", "stay", "visit", "po", "maintenance", "hold", "section", "profile")
+IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
+VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
+
+
+def split_end(text: str) -> tuple[str, str]:
+    """("Could you move it", "?") from "Could you move it?"; a statement ends with "."."""
+    body = text.rstrip(" .!?")
+    marks = text[len(body) :].strip()
+    return body, ("?" if "?" in marks else "!" if "!" in marks else ".")
+
+
+def format_value(value: Any) -> str:
+    """A value as a user would write it: plain text, numbers without noise, yes/no for booleans."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        text = f"{value:.2f}".rstrip("0").rstrip(".")
+        return text if float(text) == value else repr(value)
+    if isinstance(value, str | int):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def humanize_value(text: str, *, dollars: bool = False) -> str:
+    """ISO dates as "9 Feb 2025" (with " at 16:00" for a time), money as "$1,250.50"."""
+    if ISO_DATE.match(text):
+        day = date.fromisoformat(text)
+        return f"{day.day} {day:%b %Y}"
+    if ISO_DATETIME.match(text):
+        moment = datetime.fromisoformat(text)
+        return f"{moment.day} {moment:%b %Y} at {moment:%H:%M}"
+    if dollars and re.fullmatch(r"-?\d+(\.\d+)?", text):
+        number = float(text)
+        return f"${number:,.2f}" if "." in text else f"${int(number):,}"
+    return text
+
+
+def is_money(name: str, value: Any) -> bool:
+    """An amount of money, by its argument name ("amount", "nightly_rate", "cost_estimate")."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return bool(MONEY_WORDS & set(words_of(name).split()))
+
+
+def article_for(phrase: str) -> str:
+    """ "a", "an", or "some" for a plural ("some tickets")."""
+    word = phrase.split()[0] if phrase.split() else ""
+    if word.endswith("s") and not word.endswith("ss") and len(phrase.split()) == 1:
+        return "some"
+    vowel = word[:1].lower() in "aeiou" and not word.lower().startswith(VOWEL_EXCEPTIONS)
+    return "an" if vowel else "a"
+
+
+def plural_of(phrase: str) -> str:
+    """ "appointments", "properties", "leave requests": the last word made plural."""
+    head, _, last = phrase.rpartition(" ")
+    if re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    elif re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    else:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
+def lower_first(text: str) -> str:
+    """Lower-case the first letter after a connector, unless the first word is "I", an acronym
+    or an id ("I'd like …", "PO-7 …")."""
+    first = text.split(" ", 1)[0]
+    if first == "I" or first.startswith("I'") or re.search(r"\d", first):
+        return text
+    if len(first) > 1 and first.isupper():
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def tidy_text(text: str) -> str:
+    """Single spaces, one mark per sentence end, and "an" before a vowel sound."""
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+([,.;:?!])", r"\1", text)
+    text = re.sub(r"([.?!])[.]+", r"\1", text)
+    text = re.sub(r"[,;]([.?!])", r"\1", text)
+    text = re.sub(r"([.?!]),", r"\1", text)
+    text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
+
+    def article(match: re.Match[str]) -> str:
+        word = match.group(2)
+        if word.lower().startswith(VOWEL_EXCEPTIONS) or len(word) > 1 and word.isupper():
+            return match.group(0)
+        return f"{match.group(1)}n {word}"
+
+    return re.sub(r"\b([Aa]) ([aeiouAEIOU][\w-]*)", article, text)
+
+
+def _singular_after_one(match: re.Match[str]) -> str:
+    """ "1 tickets" -> "1 ticket", "1 premium seats" -> "1 premium seat"."""
+    between, word = match.group(1), match.group(2)
+    if word in NOT_NOUNS or between.strip() in NOT_NOUNS or word.endswith("ss"):
+        return match.group(0)
+    if word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif word.endswith("s"):
+        word = word[:-1]
+    return f"1 {between}{word}"
+
+
+def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:
+    """The template a conversational goal is filled from: no "I'm {x}" self-introductions, no
+    type word before an entity ("cancel reservation {id}" -> "cancel {id}", read "cancel the
+    booking"), and values used as adjectives or counts dropped ("the {plan} plan" -> "a different
+    plan", "{seats} more seats" -> "some more seats")."""
+    for mention in mentions:
+        ph = rf"\{{{mention.name}(?:\.label)?\}}"
+        if mention.source == "entity_id":
+            template = _drop_entity_context(template, mention, ph)
+        else:
+            template = _drop_value_context(template, mention, ph)
+    return re.sub(r"^[\s,;.]+", "", template)
+
+
+def described_template(template: str, mentions: Iterable[ArgMention]) -> str:
+    """For a record the task describes ("the only frozen card of …"), drop the type word and
+    the determiner before its placeholder ("block my card {card_id}" -> "block {card_id}")."""
+    for mention in mentions:
+        if mention.described:
+            ph = rf"\{{{mention.name}(?:\.label)?\}}"
+            template = _drop_entity_context(template, mention, ph)
+            template = re.sub(rf"\b(?:my|your|our|the|this|that|an?)\s+(?={ph})", "", template)
+    return template
+
+
+def has_determiner(prefix: str) -> bool:
+    """Whether the text before a placeholder already says "my", "the" or "a" (then a vague
+    entity reads "my booking", not "my the booking")."""
+    return bool(re.search(r"\b(?:my|your|our|the|this|an?)\s+(?:[a-z]+\s+)?$", prefix, re.I))
+
+
+def _drop_entity_context(template: str, mention: ArgMention, ph: str) -> str:
+    entity = mention_entity(mention)
+    words = {*entity.split(), *(w + "s" for w in entity.split()), *TYPE_SYNONYMS}
+    nouns = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    template = re.sub(rf"\b(?:(?:{nouns})\s+){{1,2}}(?={ph})", "", template, flags=re.IGNORECASE)
+    return re.sub(rf"(^|[,;.]?\s+){IDENTITY}\s+{ph}(?=[.,;?!]|$)", "", template)
+
+
+def _drop_value_context(template: str, mention: ArgMention, ph: str) -> str:
+    noun = words_of(mention.name).split()[-1]
+    if len(noun) > 2 and noun not in NOT_NOUNS:  # "with grade {grade}" -> "with {grade}"
+        template = re.sub(rf"\b{re.escape(noun)}\s+(?={ph})", "", template, flags=re.IGNORECASE)
+    units = "|".join(UNIT_WORDS)
+    template = re.sub(rf"({ph})\s+(?:{units})\b", r"\1", template)
+    match = re.search(rf"(\b(?:an?|the)\s+)?{ph}(?=[\s-]+([a-z]+)(?: ([a-z]+))?)", template)
+    if match is None:
+        return template
+    following = match.group(2)
+    number = mention.source in ("int", "float")
+    if following in NOT_NOUNS and following != "more":
+        return template
+    plural = any(w.endswith("s") and not w.endswith("ss") for w in match.groups()[1:] if w)
+    if number and (following == "more" or plural):
+        return template[: match.start()] + "some" + template[match.end() :]
+    if number:
+        return template
+    article = (match.group(1) or "").strip().lower()
+    replacement = "a different" if article == "the" else "a" if article else ""
+    rest = template[match.end() :].lstrip(" -")
+    return (template[: match.start()] + replacement + " " + rest).replace("  ", " ")
+
+
+def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
+    """What a simulated user may reveal: the labels, ids, amounts and dates the chain used."""
+    facts: dict[str, Any] = {}
+    for step in steps:
+        otherwise = step.condition.otherwise.mentions if step.condition else []
+        for mention in [*step.mentions, *otherwise]:
+            for key, value in _facts_of(mention):
+                _put_fact(facts, key, value)
+    return facts
+
+
+def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
+    if mention.source != "entity_id":
+        return [(words_of(mention.name), mention.value)]
+    if mention.described:  # the task names it; its id is for the agent to find
+        return []
+    entity = mention_entity(mention)
+    label_words = words_of(mention.label_field or "name")
+    label_key = label_words if label_words.startswith(entity) else f"{entity} {label_words}"
+    if mention.by_label and mention.hint:
+        return [(label_key, mention.label), (phrase("which_fact", entity=entity), mention.hint)]
+    if mention.by_label:
+        return [(label_key, mention.label)]
+    pairs: list[tuple[str, Any]] = [(f"{entity} id", mention.value)]
+    return pairs + ([(label_key, mention.label)] if mention.label else [])
+
+
+def _put_fact(facts: dict[str, Any], key: str, value: Any) -> None:
+    """Add a fact; a second, different value under the same name gets a numbered key."""
+    candidate, number = key, 1
+    while candidate in facts:
+        if facts[candidate] == value:
+            return
+        number += 1
+        candidate = f"{key} {number}"
+    facts[candidate] = value
+
+
+def mention_entity(mention: ArgMention) -> str:
+    """The entity an id argument names, in words ("leave request"), even without a manifest."""
+    if mention.entity:
+        return words_of(mention.entity)
+    return words_of(re.sub(r"_?ids?$", "", mention.name) or mention.name)

@@ -1,0 +1,170 @@
+"""Scenario kinds of the procedural chain sampler, chosen by the scenario's rng.
+
+- ``change``: today's chain (records named by label or id);
+- ``filtered_lookup`` / ``aggregate_lookup``: one record named by what a filtered list, or a
+  count or total over its related records, reveals (:mod:`lookups`);
+- ``disambiguation``: two records share the name the task uses; a second attribute tells them
+  apart (the initial state is edited so, before certification ever sees it);
+- ``created_chain``: a step acts on the record an earlier step created ("the new account");
+- ``conditional``: "if the balance of X is at least $500, do A; otherwise, do B": the reference
+  reads X, follows the branch the state makes true, and a check verifies B did not happen.
+
+A kind that cannot be built for an environment or state falls back to the next one, down to
+``change``; each try starts again from the same initial state.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import (
+    ArgManifest,
+    CompiledEnvironment,
+    ToolManifest,
+)
+from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+from envmill.tasks.backends.procedural.scenarios.chains import (
+    ArgMention,
+    ArgumentDrawer,
+    Chain,
+    ChainStep,
+    _ChainSampler,
+)
+from envmill.tasks.backends.procedural.scenarios.conditions import ConditionalSampler
+from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
+from envmill.tasks.backends.procedural.scenarios.namesakes import NamedSampler, disambiguate
+from envmill.tasks.sandbox import ToolEpisode
+
+# in fallback order: an aggregate needs a count or sum tool (often absent) and falls back to a
+# filtered list; a namesake needs only a label lookup, so it comes last before a plain change
+KINDS = (
+    "change",
+    "aggregate_lookup",
+    "filtered_lookup",
+    "created_chain",
+    "conditional",
+    "disambiguation",
+)
+SHARES = (0.2, 0.2, 0.15, 0.15, 0.15, 0.15)
+MAX_TRIES_PER_KIND = 30
+
+
+def choose_kind(rng: random.Random) -> str:
+    """A scenario kind by the shares above."""
+    return rng.choices(KINDS, weights=SHARES)[0]
+
+
+def fallbacks(kind: str) -> list[str]:
+    """``kind``, then the kinds after it, then ``change``."""
+    if kind == "change":
+        return ["change"]
+    return [*KINDS[KINDS.index(kind) :], "change"]
+
+
+def sample_kind_chain(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    faker: Any,
+    target_len: int,
+    kind: str,
+) -> Chain | None:
+    """A chain of ``kind`` (or of the first fallback that can be built); None when not even a
+    plain chain can be. ``Chain.kind`` says which kind was built."""
+    initial = episode.state()
+    for tried in fallbacks(kind):
+        if episode.state() != initial:
+            episode.load_state(initial)
+        chain = _sample_one(compiled, episode, rng, faker, target_len, tried)
+        if chain is not None:
+            chain.kind = tried
+            return chain
+    return None
+
+
+def _sample_one(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    faker: Any,
+    target_len: int,
+    kind: str,
+) -> Chain | None:
+    drawer = ArgumentDrawer(compiled, rng, faker)
+    args = (compiled, episode, rng, drawer)
+    if kind == "change":
+        return _ChainSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
+    if kind in ("filtered_lookup", "aggregate_lookup"):
+        sampler = LookupSampler(*args, mode=kind.split("_")[0])
+        chain = sampler.sample(target_len, MAX_TRIES_PER_KIND)
+        return chain if sampler.done else None
+    if kind == "created_chain":
+        sampler = CreatedSampler(*args)
+        chain = sampler.sample(max(target_len, 2), MAX_TRIES_PER_KIND)
+        return chain if sampler.used else None
+    if kind == "conditional":
+        return ConditionalSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
+    chain = NamedSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
+    return chain if chain is not None and disambiguate(chain, compiled, episode, rng) else None
+
+
+class CreatedSampler(_ChainSampler):
+    """First a create, then a step on the record it made, named "the new …" (not by an id the
+    task could not know)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.creators = [t for t in self.changers if _creates(t) and self._users_of(t.entity)]
+        self.created: tuple[str, Any] | None = None
+        self.used = False
+
+    def _users_of(self, entity: str) -> list[ToolManifest]:
+        return [t for t in self.changers if _id_arg(t, entity) is not None]
+
+    def _choose_changer(self) -> ToolManifest | None:
+        if not self.chain.steps:
+            return self.rng.choice(self.creators) if self.creators else None
+        if not self.used and self.created is not None:
+            return self.rng.choice(self._users_of(self.created[0]))
+        return super()._choose_changer()
+
+    def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
+        if self.used or self.created is None or not self.chain.steps:
+            return True
+        arg = _id_arg(manifest, self.created[0])
+        if arg is None:
+            return False
+        arguments[arg.name] = self.created[1]
+        return True
+
+    def _special_mention(self, arg: ArgManifest, value: Any, calls: list) -> ArgMention | None:
+        if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
+            return None
+        described = say("created", self.rng, entity=words_of(arg.entity))
+        return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
+
+    def _kept(self, step: ChainStep) -> None:
+        if self.created is None:
+            attr = self.compiled.entity_attrs.get(step.manifest.entity, "")
+            added = [c["path"][1] for c in step.changes if _is_add(c) and c["path"][0] == attr]
+            self.created = (step.manifest.entity, added[0]) if added else None
+        elif any(m.described for m in step.mentions):
+            self.used = True
+
+    def sample(self, target_len: int, max_attempts: int) -> Chain | None:
+        chain = super().sample(target_len, max_attempts)
+        return chain if self.created is not None else None
+
+
+def _creates(tool: ToolManifest) -> bool:
+    return not any(a.source == "entity_id" and a.entity == tool.entity for a in tool.args)
+
+
+def _id_arg(tool: ToolManifest, entity: str) -> ArgManifest | None:
+    return next((a for a in tool.args if a.source == "entity_id" and a.entity == entity), None)
+
+
+def _is_add(change: dict[str, Any]) -> bool:
+    return change["op"] == "add" and len(change["path"]) == 2 and isinstance(change["new"], dict)

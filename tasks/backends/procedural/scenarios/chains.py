@@ -1,0 +1,427 @@
+"""Sampling operation chains: seeded tool calls that succeed, run live in one sandbox episode.
+
+The generator never predicts what a tool does: it draws a tool and arguments from the manifest and
+the *current* state, runs the call, and keeps it only when it succeeds and adds a fact the earlier
+steps did not undo. The calls kept, in the order they ran (label lookups and an occasional
+informative query before the change they serve), are the reference solution; replaying them from
+the initial state reproduces the final state, created ids included.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.backends.procedural.manifest import (
+    ArgManifest,
+    CompiledEnvironment,
+    ToolManifest,
+)
+from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
+from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.sandbox import ToolEpisode
+
+MAX_ATTEMPTS_PER_STEP = 30
+INFORM_CHANCE = 0.35
+_MISSING = object()
+_OMIT = object()
+DEFAULT_NOW = "2025-01-06T09:00:00"
+PREFER_CHANCE = 0.9
+
+
+@dataclass(frozen=True)
+class ArgMention:
+    """How the task names one argument: by label (found with a lookup), by id, or by value."""
+
+    name: str
+    value: Any
+    source: str
+    entity: str | None = None
+    label: str | None = None
+    label_field: str | None = None
+    by_label: bool = False
+    described: str | None = None  # how the task names the record instead ("her only frozen card")
+    hint: str | None = None  # after the label, what tells two same-named records apart
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A test on the state that chose between this step and ``otherwise`` (the branch not
+    taken): ``{field} of {record} {op} {threshold}``, which ``holds`` says was true."""
+
+    record: ArgMention
+    field: str
+    op: str
+    threshold: float
+    holds: bool
+    otherwise: ChainStep
+    untaken: dict[str, Any]  # the state ``otherwise`` would have made from the initial state
+
+
+@dataclass
+class ChainStep:
+    """One kept state-changing call, with the mentions the task text needs and its own diff."""
+
+    manifest: ToolManifest
+    arguments: dict[str, Any]
+    mentions: list[ArgMention]
+    changes: list[dict[str, Any]]
+    condition: Condition | None = None  # a conditional step: the test and the branch not taken
+
+
+@dataclass
+class Chain:
+    """A sampled chain: the state it started from and ended in, its steps and reference solution."""
+
+    initial_state: dict[str, Any]
+    final_state: dict[str, Any]
+    steps: list[ChainStep] = field(default_factory=list)
+    solution: list[SolutionStep] = field(default_factory=list)
+    kind: str = "change"
+
+
+def sample_chain(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    faker: Any,
+    target_len: int,
+    *,
+    max_attempts: int = MAX_ATTEMPTS_PER_STEP,
+) -> Chain | None:
+    """Run state-changing calls in ``episode`` until the solution has ``target_len`` steps.
+
+    Returns None when not even one state change succeeded within ``max_attempts``; a chain that
+    stalls later keeps the steps it has.
+    """
+    sampler = _ChainSampler(compiled, episode, rng, ArgumentDrawer(compiled, rng, faker))
+    return sampler.sample(target_len, max_attempts)
+
+
+class _ChainSampler:
+    def __init__(
+        self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
+    ):
+        self.compiled, self.episode, self.rng, self.drawer = compiled, episode, rng, drawer
+        self.state = episode.state()
+        role = self.state.get(compiled.acting_role_attr or "")
+        self.changers = [
+            t
+            for t in compiled.tools
+            if t.kind == "state_change" and (not t.roles or role in t.roles)
+        ]
+        self.queries = {t.tool: t for t in compiled.tools if t.kind == "query"}
+        member = acting_member(compiled, self.state)
+        drawer.acting_id = member[1] if member else None
+        self.chain = Chain(initial_state=self.state, final_state=self.state)
+        self.inform_left = 1 if rng.random() < INFORM_CHANCE else 0
+
+    def sample(self, target_len: int, max_attempts: int) -> Chain | None:
+        while self.changers and len(self.chain.solution) < target_len:
+            if not any(self._attempt() for _ in range(max_attempts)):
+                break
+        if not self.chain.steps:
+            return None
+        self.chain.final_state = self.state
+        return self.chain
+
+    def _attempt(self) -> bool:
+        """Draw and run one state change (with its lookups); keep it or roll the episode back."""
+        manifest = self._choose_changer()
+        arguments = self.drawer.draw_arguments(manifest, self.state) if manifest else None
+        if manifest is None or arguments is None or not self._adjust(manifest, arguments):
+            return False
+        before, calls = self.state, []
+        mentions = [
+            self._mention(arg, arguments, calls) for arg in manifest.args if arg.name in arguments
+        ]
+        if not self._wants(mentions):
+            return False
+        self._maybe_inform(manifest, arguments, calls)
+        ok, after, _ = self._run(manifest.tool, arguments)
+        changes = [c for c in diff_states(before, after) if not is_generated(c)]
+        if not ok or not self._accepts(changes, after):
+            self._restore(before, after)
+            return False
+        calls.append(SolutionStep(tool=manifest.tool, arguments=arguments))
+        step = ChainStep(manifest, arguments, mentions, changes)
+        self.chain.solution.extend(calls)
+        self.chain.steps.append(step)
+        self.state = after
+        self._kept(step)
+        return True
+
+    # hooks a sampler of another scenario kind (chain_kinds.py) overrides
+    def _choose_changer(self) -> ToolManifest | None:
+        return self.rng.choice(self.changers)
+
+    def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
+        """Change the drawn arguments in place; False drops the attempt."""
+        return True
+
+    def _wants(self, mentions: list[ArgMention]) -> bool:
+        """Whether the step's mentions serve the scenario kind (checked before the call)."""
+        return True
+
+    def _kept(self, step: ChainStep) -> None:
+        """Called after a step is kept."""
+
+    def _special_mention(
+        self, arg: ArgManifest, value: Any, calls: list[SolutionStep]
+    ) -> ArgMention | None:
+        """A kind's own way to name an entity argument, with the queries it needs, or None."""
+        return None
+
+    def _run(
+        self, tool: str, arguments: dict[str, Any]
+    ) -> tuple[bool, dict[str, Any], dict[str, Any]]:
+        """Call a tool; (succeeded, state after, result). A host error counts as a failure, and
+        leaves the episode in its last good state."""
+        outcome = self.episode.call(tool, dict(arguments))
+        after = outcome.state if outcome.ok else self.episode.state()
+        return outcome.succeeded, after, outcome.result
+
+    def _query(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """Run a query; its result when it succeeded without touching the state, else None."""
+        ok, after, result = self._run(tool, arguments)
+        if after != self.state:
+            self._restore(self.state, after)
+            return None
+        return result if ok else None
+
+    def _restore(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        if after != before:
+            self.episode.load_state(before)
+
+    def _accepts(self, changes: list[dict[str, Any]], after: dict[str, Any]) -> bool:
+        """Keep a step that adds a user fact, undoes none, and keeps a fact of each earlier step."""
+        if not changes:
+            return False
+        for earlier in self.chain.steps:
+            if not any(_survives(after, change) for change in earlier.changes):
+                return False
+            for change in earlier.changes:
+                if _same(
+                    _value_at(after, change["path"]),
+                    _value_at(self.chain.initial_state, change["path"]),
+                ):
+                    return False
+        return True
+
+    def _mention(
+        self, arg: ArgManifest, arguments: dict[str, Any], calls: list[SolutionStep]
+    ) -> ArgMention:
+        value = arguments[arg.name]
+        if arg.source != "entity_id":
+            return ArgMention(arg.name, value, arg.source)
+        special = self._special_mention(arg, value, calls)
+        return special if special is not None else self._plain_mention(arg, value, calls)
+
+    def _plain_mention(self, arg: ArgManifest, value: Any, calls: list[SolutionStep]) -> ArgMention:
+        """An entity named by its label (after a find that shows its id) or else by its id."""
+        entity = arg.entity
+        attr = arg.state_attr or self.compiled.entity_attrs.get(entity or "", "")
+        label_field = arg.label_field or self.compiled.label_fields.get(entity or "")
+        label = _label_of(self.state, attr, value, label_field)
+        mention = ArgMention(arg.name, value, arg.source, entity, label, label_field)
+        if label is None or not arg.lookup_tool or not arg.lookup_arg:
+            return mention
+        if not _label_is_unique(self.state, attr, label_field, label):
+            return mention
+        lookup = SolutionStep(tool=arg.lookup_tool, arguments={arg.lookup_arg: label})
+        if lookup in calls or lookup in self.chain.solution:
+            return ArgMention(
+                arg.name, value, arg.source, entity, label, label_field, by_label=True
+            )
+        result = self._query(lookup.tool, lookup.arguments)
+        if result is None or not names_id(result.get("data"), value):
+            return mention
+        calls.append(lookup)
+        return ArgMention(arg.name, value, arg.source, entity, label, label_field, by_label=True)
+
+    def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
+        """Now and then, look at an entity before changing it, as a careful agent would."""
+        if not self.inform_left or self.rng.random() >= 0.5:
+            return
+        for arg in manifest.args:
+            if arg.source != "entity_id" or arg.name not in arguments:
+                continue
+            for query in self.queries.values():
+                if _reads_one(query, arg.entity):
+                    step = SolutionStep(
+                        tool=query.tool, arguments={query.args[0].name: arguments[arg.name]}
+                    )
+                    if self._query(step.tool, step.arguments) is not None:
+                        calls.append(step)
+                        self.inform_left = 0
+                    return
+
+
+def _reads_one(query: ToolManifest, entity: str | None) -> bool:
+    return (
+        len(query.args) == 1
+        and query.args[0].source == "entity_id"
+        and query.args[0].entity == entity
+    )
+
+
+def _label_of(
+    state: dict[str, Any], attr: str, entity_id: Any, label_field: str | None
+) -> str | None:
+    record = _value_at(state, [attr, entity_id])
+    label = record.get(label_field) if isinstance(record, dict) and label_field else None
+    return label if isinstance(label, str) and label.strip() else None
+
+
+def _label_is_unique(state: dict[str, Any], attr: str, label_field: str | None, label: str) -> bool:
+    collection = state.get(attr)
+    if not isinstance(collection, dict):
+        return False
+    same = [
+        r
+        for r in collection.values()
+        if isinstance(r, dict) and str(r.get(label_field, "")).lower() == label.lower()
+    ]
+    return len(same) == 1
+
+
+def _value_at(state: Any, path: list[Any]) -> Any:
+    for key in path:
+        if isinstance(state, dict) and key in state:
+            state = state[key]
+        elif isinstance(state, list) and isinstance(key, int) and 0 <= key < len(state):
+            state = state[key]
+        else:
+            return _MISSING
+    return state
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b if a is _MISSING or b is _MISSING else a == b
+
+
+def _survives(state: dict[str, Any], change: dict[str, Any]) -> bool:
+    """Whether an earlier step's change still shows in ``state`` (no later step overwrote it)."""
+    value = _value_at(state, change["path"])
+    if change["op"] == "remove":
+        return value is _MISSING
+    if change["op"] == "add" and len(change["path"]) <= 2:
+        return value is not _MISSING
+    return _same(value, change["new"])
+
+
+class ArgumentDrawer:
+    """Draws tool arguments from the manifest and the current state, seeded by the scenario rng."""
+
+    def __init__(self, compiled: CompiledEnvironment, rng: random.Random, faker: Any):
+        self.compiled, self.rng, self.faker = compiled, rng, faker
+        # a signed-in customer's id: arguments an ``owned`` rule guards are drawn from their own
+        # records, so a chain asks for what they may do (a refusal sampler leaves it None)
+        self.acting_id: str | None = None
+
+    def draw_arguments(
+        self, manifest: ToolManifest, state: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Arguments for one call, or None when a required entity has no candidate in the state."""
+        arguments: dict[str, Any] = {}
+        guarded = {rule.arg for rule in manifest.owned} if self.acting_id else set()
+        for arg in manifest.args:
+            if not arg.required and self.rng.random() < 0.5:
+                continue
+            if arg.name in guarded:
+                value = self._own_id(arg, state, arguments)
+            else:
+                value = self.draw_value(arg, state, arguments)
+            if value is None:
+                return None
+            if value is not _OMIT:
+                arguments[arg.name] = value
+        return arguments
+
+    def draw_value(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
+        """One value for ``arg``; None when impossible, ``_OMIT`` when an optional arg has none."""
+        if arg.source == "entity_id":
+            return self._entity_id(arg, state, chosen)
+        if arg.source == "enum":
+            return self.rng.choice(arg.values) if arg.values else (None if arg.required else _OMIT)
+        if arg.source in ("int", "float"):
+            return self._number(arg)
+        if arg.source == "bool":
+            return self.rng.random() < 0.5
+        if arg.source in ("date", "datetime"):
+            return self._moment(arg.source, state)
+        return self._text(arg)
+
+    def _number(self, arg: ArgManifest) -> int | float:
+        """An int or a 2-decimal float within the manifest's bounds (defaults 1..10, 1..100)."""
+        if arg.source == "int":
+            low, high = _bounds(arg, 1, 10)
+            return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+        low, high = _bounds(arg, 1.0, 100.0)
+        return min(high, max(low, round(self.rng.uniform(low, high), 2)))
+
+    def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
+        attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")
+        collection = state.get(attr)
+        if not isinstance(collection, dict) or not collection:
+            return None if arg.required else _OMIT
+        ids = sorted(collection, key=str)
+        fresh = [i for i in ids if i not in chosen.values()] or ids
+        preferred = [i for i in fresh if _matches(collection[i], arg.prefer)]
+        if preferred and self.rng.random() < PREFER_CHANCE:
+            return self.rng.choice(preferred)
+        return self.rng.choice(fresh)
+
+    def _own_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
+        """An id of a record the signed-in customer owns (or their own id), else None."""
+        attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")
+        collection = state.get(attr)
+        mine = owned_ids(state, self.acting_id) | {self.acting_id}
+        ids = sorted((i for i in collection or {} if i in mine), key=str)
+        if not ids:
+            return None if arg.required else _OMIT
+        fresh = [i for i in ids if i not in chosen.values()] or ids
+        return self.rng.choice(fresh)
+
+    def _moment(self, source: str, state: dict[str, Any]) -> str:
+        """A date or datetime a few days (and hours) after the environment's current time."""
+        now = _parse_time(state.get("current_time")).replace(minute=0, second=0, microsecond=0)
+        if source == "date":
+            return (now + timedelta(days=self.rng.randint(1, 14))).date().isoformat()
+        ahead = timedelta(days=self.rng.randint(0, 7), hours=self.rng.randint(1, 10))
+        return (now + ahead).isoformat()
+
+    def _text(self, arg: ArgManifest) -> str:
+        """Free text from the named faker provider, else a plain word."""
+        provider = getattr(self.faker, arg.faker, None) if arg.faker else None
+        try:
+            value = provider() if callable(provider) else self.faker.word()
+        except (TypeError, ValueError, AttributeError):
+            value = self.faker.word()
+        return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _bounds(arg: ArgManifest, low: float, high: float) -> tuple[float, float]:
+    lo = arg.minimum if arg.minimum is not None else min(low, arg.maximum or low)
+    hi = arg.maximum if arg.maximum is not None else max(high, lo + (high - low))
+    return lo, max(lo, hi)
+
+
+def _matches(record: Any, prefer: dict[str, list[Any]]) -> bool:
+    if not isinstance(record, dict):
+        return False
+    return all(record.get(name) in values for name, values in sorted(prefer.items()))
+
+
+def _parse_time(value: Any) -> datetime:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    return datetime.fromisoformat(DEFAULT_NOW)

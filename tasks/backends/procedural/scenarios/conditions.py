@@ -1,0 +1,158 @@
+"""Conditional sub-goals: "if the balance of X is at least $500, do A; otherwise, do B".
+
+The first step of the chain is conditional. The branch not taken (B) is drawn and run first, then
+rolled back: it must succeed on the same state, so both branches are plausible. The taken step
+(A) must touch other records than B, and name a record with a number an agent can read with a
+get tool; the threshold is a round number near that value, on the side a coin chose, so the
+condition is true or false in the state and the reference (which reads the record first)
+follows the branch it makes true. ``derive_checks.derive_absence_check`` then verifies that B's
+changes did not happen.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.backends.procedural.manifest import ToolManifest
+from envmill.tasks.backends.procedural.scenarios.chains import (
+    ArgMention,
+    Chain,
+    ChainStep,
+    Condition,
+    _ChainSampler,
+    _reads_one,
+    _value_at,
+)
+from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.statekit import diff_states
+
+
+class ConditionalSampler(_ChainSampler):
+    """The first step is conditional: a branch not taken (run, then rolled back) and a test on
+    a record the taken step names, whose outcome the state decides."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.otherwise: tuple[ChainStep, dict[str, Any]] | None = None
+
+    def sample(self, target_len: int, max_attempts: int) -> Chain | None:
+        for _ in range(max_attempts):
+            self.otherwise = self._draw_otherwise()
+            if self.otherwise is not None:
+                break
+        if self.otherwise is None:
+            return None
+        chain = super().sample(target_len, max_attempts)
+        if chain is None or chain.steps[0].condition is None:
+            return None
+        return chain if _not_done(self.otherwise[0], chain.final_state) else None
+
+    def _draw_otherwise(self) -> tuple[ChainStep, dict[str, Any]] | None:
+        """A state change that would succeed now; rolled back, with its mentions and state."""
+        manifest = self.rng.choice(self.changers)
+        arguments = self.drawer.draw_arguments(manifest, self.state)
+        if arguments is None:
+            return None
+        mentions = [
+            self._plain_mention(arg, arguments[arg.name], [])
+            if arg.source == "entity_id"
+            else ArgMention(arg.name, arguments[arg.name], arg.source)
+            for arg in manifest.args
+            if arg.name in arguments
+        ]
+        before = self.state
+        ok, after, _ = self._run(manifest.tool, arguments)
+        self._restore(before, after)
+        changes = [c for c in diff_states(before, after) if not is_generated(c)]
+        if not ok or not changes:
+            return None
+        return ChainStep(manifest, arguments, mentions, changes), after
+
+    def _choose_changer(self) -> ToolManifest | None:
+        if self.chain.steps or self.otherwise is None:
+            return super()._choose_changer()
+        other = self.otherwise[0].manifest.tool
+        return self.rng.choice([t for t in self.changers if t.tool != other] or [None])
+
+    def _wants(self, mentions: list[ArgMention]) -> bool:
+        if self.chain.steps:
+            return True
+        return any(self._readable(m) for m in mentions)
+
+    def _kept(self, step: ChainStep) -> None:
+        if len(self.chain.steps) != 1 or self.otherwise is None:
+            return
+        other = self.otherwise[0]
+        if _records_of(step.changes) & _records_of(other.changes):
+            return
+        condition, read = self._condition(step)
+        if condition is None:
+            return
+        step.condition = condition
+        if read not in self.chain.solution:
+            self.chain.solution.insert(len(self.chain.solution) - 1, read)
+
+    def _condition(self, step: ChainStep) -> tuple[Condition | None, Any]:
+        """A test on a number of a record the taken step names, true or false by a coin."""
+        before = self.chain.initial_state
+        for mention in [m for m in step.mentions if self._readable(m)]:
+            attr = self.compiled.entity_attrs[mention.entity or ""]
+            record = _value_at(before, [attr, mention.value])
+            fields = sorted(n for n, v in record.items() if _is_number(v) and n != "id")
+            if not fields:
+                continue
+            field = self.rng.choice(fields)
+            holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
+            threshold = _threshold(record[field], op, holds, self.rng)
+            if threshold is None:
+                continue
+            getter = self._getter(mention.entity)
+            read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
+            other, untaken = self.otherwise
+            condition = Condition(mention, field, op, threshold, holds, other, untaken)
+            return condition, read
+        return None, None
+
+    def _readable(self, mention: ArgMention) -> bool:
+        """An existing record with a number field and a get tool an agent can read it with."""
+        if mention.source != "entity_id" or not mention.entity:
+            return False
+        attr = self.compiled.entity_attrs.get(mention.entity, "")
+        record = _value_at(self.state, [attr, mention.value])
+        has_number = isinstance(record, dict) and any(_is_number(v) for v in record.values())
+        return has_number and self._getter(mention.entity) is not None
+
+    def _getter(self, entity: str | None) -> ToolManifest | None:
+        return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
+
+
+def _records_of(changes: list[dict[str, Any]]) -> set[tuple]:
+    return {tuple(c["path"][:2]) for c in changes}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _threshold(value: float, op: str, holds: bool, rng: random.Random) -> float | None:
+    """A round number near ``value`` on the side that makes ``value op threshold`` == holds."""
+    above = (op == "<") == holds  # the threshold lies above the value
+    if value <= 0 and not above:
+        return None
+    factor = rng.uniform(1.15, 1.6) if above else rng.uniform(0.5, 0.85)
+    raw = max(value * factor, value + 1) if above else value * factor
+    step = 10 ** max(0, int(math.log10(max(raw, 1))) - 1)
+    threshold = (math.ceil(raw / step) if above else math.floor(raw / step)) * step
+    truth = value >= threshold if op == ">=" else value < threshold
+    return float(threshold) if truth == holds and threshold > 0 else None
+
+
+def _not_done(otherwise: ChainStep, final: dict[str, Any]) -> bool:
+    """The branch not taken left no trace in the final state: none of its field values."""
+    for change in otherwise.changes:
+        if change["op"] == "change" and _value_at(final, change["path"]) == change["new"]:
+            return False
+    return True

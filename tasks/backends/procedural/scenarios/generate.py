@@ -1,0 +1,211 @@
+"""Procedural scenarios: seeded initial state → live operation chain → task text and derived checks.
+
+No model is involved. Each scenario gets its own rng derived (without ``hash()``) from the seed, the
+environment id and its index, so the same inputs give the same scenarios in any process, and one
+scenario's failure never shifts the others. The chain runs in a sandbox episode of the compiled
+environment; certification later replays the reference solution independently.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from faker import Faker
+
+from envmill.schemas.ids import canonical_json, sha256_hex
+from envmill.schemas.run import SkippedScenario
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.base import ScenarioDrafts
+from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.task import phrase_task
+from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
+from envmill.tasks.backends.procedural.scenarios.chains import Chain
+from envmill.tasks.backends.procedural.scenarios.kinds import (
+    KIND_SHARES,
+    build_kind,
+    choose_scenario_kind,
+)
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.certify.guard import guard_check
+
+log = logging.getLogger(__name__)
+
+StateBuilder = Callable[[CompiledEnvironment, int], dict[str, Any]]
+MIN_CHAIN, MAX_CHAIN = 2, 8
+FAKER_LOCALE = "en_US"
+
+
+class ScenarioSkipped(Exception):
+    """A scenario that could not be built; code and reason become a shortfall row."""
+
+    def __init__(self, code: str, reason: str):
+        super().__init__(reason)
+        self.code = code
+
+
+def generate_scenario_batch(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    n: int,
+    seed: int,
+    sandbox: Any,
+    *,
+    conversational_share: float = 0.3,
+    state_builder: StateBuilder | None = None,
+    kind_shares: dict[str, float] | None = None,
+) -> ScenarioDrafts:
+    """Up to ``n`` scenarios for one environment, with a code and reason for each one skipped.
+
+    Args:
+        compiled: the environment and its tool manifest.
+        env_id: the environment's content id (DESIGN §3.1).
+        n: scenarios to attempt (indices 0..n-1); the caller records any shortfall.
+        seed: run seed; with ``env_id`` and the index it fixes everything about a scenario.
+        sandbox: anything with ``episode(source, class_name, state)`` giving an episode.
+        conversational_share: the expected fraction of conversational scenarios.
+        state_builder: ``(compiled, seed) -> state``; defaults to the procedural state filler.
+        kind_shares: weights of ``change``, ``answer`` and ``refusal`` scenarios.
+    """
+    builder = state_builder or build_initial_state
+    faker = Faker(FAKER_LOCALE)
+    batch, seen = ScenarioDrafts(), set()
+    for index in range(n):
+        try:
+            spec = build_scenario(
+                compiled,
+                env_id,
+                index,
+                seed,
+                sandbox,
+                faker=faker,
+                conversational_share=conversational_share,
+                state_builder=builder,
+                kind_shares=KIND_SHARES if kind_shares is None else kind_shares,
+            )
+        except ScenarioSkipped as skip:
+            batch.skipped.append(SkippedScenario(index=index, code=skip.code, message=str(skip)))
+            continue
+        if spec.scenario_id in seen:
+            duplicate = "duplicate of an earlier scenario"
+            batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
+            continue
+        seen.add(spec.scenario_id)
+        batch.scenarios.append(spec)
+    for skip in batch.skipped:
+        log.info("env %s: scenario %d skipped: %s", env_id, skip.index, skip.message)
+    return batch
+
+
+def build_scenario(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    index: int,
+    seed: int,
+    sandbox: Any,
+    *,
+    faker: Any,
+    conversational_share: float,
+    state_builder: StateBuilder,
+    kind_shares: dict[str, float] = KIND_SHARES,
+) -> ScenarioSpec:
+    """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot.
+
+    An answer or refusal (drawn from its own seed) the environment cannot give falls back to a
+    change scenario, built exactly as it would have been without those kinds."""
+    state = state_builder(compiled, derive_seed(seed, env_id, index, "state"))
+    kind = choose_scenario_kind(
+        random.Random(derive_seed(seed, env_id, index, "kind")), kind_shares
+    )
+    if kind != "change":
+        kind_rng = random.Random(derive_seed(seed, env_id, index, kind))
+        faker.seed_instance(kind_rng.getrandbits(32))
+        talk = kind_rng.random() < conversational_share
+        built = _in_episode(
+            compiled,
+            sandbox,
+            state,
+            lambda ep: build_kind(kind, compiled, env_id, ep, kind_rng, faker, conversational=talk),
+        )
+        if built is not None:
+            return built
+    rng = random.Random(derive_seed(seed, env_id, index, "scenario"))
+    faker.seed_instance(rng.getrandbits(32))
+    chain = _run_chain(compiled, sandbox, rng, faker, state)
+    names = {attr: entity for entity, attr in sorted(compiled.entity_attrs.items())}
+    checks = derive_checks(
+        chain.initial_state,
+        chain.final_state,
+        step_changes=[step.changes for step in chain.steps],
+        entity_names=names,
+        label_fields=compiled.label_fields,
+    )
+    if not checks:
+        raise ScenarioSkipped("no_checkable_change", "the chain left no checkable change")
+    for condition in (step.condition for step in chain.steps if step.condition):
+        absent = derive_absence_check(
+            chain.initial_state,
+            condition.untaken,
+            entity_names=names,
+            label_fields=compiled.label_fields,
+        )
+        checks.extend([absent] if absent else [])
+    checks.append(guard_check(chain.initial_state, chain.final_state))
+    mode = "conversational" if rng.random() < conversational_share else "non_conversational"
+    task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
+    return ScenarioSpec(
+        env_id=env_id,
+        backend="procedural",
+        mode=mode,
+        task=task,
+        user_facts=facts,
+        initial_state=chain.initial_state,
+        reference_solution=chain.solution,
+        checks=checks,
+        kind=chain.kind,
+    )
+
+
+def _run_chain(
+    compiled: CompiledEnvironment, sandbox: Any, rng: random.Random, faker: Any, state: dict
+) -> Chain:
+    """Sample a chain in one episode; a broken environment or host becomes a skip, not a crash."""
+    target = rng.randint(MIN_CHAIN, MAX_CHAIN)
+    chain = _in_episode(
+        compiled,
+        sandbox,
+        state,
+        lambda episode: sample_kind_chain(compiled, episode, rng, faker, target, choose_kind(rng)),
+    )
+    if chain is None:
+        raise ScenarioSkipped("no_successful_change", "no state-changing call succeeded")
+    return chain
+
+
+def _in_episode(
+    compiled: CompiledEnvironment, sandbox: Any, state: dict, work: Callable[[Any], Any]
+) -> Any:
+    """``work(episode)`` in one episode from ``state``; a broken environment or host becomes a
+    skip, not a crash."""
+    try:
+        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+            if not episode.loaded:
+                raise ScenarioSkipped(
+                    "state_does_not_load",
+                    f"initial state does not load: {episode.load_outcome.error}",
+                )
+            return work(episode)
+    except ScenarioSkipped:
+        raise
+    except Exception as error:  # the environment is generated code: any failure skips the item
+        reason = f"episode failed: {type(error).__name__}: {error}"
+        raise ScenarioSkipped("episode_failed", reason) from error
+
+
+def derive_seed(seed: int, env_id: str, index: int, purpose: str) -> int:
+    """A 64-bit seed from the run seed, environment, scenario index and purpose (no ``hash()``)."""
+    digest = sha256_hex(canonical_json([seed, env_id, index, purpose]))
+    return int(digest[:16], 16)

@@ -1,0 +1,196 @@
+"""Which kind each procedural scenario is, and the assembly of the answer and refusal kinds.
+
+The kind is drawn from its own seed (the scenario's index and the word "kind"), so adding kinds
+leaves every ``change`` scenario exactly as it was. A kind that cannot be built in an environment
+(no rule refuses anything, nothing to ask) returns None and the scenario falls back to
+``change``: the generator's shortfalls stay those of the chain sampler.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.procedural.checks.derive import derive_checks
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.openers import open_request
+from envmill.tasks.backends.procedural.phrasing.task import FULL_REQUEST_KEY, phrase_task
+from envmill.tasks.backends.procedural.scenarios.chains import Chain, sample_chain
+from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_aggregate, ask_field
+from envmill.tasks.backends.procedural.scenarios.refusals import (
+    Refusal,
+    find_refusal,
+    target_values,
+)
+from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids
+from envmill.tasks.certify.guard import guard_check
+from envmill.tasks.sandbox import ToolEpisode
+
+KIND_SHARES: dict[str, float] = {"change": 0.6, "answer": 0.25, "refusal": 0.15}
+AFTER_CHANGE_SHARE = 0.35  # of answer scenarios: a change, then a field it changed
+MAX_REPORT_CHAIN = 3
+
+
+def choose_scenario_kind(rng: random.Random, shares: dict[str, float]) -> str:
+    """A kind drawn with ``shares`` (weights; they need not sum to 1)."""
+    kinds = sorted(shares)
+    return rng.choices(kinds, weights=[shares[k] for k in kinds])[0]
+
+
+def build_kind(
+    kind: str,
+    compiled: CompiledEnvironment,
+    env_id: str,
+    episode: ToolEpisode,
+    rng: random.Random,
+    faker: Any,
+    *,
+    conversational: bool = False,
+) -> ScenarioSpec | None:
+    """A scenario of ``kind`` (``answer`` or ``refusal``) in the open episode, or None.
+
+    A conversational one opens with the request in general terms ("the status of one of my
+    bookings") and leaves which record to the simulated user's facts (DESIGN §3.4)."""
+    state = episode.state()
+    member = acting_member(compiled, state)
+    allowed = owned_ids(state, member[1]) if member else None
+    if kind == "refusal":
+        request = find_refusal(compiled, episode, rng, faker)
+    elif kind == "answer" and rng.random() < AFTER_CHANGE_SHARE:
+        built = _report_after_change(compiled, env_id, episode, rng, faker, allowed)
+        if built is not None:
+            return _labelled(built, member)
+        request = _ask(compiled, episode, rng, allowed)
+    else:
+        request = _ask(compiled, episode, rng, allowed) if kind == "answer" else None
+    if request is None:
+        return None
+    talk = conversational and bool(request.facts)
+    return _labelled(_spec(kind, request, state, env_id, rng, talk), member)
+
+
+def _labelled(spec: ScenarioSpec, member: tuple[str, str] | None) -> ScenarioSpec:
+    """``answer+customer``, ``refusal+customer``: the kind with the acting role, when the
+    signed-in identity is a record (a customer asks, and may touch only their own)."""
+    return spec.model_copy(update={"kind": f"{spec.kind}+{member[0]}"}) if member else spec
+
+
+def _ask(compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random, allowed):
+    """A field or aggregate question; a signed-in customer asks only about their own records."""
+    ask = (ask_aggregate, ask_field) if rng.random() < 0.5 else (ask_field, ask_aggregate)
+    question = ask[0](compiled, episode, rng, allowed=allowed) or ask[1](
+        compiled, episode, rng, allowed=allowed
+    )
+    return question.in_first_person() if question and allowed is not None else question
+
+
+def _spec(
+    kind: str,
+    request: Question | Refusal,
+    state: dict[str, Any],
+    env_id: str,
+    rng: random.Random,
+    conversational: bool,
+) -> ScenarioSpec:
+    """The scenario: checks of the answer and the guard that nothing changed; a conversational
+    one opens vaguely and hands the details (and the full request) to the simulated user."""
+    task = open_request(request.vague if conversational else request.text, rng)
+    facts = {**request.facts, FULL_REQUEST_KEY: request.text} if conversational else {}
+    return ScenarioSpec(
+        env_id=env_id,
+        backend="procedural",
+        kind=kind,
+        mode="conversational" if conversational else "non_conversational",
+        task=task,
+        user_facts=facts,
+        initial_state=state,
+        reference_solution=request.steps,
+        checks=[request.check, guard_check(state, state)],
+        reference_answer=request.answer,
+    )
+
+
+def _report_after_change(
+    compiled: CompiledEnvironment, env_id: str, episode: ToolEpisode, rng, faker, allowed=None
+) -> ScenarioSpec | None:
+    """A short chain, then a question about a field its last step changed (of a record of the
+    signed-in customer's own, with ``allowed``)."""
+    state = episode.state()
+    chain = sample_chain(compiled, episode, rng, faker, rng.randint(1, MAX_REPORT_CHAIN))
+    question = _question_about_change(compiled, episode, rng, chain, allowed) if chain else None
+    checks = []
+    if chain is not None and question is not None:
+        checks = derive_checks(
+            chain.initial_state,
+            chain.final_state,
+            step_changes=[step.changes for step in chain.steps],
+            entity_names={attr: entity for entity, attr in sorted(compiled.entity_attrs.items())},
+            label_fields=compiled.label_fields,
+        )
+    if chain is None or question is None or not checks:
+        episode.load_state(state)  # the fallback question starts from the initial state
+        return None
+    request, _ = phrase_task(
+        chain.steps, rng, "non_conversational", [t.tool for t in compiled.tools]
+    )
+    return ScenarioSpec(
+        env_id=env_id,
+        backend="procedural",
+        kind="answer",
+        task=f"{request} {question.text}",
+        initial_state=chain.initial_state,
+        reference_solution=[
+            *chain.solution,
+            *[step for step in question.steps[:-1] if step not in chain.solution],
+            question.steps[-1],  # the read after the change, even when an earlier one matches
+        ],
+        checks=[*checks, question.check, guard_check(chain.initial_state, chain.final_state)],
+        reference_answer=question.answer,
+    )
+
+
+def _question_about_change(
+    compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random, chain: Chain, allowed
+) -> Question | None:
+    by_attr = {attr: entity for entity, attr in compiled.entity_attrs.items()}
+    implied = target_values(compiled).get(chain.steps[-1].manifest.tool, set())
+    for change in chain.steps[-1].changes:
+        path = change["path"]
+        if len(path) != 3 or change["op"] != "change" or path[0] not in by_attr:
+            continue
+        if allowed is not None and path[1] not in allowed:
+            continue
+        if _given(change.get("new"), chain) or str(change.get("new")).casefold() in implied:
+            continue  # "freeze it / set it to frozen, then tell me the status": the task says it
+        exempt = [change.get("old")] + [
+            v for step in chain.steps for v in step.arguments.values() if not isinstance(v, bool)
+        ]
+        question = ask_field(
+            compiled,
+            episode,
+            rng,
+            entity=by_attr[path[0]],
+            record_id=path[1],
+            fields=[path[2]],
+            template="after_change",
+            exempt=exempt,
+        )
+        if question is not None:
+            return question
+    return None
+
+
+def _given(value: Any, chain: Chain) -> bool:
+    """Whether the request already names ``value`` (an argument of one of its steps), so a
+    question about it would be answered by the task text itself."""
+    for step in chain.steps:
+        for given in step.arguments.values():
+            if isinstance(given, bool) or isinstance(value, bool):
+                continue
+            if isinstance(given, int | float) and isinstance(value, int | float):
+                if abs(given - value) < 0.005:
+                    return True
+            elif str(given).casefold() == str(value).casefold():
+                return True
+    return False

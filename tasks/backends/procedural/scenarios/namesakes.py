@@ -1,0 +1,140 @@
+"""Ambiguous names: two records share the label a task uses; a second attribute tells them apart.
+
+After a chain whose step names a record by label (with a find call), another record the chain
+never touches is given the same label in the initial and final states. The task then says
+"Maria Lopez (the one whose email is …)": the reference's find returns both (checked by running
+it on the edited state) and the attribute picks the right one. The attribute is one only the
+target has among the namesakes, and the chain does not change it.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+from envmill.tasks.backends.procedural.scenarios.chains import (
+    ArgMention,
+    Chain,
+    _ChainSampler,
+    _value_at,
+)
+from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.sandbox import ToolEpisode
+
+MAX_LABEL_CHARS = 40
+
+
+class NamedSampler(_ChainSampler):
+    """A chain whose first step names a record by label after a lookup (for a namesake)."""
+
+    def _wants(self, mentions: list[ArgMention]) -> bool:
+        return bool(self.chain.steps) or any(m.by_label for m in mentions)
+
+
+def disambiguate(
+    chain: Chain, compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random
+) -> bool:
+    """Give another record the name a step's lookup uses, and make the task tell them apart by
+    a second attribute; False (chain unchanged) when no step can be so."""
+    mentions = [m for step in chain.steps for m in step.mentions if m.by_label and m.label]
+    rng.shuffle(mentions)
+    for mention in mentions:
+        twin = _twin(chain, compiled, mention, rng)
+        if twin is None:
+            continue
+        other, field = twin
+        attr = compiled.entity_attrs[mention.entity or ""]
+        initial, final = copy.deepcopy(chain.initial_state), copy.deepcopy(chain.final_state)
+        for state in (initial, final):
+            state[attr][other][mention.label_field] = mention.label
+        if not _finds_both(chain, episode, initial, mention, other):
+            continue
+        value = chain.initial_state[attr][mention.value][field]
+        hint = say(
+            "disambiguation",
+            rng,
+            label=mention.label,
+            entity=words_of(mention.entity or ""),
+            field=words_of(field),
+            value=shown(field, value),
+        )
+        chain.initial_state, chain.final_state = initial, final
+        for step in chain.steps:
+            step.mentions = [
+                _with_hint(m, hint) if m.value == mention.value and m.by_label else m
+                for m in step.mentions
+            ]
+        return True
+    return False
+
+
+def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] | None:
+    """Another record to share ``mention``'s label, and a field that tells them apart."""
+    attr = compiled.entity_attrs.get(mention.entity or "", "")
+    records = chain.initial_state.get(attr) or {}
+    target = records.get(mention.value)
+    if not isinstance(target, dict):
+        return None
+    used = {v for step in chain.solution for v in step.arguments.values() if isinstance(v, str)}
+    touched = {tuple(c["path"][:2]) for c in diff_states(chain.initial_state, chain.final_state)}
+    others = [k for k in sorted(records, key=str) if k not in used and (attr, k) not in touched]
+    rng.shuffle(others)
+    for other in others:
+        fields = _telling_fields(records, target, mention, other)
+        fields = [
+            f for f in fields if _value_at(chain.final_state, [attr, mention.value, f]) == target[f]
+        ]
+        if fields:
+            return other, rng.choice(fields)
+    return None
+
+
+def _telling_fields(records: dict, target: dict, mention: ArgMention, other: Any) -> list[str]:
+    """Short fields whose value only the target has among the records that will share its
+    label."""
+    label_field = mention.label_field
+    namesakes = [
+        r
+        for k, r in records.items()
+        if k == other or str(r.get(label_field, "")).lower() == str(mention.label).lower()
+    ]
+    found = []
+    for name, value in target.items():
+        if name in (label_field, "id") or name.endswith("_id") or value is None:
+            continue
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            continue
+        if len(str(value)) > MAX_LABEL_CHARS:
+            continue
+        if sum(r.get(name) == value for r in namesakes) == 1:
+            found.append(name)
+    return found
+
+
+def _finds_both(chain: Chain, episode, state: dict, mention: ArgMention, other: Any) -> bool:
+    """The reference's own lookup, run on the edited state, returns both namesakes."""
+    lookups = [s for s in chain.solution if mention.label in s.arguments.values() and s.arguments]
+    if not lookups or not episode.load_state(state).ok:
+        return False
+    outcome = episode.call(lookups[0].tool, dict(lookups[0].arguments))
+    data = outcome.result.get("data") if outcome.succeeded else None
+    text = repr(data)
+    return repr(mention.value) in text and repr(other) in text
+
+
+def _with_hint(mention: ArgMention, hint: str) -> ArgMention:
+    return ArgMention(
+        mention.name,
+        mention.value,
+        mention.source,
+        mention.entity,
+        mention.label,
+        mention.label_field,
+        by_label=True,
+        hint=hint,
+    )

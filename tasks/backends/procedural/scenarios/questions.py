@@ -1,0 +1,290 @@
+"""Answer scenarios (``kind: answer``): questions whose value the agent must find and report.
+
+Three shapes, each run live in the scenario's episode so the value is what the tools return:
+
+- a field of one record ("What is the due date of loan LN-0004?"), read with its get tool;
+- a count or a total over a parent's records, maybe filtered ("How many active cards does
+  account ACC-0002 have?"), from a list, count or sum tool;
+- a change, then a field it changed ("… Once that's done, tell me the new balance of …").
+
+The reference solution is the query calls (after the change steps, for the third); the reference
+answer a sentence stating the value; the checks the answer check (tolerant of formatting, not
+forgeable by listing candidates, see :mod:`answer_checks`) and the guard that nothing else
+changed (plus the change's own checks for the third shape).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.scenario import CheckSpec, SolutionStep
+from envmill.tasks.backends.procedural.checks.answers import ValueKind, answer_check
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.task import OWNED
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.words import (
+    humanize_value,
+    is_money,
+    plural_of,
+    tidy_text,
+)
+from envmill.tasks.backends.procedural.plan import plan_environment
+from envmill.tasks.backends.procedural.scenarios.subjects import (
+    Subject,
+    name_subject,
+    reader_of,
+    run_query,
+)
+from envmill.tasks.certify.generated import TOUCH_FIELDS
+from envmill.tasks.sandbox import ToolEpisode
+
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+MAX_TEXT = 40
+SKIPPED_FIELDS = frozenset({"id", "email", "phone", "address", "notes", "description"})
+
+
+@dataclass
+class Question:
+    """A question's text, the queries that answer it, the answer and the check of it."""
+
+    text: str
+    steps: list[SolutionStep]
+    answer: str
+    check: CheckSpec
+    vague: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+    subject: str = ""
+
+    def in_first_person(self) -> Question:
+        """The question as the record's owner asks it ("my account …", answered "your …")."""
+        if not self.subject:
+            return self
+        asked = self.text.replace(self.subject, f"my {self.subject}")
+        told = self.answer.replace(self.subject, f"your {self.subject}")
+        told = told[:1].upper() + told[1:]
+        return Question(asked, self.steps, told, self.check, self.vague, self.facts, "")
+
+
+def value_kind(value: Any) -> ValueKind | None:
+    """How an answer states ``value``; None for values a question should not ask for."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return "number"
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
+        return None
+    if ISO_DATE.match(value):
+        return "date"
+    return "datetime" if ISO_DATETIME.match(value) else "text"
+
+
+def say(name: str, value: Any) -> str:
+    """The value as the reference answer writes it ("$1,250.50", "3 Mar 2025 at 16:00")."""
+    if isinstance(value, float) and not is_money(name, value):
+        return f"{value:g}" if abs(value) < 1e6 else f"{value:.2f}"
+    text = str(value) if not isinstance(value, float) else f"{value:.2f}"
+    return humanize_value(text.replace("_", " "), dollars=is_money(name, value))
+
+
+def ask_field(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    *,
+    entity: str | None = None,
+    record_id: Any = None,
+    fields: list[str] | None = None,
+    template: str = "field_questions",
+    exempt: list[Any] = (),  # type: ignore[assignment]
+    allowed: set[str] | None = None,
+) -> Question | None:
+    """A question about one field of one record (chosen by ``rng`` unless given); ``exempt``
+    values (the amounts a request names, the old value) may be stated beside the answer."""
+    state = episode.state()
+    entity = entity or _pick_entity(compiled, state, rng, allowed)
+    reader = reader_of(compiled, entity) if entity else None
+    records = state.get(compiled.entity_attrs.get(entity or "", ""), {})
+    if reader is None or not isinstance(records, dict) or not records:
+        return None
+    ids = sorted((r for r in records if allowed is None or r in allowed), key=str)
+    if record_id is None and not ids:
+        return None
+    rid = record_id if record_id is not None else rng.choice(ids)
+    record = records.get(rid) or {}
+    names = [n for n in fields or sorted(record) if _askable(n, record.get(n), compiled, entity)]
+    if not names:
+        return None
+    name = rng.choice(names)
+    subject = name_subject(compiled, episode, state, entity, rid)
+    read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
+    data = run_query(episode, read)
+    if not isinstance(data, dict) or data.get(name) != record.get(name):
+        return None
+    value, kind = record[name], value_kind(record[name])
+    others = [r.get(name) for k, r in sorted(records.items()) if k != rid and isinstance(r, dict)]
+    others += enum_values(compiled, entity, name)  # listing every status must not pass
+    chosen = rng.choice(words("answers", template))
+    text = _fill(rng, "", template=chosen, field=words_of(name), subject=subject.text)
+    vague = _fill(rng, "", template=chosen, field=words_of(name), subject=vague_subject(entity))
+    answer = _fill(
+        rng, "field_answers", field=words_of(name), subject=subject.text, value=say(name, value)
+    )
+    check = answer_check(
+        f"The answer states the {words_of(name)} of {subject.text}: {say(name, value)}",
+        value,
+        kind or "text",
+        competing=[o for o in others if value_kind(o) == kind],
+        exempt=[e for e in exempt if value_kind(e) == kind],
+    )
+    facts = subject_facts(subject)
+    return Question(text, [*subject.steps, read], answer, check, vague, facts, subject.text)
+
+
+def ask_aggregate(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    allowed: set[str] | None = None,
+) -> Question | None:
+    """A count or total over one parent's records, maybe filtered by one enum value; with
+    ``allowed``, only over a parent among those ids (a signed-in customer's own)."""
+    ops = {tool.name: tool.op for tool in plan_environment(compiled.spec, compiled.seed).tools}
+    tools = [t for t in compiled.tools if t.kind == "query" and _aggregates(ops.get(t.tool))]
+    state = episode.state()
+    for tool in rng.sample(tools, len(tools)):
+        op, parent = ops[tool.tool], tool.args[0]
+        records = state.get(compiled.entity_attrs.get(parent.entity or "", ""), {})
+        owners = sorted((r for r in records if allowed is None or r in allowed), key=str)
+        if not owners:
+            continue
+        rid = rng.choice(owners)
+        args, filter_text = _filter(tool, rng, {parent.name: rid})
+        value = _aggregate_value(
+            op.kind, run_query(episode, SolutionStep(tool=tool.tool, arguments=args))
+        )
+        if value is None or value == 0:
+            continue
+        unfiltered = _aggregate_value(
+            op.kind, run_query(episode, SolutionStep(tool=tool.tool, arguments={parent.name: rid}))
+        )
+        subject = name_subject(compiled, episode, state, parent.entity or "", rid)
+        return _aggregate_question(
+            rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_text
+        )
+    return None
+
+
+def _aggregate_question(
+    rng, op, entity, subject: Subject, args, tool, value, unfiltered, filter_text
+) -> Question:
+    things = plural_of(words_of(entity))
+    shown = say(op.field or "count", value) if op.kind == "sum" else str(value)
+    key = "total" if op.kind == "sum" else "count"
+    fill = {
+        "field": words_of(op.field or ""),
+        "things": things,
+        "filter": filter_text,
+        "owner": subject.text,
+        "value": shown,
+    }
+    rivals = [unfiltered] if unfiltered not in (None, value) else []
+    if op.kind != "sum":
+        rivals += [value - 1, value + 1]
+    what = f"the {fill['field']} total" if op.kind == "sum" else "the number"
+    check = answer_check(
+        f"The answer states {what} of {things}{filter_text} of {subject.text}: {shown}",
+        value,
+        "number",
+        competing=rivals,
+    )
+    step = SolutionStep(tool=tool, arguments=args)
+    template = rng.choice(words("answers", f"{key}_questions"))
+    text = _fill(rng, f"{key}_questions", template=template, **fill)
+    vague = _fill(rng, "", template=template, **{**fill, "owner": vague_subject(subject.entity)})
+    answer = _fill(rng, f"{key}_answers", **fill)
+    facts = subject_facts(subject)
+    return Question(text, [*subject.steps, step], answer, check, vague, facts, subject.text)
+
+
+def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[str]:
+    """The values an enum field may take (none for other fields): when every other record
+    shares the asked one, the state alone offers no competitor to an answer that lists them all."""
+    spec = compiled.spec.entities.get(entity)
+    field = spec.fields.get(name) if spec is not None else None
+    return list(field.values) if field is not None else []
+
+
+def vague_subject(entity: str) -> str:
+    """How a conversational opening names a record before the user is asked which one."""
+    noun = words_of(entity)
+    return f"one of my {plural_of(noun)}" if entity in OWNED else f"a {noun}"
+
+
+def subject_facts(subject: Subject) -> dict[str, Any]:
+    """What the simulated user holds about a record: its name when it is found by name, else
+    its id (the keys read as :func:`collect_user_facts` writes them)."""
+    noun = words_of(subject.entity)
+    if subject.label is not None:
+        return {subject.label_key or f"{noun} name": subject.label}
+    return {f"{noun} id": subject.record_id}
+
+
+def _aggregates(op: Any) -> bool:
+    return op is not None and op.kind in ("list", "count", "sum") and not op.group_by and op.parent
+
+
+def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Maybe one enum filter: the arguments and the words that say it (" with status active")."""
+    enums = [a for a in tool.args[1:] if a.source == "enum" and a.values]
+    if not enums or rng.random() < 0.4:
+        return args, ""
+    arg = rng.choice(enums)
+    value = rng.choice(arg.values)
+    return {**args, arg.name: value}, f" with {words_of(arg.name)} {words_of(str(value))}"
+
+
+def _aggregate_value(kind: str, data: Any) -> float | int | None:
+    if kind == "list":
+        return len(data) if isinstance(data, list) else None
+    if isinstance(data, dict):  # {"total": …} or {"count": …}
+        numbers = [
+            v for v in data.values() if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        data = numbers[0] if len(numbers) == 1 else None
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        return None
+    return round(data, 2) if isinstance(data, float) else data
+
+
+def _pick_entity(
+    compiled: CompiledEnvironment, state: dict[str, Any], rng: random.Random, allowed=None
+):
+    usable = [
+        e
+        for e, attr in sorted(compiled.entity_attrs.items())
+        if state.get(attr)
+        and reader_of(compiled, e)
+        and (allowed is None or any(r in allowed for r in state[attr]))
+    ]
+    return rng.choice(usable) if usable else None
+
+
+def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) -> bool:
+    """A field worth asking: a number, a date, a status or a short name; not the id itself."""
+    if name in SKIPPED_FIELDS or name == compiled.label_fields.get(entity):
+        return False
+    if name == f"{entity}_id" or name in TOUCH_FIELDS:  # its own id; a touch stamp
+        return False
+    return value_kind(value) is not None
+
+
+def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> str:
+    template = template or rng.choice(words("answers", key))
+    values["subject_cap"] = values.get("subject", "")[:1].upper() + values.get("subject", "")[1:]
+    values["owner_cap"] = values.get("owner", "")[:1].upper() + values.get("owner", "")[1:]
+    return tidy_text(template.format(**values))

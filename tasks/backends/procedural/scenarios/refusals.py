@@ -1,0 +1,261 @@
+"""Refusal scenarios (``kind: refusal``): a request a business rule forbids in this state.
+
+The generator draws state-changing calls against the live episode until one fails on a rule (a
+limit, a status, a balance, a time window), not on a bad argument or a missing record; it rolls
+back every call it tried. The request is that call in the user's words; the reference solution
+reads the records the rule is about (so a trajectory shows why) and changes nothing; the reference
+answer declines and names the reason the tool gave. Checks: the guard that nothing changed, and
+the refusal check (declines, claims no success, names the reason: a quoted status or one of the
+rule's words from ``wording/refusals.yaml``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.scenario import CheckSpec, SolutionStep
+from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_check
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
+from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
+from envmill.tasks.backends.procedural.plan import plan_environment
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
+from envmill.tasks.backends.procedural.scenarios.subjects import (
+    Subject,
+    name_subject,
+    reader_of,
+    run_query,
+)
+from envmill.tasks.sandbox import ToolEpisode
+
+MAX_TRIES = 40
+QUOTED = re.compile(r"'([^']{1,40})'")
+ISO_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
+ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+NUMBER = re.compile(r"(?<![\w.\-/:'])(\d+(?:\.\d+)?)(?![\w/:\-']|\.\d)")
+# an error about a field that is not set ("within 9 days after the resolved at … (None)") is an
+# environment's gap, not a rule a person could explain
+OTHER_OWNER = re.compile(r";\s*this one belongs to .*$")
+READ_VALUE = re.compile(r"\((\d+(?:\.\d+)?)\)")
+NOT_A_RULE = re.compile(
+    r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: |\(None\)", re.IGNORECASE
+)
+
+
+@dataclass
+class Refusal:
+    """A forbidden request: its words, the reading calls, the reply and the refusal check."""
+
+    text: str
+    steps: list[SolutionStep]
+    answer: str
+    check: CheckSpec
+    reason: str
+    vague: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def find_refusal(
+    compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random, faker: Any
+) -> Refusal | None:
+    """Try drawn calls until one is refused by a rule with a nameable reason; None if none is."""
+    drawer = ArgumentDrawer(compiled, rng, faker)
+    changers = [t for t in compiled.tools if t.kind == "state_change"]
+    targets = target_values(compiled) if changers else {}
+    state = episode.state()
+    for _ in range(MAX_TRIES if changers else 0):
+        manifest = rng.choice(changers)
+        arguments = drawer.draw_arguments(manifest, state)
+        if arguments is None:
+            continue
+        error = _refused_by_rule(episode, manifest.tool, arguments, state)
+        reasons = reason_terms(error, state, set(compiled.roles)) if error else []
+        if (
+            error
+            and reasons
+            and not _already_there(error, targets.get(manifest.tool, set()), state)
+        ):
+            return _refusal(compiled, episode, rng, manifest, arguments, error, reasons, targets)
+    return None
+
+
+def _refused_by_rule(
+    episode: ToolEpisode, tool: str, arguments: dict[str, Any], state: dict[str, Any]
+) -> str | None:
+    """The rule's error when the call fails on one; any effect is rolled back."""
+    outcome = episode.call(tool, dict(arguments))
+    if outcome.ok and outcome.state != state:
+        episode.load_state(state)
+    if outcome.succeeded or not outcome.ok:
+        return None
+    error = outcome.result.get("error")
+    return error if isinstance(error, str) and not NOT_A_RULE.search(error) else None
+
+
+def target_values(compiled: CompiledEnvironment) -> dict[str, set[str]]:
+    """Per tool, the values its effects set a field to (a transition's status, a set value)."""
+    targets: dict[str, set[str]] = {}
+    for tool in plan_environment(compiled.spec, compiled.seed).tools:
+        for effect in tool.op.effects:
+            value = getattr(effect, "to", None) if effect.kind == "transition" else None
+            value = getattr(effect, "value", None) if effect.kind == "set" else value
+            if isinstance(value, str):
+                targets.setdefault(tool.name, set()).add(value.casefold())
+    return targets
+
+
+def _already_there(error: str, targets: set[str], state: dict[str, Any]) -> bool:
+    """The request asks to move a record to the value it already has ("freeze" a frozen card):
+    not a forbidden request but a no-op, whose natural answer ("it is already frozen") need not
+    decline; such a draw is not made a refusal scenario. The record's value is the first value
+    the error quotes that is not an id ("is 'frozen' and cannot become …", "has status 'X'")."""
+    ids = _ids(state)
+    quoted = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in ids]
+    return bool(quoted) and quoted[0] in targets
+
+
+def _ids(state: dict[str, Any]) -> set[str]:
+    return {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
+
+
+def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset()) -> list[str]:
+    """Words a reply must use one of to name the reason: the statuses the error quotes (not
+    ids or other record text), and the rule words (with synonyms) it contains."""
+    lowered = error.casefold()
+    skip = _ids(state) | {r.casefold() for r in roles}  # who is acting says nothing of why not
+    quoted = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
+    terms = [q for q in quoted if re.fullmatch(r"[a-z_ ]{3,30}", q)]
+    for word, synonyms in load_wording("refusals")["reason_words"].items():
+        if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", lowered):
+            terms += [s for s in synonyms if s not in terms]
+    return list(dict.fromkeys(terms))
+
+
+def refusal_evidence(
+    error: str,
+    state: dict[str, Any],
+    roles: set[str] = frozenset(),
+    arguments: Any = (),
+    targets: set[str] = frozenset(),
+) -> RefusalEvidence:
+    """What of this state the error names, that a reply must repeat one of: the quoted status
+    (not an id, a role, or a value the request itself gave), the numbers (a limit, a balance, a
+    count) and the dates; the request's own values (and the status it asks for) are left out,
+    since an agent that read nothing could echo them. Rivals: the other values the quoted field
+    takes in the state (a reply naming one is guessing)."""
+    given = {str(v).casefold() for v in (arguments or {}).values() if not isinstance(v, bool)}
+    lowered = error.casefold()
+    skip = (
+        _ids(state) | {r.casefold() for r in roles} | given | targets
+    )  # the request says the target
+    named = [q.casefold() for q in QUOTED.findall(error) if q.casefold() not in skip]
+    named = [q for q in named if re.fullmatch(r"[a-z_ ]{3,30}", q)]
+    days = [d for d in ISO_DAY.findall(error) if d not in {g[:10] for g in given}]
+    plain = ISO_MOMENT.sub(" ", error)
+    numbers = [float(n) for n in NUMBER.findall(plain)]
+    known = [float(v) for v in (arguments or {}).values() if _is_number(v)]
+    amounts = [n for n in numbers if not any(abs(n - k) < 0.005 for k in known)]
+    read = [float(n) for n in READ_VALUE.findall(plain)]  # "the balance of … (5527.88)"
+    if any(n in amounts for n in read):  # a value read from the state, not the rule's constant
+        amounts = [n for n in amounts if n in read]
+    rivals = sorted(
+        v.casefold()
+        for v in _field_values(state, named)
+        if v.casefold() not in named and v.casefold() not in lowered
+    )
+    return RefusalEvidence(
+        tuple(dict.fromkeys(named)),
+        tuple(dict.fromkeys(amounts)),
+        tuple(dict.fromkeys(days)),
+        tuple(rivals),
+        tuple(known + numbers),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _field_values(state: dict[str, Any], named: list[str]) -> set[str]:
+    """Every value of each field that holds one of ``named`` in some record, in the state."""
+    values: set[str] = set()
+    for records in state.values():
+        rows = (
+            [r for r in records.values() if isinstance(r, dict)]
+            if isinstance(records, dict)
+            else []
+        )
+        fields = {
+            f for r in rows for f, v in r.items() if isinstance(v, str) and v.casefold() in named
+        }
+        values |= {r[f] for r in rows for f in fields if isinstance(r.get(f), str)}
+    return values
+
+
+def _refusal(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    rng: random.Random,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+    reasons: list[str],
+    targets: dict[str, set[str]],
+) -> Refusal | None:
+    state, mentions, steps = episode.state(), [], []
+    for arg in manifest.args:
+        if arg.name not in arguments:
+            continue
+        value = arguments[arg.name]
+        if arg.source != "entity_id" or not arg.entity:
+            mentions.append(ArgMention(arg.name, value, arg.source))
+            continue
+        subject = name_subject(compiled, episode, state, arg.entity, value)
+        mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
+        steps += [
+            s for s in [*subject.steps, *_reads(compiled, episode, subject)] if s not in steps
+        ]
+    if not steps:  # nothing to look at: the refusal would rest on the words alone
+        return None
+    step = ChainStep(manifest, arguments, mentions, [])
+    clause, vague = phrase_step(step, rng), phrase_step(step, rng, vague=True)
+    answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error))
+    check = refusal_check(
+        f"The reply declines the request and names the reason ({error})",
+        words("refusals", "declines"),
+        words("refusals", "claims"),
+        reasons,
+        refusal_evidence(
+            error, state, set(compiled.roles), arguments, targets.get(manifest.tool, set())
+        ),
+    )
+    facts = collect_user_facts([step])
+    return Refusal(clause.sentence(), steps, answer, check, error, vague.sentence(), facts)
+
+
+def spoken_reason(error: str) -> str:
+    """The tool's error as the reply says it: no other customer's record named ("this one
+    belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
+    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
+
+
+def _mention(
+    name: str, value: Any, entity: str, subject: Subject, compiled: CompiledEnvironment
+) -> ArgMention:
+    label_field = compiled.label_fields.get(entity)
+    by_label = subject.label is not None
+    return ArgMention(name, value, "entity_id", entity, subject.label, label_field, by_label)
+
+
+def _reads(compiled: CompiledEnvironment, episode: ToolEpisode, subject: Subject):
+    """The get call that shows the record the rule is about, when it works."""
+    reader = reader_of(compiled, subject.entity)
+    if reader is None:
+        return []
+    step = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: subject.record_id})
+    return [step] if run_query(episode, step) is not None else []

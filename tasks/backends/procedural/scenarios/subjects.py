@@ -1,0 +1,124 @@
+"""How a request names a record, and the query calls that read it, for the newer scenario kinds.
+
+A record is named by its label when the label is unique and a find tool turns it into the id (the
+reference solution then starts with that lookup), else by its id. Every call runs live in the
+episode: a query whose result does not show what the request relies on is not used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.sandbox import ToolEpisode
+
+
+@dataclass
+class Subject:
+    """A record as the request names it ("account ACC-0003", "customer Jane Doe"), with the
+    lookups that find its id from that name."""
+
+    entity: str
+    record_id: str
+    text: str
+    steps: list[SolutionStep] = field(default_factory=list)
+    label: str | None = None
+    label_key: str | None = None  # how a user fact names the label ("patient name")
+
+
+def reader_of(compiled: CompiledEnvironment, entity: str) -> ToolManifest | None:
+    """The query tool that reads one record of ``entity`` by its id."""
+    for tool in compiled.tools:
+        args = tool.args
+        if tool.kind == "query" and len(args) == 1 and args[0].source == "entity_id":
+            if args[0].entity == entity:
+                return tool
+    return None
+
+
+def run_query(episode: ToolEpisode, step: SolutionStep) -> Any:
+    """The ``data`` of a successful query that left the state as it was, else None."""
+    before = episode.state()
+    outcome = episode.call(step.tool, dict(step.arguments))
+    if outcome.ok and outcome.state != before:
+        episode.load_state(before)
+        return None
+    return outcome.result.get("data") if outcome.succeeded else None
+
+
+def name_subject(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    state: dict[str, Any],
+    entity: str,
+    rid: Any,
+) -> Subject:
+    """How to name record ``rid``: by its unique label through a lookup that finds it, else by
+    its id."""
+    noun = words_of(entity)
+    label_field = compiled.label_fields.get(entity)
+    records = state.get(compiled.entity_attrs.get(entity, ""), {})
+    label = (records.get(rid) or {}).get(label_field) if label_field else None
+    finder = _finder(compiled, entity)
+    if isinstance(label, str) and label.strip() and finder and _unique(records, label_field, label):
+        step = SolutionStep(tool=finder[0], arguments={finder[1]: label})
+        if names_id(run_query(episode, step), rid):
+            words = words_of(label_field or "name")
+            key = words if words.startswith(noun) else f"{noun} {words}"
+            return Subject(entity, rid, f"{noun} {label}", [step], label, key)
+    return Subject(entity, rid, f"{noun} {rid}")
+
+
+def _finder(compiled: CompiledEnvironment, entity: str) -> tuple[str, str] | None:
+    for tool in compiled.tools:
+        for arg in tool.args:
+            if arg.entity == entity and arg.lookup_tool and arg.lookup_arg:
+                return arg.lookup_tool, arg.lookup_arg
+    return None
+
+
+def _unique(records: dict[str, Any], label_field: str | None, label: str) -> bool:
+    same = [
+        r
+        for r in records.values()
+        if isinstance(r, dict) and str(r.get(label_field, "")).casefold() == label.casefold()
+    ]
+    return len(same) == 1
+
+
+def names_id(data: Any, rid: Any) -> bool:
+    """Whether a lookup's data names the id, as a value or a key, at any depth."""
+    if isinstance(data, dict):
+        return rid in data or any(names_id(v, rid) for v in data.values())
+    if isinstance(data, list):
+        return any(names_id(v, rid) for v in data)
+    return data == rid
+
+
+def acting_member(compiled: CompiledEnvironment, state: dict[str, Any]) -> tuple[str, str] | None:
+    """(role, acting id) when the signed-in role acts as a record (a customer), else None."""
+    role = state.get(compiled.acting_role_attr or "")
+    acting_id = state.get(compiled.acting_id_attr or "")
+    manifest = compiled.roles.get(role) if isinstance(role, str) else None
+    if manifest is None or not manifest.entity or not isinstance(acting_id, str):
+        return None
+    return role, acting_id
+
+
+def owned_ids(state: dict[str, Any], acting_id: str, hops: int = 3) -> set[str]:
+    """Ids of the records the acting record owns: those with a field naming it, and so on along
+    ``hops`` references (a card of an account of the customer). The acting record is not one."""
+    owned = {acting_id}
+    for _ in range(hops):
+        for collection in state.values():
+            if not isinstance(collection, dict):
+                continue
+            for rid, record in collection.items():
+                if isinstance(record, dict) and any(
+                    isinstance(v, str) and v in owned for v in record.values()
+                ):
+                    owned.add(rid)
+    return owned - {acting_id}

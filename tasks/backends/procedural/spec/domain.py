@@ -1,0 +1,351 @@
+"""Domain specifications of the procedural backend (DESIGN §4): the data the compiler turns into
+environment modules. The vocabulary is small on purpose; each kind is compiled by one codegen
+function.
+
+**Fields.** ``str``, ``int``, ``float``, ``bool``, ``enum(values)``, ``date`` ("YYYY-MM-DD"),
+``datetime`` (ISO 8601, seconds), ``ref(entity)`` (the id of another entity). YAML shorthand:
+``"int"``, ``"date?"`` (``?`` = nullable), ``"enum(a, b)"``, ``"ref(member)"``. Every entity also
+has ``<entity>_id`` (formatted by ``id_format`` from the state counter ``next_<entity>_number``).
+
+**Paths** name a field the operation can see: ``target.status`` (the entity the operation acts on),
+``book_id.stock`` (the entity an id argument names), ``target.product_id.stock`` (follow a ref
+field), ``new.due_on`` (the entity a ``create`` operation makes; effects only).
+**Operands** (numbers and ids): a literal number, ``$limit`` (a seeded class constant), an argument
+name, or a path.
+
+**Query kinds:** ``get`` (by id), ``find`` (label substring, case-insensitive), ``list``,
+``count`` (optionally grouped by a field) and ``sum`` (of a numeric ``field``); list/count/sum
+take an optional ``parent`` (a related list, e.g. the loans of a member) and optional ``filters``
+(equality, or ``{field, op: "<=" | ">="}`` ranges).
+
+**State-change kinds:** ``create`` (a new ``new`` entity) and ``update`` (acts on ``target``).
+
+**Preconditions** (all checked before any effect; each failure returns an error dict):
+- ``exists``: argument ``arg`` names an existing entity (added for every id argument).
+- ``field_in`` / ``field_not_in``: the field at ``path`` is / is not one of ``values``.
+- ``compare``: ``left op right`` on numbers, op in ``< <= > >= == !=``.
+- ``count_below``: fewer than ``limit`` ``entity`` records have ``via == of`` and match ``where``.
+- ``unique``: no ``entity`` record has ``field`` equal (case-insensitively) to argument ``arg``.
+- ``distinct``: arguments ``left`` and ``right`` differ.
+- ``hours_before``: current_time is at least ``hours`` before the time at ``path``.
+- ``within_days``: current_time is at most ``days`` after the time at ``path``.
+- ``in_future`` / ``in_past``: the time at ``value`` (argument or path) is after / not after
+  current_time (dates compare by day).
+- ``owned``: when the acting role has an ``entity``, the id at ``path`` (a path ending in an id of
+  that entity, or an id argument) equals ``acting_id``; a role without an entity always passes.
+Any precondition may say ``optional: true``: the seeded plan may leave that rule out.
+
+**Roles** (``roles:`` at the top, optional): ``{staff: {doc}, customer: {entity: customer, doc}}``.
+An operation's ``roles: [staff]`` lets only those roles call it (default: every role). The acting
+identity is state: ``acting_role`` and ``acting_id`` (the record of the role's entity, or None),
+chosen by the state fill and reported by a generated session query tool.
+
+**Effects** (applied in order once every precondition holds):
+- ``set``: the field at ``path`` := literal ``value``.
+- ``assign``: field := operand ``value`` (times operand ``times`` when given).
+- ``stamp``: date/datetime field := current_time (+ ``days`` and/or ``hours`` operands).
+- ``transition``: status field := ``to``; the current status must have a transition to ``to``.
+- ``increment`` / ``decrement``: numeric field +=/-= operand ``by``.
+- ``record``: create an ``entity`` record (new id from its counter) with literals ``set``,
+  operands ``assign`` and ``stamp`` fields; its status starts at the initial state.
+- ``update_related``: on every ``entity`` record with ``via`` == the target's id matching
+  ``where``, set the literals in ``set``.
+
+A ``create`` fills ``new`` from arguments of the same name as a field, the initial status, ``new.*``
+effects, field defaults, or None for nullable fields.
+
+**Implied checks** (generated without being written): argument types, enum values and declared
+min/max; "not found" for every id argument and every record a path reaches; a transition's legal
+source states (checked first); an increment/decrement keeping the field within its min/max.
+
+**State-fill hints** on fields (used only by ``statefill``): ``range`` (numbers), ``days`` from
+now or ``after`` another date field, ``by_status`` day ranges, ``set_when`` (nullable fields set
+only in these statuses), ``value_when`` (fixed value per status), ``at_most`` (capped by another
+field), ``derive`` (``product_id.price * quantity``), ``claims`` (``{ongoing: on_trip}``: this
+record's status puts its parent in a status, one parent per claim) and ``follows``
+(``{cancelled: cancelled}``: a parent's status forces this record's).
+
+**Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
+checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
+``when`` (``{path: [values]}``: only records matching it) and ``rule`` (words shown with a
+violation); a path is a field or follows ref fields (``flight_id.status``):
+- ``count``: of the ``entity`` records whose ``via`` names this record and that match ``where``;
+  ``field`` equals the count (``total`` minus the count, when ``total`` is given), or the count
+  is ``exactly`` / ``at_most`` a number.
+- ``compare``: ``left op right`` on numbers or times; operands are fields, paths, numbers or
+  ``now`` (current_time); dates compare by day; a None operand is not compared.
+- ``implies``: every path of ``then`` holds one of its values (``null`` = empty).
+- ``filled``: ``field`` has a value.
+Implied for every ref field: a value names an existing record.
+
+Semantic checks live in ``check`` (and ``check_ops`` / ``check_effects`` / ``check_fill`` /
+``check_invariants``); :func:`envmill.tasks.backends.procedural.catalog.parse_domain` runs them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+# re-exported: the spec's vocabulary lives here too
+from envmill.tasks.backends.procedural.spec.rules import (
+    AdjustEffect,
+    AssignEffect,
+    Compare,
+    CompareInvariant,
+    CountBelow,
+    CountInvariant,
+    Distinct,
+    Effect,
+    Exists,
+    FieldIn,
+    FilledInvariant,
+    HoursBefore,
+    ImpliesInvariant,
+    Invariant,
+    Owned,
+    Precondition,
+    RecordEffect,
+    RoleSpec,
+    Scalar,
+    SetEffect,
+    SpecModel,
+    StampEffect,
+    TimeSide,
+    TransitionEffect,
+    Unique,
+    UpdateRelatedEffect,
+    WithinDays,
+)
+
+FieldType = Literal["str", "int", "float", "bool", "enum", "date", "datetime", "ref"]
+_SHORTHAND = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*(\?)?\s*$")
+DERIVE = re.compile(r"^(\w+)\.(\w+)(?:\s*\*\s*(\w+))?$")
+
+
+class SpecError(ValueError):
+    """A domain spec that cannot compile; the message names spec, entity and operation."""
+
+
+def expand_type_shorthand(data: Any) -> Any:
+    """Turn ``"enum(a, b)"`` / ``"ref(x)?"`` (alone or as a ``type`` key) into explicit keys."""
+    if isinstance(data, str):
+        data = {"type": data}
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        return data
+    match = _SHORTHAND.match(data["type"])
+    if match is None:
+        return data
+    kind, inner, nullable = match.groups()
+    data = {**data, "type": kind}
+    if nullable:
+        data["nullable"] = True
+    if inner is not None and kind == "enum":
+        data["values"] = [v.strip() for v in inner.split(",") if v.strip()]
+    elif inner is not None and kind == "ref":
+        data["entity"] = inner.strip()
+    return data
+
+
+class ValueSpec(SpecModel):
+    """A typed value: an entity field or an operation argument."""
+
+    type: FieldType
+    values: list[str] = Field(default_factory=list, description="choices, for enum")
+    entity: str | None = Field(None, description="referenced entity, for ref")
+    nullable: bool = False
+    min: float | None = None
+    max: float | None = None
+    doc: str = ""
+    faker: str | None = Field(None, description="faker provider for realistic text")
+    sample: list[str] = Field(default_factory=list, description="realistic values to draw from")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return expand_type_shorthand(data)
+
+
+class FieldSpec(ValueSpec):
+    """An entity field, with hints for the seeded state fill."""
+
+    default: Scalar | None = None
+    range: list[float] | None = Field(None, description="numeric fill range [lo, hi]")
+    days: list[int] | None = Field(None, description="date fill: days from now (or `after`)")
+    after: str | None = Field(None, description="date fill relative to this field")
+    at_most: str | None = Field(None, description="numeric fill capped by this field")
+    derive: str | None = Field(None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'")
+    by_status: dict[str, list[int]] = Field(default_factory=dict, description="status -> days")
+    set_when: list[str] = Field(default_factory=list, description="statuses with a value")
+    value_when: dict[str, Scalar] = Field(default_factory=dict, description="status -> fixed value")
+    claims: dict[str, str] = Field(
+        default_factory=dict, description="ref: own status -> status it gives its own parent"
+    )
+    follows: dict[str, str] = Field(
+        default_factory=dict, description="ref: parent status -> status it forces on this record"
+    )
+
+
+class ArgSpec(ValueSpec):
+    """An operation argument; a bare name takes its type from the field or entity it names."""
+
+    name: str
+    type: FieldType | None = None  # type: ignore[assignment]
+    optional: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
+        if isinstance(data, dict) and data.get("type") is not None:
+            return expand_type_shorthand(data)
+        return data
+
+
+class Transition(SpecModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: list[str] = Field(alias="from")
+    to: str
+
+
+class StatusMachine(SpecModel):
+    field: str = "status"
+    states: list[str]
+    initial: str
+    transitions: list[Transition] = Field(default_factory=list)
+
+
+QUERY_KINDS = ("get", "find", "list", "count", "sum")
+CHANGE_KINDS = ("create", "update")
+
+
+class FilterSpec(SpecModel):
+    field: str
+    op: Literal["==", "<=", ">="] = "=="
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_field(cls, data: Any) -> Any:
+        return {"field": data} if isinstance(data, str) else data
+
+
+class OperationSpec(SpecModel):
+    """One tool: a query or a state change on ``entity`` (filled from the enclosing entity)."""
+
+    name: str
+    kind: Literal["get", "find", "list", "count", "sum", "create", "update"]
+    aliases: list[str] = Field(default_factory=list, description="naming variants")
+    entity: str = ""
+    optional: bool = False
+    roles: list[str] = Field(default_factory=list, description="roles allowed; empty = every role")
+    doc: str = ""
+    args: list[ArgSpec] = Field(default_factory=list)
+    parent: str | None = Field(None, description="list/count/sum: ref field to the parent")
+    filters: list[FilterSpec] = Field(default_factory=list)
+    field: str | None = Field(None, description="sum: the numeric field")
+    group_by: str | None = Field(None, description="count: group by this field")
+    preconditions: list[Precondition] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)
+    message: str | None = Field(None, description="success message; {arg} / {new_id} placeholders")
+    phrases: list[str] = Field(default_factory=list)
+
+    @property
+    def is_query(self) -> bool:
+        return self.kind in QUERY_KINDS
+
+    @property
+    def names(self) -> list[str]:
+        return [self.name, *self.aliases]
+
+
+class EntitySpec(SpecModel):
+    name: str = ""
+    title: str = ""
+    plural: str = ""
+    id_format: str
+    label: str | None = None
+    optional: bool = False
+    count: list[int] = Field(default_factory=lambda: [4, 10], description="state fill size")
+    fields: dict[str, FieldSpec]
+    status: StatusMachine | None = None
+    operations: list[OperationSpec] = Field(default_factory=list)
+    invariants: list[Invariant] = Field(default_factory=list)
+
+    @property
+    def id_field(self) -> str:
+        return f"{self.name}_id"
+
+    @property
+    def counter(self) -> str:
+        return f"next_{self.name}_number"
+
+
+class LimitSpec(SpecModel):
+    range: list[int]
+    doc: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_range(cls, data: Any) -> Any:
+        return {"range": data} if isinstance(data, list) else data
+
+
+class DomainSpec(SpecModel):
+    """A whole domain; validated structurally by pydantic, semantically by ``check``."""
+
+    name: str
+    title: str
+    topic: str
+    introduction: str
+    class_names: list[str] = Field(min_length=1)
+    limits: dict[str, LimitSpec] = Field(default_factory=dict)
+    rules: list[str] = Field(default_factory=list, description="extra business rules")
+    roles: dict[str, RoleSpec] = Field(default_factory=dict, description="who may act")
+    entities: dict[str, EntitySpec] = Field(min_length=1)
+
+    def operations(self) -> list[OperationSpec]:
+        """Every operation of every entity, in catalog order."""
+        return [op for entity in self.entities.values() for op in entity.operations]
+
+
+__all__ = [
+    "AdjustEffect",
+    "ArgSpec",
+    "AssignEffect",
+    "Compare",
+    "CompareInvariant",
+    "CountBelow",
+    "CountInvariant",
+    "Distinct",
+    "DomainSpec",
+    "Effect",
+    "EntitySpec",
+    "Exists",
+    "FieldIn",
+    "FieldSpec",
+    "FilledInvariant",
+    "FilterSpec",
+    "HoursBefore",
+    "ImpliesInvariant",
+    "Invariant",
+    "LimitSpec",
+    "OperationSpec",
+    "Owned",
+    "Precondition",
+    "RecordEffect",
+    "RoleSpec",
+    "SetEffect",
+    "SpecError",
+    "StampEffect",
+    "StatusMachine",
+    "TimeSide",
+    "Transition",
+    "TransitionEffect",
+    "Unique",
+    "UpdateRelatedEffect",
+    "ValueSpec",
+    "WithinDays",
+]

@@ -1,0 +1,258 @@
+"""Bring a freshly filled state inside its domain's invariants (``invariants.py``).
+
+Records are drawn first; then, in rounds until nothing changes, each record that breaks an
+invariant is mended, parents before children:
+- ``count``: the field is derived from the records it mirrors (``total`` rises if it must);
+- ``compare``: the left operand, when it is the record's own field, is drawn again between the
+  bounds every applicable ``compare`` on that field sets (a start time before ``now``, an end
+  time between the start and ``now``, a capacity at least the enrolled count);
+- ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one;
+- otherwise, when the rule applies only in some statuses, the record is made again in a status
+  outside them (a graded enrolment of a course that has not started becomes enrolled).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from envmill.tasks.backends.procedural.spec.check import reachable_states, ref_order
+from envmill.tasks.backends.procedural.spec.domain import EntitySpec, FieldSpec
+from envmill.tasks.backends.procedural.state.invariants import (
+    KIND_VIOLATIONS,
+    MISSING,
+    NOW,
+    StateView,
+    matches,
+    operand,
+)
+from envmill.tasks.backends.procedural.state.values import fill_typed, make_record
+
+if TYPE_CHECKING:
+    from envmill.tasks.backends.procedural.state.fill import Filler
+
+Record = dict[str, Any]
+SPREAD = {"date": 2, "datetime": 16}  # steps a time may move away from its one known bound
+STEP = {"date": timedelta(days=1), "datetime": timedelta(minutes=15), "int": 1, "float": 0.01}
+
+
+def repair_round(filler: Filler) -> bool:
+    """Mend every record that breaks an invariant once; True when anything changed."""
+    view = filler_view(filler)
+    changed = False
+    for name in ref_order(filler.spec):
+        entity = filler.spec.entities[name]
+        for record_id in list(filler.records.get(name, {})):
+            for invariant in entity.invariants:
+                changed |= repair_record(filler, view, entity, record_id, invariant)
+    return changed
+
+
+def filler_view(filler: Filler) -> StateView:
+    """The records made so far as a state (sharing the record dicts, so repairs show at once)."""
+    state: dict[str, Any] = {
+        filler.spec.entities[name].plural: rows for name, rows in filler.records.items()
+    }
+    state["current_time"] = filler.now.isoformat(timespec="seconds")
+    return StateView(filler.spec, state)
+
+
+def repair_record(
+    filler: Filler, view: StateView, entity: EntitySpec, record_id: str, invariant: Any
+) -> bool:
+    record = filler.records[entity.name][record_id]
+    if KIND_VIOLATIONS[invariant.kind](view, entity, record, invariant) is None:
+        return False
+    if REPAIRS[invariant.kind](filler, view, entity, record, invariant):
+        return True
+    return remake_outside(filler, entity, record_id, invariant.when)
+
+
+def repair_count(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
+) -> bool:
+    if inv.field is None:
+        return False
+    own = record[entity.id_field]
+    rows = view.rows(inv.entity) or {}
+    count = sum(
+        1
+        for row in rows.values()
+        if row.get(inv.via) == own and all(row.get(k) in v for k, v in inv.where.items())
+    )
+    if inv.total is None:
+        record[inv.field] = count
+        return True
+    low = entity.fields[inv.field].min or 0
+    if record[inv.total] - count < low:
+        record[inv.total] = int(count + low)
+    record[inv.field] = record[inv.total] - count
+    return True
+
+
+def repair_compare(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
+) -> bool:
+    """Draw the left operand again when it is one of the record's own fields."""
+    if not isinstance(inv.left, str) or inv.left == NOW or "." in inv.left:
+        return False
+    value = bounded_value(filler, view, entity, record, inv.left)
+    if value is None:
+        return False
+    record[inv.left] = value
+    return True
+
+
+def repair_implies(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
+) -> bool:
+    status = entity.status.field if entity.status else None
+    for path, values in inv.then.items():
+        if record.get(path, MISSING) in values:
+            continue
+        if "." in path or path == status:
+            return path == status and remake_in(filler, entity, record, values)
+        record[path] = filler.rng.choice(values)
+    return True
+
+
+def repair_filled(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
+) -> bool:
+    record[inv.field] = fill_typed(filler, entity, inv.field, record)
+    return record[inv.field] is not None
+
+
+REPAIRS = {
+    "count": repair_count,
+    "compare": repair_compare,
+    "implies": repair_implies,
+    "filled": repair_filled,
+}
+
+
+def remake_in(filler: Filler, entity: EntitySpec, record: Record, statuses: list) -> bool:
+    """Make the record again in one of ``statuses`` (the reachable ones, in machine order)."""
+    live = [s for s in entity.status.states if s in statuses and s in reachable_states(entity)]
+    if not live:
+        return False
+    remake(filler, entity, record[entity.id_field], live[0])
+    return True
+
+
+def remake_outside(filler: Filler, entity: EntitySpec, record_id: str, when: dict) -> bool:
+    """Make the record again in a reachable status the rule's ``when`` does not cover."""
+    machine = entity.status
+    if machine is None or machine.field not in when:
+        return False
+    others = [s for s in machine.states if s not in when[machine.field]]
+    return remake_in(filler, entity, filler.records[entity.name][record_id], others)
+
+
+def remake(filler: Filler, entity: EntitySpec, record_id: str, status: str) -> None:
+    """A new record with the same id and refs, except refs the new status claims afresh."""
+    old = filler.records[entity.name][record_id]
+    fixed = {
+        name: old[name]
+        for name, field in entity.fields.items()
+        if field.type == "ref" and status not in field.claims
+    }
+    filler.records[entity.name][record_id] = make_record(filler, entity, record_id, status, fixed)
+
+
+def bounded_value(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, name: str
+) -> Any:
+    """A value for field ``name`` inside the bounds of every ``compare`` (applying to this record)
+    whose left operand it is; None when no bound is known."""
+    field = entity.fields[name]
+    kind = field.type if field.type in STEP else "float"
+    lows: list[Any] = []
+    highs: list[Any] = []
+    for inv in entity.invariants:
+        if inv.kind != "compare" or inv.left != name:
+            continue
+        if matches(view, entity, record, inv.when) is not True:
+            continue
+        value, right_kind = operand(view, entity, record, inv.right)
+        bound = to_bound(value, kind)
+        if bound is None:
+            continue
+        if inv.op == "==":
+            return from_bound(bound, kind)
+        low, high = edge(bound, inv.op, kind, right_kind)
+        lows += [low] if low is not None else []
+        highs += [high] if high is not None else []
+    return pick_between(filler, field, kind, max(lows, default=None), min(highs, default=None))
+
+
+def to_bound(value: Any, kind: str) -> Any:
+    """A bound in the field's terms: a number, or a datetime (a date at midnight)."""
+    if value is None or value is MISSING:
+        return None
+    if kind in ("int", "float"):
+        return value if isinstance(value, int | float) else None
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def edge(bound: Any, op: str, kind: str, bound_kind: str) -> tuple[Any, Any]:
+    """The (lowest, highest) value ``field op bound`` admits; times compare by day when either
+    side is a date."""
+    by_day = "date" in (kind, bound_kind)
+    if by_day:
+        bound = datetime.combine(bound.date(), datetime.min.time())
+    step = timedelta(days=1) if by_day else STEP[kind]
+    if kind == "date":
+        bound = bound.date()
+    if op in ("<", "<="):
+        if by_day and kind == "datetime":  # before the day (<) or within it (<=)
+            return None, bound - STEP[kind] if op == "<" else bound + step - STEP[kind]
+        return None, bound - step if op == "<" else bound
+    if op in (">", ">="):
+        return (bound + step if op == ">" else bound), None
+    return None, None
+
+
+def pick_between(filler: Filler, field: FieldSpec, kind: str, low: Any, high: Any) -> Any:
+    """A random value in [low, high]; near the bound when only one is known."""
+    if kind in ("int", "float"):
+        return pick_number(filler, field, kind, low, high)
+    if low is None and high is None:
+        return None
+    step = STEP[kind]
+    if low is None:
+        low = high - SPREAD[kind] * step
+    if high is None or high < low:
+        high = low + SPREAD[kind] * step if high is None else low
+    return from_bound(low + filler.rng.randint(0, int((high - low) / step)) * step, kind)
+
+
+def pick_number(filler: Filler, field: FieldSpec, kind: str, low: Any, high: Any) -> Any:
+    """A number within the bounds, inside the field's fill range where the two overlap."""
+    fill_low, fill_high = field.range or [field.min, field.max]
+    lo, hi = extreme(max, low, fill_low), extreme(min, high, fill_high)
+    lo, hi = (hi if lo is None else lo), (lo if hi is None else hi)
+    if lo is None:
+        return None
+    if lo > hi:  # the fill range misses the bounds: stay on a bound
+        lo = hi = low if low is not None else high
+    if kind == "float":
+        return round(filler.rng.uniform(lo, hi), 2)
+    return filler.rng.randint(int(lo), int(hi))
+
+
+def extreme(pick: Any, *values: Any) -> Any:
+    """``pick`` (min or max) of the values that are not None; None when all are."""
+    known = [value for value in values if value is not None]
+    return pick(known) if known else None
+
+
+def from_bound(value: Any, kind: str) -> Any:
+    if kind == "date":
+        return (value.date() if isinstance(value, datetime) else value).isoformat()
+    if kind == "datetime":
+        return value.isoformat(timespec="seconds")
+    return float(value) if kind == "float" else int(value)

@@ -1,0 +1,235 @@
+"""Records and field values of a seeded state (see ``statefill``): statuses spread over the
+reachable states, parents linked by ``claims`` / ``follows``, and each field filled from its type
+and fill hints.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from envmill.tasks.backends.procedural.spec.check import reachable_states
+from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec
+
+if TYPE_CHECKING:
+    from envmill.tasks.backends.procedural.state.fill import Filler
+
+Record = dict[str, Any]
+
+
+def bound_value(filler: Filler, entity: EntitySpec, operand: str, values: Record) -> Any:
+    """The number ``operand`` names for the record being filled, or None when unknown."""
+    if operand.startswith("$"):
+        return filler.plan.limits.get(operand[1:])
+    ref, _, name = operand.partition(".")
+    field = entity.fields.get(ref)
+    if not name or "." in name or field is None or field.type != "ref" or ref not in values:
+        return None
+    return filler.records.get(field.entity or "", {}).get(values[ref], {}).get(name)
+
+
+def status_pool(filler: Filler, entity: EntitySpec, count: int) -> list[str | None]:
+    if entity.status is None:
+        return [None] * count
+    live = [s for s in entity.status.states if s in reachable_states(entity)]
+    weighted = [entity.status.initial, *live]
+    pool = [weighted[i % len(weighted)] for i in range(count)]
+    filler.rng.shuffle(pool)
+    return pool
+
+
+def fill_entity(filler: Filler, entity: EntitySpec) -> None:
+    count = filler.rng.randint(*filler.plan.fill_counts.get(entity.name, entity.count))
+    rows: dict[str, Record] = {}
+    for index, status in enumerate(status_pool(filler, entity, count), start=1):
+        record_id = entity.id_format.format(n=index)
+        rows[record_id] = make_record(filler, entity, record_id, status, {})
+    filler.records[entity.name] = rows
+
+
+def field_order(entity: EntitySpec) -> list[str]:
+    """Fields with their fill bases (``after``, ``at_most``) first."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        field = entity.fields[name]
+        match = DERIVE.match(field.derive or "")
+        derived = [match.group(1), match.group(3)] if match else []
+        for base in (field.after, field.at_most, *derived):
+            if base:
+                visit(base)
+        order.append(name)
+
+    for name in entity.fields:
+        visit(name)
+    return order
+
+
+def make_record(
+    filler: Filler, entity: EntitySpec, record_id: str, status: str | None, fixed: Record
+) -> Record:
+    record: Record = {entity.id_field: record_id}
+    values: Record = dict(fixed)
+    if entity.status is not None:
+        values[entity.status.field] = status
+        link_parents(filler, entity, values)
+    for name in field_order(entity):
+        if name not in values:
+            values[name] = fill_value(filler, entity, name, values)
+    record.update({name: values[name] for name in entity.fields})
+    return record
+
+
+def link_parents(filler: Filler, entity: EntitySpec, values: Record) -> None:
+    """Apply ``claims`` (an ongoing trip puts its vehicle on_trip, one parent per claim) and
+    ``follows`` (a booking on a cancelled flight is cancelled) before the other fields."""
+    machine = entity.status
+    for name, field in entity.fields.items():
+        if not (field.claims or field.follows):
+            continue
+        status = values[machine.field]
+        if status in field.claims and name not in values:
+            parent = claim_parent(filler, field, field.claims[status])
+            if parent is None:
+                values[machine.field] = next(
+                    s
+                    for s in machine.states
+                    if s not in field.claims and s in reachable_states(entity)
+                )
+            else:
+                values[name] = parent
+        if name not in values:
+            values[name] = filler.rng.choice(sorted(filler.records[field.entity or ""]))
+        parent_status = filler.records[field.entity or ""][values[name]].get(
+            filler.spec.entities[field.entity or ""].status.field
+        )
+        if parent_status in field.follows:
+            values[machine.field] = field.follows[parent_status]
+
+
+def claim_parent(filler: Filler, field: FieldSpec, target: str) -> str | None:
+    """A parent not claimed yet, in its initial state or already in ``target``; it moves there."""
+    parent_spec = filler.spec.entities[field.entity or ""]
+    machine = parent_spec.status
+    claimed = filler.claimed.setdefault(parent_spec.name, set())
+    rows = filler.records[parent_spec.name]
+    free = [
+        pid
+        for pid in sorted(rows)
+        if pid not in claimed and rows[pid][machine.field] in (target, machine.initial)
+    ]
+    if not free:
+        return None
+    parent = filler.rng.choice(free)
+    claimed.add(parent)
+    rows[parent][machine.field] = target
+    return parent
+
+
+def fill_value(filler: Filler, entity: EntitySpec, name: str, values: Record) -> Any:
+    """One field's value: per-status rules first, then by type."""
+    field = entity.fields[name]
+    status = values.get(entity.status.field) if entity.status else None
+    if field.set_when and status not in field.set_when:
+        return None
+    if status in field.value_when:
+        return field.value_when[status]
+    return fill_typed(filler, entity, name, values)
+
+
+def fill_typed(filler: Filler, entity: EntitySpec, name: str, values: Record) -> Any:
+    """A value for the field's type and fill hints, whatever the record's status says."""
+    field = entity.fields[name]
+    status = values.get(entity.status.field) if entity.status else None
+    if field.type in ("int", "float"):
+        return fill_number(filler, entity, name, values)
+    if field.type in ("date", "datetime"):
+        return fill_time(filler, field, status, values)
+    if field.type == "str":
+        return fill_text(filler, entity, name, field)
+    return fill_choice(filler, entity, field, values)
+
+
+def fill_choice(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
+    """A ref to an existing record, an enum value (one that an earlier field with the same
+    choices did not take: origin and destination differ) or a bool."""
+    if field.type == "ref":
+        return filler.rng.choice(sorted(filler.records[field.entity or ""]))
+    if field.type == "enum":
+        taken = {
+            values.get(name)
+            for name, other in entity.fields.items()
+            if other is not field and other.type == "enum" and other.values == field.values
+        }
+        return filler.rng.choice([v for v in field.values if v not in taken] or field.values)
+    return filler.rng.random() < 0.5
+
+
+def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
+    """``product_id.price * quantity``: copy a field of a referenced record, times a local one."""
+    ref, copied, factor = DERIVE.match(field.derive or "").groups()
+    source = filler.records[entity.fields[ref].entity or ""][values[ref]]
+    value = source[copied]
+    if factor is not None:
+        value = value * values[factor]
+    return round(value, 2) if isinstance(value, float) else value
+
+
+def fill_number(filler: Filler, entity: EntitySpec, name: str, values: Record) -> int | float:
+    field = entity.fields[name]
+    if field.derive is not None:
+        return derive_value(filler, entity, field, values)
+    low, high = field.range or [field.min or 0, field.max if field.max is not None else 100]
+    if field.at_most is not None:
+        high = min(high, values[field.at_most])
+    low = min(low, high)
+    for operand, strict in filler.bounds.get((entity.name, name), []):
+        cap = bound_value(filler, entity, operand, values)
+        if isinstance(cap, int | float) and not isinstance(cap, bool):
+            cap = cap - 1 if strict and field.type == "int" else cap
+            if cap >= max(low, field.min if field.min is not None else low):
+                high = min(high, cap)
+    if field.type == "int":
+        return filler.rng.randint(int(low), int(high))
+    return round(filler.rng.uniform(low, high), 2)
+
+
+def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Record) -> str:
+    base = filler.now
+    days = field.by_status.get(status or "") if status else None
+    if days is None:
+        days = field.days or [-60, 60]
+        if field.after is not None and values.get(field.after):
+            base = datetime.fromisoformat(values[field.after])
+    moment = base + timedelta(days=filler.rng.randint(*days))
+    if field.type == "date":
+        return moment.date().isoformat()
+    moment = moment.replace(hour=filler.rng.randint(8, 19), minute=15 * filler.rng.randrange(4))
+    if base is not filler.now and moment <= base:  # `after` on the same day, at an earlier hour
+        moment = base + timedelta(hours=filler.rng.randint(1, 4))
+    return moment.isoformat(timespec="seconds")
+
+
+def fill_text(filler: Filler, entity: EntitySpec, name: str, field: FieldSpec) -> str:
+    """A sample or faker value, unique where the entity's label or a rule needs it."""
+    if field.default is not None and filler.rng.random() < 0.2:
+        return str(field.default)
+    key = (entity.name, name)
+    seen = filler.seen.setdefault(key, set())
+    for attempt in range(30):
+        if field.sample:
+            text = filler.rng.choice(field.sample)
+        elif field.faker == "name":  # plain names: faker's name() adds "Dr." and "MD"
+            text = f"{filler.fake.first_name()} {filler.fake.last_name()}"
+        elif field.faker:
+            text = str(getattr(filler.fake, field.faker)())
+        else:
+            text = filler.fake.word().capitalize()
+        if key not in filler.unique or text not in seen:
+            break
+        if attempt == 29:
+            text = f"{text} {len(seen) + 1}"
+    seen.add(text)
+    return text

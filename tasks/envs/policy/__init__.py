@@ -1,0 +1,85 @@
+"""Static policy for untrusted generated Python (DESIGN §3.1, §3.3, §5).
+
+One AST pass over an environment module or a check source that collects *every* reason to refuse
+it, each naming its line, so a generator can be told exactly what to fix. It is a filter with good
+messages, not the security boundary (the process sandbox is), so it aims to be precise and never to
+refuse ordinary environment code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from envmill.schemas.environment import PolicyViolation
+from envmill.tasks.envs.policy.names import (
+    ALLOWED_IMPORTS,
+    MAX_SOURCE_BYTES,
+    violation,
+)
+from envmill.tasks.envs.policy.shape import (
+    bound_names,
+    check_purity,
+    check_signature,
+    check_top_level,
+    compared_type_calls,
+    method_owners,
+)
+from envmill.tasks.envs.policy.visitor import PolicyVisitor
+
+__all__ = ["ALLOWED_IMPORTS", "MAX_SOURCE_BYTES", "check_check_source", "check_module", "describe"]
+
+
+def check_module(source: str) -> list[PolicyViolation]:
+    """Every policy violation of an environment module, sorted by line (empty when it passes)."""
+    tree, early = _parse(source)
+    if tree is None:
+        return early
+    return _sorted([*_visit(tree), *check_top_level(tree)])
+
+
+def check_check_source(source: str) -> list[PolicyViolation]:
+    """Every policy violation of a check source, which must define ``check(initial, final)``
+    or ``check(initial, final, answer)``."""
+    tree, early = _parse(source)
+    if tree is None:
+        return early
+    return _sorted(
+        [*_visit(tree), *check_top_level(tree), *check_signature(tree), *check_purity(tree)]
+    )
+
+
+def describe(violations: Sequence[PolicyViolation]) -> str:
+    """One line for a failure row: the first violation and how many more there are."""
+    if not violations:
+        return "no policy violations"
+    more = len(violations) - 1
+    return f"{violations[0]} (and {more} more)" if more else str(violations[0])
+
+
+def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > MAX_SOURCE_BYTES:
+        return None, [
+            violation("size", 1, f"source is {size} bytes, over the limit of {MAX_SOURCE_BYTES}")
+        ]
+    try:
+        return ast.parse(source), []
+    except SyntaxError as error:
+        return None, [violation("syntax", error.lineno or 1, f"syntax error: {error.msg}")]
+    except (ValueError, RecursionError, MemoryError) as error:
+        return None, [violation("syntax", 1, f"cannot parse: {type(error).__name__}: {error}")]
+
+
+def _visit(tree: ast.Module) -> list[PolicyViolation]:
+    owners, methods = method_owners(tree)
+    visitor = PolicyVisitor(bound_names(tree), compared_type_calls(tree), owners, methods)
+    try:
+        visitor.visit(tree)
+    except RecursionError:
+        return [violation("size", 1, "source is nested too deeply to check")]
+    return [violation for _, violation in sorted(visitor.found, key=lambda f: f[0])]
+
+
+def _sorted(found: list[PolicyViolation]) -> list[PolicyViolation]:
+    return sorted(dict.fromkeys(found), key=lambda v: v.line)

@@ -1,0 +1,128 @@
+"""Rules about a program's shape rather than its names: what may run at import time, the
+check signature, what a check may write, and which names a module binds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from envmill.schemas.environment import PolicyViolation
+from envmill.tasks.envs.policy.names import STATEMENT_NAMES, TOP_LEVEL_OK, violation
+
+
+def check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
+    """Only imports, definitions, assignments and docstrings may run at import time."""
+    for stmt in tree.body:
+        if isinstance(stmt, TOP_LEVEL_OK):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        kind = type(stmt).__name__
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            kind = "Call"
+        what = STATEMENT_NAMES.get(kind, f"'{kind.lower()}' statement")
+        yield violation(
+            "module_code",
+            stmt.lineno,
+            f"top-level {what} is not allowed; only imports, definitions and assignments",
+        )
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere (assigned, a parameter, defined, imported)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def compared_type_calls(tree: ast.Module) -> set[int]:
+    """Ids of the ``type(x)`` calls that are operands of a comparison (``type(x) is int``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in [node.left, *node.comparators]:
+                if (
+                    isinstance(operand, ast.Call)
+                    and isinstance(operand.func, ast.Name)
+                    and operand.func.id == "type"
+                ):
+                    found.add(id(operand))
+    return found
+
+
+def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
+    """A check writes no attribute: the only place it could keep state between evaluations
+    is an object it did not create (a module, a class of an allowed module)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            yield violation(
+                "check_purity",
+                node.lineno,
+                f"a check must not set or delete attributes ('.{node.attr}'); "
+                "compute from the two states only",
+            )
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+        ):
+            yield violation("check_purity", node.lineno, f"a check must not call {node.func.id}()")
+
+
+def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
+    """A check source defines ``def check(initial_state, final_state)`` at top level, or
+    ``def check(initial_state, final_state, answer)`` to judge the agent's final words."""
+    defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
+    if not defs:
+        yield violation(
+            "check_signature", 1, "no top-level 'def check(initial_state, final_state)'"
+        )
+        return
+    args = defs[-1].args
+    positional = len(args.posonlyargs) + len(args.args)
+    line = defs[-1].lineno
+    if positional not in (2, 3):
+        yield violation(
+            "check_signature",
+            line,
+            f"check() must take 2 positional parameters (or 3, with the answer), not {positional}",
+        )
+    if args.vararg or args.kwarg or args.kwonlyargs:
+        yield violation(
+            "check_signature",
+            line,
+            "check() must not take *args, **kwargs or keyword-only parameters",
+        )
+
+
+def method_owners(tree: ast.Module) -> tuple[set[int], dict[str, set[str]]]:
+    """Who ``self`` can be: the ids of the parameters that may be called ``self`` or ``cls``
+    (the first of a method that is not static, with no default: ``A.m()`` would bind it), and
+    per class the names of those methods, which may not be taken off the class itself
+    (``A.m(other)`` binds ``self`` to anything)."""
+    owners, methods = set(), {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorators = {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+            positional = [*item.args.posonlyargs, *item.args.args]
+            if "staticmethod" in decorators or not positional:
+                continue
+            if len(item.args.defaults) < len(positional):
+                owners.add(id(positional[0]))
+            if "classmethod" not in decorators:
+                methods.setdefault(node.name, set()).add(item.name)
+    return owners, methods
