@@ -18,6 +18,6 @@ def discovered() -> tuple[list[str], dict[str, str]]:
     return packages, package_dir
 
 
-PACKAGES, PACKAGE_DIR = discovered()
-
-setup(packages=PACKAGES, package_dir=PACKAGE_DIR)
+if __name__ == "__main__":  # setuptools runs this file as __main__; tests import discovered()
+    packages, package_dir = discovered()
+    setup(packages=packages, package_dir=package_dir)
