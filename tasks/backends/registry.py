@@ -19,7 +19,9 @@ from envmill.schemas.backends import (
     BACKEND_NAMES,
     LLM,
     LLM_SCENARIOS,
+    OWN_SCENARIOS,
     PROCEDURAL,
+    SCENARIO_SOURCES,
     TRAITS,
     BackendTraits,
 )
@@ -30,6 +32,19 @@ if TYPE_CHECKING:
     from envmill.schemas.skeleton import SkeletonDraft
     from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
     from envmill.tasks.llm import LlmClient
+
+__all__ = [  # the names flows may spell a backend by, besides what it is and how it is made
+    "LLM",
+    "LLM_SCENARIOS",
+    "OWN_SCENARIOS",
+    "PROCEDURAL",
+    "REGISTRY",
+    "SCENARIO_SOURCES",
+    "Registered",
+    "backend_names",
+    "registered",
+    "with_llm_scenarios",
+]
 
 ClientMaker = Callable[[], "LlmClient"]  # the run's LLM client, made when a backend asks for it
 Factory = Callable[[EnvmillSettings, ClientMaker], Backend[Any]]
