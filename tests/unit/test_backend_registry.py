@@ -46,6 +46,17 @@ def test_cli_choices_are_the_registry_names():
     assert all(source in sources for source in SCENARIO_SOURCES)
 
 
+def test_deployments_name_only_registry_backends():
+    import yaml
+
+    specs = yaml.safe_load((TASKS.parent / "prefect.yaml").read_text(encoding="utf-8"))
+    named = [
+        ((spec.get("parameters") or {}).get("settings") or {}).get("backend")
+        for spec in specs["deployments"]
+    ]
+    assert {name for name in named if name} <= set(backend_names())
+
+
 def test_an_unknown_backend_is_one_line():
     with pytest.raises(SettingsError) as refused:
         load_settings(backend="quantum")
