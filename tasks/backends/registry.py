@@ -62,6 +62,7 @@ class Registered:
 def _procedural(settings: EnvmillSettings, client: ClientMaker) -> Backend[Any]:
     from envmill.tasks.backends.procedural.backend import ProceduralBackend
 
+    # typed as the seam: the type checker holds each backend to the protocol here, as written
     backend: BriefingBackend[CompiledEnvironment] = ProceduralBackend()
     if settings.scenarios_from == LLM_SCENARIOS:
         return with_llm_scenarios(backend, settings, client())
