@@ -83,12 +83,11 @@ def run(count: int, latency: float, cap: int, item_threads: int, slips: bool, fo
 
 
 def report(backend, output, wall, stats, latency, cap, topics) -> None:
-    outcomes = backend.drain_outcomes()
-    accepted = [o for o in outcomes if o.draft is not None]
-    failed = Counter(o.failure.stage for o in outcomes if o.failure is not None)
-    failed.update(f.stage for f in output.failures if f.stage.startswith("env_"))
-    calls = [o.llm_calls for o in accepted]
-    probes = backend.drain_probes()
+    generation = [f for f in output.failures if f.stage not in ("scenarios", "certify")]
+    failed = Counter(f.stage for f in generation)
+    per_topic = Counter(c.item for c in output.llm_calls if c.stage.startswith("skeleton"))
+    calls = [n for item, n in per_topic.items() if item not in {f.item for f in generation}]
+    probes = output.env_probes
     tools = [len(env.tools) for env in output.environments]
     print(f"topics {topics}: accepted {len(output.environments)}, failed by stage {dict(failed)}")
     if calls:

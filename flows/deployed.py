@@ -19,6 +19,7 @@ from prefect import flow
 from envmill.flows.preflight import check_run, data_folder, selected_topics
 from envmill.flows.retry import check_retry_folder, failed_topics, retry_settings
 from envmill.flows.runtime.cluster import synthesize_on_dask
+from envmill.schemas.backends import TRAITS
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.lock import folder_lock
 
@@ -28,7 +29,7 @@ def synthesize_on_cluster(settings: EnvmillSettings, data_dir: str | None = None
     """``envmill run``: synthesize into the data folder on a Dask cluster (llm backend: the
     settings' topics, else the folder's selected ones)."""
     root = data_folder(settings, data_dir)
-    if settings.backend == "llm" and not settings.topics:
+    if TRAITS[settings.backend].takes_topics and not settings.topics:
         settings = settings.model_copy(update={"topics": selected_topics(root)})
     root = check_run(settings, root)
     with folder_lock(root, "synthesize-on-cluster"), synthesize_on_dask(settings) as synthesize:

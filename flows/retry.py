@@ -1,9 +1,10 @@
 """Retrying failed topics: which topics ended failed, and the settings that build them again.
 
-A topic of the llm backend ends accepted (an environment) or failed (a failure row at one of the
-generating stages). A retry reruns exactly the failed ones that have no environment yet; the
-response cache makes every LLM call that finished the first time free. ``envmill retry-failed``
-and the ``retry-failed`` flow of ``flows/deployed.py`` both build on these.
+A topic of the llm backend (the registry's ``LLM``) ends accepted (an environment) or failed (a
+failure row at one of the generating stages). A retry reruns exactly the failed ones that have no
+environment yet; the response cache makes every LLM call that finished the first time free.
+``envmill retry-failed`` and the ``retry-failed`` flow of ``flows/deployed.py`` both build on
+these.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.backends.registry import LLM
 from envmill.warehouse.store import MARKER
 from envmill.warehouse.views import query
 
@@ -25,7 +27,7 @@ def check_retry_folder(root: Path) -> None:
     """RetryError unless ``root`` is an envmill data folder (a retry has failures to read)."""
     if not (root / MARKER).is_file():
         raise RetryError(
-            f"{root} is not an envmill data folder; run `envmill run --backend llm` first"
+            f"{root} is not an envmill data folder; run `envmill run --backend {LLM}` first"
         )
 
 
@@ -36,13 +38,14 @@ def failed_topics(root: Path, run_id: str | None = None, stage: str | None = Non
     _check_names(root, run_id, stage)
     sql = f"""
         SELECT DISTINCT item FROM failures
-        WHERE run_id IN (SELECT run_id FROM runs WHERE backend = 'llm')
+        WHERE run_id IN (SELECT run_id FROM runs WHERE backend = $backend)
           AND ($run IS NULL OR run_id = $run)
           AND stage NOT IN {NOT_GENERATION}
           AND ($stage IS NULL OR stage = $stage)
         ORDER BY item
     """
-    items = [row["item"] for row in query(root, sql, {"run": run_id, "stage": stage}).to_pylist()]
+    names = {"run": run_id, "stage": stage, "backend": LLM}
+    items = [row["item"] for row in query(root, sql, names).to_pylist()]
     topics = [item.rsplit("#", 1)[0] for item in items if "#" in item]
     built = {row["topic"] for row in query(root, "SELECT topic FROM environments").to_pylist()}
     return [topic for topic in dict.fromkeys(topics) if topic not in built]
@@ -67,6 +70,7 @@ def _check_names(root: Path, run_id: str | None, stage: str | None) -> None:
 def retry_settings(settings: EnvmillSettings, root: Path, topics: list[str]) -> EnvmillSettings:
     """Settings that build ``topics`` as a new attempt (numbered by the llm runs so far), so
     answers that were checked and failed are asked anew while the rest come from the cache."""
-    runs = query(root, "SELECT count(*) AS n FROM runs WHERE backend = 'llm'").to_pylist()
+    sql = "SELECT count(*) AS n FROM runs WHERE backend = $backend"
+    runs = query(root, sql, {"backend": LLM}).to_pylist()
     skeleton = settings.skeleton.model_copy(update={"attempt": runs[0]["n"]})
-    return settings.model_copy(update={"backend": "llm", "topics": topics, "skeleton": skeleton})
+    return settings.model_copy(update={"backend": LLM, "topics": topics, "skeleton": skeleton})

@@ -7,7 +7,6 @@ writes are ``warehouse.rows.write_batch``. The task runner (Dask) is chosen by t
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +27,12 @@ from envmill.warehouse.resume import FinishedItems
 from envmill.warehouse.rows import write_batch
 from envmill.warehouse.store import Warehouse
 
-_backends: dict[tuple[str, str, str], Backend] = {}
-_backends_lock = threading.Lock()
 
-
-def process_backend(settings: EnvmillSettings, run_id: str, data_dir: str) -> Backend:
-    """One backend per worker process and run: the LLM backend's client (connections, cache,
-    call records) is shared by every batch the process runs."""
-    key = (settings.model_dump_json(), run_id, data_dir)
-    with _backends_lock:
-        if key not in _backends:
-            _backends[key] = make_backend(settings, run_id=run_id, data_dir=Path(data_dir))
-        return _backends[key]
+def run_backend(settings: EnvmillSettings, run_id: str, data_dir: str) -> Backend[Any]:
+    """The run's backend, as a batch task or the flow makes it: what it makes comes back with
+    its records, so nothing ties a batch to the backend object another batch used (the LLM
+    client's connections and limits are shared per process below it)."""
+    return make_backend(settings, run_id=run_id, data_dir=Path(data_dir))
 
 
 @task(name="synthesize-batch", retries=BATCH_RETRIES, retry_delay_seconds=1)
@@ -50,7 +43,7 @@ def synthesize_batch_task(
     root = Path(data_dir)
     if not may_write(root, run_id):
         return {"counts": {}, "seconds": {}}  # the run was stopped: nothing is published
-    backend = process_backend(settings, run_id, data_dir)
+    backend = run_backend(settings, run_id, data_dir)
     output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
     return {"counts": output.counts() if written else {}, "seconds": output.seconds}
@@ -77,7 +70,7 @@ def synthesize(
 
 def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:
     """Submit the batches not done yet, a window at a time, and gather them as they finish."""
-    backend = process_backend(settings, run_id, data_dir)
+    backend = run_backend(settings, run_id, data_dir)
     finished = finished_items(Path(data_dir))
     planned, done = _tally(settings, backend, finished)
     for line in finished.redone:
@@ -104,7 +97,9 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
     }
 
 
-def _tally(settings: EnvmillSettings, backend: Backend, finished: FinishedItems) -> tuple[int, int]:
+def _tally(
+    settings: EnvmillSettings, backend: Backend[Any], finished: FinishedItems
+) -> tuple[int, int]:
     """Items planned and items already done, counted without keeping the plan in memory."""
     planned = done = 0
     for batch in iter_batches(settings, backend):

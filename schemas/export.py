@@ -1,14 +1,12 @@
 """Records of the export stage: which trajectories to hand to a trainer, and each one as the
-warehouse gives it (a trajectory joined with its scenario and environment)."""
+warehouse gives it (a trajectory joined with its scenario and environment). The formats are
+``tasks/export``'s: each format's module declares its own name."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-ExportFormat = Literal["openai", "llamafactory", "parquet"]
-EXPORT_FORMATS: tuple[str, ...] = ("openai", "llamafactory", "parquet")
 
 
 class ExportSelection(BaseModel):

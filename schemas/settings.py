@@ -17,6 +17,14 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from envmill.schemas.backends import (
+    OWN_SCENARIOS,
+    PROCEDURAL,
+    TRAITS,
+    BackendName,
+    ScenarioSource,
+    default_batch_sizes,
+)
 from envmill.schemas.dedupe import DedupeSettings
 from envmill.schemas.llm import LlmSettings
 from envmill.schemas.rollout import RolloutSettings
@@ -24,7 +32,6 @@ from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
 
 SETTINGS_FILE = "envmill.toml"
-DEFAULT_BATCH_SIZE = {"procedural": 4, "llm": 1}
 MAX_ENVS = 1_000_000  # a run's items are planned in memory: past this, split it into runs
 MAX_SCENARIOS_PER_ENV = 10_000
 
@@ -62,16 +69,17 @@ class EnvmillSettings(BaseSettings):
     )
 
     home: Path | None = Field(None, description="data folder (--out); else ./envmill-data")
-    backend: Literal["procedural", "llm"] = "procedural"
-    scenarios_from: Literal["backend", "llm"] = Field(
-        "backend", description="llm: ScenGenerator writes the procedural backend's scenarios too"
+    backend: BackendName = PROCEDURAL
+    scenarios_from: ScenarioSource = Field(
+        OWN_SCENARIOS,
+        description="llm: ScenGenerator writes the procedural backend's scenarios too",
     )
     seed: int = Field(0, ge=0, lt=2**63, description="seed of the whole run (a 64-bit column)")
     envs: int = Field(24, gt=0, le=MAX_ENVS, description="environments to synthesize")
     scenarios_per_env: int = Field(12, gt=0, le=MAX_SCENARIOS_PER_ENV)
     domains: list[str] = Field(default_factory=list, description="empty: every domain")
     batch_size: int | None = Field(
-        None, gt=0, description="environments per Dask task [procedural 4, llm 1]"
+        None, gt=0, description=f"environments per Dask task [{default_batch_sizes()}]"
     )
     workers: int = Field(2, gt=0, description="Dask worker processes of the local cluster")
     dask_address: str | None = Field(None, description="an existing Dask scheduler")
@@ -88,10 +96,11 @@ class EnvmillSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _batch_size_of_backend(self) -> EnvmillSettings:
-        """A topic per task for the llm backend (the unit of fan-out and of retry); a few
-        environments per task for the procedural one, whose CPU work outweighs a task's cost."""
+        """The backend's own batch size: a topic per task for the llm backend (the unit of
+        fan-out and of retry); a few environments per task for the procedural one, whose CPU
+        work outweighs a task's cost."""
         if self.batch_size is None:
-            self.batch_size = DEFAULT_BATCH_SIZE[self.backend]
+            self.batch_size = TRAITS[self.backend].batch_size
         return self
 
     @classmethod

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envmill.schemas.environment import ToolKind
+from envmill.schemas.llm import LlmCallRecord
 
 IDENTIFIER = r"^[a-z][a-z0-9_]*$"
 ProbeKind = Literal["positive", "negative"]
@@ -201,4 +202,16 @@ class SkeletonDraft(BaseModel):
         repr=False,
         description="the AdmittedEnvironment of ``source`` (not stored): a caller may use it "
         "instead of admitting the same source again",
+    )
+    call_records: list[LlmCallRecord] = Field(
+        default_factory=list,
+        exclude=True,
+        repr=False,
+        description="the records of the LLM calls made for it (rows of llm_calls, not stored here)",
+    )
+    probes: list[ProbeRecord] = Field(
+        default_factory=list,
+        exclude=True,
+        repr=False,
+        description="the probes that checked it (rows of env_probes, not stored here)",
     )

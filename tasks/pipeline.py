@@ -3,8 +3,9 @@
 A batch runs every stage for its environments (make → admit → scenarios → certify → reference
 trajectories) in one worker, so a Dask task carries hundreds of sandbox calls and the
 orchestration cost per task (STACK §1: ~170 ms) stays small. What is made comes from the run's
-backend (``tasks/backends``); everything after that is the same for every backend. Every failure
-of an item is a ``FailureRecord``, never an exception out of the batch.
+backend (``tasks/backends``), with the records of the work it took (LLM calls, probes), which
+join the batch's rows; everything after that is the same for every backend. Every failure of an
+item is a ``FailureRecord``, never an exception out of the batch.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Container, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import islice
+from typing import Any
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
@@ -24,9 +26,11 @@ from envmill.tasks.backends import (
     Backend,
     BatchAborted,
     EnvironmentDraft,
+    RecordedFailure,
     ScenarioDrafts,
     make_backend,
 )
+from envmill.tasks.backends.base import DraftT
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.envs import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.rollout import reference_trajectory
@@ -34,14 +38,14 @@ from envmill.tasks.sandbox import Sandbox
 
 
 def plan_batches(
-    settings: EnvmillSettings, backend: Backend | None = None, done: Container[str] = ()
+    settings: EnvmillSettings, backend: Backend[Any] | None = None, done: Container[str] = ()
 ) -> list[BatchSpec]:
     """The run's work in batches (see :func:`iter_batches`), as a list."""
     return list(iter_batches(settings, backend, done))
 
 
 def iter_batches(
-    settings: EnvmillSettings, backend: Backend | None = None, done: Container[str] = ()
+    settings: EnvmillSettings, backend: Backend[Any] | None = None, done: Container[str] = ()
 ) -> Iterator[BatchSpec]:
     """The run's items that are not ``done`` (item keys), ``batch_size`` at a time, lazily.
 
@@ -58,7 +62,7 @@ def iter_batches(
     return (_batch(chunk) for chunk in iter(lambda: list(islice(todo, settings.batch_size)), []))
 
 
-def item_key(item: EnvItemSpec, settings: EnvmillSettings, backend: Backend) -> str:
+def item_key(item: EnvItemSpec, settings: EnvmillSettings, backend: Backend[Any]) -> str:
     return content_id(
         {
             "subject": item.subject,
@@ -90,7 +94,7 @@ def synthesize_batch(
     batch: BatchSpec,
     settings: EnvmillSettings,
     sandbox: Sandbox,
-    backend: Backend | None = None,
+    backend: Backend[Any] | None = None,
 ) -> BatchOutput:
     """Run every stage for each environment of ``batch``; failures become rows.
 
@@ -114,17 +118,16 @@ def synthesize_batch(
         output.scenarios += part.scenarios
         output.trajectories += part.trajectories
         output.failures += part.failures
+        output.llm_calls += part.llm_calls
+        output.env_probes += part.env_probes
         seconds.update(clock.seconds)
-    labels = {item.label for item in batch.items}
-    output.llm_calls = backend.drain_llm_calls(labels)
-    output.env_probes = backend.drain_probes(labels)
     output.seconds = dict(seconds)
     output.provenance = backend.provenance()
     return output
 
 
 def _item_output(
-    item: EnvItemSpec, settings: EnvmillSettings, sandbox: Sandbox, backend: Backend
+    item: EnvItemSpec, settings: EnvmillSettings, sandbox: Sandbox, backend: Backend[Any]
 ) -> tuple[BatchOutput, _Stopwatch]:
     """One item's rows; its failure (of any kind) is a row too."""
     output, clock = BatchOutput(key=""), _Stopwatch()
@@ -135,8 +138,17 @@ def _item_output(
     except BatchAborted:
         raise
     except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
-        output.failures.append(failure_of("item", item.label, exc))
+        output.failures.append(failure_of("item", item.label, _keep_records(exc, output)))
     return output, clock
+
+
+def _keep_records(exc: Exception, output: BatchOutput) -> Exception:
+    """What failed: ``exc``, or the cause of a RecordedFailure, whose records join ``output``."""
+    if not isinstance(exc, RecordedFailure):
+        return exc
+    output.llm_calls += exc.call_records
+    output.env_probes += exc.probes
+    return exc.cause
 
 
 def failure_of(stage: str, item: str, exc: BaseException, attempts: int = 1) -> FailureRecord:
@@ -162,7 +174,7 @@ def _synthesize_item(
     item: EnvItemSpec,
     settings: EnvmillSettings,
     sandbox: Sandbox,
-    backend: Backend,
+    backend: Backend[DraftT],
     output: BatchOutput,
     clock: _Stopwatch,
 ) -> None:
@@ -172,7 +184,10 @@ def _synthesize_item(
         except BatchAborted:
             raise
         except Exception as exc:  # a backend bug or a failed generation stops this item only
-            raise _ItemFailed(generation_failure(item.label, exc)) from exc
+            cause = _keep_records(exc, output)
+            raise _ItemFailed(generation_failure(item.label, cause)) from cause
+    output.llm_calls += draft.call_records
+    output.env_probes += draft.probes
     with clock.stage("check_env"):
         try:
             env = getattr(draft, "admitted", None) or admit_environment(draft.source, sandbox)
@@ -190,6 +205,7 @@ def _synthesize_item(
     )
     with clock.stage("scenarios"):
         made = backend.make_scenarios(draft, env, item, settings.scenarios_per_env, sandbox)
+    output.llm_calls += made.call_records
     output.failures += [
         FailureRecord(
             stage="scenarios",

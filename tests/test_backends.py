@@ -23,6 +23,8 @@ class FixtureDraft:
         self.introduction = "Front desk of a clinic."
         self.business_rules = ["Patients check in before a visit."]
         self.domain = "clinic"
+        self.call_records: list = []  # the records of the work it took: none
+        self.probes: list = []
 
 
 class FixtureBackend:
@@ -45,12 +47,6 @@ class FixtureBackend:
         specs = [ScenarioSpec(env_id=env.env_id, backend=self.name, **s) for s in self.scenarios]
         skipped = [SkippedScenario(index=9, code="no_idea", message="nothing came to mind")]
         return ScenarioDrafts(scenarios=specs[:count], skipped=skipped if self.skip else [])
-
-    def drain_llm_calls(self, items):
-        return []
-
-    def drain_probes(self, items):
-        return []
 
     def provenance(self):
         return {"generator": self.version, "models": {}, "prompts": {}}
@@ -140,6 +136,7 @@ def test_threaded_items_run_at_once_and_come_out_in_item_order(
     import time
 
     from envmill.schemas.llm import LlmCallRecord
+    from envmill.tasks.backends import RecordedFailure
 
     class Waiting(FixtureBackend):
         item_threads = 4
@@ -155,16 +152,12 @@ def test_threaded_items_run_at_once_and_come_out_in_item_order(
             time.sleep(0.2)  # waiting on an LLM
             with self.lock:
                 self.running -= 1
+            calls = [LlmCallRecord(stage="skeleton", model="m", request_hash="h", item=item.label)]
             if item.index == 1:
-                raise RuntimeError("topic 1 failed")
+                raise RecordedFailure(RuntimeError("topic 1 failed"), calls)
             draft = super().make_environment(item, sandbox)
-            draft.topic = f"topic {item.index}"
+            draft.topic, draft.call_records = f"topic {item.index}", calls
             return draft
-
-        def drain_llm_calls(self, items):
-            return [
-                LlmCallRecord(stage="skeleton", model="m", request_hash="h", item=i) for i in items
-            ]
 
     backend = Waiting(clinic_source, certified_scenarios[:1])
     out = _run(backend, sandbox, envs=4, scenarios=1)
@@ -174,31 +167,59 @@ def test_threaded_items_run_at_once_and_come_out_in_item_order(
     assert sorted(c.item for c in out.llm_calls) == [f"clinic#{i}" for i in range(4)]
 
 
-def test_a_batch_takes_only_its_own_llm_records(clinic_source, certified_scenarios, sandbox):
-    """Batches sharing a worker process (llm tasks run on threads) each drain their own items:
-    another batch's records stay for it."""
+def test_records_come_back_with_what_was_made(clinic_source, certified_scenarios, sandbox):
+    """A draft's calls and probes, a failed item's (in its RecordedFailure) and the scenarios'
+    calls all become the batch's rows; the backend keeps none of them."""
     from envmill.schemas.llm import LlmCallRecord
-    from envmill.tasks.llm.accounting import CallCollector
+    from envmill.schemas.skeleton import ProbeRecord
+    from envmill.tasks.backends import RecordedFailure
+
+    def call(item, stage):
+        return LlmCallRecord(stage=stage, model="m", request_hash="h", item=item.label)
+
+    def probe(item):
+        return ProbeRecord(
+            env_id="0" * 16,
+            topic="t",
+            item=item.label,
+            probe_index=0,
+            round=0,
+            tool="x",
+            tool_kind="query",
+            kind="positive",
+            arguments={},
+            result={},
+            verdict="pass",
+            reason="",
+        )
 
     class Recording(FixtureBackend):
-        def __init__(self, *args):
-            super().__init__(*args)
-            self.collector = CallCollector()
-
         def make_environment(self, item, sandbox):
-            for label in (item.label, "another topic#7"):  # the second: a batch running beside
-                self.collector.add(
-                    LlmCallRecord(stage="s", model="m", request_hash="h", item=label)
-                )
-            return super().make_environment(item, sandbox)
+            if item.index == 1:
+                failure = RuntimeError("the judge refused it")
+                raise RecordedFailure(failure, [call(item, "env")], [probe(item)])
+            draft = super().make_environment(item, sandbox)
+            draft.call_records, draft.probes = [call(item, "env")], [probe(item)]
+            return draft
 
-        def drain_llm_calls(self, items):
-            return self.collector.drain(items)
+        def make_scenarios(self, draft, env, item, count, sandbox):
+            made = super().make_scenarios(draft, env, item, count, sandbox)
+            made.call_records = [call(item, "scenario")]
+            return made
 
-    backend = Recording(clinic_source, certified_scenarios[:1])
-    out = _run(backend, sandbox, envs=2, scenarios=1)
-    assert sorted(c.item for c in out.llm_calls) == ["clinic#0", "clinic#1"]
-    assert [c.item for c in backend.collector.drain()] == ["another topic#7"] * 2
+    out = _run(Recording(clinic_source, certified_scenarios[:1]), sandbox, envs=2, scenarios=1)
+    assert sorted((c.item, c.stage) for c in out.llm_calls) == [
+        ("clinic#0", "env"),
+        ("clinic#0", "scenario"),
+        ("clinic#1", "env"),
+    ]
+    assert sorted(p.item for p in out.env_probes) == ["clinic#0", "clinic#1"]
+    (failure,) = out.failures  # named by the cause, not by the wrapper
+    assert (failure.stage, failure.error_class, failure.item) == (
+        "make_env",
+        "RuntimeError",
+        "clinic#1",
+    )
 
 
 def test_batch_size_and_worker_threads_follow_the_backend():

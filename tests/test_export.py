@@ -30,13 +30,9 @@ from envmill.tasks.export import (
     read_conversation,
     split_of,
 )
-from envmill.tasks.export.parquet import render_parquet
-from envmill.tasks.export.validate import (
-    validate_dataset_info,
-    validate_llamafactory,
-    validate_openai,
-    validate_parquet,
-)
+from envmill.tasks.export.llamafactory import validate_dataset_info, validate_llamafactory
+from envmill.tasks.export.openai import validate_openai
+from envmill.tasks.export.parquet import render_parquet, validate_parquet
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.warehouse.export_rows import select_for_export
 from envmill.warehouse.rows import (
@@ -586,12 +582,13 @@ def test_the_structure_rules_name_what_they_refuse(messages, tools, code):
 
 
 def test_an_export_that_fails_its_own_validation_writes_nothing(corpus, monkeypatch):
-    from envmill.tasks.export import build
+    import dataclasses
+
+    from envmill.tasks.export import FORMATS, build
 
     selected = select_for_export(corpus.root, ExportSelection())
-    spec = build.FORMATS["openai"]
-    broken = build.FormatSpec(spec.extension, spec.convert, lambda items: b"{}\n", spec.validate)
-    monkeypatch.setitem(build.FORMATS, "openai", broken)
+    broken = dataclasses.replace(FORMATS["openai"], render=lambda items: b"{}\n")
+    monkeypatch.setitem(FORMATS, "openai", broken)
     with pytest.raises(build.ExportInvalid, match="train.jsonl fails its own validation"):
         build_export(selected.records, "openai")
 

@@ -4,14 +4,16 @@ for trainers"). The warehouse is only read; the export folder gets only the expo
 from __future__ import annotations
 
 from collections import Counter
+from enum import Enum
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from envmill.flows.cli.support import echo_error, fail
 from envmill.flows.cli.warehouse import OutOption, _data_dir
+from envmill.tasks.export.formats import FORMATS, format_help  # names only: writers load on use
 
 if TYPE_CHECKING:
     from envmill.schemas.export import ExportSelection
@@ -22,15 +24,17 @@ if TYPE_CHECKING:
 
 NO_ROWS = 1  # an empty selection is a result, not a usage error
 
+
+# --format's choices, built from the names the formats declare (a type checker cannot list them)
+FormatName = Enum("FormatName", {name: name for name in FORMATS}, type=str)
 FormatOption = Annotated[
-    Literal["openai", "llamafactory", "parquet"],
-    typer.Option("--format", help="openai (JSONL), llamafactory (ShareGPT) or parquet (TRL)"),
+    FormatName, typer.Option("--format", help=format_help(), show_choices=True)
 ]
 ToOption = Annotated[Path, typer.Option("--to", help="the export folder (created if missing)")]
 
 
 def export(
-    fmt: FormatOption,
+    fmt: FormatOption,  # pyright: ignore[reportInvalidTypeForm]
     to: ToOption,
     out: OutOption = None,
     min_reward: Annotated[
@@ -72,7 +76,7 @@ def export(
         include_dropped=include_dropped,
     )
     selected = _select(root, selection)
-    plan = _build(selected, fmt, validation, seed)
+    plan = _build(selected, fmt.value, validation, seed)
     written = _write(folder, plan, _about(plan, selected, selection, validation, seed), force)
     _warn_empty_split(plan, validation)
     typer.echo(_summary(plan, selected, folder, written))
@@ -152,7 +156,7 @@ def _about(
             "without_environment_or_scenario": selected.orphans,
         },
     }
-    if plan.format == "llamafactory":
+    if _changes_turns(plan):
         about["changed"] = vars(plan.sharegpt)
     return about
 
@@ -191,11 +195,17 @@ def _summary(plan: ExportPlan, selected: Selected, folder: Path, written: Writte
     if selected.orphans:
         left.append(f"{selected.orphans} without environment or scenario row")
     parts.append("left out " + ", ".join(left) if left else "none left out")
-    if plan.format == "llamafactory":
+    if _changes_turns(plan):
         parts += _changes(plan.sharegpt)
     if written.removed:
         parts.append(f"removed the earlier export's {', '.join(written.removed)}")
     return "; ".join(parts)
+
+
+def _changes_turns(plan: ExportPlan) -> bool:
+    from envmill.tasks.export import FORMATS
+
+    return FORMATS[plan.format].changes_turns
 
 
 def _changes(stats: ShareGptStats) -> list[str]:

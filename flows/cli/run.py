@@ -8,6 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from envmill.flows.cli.support import fail
+from envmill.schemas.backends import (  # the registry's names, without loading a backend
+    LLM,
+    LLM_SCENARIOS,
+    OWN_SCENARIOS,
+    TRAITS,
+    backend_help,
+    default_batch_sizes,
+)
 
 
 def run(
@@ -20,20 +28,24 @@ def run(
         int | None, typer.Option(help="scenarios per environment [12]")
     ] = None,
     domains: Annotated[str | None, typer.Option(help="comma-separated domains [all]")] = None,
-    backend: Annotated[str | None, typer.Option(help="procedural (default) or llm")] = None,
+    backend: Annotated[str | None, typer.Option(help=backend_help())] = None,
     scenarios_from: Annotated[
         str | None,
-        typer.Option(help="backend (default: its own way) or llm (ScenGenerator, any backend)"),
+        typer.Option(
+            help=f"{OWN_SCENARIOS} (default: its own way) or {LLM_SCENARIOS} "
+            "(ScenGenerator, any backend)"
+        ),
     ] = None,
     batch_size: Annotated[
-        int | None, typer.Option(help="environments per worker task [procedural 4, llm 1]")
+        int | None,
+        typer.Option(help=f"environments per worker task [{default_batch_sizes()}]"),
     ] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
     dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
     topics: Annotated[
         Path | None,
         typer.Option(
-            help="llm: topics to build, a list or a corpus [the folder's selected topics]"
+            help=f"{LLM}: topics to build, a list or a corpus [the folder's selected topics]"
         ),
     ] = None,
     local_llm: Annotated[
@@ -63,7 +75,7 @@ def run(
             dask_address=dask_address,
         )
         root = data_folder(settings)
-        if settings.backend == "llm":
+        if TRAITS[settings.backend].takes_topics:
             settings = _with_topics(settings, topics, root)
     except (SettingsError, WarehouseError, CorpusError) as exc:
         fail(str(exc))
@@ -88,7 +100,7 @@ def retry_failed(
     from envmill.schemas.settings import SettingsError, load_settings
 
     try:
-        settings = load_settings(home=out, backend="llm")
+        settings = load_settings(home=out, backend=LLM)
     except SettingsError as exc:
         fail(str(exc))
     root = data_folder(settings)
@@ -125,7 +137,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 
 
 def _with_topics(settings, topics: Path | None, root: Path):
-    """The llm backend's topics: ``--topics`` (a list or a corpus), else the selected topics
+    """A topic backend's topics: ``--topics`` (a list or a corpus), else the selected topics
     ``envmill topics mine`` left in the data folder."""
     from envmill.tasks.backends.llm.topics.sources import read_candidates
 

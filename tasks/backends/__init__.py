@@ -1,34 +1,48 @@
-"""Backends behind one interface (``base``), and the choice of one by name."""
+"""Backends behind one interface (``base``), and the choice of one by name (``registry``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from envmill.schemas.backends import uses_llm as _uses_llm
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.base import (
     Backend,
     BatchAborted,
+    BriefingBackend,
+    EnvironmentBrief,
     EnvironmentDraft,
     PlanError,
+    RecordedFailure,
     ScenarioDrafts,
     item_seed,
 )
+from envmill.tasks.backends.registry import REGISTRY, backend_names, registered
 
 __all__ = [
+    "REGISTRY",
     "Backend",
     "BatchAborted",
+    "BriefingBackend",
+    "EnvironmentBrief",
     "EnvironmentDraft",
     "PlanError",
+    "RecordedFailure",
     "ScenarioDrafts",
+    "backend_names",
     "item_seed",
     "make_backend",
+    "registered",
     "run_llm_client",
     "task_threads",
+    "uses_llm",
 ]
 
 
 def uses_llm(settings: EnvmillSettings) -> bool:
-    return settings.backend == "llm" or settings.scenarios_from == "llm"
+    """Whether the run asks a model (its backend's environments, or the scenarios)."""
+    return _uses_llm(settings.backend, settings.scenarios_from)
 
 
 def task_threads(settings: EnvmillSettings) -> int:
@@ -42,26 +56,15 @@ def task_threads(settings: EnvmillSettings) -> int:
 
 def make_backend(
     settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None
-) -> Backend:
-    """The backend ``settings.backend`` names; one that cannot run is a one-line PlanError.
+) -> Backend[Any]:
+    """The backend ``settings.backend`` names (see ``registry``); one that cannot run is a
+    one-line PlanError.
 
-    The llm backend's responses are cached and its concurrency gated in ``data_dir``, so a rerun
-    or a retry pays only for calls that did not finish.
+    A backend that asks a model gets the run's client, its responses cached and its concurrency
+    gated in ``data_dir``, so a rerun or a retry pays only for calls that did not finish.
     """
-    # imported here, so a run of one backend never loads another's dependencies
-    if not uses_llm(settings):
-        from envmill.tasks.backends.procedural.backend import ProceduralBackend
-
-        return ProceduralBackend()
-    client = run_llm_client(settings, run_id, data_dir)
-    if settings.backend == "procedural":
-        from envmill.tasks.backends.llm.hybrid import ProceduralWithLlmScenarios
-
-        threads = settings.skeleton.item_threads
-        return ProceduralWithLlmScenarios(client, settings.scengen, threads)
-    from envmill.tasks.backends.llm.backend import LlmBackend
-
-    return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
+    entry = registered(settings.backend)
+    return entry.make(settings, lambda: run_llm_client(settings, run_id, data_dir))
 
 
 def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):

@@ -9,55 +9,21 @@ left out and counted by rule; every file is validated from its bytes, and a file
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from envmill.schemas.export import ExportFormat, ExportRecord
-from envmill.tasks.export.conversation import Conversation, Unexportable, read_conversation
-from envmill.tasks.export.llamafactory import (
-    ShareGptStats,
-    dataset_info_entries,
-    render_llamafactory,
-    sharegpt_example,
-)
-from envmill.tasks.export.openai import openai_example, render_openai
-from envmill.tasks.export.parquet import parquet_row, render_parquet
+from envmill.schemas.export import ExportRecord
+from envmill.tasks.export.conversation import Unexportable, read_conversation
+from envmill.tasks.export.format import ExportFormat
+from envmill.tasks.export.formats import FORMATS
+from envmill.tasks.export.llamafactory import ShareGptStats
 from envmill.tasks.export.split import SPLITS, Split, split_items
-from envmill.tasks.export.validate import (
-    validate_llamafactory,
-    validate_openai,
-    validate_parquet,
-)
 
 DATASET_INFO = "dataset_info.json"
 
 
 class ExportInvalid(ValueError):
     """A rendered file failed its format's validator."""
-
-
-@dataclass(frozen=True)
-class FormatSpec:
-    """How one format turns a conversation into an item, items into a file, and checks it."""
-
-    extension: str
-    convert: Callable[[ExportRecord, Conversation, ShareGptStats], Any]
-    render: Callable[[list[Any]], bytes]
-    validate: Callable[[bytes], list[str]]
-
-
-FORMATS: dict[str, FormatSpec] = {
-    "openai": FormatSpec(
-        "jsonl", lambda r, c, s: openai_example(c), render_openai, validate_openai
-    ),
-    "llamafactory": FormatSpec(
-        "json", lambda r, c, s: sharegpt_example(c, s), render_llamafactory, validate_llamafactory
-    ),
-    "parquet": FormatSpec(
-        "parquet", lambda r, c, s: parquet_row(r, c), render_parquet, validate_parquet
-    ),
-}
 
 
 @dataclass
@@ -76,7 +42,7 @@ class ExportPlan:
 
 def build_export(
     records: list[ExportRecord],
-    fmt: ExportFormat,
+    fmt: str,
     validation: float | None = None,
     seed: int = 0,
 ) -> ExportPlan:
@@ -84,7 +50,7 @@ def build_export(
 
     Args:
         records: the selected trajectories, each with its environment's tools.
-        fmt: ``openai``, ``llamafactory`` or ``parquet``.
+        fmt: the name of one of ``FORMATS``.
         validation: the share of environments to hold out; None writes one ``train`` file.
             A split that comes out empty gets no file (its counts are 0).
         seed: seeds the split.
@@ -107,12 +73,12 @@ def build_export(
             raise ExportInvalid(f"{name} fails its own validation: {'; '.join(problems[:3])}")
         plan.files[name] = data
         plan.rows[name] = len(groups[split])
-    if fmt == "llamafactory":
-        plan.dataset_info = dataset_info_entries({n.split(".")[0]: n for n in plan.files})
+    if spec.dataset_info is not None:
+        plan.dataset_info = spec.dataset_info({n.split(".")[0]: n for n in plan.files})
     return plan
 
 
-def _convert(spec: FormatSpec, record: ExportRecord, plan: ExportPlan) -> Any:
+def _convert(spec: ExportFormat, record: ExportRecord, plan: ExportPlan) -> Any:
     try:
         conversation = read_conversation(record.messages, record.tools)
         return record, spec.convert(record, conversation, plan.sharegpt)

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from envmill.tasks.export.build import DATASET_INFO, ExportPlan
-from envmill.tasks.export.llamafactory import ENTRY_PREFIX
-from envmill.tasks.export.validate import validate_dataset_info
+from envmill.tasks.export.llamafactory import ENTRY_PREFIX, validate_dataset_info
 
 MANIFEST = "envmill-export.json"
 

@@ -24,28 +24,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from envmill.tasks.export.conversation import Conversation, Message, ToolCall, Unexportable
+from envmill.tasks.export.conversation import (
+    Conversation,
+    Message,
+    ToolCall,
+    Unexportable,
+    read_tools,
+)
+from envmill.tasks.export.format import ExportFormat, ShareGptStats
+from envmill.tasks.export.validate import MAX_PROBLEMS, decoded, loaded
 
 USER_SIDE, MODEL_SIDE = ("human", "observation"), ("gpt", "function_call")
 COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}
 ENTRY_PREFIX = "envmill_"  # dataset_info.json entries envmill owns: envmill_train, ...
-
-
-@dataclass
-class ShareGptStats:
-    """What the conversion had to change, summed over an export."""
-
-    dropped_texts: int = 0
-    joined_turns: int = 0
-    cut_turns: int = 0
-
-    def add(self, other: ShareGptStats) -> None:
-        self.dropped_texts += other.dropped_texts
-        self.joined_turns += other.joined_turns
-        self.cut_turns += other.cut_turns
+SHAREGPT_KEYS = {"conversations", "system", "tools"}
 
 
 def sharegpt_example(conversation: Conversation, stats: ShareGptStats) -> dict[str, Any]:
@@ -155,3 +149,103 @@ def _alternate(turns: list[tuple[str, str]], stats: ShareGptStats) -> list[tuple
 
 def _is_user(side: str) -> bool:
     return side in USER_SIDE
+
+
+def validate_llamafactory(data: bytes) -> list[str]:
+    """Problems of a LlamaFactory ShareGPT JSON file (with tools)."""
+    problems: list[str] = []
+    examples = loaded(decoded(data, problems))
+    if not isinstance(examples, list):
+        return [*problems, "the file is not a JSON list"]
+    for index, example in enumerate(examples):
+        problems += [f"example {index}: {p}" for p in _sharegpt_example(example)]
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    return problems[:MAX_PROBLEMS]
+
+
+def _sharegpt_example(example: Any) -> list[str]:
+    if not isinstance(example, dict) or set(example) != SHAREGPT_KEYS:
+        return [f"not an object with exactly {sorted(SHAREGPT_KEYS)}"]
+    problems = [] if isinstance(example["system"], str) else ["system is not text"]
+    tools = loaded(example["tools"]) if isinstance(example["tools"], str) else None
+    if not isinstance(tools, list) or not _function_schemas(tools):
+        problems.append("tools is not the JSON text of a list of function schemas")
+    return problems + _sharegpt_turns(example["conversations"])
+
+
+def _function_schemas(tools: list[Any]) -> bool:
+    try:
+        read_tools([{"type": "function", "function": tool} for tool in tools])
+    except Unexportable:
+        return False
+    return True
+
+
+def _sharegpt_turns(turns: Any) -> list[str]:
+    if not isinstance(turns, list) or not turns or len(turns) % 2:
+        return ["conversations is not a non-empty list of an even number of turns"]
+    problems, calls = [], 0
+    for index, turn in enumerate(turns):
+        if not isinstance(turn, dict) or set(turn) != {"from", "value"}:
+            return [*problems, f"turn {index} is not {{from, value}}"]
+        side, value = turn["from"], turn["value"]
+        if side not in (MODEL_SIDE if index % 2 else USER_SIDE) or not isinstance(value, str):
+            return [*problems, f"turn {index} ({side}) breaks the alternation or is not text"]
+        if side == "observation" and not calls:
+            problems.append(f"turn {index}: an observation that answers no function_call")
+        elif side == "observation" and calls > 1 and _list_length(value) != calls:
+            problems.append(f"turn {index}: {calls} calls need a JSON list of {calls} results")
+        if calls and side != "observation" and index % 2 == 0:
+            problems.append(f"turn {index}: the function_call before it has no observation")
+        calls = _function_calls(value) if side == "function_call" else 0
+        if side == "function_call" and not calls:
+            problems.append(f"turn {index}: not a call {{name, arguments: object}} or a list")
+    return problems
+
+
+def _function_calls(value: str) -> int:
+    """How many well-formed calls a function_call value holds (0: it is malformed)."""
+    calls = loaded(value)
+    calls = calls if isinstance(calls, list) else [calls]
+    well_formed = all(
+        isinstance(c, dict)
+        and set(c) == {"name", "arguments"}
+        and isinstance(c["name"], str)
+        and isinstance(c["arguments"], dict)
+        for c in calls
+    )
+    return len(calls) if calls and well_formed else 0
+
+
+def _list_length(value: str) -> int:
+    parsed = loaded(value)
+    return len(parsed) if isinstance(parsed, list) else -1
+
+
+def validate_dataset_info(info: Any, files: set[str]) -> list[str]:
+    """Problems of envmill's entries in a ``dataset_info.json`` (``files``: the data files
+    written beside it)."""
+    if not isinstance(info, dict):
+        return ["dataset_info.json is not a JSON object"]
+    problems = []
+    for name, entry in info.items():
+        if not name.startswith(ENTRY_PREFIX):
+            continue
+        if not isinstance(entry, dict) or entry.get("file_name") not in files:
+            problems.append(f"entry {name} names no file written")
+        elif entry.get("formatting") != "sharegpt" or entry.get("columns") != COLUMNS:
+            problems.append(f"entry {name} is not sharegpt with columns {COLUMNS}")
+    return problems
+
+
+FORMAT = ExportFormat(
+    name="llamafactory",
+    about="LlamaFactory ShareGPT",
+    extension="json",
+    convert=lambda record, conversation, changes: sharegpt_example(conversation, changes),
+    render=render_llamafactory,
+    validate=validate_llamafactory,
+    dataset_info=dataset_info_entries,
+    changes_turns=True,
+)

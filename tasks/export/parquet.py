@@ -20,32 +20,43 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from envmill.tasks.export.conversation import (
+    Conversation,
+    Message,
+    Unexportable,
+    read_conversation,
+)
+from envmill.tasks.export.format import ExportFormat
+from envmill.tasks.export.validate import MAX_PROBLEMS, loaded
 
-from envmill.schemas.export import ExportRecord
-from envmill.tasks.export.conversation import Conversation, Message
+if TYPE_CHECKING:  # pyarrow loads when a Parquet file is made or read, not with the format list
+    import pyarrow as pa
+
+    from envmill.schemas.export import ExportRecord
 
 ROW_GROUP_SIZE = 1000
-METADATA = (
-    ("trajectory_id", pa.string()),
-    ("scenario_id", pa.string()),
-    ("env_id", pa.string()),
-    ("run_id", pa.string()),
-    ("policy", pa.string()),
-    ("reward", pa.float64()),
-    ("success", pa.bool_()),
-    ("termination", pa.string()),
-    ("domain", pa.string()),
-    ("backend", pa.string()),
-    ("mode", pa.string()),
+METADATA = (  # column, Arrow type (by pyarrow's name for it)
+    ("trajectory_id", "string"),
+    ("scenario_id", "string"),
+    ("env_id", "string"),
+    ("run_id", "string"),
+    ("policy", "string"),
+    ("reward", "float64"),
+    ("success", "bool_"),
+    ("termination", "string"),
+    ("domain", "string"),
+    ("backend", "string"),
+    ("mode", "string"),
 )
 
 
 def parquet_schema(json_type: pa.DataType) -> pa.Schema:
     """The file's schema; ``json_type`` is ``pa.json_()`` on disk, ``pa.string()`` to build."""
+    import pyarrow as pa
+
     function = pa.struct([("name", pa.string()), ("arguments", json_type)])
     call = pa.struct([("id", pa.string()), ("type", pa.string()), ("function", function)])
     message = pa.struct(
@@ -56,11 +67,16 @@ def parquet_schema(json_type: pa.DataType) -> pa.Schema:
             ("tool_call_id", pa.string()),
         ]
     )
-    fields = [("messages", pa.list_(message)), ("tools", json_type), *METADATA]
-    return pa.schema(fields)
+    metadata = [(name, getattr(pa, kind)()) for name, kind in METADATA]
+    return pa.schema([("messages", pa.list_(message)), ("tools", json_type), *metadata])
 
 
-SCHEMA = parquet_schema(pa.json_())
+@cache
+def file_schema() -> pa.Schema:
+    """The schema of the file on disk (JSON columns as ``arrow.json``)."""
+    import pyarrow as pa
+
+    return parquet_schema(pa.json_())
 
 
 def parquet_row(record: ExportRecord, conversation: Conversation) -> dict[str, Any]:
@@ -75,8 +91,11 @@ def parquet_row(record: ExportRecord, conversation: Conversation) -> dict[str, A
 
 def render_parquet(rows: Iterable[dict[str, Any]]) -> bytes:
     """The Parquet file's bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     built = pa.Table.from_pylist(list(rows), schema=parquet_schema(pa.string()))
-    table = built.cast(SCHEMA)
+    table = built.cast(file_schema())
     sink = io.BytesIO()
     pq.write_table(
         table,
@@ -102,3 +121,45 @@ def _message(message: Message) -> dict[str, Any]:
         "tool_calls": calls or None,
         "tool_call_id": message.tool_call_id,
     }
+
+
+def validate_parquet(data: bytes) -> list[str]:
+    """Problems of a Parquet export: its schema, and every row's conversation."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except (OSError, pa.ArrowException) as exc:
+        return [f"not a readable Parquet file: {exc}"]
+    if not table.schema.equals(file_schema(), check_metadata=False):
+        return ["the schema is not the export's"]
+    if b"pandas" in (table.schema.metadata or {}):
+        return ["the file carries pandas metadata"]
+    problems = []
+    for index, row in enumerate(table.to_pylist()):
+        problems += [f"row {index}: {p}" for p in _parquet_row(row)]
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    return problems[:MAX_PROBLEMS]
+
+
+def _parquet_row(row: dict[str, Any]) -> list[str]:
+    if any(row[name] is None for name in ("trajectory_id", "env_id", "policy", "reward")):
+        return ["a metadata column is null"]
+    messages = [{k: v for k, v in m.items() if v is not None} for m in row["messages"] or []]
+    try:
+        read_conversation(messages, loaded(row["tools"] or ""))
+    except Unexportable as exc:
+        return [str(exc)]
+    return []
+
+
+FORMAT = ExportFormat(
+    name="parquet",
+    about="Parquet for TRL",
+    extension="parquet",
+    convert=lambda record, conversation, changes: parquet_row(record, conversation),
+    render=render_parquet,
+    validate=validate_parquet,
+)

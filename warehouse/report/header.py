@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from envmill.schemas.backends import OWN_SCENARIOS, uses_llm
 from envmill.warehouse.report.model import RunSummary
 
 
@@ -31,10 +32,11 @@ def settings_summary(settings: dict[str, Any]) -> str:
     ]
     if settings.get("topics"):
         parts.append(f"topics {len(settings['topics'])}")
-    if settings.get("scenarios_from", "backend") != "backend":
-        parts.append(f"scenarios from {settings['scenarios_from']}")
+    scenarios_from = settings.get("scenarios_from", OWN_SCENARIOS)
+    if scenarios_from != OWN_SCENARIOS:
+        parts.append(f"scenarios from {scenarios_from}")
     llm = settings.get("llm") or {}
-    if settings.get("backend") == "llm" or settings.get("scenarios_from") == "llm":
+    if uses_llm(settings.get("backend", ""), scenarios_from):
         model = (llm.get("default") or {}).get("model", "?")
         overrides = {k: v.get("model") for k, v in (llm.get("stages") or {}).items() if v}
         extra = ", ".join(f"{k}: {m}" for k, m in sorted(overrides.items()) if m)

@@ -1,28 +1,34 @@
 """The LLM backend (DESIGN §4): one item per topic, its environment made by SkelBuilder's stages
 and its scenarios by ScenGenerator's, through the LLM layer.
 
-The backend keeps what the pipeline's rows do not carry yet, for the caller to write: the probe
-records (:meth:`LlmBackend.drain_probes`) and each topic's outcome
-(:meth:`LlmBackend.drain_outcomes`).
+What it makes carries the records of the work it took: a draft its calls and probes, the
+scenarios their calls, and a topic that failed both, in a :class:`RecordedFailure`. The backend
+keeps nothing between items.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from typing import Any
 
+from envmill.schemas.backends import LLM
 from envmill.schemas.ids import content_id
-from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.settings import EnvmillSettings
-from envmill.schemas.skeleton import ProbeRecord, SkeletonDraft, SkeletonSettings
-from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
-from envmill.tasks.backends.llm.scengen.build import EnvironmentBrief, make_llm_scenarios
+from envmill.schemas.skeleton import SkeletonDraft, SkeletonSettings
+from envmill.tasks.backends.base import (
+    BatchAborted,
+    EnvironmentBrief,
+    PlanError,
+    RecordedFailure,
+    ScenarioDrafts,
+    item_seed,
+)
+from envmill.tasks.backends.llm.scengen.build import make_llm_scenarios
 from envmill.tasks.backends.llm.skelbuilder.asking import Asker
-from envmill.tasks.backends.llm.skelbuilder.build import TopicOutcome, build_environment
+from envmill.tasks.backends.llm.skelbuilder.build import build_environment
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.prompts import PROMPTS_DIR
@@ -90,14 +96,14 @@ class LlmBackend:
     """SkelBuilder behind the backend seam.
 
     Args:
-        client: the run's LLM client (its collector is what :meth:`drain_llm_calls` drains).
+        client: the run's LLM client.
         topics: the environment topics; one item each, in order, repeats dropped.
         settings: bounds and thresholds of the stages.
         introductions: an introduction per topic (from topic mining), shown to the planner.
         scengen: bounds of the scenario stages.
     """
 
-    name = "llm"
+    name: str = LLM
 
     def __init__(
         self,
@@ -114,22 +120,6 @@ class LlmBackend:
         self.scengen = scengen or ScenGenSettings()
         self.item_threads = self.settings.item_threads
         self.version = f"llm-{VERSION}-{self._fingerprint()}"
-        self._lock = threading.Lock()
-        self._probes: list[ProbeRecord] = []
-        self._outcomes: list[TopicOutcome] = []
-
-    def __getstate__(self) -> dict[str, Any]:
-        """What a Dask worker gets: the client, topics and settings, not what was collected."""
-        return {
-            "client": self.client,
-            "topics": self.topics,
-            "settings": self.settings,
-            "introductions": self.introductions,
-            "scengen": self.scengen,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
 
     def _fingerprint(self) -> str:
         return stages_fingerprint(
@@ -151,22 +141,29 @@ class LlmBackend:
         ]
 
     def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> SkeletonDraft:
-        """The topic's checked environment; raises SkeletonFailed naming the stage and reason."""
-        outcome = build_environment(
-            item.subject,
-            self.client,
-            sandbox,
-            self.settings,
-            item=item.label,
-            introduction=self.introductions.get(item.subject, ""),
-        )
-        with self._lock:
-            self._probes += outcome.probes
-            self._outcomes.append(outcome)
+        """The topic's checked environment, with its calls and probes; a topic that fails is a
+        RecordedFailure whose cause (SkeletonFailed) names the stage and reason."""
+        asker = Asker(self.client, item.label, attempt=self.settings.attempt)
+        try:
+            outcome = build_environment(
+                item.subject,
+                self.client,
+                sandbox,
+                self.settings,
+                item=item.label,
+                introduction=self.introductions.get(item.subject, ""),
+                asker=asker,
+            )
+        except BatchAborted:
+            raise
+        except Exception as exc:  # the sandbox failing, say: the calls made are paid for
+            raise RecordedFailure(exc, asker.records) from exc
         if outcome.failure is not None:
-            raise outcome.failure
+            raise RecordedFailure(outcome.failure, asker.records, outcome.probes)
         assert outcome.draft is not None
-        return outcome.draft
+        return outcome.draft.model_copy(
+            update={"call_records": asker.records, "probes": outcome.probes}
+        )
 
     def make_scenarios(
         self,
@@ -181,29 +178,27 @@ class LlmBackend:
             draft.topic, draft.introduction, draft.business_rules, draft.initial_state
         )
         asker = Asker(self.client, item=item.label, attempt=self.settings.attempt)
-        return make_llm_scenarios(
-            env,
-            brief,
-            count,
-            asker=asker,
-            sandbox=sandbox,
-            settings=self.scengen,
-            seed=item.seed,
+        return written_scenarios(env, brief, count, asker, sandbox, self.scengen, item.seed)
+
+
+def written_scenarios(
+    env: AdmittedEnvironment,
+    brief: EnvironmentBrief,
+    count: int,
+    asker: Asker,
+    sandbox: Sandbox,
+    settings: ScenGenSettings,
+    seed: int,
+) -> ScenarioDrafts:
+    """ScenGenerator's scenarios for ``env`` with the records of the calls they took through
+    ``asker`` (kept in a RecordedFailure when something other than a scenario fails)."""
+    try:
+        made = make_llm_scenarios(
+            env, brief, count, asker=asker, sandbox=sandbox, settings=settings, seed=seed
         )
-
-    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
-        return self.client.collector.drain(items)
-
-    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
-        """The probe records of ``items`` made since the last drain (accepted and rejected
-        environments)."""
-        with self._lock:
-            probes = [p for p in self._probes if p.item in items]
-            self._probes = [p for p in self._probes if p.item not in items]
-        return probes
-
-    def drain_outcomes(self) -> list[TopicOutcome]:
-        """Each topic's outcome since the last drain: draft or failure, probes, call count."""
-        with self._lock:
-            outcomes, self._outcomes = self._outcomes, []
-        return outcomes
+    except BatchAborted:
+        raise
+    except Exception as exc:
+        raise RecordedFailure(exc, asker.records) from exc
+    made.call_records = asker.records
+    return made

@@ -1,20 +1,27 @@
 """The procedural backend (DESIGN §4): catalog domains compiled with a seed, scenarios sampled
-from the compiled tool manifest. No LLM anywhere."""
+from the compiled tool manifest. No LLM anywhere.
+
+It can also brief another backend's scenario writer on its environments (``--scenarios-from
+llm``): the prose, an example state from its state filler, and the invariants its domain spec
+writes down, which a model-written environment lacks.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+import functools
+from collections.abc import Iterator
 from typing import Any
 
-from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.backends import PROCEDURAL
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.schemas.skeleton import ProbeRecord
-from envmill.tasks.backends.base import PlanError, ScenarioDrafts, item_seed
+from envmill.tasks.backends.base import EnvironmentBrief, PlanError, ScenarioDrafts, item_seed
 from envmill.tasks.backends.procedural.catalog import list_domains, load_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.scenarios.generate import generate_scenario_batch
+from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.backends.procedural.state.invariants import check_invariants
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.sandbox import Sandbox
 
@@ -22,7 +29,7 @@ from envmill.tasks.sandbox import Sandbox
 class ProceduralBackend:
     """Items cycle through the chosen domains; each item's seed varies its environment."""
 
-    name = "procedural"
+    name: str = PROCEDURAL
     version = "procedural-3"
     item_threads = 1  # compiling and sampling are CPU work: processes scale it, threads would not
 
@@ -55,8 +62,17 @@ class ProceduralBackend:
     ) -> ScenarioDrafts:
         return generate_scenario_batch(draft, env.env_id, count, item.seed, sandbox)
 
-    def drain_llm_calls(self, items: Collection[str]) -> list[LlmCallRecord]:
-        return []
+    def brief(self, draft: CompiledEnvironment, item: EnvItemSpec) -> EnvironmentBrief:
+        return EnvironmentBrief(
+            topic=variant_topic(draft),
+            introduction=draft.introduction,
+            business_rules=draft.business_rules,
+            example_state=build_initial_state(draft, item.seed),
+            invariants=functools.partial(check_invariants, draft.spec),
+        )
 
-    def drain_probes(self, items: Collection[str]) -> list[ProbeRecord]:
-        return []
+
+def variant_topic(draft: CompiledEnvironment) -> str:
+    """The topic a scenario writer is told: the domain's, with the variant (a seed changes which
+    entities, tools and rules the environment has)."""
+    return f"{draft.topic} ({draft.domain} variant {draft.seed})"

@@ -107,3 +107,13 @@ class CompiledEnvironment(BaseModel):
     acting_role_attr: str | None = Field(None, description="state attribute of the acting role")
     acting_id_attr: str | None = Field(None, description="state attribute of the acting id")
     session_tool: str | None = Field(None, description="query tool reporting the acting identity")
+
+    @property
+    def call_records(self) -> tuple[()]:
+        """The LLM calls made for it, as the pipeline reads them of any draft: none."""
+        return ()
+
+    @property
+    def probes(self) -> tuple[()]:
+        """The probes that checked it: none (its code and its checks come from one spec)."""
+        return ()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import random
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +19,7 @@ from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpec
 from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
-from envmill.tasks.backends.base import BatchAborted, ScenarioDrafts
+from envmill.tasks.backends.base import BatchAborted, EnvironmentBrief, ScenarioDrafts
 from envmill.tasks.backends.llm.scengen.invariants import broken_invariant
 from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.scengen.solution import (
@@ -41,18 +40,6 @@ from envmill.tasks.sandbox import Sandbox
 NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
 MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
 ENVIRONMENT_GATES = ("loads", "solution_runs")  # refused for the environment: checks cannot help
-
-
-@dataclass
-class EnvironmentBrief:
-    """What the prompts say about the environment besides its code, and the invariants its
-    backend knows (the procedural backend's domain spec has them written down)."""
-
-    topic: str
-    introduction: str
-    business_rules: list[str]
-    example_state: dict[str, Any]
-    invariants: Callable[[dict[str, Any]], list[str]] | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from envmill.schemas.llm import LlmCallRecord
 from envmill.tasks.backends.base import BatchAborted
 from envmill.tasks.llm import LlmCallError, LlmClient, LlmGateError, render
 from envmill.tasks.llm.structured import repair_messages
@@ -40,13 +41,21 @@ RETRY_STRIDE = 1000  # sample indexes of one retry attempt, apart from every oth
 
 @dataclass
 class Asker:
-    """The LLM calls of one topic; counts them (cache hits and repairs included)."""
+    """The LLM calls of one topic; counts them and keeps their records (cache hits, repairs and
+    failed calls included), for the caller to hand on with what the calls made."""
 
     client: LlmClient
     item: str
     attempt: int = 0  # a retry's number: answers that were checked get new samples
     calls: int = 0
+    _records: list[LlmCallRecord] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def records(self) -> list[LlmCallRecord]:
+        """The records of the calls made so far, in the order they ended."""
+        with self._lock:
+            return list(self._records)
 
     def ask(
         self,
@@ -106,6 +115,13 @@ class Asker:
         except LlmGateError as exc:
             raise BatchAborted(str(exc)) from exc
         except LlmCallError as exc:
+            self._keep(exc.record)
             raise SkeletonFailed(stage, str(exc), "llm_call_failed") from None
+        self._keep(reply.record)
         assert isinstance(reply.value, schema)
         return reply.text, reply.value
+
+    def _keep(self, record: LlmCallRecord | None) -> None:
+        if record is not None:
+            with self._lock:
+                self._records.append(record)

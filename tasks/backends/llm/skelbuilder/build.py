@@ -52,9 +52,11 @@ def build_environment(
     *,
     item: str = "",
     introduction: str = "",
+    asker: Asker | None = None,
 ) -> TopicOutcome:
-    """Every stage for ``topic``; a stage that fails ends the topic with its stage and reason."""
-    asker = Asker(client, item or topic, attempt=settings.attempt)
+    """Every stage for ``topic``; a stage that fails ends the topic with its stage and reason.
+    The calls go through ``asker`` (default: a new one), which keeps their records."""
+    asker = asker or Asker(client, item or topic, attempt=settings.attempt)
     outcome = TopicOutcome(topic, item)
     with ThreadPoolExecutor(settings.method_threads, thread_name_prefix="envmill-skel") as pool:
         ctx = TopicContext(topic, asker, sandbox, settings, pool)
