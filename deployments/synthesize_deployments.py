@@ -34,7 +34,7 @@ from prefect.types.entrypoint import EntrypointType
 from prefect.utilities.callables import parameter_schema
 
 from envmill.flows.cli.support import CommandError, echo_error, fail
-from envmill.warehouse.store import resolve_data_dir
+from envmill.flows.preflight import resolve_data_dir  # the data folder as every command resolves it
 
 PREFECT_FILE = Path(__file__).resolve().parent.parent / "prefect.yaml"
 WORK_POOL_TYPE = "process"

@@ -72,7 +72,7 @@ RULES = [
         "deployments/ imports only flows/",
         ("deployments",),
         ("envmill",),
-        allowed=("envmill.flows",),
+        allowed=("envmill.flows", "envmill.deployments"),
     ),
     Rule("schemas/ imports nothing of envmill's", ("schemas",), ("envmill",), ("envmill.schemas",)),
     Rule(
