@@ -89,7 +89,8 @@ def test_topic_mining_end_to_end(endpoint, tmp_path):
     assert client.collector.drain() == [record]
     body = endpoint.requests("topics")[0]["body"]
     assert body["response_format"]["json_schema"]["name"] == "TopicVerdict"
-    assert body["messages"][0]["content"].startswith("envmill-stage: topics")
+    assert "envmill-stage" not in json.dumps(body)  # the stage goes in a header, not the prompt
+    assert endpoint.requests("topics")[0]["stage"] == "topics"
 
 
 def test_second_identical_run_makes_no_requests(endpoint, tmp_path):
@@ -378,11 +379,11 @@ def test_a_killed_holder_releases_its_slot(tmp_path):
 
 def test_requests_per_minute_pace_the_starts(endpoint, tmp_path):
     client = make_client(endpoint.url, tmp_path, requests_per_minute=600, cache=False)
-    client.complete("warm-up", [{"role": "user", "content": "envmill-stage: warm-up"}])
+    client.complete("warm-up", [{"role": "user", "content": "warm-up"}])
     messages = [[{"role": "user", "content": f"paced {i}"}] for i in range(8)]
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda m: client.complete("paced", m), messages))
-    starts = sorted(entry["at"] for entry in endpoint.requests("-"))
+    starts = sorted(entry["at"] for entry in endpoint.requests("paced"))
     gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
     # Starts are reserved 60 / 600 = 0.1 s apart; the server sees them with the client's
     # scheduling jitter (unpaced, all eight would arrive within a few milliseconds).
@@ -470,14 +471,15 @@ def test_strict_mode_only_for_closed_schemas():
     assert response_format_for(TopicVerdict)["json_schema"]["name"] == "TopicVerdict"
 
 
-def test_prompts_carry_the_stage_marker_and_the_template_hash():
+def test_prompts_carry_the_template_hash_and_no_stage_marker():
     import hashlib
 
-    from envmill.tasks.llm import PromptError, find_stage, list_prompts
+    from envmill.tasks.llm import PromptError, list_prompts
     from envmill.tasks.llm.prompts import PROMPTS_DIR
 
     prompt = render("topics", corpus="ToolACE", task="Return my order", tools=["refund_order"])
-    assert find_stage(prompt.messages) == "topics" and "topics" in list_prompts()
+    assert prompt.stage == "topics" and "topics" in list_prompts()
+    assert not any("envmill-stage" in m["content"] for m in prompt.messages)
     assert [m["role"] for m in prompt.messages] == ["system", "user"]
     assert "- refund_order" in prompt.messages[1]["content"]
     text = (PROMPTS_DIR / "topics.md").read_bytes()

@@ -13,10 +13,8 @@ from envmill.tasks.llm.limits import CallLimits, GateTimeout, choose_limits, loc
 from envmill.tasks.llm.prompts import (
     PromptError,
     RenderedPrompt,
-    find_stage,
     list_prompts,
     render,
-    stage_marker,
 )
 from envmill.tasks.llm.reply import (
     LlmCallError,
@@ -28,6 +26,7 @@ from envmill.tasks.llm.reply import (
     ToolCall,
 )
 from envmill.tasks.llm.structured import ReplyError, parse_reply
+from envmill.tasks.llm.transport import STAGE_HEADER
 
 __all__ = [
     "CallCollector",
@@ -46,17 +45,16 @@ __all__ = [
     "PromptError",
     "RenderedPrompt",
     "ReplyError",
+    "STAGE_HEADER",
     "ResponseCache",
     "StageModel",
     "ToolCall",
     "choose_limits",
     "estimate_cost",
-    "find_stage",
     "list_prompts",
     "local_limits",
     "parse_reply",
     "render",
     "request_key",
-    "stage_marker",
     "summarize",
 ]

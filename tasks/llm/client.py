@@ -5,7 +5,8 @@ without an explicit base URL (settings or ``OPENAI_BASE_URL``): an exported API 
 makes a run spend money. Per call: the cache answers first (no HTTP at all on a hit); otherwise
 the request goes through the global limits and :mod:`transport` (retries, deadline); a schema'd
 reply is parsed strictly, gets ``repair_turns`` chances to fix itself, and only a valid reply is
-cached — under the original request's key, after its record is built. Every call, hit or
+cached — under the original request's key, after its record is built. A request names its
+stage in the ``X-Envmill-Stage`` header, never in its messages. Every call, hit or
 failure, leaves an ``LlmCallRecord`` in the collector. Every failure raises
 :class:`LlmCallError` carrying that record; the only other error is :class:`LlmConfigError`.
 """
@@ -43,6 +44,7 @@ from envmill.tasks.llm.structured import ReplyError, json_schema_of, parse_reply
 from envmill.tasks.llm.transport import (
     GATE_ERROR,
     NO_KEY,
+    STAGE_HEADER,
     Deadline,
     Failure,
     Tally,
@@ -161,6 +163,7 @@ class LlmClient:
         model = self.settings.for_stage(stage)
         request = {
             "kind": "chat",
+            "stage": stage,  # two stages asking the same never share an answer
             "model": model.model,
             "messages": messages,
             "tools": tools or [],
@@ -204,7 +207,11 @@ class LlmClient:
 
         def request(timeout: Any) -> list[list[float]]:
             response = self._openai.embeddings.create(
-                model=model.model, input=texts, encoding_format="float", timeout=timeout
+                model=model.model,
+                input=texts,
+                encoding_format="float",
+                timeout=timeout,
+                extra_headers={STAGE_HEADER: stage},
             )
             call.tally.prompt_tokens += tokens_of(response)[0]
             return vectors_of(response, len(texts))
@@ -271,6 +278,7 @@ class LlmClient:
                 temperature=model.temperature,
                 max_tokens=model.max_tokens,
                 timeout=timeout,
+                extra_headers={STAGE_HEADER: call.stage},
                 **extra,
             )
             prompt_tokens, completion_tokens = tokens_of(completion)
