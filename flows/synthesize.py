@@ -18,6 +18,7 @@ from envmill.flows.dedupe import dedupe_new_items
 from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
+from envmill.flows.runtime.llm_gate import dask_gate
 from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import Backend, make_backend, task_threads
@@ -34,11 +35,13 @@ _backends_lock = threading.Lock()
 
 def process_backend(settings: EnvmillSettings, run_id: str, data_dir: str) -> Backend:
     """One backend per worker process and run: the LLM backend's client (connections, cache,
-    call records) is shared by every batch the process runs."""
+    call records) is shared by every batch the process runs, its calls capped run-wide."""
     key = (settings.model_dump_json(), run_id, data_dir)
     with _backends_lock:
         if key not in _backends:
-            _backends[key] = make_backend(settings, run_id=run_id, data_dir=Path(data_dir))
+            _backends[key] = make_backend(
+                settings, run_id=run_id, data_dir=Path(data_dir), gate=dask_gate
+            )
         return _backends[key]
 
 

@@ -400,30 +400,6 @@ def test_the_collector_sums_a_batch(endpoint, tmp_path):
     assert totals["cost_usd"] > 0 and len(client.collector) == 0
 
 
-def test_the_limits_hold_through_dask_too(endpoint, tmp_path):
-    from distributed import Client, LocalCluster
-
-    endpoint.configure(latency=0.1)
-    client = make_client(
-        endpoint.url, tmp_path, max_concurrency=2, requests_per_minute=1200, cache=False
-    )
-    client.run_id = "dask-test"
-
-    def call(i: int, llm: LlmClient) -> str:
-        llm.complete("dask", [{"role": "user", "content": f"dask {i}"}])
-        return llm.limits.kind
-
-    options = {"processes": False, "n_workers": 1, "threads_per_worker": 8}
-    with LocalCluster(dashboard_address=":0", **options) as cluster, Client(cluster) as dask:
-        dask.submit(call, -1, client, pure=False).result()  # the first connection, unpaced
-        kinds = dask.gather(dask.map(call, range(10), llm=client, pure=False))
-    assert set(kinds) == {"dask"}
-    assert endpoint.stats()["peak_in_flight"] == 2
-    starts = sorted(entry["at"] for entry in endpoint.requests("-"))[1:]
-    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
-    assert min(gaps) >= 0.025 and starts[-1] - starts[0] >= 9 * 0.05 * 0.95  # 60 / 1200 s apart
-
-
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -755,26 +731,6 @@ def test_a_shipped_client_calls_the_same_endpoint_and_says_where_its_key_comes_f
     assert shipped._api_key == "sk-worker-environment"
     with_key = LlmClient(llm_settings(endpoint.url, api_key="sk-in-the-settings"))
     assert pickle.loads(pickle.dumps(with_key))._api_key == "sk-in-the-settings"
-
-
-def test_dask_gates_are_named_by_run_and_cap(endpoint, tmp_path):
-    from distributed import Client, LocalCluster
-
-    def make(cap: int, run_id: str) -> LlmClient:
-        settings = llm_settings(endpoint.url, max_concurrency=cap, cache=False)
-        return LlmClient(settings, gate_dir=tmp_path / "gate", run_id=run_id)
-
-    def call(i: int, llm: LlmClient) -> str:
-        llm.complete("dask", [{"role": "user", "content": f"dask {i}"}])
-        return llm.limits.kind
-
-    assert make(2, "").gate_name != make(2, "").gate_name  # no shared "default" gate
-    options = {"processes": False, "n_workers": 1, "threads_per_worker": 4}
-    with LocalCluster(dashboard_address=":0", **options) as cluster, Client(cluster) as dask:
-        for cap in (2, 5):  # one run, two caps: two semaphores
-            kinds = dask.gather(dask.map(call, range(4), llm=make(cap, "same-run"), pure=False))
-            assert set(kinds) == {"dask"}
-    assert endpoint.stats()["requests"] == 8
 
 
 BAD_CHAT_ENTRIES = {

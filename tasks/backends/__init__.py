@@ -41,19 +41,19 @@ def task_threads(settings: EnvmillSettings) -> int:
 
 
 def make_backend(
-    settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None
+    settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None, gate=None
 ) -> Backend:
     """The backend ``settings.backend`` names; one that cannot run is a one-line PlanError.
 
     The llm backend's responses are cached and its concurrency gated in ``data_dir``, so a rerun
-    or a retry pays only for calls that did not finish.
+    or a retry pays only for calls that did not finish; ``gate``: see :func:`run_llm_client`.
     """
     # imported here, so a run of one backend never loads another's dependencies
     if not uses_llm(settings):
         from envmill.tasks.backends.procedural.backend import ProceduralBackend
 
         return ProceduralBackend()
-    client = run_llm_client(settings, run_id, data_dir)
+    client = run_llm_client(settings, run_id, data_dir, gate)
     if settings.backend == "procedural":
         from envmill.tasks.backends.llm.hybrid import ProceduralWithLlmScenarios
 
@@ -64,10 +64,11 @@ def make_backend(
     return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
 
 
-def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):
-    """The run's LLM client: responses cached and calls gated in ``data_dir``; PlanError when
-    no endpoint is configured."""
-    from envmill.tasks.llm import LlmClient, LlmError
+def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None, gate=None):
+    """The run's LLM client: responses cached and calls gated in ``data_dir`` (by ``gate``, a
+    ``tasks.llm.limits.Gate``; default the local one); PlanError when no endpoint is
+    configured."""
+    from envmill.tasks.llm import LlmClient, LlmError, local_gate
 
     folder = None if data_dir is None else Path(data_dir)
     try:
@@ -78,6 +79,7 @@ def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None
             else folder / "_llm_cache" / settings.llm.cache_namespace,
             gate_dir=None if folder is None else folder / "_llm_gate",
             run_id=run_id,
+            gate=gate or local_gate,
         )
     except LlmError as exc:
         raise PlanError(str(exc)) from None

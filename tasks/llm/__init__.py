@@ -9,7 +9,7 @@ from envmill.schemas.llm import LlmCallRecord, LlmSettings, Price, StageModel
 from envmill.tasks.llm.accounting import CallCollector, estimate_cost, summarize
 from envmill.tasks.llm.cache import ResponseCache, request_key
 from envmill.tasks.llm.client import LlmClient
-from envmill.tasks.llm.limits import CallLimits, GateTimeout, choose_limits, local_limits
+from envmill.tasks.llm.limits import CallLimits, Gate, GateTimeout, local_gate, local_limits
 from envmill.tasks.llm.prompts import (
     PromptError,
     RenderedPrompt,
@@ -31,6 +31,7 @@ from envmill.tasks.llm.transport import STAGE_HEADER
 __all__ = [
     "CallCollector",
     "CallLimits",
+    "Gate",
     "GateTimeout",
     "LlmCallError",
     "LlmCallRecord",
@@ -49,9 +50,9 @@ __all__ = [
     "ResponseCache",
     "StageModel",
     "ToolCall",
-    "choose_limits",
     "estimate_cost",
     "list_prompts",
+    "local_gate",
     "local_limits",
     "parse_reply",
     "render",
