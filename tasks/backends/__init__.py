@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.base import (
@@ -13,6 +14,9 @@ from envmill.tasks.backends.base import (
     ScenarioDrafts,
     item_seed,
 )
+
+if TYPE_CHECKING:
+    from envmill.tasks.llm.limits import Gate
 
 __all__ = [
     "Backend",
@@ -41,7 +45,11 @@ def task_threads(settings: EnvmillSettings) -> int:
 
 
 def make_backend(
-    settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None, gate=None
+    settings: EnvmillSettings,
+    *,
+    run_id: str = "",
+    data_dir: Path | None = None,
+    gate: Gate | None = None,
 ) -> Backend:
     """The backend ``settings.backend`` names; one that cannot run is a one-line PlanError.
 
@@ -64,7 +72,9 @@ def make_backend(
     return LlmBackend(client, settings.topics, settings.skeleton, scengen=settings.scengen)
 
 
-def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None, gate=None):
+def run_llm_client(
+    settings: EnvmillSettings, run_id: str, data_dir: Path | None, gate: Gate | None = None
+):
     """The run's LLM client: responses cached and calls gated in ``data_dir`` (by ``gate``, a
     ``tasks.llm.limits.Gate``; default the local one); PlanError when no endpoint is
     configured."""
