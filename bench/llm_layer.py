@@ -25,7 +25,7 @@ from pathlib import Path
 import openai
 
 from envmill.schemas.llm import LlmSettings, StageModel
-from envmill.tasks.llm import LlmClient
+from envmill.tasks.llm import STAGE_HEADER, LlmClient
 from envmill.tasks.offline_llm import Endpoint
 
 MODEL = StageModel(model="bench", timeout_seconds=30, deadline_seconds=120)
@@ -80,7 +80,13 @@ def per_call(fn, n: int) -> float:
 def overhead(n: int, folder: Path) -> None:
     process, endpoint = spawn_endpoint(0.0)
     try:
-        bare = openai.OpenAI(base_url=endpoint.url, api_key="bench", max_retries=0, timeout=30)
+        bare = openai.OpenAI(
+            base_url=endpoint.url,
+            api_key="bench",
+            max_retries=0,
+            timeout=30,
+            default_headers={STAGE_HEADER: "bench"},  # as the layer names its stage
+        )
         plain = layer(endpoint.url, folder / "plain", 8, cache=False)
         cached = layer(endpoint.url, folder / "cached", 8, cache=True)
         for warm in range(20):

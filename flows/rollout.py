@@ -17,6 +17,7 @@ from prefect.futures import PrefectFuture
 from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
+from envmill.flows.runtime.llm_gate import dask_gate
 from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE, EpisodeBatch
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import run_llm_client
@@ -35,11 +36,12 @@ _clients_lock = threading.Lock()
 
 
 def process_client(settings: EnvmillSettings, run_id: str, data_dir: str) -> LlmClient:
-    """One LLM client per worker process and run (connections, cache, call records)."""
+    """One LLM client per worker process and run (connections, cache, call records), its calls
+    capped run-wide."""
     key = (settings.llm.model_dump_json(), run_id, data_dir)
     with _clients_lock:
         if key not in _clients:
-            _clients[key] = run_llm_client(settings, run_id, Path(data_dir))
+            _clients[key] = run_llm_client(settings, run_id, Path(data_dir), dask_gate)
         return _clients[key]
 
 

@@ -17,6 +17,7 @@ from envmill.flows.dedupe import dedupe_new_items
 from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
+from envmill.flows.runtime.llm_gate import dask_gate
 from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import Backend, make_backend, task_threads
@@ -32,7 +33,7 @@ def run_backend(settings: EnvmillSettings, run_id: str, data_dir: str) -> Backen
     """The run's backend, as a batch task or the flow makes it: what it makes comes back with
     its records, so nothing ties a batch to the backend object another batch used (the LLM
     client's connections and limits are shared per process below it)."""
-    return make_backend(settings, run_id=run_id, data_dir=Path(data_dir))
+    return make_backend(settings, run_id=run_id, data_dir=Path(data_dir), gate=dask_gate)
 
 
 @task(name="synthesize-batch", retries=BATCH_RETRIES, retry_delay_seconds=1)

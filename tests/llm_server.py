@@ -1,4 +1,5 @@
-"""Helpers for the LLM tests: the local endpoint (in this process or its own) and clients of it."""
+"""Helpers for the LLM tests: the local endpoint (in this process or its own), clients of it, and
+a proxy that records what a client sends."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -120,3 +125,67 @@ def completion_json(message: dict[str, Any], usage: Any = None) -> dict[str, Any
     if usage is not None:
         body["usage"] = usage
     return body
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request a :func:`recording_proxy` saw: method, path, headers and the raw body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@contextmanager
+def recording_proxy(upstream: str) -> Iterator[tuple[str, list[Recorded]]]:
+    """An HTTP server on 127.0.0.1 that records every request (headers and body, as sent) and
+    passes it on to ``upstream`` (a ``…/v1`` URL); yields its own ``…/v1`` URL and the list."""
+    seen: list[Recorded] = []
+    lock = threading.Lock()
+    root = upstream.removesuffix("/v1")
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+            """Quiet."""
+
+        def do_GET(self) -> None:
+            self.relay(b"")
+
+        def do_POST(self) -> None:
+            self.relay(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        def relay(self, body: bytes) -> None:
+            headers = dict(self.headers.items())
+            with lock:
+                seen.append(Recorded(self.command, self.path, headers, body))
+            passed = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
+            request = urllib.request.Request(
+                root + self.path, data=body or None, headers=passed, method=self.command
+            )
+            try:
+                with direct.open(request, timeout=60) as response:
+                    status, answer = response.status, response.read()
+            except urllib.error.HTTPError as error:
+                status, answer = error.code, error.read()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+_HOP_HEADERS = {"host", "content-length", "connection", "accept-encoding", "transfer-encoding"}

@@ -17,7 +17,7 @@ import pytest
 from llm_server import spawn_endpoint
 
 from envmill.schemas.topics import TopicVerdict
-from envmill.tasks.llm import render
+from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.llm.structured import ReplyError, parse_reply, response_format_for
 from envmill.tasks.offline_llm import Fault, example_value, register, serve_endpoint
 from envmill.tasks.offline_llm.topics import REQUEST_OBJECTS, REQUEST_VERBS
@@ -32,13 +32,23 @@ def endpoint():
         yield served
 
 
-def bare_client(url: str, **options) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="sk-local", max_retries=0, timeout=5.0, **options)
+def bare_client(url: str, stage: str = "plain", **options) -> openai.OpenAI:
+    """The openai client alone, its requests of ``stage`` (the header envmill's client sets)."""
+    return openai.OpenAI(
+        base_url=url,
+        api_key="sk-local",
+        max_retries=0,
+        timeout=5.0,
+        default_headers={STAGE_HEADER: stage},
+        **options,
+    )
 
 
 def topics_request(client: openai.OpenAI, task: str, **kwargs):
     prompt = render("topics", corpus="API-Bank", task=task, tools=[])
-    return client.chat.completions.create(model="m", messages=prompt.messages, **kwargs)
+    return client.chat.completions.create(
+        model="m", messages=prompt.messages, extra_headers={STAGE_HEADER: "topics"}, **kwargs
+    )
 
 
 def test_models_and_stats(endpoint):
@@ -318,9 +328,10 @@ def test_a_bug_in_the_endpoint_is_a_500_not_a_dropped_connection(endpoint):
 
     register("test-broken", broken)
     try:
-        messages = [{"role": "system", "content": "envmill-stage: test-broken"}]
+        messages = [{"role": "system", "content": "anything"}]
+        client = bare_client(endpoint.url, stage="test-broken")
         with pytest.raises(openai.InternalServerError, match="ZeroDivisionError: a responder bug"):
-            bare_client(endpoint.url).chat.completions.create(model="m", messages=messages)
+            client.chat.completions.create(model="m", messages=messages)
     finally:
         responders._RESPONDERS.pop("test-broken")
 

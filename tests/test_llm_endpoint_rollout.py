@@ -15,9 +15,9 @@ import openai
 import pytest
 from llm_server import make_client, spawn_endpoint
 
-from envmill.schemas.rollout import STOP_MARKER
+from envmill.schemas.rollout import POLICY_STAGE, STOP_MARKER, USER_STAGE
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.llm import render
+from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.offline_llm import (
     OPENING_CUE,
     ChatReply,
@@ -65,7 +65,11 @@ def endpoint():
 
 
 def bare_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="sk-local", max_retries=0, timeout=5.0)
+    """The openai client alone; its requests are the policy's unless they say otherwise."""
+    headers = {STAGE_HEADER: POLICY_STAGE}
+    return openai.OpenAI(
+        base_url=url, api_key="sk-local", max_retries=0, timeout=5.0, default_headers=headers
+    )
 
 
 def call(name: str, **arguments) -> dict:
@@ -97,7 +101,9 @@ def user_says(client: openai.OpenAI, dialogue: list[dict], prompt: list[dict] | 
         *(prompt or user_prompt()),
         *(dialogue or [{"role": "user", "content": OPENING_CUE}]),
     ]
-    return client.chat.completions.create(model="user", messages=messages).choices[0].message
+    headers = {STAGE_HEADER: USER_STAGE}
+    reply = client.chat.completions.create(model="user", messages=messages, extra_headers=headers)
+    return reply.choices[0].message
 
 
 def post_raw(endpoint, path: str, body: bytes) -> tuple[int, dict]:

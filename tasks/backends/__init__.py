@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.backends import uses_llm as _uses_llm
 from envmill.schemas.settings import EnvmillSettings
@@ -19,6 +19,9 @@ from envmill.tasks.backends.base import (
     item_seed,
 )
 from envmill.tasks.backends.registry import REGISTRY, backend_names, registered
+
+if TYPE_CHECKING:
+    from envmill.tasks.llm.limits import Gate
 
 __all__ = [
     "REGISTRY",
@@ -55,22 +58,30 @@ def task_threads(settings: EnvmillSettings) -> int:
 
 
 def make_backend(
-    settings: EnvmillSettings, *, run_id: str = "", data_dir: Path | None = None
+    settings: EnvmillSettings,
+    *,
+    run_id: str = "",
+    data_dir: Path | None = None,
+    gate: Gate | None = None,
 ) -> Backend[Any]:
     """The backend ``settings.backend`` names (see ``registry``); one that cannot run is a
     one-line PlanError.
 
     A backend that asks a model gets the run's client, its responses cached and its concurrency
-    gated in ``data_dir``, so a rerun or a retry pays only for calls that did not finish.
+    gated in ``data_dir`` (by ``gate``: see :func:`run_llm_client`), so a rerun or a retry pays
+    only for calls that did not finish.
     """
     entry = registered(settings.backend)
-    return entry.make(settings, lambda: run_llm_client(settings, run_id, data_dir))
+    return entry.make(settings, lambda: run_llm_client(settings, run_id, data_dir, gate))
 
 
-def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None):
-    """The run's LLM client: responses cached and calls gated in ``data_dir``; PlanError when
-    no endpoint is configured."""
-    from envmill.tasks.llm import LlmClient, LlmError
+def run_llm_client(
+    settings: EnvmillSettings, run_id: str, data_dir: Path | None, gate: Gate | None = None
+):
+    """The run's LLM client: responses cached and calls gated in ``data_dir`` (by ``gate``, a
+    ``tasks.llm.limits.Gate``; default the local one); PlanError when no endpoint is
+    configured."""
+    from envmill.tasks.llm import LlmClient, LlmError, local_gate
 
     folder = None if data_dir is None else Path(data_dir)
     try:
@@ -81,6 +92,7 @@ def run_llm_client(settings: EnvmillSettings, run_id: str, data_dir: Path | None
             else folder / "_llm_cache" / settings.llm.cache_namespace,
             gate_dir=None if folder is None else folder / "_llm_gate",
             run_id=run_id,
+            gate=gate or local_gate,
         )
     except LlmError as exc:
         raise PlanError(str(exc)) from None

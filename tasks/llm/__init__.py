@@ -9,14 +9,12 @@ from envmill.schemas.llm import LlmCallRecord, LlmSettings, Price, StageModel
 from envmill.tasks.llm.accounting import CallCollector, estimate_cost, summarize
 from envmill.tasks.llm.cache import ResponseCache, request_key
 from envmill.tasks.llm.client import LlmClient
-from envmill.tasks.llm.limits import CallLimits, GateTimeout, choose_limits, local_limits
+from envmill.tasks.llm.limits import CallLimits, Gate, GateTimeout, local_gate, local_limits
 from envmill.tasks.llm.prompts import (
     PromptError,
     RenderedPrompt,
-    find_stage,
     list_prompts,
     render,
-    stage_marker,
 )
 from envmill.tasks.llm.reply import (
     LlmCallError,
@@ -28,10 +26,12 @@ from envmill.tasks.llm.reply import (
     ToolCall,
 )
 from envmill.tasks.llm.structured import ReplyError, parse_reply
+from envmill.tasks.llm.transport import STAGE_HEADER
 
 __all__ = [
     "CallCollector",
     "CallLimits",
+    "Gate",
     "GateTimeout",
     "LlmCallError",
     "LlmCallRecord",
@@ -46,17 +46,16 @@ __all__ = [
     "PromptError",
     "RenderedPrompt",
     "ReplyError",
+    "STAGE_HEADER",
     "ResponseCache",
     "StageModel",
     "ToolCall",
-    "choose_limits",
     "estimate_cost",
-    "find_stage",
     "list_prompts",
+    "local_gate",
     "local_limits",
     "parse_reply",
     "render",
     "request_key",
-    "stage_marker",
     "summarize",
 ]

@@ -5,7 +5,8 @@ without an explicit base URL (settings or ``OPENAI_BASE_URL``): an exported API 
 makes a run spend money. Per call: the cache answers first (no HTTP at all on a hit); otherwise
 the request goes through the global limits and :mod:`transport` (retries, deadline); a schema'd
 reply is parsed strictly, gets ``repair_turns`` chances to fix itself, and only a valid reply is
-cached — under the original request's key, after its record is built. Every call, hit or
+cached — under the original request's key, after its record is built. A request names its
+stage in the ``X-Envmill-Stage`` header, never in its messages. Every call, hit or
 failure, leaves an ``LlmCallRecord`` in the collector. Every failure raises
 :class:`LlmCallError` carrying that record; the only other error is :class:`LlmConfigError`.
 """
@@ -27,7 +28,13 @@ from envmill.tasks.llm.accounting import CallCollector, estimate_cost
 from envmill.tasks.llm.cache import CachedChat, CachedVectors, ResponseCache, request_key
 from envmill.tasks.llm.connection import deadline_scope
 from envmill.tasks.llm.conversation import Question, answer
-from envmill.tasks.llm.limits import CallLimits, GateFolderError, choose_limits, private_gate_dir
+from envmill.tasks.llm.limits import (
+    CallLimits,
+    Gate,
+    GateFolderError,
+    local_gate,
+    private_gate_dir,
+)
 from envmill.tasks.llm.reply import (
     LlmCallError,
     LlmConfigError,
@@ -43,6 +50,7 @@ from envmill.tasks.llm.structured import ReplyError, json_schema_of, parse_reply
 from envmill.tasks.llm.transport import (
     GATE_ERROR,
     NO_KEY,
+    STAGE_HEADER,
     Deadline,
     Failure,
     Tally,
@@ -78,9 +86,11 @@ class LlmClient:
         cache_dir: the response cache folder (e.g. ``<data folder>/_llm_cache``); None: no cache.
         gate_dir: the local concurrency gate's folder; default ``_llm_gate`` beside the cache,
             else a private folder of this process (the cap then holds per process family).
-        run_id: names the Dask semaphore and goes into every record.
+        run_id: names a run-wide gate and goes into every record.
         collector: receives every call's record (default: a new one, ``client.collector``).
-        limits: override the automatically chosen global limits (tests).
+        gate: makes the global limits at first use (default :func:`local_gate`; the flows that
+            fan out on Dask hand in ``flows.runtime.llm_gate.dask_gate``); copies keep it.
+        limits: override the global limits outright (tests).
 
     Raises:
         LlmConfigError: no endpoint configured, or not an http(s) URL.
@@ -94,6 +104,7 @@ class LlmClient:
         gate_dir: Path | str | None = None,
         run_id: str = "",
         collector: CallCollector | None = None,
+        gate: Gate = local_gate,
         limits: CallLimits | None = None,
     ) -> None:
         self.settings, self.base_url, self.run_id = settings, _endpoint(settings), run_id
@@ -103,16 +114,17 @@ class LlmClient:
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.cache = ResponseCache(self.cache_dir if settings.cache else None)
         self.gate_dir = Path(gate_dir) if gate_dir else _default_gate_dir(self.cache_dir)
-        # The Dask gate's name: the run, else this client (its pickled copies keep the name).
+        # A run-wide gate's name: the run, else this client (its pickled copies keep the name).
         self.gate_name = run_id or f"client-{uuid.uuid4().hex[:12]}"
         self.collector = collector or CallCollector()
-        self._limits = limits
+        self.gate, self._limits = gate, limits
 
     def __repr__(self) -> str:
         return f"LlmClient(base_url={self.base_url!r}, run_id={self.run_id!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        """What a Dask worker gets: settings, folders, the gate's name; not connections, records.
+        """What a Dask worker gets: settings, folders, the gate and its name; not connections,
+        records.
 
         The endpoint travels resolved (a worker calls this endpoint whatever its environment
         says). The API key travels only inside the settings: one from ``llm.api_key`` goes
@@ -120,7 +132,7 @@ class LlmClient:
         environment.
         """
         settings = self.settings.model_copy(update={"base_url": self.base_url})
-        keys = ("cache_dir", "gate_dir", "run_id", "gate_name")
+        keys = ("cache_dir", "gate_dir", "run_id", "gate", "gate_name")
         return {"settings": settings} | {key: getattr(self, key) for key in keys}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -131,11 +143,11 @@ class LlmClient:
 
     @property
     def limits(self) -> CallLimits:
-        """This process's global limits (chosen at first use: Dask in a worker, else local)."""
+        """This process's global limits (made by the gate at first use)."""
         if self._limits is None:
             cap, rpm = self.settings.max_concurrency, self.settings.requests_per_minute
             try:
-                self._limits = choose_limits(cap, rpm, self.gate_dir, self.gate_name)
+                self._limits = self.gate(cap, rpm, self.gate_dir, self.gate_name)
             except GateFolderError as exc:
                 raise LlmConfigError(str(exc)) from None
         return self._limits
@@ -161,6 +173,7 @@ class LlmClient:
         model = self.settings.for_stage(stage)
         request = {
             "kind": "chat",
+            "stage": stage,  # two stages asking the same never share an answer
             "model": model.model,
             "messages": messages,
             "tools": tools or [],
@@ -204,7 +217,11 @@ class LlmClient:
 
         def request(timeout: Any) -> list[list[float]]:
             response = self._openai.embeddings.create(
-                model=model.model, input=texts, encoding_format="float", timeout=timeout
+                model=model.model,
+                input=texts,
+                encoding_format="float",
+                timeout=timeout,
+                extra_headers={STAGE_HEADER: stage},
             )
             call.tally.prompt_tokens += tokens_of(response)[0]
             return vectors_of(response, len(texts))
@@ -271,6 +288,7 @@ class LlmClient:
                 temperature=model.temperature,
                 max_tokens=model.max_tokens,
                 timeout=timeout,
+                extra_headers={STAGE_HEADER: call.stage},
                 **extra,
             )
             prompt_tokens, completion_tokens = tokens_of(completion)

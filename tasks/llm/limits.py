@@ -1,19 +1,19 @@
 """Global limits on LLM requests: at most N in flight and a start pace, across every process.
 
 A per-process semaphore would let W workers send W×N requests, so the cap lives outside the
-process. Two implementations behind one interface (:class:`CallLimits`):
+process, behind one interface (:class:`CallLimits`) made by a :class:`Gate`:
 
-* local (one machine): N lock files held with ``flock``. The kernel drops a lock when its
-  process dies, even by ``kill -9`` — a counter file would leak the slot. The RPM pace is a
-  "next start time" in a flock-protected file. Whoever can write the folder can hold every
-  slot, so it must be ours and writable by nobody else (:func:`private_folder`); without a
-  folder of the caller's there is :func:`private_gate_dir`, never a predictable shared path.
-* Dask: a ``distributed.Semaphore`` named after the run and the cap (its leases expire with a
-  dead worker), and for the pace a ``distributed.Lock`` held for one interval after each start.
+* :func:`local_gate` (one machine), the default: N lock files held with ``flock``. The kernel
+  drops a lock when its process dies, even by ``kill -9`` — a counter file would leak the
+  slot. The RPM pace is a "next start time" in a flock-protected file. Whoever can write the
+  folder can hold every slot, so it must be ours and writable by nobody else
+  (:func:`private_folder`); without a folder of the caller's there is
+  :func:`private_gate_dir`, never a predictable shared path.
+* the Dask-wide gate lives with the cluster it spans (``envmill.flows.runtime.llm_gate``): the
+  flows hand it to the client; ``tasks/`` never imports ``distributed``.
 
-:func:`choose_limits` picks Dask inside a worker or when a client is active, else local. A
-process-local semaphore in front of either keeps waiting threads off the shared gate. Every
-wait takes a timeout and ends in :class:`GateTimeout`.
+A process-local semaphore in front of a shared gate keeps waiting threads off it. Every wait
+takes a timeout and ends in :class:`GateTimeout`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ import os
 import random
 import shutil
 import stat
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -114,7 +113,9 @@ class CallLimits:
             self.slots.release(token)
 
 
-class _Remaining:
+class Remaining:
+    """What is left of a timeout (None: no limit), for waits made of several steps."""
+
     def __init__(self, timeout: float | None) -> None:
         self.end = None if timeout is None else time.monotonic() + timeout
 
@@ -124,7 +125,7 @@ class _Remaining:
         return min(max(0.0, self.end - time.monotonic()), threading.TIMEOUT_MAX)
 
 
-def _lock_within(descriptor: int, remaining: _Remaining, what: str) -> None:
+def _lock_within(descriptor: int, remaining: Remaining, what: str) -> None:
     """``flock`` the file within the time left; GateTimeout when someone holds it that long."""
     delay = 0.001
     while True:
@@ -147,7 +148,7 @@ class LocalSlots:
         self._local = threading.BoundedSemaphore(cap)
 
     def acquire(self, timeout: float | None) -> int:
-        remaining = _Remaining(timeout)
+        remaining = Remaining(timeout)
         if not self._local.acquire(timeout=remaining.left()):
             raise GateTimeout(f"no LLM slot free within {timeout:.1f}s")
         try:
@@ -156,7 +157,7 @@ class LocalSlots:
             self._local.release()
             raise
 
-    def _lock_one(self, remaining: _Remaining) -> int:
+    def _lock_one(self, remaining: Remaining) -> int:
         delay = 0.001
         while True:
             offset = random.randrange(self.cap)
@@ -192,7 +193,7 @@ class LocalPacer:
 
     def reserve(self, timeout: float | None) -> float:
         with open(self.path, "a+", encoding="ascii") as handle:
-            _lock_within(handle.fileno(), _Remaining(timeout), "the RPM pace file")
+            _lock_within(handle.fileno(), Remaining(timeout), "the RPM pace file")
             handle.seek(0)
             try:
                 planned = float(handle.read() or 0)
@@ -212,95 +213,34 @@ class LocalPacer:
         return start - now
 
 
-class DaskSlots:
-    """A ``distributed.Semaphore`` shared by every worker of the run."""
+class Gate(Protocol):
+    """Makes the limits of a client: ``cap`` requests in flight, ``rpm`` starts a minute (0: no
+    pace), in ``folder`` (a local gate's) or under ``name`` (a run's shared gate's)."""
 
-    def __init__(self, name: str, cap: int) -> None:
-        from distributed import Semaphore
-
-        self._semaphore = Semaphore(max_leases=cap, name=name)
-        self._local = threading.BoundedSemaphore(cap)
-
-    def acquire(self, timeout: float | None) -> None:
-        remaining = _Remaining(timeout)
-        if not self._local.acquire(timeout=remaining.left()):
-            raise GateTimeout(f"no LLM slot free within {timeout:.1f}s")
-        try:
-            if not self._semaphore.acquire(timeout=remaining.left()):
-                raise GateTimeout("no LLM slot free in time")
-        except BaseException:
-            self._local.release()
-            raise
-
-    def release(self, token: None) -> None:
-        try:
-            self._semaphore.release()
-        finally:
-            self._local.release()
-
-
-class DaskPacer:
-    """Holding a cluster-wide lock for one interval after each start spaces the starts."""
-
-    def __init__(self, name: str, rpm: int) -> None:
-        from distributed import Lock
-
-        self._lock = Lock(name)
-        self.interval = 60.0 / rpm
-
-    def reserve(self, timeout: float | None) -> float:
-        start = time.monotonic()
-        if not self._lock.acquire(timeout=timeout):
-            raise GateTimeout("no LLM start time free in time")
-        timer = threading.Timer(self.interval, self._lock.release)
-        timer.daemon = True
-        timer.start()
-        return time.monotonic() - start
+    def __call__(self, cap: int, rpm: int, folder: Path, name: str) -> CallLimits: ...
 
 
 _SHARED: dict[tuple[Any, ...], CallLimits] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def in_dask() -> bool:
-    """Inside a Dask worker, or with a Dask client active (never imports ``distributed``)."""
-    distributed = sys.modules.get("distributed")
-    if distributed is None:
-        return False
-    for probe in (distributed.get_worker, distributed.default_client):
-        with suppress(ValueError):
-            probe()
-            return True
-    return False
-
-
-def choose_limits(cap: int, rpm: int, folder: Path, name: str) -> CallLimits:
-    """The limits for this process (one object per process and configuration, shared).
-
-    ``name`` names the Dask gate: the run id, or a name unique to one client and its copies.
-    """
-    dask = in_dask()
-    key = (os.getpid(), dask, cap, rpm, str(folder), name)
+def shared_limits(key: tuple[Any, ...], make: Callable[[], CallLimits]) -> CallLimits:
+    """One limits object per process and ``key`` (``make()`` the first time): every client of a
+    process and configuration shares its process-local semaphore."""
     with _SHARED_LOCK:
+        key = (os.getpid(), *key)
         if key not in _SHARED:
-            _SHARED[key] = _dask_limits(cap, rpm, name) if dask else local_limits(folder, cap, rpm)
+            _SHARED[key] = make()
         return _SHARED[key]
+
+
+def local_gate(cap: int, rpm: int, folder: Path, name: str) -> CallLimits:
+    """The machine-wide gate in ``folder`` (the :class:`Gate` a client has unless handed one)."""
+    key = ("local", cap, rpm, str(folder), name)
+    return shared_limits(key, lambda: local_limits(folder, cap, rpm))
 
 
 def local_limits(folder: Path, cap: int, rpm: int = 0) -> CallLimits:
     """Slots in ``folder/slots`` and the pace file in ``folder`` (both must be private)."""
     pacer = LocalPacer(folder, rpm, cap) if rpm else None
     return CallLimits(LocalSlots(private_folder(Path(folder)) / "slots", cap), pacer, "local")
-
-
-def dask_gate_names(name: str, cap: int, rpm: int) -> tuple[str, str]:
-    """The Semaphore's and the pace Lock's names: a semaphore keeps the cap it was made with,
-    so two caps under one name would clash."""
-    base = f"envmill-llm-{name}"
-    return f"{base}-cap{cap}", f"{base}-rpm{rpm}-pace"
-
-
-def _dask_limits(cap: int, rpm: int, name: str) -> CallLimits:
-    slots_name, pace_name = dask_gate_names(name, cap, rpm)
-    pacer = DaskPacer(pace_name, rpm) if rpm else None
-    return CallLimits(DaskSlots(slots_name, cap), pacer, "dask")

@@ -1,10 +1,10 @@
 """Prompt templates: readable Markdown files under ``prompts/``, rendered with Jinja2.
 
 A template is a sequence of role sections, each opened by a line ``## system``, ``## user`` or
-``## assistant``. :func:`render` puts the stage marker (``envmill-stage: <name>``) on the first
-line of the system message: the local test endpoint picks its responder by it, and it keeps two
-stages with the same text from sharing a cache entry. ``prompt_hash`` is the hash of the template
-file, so every artifact can record which prompt made it.
+``## assistant``. The messages hold the template's text and nothing else: the stage travels
+beside them (the client's ``X-Envmill-Stage`` header and the cache key's ``stage``), never inside
+a prompt a model reads. ``prompt_hash`` is the hash of the template file, so every artifact can
+record which prompt made it.
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from typing import Any
 import jinja2
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
-STAGE_MARKER = "envmill-stage: "
 _ROLE_LINE = re.compile(r"^## (system|user|assistant)[ \t]*$", re.MULTILINE)
-_MARKER = re.compile(re.escape(STAGE_MARKER) + r"([A-Za-z0-9_.-]+)")
 _JINJA = jinja2.Environment(
     undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False
 )
@@ -40,27 +38,13 @@ class RenderedPrompt:
     prompt_hash: str
 
 
-def stage_marker(stage: str) -> str:
-    """The line that names a request's stage (see the module docstring)."""
-    return f"{STAGE_MARKER}{stage}"
-
-
-def find_stage(messages: list[dict[str, Any]]) -> str | None:
-    """The stage a request's messages name, or None: the first marker in any message."""
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str) and (found := _MARKER.search(content)):
-            return found.group(1)
-    return None
-
-
 def list_prompts() -> list[str]:
     """Names of the shipped templates (file stems), sorted."""
     return sorted(path.stem for path in PROMPTS_DIR.glob("*.md"))
 
 
 def render(name: str, **variables: Any) -> RenderedPrompt:
-    """Render template ``name`` into messages; the system message starts with the stage marker."""
+    """Render template ``name`` into messages (its stage is ``name``)."""
     sections, prompt_hash = _load(name)
     messages = []
     for role, template in sections:
@@ -68,8 +52,6 @@ def render(name: str, **variables: Any) -> RenderedPrompt:
             content = template.render(**variables).strip()
         except jinja2.UndefinedError as exc:
             raise PromptError(f"prompt '{name}': {exc.message}") from None
-        if role == "system":
-            content = f"{stage_marker(name)}\n{content}"
         messages.append({"role": role, "content": content})
     return RenderedPrompt(stage=name, messages=messages, prompt_hash=prompt_hash)
 

@@ -44,6 +44,9 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 5.0
 MAX_BACKOFF = 8.0
 NO_KEY = "no-key"  # local servers take any key; the openai client insists on one
+# Every request names its stage here, beside the prompt and never in it: a real model ignores
+# the header, the offline model (``envmill.tasks.offline_llm``) answers by it.
+STAGE_HEADER = "X-Envmill-Stage"
 
 LOG = logging.getLogger(__name__)
 _CLIENTS: dict[tuple[Any, ...], openai.OpenAI] = {}

@@ -7,6 +7,7 @@ A rollout's policy and simulated user answer from uploaded scripts (``Endpoint.s
 """
 
 from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE
+from envmill.tasks.backends.llm.stages import CHAT_STAGES
 from envmill.tasks.offline_llm.control import Endpoint, serve_endpoint, start_server
 from envmill.tasks.offline_llm.faults import Fault
 from envmill.tasks.offline_llm.responders import (
@@ -44,21 +45,31 @@ from envmill.tasks.offline_llm.skeleton_source import warm_sources
 from envmill.tasks.offline_llm.slips import Slip
 from envmill.tasks.offline_llm.topics import respond_topics, warm_topics
 
-register("topics", respond_topics, warm_topics)
-register("skeleton_plan", respond_plan, warm_sources)
-register("skeleton_state", respond_state)
-register("skeleton_operations", respond_operations)
-register("skeleton_method", respond_method)
-register("skeleton_repair", respond_repair)
-register("skeleton_initial_state", respond_initial_state)
-register("skeleton_probe", respond_probe)
-register("skeleton_judge", respond_judge)
-register("scenario_state", respond_scenario_state)
-register("scenario_task", respond_scenario_task)
-register("scenario_checks", respond_scenario_checks)
-register("scenario_repair", respond_scenario_checks)
-register(POLICY_STAGE, respond_policy)
-register(USER_STAGE, respond_user)
+# One responder per chat stage envmill knows (``stages.CHAT_STAGES``), and a warm-up for those
+# with a slow set-up.
+RESPONDERS = {
+    "topics": (respond_topics, warm_topics),
+    "skeleton_plan": (respond_plan, warm_sources),
+    "skeleton_state": (respond_state, None),
+    "skeleton_operations": (respond_operations, None),
+    "skeleton_method": (respond_method, None),
+    "skeleton_repair": (respond_repair, None),
+    "skeleton_initial_state": (respond_initial_state, None),
+    "skeleton_probe": (respond_probe, None),
+    "skeleton_judge": (respond_judge, None),
+    "scenario_state": (respond_scenario_state, None),
+    "scenario_task": (respond_scenario_task, None),
+    "scenario_checks": (respond_scenario_checks, None),
+    "scenario_repair": (respond_scenario_checks, None),
+    POLICY_STAGE: (respond_policy, None),
+    USER_STAGE: (respond_user, None),
+}
+if set(RESPONDERS) != set(CHAT_STAGES):  # a stage added or renamed without its responder
+    raise ImportError(
+        f"offline model responders != LLM stages: {set(RESPONDERS) ^ set(CHAT_STAGES)}"
+    )
+for _stage, (_responder, _warm) in RESPONDERS.items():
+    register(_stage, _responder, _warm)
 
 __all__ = [
     "ChatReply",

@@ -1,8 +1,9 @@
 """What the test endpoint answers, by stage: a registry of small functions.
 
-A request's stage is the marker its messages carry (``prompts.stage_marker``); later stages plug
-in their own responder with :func:`register`. A stage without one gets :func:`generic`, which
-calls the first offered tool, or fills the requested JSON Schema with example values.
+A request's stage is the one envmill's client names in the ``X-Envmill-Stage`` header (the
+server refuses a request without it); each stage has its responder (:func:`register`). A stage
+without one gets :func:`generic`, which calls the first offered tool, or fills the requested
+JSON Schema with example values.
 Embeddings are a hashed bag of words: deterministic, and close for texts that share words.
 """
 
@@ -19,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from envmill.schemas.rollout import POLICY_STAGE
-from envmill.tasks.llm.prompts import find_stage
 from envmill.tasks.llm.structured import SCHEMA_LINE
 from envmill.tasks.offline_llm.faults import spoil_content
 
@@ -33,22 +32,18 @@ _SCHEMA_IN_TEXT = re.compile(re.escape(SCHEMA_LINE) + r"(\{.*\})\s*$", re.MULTIL
 
 @dataclass
 class ChatRequest:
-    """The parts of a ``/v1/chat/completions`` body a responder looks at, the slips the
-    endpoint is configured to make (``EndpointConfig.slips``) and the scripts it holds."""
+    """The parts of a ``/v1/chat/completions`` body a responder looks at, the stage its header
+    names, the slips the endpoint is configured to make (``EndpointConfig.slips``) and the
+    scripts it holds."""
 
     body: dict[str, Any]
+    stage: str
     slips: list[dict[str, Any]] = field(default_factory=list)
     scripts: ScriptBook | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         return self.body.get("messages") or []
-
-    @property
-    def stage(self) -> str:
-        """The marker's stage; without one, ``policy`` when tools are offered (a rollout's agent
-        sees its environment's own system message), else ``-``."""
-        return find_stage(self.messages) or (POLICY_STAGE if self.tools else "-")
 
     @property
     def tools(self) -> list[dict[str, Any]]:

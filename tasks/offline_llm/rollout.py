@@ -1,10 +1,10 @@
 """The two roles of a rollout, played by the test endpoint: the policy and the simulated user.
 
-- **Policy** requests carry tools and no stage marker (the system message is the environment's,
-  as a real model sees it); their stage is ``policy``. The script under :func:`script_key` of the
-  conversation's first ``user`` message answers, entry *n* for a request holding *n* assistant
-  messages; past its end the policy says :data:`PAST_END` ("Done."), and without a script it
-  answers as :func:`generic` does.
+- **Policy** requests (stage ``policy``) carry tools and the environment's own system message,
+  as a real model sees it. The script under :func:`script_key` of the conversation's first
+  ``user`` message answers, entry *n* for a request holding *n* assistant messages; past its
+  end the policy says :data:`PAST_END` ("Done."), and without a script it answers as
+  :func:`generic` does.
 - **Simulated user** requests are rendered from ``rollout_user.md`` and then hold the dialogue
   from the user's side (the agent's messages as ``user``, its own as ``assistant``); the first
   turn is the system message and :data:`OPENING_CUE`. The script under :func:`user_script_key`

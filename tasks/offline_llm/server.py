@@ -9,6 +9,8 @@ optional: without ``disable_nagle_algorithm`` every request costs ~44 ms, withou
 queue concurrent clients wait on SYN retries, and without daemon threads a hung request blocks
 exit.
 
+A request is answered by the responder of the stage its ``X-Envmill-Stage`` header names (the
+header envmill's client sends); a chat request without it gets a 400 saying so, never a guess.
 A bad request body gets a 400 and a crash of the endpoint's own code a 500 naming it: the
 connection drops only when a ``drop`` (or ``hang``) fault asks for it.
 """
@@ -26,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from envmill.tasks.llm.transport import STAGE_HEADER
 from envmill.tasks.offline_llm.checks import (
     chat_problem,
     config_problem,
@@ -239,8 +242,15 @@ def _chat(handler: _Handler, body: Any) -> None:
     if problem:
         handler.refuse(problem)
         return
+    stage = (handler.headers.get(STAGE_HEADER) or "").strip()
+    if not stage:
+        handler.refuse(
+            f"no {STAGE_HEADER} header: this offline model answers by stage, which envmill's "
+            "LLM client names in that header"
+        )
+        return
     server = handler.server
-    request = ChatRequest(body, slips=server.config.slips, scripts=server.scripts)
+    request = ChatRequest(body, stage, slips=server.config.slips, scripts=server.scripts)
     with handler.counted(CHAT, request.stage, body):
         fault = server.faults.take(request.stage)
         if fault is not None:

@@ -29,27 +29,15 @@ from envmill.tasks.backends.base import (
 from envmill.tasks.backends.llm.scengen.build import make_llm_scenarios
 from envmill.tasks.backends.llm.skelbuilder.asking import Asker
 from envmill.tasks.backends.llm.skelbuilder.build import build_environment
+from envmill.tasks.backends.llm.stages import SCENARIO_STAGES, SKELETON_STAGES
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.prompts import PROMPTS_DIR
 from envmill.tasks.sandbox import Sandbox
 
 VERSION = 1  # bump when the stages change what they make
-PROMPTS = (
-    "skeleton_plan",
-    "skeleton_state",
-    "skeleton_operations",
-    "skeleton_method",
-    "skeleton_repair",
-    "skeleton_initial_state",
-    "skeleton_probe",
-    "skeleton_judge",
-    "scenario_state",
-    "scenario_task",
-    "scenario_checks",
-    "scenario_repair",
-)
-SCENARIO_PROMPTS = tuple(name for name in PROMPTS if name.startswith("scenario_"))
+PROMPTS = (*SKELETON_STAGES, *SCENARIO_STAGES)
+SCENARIO_PROMPTS = SCENARIO_STAGES
 _OUTPUT_MODEL = {"model", "temperature", "max_tokens"}  # what a stage's model changes
 _OUTPUT_SETTINGS = {
     "repair_rounds",

@@ -9,9 +9,9 @@ run's thresholds, becomes ``rejected`` with the first reason that applies.
 from __future__ import annotations
 
 from envmill.schemas.topics import TopicCandidate, TopicMiningConfig, TopicRecord, TopicVerdict
+from envmill.tasks.backends.llm.stages import TOPIC_STAGE
 from envmill.tasks.llm import LlmCallError, LlmClient, LlmUnreachableError, render
 
-STAGE = "topics"
 CORPUS_NAMES = {"api-bank": "API-Bank", "toolace": "ToolACE", "topics": "a topic list"}
 _UNUSABLE = {"ReplyError", "EmptyReply"}
 
@@ -21,7 +21,7 @@ def judge_candidate(
 ) -> TopicRecord:
     """``accepted``, ``rejected`` (with a code) or ``failed`` (with a code and the error)."""
     prompt = render(
-        "topics",
+        TOPIC_STAGE,
         corpus=CORPUS_NAMES[candidate.format],
         task=candidate.text,
         tools=list(candidate.tools),
@@ -31,7 +31,7 @@ def judge_candidate(
     )
     try:
         reply = client.complete(
-            STAGE,
+            TOPIC_STAGE,
             prompt.messages,
             item=candidate.candidate_id,
             schema=TopicVerdict,
