@@ -35,7 +35,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
 from envmill.tasks.backends.procedural.scenarios.conditions import ConditionalSampler
 from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
 from envmill.tasks.backends.procedural.scenarios.namesakes import NamedSampler, disambiguate
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 # in fallback order: an aggregate needs a count or sum tool (often absent) and falls back to a
 # filtered list; a namesake needs only a label lookup, so it comes last before a plain change
@@ -73,7 +73,7 @@ def sample_kind_chain(
 ) -> Chain | None:
     """A chain of ``kind`` (or of the first fallback that can be built); None when not even a
     plain chain can be. ``Chain.kind`` says which kind was built."""
-    initial = episode.state()
+    initial = known_state(episode)
     for tried in fallbacks(kind):
         if episode.state() != initial:
             episode.load_state(initial)

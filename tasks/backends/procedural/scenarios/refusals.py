@@ -30,7 +30,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
 QUOTED = re.compile(r"'([^']{1,40})'")
@@ -66,7 +66,7 @@ def find_refusal(
     drawer = ArgumentDrawer(compiled, rng, faker)
     changers = [t for t in compiled.tools if t.kind == "state_change"]
     targets = target_values(compiled) if changers else {}
-    state = episode.state()
+    state = known_state(episode)
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
         arguments = drawer.draw_arguments(manifest, state)
@@ -206,7 +206,7 @@ def _refusal(
     reasons: list[str],
     targets: dict[str, set[str]],
 ) -> Refusal | None:
-    state, mentions, steps = episode.state(), [], []
+    state, mentions, steps = known_state(episode), [], []
     for arg in manifest.args:
         if arg.name not in arguments:
             continue
