@@ -126,7 +126,8 @@ def runs(
 def _decoded(column: str, value):
     if column.endswith("_json") and value is not None:
         return json.loads(value)
-    return value.isoformat() if hasattr(value, "isoformat") else value
+    isoformat = getattr(value, "isoformat", None)
+    return isoformat() if callable(isoformat) else value
 
 
 def show(
