@@ -51,7 +51,7 @@ REAP_INTERVAL_SECONDS = 0.5
 class Zygote:
     """Forks hosts on request, kills them on request, and reaps and cleans up after them."""
 
-    def __init__(self, config: dict, installer: Installer | None) -> None:
+    def __init__(self, config: dict, installer: "Installer | None") -> None:
         self.config, self.installer = config, installer
         self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
         self.next_uid = 0
@@ -199,7 +199,7 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
-def seal(installer: Installer | None) -> None:
+def seal(installer: "Installer | None") -> None:
     """The host's last lock: the syscall filter; then the native-call machinery that built it
     leaves ``sys.modules`` (the host cannot load it again from disk, and could not use it to
     undo the filter anyway)."""
@@ -213,7 +213,7 @@ def seal(installer: Installer | None) -> None:
     _prctl = None
 
 
-def load_installer(module_path: str | None) -> Installer | None:
+def load_installer(module_path: str | None) -> "Installer | None":
     """Build the filter once, with the libseccomp binding the parent found."""
     if not module_path:
         return None
