@@ -155,6 +155,6 @@ def show(
     if kind == "env":
         source = row.pop("source")
         print_json({k: v for k, v in row.items() if k != "created_at"})
-        typer.echo("\n# source\n" + source)
+        typer.echo("\n# source\n" + str(source))  # a column that is never null
     else:
         print_json({k: v for k, v in row.items() if k != "created_at"})

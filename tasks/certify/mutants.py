@@ -158,7 +158,7 @@ def _shift_days(text: str, days: int) -> str | None:
 
 
 def _extras(
-    run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str], entities: _Entities
+    run: ReferenceRun, tools: list[ToolSchema], kinds: Mapping[str, str], entities: _Entities
 ) -> list[Plan]:
     plans = []
     used = [step.tool for step in run.solution]

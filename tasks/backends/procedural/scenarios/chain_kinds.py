@@ -142,7 +142,7 @@ class CreatedSampler(_ChainSampler):
     def _special_mention(self, arg: ArgManifest, value: Any, calls: list) -> ArgMention | None:
         if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
             return None
-        described = say("created", self.rng, entity=words_of(arg.entity))
+        described = say("created", self.rng, entity=words_of(self.created[0]))
         return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
 
     def _kept(self, step: ChainStep) -> None:

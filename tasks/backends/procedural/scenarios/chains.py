@@ -407,7 +407,7 @@ class ArgumentDrawer:
         except (TypeError, ValueError, AttributeError):
             value = self.faker.word()
         isoformat = getattr(value, "isoformat", None)
-        return isoformat() if callable(isoformat) else str(value)
+        return str(isoformat()) if callable(isoformat) else str(value)
 
 
 def _bounds(arg: ArgManifest, low: float, high: float) -> tuple[float, float]:

@@ -160,7 +160,8 @@ class LookupSampler(_ChainSampler):
         else:
             key = "largest_total" if best == "most" else "smallest_total"
         total = f"total {words_of(field)}" if field and field != "total" else "total"
-        children = words_of(self.compiled.entity_attrs.get(aggregate.entity, aggregate.entity))
+        entity = aggregate.entity or ""  # an aggregate is over an entity
+        children = words_of(self.compiled.entity_attrs.get(entity, entity))
         text = say(
             key,
             self.rng,

@@ -109,8 +109,8 @@ def ask_field(
     entity = entity or _pick_entity(compiled, state, rng, allowed)
     reader = reader_of(compiled, entity) if entity else None
     records = state.get(compiled.entity_attrs.get(entity or "", ""), {})
-    if reader is None or not isinstance(records, dict) or not records:
-        return None
+    if reader is None or not entity or not isinstance(records, dict) or not records:
+        return None  # (no entity, no reader)
     ids = sorted((r for r in records if allowed is None or r in allowed), key=str)
     if record_id is None and not ids:
         return None

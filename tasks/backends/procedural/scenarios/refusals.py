@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +123,9 @@ def _ids(state: dict[str, Any]) -> set[str]:
     return {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
 
 
-def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset()) -> list[str]:
+def reason_terms(
+    error: str, state: dict[str, Any], roles: AbstractSet[str] = frozenset()
+) -> list[str]:
     """Words a reply must use one of to name the reason: the statuses the error quotes (not
     ids or other record text), and the rule words (with synonyms) it contains."""
     lowered = error.casefold()
@@ -138,9 +141,9 @@ def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset(
 def refusal_evidence(
     error: str,
     state: dict[str, Any],
-    roles: set[str] = frozenset(),
+    roles: AbstractSet[str] = frozenset(),
     arguments: Any = (),
-    targets: set[str] = frozenset(),
+    targets: AbstractSet[str] = frozenset(),
 ) -> RefusalEvidence:
     """What of this state the error names, that a reply must repeat one of: the quoted status
     (not an id, a role, or a value the request itself gave), the numbers (a limit, a balance, a

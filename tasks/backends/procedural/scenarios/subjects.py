@@ -102,8 +102,10 @@ def acting_member(compiled: CompiledEnvironment, state: dict[str, Any]) -> tuple
     """(role, acting id) when the signed-in role acts as a record (a customer), else None."""
     role = state.get(compiled.acting_role_attr or "")
     acting_id = state.get(compiled.acting_id_attr or "")
-    manifest = compiled.roles.get(role) if isinstance(role, str) else None
-    if manifest is None or not manifest.entity or not isinstance(acting_id, str):
+    if not isinstance(role, str) or not isinstance(acting_id, str):
+        return None
+    manifest = compiled.roles.get(role)
+    if manifest is None or not manifest.entity:
         return None
     return role, acting_id
 

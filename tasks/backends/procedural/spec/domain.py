@@ -288,6 +288,14 @@ class EntitySpec(SpecModel):
     def counter(self) -> str:
         return f"next_{self.name}_number"
 
+    @property
+    def machine(self) -> StatusMachine:
+        """The status machine, for the parts only a status entity has (claims, transitions,
+        status fills): the spec check refuses them elsewhere, so a missing one is a bug."""
+        if self.status is None:
+            raise SpecError(f"entity '{self.name}' has no status machine")
+        return self.status
+
 
 class LimitSpec(SpecModel):
     range: list[int]
