@@ -25,15 +25,21 @@ class DedupeSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    enabled: bool = Field(True, description="check a run's new items at the end of `envmill run`")
+    enabled: bool = Field(
+        default=True, description="check a run's new items at the end of `envmill run`"
+    )
     code: float = Field(
-        0.95, gt=0, le=1, description="environments: shingles of the normalized source"
+        default=0.95, gt=0, le=1, description="environments: shingles of the normalized source"
     )
     signature: float = Field(
-        0.8, gt=0, le=1, description="environments: tool and parameter names and types"
+        default=0.8, gt=0, le=1, description="environments: tool and parameter names and types"
     )
-    task: float = Field(0.8, gt=0, le=1, description="tasks: word shingles of the masked text")
-    state: float = Field(0.9, gt=0, le=1, description="initial states: masked path=value items")
+    task: float = Field(
+        default=0.8, gt=0, le=1, description="tasks: word shingles of the masked text"
+    )
+    state: float = Field(
+        default=0.9, gt=0, le=1, description="initial states: masked path=value items"
+    )
 
     def threshold(self, measure: str) -> float:
         return getattr(self, measure)

@@ -50,7 +50,9 @@ class EnvironmentRecord(BaseModel):
     introduction: str = ""
     business_rules: list[str] = Field(default_factory=list)
     backend: str
-    domain: str = Field("", description="the procedural domain, or the LLM topic's category")
+    domain: str = Field(
+        default="", description="the procedural domain, or the LLM topic's category"
+    )
     seed: int | None = None
     checked: dict[str, Any] = Field(
         default_factory=dict, description="how it was checked: policy, sandbox load, probes"

@@ -35,9 +35,11 @@ class Price(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    input: float = Field(0.0, ge=0, allow_inf_nan=False, description="USD per 1M prompt tokens")
+    input: float = Field(
+        default=0.0, ge=0, allow_inf_nan=False, description="USD per 1M prompt tokens"
+    )
     output: float = Field(
-        0.0, ge=0, allow_inf_nan=False, description="USD per million completion tokens"
+        default=0.0, ge=0, allow_inf_nan=False, description="USD per million completion tokens"
     )
 
 
@@ -46,17 +48,17 @@ class StageModel(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str = Field("gpt-4o-mini", min_length=1)
-    temperature: float = Field(0.7, ge=0, le=2, allow_inf_nan=False)
-    max_tokens: int = Field(4096, gt=0)
+    model: str = Field(default="gpt-4o-mini", min_length=1)
+    temperature: float = Field(default=0.7, ge=0, le=2, allow_inf_nan=False)
+    max_tokens: int = Field(default=4096, gt=0)
     timeout_seconds: float = Field(
-        120.0,
+        default=120.0,
         gt=0,
         allow_inf_nan=False,
         description="one socket operation of an HTTP attempt (the openai default, 600 s, is long)",
     )
     deadline_seconds: float = Field(
-        600.0,
+        default=600.0,
         gt=0,
         allow_inf_nan=False,
         description="one call, every retry and repair turn included (waiting for a slot has "
@@ -69,27 +71,33 @@ class LlmSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str | None = Field(None, description="else OPENAI_BASE_URL")
-    api_key: SecretStr | None = Field(None, description="else OPENAI_API_KEY")
+    base_url: str | None = Field(default=None, description="else OPENAI_BASE_URL")
+    api_key: SecretStr | None = Field(default=None, description="else OPENAI_API_KEY")
     default: StageModel = Field(default_factory=StageModel)
     stages: dict[str, StageModel] = Field(
         default_factory=dict, description="per stage name: the fields that differ from default"
     )
-    max_concurrency: int = Field(8, gt=0, description="in-flight requests, all processes of a run")
-    requests_per_minute: int = Field(0, ge=0, description="0: no pacing")
-    max_attempts: int = Field(4, ge=1, description="HTTP attempts per request, first included")
+    max_concurrency: int = Field(
+        default=8, gt=0, description="in-flight requests, all processes of a run"
+    )
+    requests_per_minute: int = Field(default=0, ge=0, description="0: no pacing")
+    max_attempts: int = Field(
+        default=4, ge=1, description="HTTP attempts per request, first included"
+    )
     retry_backoff_seconds: float = Field(
-        0.5,
+        default=0.5,
         ge=0,
         allow_inf_nan=False,
         description="first wait between attempts; doubles, at most 8 s, jittered",
     )
-    repair_turns: int = Field(1, ge=0, description="turns that show the model its parse error")
+    repair_turns: int = Field(
+        default=1, ge=0, description="turns that show the model its parse error"
+    )
     structured_output: Literal["auto", "json_schema", "text"] = "auto"
     prices: dict[str, Price] = Field(default_factory=dict, description="model -> Price")
     cache: bool = True
     cache_namespace: str = Field(
-        "",
+        default="",
         pattern=r"^[A-Za-z0-9_.-]*$",
         description="a subfolder of the cache, e.g. to keep a test endpoint's answers apart",
     )
@@ -120,17 +128,21 @@ class LlmCallRecord(BaseModel):
     stage: str
     item: str = ""
     model: str
-    prompt_hash: str = Field("", description="the template that made the messages")
+    prompt_hash: str = Field(default="", description="the template that made the messages")
     request_hash: str = Field(description="the cache key")
     sample: int = 0
-    prompt_tokens: int = Field(0, ge=0)
-    completion_tokens: int = Field(0, ge=0)
-    latency_seconds: float = Field(0.0, ge=0, description="first request sent to reply ready")
-    queue_seconds: float = Field(0.0, ge=0, description="waiting for a slot or the RPM pace")
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    latency_seconds: float = Field(
+        default=0.0, ge=0, description="first request sent to reply ready"
+    )
+    queue_seconds: float = Field(
+        default=0.0, ge=0, description="waiting for a slot or the RPM pace"
+    )
     cache_hit: bool = False
-    attempts: int = Field(0, ge=0, description="HTTP requests made, repair turns included")
+    attempts: int = Field(default=0, ge=0, description="HTTP requests made, repair turns included")
     outcome: Literal["ok", "failed"] = "ok"
     error_class: str = ""
-    error: str = Field("", description="one line, never the API key")
-    cost_usd: float = Field(0.0, ge=0)
+    error: str = Field(default="", description="one line, never the API key")
+    cost_usd: float = Field(default=0.0, ge=0)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

@@ -22,13 +22,19 @@ class FilterSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    min_reward: float = Field(1.0, ge=0.0, le=1.0, description="keep a reward at least this")
-    require_success: bool = Field(True, description="keep only episodes where every check held")
-    min_steps: int = Field(1, ge=0, description="tool calls an episode must make at least")
-    max_steps: int = Field(60, ge=1, description="tool calls an episode may make at most")
-    max_messages: int = Field(200, ge=2, description="messages a conversation may have at most")
+    min_reward: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="keep a reward at least this"
+    )
+    require_success: bool = Field(
+        default=True, description="keep only episodes where every check held"
+    )
+    min_steps: int = Field(default=1, ge=0, description="tool calls an episode must make at least")
+    max_steps: int = Field(default=60, ge=1, description="tool calls an episode may make at most")
+    max_messages: int = Field(
+        default=200, ge=2, description="messages a conversation may have at most"
+    )
     paste_share: float = Field(
-        0.8,
+        default=0.8,
         gt=0.0,
         le=1.0,
         description="a user message repeating this share of the task's words in a row pastes it",
@@ -40,20 +46,33 @@ class RolloutSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    samples: int = Field(1, ge=1, le=1024, description="episodes per scenario (sample index)")
-    max_steps: int = Field(30, ge=1, le=1000, description="agent turns (policy calls) per episode")
+    samples: int = Field(
+        default=1, ge=1, le=1024, description="episodes per scenario (sample index)"
+    )
+    max_steps: int = Field(
+        default=30, ge=1, le=1000, description="agent turns (policy calls) per episode"
+    )
     max_calls_per_turn: int = Field(
-        8, ge=1, le=128, description="tool calls run from one assistant message; more get errors"
+        default=8,
+        ge=1,
+        le=128,
+        description="tool calls run from one assistant message; more get errors",
     )
     max_bad_turns: int = Field(
-        3, ge=1, description="agent turns in a row with no usable action before model_error"
+        default=3, ge=1, description="agent turns in a row with no usable action before model_error"
     )
-    episodes_per_batch: int = Field(16, ge=1, le=10_000, description="episodes per worker task")
+    episodes_per_batch: int = Field(
+        default=16, ge=1, le=10_000, description="episodes per worker task"
+    )
     episode_threads: int = Field(
-        16, ge=1, le=256, description="episodes one worker runs at once (they wait on the model)"
+        default=16,
+        ge=1,
+        le=256,
+        description="episodes one worker runs at once (they wait on the model)",
     )
     scenarios: str = Field(
-        "", description="SQL condition on certified scenarios (and their domain), e.g. mode = '…'"
+        default="",
+        description="SQL condition on certified scenarios (and their domain), e.g. mode = '…'",
     )
     filters: FilterSettings = Field(default_factory=FilterSettings)
 
@@ -66,7 +85,7 @@ class EpisodeSpec(BaseModel):
     """
 
     key: str
-    sample: int = Field(0, ge=0)
+    sample: int = Field(default=0, ge=0)
     scenario: ScenarioSpec
     scenario_id: str
     class_name: str

@@ -42,7 +42,9 @@ class ScenarioContent(BaseModel):
     """What a scenario says; shared by the generated spec and the stored record."""
 
     env_id: str
-    backend: str = Field("manual", description="what made it; 'manual' for hand-written files")
+    backend: str = Field(
+        default="manual", description="what made it; 'manual' for hand-written files"
+    )
     mode: Mode = "non_conversational"
     task: str
     user_facts: dict[str, Any] = Field(default_factory=dict)
@@ -50,9 +52,11 @@ class ScenarioContent(BaseModel):
     reference_solution: list[SolutionStep]
     checks: list[CheckSpec]
     reference_answer: str | None = Field(
-        None, description="what the reference says at the end, when checks judge the answer"
+        default=None, description="what the reference says at the end, when checks judge the answer"
     )
-    kind: str | None = Field(None, description="the generator's scenario kind, e.g. 'refusal'")
+    kind: str | None = Field(
+        default=None, description="the generator's scenario kind, e.g. 'refusal'"
+    )
 
 
 class ScenarioSpec(ScenarioContent):
@@ -118,4 +122,6 @@ class ScenarioRecord(ScenarioContent):
     status: Literal["certified", "rejected"]
     rejected_gate: GateName | None = None
     gates: list[GateResult]
-    repairs: int = Field(0, ge=0, description="times the checks were rewritten after a refusal")
+    repairs: int = Field(
+        default=0, ge=0, description="times the checks were rewritten after a refusal"
+    )

@@ -13,14 +13,20 @@ class ScenGenSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     answer_rounds: int = Field(
-        2, ge=0, description="rounds that show the model why its answer cannot be used"
+        default=2, ge=0, description="rounds that show the model why its answer cannot be used"
     )
     repair_rounds: int = Field(
-        2, ge=0, description="certification repairs: the failed gate and why, back to the model"
+        default=2,
+        ge=0,
+        description="certification repairs: the failed gate and why, back to the model",
     )
-    conversational_share: float = Field(0.3, ge=0, le=1)
-    scenario_threads: int = Field(4, ge=1, description="scenarios of one environment at once")
-    preview_records: int = Field(8, ge=1, description="records per collection shown in a prompt")
+    conversational_share: float = Field(default=0.3, ge=0, le=1)
+    scenario_threads: int = Field(
+        default=4, ge=1, description="scenarios of one environment at once"
+    )
+    preview_records: int = Field(
+        default=8, ge=1, description="records per collection shown in a prompt"
+    )
 
 
 class StateAnswer(BaseModel):

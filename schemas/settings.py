@@ -45,20 +45,24 @@ class SandboxLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    cpu_seconds: float = Field(10.0, gt=0, description="CPU time for one host (one episode)")
-    wall_seconds: float = Field(5.0, gt=0, description="wall time for one request")
-    memory_mb: int = Field(512, ge=64)
-    file_size_bytes: int = Field(1 << 20, ge=0)
-    open_files: int = Field(64, ge=8)
-    max_reply_bytes: int = Field(8 << 20, ge=1024)
+    cpu_seconds: float = Field(
+        default=10.0, gt=0, description="CPU time for one host (one episode)"
+    )
+    wall_seconds: float = Field(default=5.0, gt=0, description="wall time for one request")
+    memory_mb: int = Field(default=512, ge=64)
+    file_size_bytes: int = Field(default=1 << 20, ge=0)
+    open_files: int = Field(default=64, ge=8)
+    max_reply_bytes: int = Field(default=8 << 20, ge=1024)
     max_reply_values: int = Field(
-        250_000, ge=100, description="JSON values one reply may decode into (objects, items)"
+        default=250_000,
+        ge=100,
+        description="JSON values one reply may decode into (objects, items)",
     )
     max_episode_bytes: int = Field(
-        64 << 20, ge=1 << 16, description="reply bytes one episode may keep in all"
+        default=64 << 20, ge=1 << 16, description="reply bytes one episode may keep in all"
     )
     max_episode_values: int = Field(
-        2_000_000, ge=1000, description="JSON values one episode may keep in all (memory)"
+        default=2_000_000, ge=1000, description="JSON values one episode may keep in all (memory)"
     )
     isolation: Literal["auto", "full", "basic"] = "auto"
 
@@ -68,21 +72,23 @@ class EnvmillSettings(BaseSettings):
         env_prefix="ENVMILL_", env_nested_delimiter="__", extra="forbid", toml_file=SETTINGS_FILE
     )
 
-    home: Path | None = Field(None, description="data folder (--out); else ./envmill-data")
+    home: Path | None = Field(default=None, description="data folder (--out); else ./envmill-data")
     backend: BackendName = PROCEDURAL
     scenarios_from: ScenarioSource = Field(
-        OWN_SCENARIOS,
+        default=OWN_SCENARIOS,
         description="llm: ScenGenerator writes the procedural backend's scenarios too",
     )
-    seed: int = Field(0, ge=0, lt=2**63, description="seed of the whole run (a 64-bit column)")
-    envs: int = Field(24, gt=0, le=MAX_ENVS, description="environments to synthesize")
-    scenarios_per_env: int = Field(12, gt=0, le=MAX_SCENARIOS_PER_ENV)
+    seed: int = Field(
+        default=0, ge=0, lt=2**63, description="seed of the whole run (a 64-bit column)"
+    )
+    envs: int = Field(default=24, gt=0, le=MAX_ENVS, description="environments to synthesize")
+    scenarios_per_env: int = Field(default=12, gt=0, le=MAX_SCENARIOS_PER_ENV)
     domains: list[str] = Field(default_factory=list, description="empty: every domain")
     batch_size: int | None = Field(
-        None, gt=0, description=f"environments per Dask task [{default_batch_sizes()}]"
+        default=None, gt=0, description=f"environments per Dask task [{default_batch_sizes()}]"
     )
-    workers: int = Field(2, gt=0, description="Dask worker processes of the local cluster")
-    dask_address: str | None = Field(None, description="an existing Dask scheduler")
+    workers: int = Field(default=2, gt=0, description="Dask worker processes of the local cluster")
+    dask_address: str | None = Field(default=None, description="an existing Dask scheduler")
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)

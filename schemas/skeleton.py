@@ -25,24 +25,35 @@ class SkeletonSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    repair_rounds: int = Field(2, ge=0, description="rounds that show the model its errors")
-    min_tools: int = Field(8, ge=1, description="operations an environment must have")
+    repair_rounds: int = Field(default=2, ge=0, description="rounds that show the model its errors")
+    min_tools: int = Field(default=8, ge=1, description="operations an environment must have")
     pass_threshold: float = Field(
-        0.85, ge=0, le=1, description="(pass + warning) / probes needed to keep an environment"
+        default=0.85,
+        ge=0,
+        le=1,
+        description="(pass + warning) / probes needed to keep an environment",
     )
-    probe_rounds: int = Field(2, ge=1, description="testing-agent rounds to cover every tool")
-    tools_per_probe_call: int = Field(10, ge=1, description="tools one testing-agent call covers")
-    probes_per_judge_call: int = Field(12, ge=1, description="probes one judge call judges")
-    method_threads: int = Field(24, ge=1, description="calls of one topic in flight at once")
-    item_threads: int = Field(16, ge=1, description="topics one worker process builds at once")
+    probe_rounds: int = Field(
+        default=2, ge=1, description="testing-agent rounds to cover every tool"
+    )
+    tools_per_probe_call: int = Field(
+        default=10, ge=1, description="tools one testing-agent call covers"
+    )
+    probes_per_judge_call: int = Field(default=12, ge=1, description="probes one judge call judges")
+    method_threads: int = Field(
+        default=24, ge=1, description="calls of one topic in flight at once"
+    )
+    item_threads: int = Field(
+        default=16, ge=1, description="topics one worker process builds at once"
+    )
     attempt: int = Field(
-        0,
+        default=0,
         ge=0,
         description="which retry of a topic this is: its repairs and judgements ask for new "
         "samples, so a retry does not replay a cached answer that failed",
     )
     preview_records: int = Field(
-        5, ge=1, description="records per collection shown to the model from a state"
+        default=5, ge=1, description="records per collection shown to the model from a state"
     )
 
 
@@ -118,7 +129,7 @@ class ProposedCall(BaseModel):
     tool: str
     kind: ProbeKind
     arguments: dict[str, Any] = Field(default_factory=dict)
-    expectation: str = Field("", description="what the call should do, in one sentence")
+    expectation: str = Field(default="", description="what the call should do, in one sentence")
 
 
 class ProbeCalls(BaseModel):
@@ -194,10 +205,10 @@ class SkeletonDraft(BaseModel):
     operations: list[OperationSpec]
     initial_state: dict[str, Any]
     check: EnvCheckReport
-    llm_calls: int = Field(0, description="LLM calls this topic made, repairs included")
-    repairs: int = Field(0, description="parts rewritten after a failed check")
+    llm_calls: int = Field(default=0, description="LLM calls this topic made, repairs included")
+    repairs: int = Field(default=0, description="parts rewritten after a failed check")
     admitted: Any = Field(
-        None,
+        default=None,
         exclude=True,
         repr=False,
         description="the AdmittedEnvironment of ``source`` (not stored): a caller may use it "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -39,7 +39,7 @@ class TopicCandidate(BaseModel):
     source: str = Field(description="the file it was read from (its name, not a path)")
     format: SourceFormat
     text: str = Field(min_length=1, description="the user's request, or the topic itself")
-    tools: tuple[str, ...] = Field((), description="tool names the corpus offered for it")
+    tools: tuple[str, ...] = Field(default=(), description="tool names the corpus offered for it")
 
     @property
     def candidate_id(self) -> str:
@@ -93,18 +93,25 @@ class TopicMiningConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     select: int | None = Field(
-        None, ge=1, description="topics in the diverse subset; None: every distinct accepted one"
+        default=None,
+        ge=1,
+        description="topics in the diverse subset; None: every distinct accepted one",
     )
-    min_usefulness: int = Field(3, ge=1, le=5)
-    min_modelability: int = Field(3, ge=1, le=5)
+    min_usefulness: int = Field(default=3, ge=1, le=5)
+    min_modelability: int = Field(default=3, ge=1, le=5)
     embedding_similarity: float = Field(
-        0.9, gt=0, le=1, description="cosine over endpoint embeddings that makes a duplicate"
+        default=0.9,
+        gt=0,
+        le=1,
+        description="cosine over endpoint embeddings that makes a duplicate",
     )
     lexical_similarity: float = Field(
-        0.8, gt=0, le=1, description="cosine over character 3-grams (the fallback) likewise"
+        default=0.8, gt=0, le=1, description="cosine over character 3-grams (the fallback) likewise"
     )
     workers: int | None = Field(
-        None, ge=1, description="threads making LLM calls; None: the client's concurrency cap"
+        default=None,
+        ge=1,
+        description="threads making LLM calls; None: the client's concurrency cap",
     )
 
 
@@ -118,8 +125,8 @@ class TopicRecord(BaseModel):
     text: str
     tools: tuple[str, ...] = ()
     status: TopicStatus
-    reason_code: str | None = Field(None, description="why it stopped, e.g. 'url_bound'")
-    message: str = Field("", description="one line for people")
+    reason_code: str | None = Field(default=None, description="why it stopped, e.g. 'url_bound'")
+    message: str = Field(default="", description="one line for people")
     stateful: bool | None = None
     domain_specific: bool | None = None
     verdict_reason: str | None = None
@@ -127,15 +134,17 @@ class TopicRecord(BaseModel):
     introduction: str | None = None
     usefulness: int | None = None
     modelability: int | None = None
-    duplicate_of: str | None = Field(None, description="candidate_id of the topic kept instead")
+    duplicate_of: str | None = Field(
+        default=None, description="candidate_id of the topic kept instead"
+    )
     selection_rank: int | None = Field(
-        None, description="place in the max-min walk over distinct topics (0: the best)"
+        default=None, description="place in the max-min walk over distinct topics (0: the best)"
     )
     prompt_hash: str = ""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @classmethod
-    def of(cls, candidate: TopicCandidate, run_id: str, **fields: object) -> TopicRecord:
+    def of(cls, candidate: TopicCandidate, run_id: str, **fields: Any) -> TopicRecord:
         """The record of ``candidate`` with the given status, verdict and reason fields."""
         base = candidate.model_dump(include={"source", "format", "text", "tools"})
         return cls(candidate_id=candidate.candidate_id, run_id=run_id, **base, **fields)

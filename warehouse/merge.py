@@ -38,8 +38,12 @@ class CompactionError(WarehouseError):
 
 def open_connection(spill: Path, memory: str) -> duckdb.DuckDBPyConnection:
     """One table's connection (a database of its own, in memory)."""
-    config = {"memory_limit": memory, "temp_directory": str(spill)}
-    con = duckdb.connect(":memory:", config=config | {"preserve_insertion_order": False})
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "memory_limit": memory,
+        "temp_directory": str(spill),
+        "preserve_insertion_order": False,
+    }
+    con = duckdb.connect(":memory:", config=config)
     con.execute("SET enable_progress_bar = false")
     # no parquet_metadata_cache: it would save reading each footer a second time (to rank, to
     # merge) but keep every footer until the end, outside memory_limit (measured: 25,000 parts

@@ -161,6 +161,8 @@ def list_parts(root: Path) -> Listing:
     """The committed parts of every table, as one consistent listing: if a compaction published
     while the tables were listed, a part it merged may be missing from the listing while the
     merged part is not in it yet, so the tables are listed again."""
+    parts: dict[str, list[Path]] = {}
+    compacting = False
     for _ in range(LISTING_TRIES):
         compacting = (root / COMPACTING).exists()
         keys = committed_keys(root)

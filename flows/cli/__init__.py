@@ -83,7 +83,7 @@ def main() -> None:
         sys.exit(returned)
 
 
-def _disk_full_message(exc: BaseException) -> str:
+def _disk_full_message(exc: BaseException | None) -> str:
     """DiskFull's own words when the run raised it, else the kernel's (a write elsewhere)."""
     while exc is not None and not isinstance(exc, DiskFull):
         exc = exc.__cause__ or exc.__context__
@@ -99,9 +99,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _exit_with(exc: Exception) -> None:
-    if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer's click errors
-        echo_error(exc.format_message())
-        sys.exit(exc.exit_code)
+    format_message, exit_code = getattr(exc, "format_message", None), getattr(exc, "exit_code", 1)
+    if callable(format_message) and hasattr(exc, "exit_code"):  # typer's click errors
+        echo_error(str(format_message()))
+        sys.exit(exit_code)
     if is_disk_full(exc):
         echo_error(_disk_full_message(exc))
         sys.exit(1)

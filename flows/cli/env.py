@@ -92,7 +92,7 @@ def call(
             {
                 "result": outcome.result,
                 "diff": diff_states(before, outcome.state),
-                "state_hash": state_hash(outcome.state),
+                "state_hash": state_hash(outcome.state or {}),  # ok: the host sent one
             }
         )
 

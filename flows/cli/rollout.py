@@ -87,7 +87,7 @@ def rollout_settings(
         if model is not None:
             old = stages.get(stage)
             kept = old.model_dump(include=old.model_fields_set) if old else {}
-            stages[stage] = StageModel(**kept | {"model": model})
+            stages[stage] = StageModel.model_validate(kept | {"model": model})
     try:
         chosen = RolloutSettings.model_validate(settings.rollout.model_dump() | given)
     except ValidationError as exc:

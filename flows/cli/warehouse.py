@@ -126,7 +126,8 @@ def runs(
 def _decoded(column: str, value):
     if column.endswith("_json") and value is not None:
         return json.loads(value)
-    return value.isoformat() if hasattr(value, "isoformat") else value
+    isoformat = getattr(value, "isoformat", None)
+    return isoformat() if callable(isoformat) else value
 
 
 def show(
@@ -154,6 +155,6 @@ def show(
     if kind == "env":
         source = row.pop("source")
         print_json({k: v for k, v in row.items() if k != "created_at"})
-        typer.echo("\n# source\n" + source)
+        typer.echo("\n# source\n" + str(source))  # a column that is never null
     else:
         print_json({k: v for k, v in row.items() if k != "created_at"})

@@ -47,7 +47,7 @@ def dask_scheduler(
     if address:
         yield address
         return
-    import dask
+    import dask.config
     from distributed import Client, LocalCluster
 
     scratch = owned_tempdir("dask")
@@ -92,7 +92,7 @@ def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str
 
     Prefect is imported only here, so a caller can export its Prefect API first.
     """
-    from prefect_dask import DaskTaskRunner
+    from prefect_dask.task_runners import DaskTaskRunner
 
     from envmill.flows.synthesize import synthesize
     from envmill.tasks.backends import task_threads
@@ -107,7 +107,7 @@ def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str
 @contextmanager
 def rollout_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
     """The ``rollout`` flow with a Dask task runner, as :func:`synthesize_on_dask`."""
-    from prefect_dask import DaskTaskRunner
+    from prefect_dask.task_runners import DaskTaskRunner
 
     from envmill.flows.rollout import TASK_THREADS, rollout
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import signal
 import threading
+from types import FrameType
 
 _fired = threading.Event()
 _signals: list[int] = []  # the signals that fired, in order
 
 
-def _on_signal(signum: int, frame: object) -> None:
+def _on_signal(signum: int, frame: FrameType | None) -> None:
     _signals.append(signum)
     _fired.set()
     signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt

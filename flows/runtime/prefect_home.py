@@ -91,6 +91,8 @@ def _copy_template(home: Path) -> bool:
     if not _is_current(folder):
         return False  # none, half made, another version's, or damaged: migrate as usual
     head = _read_marker(folder)
+    if head is None:  # _is_current read it: not expected
+        return False
     partial = home / f".{DATABASE}.{os.getpid()}"
     try:
         _backup(folder / DATABASE, partial)

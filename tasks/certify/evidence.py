@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+from jsonschema.exceptions import best_match
 
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
@@ -22,7 +23,7 @@ from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan
 from envmill.tasks.core.statekit import state_hash
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
-from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode
+from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
 OTHER_IMAGE = 1
@@ -107,13 +108,13 @@ def collect_evidence(
         _run_episode(scenario, env, sandbox, evidence)
     if evidence.run is not None:
         evidence.replay_hash = _replay_elsewhere(scenario, env, sandbox)
-        _run_checks(scenario, sandbox, evidence)
+        _run_checks(scenario, sandbox, evidence, evidence.run)
     return evidence
 
 
 def _schema_error(state: dict[str, Any], schema: dict[str, Any]) -> str | None:
     validator = _validator(canonical_json(schema))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(state))
+    error = best_match(validator.iter_errors(state))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -150,10 +151,10 @@ def _run_episode(
 
 
 def _run_reference(solution: list[SolutionStep], episode: ToolEpisode) -> ReferenceRun:
-    states, outcomes, changed_at = [episode.state()], [], []
+    states, outcomes, changed_at = [known_state(episode)], [], []
     for index, step in enumerate(solution):
         outcomes.append(episode.call(step.tool, step.arguments))
-        states.append(episode.state())
+        states.append(known_state(episode))
         if states[-1] != states[-2]:
             changed_at.append(index)
     return ReferenceRun(solution=solution, states=states, outcomes=outcomes, changed_at=changed_at)
@@ -182,13 +183,15 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
         return state_hash(episode.state() or {})
 
 
-def _run_checks(scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence) -> None:
+def _run_checks(
+    scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence, run: ReferenceRun
+) -> None:
     """Each check on every distinct (final state, answer), in both images; refused checks
     count False. The reference's outcome is judged with its answer, the initial state with
     none and with a decoy answer (any other reply must not win full reward on it); wrong
     solutions and reorderings say what the reference says, so only their states can cost them
     the reward. A scenario with an answer is also judged with it withheld."""
-    initial, run, answer = scenario.initial_state, evidence.run, scenario.answer
+    initial, answer = scenario.initial_state, scenario.answer
     finals = [(run.states[-1], answer), (initial, NO_ANSWER)]
     if evidence.partial is not None:
         finals.append((evidence.partial.final_state, answer))

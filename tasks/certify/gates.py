@@ -10,10 +10,12 @@ from collections.abc import Callable
 
 from envmill.schemas.scenario import GateName, GateResult, ScenarioSpec
 from envmill.tasks.certify.evidence import FINAL, INITIAL, Evidence, Trial
+from envmill.tasks.certify.mutants import ReferenceRun
 from envmill.tasks.certify.reward import score_checks
 from envmill.tasks.core.statekit import state_hash
 
 Verdict = tuple[bool, str]
+Judge = Callable[[ScenarioSpec, Evidence, ReferenceRun], Verdict]
 
 
 def judge(gate: GateName, scenario: ScenarioSpec, ev: Evidence) -> GateResult:
@@ -23,20 +25,20 @@ def judge(gate: GateName, scenario: ScenarioSpec, ev: Evidence) -> GateResult:
         return GateResult(
             gate=gate, passed=False, reason="not evaluated: the initial state does not load"
         )
-    passed, reason = JUDGES[gate](scenario, ev)
+    passed, reason = JUDGES[gate](scenario, ev, ev.run)  # every judge is handed the run
     return GateResult(gate=gate, passed=passed, reason=reason)
 
 
-def _solution_runs(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
-    for index, outcome in enumerate(ev.run.outcomes):
+def _solution_runs(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
+    for index, outcome in enumerate(run.outcomes):
         if not outcome.succeeded:
             tool = scenario.reference_solution[index].tool
             why = outcome.result.get("error", outcome.result)
             return False, f"step {index + 1} ({tool}) failed: {why}"
-    return True, f"{len(ev.run.outcomes)} steps succeeded"
+    return True, f"{len(run.outcomes)} steps succeeded"
 
 
-def _checks_pass(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _checks_pass(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     if not scenario.checks:
         return False, "the scenario has no checks"
     for index, cell in enumerate(ev.column(FINAL)):
@@ -47,7 +49,7 @@ def _checks_pass(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     return True, f"all {len(scenario.checks)} checks hold on the final state"
 
 
-def _not_trivial(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _not_trivial(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     """The initial state earns no full reward, whether the agent says nothing or says words
     certification never uses (a check may not reward any reply but the reference's)."""
     failing = sum(cell.value is not True for cell in ev.column(INITIAL))
@@ -61,7 +63,7 @@ def _not_trivial(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     return True, f"{failing} of {len(scenario.checks)} checks fail on the initial state"
 
 
-def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _partial_fails(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     if ev.partial is None and ev.silent is not None:  # a question: the answer is the work
         failing = sum(cell.value is not True for cell in ev.column(ev.silent))
         if failing == 0:
@@ -80,7 +82,7 @@ def _partial_fails(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     return True, f"{failing} checks fail {ev.partial.plan.label}"
 
 
-def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _guards_collateral(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     """Every wrong solution whose outcome differs from the reference's loses full reward."""
     crashed = next((t for t in ev.trials if t.crashed), None)
     if crashed is not None:
@@ -101,7 +103,7 @@ def _guards_collateral(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     return True, f"{summary}; all {len(differing)} caught"
 
 
-def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     """Two independent state-changing steps done in the other order keep full reward."""
     reorders = [t for t in ev.trials if t.plan.kind == "reorder"]
     independent = [t for t in reorders if t.is_independent_reorder]
@@ -117,7 +119,7 @@ def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
     return True, f"{summary}; all keep full reward"
 
 
-def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
+def _deterministic(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     for index, (row, other) in enumerate(zip(ev.cells, ev.other_cells, strict=True)):
         if any(cell.late for cell in row + other):  # a mutant it "caught" may not be caught
             return False, (
@@ -133,7 +135,7 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence) -> Verdict:
             )
         if [c.value for c in row[: len(other)]] != [c.value for c in other]:
             return False, f"check {index + 1} gives different results in separate processes"
-    if ev.replay_hash != state_hash(ev.final_state):
+    if ev.replay_hash != state_hash(run.states[-1]):
         return False, "the solution replayed in a separate process reaches another final state"
     return True, (
         "checks gave the same results in separate processes, kept no state and left the "
@@ -149,7 +151,7 @@ def _full_reward_at(ev: Evidence, pair: int) -> bool:
     return score_checks([cell.value for cell in ev.column(pair)]).success
 
 
-JUDGES: dict[str, Callable[[ScenarioSpec, Evidence], Verdict]] = {
+JUDGES: dict[str, Judge] = {
     "solution_runs": _solution_runs,
     "checks_pass": _checks_pass,
     "not_trivial": _not_trivial,

@@ -18,6 +18,7 @@ is the reference's own), which keeps a mutant to a few calls.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal
@@ -58,7 +59,9 @@ class Plan:
     steps: list[SolutionStep]
 
 
-def plan_mutants(run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str]) -> list[Plan]:
+def plan_mutants(
+    run: ReferenceRun, tools: list[ToolSchema], kinds: Mapping[str, str]
+) -> list[Plan]:
     """Every wrong solution the mutation gate tries: drops, swaps, alters, then extras."""
     entities = _Entities(run, tools)
     return [
@@ -155,7 +158,7 @@ def _shift_days(text: str, days: int) -> str | None:
 
 
 def _extras(
-    run: ReferenceRun, tools: list[ToolSchema], kinds: dict[str, str], entities: _Entities
+    run: ReferenceRun, tools: list[ToolSchema], kinds: Mapping[str, str], entities: _Entities
 ) -> list[Plan]:
     plans = []
     used = [step.tool for step in run.solution]

@@ -66,19 +66,19 @@ def find_duplicates(
 ) -> list[DuplicateRecord]:
     """Every pair above its measure's threshold that involves a new item, for every measure."""
     environments, tasks, states = list(environments), list(tasks), list(states)
-    extract: dict[str, tuple[list[DedupeItem], Callable[[DedupeItem], set[str]]]] = {
-        "code": (environments, lambda e: code_shingles(e.source)),
-        "signature": (environments, lambda e: signature_items(e.tools)),
-        "task": (tasks, lambda t: task_shingles(t.task, t.facts)),
-        "state": (states, lambda s: state_items(s.state)),
+    shinglers: dict[str, Callable[[], list[Shingled]]] = {  # each measure's, typed per item
+        "code": lambda: [_shingled(e, code_shingles(e.source)) for e in environments],
+        "signature": lambda: [_shingled(e, signature_items(e.tools)) for e in environments],
+        "task": lambda: [_shingled(t, task_shingles(t.task, t.facts)) for t in tasks],
+        "state": lambda: [_shingled(s, state_items(s.state)) for s in states],
     }
     records: list[DuplicateRecord] = []
-    for measure, (items, shingles) in extract.items():
+    for measure, shingle in shinglers.items():
         clock = time.perf_counter()
-        shingled = [_shingled(item, shingles(item)) for item in items]
+        shingled = shingle()
         records += pairs_above(shingled, settings.threshold(measure), measure)
         if progress is not None:
-            progress(measure, len(items), time.perf_counter() - clock)
+            progress(measure, len(shingled), time.perf_counter() - clock)
     return records
 
 

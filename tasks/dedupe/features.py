@@ -72,7 +72,7 @@ def _normalized_tokens(tree: ast.AST) -> list[str]:
             tokens.append(node if node in _BUILTINS else names.setdefault(node, f"v{len(names)}"))
         elif isinstance(node, str):
             tokens.append(node)
-        else:
+        elif isinstance(node, ast.AST):
             tokens.append(type(node).__name__)
             stack.extend(reversed(_children(node)))
     return tokens

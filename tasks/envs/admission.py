@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from envmill.schemas.environment import EnvironmentRecord, PolicyViolation, ToolSchema
+from envmill.schemas.environment import EnvironmentRecord, PolicyViolation, ToolKind, ToolSchema
 from envmill.tasks.envs.contract import check_state_contract
 from envmill.tasks.envs.policy import check_module
 from envmill.tasks.envs.policy.names import violation
@@ -46,7 +46,7 @@ class AdmittedEnvironment:
     source: str
     class_name: str
     tools: list[ToolSchema]
-    tool_kinds: dict[str, str]
+    tool_kinds: dict[str, ToolKind]
     state_schema: dict[str, Any]
     default_state: dict[str, Any]
     checked: dict[str, Any] = field(default_factory=dict)
@@ -113,7 +113,7 @@ def admit_environment(source: str, sandbox: Sandbox) -> AdmittedEnvironment:
 
 def _read_structure(
     source: str, violations: list[PolicyViolation]
-) -> tuple[str, list[ToolSchema], dict[str, str]]:
+) -> tuple[str, list[ToolSchema], dict[str, ToolKind]]:
     """The class name, tool schemas and tool kinds; a module without one environment class is
     refused (at ``policy`` when the policy refused it too)."""
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from envmill.schemas.environment import PolicyViolation
 from envmill.tasks.envs.policy.names import violation
@@ -118,7 +119,9 @@ def _shared_class_values(tree: ast.Module, facts: _ClassFacts) -> list[PolicyVio
             continue
         scope = WriteScope(fn, facts.class_names, facts.module_mutables)
         for node in walk_nodes(fn):
-            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if not isinstance(node, ast.Assign | ast.AnnAssign):
+                continue
+            value = node.value
             root = scope.root(value) if isinstance(value, ast.Attribute) else None
             if root is None or root[1] not in mutable:
                 continue
@@ -218,7 +221,9 @@ def _attribute_writes(
             targets, has_value = [node.target], node.value is not None
             annotation = node.annotation
         elif _is_setattr(node, owners):
-            found.append((node.args[1].value, True, node.lineno, None))
+            name = node.args[1]
+            if isinstance(name, ast.Constant):  # _is_setattr: a string literal
+                found.append((name.value, True, node.lineno, None))
             continue
         else:
             continue
@@ -257,7 +262,7 @@ def _is_mutable(value: ast.expr | None) -> bool:
     return False
 
 
-def _is_owner_attribute(node: ast.AST, owners: frozenset[str]) -> bool:
+def _is_owner_attribute(node: ast.AST, owners: frozenset[str]) -> TypeGuard[ast.Attribute]:
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
@@ -265,7 +270,9 @@ def _is_owner_attribute(node: ast.AST, owners: frozenset[str]) -> bool:
     )
 
 
-def _is_setattr(node: ast.AST, owners: frozenset[str], funcs: tuple[str, ...] = ("setattr",)):
+def _is_setattr(
+    node: ast.AST, owners: frozenset[str], funcs: tuple[str, ...] = ("setattr",)
+) -> TypeGuard[ast.Call]:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

@@ -85,7 +85,7 @@ def field_value(name: str, schema: dict[str, Any], facts: StateFacts, attempt: i
     kind = schema.get("type")
     lower = name.lower()
     if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema["items"] if isinstance(schema.get("items"), dict) else {}
         return [field_value(_singular(name), items, facts, attempt)]
     if kind == "object":
         properties = schema.get("properties") or {}
@@ -96,7 +96,7 @@ def field_value(name: str, schema: dict[str, Any], facts: StateFacts, attempt: i
     hints = facts.hints.get(lower, []) if kind in ("string", None) else []
     if hints:
         return hints[attempt % len(hints)]
-    return _MADE.get(kind, _text)(lower, facts, attempt)
+    return _MADE.get(kind or "", _text)(lower, facts, attempt)
 
 
 def _nullable(schema: dict[str, Any]) -> bool:

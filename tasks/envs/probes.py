@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +117,7 @@ class ToolLines:
 def run_probes(
     episode: SandboxEpisode,
     tools: list[ToolSchema],
-    kinds: dict[str, str],
+    kinds: Mapping[str, str],
     lines: ToolLines,
 ) -> ProbeReport:
     """Probe a loaded episode from its default state, then from the default state with records

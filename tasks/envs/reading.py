@@ -9,6 +9,7 @@ the tool schemas and the state schema are all read off the syntax tree (the tool
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 from typing import Any
 
@@ -193,8 +194,9 @@ def _flatten(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef:
             if fn.name == "__init__":
                 init_body.extend(fn.body)
     if "__init__" in methods:
-        init = methods["__init__"]
-        methods["__init__"] = type(init)(**{**vars(init), "body": init_body})
+        init = copy.copy(methods["__init__"])  # the node, with every init's body in MRO order
+        init.body = init_body
+        methods["__init__"] = init
     flat = ast.ClassDef(
         name=cls.name, bases=cls.bases, keywords=cls.keywords,
         body=[*annotations, *methods.values()], decorator_list=cls.decorator_list,

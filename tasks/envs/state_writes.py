@@ -5,6 +5,7 @@ that alias a part of them. The state contract (``contract``) judges what it find
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from envmill.tasks.envs.reading import (
     Function,
@@ -18,7 +19,8 @@ _VIEWS = frozenset({"get", "setdefault", "values", "items", "keys"})
 _ITERATED = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "iter", "zip"})
 
 Root = tuple[str, str]  # ("instance" | "class" | "module", attribute or variable name)
-Write = tuple[ast.AST, Root, str]  # (node, what it writes, "mutate" | "rebind" | "delete")
+# (node, what it writes, "mutate" | "rebind" | "delete")
+Write = tuple[ast.stmt | ast.expr, Root, str]
 
 
 class WriteScope:
@@ -93,7 +95,9 @@ class WriteScope:
             changed = False
             for target, value, iterated in bindings:
                 root = self.root(value, iterated)
-                for name in _names(target) if root else ():
+                if root is None:
+                    continue
+                for name in _names(target):
                     if name not in self.aliases:
                         self.aliases[name], changed = root, True
 
@@ -131,8 +135,9 @@ def find_writes(fn: Function, scope: WriteScope) -> list[Write]:
         else:
             continue
         for target in flat_targets(targets):
-            direct = scope.root(target) if isinstance(target, ast.Attribute) else None
-            if direct and _is_direct(target, scope):
+            attribute = target if isinstance(target, ast.Attribute) else None
+            direct = scope.root(attribute) if attribute else None
+            if attribute and direct and _is_direct(attribute, scope):
                 found.append((node, direct, how))
             elif isinstance(target, ast.Attribute | ast.Subscript):
                 root = scope.root(target.value)
@@ -166,7 +171,7 @@ def _call_writes(node: ast.Call, scope: WriteScope) -> list[Write]:
     return []
 
 
-def flat_targets(targets: list[ast.expr]) -> list[ast.expr]:
+def flat_targets(targets: Sequence[ast.expr]) -> list[ast.expr]:
     flat: list[ast.expr] = []
     for target in targets:
         if isinstance(target, ast.Tuple | ast.List):

@@ -19,7 +19,7 @@ Whatever the reason, the reward comes from the scenario's checks on the state re
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,8 +58,8 @@ class StepResult:
 class _Ledger:
     """Counts and seconds of the episode, for the trajectory's usage and timings."""
 
-    counts: Counter = field(default_factory=Counter)
-    seconds: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
+    seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     began: float = field(default_factory=time.perf_counter)
 
 
@@ -193,6 +193,8 @@ class Episode:
         except ValueError as exc:
             self.ledger.counts["invalid_calls"] += 1
             return _error(f"{call.name}: {exc}"), False
+        if self._env is None:  # opened before the first turn, closed only when done
+            return _error(f"not run: the episode of {call.name} is closed"), False
         began = time.perf_counter()
         outcome = self._env.call(call.name, arguments)
         self.ledger.seconds["tool_seconds"] += time.perf_counter() - began
@@ -217,6 +219,8 @@ class Episode:
             self.ledger.seconds[clock] += time.perf_counter() - began
 
     def _hear_user(self) -> None:
+        if self.user is None:  # a conversational episode has one (checked when it opened)
+            return
         text = None
         with self.asking("the simulated user's model", "user_seconds"):
             text = self.user.reply(self.messages[1:])

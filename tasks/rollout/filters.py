@@ -104,7 +104,7 @@ def judge_length(trajectory: TrajectoryRecord, settings: FilterSettings) -> Verd
         f"{steps} tool calls in [{settings.min_steps}, {settings.max_steps}] and {messages}"
         f" messages, at most {settings.max_messages}"
     )
-    return verdict(trajectory, "length", reason, **numbers)
+    return verdict(trajectory, "length", reason, "ok", **numbers)
 
 
 def judge_format(trajectory: TrajectoryRecord, tool_names: set[str]) -> VerdictRecord:

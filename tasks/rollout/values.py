@@ -22,7 +22,7 @@ from typing import Any
 
 from envmill.tasks.rollout.facts import as_text, match_strength, mentions
 
-MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+MONTHS = tuple("jan feb mar apr may jun jul aug sep oct nov dec".split())
 MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 ISO = re.compile(

@@ -8,7 +8,7 @@ runs check functions in a host of their own. Every request answers with a typed 
 
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox.client import Sandbox, SandboxError
-from envmill.tasks.sandbox.episode import SandboxEpisode, ToolEpisode
+from envmill.tasks.sandbox.episode import SandboxEpisode, ToolEpisode, known_state
 from envmill.tasks.sandbox.outcomes import (
     CheckCell,
     ChecksOutcome,
@@ -30,4 +30,5 @@ __all__ = [
     "SandboxOutcome",
     "ToolEpisode",
     "ToolOutcome",
+    "known_state",
 ]

@@ -123,8 +123,8 @@ def _alone(code, error, pair: list[str], watch: bool, clock: Clock, describe) ->
 def _until_one_fails(codes, errors, pair, clock: Clock, describe) -> list[dict]:
     column: list[dict[str, Any] | None] = [None] * len(codes)
     for k in reversed(range(len(codes))):
-        column[k] = _alone(codes[k], errors[k], pair, False, clock, describe)
-        if column[k]["value"] is not True:
+        cell = column[k] = _alone(codes[k], errors[k], pair, False, clock, describe)
+        if cell["value"] is not True:
             break
     skipped = _cell(None, NOT_EVALUATED)
     return [cell if cell is not None else dict(skipped) for cell in column]

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +92,7 @@ class Sandbox:
     def run_checks(
         self,
         check_sources: list[str],
-        pairs: list[
+        pairs: Sequence[
             tuple[dict[str, Any], dict[str, Any]] | tuple[dict[str, Any], dict[str, Any], str]
         ],
         *,
@@ -294,7 +295,7 @@ class HostHandle:
         except OSError:
             return self._fail("killed", HOST_DIED)
         problem = reply_problem(message["op"], reply)
-        if problem:
+        if problem or not isinstance(reply, dict):  # reply_problem said so: not a dict
             return self._fail("protocol", f"malformed reply: {problem}")
         if not reply["ok"]:
             return HostReply(

@@ -38,6 +38,15 @@ class ToolEpisode(Protocol):
     def state(self) -> dict[str, Any] | None: ...
 
 
+def known_state(episode: ToolEpisode) -> dict[str, Any]:
+    """The state of an episode that loaded (a sandbox episode keeps its last good one); a caller
+    that samples or replays from it may rely on it, and a missing one is a bug, said in a line."""
+    state = episode.state()
+    if state is None:
+        raise RuntimeError("the episode has no state: its environment never loaded")
+    return state
+
+
 class SandboxEpisode:
     """A ``ToolEpisode`` served by sandbox hosts, one at a time, on one reply budget."""
 
@@ -75,17 +84,23 @@ class SandboxEpisode:
     def loaded(self) -> bool:
         return self.load_outcome.ok
 
+    def _live_host(self) -> HostHandle | None:
+        """The host, started afresh (from the last good state) when the last one died; None
+        when that start did not load (``load_outcome`` says why)."""
+        if self._host is None or not self._host.alive:
+            self.load_outcome = self._start()
+            if not self.load_outcome.ok:
+                return None
+        return self._host
+
     def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Call one tool; a failed host gives ``{"success": False, "error": ...}`` as the result."""
         if min(episode_room(self.sandbox.limits, self.received)) <= 0:
             return ToolOutcome.host_failed(EPISODE_SPENT, "too_large")
-        if self._host is None or not self._host.alive:
-            self.load_outcome = self._start()
-            if not self.load_outcome.ok:
-                return ToolOutcome.host_failed(
-                    self.load_outcome.error, self.load_outcome.error_class
-                )
-        reply = self._host.request({"op": "call", "tool": tool, "arguments": arguments})
+        host = self._live_host()
+        if host is None:
+            return ToolOutcome.host_failed(self.load_outcome.error, self.load_outcome.error_class)
+        reply = host.request({"op": "call", "tool": tool, "arguments": arguments})
         if not reply.ok:
             return ToolOutcome.host_failed(reply.error, reply.error_class)
         self._state = reply.state
@@ -106,16 +121,16 @@ class SandboxEpisode:
         """Run ``steps`` from ``state`` in one round trip (certification replays dozens of
         variants of a solution; one round trip each keeps that cheap)."""
         if self._host is None or not self._host.alive:
-            self._state = state
-            self.load_outcome = self._start()
-            if not self.load_outcome.ok:
-                return _replay_failed(steps, self.load_outcome.error, self.load_outcome.error_class)
+            self._state = state  # the fresh host starts from the replay's state
+        host = self._live_host()
+        if host is None:
+            return _replay_failed(steps, self.load_outcome.error, self.load_outcome.error_class)
         request = {
             "op": "replay",
             "state": state,
             "steps": [{"tool": tool, "arguments": arguments} for tool, arguments in steps],
         }
-        reply = self._host.request(request)
+        reply = host.request(request)
         if not reply.ok:
             return _replay_failed(steps, reply.error, reply.error_class)
         if len(reply.payload["succeeded"]) != len(steps):

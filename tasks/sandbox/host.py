@@ -107,7 +107,7 @@ class EnvHost:
             "set_state": self.set_state,
             "replay": self.replay,
             "checks": lambda request: run_checks(request, describe_exception),
-        }.get(op)
+        }.get(op if isinstance(op, str) else "")
         if handler is None:
             raise HostError(f"unknown request {op!r}")
         return handler(request)

@@ -41,6 +41,9 @@ import typing  # noqa: E402,F401
 import host  # noqa: E402
 import syscalls  # noqa: E402
 
+if typing.TYPE_CHECKING:
+    from syscalls import Installer
+
 UID_SPAN = 4096
 REAP_INTERVAL_SECONDS = 0.5
 
@@ -48,7 +51,7 @@ REAP_INTERVAL_SECONDS = 0.5
 class Zygote:
     """Forks hosts on request, kills them on request, and reaps and cleans up after them."""
 
-    def __init__(self, config: dict, installer: syscalls.Installer | None) -> None:
+    def __init__(self, config: dict, installer: "Installer | None") -> None:
         self.config, self.installer = config, installer
         self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
         self.next_uid = 0
@@ -115,7 +118,7 @@ class Zygote:
         """In a new host: keep nothing of other hosts (their sources, pids, uids, folders)."""
         own = host.COMPILED.get(source) if source else None
         host.COMPILED.clear()
-        if own is not None:
+        if source and own is not None:
             host.COMPILED[source] = own
         self.hosts.clear()
         self.config = {}
@@ -196,7 +199,7 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
-def seal(installer: syscalls.Installer | None) -> None:
+def seal(installer: "Installer | None") -> None:
     """The host's last lock: the syscall filter; then the native-call machinery that built it
     leaves ``sys.modules`` (the host cannot load it again from disk, and could not use it to
     undo the filter anyway)."""
@@ -206,16 +209,19 @@ def seal(installer: syscalls.Installer | None) -> None:
     native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
     for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
-    syscalls = _prctl = None
+    del syscalls
+    _prctl = None
 
 
-def load_installer(module_path: str | None) -> syscalls.Installer | None:
+def load_installer(module_path: str | None) -> "Installer | None":
     """Build the filter once, with the libseccomp binding the parent found."""
     if not module_path:
         return None
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("pyseccomp", module_path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no libseccomp binding at {module_path}")
     binding = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(binding)
     return syscalls.Installer(syscalls.build_filter(binding))

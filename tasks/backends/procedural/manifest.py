@@ -22,24 +22,31 @@ class ArgManifest(BaseModel):
 
     name: str
     source: ArgSource
-    entity: str | None = Field(None, description="entity name, for source == entity_id")
+    entity: str | None = Field(default=None, description="entity name, for source == entity_id")
     state_attr: str | None = Field(
-        None, description="state attribute holding that entity, e.g. 'books'"
+        default=None, description="state attribute holding that entity, e.g. 'books'"
     )
     prefer: dict[str, list[Any]] = Field(
         default_factory=dict,
         description="field -> values that make the call likely to succeed (e.g. status: [active])",
     )
-    values: list[Any] | None = Field(None, description="choices, for source == enum")
+    values: list[Any] | None = Field(default=None, description="choices, for source == enum")
     minimum: float | None = None
     maximum: float | None = None
     required: bool = True
-    faker: str | None = Field(None, description="faker provider for free text, e.g. 'phone_number'")
-    label_field: str | None = Field(
-        None, description="field a user knows this entity by (e.g. 'name'), when lookup_tool exists"
+    faker: str | None = Field(
+        default=None, description="faker provider for free text, e.g. 'phone_number'"
     )
-    lookup_tool: str | None = Field(None, description="query tool that finds the id from the label")
-    lookup_arg: str | None = Field(None, description="that tool's argument taking the label")
+    label_field: str | None = Field(
+        default=None,
+        description="field a user knows this entity by (e.g. 'name'), when lookup_tool exists",
+    )
+    lookup_tool: str | None = Field(
+        default=None, description="query tool that finds the id from the label"
+    )
+    lookup_arg: str | None = Field(
+        default=None, description="that tool's argument taking the label"
+    )
 
 
 class OwnedManifest(BaseModel):
@@ -104,9 +111,13 @@ class CompiledEnvironment(BaseModel):
     roles: dict[str, RoleManifest] = Field(
         default_factory=dict, description="who may act; empty when the domain declares no roles"
     )
-    acting_role_attr: str | None = Field(None, description="state attribute of the acting role")
-    acting_id_attr: str | None = Field(None, description="state attribute of the acting id")
-    session_tool: str | None = Field(None, description="query tool reporting the acting identity")
+    acting_role_attr: str | None = Field(
+        default=None, description="state attribute of the acting role"
+    )
+    acting_id_attr: str | None = Field(default=None, description="state attribute of the acting id")
+    session_tool: str | None = Field(
+        default=None, description="query tool reporting the acting identity"
+    )
 
     @property
     def call_records(self) -> tuple[()]:

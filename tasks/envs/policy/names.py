@@ -8,6 +8,7 @@ import importlib
 import re
 import string
 from collections.abc import Iterator
+from typing import TypeGuard
 
 from envmill.schemas.environment import PolicyViolation
 
@@ -168,7 +169,7 @@ def is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def is_str_constant(node: ast.AST | None) -> bool:
+def is_str_constant(node: ast.AST | None) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
@@ -212,9 +213,10 @@ def template_refusals(text: str) -> Iterator[tuple[str, str]]:
     except ValueError:
         return
     for _literal, field, spec, _conversion in parsed:
-        for attr, key in FIELD_PART.findall(field or ""):
+        reached = field or ""
+        for attr, key in FIELD_PART.findall(reached):
             if is_dunder(attr or key) or (attr and attr_problem(attr)):
-                yield field, attr or key
+                yield reached, attr or key
         if spec and "{" in spec:
             yield from template_refusals(spec)
 

@@ -242,7 +242,7 @@ class PolicyVisitor(ast.NodeVisitor):
             self.flag("dynamic_attr", node, f"{func}() needs a string literal attribute name")
         else:
             rest.remove(name_arg)
-            name = name_arg.value  # type: ignore[union-attr]
+            name = str(name_arg.value)  # is_str_constant: a str already
             if is_dunder(name):
                 self.flag(
                     "dynamic_attr", node, f"{func}() with the dunder name '{name}' is not allowed"

@@ -36,9 +36,7 @@ def compile_environment(spec: DomainSpec, seed: int) -> CompiledEnvironment:
         business_rules=business_rules(plan),
         tools=build_manifest(plan),
         entity_attrs={name: plan.entity(name).plural for name in plan.entities},
-        label_fields={
-            name: plan.entity(name).label for name in plan.entities if plan.entity(name).label
-        },
+        label_fields={name: label for name in plan.entities if (label := plan.entity(name).label)},
         roles={name: RoleManifest(entity=r.entity, doc=r.doc) for name, r in plan.roles.items()},
         acting_role_attr=ACTING_ROLE_ATTR if plan.roles else None,
         acting_id_attr=ACTING_ID_ATTR if plan.roles else None,

@@ -93,7 +93,7 @@ def record_literal(
         elif from_args and find_arg(scope.op, name) is not None:
             code = name
         elif name == status:
-            code = lit(entity.status.initial)
+            code = lit(entity.machine.initial)
         else:
             code = lit(field.default)
         lines.append(f'"{name}": {code},')
@@ -156,7 +156,7 @@ def transition_check(scope: OpScope, effect: Any) -> list[str]:
     """The current status must have a transition to ``to`` (unless a ``field_in`` on the same
     field already admits only such states)."""
     resolved = resolve_path(scope.spec, scope.op, effect.path)
-    machine = scope.plan.entity(resolved.entity).status
+    machine = scope.plan.entity(resolved.entity).machine
     sources = [
         s
         for s in machine.states

@@ -99,7 +99,7 @@ def time_read(scope: OpScope, value: str) -> tuple[list[str], str, bool]:
     name = (
         value.replace("_", " ")
         if ref.kind == "arg"
-        else (f"the {ref.path.field.replace('_', ' ')} of {scope.describe(ref.path.handle)}")
+        else (f"the {ref.at.field.replace('_', ' ')} of {scope.describe(ref.at.handle)}")
     )
     text = f"{name} ({{{to_single_quotes(expr)}}})"
     return [f"moment = self._parse_time({expr})"], text, ref.spec.type == "date"
@@ -169,8 +169,8 @@ def operand_words(scope: OpScope, value: Any) -> str:
         return str(scope.plan.limits[str(ref.value)])
     if ref.kind == "arg":
         return f"the requested {ref.value}"
-    field = ref.path.field.replace("_", " ")
-    return f"the {field} of the {scope.plan.entity(ref.path.entity).title}"
+    field = ref.at.field.replace("_", " ")
+    return f"the {field} of the {scope.plan.entity(ref.at.entity).title}"
 
 
 def rule_text(scope: OpScope, pre: Any) -> str | None:
@@ -209,7 +209,7 @@ def _count_words(scope: OpScope, pre: Any) -> str:
 def _time_words(scope: OpScope, pre: Any) -> str:
     value = getattr(pre, "path", None) or pre.value
     ref = resolve_operand(scope.spec, scope.op, value)
-    what = value if ref.kind == "arg" else f"the {ref.path.field}"
+    what = value if ref.kind == "arg" else f"the {ref.at.field}"
     what = what.replace("_", " ")
     if pre.kind == "hours_before":
         return f"must happen at least {operand_words(scope, pre.hours)} hours before {what}"

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 
 from envmill.tasks.backends.procedural.codegen.text import error_return, human_list, lit
 from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
-from envmill.tasks.backends.procedural.spec.paths import find_arg, resolve_operand, resolve_path
+from envmill.tasks.backends.procedural.spec.paths import (
+    PathError,
+    find_arg,
+    resolve_operand,
+    resolve_path,
+)
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.plan import EnvPlan, ToolPlan
@@ -85,6 +90,8 @@ class OpScope:
         if key == ("new",):
             return self.entity
         arg = find_arg(self.op, key[0])
+        if arg is None:  # the spec check resolved every handle
+            raise PathError(f"unknown argument '{key[0]}'")
         entity = self.plan.entity(arg.entity or "")
         for hop in key[1:]:
             entity = self.plan.entity(entity.fields[hop].entity or "")
@@ -150,7 +157,7 @@ class OpScope:
             return f"the limit {{{code}}}"
         if ref.kind == "arg":
             return f"{str(ref.value).replace('_', ' ')} ({{{code}!r}})"
-        resolved = ref.path
+        resolved = ref.at
         field = resolved.field.replace("_", " ")
         return f"the {field} of {self.describe(resolved.handle)} ({{{code}}})"
 

@@ -85,13 +85,15 @@ def owned_manifest(plan: EnvPlan, tool: ToolPlan) -> list[OwnedManifest]:
             continue
         ref = resolve_operand(plan.spec, tool.op, pre.path)
         if ref.kind == "path":
-            arg, hops = scope.root(ref.path.subject), [*ref.path.hops]
-            if ref.path.field != plan.entity(ref.path.entity).id_field:
-                hops.append(ref.path.field)
+            path = ref.at
+            arg, hops = scope.root(path.subject), [*path.hops]
+            if path.field != plan.entity(path.entity).id_field:
+                hops.append(path.field)
         else:
             arg, hops = pre.path, []
         entity = ref.spec.entity or ""
-        found.append(OwnedManifest(arg=arg, hops=hops, entity=entity, rule=rule_text(scope, pre)))
+        rule = rule_text(scope, pre) or ""  # an ownership rule always has words
+        found.append(OwnedManifest(arg=arg, hops=hops, entity=entity, rule=rule))
     return found
 
 
@@ -217,7 +219,7 @@ def allowed_values(owner: EntitySpec, item: Any) -> list:
         s
         for s in states
         if s in live
-        and any(s in step.from_ and step.to == item.to for step in owner.status.transitions)
+        and any(s in step.from_ and step.to == item.to for step in owner.machine.transitions)
     ]
 
 
@@ -245,4 +247,5 @@ def query_phrases(plan: EnvPlan, tool: ToolPlan) -> list[str]:
         question = f"does {owner} have" if owner else "are there"
         return [f"How many {plural} {question}?"]
     where = f" for {owner}" if owner else ""
-    return [f"What is the total {op.field.replace('_', ' ')} of the {plural}{where}?"]
+    summed = (op.field or "").replace("_", " ")  # a sum names its field
+    return [f"What is the total {summed} of the {plural}{where}?"]

@@ -38,7 +38,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     tidy_text,
     vague_template,
 )
-from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 
 PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
@@ -100,7 +100,7 @@ def phrase_task(
 def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> Clause:
     """One clause for a step: a template filled with values (or, when vague, with references)."""
     if step.condition is not None:
-        return conditional_clause(step, rng, vague=vague)
+        return conditional_clause(step, step.condition, rng, vague=vague)
     if vague and is_create(step):
         return create_goal(step, rng)
     template = _choose_template(step, rng, vague)
@@ -155,10 +155,12 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
     return PLACEHOLDER.sub(replace, template).strip()
 
 
-def conditional_clause(step: ChainStep, rng: random.Random, *, vague: bool) -> Clause:
+def conditional_clause(
+    step: ChainStep, condition: Condition, rng: random.Random, *, vague: bool
+) -> Clause:
     """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
-    step the chain took goes in the branch its condition (true or false in the state) picks."""
-    condition = step.condition
+    step the chain took goes in the branch its condition (true or false in the state) picks;
+    ``condition`` is ``step.condition``, handed in by the caller that checked it is set."""
     taken = phrase_step(replace(step, condition=None), rng, vague=vague)
     other = phrase_step(condition.otherwise, rng, vague=vague)
     then, otherwise = (taken, other) if condition.holds else (other, taken)

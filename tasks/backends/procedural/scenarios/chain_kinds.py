@@ -35,7 +35,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
 from envmill.tasks.backends.procedural.scenarios.conditions import ConditionalSampler
 from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
 from envmill.tasks.backends.procedural.scenarios.namesakes import NamedSampler, disambiguate
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 # in fallback order: an aggregate needs a count or sum tool (often absent) and falls back to a
 # filtered list; a namesake needs only a label lookup, so it comes last before a plain change
@@ -73,7 +73,7 @@ def sample_kind_chain(
 ) -> Chain | None:
     """A chain of ``kind`` (or of the first fallback that can be built); None when not even a
     plain chain can be. ``Chain.kind`` says which kind was built."""
-    initial = episode.state()
+    initial = known_state(episode)
     for tried in fallbacks(kind):
         if episode.state() != initial:
             episode.load_state(initial)
@@ -142,7 +142,7 @@ class CreatedSampler(_ChainSampler):
     def _special_mention(self, arg: ArgManifest, value: Any, calls: list) -> ArgMention | None:
         if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
             return None
-        described = say("created", self.rng, entity=words_of(arg.entity))
+        described = say("created", self.rng, entity=words_of(self.created[0]))
         return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
 
     def _kept(self, step: ChainStep) -> None:

@@ -24,7 +24,7 @@ from envmill.tasks.backends.procedural.manifest import (
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_ATTEMPTS_PER_STEP = 30
 INFORM_CHANCE = 0.35
@@ -108,7 +108,7 @@ class _ChainSampler:
         self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
     ):
         self.compiled, self.episode, self.rng, self.drawer = compiled, episode, rng, drawer
-        self.state = episode.state()
+        self.state = known_state(episode)
         role = self.state.get(compiled.acting_role_attr or "")
         self.changers = [
             t
@@ -183,7 +183,8 @@ class _ChainSampler:
         """Call a tool; (succeeded, state after, result). A host error counts as a failure, and
         leaves the episode in its last good state."""
         outcome = self.episode.call(tool, dict(arguments))
-        after = outcome.state if outcome.ok else self.episode.state()
+        served = outcome.state if outcome.ok else None
+        after = served if served is not None else known_state(self.episode)
         return outcome.succeeded, after, outcome.result
 
     def _query(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
@@ -381,6 +382,8 @@ class ArgumentDrawer:
         """An id of a record the signed-in customer owns (or their own id), else None."""
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")
         collection = state.get(attr)
+        if self.acting_id is None:  # only a signed-in customer's arguments are guarded
+            return None if arg.required else _OMIT
         mine = owned_ids(state, self.acting_id) | {self.acting_id}
         ids = sorted((i for i in collection or {} if i in mine), key=str)
         if not ids:
@@ -403,7 +406,8 @@ class ArgumentDrawer:
             value = provider() if callable(provider) else self.faker.word()
         except (TypeError, ValueError, AttributeError):
             value = self.faker.word()
-        return value.isoformat() if hasattr(value, "isoformat") else str(value)
+        isoformat = getattr(value, "isoformat", None)
+        return str(isoformat()) if callable(isoformat) else str(value)
 
 
 def _bounds(arg: ArgManifest, low: float, high: float) -> tuple[float, float]:

@@ -109,7 +109,9 @@ class ConditionalSampler(_ChainSampler):
             threshold = _threshold(record[field], op, holds, self.rng)
             if threshold is None:
                 continue
-            getter = self._getter(mention.entity)
+            getter = self._getter(mention.entity)  # a readable mention has one
+            if getter is None or self.otherwise is None:
+                continue
             read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
             other, untaken = self.otherwise
             condition = Condition(mention, field, op, threshold, holds, other, untaken)

@@ -95,8 +95,8 @@ def generate_scenario_batch(
             continue
         seen.add(spec.scenario_id)
         batch.scenarios.append(spec)
-    for skip in batch.skipped:
-        log.info("env %s: scenario %d skipped: %s", env_id, skip.index, skip.message)
+    for skipped in batch.skipped:  # not ``skip``: the except clause above deletes that name
+        log.info("env %s: scenario %d skipped: %s", env_id, skipped.index, skipped.message)
     return batch
 
 

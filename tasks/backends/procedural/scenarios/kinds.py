@@ -25,7 +25,7 @@ from envmill.tasks.backends.procedural.scenarios.refusals import (
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids
 from envmill.tasks.certify.guard import guard_check
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 KIND_SHARES: dict[str, float] = {"change": 0.6, "answer": 0.25, "refusal": 0.15}
 AFTER_CHANGE_SHARE = 0.35  # of answer scenarios: a change, then a field it changed
@@ -52,7 +52,7 @@ def build_kind(
 
     A conversational one opens with the request in general terms ("the status of one of my
     bookings") and leaves which record to the simulated user's facts (DESIGN §3.4)."""
-    state = episode.state()
+    state = known_state(episode)
     member = acting_member(compiled, state)
     allowed = owned_ids(state, member[1]) if member else None
     if kind == "refusal":
@@ -116,7 +116,7 @@ def _report_after_change(
 ) -> ScenarioSpec | None:
     """A short chain, then a question about a field its last step changed (of a record of the
     signed-in customer's own, with ``allowed``)."""
-    state = episode.state()
+    state = known_state(episode)
     chain = sample_chain(compiled, episode, rng, faker, rng.randint(1, MAX_REPORT_CHAIN))
     question = _question_about_change(compiled, episode, rng, chain, allowed) if chain else None
     checks = []

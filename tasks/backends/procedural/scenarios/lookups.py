@@ -135,8 +135,11 @@ class LookupSampler(_ChainSampler):
         pid = record.get(parent.name) if record else None
         if pid is None:
             return None
-        own_arg = _parent_arg(aggregate, aggregate.entity)
+        own_arg = _parent_arg(aggregate, aggregate.entity)  # _aggregates_over: it has one
+        if own_arg is None:
+            return None
         totals, steps = {}, []
+        field: str | None = None  # the summed field of the last call (None: a count)
         for sibling in siblings:
             step = SolutionStep(tool=aggregate.tool, arguments={own_arg.name: sibling})
             result = self._query(step.tool, step.arguments)
@@ -156,8 +159,9 @@ class LookupSampler(_ChainSampler):
             key = "most_counted" if best == "most" else "fewest_counted"
         else:
             key = "largest_total" if best == "most" else "smallest_total"
-        total = "total" if field in (None, "", "total") else f"total {words_of(field)}"
-        children = words_of(self.compiled.entity_attrs.get(aggregate.entity, aggregate.entity))
+        total = f"total {words_of(field)}" if field and field != "total" else "total"
+        entity = aggregate.entity or ""  # an aggregate is over an entity
+        children = words_of(self.compiled.entity_attrs.get(entity, entity))
         text = say(
             key,
             self.rng,

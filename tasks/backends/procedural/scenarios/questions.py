@@ -40,7 +40,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -105,12 +105,12 @@ def ask_field(
 ) -> Question | None:
     """A question about one field of one record (chosen by ``rng`` unless given); ``exempt``
     values (the amounts a request names, the old value) may be stated beside the answer."""
-    state = episode.state()
+    state = known_state(episode)
     entity = entity or _pick_entity(compiled, state, rng, allowed)
     reader = reader_of(compiled, entity) if entity else None
     records = state.get(compiled.entity_attrs.get(entity or "", ""), {})
-    if reader is None or not isinstance(records, dict) or not records:
-        return None
+    if reader is None or not entity or not isinstance(records, dict) or not records:
+        return None  # (no entity, no reader)
     ids = sorted((r for r in records if allowed is None or r in allowed), key=str)
     if record_id is None and not ids:
         return None
@@ -155,7 +155,7 @@ def ask_aggregate(
     ``allowed``, only over a parent among those ids (a signed-in customer's own)."""
     ops = {tool.name: tool.op for tool in plan_environment(compiled.spec, compiled.seed).tools}
     tools = [t for t in compiled.tools if t.kind == "query" and _aggregates(ops.get(t.tool))]
-    state = episode.state()
+    state = known_state(episode)
     for tool in rng.sample(tools, len(tools)):
         op, parent = ops[tool.tool], tool.args[0]
         records = state.get(compiled.entity_attrs.get(parent.entity or "", ""), {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
 QUOTED = re.compile(r"'([^']{1,40})'")
@@ -66,7 +67,7 @@ def find_refusal(
     drawer = ArgumentDrawer(compiled, rng, faker)
     changers = [t for t in compiled.tools if t.kind == "state_change"]
     targets = target_values(compiled) if changers else {}
-    state = episode.state()
+    state = known_state(episode)
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
         arguments = drawer.draw_arguments(manifest, state)
@@ -122,7 +123,9 @@ def _ids(state: dict[str, Any]) -> set[str]:
     return {str(k).casefold() for v in state.values() if isinstance(v, dict) for k in v}
 
 
-def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset()) -> list[str]:
+def reason_terms(
+    error: str, state: dict[str, Any], roles: AbstractSet[str] = frozenset()
+) -> list[str]:
     """Words a reply must use one of to name the reason: the statuses the error quotes (not
     ids or other record text), and the rule words (with synonyms) it contains."""
     lowered = error.casefold()
@@ -138,9 +141,9 @@ def reason_terms(error: str, state: dict[str, Any], roles: set[str] = frozenset(
 def refusal_evidence(
     error: str,
     state: dict[str, Any],
-    roles: set[str] = frozenset(),
+    roles: AbstractSet[str] = frozenset(),
     arguments: Any = (),
-    targets: set[str] = frozenset(),
+    targets: AbstractSet[str] = frozenset(),
 ) -> RefusalEvidence:
     """What of this state the error names, that a reply must repeat one of: the quoted status
     (not an id, a role, or a value the request itself gave), the numbers (a limit, a balance, a
@@ -206,7 +209,7 @@ def _refusal(
     reasons: list[str],
     targets: dict[str, set[str]],
 ) -> Refusal | None:
-    state, mentions, steps = episode.state(), [], []
+    state, mentions, steps = known_state(episode), [], []
     for arg in manifest.args:
         if arg.name not in arguments:
             continue

@@ -13,7 +13,7 @@ from typing import Any
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
-from envmill.tasks.sandbox import ToolEpisode
+from envmill.tasks.sandbox import ToolEpisode, known_state
 
 
 @dataclass
@@ -41,7 +41,7 @@ def reader_of(compiled: CompiledEnvironment, entity: str) -> ToolManifest | None
 
 def run_query(episode: ToolEpisode, step: SolutionStep) -> Any:
     """The ``data`` of a successful query that left the state as it was, else None."""
-    before = episode.state()
+    before = known_state(episode)
     outcome = episode.call(step.tool, dict(step.arguments))
     if outcome.ok and outcome.state != before:
         episode.load_state(before)
@@ -102,8 +102,10 @@ def acting_member(compiled: CompiledEnvironment, state: dict[str, Any]) -> tuple
     """(role, acting id) when the signed-in role acts as a record (a customer), else None."""
     role = state.get(compiled.acting_role_attr or "")
     acting_id = state.get(compiled.acting_id_attr or "")
-    manifest = compiled.roles.get(role) if isinstance(role, str) else None
-    if manifest is None or not manifest.entity or not isinstance(acting_id, str):
+    if not isinstance(role, str) or not isinstance(acting_id, str):
+        return None
+    manifest = compiled.roles.get(role)
+    if manifest is None or not manifest.entity:
         return None
     return role, acting_id
 

@@ -9,6 +9,8 @@ names and malformed invariants, with a :class:`SpecError` naming spec, entity an
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from envmill.tasks.backends.procedural.spec.check_fill import check_fill_hints
 from envmill.tasks.backends.procedural.spec.check_invariants import check_entity_invariants
 from envmill.tasks.backends.procedural.spec.check_ops import check_operation
@@ -25,7 +27,7 @@ from envmill.tasks.backends.procedural.spec.domain import (
 from envmill.tasks.backends.procedural.spec.paths import copy_field_type, op_entities
 
 
-def fail(spec: DomainSpec, entity: str | None, op: str | None, message: str) -> None:
+def fail(spec: DomainSpec, entity: str | None, op: str | None, message: str) -> NoReturn:
     raise SpecError(f"{where(spec, entity, op)}: {message}")
 
 
@@ -174,7 +176,9 @@ def normalize_operation(spec: DomainSpec, entity: EntitySpec, op: OperationSpec)
         target = arg.name.removesuffix("_id")
         if field is not None:
             keys = copy_field_type(field) | {"nullable": False}
-            op.args[index] = ArgSpec(name=arg.name, optional=arg.optional, **keys)
+            op.args[index] = ArgSpec.model_validate(
+                {"name": arg.name, "optional": arg.optional, **keys}
+            )
         elif arg.name.endswith("_id") and target in spec.entities:
             op.args[index] = ArgSpec(
                 name=arg.name, type="ref", entity=target, optional=arg.optional

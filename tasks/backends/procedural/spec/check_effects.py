@@ -58,7 +58,7 @@ def check_transition(ctx: OpContext, effect: Any) -> None:
     owner = status_machine_of(ctx, resolved)
     if owner is None:
         ctx.fail(f"transition on '{effect.path}', which is not a status field")
-    machine = owner.status
+    machine = owner.machine
     if effect.to not in machine.states:
         ctx.fail(f"transition to unknown state '{effect.to}'")
     sources = {s for step in machine.transitions if step.to == effect.to for s in step.from_}

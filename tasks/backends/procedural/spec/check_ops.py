@@ -188,7 +188,7 @@ def check_texts(ctx: OpContext, op: OperationSpec) -> None:
                 suffix != "label"
                 or arg is None
                 or arg.type != "ref"
-                or ctx.spec.entities[arg.entity].label is None
+                or ctx.spec.entities[arg.entity or ""].label is None
             ):
                 ctx.fail(f"text placeholder '{{{field}}}' has no label")
     if not op.is_query and len(op.phrases) < 2:

@@ -4,7 +4,7 @@ and the helpers both precondition and effect checks use."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, NoReturn
 
 from envmill.tasks.backends.procedural.spec.domain import (
     DomainSpec,
@@ -55,7 +55,7 @@ class OpContext:
     def __init__(self, spec: DomainSpec, op: OperationSpec) -> None:
         self.spec, self.op = spec, op
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise SpecError(f"{where(self.spec, self.op.entity, self.op.name)}: {message}")
 
     def path(self, path: str, role: str) -> Resolved:

@@ -154,12 +154,12 @@ class ValueSpec(SpecModel):
 
     type: FieldType
     values: list[str] = Field(default_factory=list, description="choices, for enum")
-    entity: str | None = Field(None, description="referenced entity, for ref")
+    entity: str | None = Field(default=None, description="referenced entity, for ref")
     nullable: bool = False
     min: float | None = None
     max: float | None = None
     doc: str = ""
-    faker: str | None = Field(None, description="faker provider for realistic text")
+    faker: str | None = Field(default=None, description="faker provider for realistic text")
     sample: list[str] = Field(default_factory=list, description="realistic values to draw from")
 
     @model_validator(mode="before")
@@ -172,11 +172,15 @@ class FieldSpec(ValueSpec):
     """An entity field, with hints for the seeded state fill."""
 
     default: Scalar | None = None
-    range: list[float] | None = Field(None, description="numeric fill range [lo, hi]")
-    days: list[int] | None = Field(None, description="date fill: days from now (or `after`)")
-    after: str | None = Field(None, description="date fill relative to this field")
-    at_most: str | None = Field(None, description="numeric fill capped by this field")
-    derive: str | None = Field(None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'")
+    range: list[float] | None = Field(default=None, description="numeric fill range [lo, hi]")
+    days: list[int] | None = Field(
+        default=None, description="date fill: days from now (or `after`)"
+    )
+    after: str | None = Field(default=None, description="date fill relative to this field")
+    at_most: str | None = Field(default=None, description="numeric fill capped by this field")
+    derive: str | None = Field(
+        default=None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'"
+    )
     by_status: dict[str, list[int]] = Field(default_factory=dict, description="status -> days")
     set_when: list[str] = Field(default_factory=list, description="statuses with a value")
     value_when: dict[str, Scalar] = Field(default_factory=dict, description="status -> fixed value")
@@ -243,13 +247,15 @@ class OperationSpec(SpecModel):
     roles: list[str] = Field(default_factory=list, description="roles allowed; empty = every role")
     doc: str = ""
     args: list[ArgSpec] = Field(default_factory=list)
-    parent: str | None = Field(None, description="list/count/sum: ref field to the parent")
+    parent: str | None = Field(default=None, description="list/count/sum: ref field to the parent")
     filters: list[FilterSpec] = Field(default_factory=list)
-    field: str | None = Field(None, description="sum: the numeric field")
-    group_by: str | None = Field(None, description="count: group by this field")
+    field: str | None = Field(default=None, description="sum: the numeric field")
+    group_by: str | None = Field(default=None, description="count: group by this field")
     preconditions: list[Precondition] = Field(default_factory=list)
     effects: list[Effect] = Field(default_factory=list)
-    message: str | None = Field(None, description="success message; {arg} / {new_id} placeholders")
+    message: str | None = Field(
+        default=None, description="success message; {arg} / {new_id} placeholders"
+    )
     phrases: list[str] = Field(default_factory=list)
 
     @property
@@ -281,6 +287,14 @@ class EntitySpec(SpecModel):
     @property
     def counter(self) -> str:
         return f"next_{self.name}_number"
+
+    @property
+    def machine(self) -> StatusMachine:
+        """The status machine, for the parts only a status entity has (claims, transitions,
+        status fills): the spec check refuses them elsewhere, so a missing one is a bug."""
+        if self.status is None:
+            raise SpecError(f"entity '{self.name}' has no status machine")
+        return self.status
 
 
 class LimitSpec(SpecModel):

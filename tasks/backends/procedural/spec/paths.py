@@ -49,6 +49,13 @@ class OperandRef:
     spec: ValueSpec
     path: Resolved | None = None
 
+    @property
+    def at(self) -> Resolved:
+        """The resolved path of a ``path`` operand (the only kind that has one)."""
+        if self.path is None:
+            raise PathError(f"operand {self.value!r} is a {self.kind}, not a path")
+        return self.path
+
 
 def id_spec(entity: str) -> ValueSpec:
     return ValueSpec(type="ref", entity=entity)
@@ -156,7 +163,9 @@ def op_entities(spec: DomainSpec, op: OperationSpec) -> set[str]:
     """Every entity an operation touches; a seed that drops one of them drops the operation."""
     found = {op.entity} | {arg.entity for arg in op.args if arg.type == "ref" and arg.entity}
     for item in [*op.preconditions, *op.effects]:
-        found |= {getattr(item, "entity", None)} - {None}
+        entity = getattr(item, "entity", None)
+        if entity is not None:
+            found.add(entity)
         keys = ["path", "left", "right", "of", "by", "times", "limit", "hours", "days"]
         values = [getattr(item, key, None) for key in keys]
         values += list(getattr(item, "assign", {}).values()) if item.kind == "record" else []

@@ -18,8 +18,12 @@ class SpecModel(BaseModel):
 
 
 class _Rule(SpecModel):
-    rule: str | None = Field(None, description="business rule text; {limit} placeholders allowed")
-    optional: bool = Field(False, description="a seed may leave this rule out of an environment")
+    rule: str | None = Field(
+        default=None, description="business rule text; {limit} placeholders allowed"
+    )
+    optional: bool = Field(
+        default=False, description="a seed may leave this rule out of an environment"
+    )
 
 
 class Exists(_Rule):
@@ -106,7 +110,9 @@ class RoleSpec(SpecModel):
     """Who may act in an environment: staff (no ``entity``) act for anyone; a role with an
     ``entity`` is one of its records (a customer) and acts only on what ``owned`` rules allow."""
 
-    entity: str | None = Field(None, description="the entity whose record this role acts as")
+    entity: str | None = Field(
+        default=None, description="the entity whose record this role acts as"
+    )
     doc: str = ""
 
 
@@ -176,7 +182,9 @@ Condition = dict[str, list[Scalar | None]]
 
 
 class _Invariant(SpecModel):
-    rule: str | None = Field(None, description="the invariant in words, shown with a violation")
+    rule: str | None = Field(
+        default=None, description="the invariant in words, shown with a violation"
+    )
     when: Condition = Field(
         default_factory=dict, description="applies only to records matching: path -> values"
     )

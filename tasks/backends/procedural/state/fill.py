@@ -127,8 +127,10 @@ def upper_bounds(plan: EnvPlan) -> dict[tuple[str, str], list[tuple[str, bool]]]
             if pre.kind != "compare" or pre.op not in ("<", "<=", ">", ">="):
                 continue
             own, other = (pre.left, pre.right) if pre.op[0] == "<" else (pre.right, pre.left)
-            field = fields.get(own) if isinstance(own, str) else None
-            if field is not None and field.type in ("int", "float") and isinstance(other, str):
+            if not isinstance(own, str) or not isinstance(other, str):
+                continue
+            field = fields.get(own)
+            if field is not None and field.type in ("int", "float"):
                 key = (tool.op.entity, own)
                 bounds.setdefault(key, []).append((other, pre.op in ("<", ">")))
     return bounds
@@ -142,11 +144,11 @@ def reconcile_claims(filler: Filler) -> None:
         for name, field in entity.fields.items():
             if not field.claims or field.entity not in filler.records:
                 continue
-            machine = filler.spec.entities[field.entity].status
+            machine = filler.spec.entities[field.entity].machine
             wanted = {
-                row[name]: field.claims[row[entity.status.field]]
+                row[name]: field.claims[row[entity.machine.field]]
                 for row in filler.records[entity_name].values()
-                if row[entity.status.field] in field.claims
+                if row[entity.machine.field] in field.claims
             }
             for parent_id, row in filler.records[field.entity].items():
                 if parent_id in wanted:

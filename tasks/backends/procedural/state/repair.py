@@ -133,7 +133,7 @@ REPAIRS = {
 
 def remake_in(filler: Filler, entity: EntitySpec, record: Record, statuses: list) -> bool:
     """Make the record again in one of ``statuses`` (the reachable ones, in machine order)."""
-    live = [s for s in entity.status.states if s in statuses and s in reachable_states(entity)]
+    live = [s for s in entity.machine.states if s in statuses and s in reachable_states(entity)]
     if not live:
         return False
     remake(filler, entity, record[entity.id_field], live[0])

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from envmill.tasks.backends.procedural.spec.check import reachable_states
-from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec
+from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec, SpecError
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.state.fill import Filler
@@ -31,8 +31,8 @@ def bound_value(filler: Filler, entity: EntitySpec, operand: str, values: Record
 def status_pool(filler: Filler, entity: EntitySpec, count: int) -> list[str | None]:
     if entity.status is None:
         return [None] * count
-    live = [s for s in entity.status.states if s in reachable_states(entity)]
-    weighted = [entity.status.initial, *live]
+    live = [s for s in entity.machine.states if s in reachable_states(entity)]
+    weighted: list[str | None] = [entity.machine.initial, *live]
     pool = [weighted[i % len(weighted)] for i in range(count)]
     filler.rng.shuffle(pool)
     return pool
@@ -86,6 +86,8 @@ def link_parents(filler: Filler, entity: EntitySpec, values: Record) -> None:
     """Apply ``claims`` (an ongoing trip puts its vehicle on_trip, one parent per claim) and
     ``follows`` (a booking on a cancelled flight is cancelled) before the other fields."""
     machine = entity.status
+    if machine is None:  # claims and follows name statuses: the spec check wants a machine
+        return
     for name, field in entity.fields.items():
         if not (field.claims or field.follows):
             continue
@@ -103,7 +105,7 @@ def link_parents(filler: Filler, entity: EntitySpec, values: Record) -> None:
         if name not in values:
             values[name] = filler.rng.choice(sorted(filler.records[field.entity or ""]))
         parent_status = filler.records[field.entity or ""][values[name]].get(
-            filler.spec.entities[field.entity or ""].status.field
+            filler.spec.entities[field.entity or ""].machine.field
         )
         if parent_status in field.follows:
             values[machine.field] = field.follows[parent_status]
@@ -112,7 +114,7 @@ def link_parents(filler: Filler, entity: EntitySpec, values: Record) -> None:
 def claim_parent(filler: Filler, field: FieldSpec, target: str) -> str | None:
     """A parent not claimed yet, in its initial state or already in ``target``; it moves there."""
     parent_spec = filler.spec.entities[field.entity or ""]
-    machine = parent_spec.status
+    machine = parent_spec.machine
     claimed = filler.claimed.setdefault(parent_spec.name, set())
     rows = filler.records[parent_spec.name]
     free = [
@@ -169,7 +171,10 @@ def fill_choice(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Re
 
 def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
     """``product_id.price * quantity``: copy a field of a referenced record, times a local one."""
-    ref, copied, factor = DERIVE.match(field.derive or "").groups()
+    matched = DERIVE.match(field.derive or "")
+    if matched is None:  # the spec check refuses a derive it cannot read
+        raise SpecError(f"unreadable derive '{field.derive}' of '{entity.name}'")
+    ref, copied, factor = matched.groups()
     source = filler.records[entity.fields[ref].entity or ""][values[ref]]
     value = source[copied]
     if factor is not None:
@@ -218,6 +223,7 @@ def fill_text(filler: Filler, entity: EntitySpec, name: str, field: FieldSpec) -
         return str(field.default)
     key = (entity.name, name)
     seen = filler.seen.setdefault(key, set())
+    text = ""  # thirty attempts: the loop always sets it
     for attempt in range(30):
         if field.sample:
             text = filler.rng.choice(field.sample)

@@ -1,0 +1,1 @@
+../../../envmill/__init__.py

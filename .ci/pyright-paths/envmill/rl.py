@@ -1,0 +1,1 @@
+../../../envmill/rl.py
