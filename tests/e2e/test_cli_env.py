@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from envmill.schemas.scenario import GATES
+from tests.cli import envmill
 from tests.conftest import FIXTURES
 
 CLINIC = FIXTURES / "envs" / "clinic.py"
-
-
-def envmill(*args: str, cwd=None, env_extra=None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENVMILL_SANDBOX__WALL_SECONDS": "2", "ENVMILL_SANDBOX__CPU_SECONDS": "1"}
-    env.update(env_extra or {})
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd, env=env)
 
 
 def test_check_prints_schemas(tmp_path):

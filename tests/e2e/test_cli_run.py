@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from envmill.warehouse.views import query
+from tests.cli import clean_env as _env
+from tests.cli import envmill_in as envmill
 from tests.procs import processes_started_under
 
 # Enough batches that several seconds of work remain when the first one finishes: Ctrl-C must
@@ -21,24 +23,6 @@ from tests.procs import processes_started_under
 ENVS = 30
 RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "6", "--batch-size", "1",
        "--workers", "2", "--domains", "library,banking,airline,support"]  # fmt: skip
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_", "OPENAI_"))
-    }
-    # TMPDIR puts every helper process's files (and so its command line) under tmp_path
-    return {**env, "TMPDIR": str(tmp_path), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
-
-
-def envmill(
-    tmp_path: Path, *args: str, timeout: float = 300, extra_env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    env = _env(tmp_path) | (extra_env or {})
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env
-    )
 
 
 def _counts(root: Path) -> dict[str, int]:

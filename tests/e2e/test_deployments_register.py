@@ -16,7 +16,7 @@ from envmill.deployments import synthesize_deployments as sd
 
 pytestmark = pytest.mark.timeout(180)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 POOL = "envmill"
 
 

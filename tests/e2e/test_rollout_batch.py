@@ -18,7 +18,7 @@ from envmill.tasks.rollout.batch import rollout_batch, rollout_counts
 from envmill.tasks.rollout.facts import opening_message
 from envmill.warehouse.episodes import reference_conversations
 from tests.corpus import make_corpus
-from tests.test_rollout_episode import CHECK_BUMPED, HANGING
+from tests.sandbox.test_rollout_episode import CHECK_BUMPED, HANGING
 
 SETTINGS = RolloutSettings(max_steps=30, max_bad_turns=2, episode_threads=4)
 SHORT = SETTINGS.model_copy(update={"max_steps": 6})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from envmill.warehouse.views import query
+from tests.cli import envmill_in as envmill
 from tests.corpus import make_corpus
-from tests.test_cli_run import envmill
 
 
 @pytest.fixture(scope="module")

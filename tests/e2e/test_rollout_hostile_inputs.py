@@ -1,5 +1,5 @@
 """Review of issue 14 (rollouts, filters, exports, RL): each test shows one finding and FAILS on
-the code as reviewed. Run: .venv/bin/pytest tests/test_review14.py -q"""
+the code as reviewed. Run: .venv/bin/pytest tests/e2e/test_rollout_hostile_inputs.py -q"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.rollout.episode import run_episode
-from tests.test_rollout_episode import Script, call, calls, spec_of
+from tests.sandbox.test_rollout_episode import Script, call, calls, spec_of
 
 SETTINGS = RolloutSettings(max_steps=12, max_calls_per_turn=3, max_bad_turns=2)
 ENVMILL = str(Path(sys.executable).with_name("envmill"))
@@ -86,7 +86,7 @@ def test_a_model_that_reuses_call_ids_across_turns_is_not_dropped_as_malformed(
 def test_a_pasted_task_with_one_word_changed_is_still_a_paste():
     """find_paste looks for one contiguous run of paste_share of the task's words; one changed
     word in the middle splits any recital into two runs below the threshold."""
-    from tests.test_filters import TASK, sanity, user, with_message
+    from tests.sandbox.test_filters import TASK, sanity, user, with_message
 
     edited = TASK.replace("last week", "last month")
     assert edited != TASK
@@ -244,7 +244,7 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     `envmill rollout --local-llm --samples 6` on 8 scenarios reports 48 episodes in `runs` but
     leaves 8 trajectory rows, and per-scenario success rates over samples are skewed (3 equal
     failures + 1 success read back as 1 of 2)."""
-    from tests.test_rollout_episode import oracle
+    from tests.sandbox.test_rollout_episode import oracle
 
     first = run_episode(
         spec_of(clinic, plain, 0), sandbox, SETTINGS, oracle(plain), policy_name="p"

@@ -15,8 +15,9 @@ from llm_server import spawn_endpoint
 from envmill.flows.cli.rollout import reference_scripts
 from envmill.warehouse.episodes import certified_scenario_ids
 from envmill.warehouse.views import query
+from tests.cli import clean_env as _env
+from tests.cli import envmill_in as envmill
 from tests.corpus import make_corpus
-from tests.test_cli_run import _env, envmill
 
 ROLLOUTS = "SELECT * FROM trajectories WHERE policy <> 'reference'"
 

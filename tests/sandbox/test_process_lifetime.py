@@ -145,7 +145,7 @@ def _kill_9_and_check(tmp_path: Path, root: Path, moment: str) -> None:
     assert strays == []  # nothing else that names the run's folders (the server's PREFECT_HOME)
 
 
-# A run killed at each moment and then run again is tests/test_kill9.py (with its data checked).
+# A run killed at each moment and then run again is tests/e2e/test_kill9.py (with its data checked).
 
 
 @pytest.mark.timeout(120)
@@ -157,7 +157,7 @@ def test_kill_9_while_workers_start_leaves_no_process(tmp_path):
 
 
 def _like_a_terminal() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as tests/test_cli_run.py: a foreground job
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as tests/e2e/test_cli_run.py: a foreground job
 
 
 @pytest.mark.timeout(240)

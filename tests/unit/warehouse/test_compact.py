@@ -28,7 +28,7 @@ from envmill.warehouse.rows import write_failed_batch
 from envmill.warehouse.store import Warehouse, checked_table, spec_of
 from envmill.warehouse.verify import verify
 from envmill.warehouse.views import corpus_stats, query
-from tests.test_warehouse import (
+from tests.unit.warehouse.test_warehouse import (
     NOW,
     RUN,
     env_row,

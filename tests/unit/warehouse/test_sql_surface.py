@@ -7,12 +7,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_cli_run import envmill
-from test_warehouse import scenario_row
 
 from envmill.schemas.ids import content_id
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import NotAQuery, query
+from tests.cli import envmill_in as envmill
+from tests.unit.warehouse.test_warehouse import scenario_row
 
 REFUSED = {
     "COPY": "COPY (SELECT 'HACKED' AS task) TO '{root}/scenarios/part-evil.parquet'",

@@ -30,7 +30,7 @@ from envmill.warehouse.rows import write_batch, write_failed_batch
 from envmill.warehouse.store import Warehouse, checked_table, spec_of
 from envmill.warehouse.verify import QUARANTINE, verify
 from envmill.warehouse.views import DamagedPartWarning, query
-from tests.test_warehouse import env_row, failure_row, run_row, scenario_row
+from tests.unit.warehouse.test_warehouse import env_row, failure_row, run_row, scenario_row
 
 RUN = "run-test-1"
 
