@@ -1,4 +1,7 @@
-"""Shared fixtures: the golden clinic environment and one sandbox per test session."""
+"""Shared fixtures: the golden clinic environment, one sandbox and one small corpus per test
+session (per xdist worker), the Prefect test server; and the tiers: each test is marked after its
+folder, a unit test may not ask for a fixture that starts a process, and per-test timeouts scale
+with the machine's measured start-up (tests/timing.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,12 @@ import pytest
 
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox import Sandbox
+from tests.timing import time_scale
 
 FIXTURES = Path(__file__).parent / "fixtures"
+TIERS = ("unit", "sandbox", "e2e", "redteam")
+# Fixtures that start processes: a unit test asking for one belongs in another tier.
+PROCESS_FIXTURES = {"sandbox", "prefect_harness"}
 
 # Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
@@ -81,3 +88,50 @@ def prefect_harness(tmp_path_factory):
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory, sandbox) -> Path:
+    """The small real corpus of tests/corpus.py, made once per session: read it, never write it
+    (``corpus_copy`` is yours to change)."""
+    from tests.corpus import make_corpus
+
+    return make_corpus(tmp_path_factory.mktemp("corpus") / "data", sandbox)
+
+
+@pytest.fixture
+def corpus_copy(corpus, tmp_path) -> Path:
+    """A copy of the session's corpus in this test's folder, to write to."""
+    return Path(shutil.copytree(corpus, tmp_path / "data", symlinks=True))
+
+
+def _tier(item: pytest.Item) -> str | None:
+    parts = item.path.relative_to(Path(__file__).parent).parts
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its tier; stretch per-test timeouts when a process-starting tier runs."""
+    tiers = {item: _tier(item) for item in items}
+    for item, tier in tiers.items():
+        if tier:
+            item.add_marker(tier)
+    if all(tier == "unit" for tier in tiers.values()):
+        return
+    scale, default = time_scale(), float(config.getini("timeout") or 0)
+    if scale > 1:
+        for item in items:
+            marker = item.get_closest_marker("timeout")
+            kwargs = dict(marker.kwargs) if marker else {}
+            seconds = kwargs.pop("timeout", marker.args[0] if marker and marker.args else default)
+            if seconds:
+                item.add_marker(pytest.mark.timeout(float(seconds) * scale, **kwargs), append=False)
+
+
+def pytest_runtest_setup(item):
+    if _tier(item) == "unit" and (asked := PROCESS_FIXTURES & set(item.fixturenames)):
+        pytest.fail(
+            f"a unit test starts no process, but this one asks for {sorted(asked)}: "
+            "move it to tests/sandbox or tests/e2e",
+            pytrace=False,
+        )
