@@ -50,6 +50,23 @@ def call_main(monkeypatch, capsys, args: tuple[str, ...]) -> subprocess.Complete
     return subprocess.CompletedProcess(args, code, out, err)
 
 
+@pytest.fixture
+def cli(monkeypatch, capsys, tmp_path):
+    """``envmill <args>`` through ``main()`` in this process, from ``tmp_path`` and without the
+    caller's Prefect, envmill or OpenAI settings (as ``tests.cli.envmill_in`` runs a process)."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(("PREFECT_", "ENVMILL_", "OPENAI_")):
+            monkeypatch.delenv(name)
+
+    def invoke(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        return call_main(monkeypatch, capsys, args)
+
+    return invoke
+
+
 @pytest.fixture(scope="session")
 def sandbox():
     with Sandbox(TEST_LIMITS) as box:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from envmill.warehouse.views import query
 from tests.cli import envmill_in as envmill
-from tests.corpus import make_corpus
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory, sandbox):
-    return make_corpus(tmp_path_factory.mktemp("rollout-cli") / "data", sandbox)
+def corpus(corpus, tmp_path_factory):
+    """The session's corpus, copied: these tests write to it."""
+    return shutil.copytree(corpus, tmp_path_factory.mktemp("rollout-cli") / "data", symlinks=True)
 
 
 def _commits(root) -> set[str]:

@@ -256,7 +256,9 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     assert first.trajectory_id != second.trajectory_id
 
 
-def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tmp_path, sandbox):
+def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
+    tmp_path, sandbox, corpus
+):
     """End to end through the LLM layer and the test endpoint: a model that writes NaN in its
     arguments gets no error observation; the batch turns the episode into a FailureRecord
     (ValueError, 'Out of range float values...'), which stays due, and the cached reply makes
@@ -268,10 +270,8 @@ def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tm
     from envmill.tasks.offline_llm import script_key, serve_endpoint
     from envmill.tasks.rollout.batch import rollout_batch
     from envmill.tasks.rollout.facts import opening_message
-    from tests.corpus import make_corpus
 
-    root = make_corpus(tmp_path / "data", sandbox, domains=("clinic",), per_env=2)
-    spec = next(s for s in load_episode_specs(root) if s.scenario.mode == "non_conversational")
+    spec = next(s for s in load_episode_specs(corpus) if s.scenario.mode == "non_conversational")
     name = spec.tools[0]["function"]["name"]
     with serve_endpoint() as endpoint:
         script = [{"content": None, "tool_calls": [{"name": name, "arguments": '{"x": NaN}'}]}]

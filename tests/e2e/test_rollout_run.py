@@ -17,14 +17,13 @@ from envmill.warehouse.episodes import certified_scenario_ids
 from envmill.warehouse.views import query
 from tests.cli import clean_env as _env
 from tests.cli import envmill_in as envmill
-from tests.corpus import make_corpus
 
 ROLLOUTS = "SELECT * FROM trajectories WHERE policy <> 'reference'"
 
 
 @pytest.fixture
-def corpus(tmp_path, sandbox):
-    return make_corpus(tmp_path / "data", sandbox)
+def corpus(corpus_copy):
+    return corpus_copy
 
 
 def _rows(root, sql: str) -> list[dict]:
