@@ -24,6 +24,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TIERS = ("unit", "sandbox", "e2e", "redteam")
 # Fixtures that start processes: a unit test asking for one belongs in another tier.
 PROCESS_FIXTURES = {"sandbox", "prefect_harness"}
+START_ORDER = ("e2e", "sandbox", "redteam", "unit")
+# Measured with --durations (slowest first); the rest follow by tier.
+SLOWEST_FILES = (
+    "test_cli_run.py",
+    "test_kill9.py",
+    "test_process_lifetime.py",
+    "test_rollout_run.py",
+    "test_deployed_flows.py",
+    "test_export.py",
+    "test_report_html.py",
+)
 
 # Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
@@ -127,8 +138,18 @@ def _tier(item: pytest.Item) -> str | None:
     return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
 
 
+def _start_order(item: pytest.Item) -> tuple[int, int]:
+    """The slowest files first, then by tier: under xdist a long file started last is the tail."""
+    name = item.path.name
+    slow = SLOWEST_FILES.index(name) if name in SLOWEST_FILES else len(SLOWEST_FILES)
+    return slow, START_ORDER.index(_tier(item) or "unit")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with its tier; stretch per-test timeouts when a process-starting tier runs."""
+    """Mark each test with its tier; stretch per-test timeouts when a process-starting tier runs;
+    order the files so the slowest start first (the sort is stable: a file stays together)."""
+    items.sort(key=_start_order)
     tiers = {item: _tier(item) for item in items}
     for item, tier in tiers.items():
         if tier:
