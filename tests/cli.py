@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.timing import scaled
+
 COMMAND = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
 
 
@@ -16,7 +18,7 @@ def envmill(*args: str, cwd=None, env_extra=None) -> subprocess.CompletedProcess
     env = {**os.environ, "ENVMILL_SANDBOX__WALL_SECONDS": "2", "ENVMILL_SANDBOX__CPU_SECONDS": "1"}
     env.update(env_extra or {})
     return subprocess.run(
-        [*COMMAND, *args], capture_output=True, text=True, timeout=60, cwd=cwd, env=env
+        [*COMMAND, *args], capture_output=True, text=True, timeout=scaled(60), cwd=cwd, env=env
     )
 
 
@@ -35,5 +37,10 @@ def envmill_in(
     """``envmill <args>`` run from ``tmp_path`` in a clean environment (see ``clean_env``)."""
     env = clean_env(tmp_path) | (extra_env or {})
     return subprocess.run(
-        [*COMMAND, *args], capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env
+        [*COMMAND, *args],
+        capture_output=True,
+        text=True,
+        timeout=scaled(timeout),
+        cwd=tmp_path,
+        env=env,
     )

@@ -17,6 +17,7 @@ from envmill.warehouse.views import query
 from tests.cli import clean_env as _env
 from tests.cli import envmill_in as envmill
 from tests.procs import processes_started_under
+from tests.timing import scaled
 
 # Enough batches that several seconds of work remain when the first one finishes: Ctrl-C must
 # land while the run is still working, even on a loaded machine.
@@ -60,7 +61,7 @@ def _interrupt_after_first_batch(
         start_new_session=True,
         preexec_fn=_like_a_terminal,
     )
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + scaled(240)
     while time.monotonic() < deadline and process.poll() is None:
         if _batch_commits(root):
             if signum == signal.SIGINT:
@@ -69,7 +70,7 @@ def _interrupt_after_first_batch(
                 os.kill(process.pid, signum)
             break
         time.sleep(0.1)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=scaled(120))
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
@@ -217,7 +218,7 @@ def test_an_existing_prefect_api_and_dask_scheduler_are_used(prefect_harness, tm
                    "--envs", "2", "--scenarios-per-env", "2", "--domains", "library",
                    "--out", str(root), "--dask-address", cluster.scheduler_address]  # fmt: skip
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env
+            command, capture_output=True, text=True, timeout=scaled(300), cwd=tmp_path, env=env
         )
         assert done.returncode == 0, done.stderr[-2000:]
         workers = cluster.scheduler_info["workers"]

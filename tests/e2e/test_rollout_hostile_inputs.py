@@ -14,6 +14,7 @@ from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.rollout.episode import run_episode
 from tests.sandbox.test_rollout_episode import Script, call, calls, spec_of
+from tests.timing import scaled
 
 SETTINGS = RolloutSettings(max_steps=12, max_calls_per_turn=3, max_bad_turns=2)
 ENVMILL = str(Path(sys.executable).with_name("envmill"))
@@ -209,7 +210,7 @@ def test_a_trailing_sql_comment_in_scenarios_works(corpus_with_a_rejected_scenar
 def _export(root: Path, to: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [ENVMILL, "export", "--out", str(root), "--format", "openai", "--to", to],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=scaled(120),
     )  # fmt: skip
 
 

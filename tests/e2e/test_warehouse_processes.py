@@ -13,6 +13,7 @@ from envmill.warehouse.commits import committed_keys
 from envmill.warehouse.lock import FolderBusy, folder_lock, is_free
 from envmill.warehouse.verify import verify
 from envmill.warehouse.views import query
+from tests.timing import scaled
 from tests.unit.warehouse.test_warehouse_integrity import (  # noqa: F401
     RUN,
     _commit_batch,
@@ -59,7 +60,7 @@ def test_the_lock_refuses_a_second_holder_by_name_and_frees_when_its_holder_dies
 def test_a_second_run_on_a_busy_folder_is_refused_at_once(wh, held_by_another_process):
     command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", "run",
                "--out", str(wh.root), "--envs", "1"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=scaled(120))
     assert done.returncode != 0
     (line,) = done.stderr.strip().splitlines()
     assert "in use by pid" in line and "another --out" in line
@@ -82,7 +83,7 @@ def test_a_run_left_running_by_a_dead_process_is_settled_as_interrupted(
 
 def _envmill(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, timeout=scaled(120))
 
 
 def test_the_verify_command_reports_then_repairs(wh):
