@@ -1,7 +1,7 @@
 """Timeouts that scale with how busy this machine is: a fixed number of seconds that suits a calm
 laptop turns a loaded CI machine red. The scale is one measured start-up of envmill's CLI module
 in a fresh interpreter against a calm machine's, never below 1; measured once per session (per
-xdist worker), and only when a test asks for it."""
+xdist worker, about a second)."""
 
 from __future__ import annotations
 
