@@ -1,4 +1,7 @@
-"""Shared fixtures: the golden clinic environment and one sandbox per test session."""
+"""Shared fixtures: the golden clinic environment, one sandbox and one small corpus per test
+session (per xdist worker), the Prefect test server; and the tiers: each test is marked after its
+folder, a unit test may not ask for a fixture that starts a process, and per-test timeouts scale
+with the machine's measured start-up (tests/timing.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,23 @@ import pytest
 
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox import Sandbox
+from tests.timing import time_scale
 
 FIXTURES = Path(__file__).parent / "fixtures"
+TIERS = ("unit", "sandbox", "e2e", "redteam")
+# Fixtures that start processes: a unit test asking for one belongs in another tier.
+PROCESS_FIXTURES = {"sandbox", "prefect_harness"}
+START_ORDER = ("e2e", "sandbox", "redteam", "unit")
+# Measured with --durations (slowest first); the rest follow by tier.
+SLOWEST_FILES = (
+    "test_cli_run.py",
+    "test_kill9.py",
+    "test_process_lifetime.py",
+    "test_rollout_run.py",
+    "test_deployed_flows.py",
+    "test_export.py",
+    "test_report_html.py",
+)
 
 # Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
@@ -41,6 +59,23 @@ def call_main(monkeypatch, capsys, args: tuple[str, ...]) -> subprocess.Complete
         code = exit_info.code or 0
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(args, code, out, err)
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys, tmp_path):
+    """``envmill <args>`` through ``main()`` in this process, from ``tmp_path`` and without the
+    caller's Prefect, envmill or OpenAI settings (as ``tests.cli.envmill_in`` runs a process)."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(("PREFECT_", "ENVMILL_", "OPENAI_")):
+            monkeypatch.delenv(name)
+
+    def invoke(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        return call_main(monkeypatch, capsys, args)
+
+    return invoke
 
 
 @pytest.fixture(scope="session")
@@ -81,3 +116,59 @@ def prefect_harness(tmp_path_factory):
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory, sandbox) -> Path:
+    """The small real corpus of tests/corpus.py, made once per session: read it, never write it
+    (``corpus_copy`` is yours to change)."""
+    from tests.corpus import make_corpus
+
+    return make_corpus(tmp_path_factory.mktemp("corpus") / "data", sandbox)
+
+
+@pytest.fixture
+def corpus_copy(corpus, tmp_path) -> Path:
+    """A copy of the session's corpus in this test's folder, to write to."""
+    return Path(shutil.copytree(corpus, tmp_path / "data", symlinks=True))
+
+
+def _tier(item: pytest.Item) -> str | None:
+    parts = item.path.parts[len(Path(__file__).parent.parts) :]
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
+
+
+def _start_order(item: pytest.Item) -> tuple[int, int]:
+    """The slowest files first, then by tier: under xdist a long file started last is the tail."""
+    name = item.path.name
+    slow = SLOWEST_FILES.index(name) if name in SLOWEST_FILES else len(SLOWEST_FILES)
+    return slow, START_ORDER.index(_tier(item) or "unit")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its tier; stretch per-test timeouts by the measured start-up (a busy
+    machine is slow in-process too); order the files so the slowest start first (the sort is
+    stable: a file stays together)."""
+    items.sort(key=_start_order)
+    tiers = {item: _tier(item) for item in items}
+    for item, tier in tiers.items():
+        if tier:
+            item.add_marker(tier)
+    scale, default = time_scale(), float(config.getini("timeout") or 0)
+    if scale > 1:
+        for item in items:
+            marker = item.get_closest_marker("timeout")
+            kwargs = dict(marker.kwargs) if marker else {}
+            seconds = kwargs.pop("timeout", marker.args[0] if marker and marker.args else default)
+            if seconds:
+                item.add_marker(pytest.mark.timeout(float(seconds) * scale, **kwargs), append=False)
+
+
+def pytest_runtest_setup(item):
+    if _tier(item) == "unit" and (asked := PROCESS_FIXTURES & set(item.fixturenames)):
+        pytest.fail(
+            f"a unit test starts no process, but this one asks for {sorted(asked)}: "
+            "move it to tests/sandbox or tests/e2e",
+            pytrace=False,
+        )

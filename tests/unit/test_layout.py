@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # folder -> envmill packages it must not import
 FORBIDDEN = {
     "schemas": ("envmill.tasks", "envmill.warehouse", "envmill.flows", "envmill.deployments"),

@@ -17,16 +17,10 @@ from envmill.tasks.offline_llm import Fault, script_key, serve_endpoint, user_sc
 from envmill.tasks.rollout.batch import rollout_batch, rollout_counts
 from envmill.tasks.rollout.facts import opening_message
 from envmill.warehouse.episodes import reference_conversations
-from tests.corpus import make_corpus
-from tests.test_rollout_episode import CHECK_BUMPED, HANGING
+from tests.sandbox.test_rollout_episode import CHECK_BUMPED, HANGING
 
 SETTINGS = RolloutSettings(max_steps=30, max_bad_turns=2, episode_threads=4)
 SHORT = SETTINGS.model_copy(update={"max_steps": 6})
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory, sandbox):
-    return make_corpus(tmp_path_factory.mktemp("rollout-batch") / "data", sandbox)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from envmill.flows.runtime.leftovers import reap_leftovers
 from envmill.flows.runtime.prefect_api import SERVER_RECORD
 from envmill.tasks.core.scratch import folder_owner, owned_folders, owned_tempdir, process_start
 from tests.procs import processes_started_under
+from tests.timing import scaled
 
 CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
 RUN = ["run", "--envs", "4", "--scenarios-per-env", "2", "--batch-size", "1"]
@@ -145,7 +146,7 @@ def _kill_9_and_check(tmp_path: Path, root: Path, moment: str) -> None:
     assert strays == []  # nothing else that names the run's folders (the server's PREFECT_HOME)
 
 
-# A run killed at each moment and then run again is tests/test_kill9.py (with its data checked).
+# A run killed at each moment and then run again is tests/e2e/test_kill9.py (with its data checked).
 
 
 @pytest.mark.timeout(120)
@@ -157,7 +158,7 @@ def test_kill_9_while_workers_start_leaves_no_process(tmp_path):
 
 
 def _like_a_terminal() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as tests/test_cli_run.py: a foreground job
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as tests/e2e/test_cli_run.py: a foreground job
 
 
 @pytest.mark.timeout(240)
@@ -167,7 +168,7 @@ def test_ctrl_c_leaves_no_sandbox_folder_and_no_process(tmp_path):
     try:
         seen = _watch_until(run, _workers_busy(root))
         os.killpg(run.pid, signal.SIGINT)
-        _, err = run.communicate(timeout=120)
+        _, err = run.communicate(timeout=scaled(120))
     finally:
         if run.poll() is None:
             run.kill()
@@ -222,7 +223,7 @@ def test_reap_ends_what_still_works_in_a_dead_owners_sandbox_folder(tmp_path):
     looking = subprocess.Popen(["sleep", "60"], cwd=dead)  # a person's shell looking around
     try:
         assert reap_leftovers(temp_dir=tmp_path) == [str(dead)]
-        assert stuck.wait(timeout=10) == -signal.SIGKILL
+        assert stuck.wait(timeout=scaled(10)) == -signal.SIGKILL
         assert elsewhere.poll() is None and looking.poll() is None
     finally:
         for process in (stuck, elsewhere, looking):
@@ -299,7 +300,7 @@ def test_reap_stops_the_server_of_a_dead_run_only(tmp_path):
         assert reap_leftovers(tmp_path / "live", tmp_path) == []
         assert live.poll() is None
         assert reap_leftovers(tmp_path / "dead", tmp_path) == [f"process group {dead.pid}"]
-        dead.wait(timeout=10)
+        dead.wait(timeout=scaled(10))
         assert _survivors(members) == []
         assert not (tmp_path / "dead" / "_prefect" / SERVER_RECORD).exists()
     finally:
@@ -330,7 +331,7 @@ def test_a_tied_command_and_what_it_started_die_with_the_starter():
     starter = subprocess.Popen([sys.executable, "-c", STARTER], stdout=subprocess.PIPE, text=True)
     try:
         lifeline = int(starter.stdout.readline())
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while len(group := _descendants(lifeline)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         group[lifeline] = "lifeline"
@@ -447,7 +448,7 @@ def test_a_configured_api_that_never_answers_is_one_line_before_anything_starts(
             [*CLI, *RUN, "--out", str(tmp_path / "data")],
             capture_output=True,
             text=True,
-            timeout=50,
+            timeout=scaled(50),
             cwd=tmp_path,
             env=_env(tmp_path, PREFECT_API_URL=url),
         )
@@ -467,7 +468,7 @@ def test_an_api_that_stops_answering_ends_the_run_with_one_line(tmp_path):
             [*CLI, *RUN, "--out", str(tmp_path / "data")],
             capture_output=True,
             text=True,
-            timeout=110,
+            timeout=scaled(110),
             cwd=tmp_path,
             env=_env(tmp_path, PREFECT_API_URL=url, **quick),
         )

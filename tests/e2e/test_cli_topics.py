@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from envmill.tasks.offline_llm import serve_endpoint
+from tests.cli import envmill
 from tests.conftest import FIXTURES, call_main
-from tests.test_cli_env import envmill
 
 CORPUS = FIXTURES / "corpora" / "api_bank_mining.json"
 UNREACHABLE = "http://127.0.0.1:9/v1"

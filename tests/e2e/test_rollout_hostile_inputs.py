@@ -1,5 +1,5 @@
 """Review of issue 14 (rollouts, filters, exports, RL): each test shows one finding and FAILS on
-the code as reviewed. Run: .venv/bin/pytest tests/test_review14.py -q"""
+the code as reviewed. Run: .venv/bin/pytest tests/e2e/test_rollout_hostile_inputs.py -q"""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.rollout.episode import run_episode
-from tests.test_rollout_episode import Script, call, calls, spec_of
+from tests.sandbox.test_rollout_episode import Script, call, calls, spec_of
+from tests.timing import scaled
 
 SETTINGS = RolloutSettings(max_steps=12, max_calls_per_turn=3, max_bad_turns=2)
 ENVMILL = str(Path(sys.executable).with_name("envmill"))
@@ -86,7 +87,7 @@ def test_a_model_that_reuses_call_ids_across_turns_is_not_dropped_as_malformed(
 def test_a_pasted_task_with_one_word_changed_is_still_a_paste():
     """find_paste looks for one contiguous run of paste_share of the task's words; one changed
     word in the middle splits any recital into two runs below the threshold."""
-    from tests.test_filters import TASK, sanity, user, with_message
+    from tests.sandbox.test_filters import TASK, sanity, user, with_message
 
     edited = TASK.replace("last week", "last month")
     assert edited != TASK
@@ -209,7 +210,7 @@ def test_a_trailing_sql_comment_in_scenarios_works(corpus_with_a_rejected_scenar
 def _export(root: Path, to: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [ENVMILL, "export", "--out", str(root), "--format", "openai", "--to", to],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=scaled(120),
     )  # fmt: skip
 
 
@@ -244,7 +245,7 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     `envmill rollout --local-llm --samples 6` on 8 scenarios reports 48 episodes in `runs` but
     leaves 8 trajectory rows, and per-scenario success rates over samples are skewed (3 equal
     failures + 1 success read back as 1 of 2)."""
-    from tests.test_rollout_episode import oracle
+    from tests.sandbox.test_rollout_episode import oracle
 
     first = run_episode(
         spec_of(clinic, plain, 0), sandbox, SETTINGS, oracle(plain), policy_name="p"
@@ -256,7 +257,9 @@ def test_two_samples_of_a_scenario_are_two_trajectories(clinic, sandbox, plain):
     assert first.trajectory_id != second.trajectory_id
 
 
-def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tmp_path, sandbox):
+def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
+    tmp_path, sandbox, corpus
+):
     """End to end through the LLM layer and the test endpoint: a model that writes NaN in its
     arguments gets no error observation; the batch turns the episode into a FailureRecord
     (ValueError, 'Out of range float values...'), which stays due, and the cached reply makes
@@ -268,10 +271,8 @@ def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(tm
     from envmill.tasks.offline_llm import script_key, serve_endpoint
     from envmill.tasks.rollout.batch import rollout_batch
     from envmill.tasks.rollout.facts import opening_message
-    from tests.corpus import make_corpus
 
-    root = make_corpus(tmp_path / "data", sandbox, domains=("clinic",), per_env=2)
-    spec = next(s for s in load_episode_specs(root) if s.scenario.mode == "non_conversational")
+    spec = next(s for s in load_episode_specs(corpus) if s.scenario.mode == "non_conversational")
     name = spec.tools[0]["function"]["name"]
     with serve_endpoint() as endpoint:
         script = [{"content": None, "tool_calls": [{"name": name, "arguments": '{"x": NaN}'}]}]

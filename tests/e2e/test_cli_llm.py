@@ -6,7 +6,7 @@ import json
 
 from envmill.tasks.backends.llm.stages import STAGES
 from envmill.tasks.offline_llm import serve_endpoint
-from tests.test_cli_env import envmill
+from tests.cli import envmill
 
 NO_ENDPOINT = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
 

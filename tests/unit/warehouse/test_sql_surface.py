@@ -7,12 +7,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_cli_run import envmill
-from test_warehouse import scenario_row
 
 from envmill.schemas.ids import content_id
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import NotAQuery, query
+from tests.unit.warehouse.test_warehouse import scenario_row
 
 REFUSED = {
     "COPY": "COPY (SELECT 'HACKED' AS task) TO '{root}/scenarios/part-evil.parquet'",
@@ -36,8 +35,8 @@ REFUSED = {
 }
 
 
-@pytest.fixture
-def root(tmp_path):
+@pytest.fixture(name="root")
+def root_fixture(tmp_path):
     wh = Warehouse(tmp_path / "data")
     env_id = content_id("Shop")
     wh.write("scenarios", [scenario_row(env_id, 0)], key="a")
@@ -107,16 +106,3 @@ def test_the_settings_that_confine_a_query_are_in_force(root):
         {"enable_external_access": False, "lock_configuration": True,
          "autoinstall_known_extensions": False}
     ]  # fmt: skip
-
-
-def test_the_cli_refuses_in_one_line_and_writes_nothing(root, tmp_path):
-    done = envmill(tmp_path, "sql", "--out", str(root), REFUSED["COPY"].format(root=root))
-    assert done.returncode != 0
-    (line,) = done.stderr.strip().splitlines()
-    assert line == (
-        "envmill: error: SQL refused: COPY statements are refused: the warehouse is read-only "
-        "here (SELECT, DESCRIBE, SUMMARIZE and SHOW run)"
-    )
-    assert not (root / "scenarios" / "part-evil.parquet").exists()
-    read = envmill(tmp_path, "sql", "--out", str(root), "SELECT task FROM scenarios")
-    assert read.returncode == 0 and "task 0" in read.stdout

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from envmill.schemas.scenario import GATES
+from tests.cli import envmill
 from tests.conftest import FIXTURES
 
 CLINIC = FIXTURES / "envs" / "clinic.py"
-
-
-def envmill(*args: str, cwd=None, env_extra=None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENVMILL_SANDBOX__WALL_SECONDS": "2", "ENVMILL_SANDBOX__CPU_SECONDS": "1"}
-    env.update(env_extra or {})
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=cwd, env=env)
+# The refusals run in-process (the `cli` fixture); the commands that work run as processes.
+TIGHT = {"ENVMILL_SANDBOX__WALL_SECONDS": "2", "ENVMILL_SANDBOX__CPU_SECONDS": "1"}
 
 
 def test_check_prints_schemas(tmp_path):
@@ -77,10 +70,10 @@ BAD_MODULES = {
 
 
 @pytest.mark.parametrize("stage", BAD_MODULES)
-def test_check_rejects_bad_modules_in_one_line(tmp_path, stage):
+def test_check_rejects_bad_modules_in_one_line(cli, tmp_path, stage):
     module = tmp_path / "bad.py"
     module.write_text(BAD_MODULES[stage])
-    done = envmill("env", "check", str(module), cwd=tmp_path)
+    done = cli("env", "check", str(module), **TIGHT)
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1 and "rejected at" in done.stderr
     assert json.loads(done.stdout)["ok"] is False
@@ -108,16 +101,14 @@ def test_call_that_loops_is_stopped(tmp_path):
         (["env", "frobnicate"], "No such command"),
     ],
 )
-def test_bad_input_is_one_line_and_non_zero(tmp_path, args, fragment):
-    done = envmill(*args, cwd=tmp_path)
+def test_bad_input_is_one_line_and_non_zero(cli, args, fragment):
+    done = cli(*args, **TIGHT)
     assert done.returncode != 0
     assert fragment in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_bad_setting_is_one_line(tmp_path):
-    done = envmill(
-        "env", "check", str(CLINIC), cwd=tmp_path, env_extra={"ENVMILL_SANDBOX__WALL_SECONDS": "-1"}
-    )
+def test_bad_setting_is_one_line(cli):
+    done = cli("env", "check", str(CLINIC), ENVMILL_SANDBOX__WALL_SECONDS="-1")
     assert done.returncode == 2 and "sandbox.wall_seconds" in done.stderr
 
 

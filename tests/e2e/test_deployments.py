@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from envmill.deployments import synthesize_deployments as sd
+from tests.timing import scaled
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -234,7 +235,7 @@ def test_the_module_runs_as_a_command():
         [sys.executable, "-m", "envmill.deployments.synthesize_deployments", "--help"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
         cwd=Path(__file__).parent,
     )
     assert done.returncode == 0 and "serve" in done.stdout and "register" in done.stdout

@@ -7,7 +7,7 @@ import pytest
 
 from envmill.tasks.offline_llm import serve_endpoint
 from envmill.warehouse.views import query
-from tests.test_cli_run import envmill
+from tests.cli import envmill_in as envmill
 
 TOPICS = "public library lending\nclinic appointment booking\n"
 

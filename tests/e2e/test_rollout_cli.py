@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from envmill.warehouse.views import query
-from tests.corpus import make_corpus
-from tests.test_cli_run import envmill
+from tests.cli import envmill_in as envmill
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory, sandbox):
-    return make_corpus(tmp_path_factory.mktemp("rollout-cli") / "data", sandbox)
+def corpus(corpus, tmp_path_factory):
+    """The session's corpus, copied: these tests write to it."""
+    return shutil.copytree(corpus, tmp_path_factory.mktemp("rollout-cli") / "data", symlinks=True)
 
 
 def _commits(root) -> set[str]:
@@ -32,31 +34,26 @@ def _commits(root) -> set[str]:
         (["--max-steps", "-3"], "setting 'rollout.max_steps'"),
     ],
 )
-def test_bad_options_are_one_line(tmp_path, corpus, args, said):
+def test_bad_options_are_one_line(cli, corpus, args, said):
     before = _commits(corpus)
-    done = envmill(tmp_path, "rollout", "--out", str(corpus), *args, "--local-llm")
+    done = cli("rollout", "--out", str(corpus), *args, "--local-llm")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert _commits(corpus) == before
 
 
-def test_no_endpoint_and_an_unreachable_one(tmp_path, corpus):
+def test_no_endpoint_and_an_unreachable_one(cli, tmp_path, corpus):
+    """The first as the console command runs it, the second in-process."""
     done = envmill(tmp_path, "rollout", "--out", str(corpus))
     assert done.returncode == 2 and "no LLM endpoint configured" in done.stderr
-    done = envmill(
-        tmp_path,
-        "rollout",
-        "--out",
-        str(corpus),
-        extra_env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
-    )
+    done = cli("rollout", "--out", str(corpus), OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     assert done.returncode == 2 and "cannot reach the LLM endpoint" in done.stderr, done.stderr
     assert query(corpus, "SELECT count(*) AS n FROM runs").to_pylist() == [{"n": 0}]
 
 
-def test_a_folder_that_is_not_a_data_folder(tmp_path):
-    done = envmill(tmp_path, "rollout", "--out", str(tmp_path / "nothing"), "--local-llm")
+def test_a_folder_that_is_not_a_data_folder(cli, tmp_path):
+    done = cli("rollout", "--out", str(tmp_path / "nothing"), "--local-llm")
     assert done.returncode == 2 and "is not an envmill data folder" in done.stderr
 
 
@@ -65,7 +62,10 @@ def _verdicts(root, trajectory_id: str) -> dict[str, bool]:
     return {r["filter"]: r["kept"] for r in query(root, sql, {"t": trajectory_id}).to_pylist()}
 
 
-def test_filter_judges_stored_trajectories_again_and_the_latest_verdict_counts(tmp_path, corpus):
+def test_filter_judges_stored_trajectories_again_and_the_latest_verdict_counts(
+    cli, tmp_path, corpus
+):
+    """The first filter as the console command runs it, the others in-process."""
     from envmill.warehouse.store import Warehouse
 
     (reference,) = query(
@@ -81,11 +81,11 @@ def test_filter_judges_stored_trajectories_again_and_the_latest_verdict_counts(t
         ("reward", "length", "format", "user_sanity"), True
     )
     assert _verdicts(corpus, "f" * 16)["reward"] is False
-    looser = envmill(
-        tmp_path, "filter", "--out", str(corpus), "--policy", "half-model",
-        "--min-reward", "0.4", "--any-success",
+    looser = cli(
+        "filter", "--out", str(corpus), "--policy", "half-model", "--min-reward", "0.4",
+        "--any-success",
     )  # fmt: skip
     assert looser.returncode == 0, looser.stderr
     assert _verdicts(corpus, "f" * 16)["reward"] is True
-    nothing = envmill(tmp_path, "filter", "--out", str(corpus), "--policy", "nobody")
+    nothing = cli("filter", "--out", str(corpus), "--policy", "nobody")
     assert nothing.returncode == 1 and "no trajectories to judge" in nothing.stderr

@@ -26,6 +26,7 @@ from envmill.tasks.offline_llm import serve_endpoint
 from envmill.warehouse.resume import CommitIndex
 from envmill.warehouse.views import query
 from tests.procs import processes_started_under
+from tests.timing import scaled
 
 RUN = ["run", "--envs", "6", "--scenarios-per-env", "2", "--batch-size", "1", "--workers", "2",
        "--domains", "library,clinic,banking"]  # fmt: skip
@@ -42,7 +43,12 @@ def _env(folder: Path) -> dict[str, str]:
 
 def _envmill(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=240, cwd=folder, env=_env(folder)
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        timeout=scaled(240),
+        cwd=folder,
+        env=_env(folder),
     )
 
 
@@ -63,7 +69,7 @@ def _killed(folder: Path, root: Path, when: str, *extra: str) -> None:
         env=_env(folder),
         start_new_session=True,  # the test's own group is never in the line of fire
     )
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + scaled(180)
     while process.poll() is None and time.monotonic() < deadline:
         started = (root / "_prefect").is_dir() if when == "starting" else _batch_commits(root)
         if started:
@@ -71,7 +77,7 @@ def _killed(folder: Path, root: Path, when: str, *extra: str) -> None:
         time.sleep(0.05)
     assert process.poll() is None, "the run ended before it could be killed"
     process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
+    process.wait(timeout=scaled(30))
 
 
 def _corpus(root: Path) -> dict[str, object]:
@@ -117,7 +123,7 @@ def test_a_run_killed_twice_leaves_nothing_behind_and_resumes_to_the_same_corpus
     root = tmp_path / "data"
     for when in ("starting", "working"):
         _killed(tmp_path, root, when)
-        deadline = time.monotonic() + 20  # its children notice their parent is gone
+        deadline = time.monotonic() + scaled(20)  # its children notice their parent is gone
         while processes_started_under(str(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert processes_started_under(str(tmp_path)) == [], when

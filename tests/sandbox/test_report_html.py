@@ -26,6 +26,7 @@ from envmill.warehouse.rows import write_batch
 from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import query
 from tests.conftest import TEST_LIMITS
+from tests.timing import scaled
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 HOSTILE_TASK = "<script>alert('task')</script> Please renew card C-1 & tell me."
@@ -339,7 +340,7 @@ def test_an_empty_folder_gives_a_page_of_notes(tmp_path):
 
 def envmill(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, timeout=scaled(120))
 
 
 def test_cli_writes_the_page_of_one_run(root, tmp_path):
@@ -402,7 +403,7 @@ def test_a_browser_renders_the_page(whole, tmp_path):
     page.write_text(render_report(whole), encoding="utf-8")
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                f"--screenshot={png}", "--window-size=1100,4000", page.as_uri()]  # fmt: skip
-    subprocess.run(command, capture_output=True, timeout=90, check=True)
+    subprocess.run(command, capture_output=True, timeout=scaled(90), check=True)
     assert png.stat().st_size > 10_000
 
 

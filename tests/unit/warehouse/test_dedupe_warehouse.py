@@ -14,7 +14,7 @@ from envmill.warehouse.lock import grant, revoke
 from envmill.warehouse.store import Warehouse, WarehouseError
 from envmill.warehouse.views import query
 from tests.conftest import call_main
-from tests.test_dedupe import renamed
+from tests.unit.tasks.dedupe.test_dedupe import renamed
 
 SCHEMA = {
     "type": "object",

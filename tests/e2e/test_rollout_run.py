@@ -15,15 +15,16 @@ from llm_server import spawn_endpoint
 from envmill.flows.cli.rollout import reference_scripts
 from envmill.warehouse.episodes import certified_scenario_ids
 from envmill.warehouse.views import query
-from tests.corpus import make_corpus
-from tests.test_cli_run import _env, envmill
+from tests.cli import clean_env as _env
+from tests.cli import envmill_in as envmill
+from tests.timing import scaled
 
 ROLLOUTS = "SELECT * FROM trajectories WHERE policy <> 'reference'"
 
 
 @pytest.fixture
-def corpus(tmp_path, sandbox):
-    return make_corpus(tmp_path / "data", sandbox)
+def corpus(corpus_copy):
+    return corpus_copy
 
 
 def _rows(root, sql: str) -> list[dict]:
@@ -64,12 +65,12 @@ def test_kill_9_mid_rollout_then_the_same_command_resumes(tmp_path, corpus):
         command = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
         command += ["rollout", "--out", str(corpus), "--workers", "1"]
         run = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 200
+        deadline = time.monotonic() + scaled(200)
         while len(set(os.listdir(corpus / "_commits")) - commits) < 2:  # runs row + a batch
             assert run.poll() is None and time.monotonic() < deadline, run.stderr.read()
             time.sleep(0.1)
         run.send_signal(signal.SIGKILL)
-        run.wait(timeout=30)
+        run.wait(timeout=scaled(30))
         run.stderr.close()
         first = len(_rows(corpus, ROLLOUTS))
         assert 0 < first < len(ids)

@@ -17,7 +17,7 @@ from envmill.tasks.backends.procedural.spec.domain import SpecError
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
-CATALOG = Path(__file__).resolve().parents[1] / "tasks" / "procedural" / "catalog"
+CATALOG = Path(__file__).resolve().parents[2] / "tasks" / "backends" / "procedural" / "catalog"
 
 
 def banking_data() -> dict:

@@ -8,8 +8,6 @@ a run killed between its parts and its record.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,19 +22,18 @@ from envmill.warehouse.commits import (
     read_commit,
     visible_parts,
 )
-from envmill.warehouse.lock import FolderBusy, folder_lock, is_free
 from envmill.warehouse.resume import FinishedItems, retract_superseded_failures
 from envmill.warehouse.rows import write_batch, write_failed_batch
 from envmill.warehouse.store import Warehouse, checked_table, spec_of
 from envmill.warehouse.verify import QUARANTINE, verify
 from envmill.warehouse.views import DamagedPartWarning, query
-from tests.test_warehouse import env_row, failure_row, run_row, scenario_row
+from tests.unit.warehouse.test_warehouse import env_row, failure_row, run_row, scenario_row
 
 RUN = "run-test-1"
 
 
-@pytest.fixture
-def wh(tmp_path: Path) -> Warehouse:
+@pytest.fixture(name="wh")
+def wh_fixture(tmp_path: Path) -> Warehouse:
     return Warehouse(tmp_path / "data")
 
 
@@ -247,64 +244,6 @@ def test_a_folder_name_with_glob_characters_is_read_literally(tmp_path, name):
 
 # --- the folder lock and runs left running -------------------------------------------------------
 
-HOLD = """
-import sys, time
-from pathlib import Path
-from envmill.warehouse.lock import folder_lock
-with folder_lock(Path(sys.argv[1]), "envmill run --test"):
-    print("held", flush=True)
-    time.sleep(60)
-"""
-
-
-@pytest.fixture
-def held_by_another_process(wh):
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(wh.root)], stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout.readline().strip() == "held"
-    yield holder
-    holder.kill()
-    holder.wait()
-
-
-def test_the_lock_refuses_a_second_holder_by_name_and_frees_when_its_holder_dies(
-    wh, held_by_another_process
-):
-    assert not is_free(wh.root)
-    with pytest.raises(FolderBusy, match=rf"pid {held_by_another_process.pid} \(envmill run"):
-        with folder_lock(wh.root):
-            pass
-    held_by_another_process.kill()  # the kernel lets go of a dead holder's lock
-    held_by_another_process.wait()
-    assert is_free(wh.root)
-    with folder_lock(wh.root), folder_lock(wh.root):  # re-entrant within a process
-        assert is_free(wh.root)
-
-
-def test_a_second_run_on_a_busy_folder_is_refused_at_once(wh, held_by_another_process):
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", "run",
-               "--out", str(wh.root), "--envs", "1"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert done.returncode != 0
-    (line,) = done.stderr.strip().splitlines()
-    assert "in use by pid" in line and "another --out" in line
-    assert committed_keys(wh.root) == set()
-
-
-def test_a_run_left_running_by_a_dead_process_is_settled_as_interrupted(
-    wh, held_by_another_process
-):
-    from envmill.flows.run_record import settle_abandoned_runs
-
-    wh.write("runs", [run_row("running")], key=RUN)
-    assert settle_abandoned_runs(wh.root) == []  # its process may still live: left alone
-    held_by_another_process.kill()
-    held_by_another_process.wait()
-    assert settle_abandoned_runs(wh.root) == [RUN]
-    row = query(wh.root, "SELECT status, finished_at FROM runs").to_pylist()[0]
-    assert row["status"] == "interrupted" and row["finished_at"] is not None
-
 
 def test_commit_records_are_plain_json(wh):
     _commit_batch(wh, "k9", ["i9"])
@@ -315,66 +254,6 @@ def test_commit_records_are_plain_json(wh):
         "failures",
     }
     assert all(len(p["sha256"]) == 64 for p in record["parts"].values())
-
-
-def _envmill(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120)
-
-
-def test_the_verify_command_reports_then_repairs(wh):
-    _commit_batch(wh, "good", ["item-good"])
-    _commit_batch(wh, "bad", ["item-bad"])
-    _damage(wh, "truncated")
-    sql = _envmill(
-        "sql", "--out", str(wh.root), "SELECT count(*) AS n FROM environments", "--format", "csv"
-    )
-    assert sql.returncode == 0 and sql.stdout.split() == [
-        "n",
-        "2",
-    ]  # its table unharmed by the bad part
-    (warning,) = sql.stderr.strip().splitlines()
-    assert warning.startswith("envmill: warning: scenarios/part-bad.parquet left out")
-    found = _envmill("verify", "--out", str(wh.root))
-    assert found.returncode == 1
-    assert found.stdout.strip().splitlines() == [
-        f"_commits/bad.json: {verify(wh.root).findings[0].problem} "
-        "(would retract the commit; the next run redoes its items)"
-    ]
-    repaired = _envmill("verify", "--repair", "--out", str(wh.root))
-    assert repaired.returncode == 0 and "redoes 1 item(s)" in repaired.stderr
-    assert _envmill("verify", "--out", str(wh.root)).returncode == 0
-
-
-GRANT = """
-import sys
-from pathlib import Path
-from envmill.warehouse.lock import grant
-grant(Path(sys.argv[1]), "run-gone")
-print("granted", flush=True)
-sys.stdin.read()
-"""
-
-
-def test_a_permit_ends_with_the_process_that_holds_it(wh):
-    """kill -9 revokes nothing: workers that outlive their run must still stop publishing."""
-    from envmill.warehouse.lock import grant, may_write, revoke
-
-    holder = subprocess.Popen(
-        [sys.executable, "-c", GRANT, str(wh.root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout.readline().strip() == "granted"
-    assert may_write(wh.root, "run-gone") and not may_write(wh.root, "run-other")
-    holder.kill()
-    holder.wait()
-    assert not may_write(wh.root, "run-gone")
-    grant(wh.root, "run-here")
-    assert may_write(wh.root, "run-here") and not (wh.root / "_active" / "run-gone").exists()
-    revoke(wh.root, "run-here")
-    assert not may_write(wh.root, "run-here")
 
 
 def _edit_record(wh: Warehouse, key: str, change) -> None:

@@ -43,8 +43,8 @@ from envmill.warehouse.rows import (
     write_batch,
 )
 from envmill.warehouse.store import Warehouse
+from tests.cli import envmill
 from tests.conftest import TEST_LIMITS, call_main
-from tests.test_cli_env import envmill
 
 CLONES = 10
 FILES = {

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,13 +20,12 @@ from envmill.warehouse.commits import (
     retract,
 )
 from envmill.warehouse.compact import Limits, compact
-from envmill.warehouse.lock import folder_lock
 from envmill.warehouse.resume import CommitIndex, FinishedItems
 from envmill.warehouse.rows import write_failed_batch
 from envmill.warehouse.store import Warehouse, checked_table, spec_of
 from envmill.warehouse.verify import verify
 from envmill.warehouse.views import corpus_stats, query
-from tests.test_warehouse import (
+from tests.unit.warehouse.test_warehouse import (
     NOW,
     RUN,
     env_row,
@@ -77,8 +74,8 @@ def env_batch(wh: Warehouse, i: int, later: timedelta = timedelta(0)) -> str:
     return commit_batch(wh, str(i), tables)
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", name="template")
+def template_fixture(tmp_path_factory) -> Path:
     """Batches (one with newer, tied and older copies of other batches' rows, one without
     trajectories), a run's row (a ``write``), a failed batch (a ``failure``) whose failure row a
     batch holds too. Built once (validating every part takes seconds), copied for each test."""
@@ -108,8 +105,8 @@ def template(tmp_path_factory) -> Path:
     return wh.root
 
 
-@pytest.fixture
-def wh(template, tmp_path) -> Warehouse:
+@pytest.fixture(name="wh")
+def wh_fixture(template, tmp_path) -> Warehouse:
     shutil.copytree(template, tmp_path / "data")
     return Warehouse(tmp_path / "data")
 
@@ -451,49 +448,6 @@ def test_a_reader_whose_parts_are_merged_meanwhile_reads_again(wh, monkeypatch, 
     monkeypatch.setattr(views, "run_sql", run_sql)
     assert reading() == expected
     assert len(calls) == (2 if read == "query" else len(expected) + 1)
-
-
-def envmill(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60)
-
-
-def test_cli_compact_prints_parts_before_and_after(wh):
-    done = envmill("compact", "--out", str(wh.root))
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert "trajectories: 7 → 1 parts, 12 rows (1 duplicate rows dropped)" in lines
-    assert "scenarios: 7 → 1 parts, 12 rows (1 duplicate rows dropped)" in lines
-    assert not any(line.startswith("topics") for line in lines)  # a table without parts
-    assert "parts fewer in" in done.stderr
-    again = envmill("compact", "--out", str(wh.root))
-    assert "trajectories: 1 → 1 parts, 12 rows" in again.stdout.splitlines()
-    assert again.returncode == 0 and "0 parts fewer" in again.stderr
-
-
-def test_cli_compact_refuses_a_busy_folder(wh):
-    with folder_lock(wh.root, "envmill run"):
-        done = envmill("compact", "--out", str(wh.root))
-    assert done.returncode == 2
-    assert (
-        done.stderr.strip().splitlines() == [done.stderr.strip().splitlines()[0]]
-        and "is in use by pid" in done.stderr
-    )
-    assert "envmill run" in done.stderr and len(part_names(wh.root, "scenarios")) == 7
-
-
-def test_cli_compact_leaves_a_damaged_table_and_says_so(wh):
-    key = batch_key("2")
-    (wh.root / "scenarios" / f"part-{key}.parquet").write_bytes(b"damaged")
-    done = envmill("compact", "--out", str(wh.root))
-    assert done.returncode == 1
-    (line,) = [x for x in done.stdout.splitlines() if x.startswith("scenarios")]
-    assert line == (
-        f"scenarios: 7 → 7 parts, 13 rows; left as it was: scenarios/part-{key}.parquet has 7 "
-        f"bytes, its commit recorded {read_commit(wh.root, key).parts['scenarios'].bytes}; "
-        "run `envmill verify --repair` first"
-    )
-    assert "trajectories: 7 → 1 parts" in done.stdout
 
 
 def test_a_part_without_a_newer_column_is_merged_by_name(wh):

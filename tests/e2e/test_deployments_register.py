@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from envmill.deployments import synthesize_deployments as sd
+from tests.timing import scaled
 
 pytestmark = pytest.mark.timeout(180)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 POOL = "envmill"
 
 
@@ -89,7 +90,7 @@ def test_register_stores_what_prefect_deploy_stores(api, monkeypatch, capsys):
     env = {**os.environ, "PREFECT_API_URL": api}
     done = subprocess.run(
         [sys.executable, "-m", "prefect", "--no-prompt", "deploy", "--all"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=150,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=scaled(150),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert _registered() == ours

@@ -16,7 +16,7 @@ from envmill.tasks.envs import policy
 from envmill.tasks.envs.policy import ALLOWED_IMPORTS, check_check_source, check_module, describe
 from envmill.tasks.envs.policy import names as policy_names
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[3] / "fixtures"
 
 GOOD_ENV = '''\
 """A tiny library: members borrow and return books."""

@@ -1,18 +1,16 @@
 """Domain invariants: the spec refuses malformed ones, the checker finds every kind of violation,
-the state filler never produces one, and the compiled tools keep them along sampled chains."""
+and the state filler never produces one (the compiled tools keep them along sampled chains:
+tests/sandbox/test_invariants_along_chains.py)."""
 
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Callable
 
 import pytest
-from faker import Faker
 
 from envmill.tasks.backends.procedural.catalog import list_domains, load_domain, parse_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-from envmill.tasks.backends.procedural.scenarios.chains import sample_chain
 from envmill.tasks.backends.procedural.spec.domain import SpecError
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.backends.procedural.state.invariants import check_invariants
@@ -321,24 +319,3 @@ def test_catalog_invariants_catch_the_reviewed_defects(domain):
     state = next(state for state in states if breaks(state))
     problems = check_invariants(spec, state)
     assert len(problems) == 1 and field in problems[0], problems
-
-
-@pytest.mark.parametrize("domain", DOMAINS)
-def test_tools_keep_invariants_along_sampled_chains(domain, sandbox):
-    spec = load_domain(domain)
-    sampled = 0
-    for compile_seed in (0, 1):
-        compiled = compile_environment(spec, compile_seed)
-        for fill_seed in range(4):
-            state = build_initial_state(compiled, fill_seed)
-            assert check_invariants(spec, state) == [], "the initial state is already broken"
-            with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
-                assert episode.loaded, episode.load_outcome
-                rng = random.Random(fill_seed)
-                chain = sample_chain(compiled, episode, rng, Faker(), 8)
-            if chain is None:
-                continue
-            sampled += 1
-            tools = [step.tool for step in chain.solution]
-            assert check_invariants(spec, chain.final_state) == [], tools
-    assert sampled >= 4
