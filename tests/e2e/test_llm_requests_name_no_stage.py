@@ -14,7 +14,7 @@ from envmill.tasks.llm import STAGE_HEADER, LlmClient
 from envmill.tasks.offline_llm import serve_endpoint
 from envmill.tasks.rollout.agent import LlmPolicy
 from envmill.tasks.rollout.user import LlmUser
-from tests.test_cli_run import envmill
+from tests.cli import envmill
 
 TOOLS = [{"type": "function", "function": {"name": "book", "parameters": {"type": "object"}}}]
 # Slips that make the fake model answer wrongly once, so the repair stages are asked too.

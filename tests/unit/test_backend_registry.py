@@ -1,11 +1,10 @@
 """The seam's single lists: backend names come from one list that the registry covers exactly and
-the CLI offers; a bad name is one line; the registry composes the hybrid, so no backend imports
-another and no shared stage imports a backend; what a backend makes carries its records (nothing
-to drain); export formats come from the modules that declare them. No process is started."""
+the CLI offers; a bad name is one line; the registry composes the hybrid; what a backend makes
+carries its records (nothing to drain); export formats come from the modules that declare them.
+The import directions are ``test_import_rules.py``'s. No process is started."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import get_args
 
@@ -19,8 +18,6 @@ from envmill.tasks.backends import PlanError, backend_names, make_backend, regis
 from envmill.tasks.backends.registry import REGISTRY
 
 TASKS = Path(envmill.tasks.__file__).parent
-BACKENDS = TASKS / "backends"
-SHARED_STAGES = ("certify", "envs", "sandbox", "rollout", "export", "dedupe", "llm", "core")
 LOCAL = {"llm": {"base_url": "http://127.0.0.1:9/v1"}}  # a client is made, never asked
 
 
@@ -88,43 +85,6 @@ def test_no_backend_keeps_records_for_someone_to_drain():
 
     for backend in (ProceduralBackend, LlmBackend, LlmScenarios):
         assert not [name for name in dir(backend) if name.startswith("drain")], backend
-
-
-def _imported(source: str) -> set[str]:
-    """Every module ``source`` imports (relative imports are not used in envmill)."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
-
-
-def _reaching(folder: Path, forbidden: str) -> list[str]:
-    """Files under ``folder`` that import ``forbidden`` or a module inside it."""
-    return [
-        f"{path.relative_to(TASKS)} imports {name}"
-        for path in sorted(folder.rglob("*.py"))
-        for name in sorted(_imported(path.read_text(encoding="utf-8")))
-        if name == forbidden or name.startswith(f"{forbidden}.")
-    ]
-
-
-def test_the_import_rule_catches_a_backend_importing_another():
-    bad = "from envmill.tasks.backends.procedural.backend import ProceduralBackend\n"
-    assert "envmill.tasks.backends.procedural.backend" in _imported(bad)
-    assert not any(n.startswith("envmill.tasks.backends.procedural") for n in _imported("x = 1"))
-
-
-@pytest.mark.parametrize(("backend", "other"), [("llm", "procedural"), ("procedural", "llm")])
-def test_a_backend_imports_no_other_backend(backend, other):
-    assert _reaching(BACKENDS / backend, f"envmill.tasks.backends.{other}") == []
-
-
-@pytest.mark.parametrize("stage", SHARED_STAGES)
-def test_shared_stages_import_no_backend(stage):
-    assert _reaching(TASKS / stage, "envmill.tasks.backends") == []
 
 
 def test_export_formats_come_from_the_modules_that_declare_them():

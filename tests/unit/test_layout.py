@@ -1,49 +1,13 @@
-"""The layout's rules, enforced: one direction of imports, no Prefect in tasks/, lint clean."""
+"""The tree as a whole: lint clean and no path of this machine in it (the import directions are
+``test_import_rules.py``'s)."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-# folder -> envmill packages it must not import
-FORBIDDEN = {
-    "schemas": ("envmill.tasks", "envmill.warehouse", "envmill.flows", "envmill.deployments"),
-    "tasks": (
-        "envmill.warehouse",
-        "envmill.flows",
-        "envmill.deployments",
-        "prefect",
-        "prefect_dask",
-    ),
-    "warehouse": ("envmill.tasks", "envmill.flows", "envmill.deployments", "prefect"),
-    "flows": ("envmill.deployments",),
-}
-
-
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-    return names
-
-
-@pytest.mark.parametrize("folder", sorted(FORBIDDEN))
-def test_imports_go_one_way(folder):
-    offenders = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in sorted((ROOT / folder).rglob("*.py"))
-        for name in _imports(path)
-        if name.startswith(FORBIDDEN[folder])
-    ]
-    assert offenders == []
 
 
 def test_lint_is_clean():
