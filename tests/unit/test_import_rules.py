@@ -90,15 +90,51 @@ RULES = [
 ]
 
 
-def imported_modules(path: Path) -> list[tuple[str, ...]]:
+def _module_name(path: Path, root: Path) -> str:
+    """The installed name of ``path`` under ``root`` (``tasks/a/b.py`` is ``envmill.tasks.a.b``,
+    a package's ``__init__.py`` the package)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(("envmill", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _absolute(node: ast.ImportFrom, path: Path, root: Path) -> str:
+    """The module a ``from`` import names, relative ones (``from ..x import y``) resolved."""
+    if not node.level:
+        return node.module or ""
+    package = _module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+DYNAMIC = {"import_module", "__import__"}  # importlib.import_module("a.b"), __import__("a.b")
+
+
+def _dynamic(node: ast.Call) -> str | None:
+    """The module a call imports by a constant name, if it is one."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0] if node.args else None
+    if name in DYNAMIC and isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    return None
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> list[tuple[str, ...]]:
     """Per import statement, at any depth (lazy imports count too), the modules it may load:
-    ``from a.b import c`` may load ``a.b`` or ``a.b.c``."""
+    ``from a.b import c`` may load ``a.b`` or ``a.b.c``; relative imports count as the absolute
+    names they resolve to, and ``importlib.import_module``/``__import__`` of a constant name
+    as an import of it."""
     found: list[tuple[str, ...]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(alias.name,) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.append((node.module, *(f"{node.module}.{a.name}" for a in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node, path, root)
+            found.append((module, *(f"{module}.{a.name}" for a in node.names)))
+        elif isinstance(node, ast.Call) and (dynamic := _dynamic(node)):
+            found.append((dynamic,))
     return found
 
 
@@ -121,7 +157,7 @@ def violations(rule: Rule, root: Path = ROOT) -> list[str]:
         relative = path.relative_to(root).as_posix()
         if any(relative == e or relative.startswith(e + "/") for e in rule.exempt):
             continue
-        for statement in imported_modules(path):
+        for statement in imported_modules(path, root):
             bad = [
                 n for n in statement if _under(n, rule.forbidden) and not _under(n, rule.allowed)
             ]
@@ -192,3 +228,54 @@ def test_each_rule_catches_its_breach(rule, tmp_path):
     clean.write_text("import json\n")
     found = violations(rule, tmp_path)
     assert len(found) == 1 and found[0].startswith(relative + " imports ")
+
+
+# imports the plain ``import``/``from envmill...`` form does not spell: (file, line, rule broken)
+DISGUISED = [
+    (
+        "tasks/backends/llm/x.py",
+        "from ..procedural import catalog",
+        "the llm backend imports no other backend",
+    ),
+    (
+        "tasks/backends/llm/scengen/x.py",
+        "from ...procedural.catalog import load_domain",
+        "the llm backend imports no other backend",
+    ),
+    (
+        "tasks/backends/procedural/__init__.py",
+        "from ..llm import hybrid",
+        "the procedural backend imports no other backend",
+    ),
+    (
+        "tasks/backends/llm/x.py",
+        "import importlib\nimportlib.import_module('envmill.tasks.backends.procedural.catalog')",
+        "the llm backend imports no other backend",
+    ),
+    (
+        "tasks/certify/x.py",
+        "__import__('envmill.tasks.backends.procedural')",
+        "shared stages import no backend",
+    ),
+    (
+        "tasks/core/x.py",
+        "from importlib import import_module\nimport_module('distributed')",
+        "tasks/ imports no Prefect and no Dask",
+    ),
+]
+
+
+@pytest.mark.parametrize(("relative", "line", "name"), DISGUISED)
+def test_a_disguised_import_is_caught(relative, line, name, tmp_path):
+    (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / relative).write_text(line + "\n")
+    rule = next(rule for rule in RULES if rule.name == name)
+    found = violations(rule, tmp_path)
+    assert len(found) == 1 and found[0].startswith(relative + " imports "), found
+
+
+def test_a_relative_import_within_a_backend_is_allowed(tmp_path):
+    relative = tmp_path / "tasks/backends/llm/scengen/x.py"
+    relative.parent.mkdir(parents=True)
+    relative.write_text("from ..stages import ALL_STAGES\nfrom . import y\n")
+    assert [v for rule in RULES for v in violations(rule, tmp_path)] == []
