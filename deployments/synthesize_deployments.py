@@ -36,7 +36,7 @@ from prefect.utilities.callables import parameter_schema
 from envmill.flows.cli.support import CommandError, echo_error, fail
 from envmill.flows.preflight import resolve_data_dir  # the data folder as every command resolves it
 
-PREFECT_FILE = Path(__file__).resolve().parent.parent / "prefect.yaml"
+PREFECT_FILE = Path(__file__).with_name("prefect.yaml")  # the checkout's, linked; a wheel ships a copy
 WORK_POOL_TYPE = "process"
 BLOCK_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 # what this module reads of an entry; anything else would register differently from
@@ -56,7 +56,7 @@ def read_specs(path: Path | None = None) -> list[dict[str, Any]]:
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DeploymentError(f"cannot read {path}: {exc.strerror}; run from a checkout") from None
+        raise DeploymentError(f"cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""

@@ -38,6 +38,11 @@ RULES = [
         ("envmill.tasks.backends",),
     ),
     Rule(
+        "the seam knows no backend (only the registry does)",
+        ("tasks/backends/base.py", "tasks/backends/__init__.py"),
+        tuple(f"envmill.tasks.backends.{name}" for name in BACKENDS),
+    ),
+    Rule(
         "the pipeline knows only the seam",
         ("tasks/pipeline.py",),
         tuple(f"envmill.tasks.backends.{name}" for name in BACKENDS),
@@ -176,6 +181,10 @@ BREACHES = {
     "shared stages import no backend": (
         "tasks/certify/x.py",
         "from envmill.tasks.backends.procedural.catalog import load_domain",
+    ),
+    "the seam knows no backend (only the registry does)": (
+        "tasks/backends/base.py",
+        "from envmill.tasks.backends.procedural.manifest import CompiledEnvironment",
     ),
     "the pipeline knows only the seam": (
         "tasks/pipeline.py",
