@@ -36,7 +36,8 @@ from prefect.utilities.callables import parameter_schema
 from envmill.flows.cli.support import CommandError, echo_error, fail
 from envmill.flows.preflight import resolve_data_dir  # the data folder as every command resolves it
 
-PREFECT_FILE = Path(__file__).with_name("prefect.yaml")  # the checkout's, linked; a wheel ships a copy
+# the checkout links it to the root file; a wheel ships a copy
+PREFECT_FILE = Path(__file__).with_name("prefect.yaml")
 WORK_POOL_TYPE = "process"
 BLOCK_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 # what this module reads of an entry; anything else would register differently from

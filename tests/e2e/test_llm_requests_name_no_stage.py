@@ -14,7 +14,7 @@ from envmill.tasks.llm import STAGE_HEADER, LlmClient
 from envmill.tasks.offline_llm import serve_endpoint
 from envmill.tasks.rollout.agent import LlmPolicy
 from envmill.tasks.rollout.user import LlmUser
-from tests.cli import envmill
+from tests.cli import envmill_in
 
 TOOLS = [{"type": "function", "function": {"name": "book", "parameters": {"type": "object"}}}]
 # Slips that make the fake model answer wrongly once, so the repair stages are asked too.
@@ -39,9 +39,9 @@ def test_every_stage_is_named_in_a_header_and_never_in_a_prompt(tmp_path):
         (tmp_path / "topics.txt").write_text("clinic appointment booking\n")
         data = str(tmp_path / "data")
         run = ["run", "--backend", "llm", "--topics", "topics.txt", "--scenarios-per-env", "2"]
-        done = envmill(tmp_path, *run, "--out", data)
+        done = envmill_in(tmp_path, *run, "--out", data)
         assert done.returncode == 0, done.stderr[-2000:]
-        checked = envmill(tmp_path, "llm", "check")  # the configured endpoint: the proxy
+        checked = envmill_in(tmp_path, "llm", "check")  # the configured endpoint: the proxy
         assert checked.returncode == 0, checked.stderr[-2000:]
         _rollout_roles(url)
     posts = [r for r in seen if r.method == "POST"]
