@@ -50,7 +50,7 @@ def retry_failed(
     topics = failed_topics(root, run_id, stage)
     if not topics:
         return {"retried_topics": 0}
-    retry = retry_settings(settings, root, topics)
+    retry = retry_settings(settings, root, topics, run_id)
     check_run(retry, root)
     with folder_lock(root, "retry-failed"), synthesize_on_dask(retry) as synthesize:
         return {"retried_topics": len(topics)} | synthesize(settings=retry, data_dir=str(root))

@@ -9,6 +9,7 @@ these.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from envmill.schemas.settings import EnvmillSettings
@@ -67,10 +68,29 @@ def _check_names(root: Path, run_id: str | None, stage: str | None) -> None:
             raise RetryError(f"no topic ever failed at stage '{stage}' (stages that did: {known})")
 
 
-def retry_settings(settings: EnvmillSettings, root: Path, topics: list[str]) -> EnvmillSettings:
+def retry_settings(
+    settings: EnvmillSettings, root: Path, topics: list[str], run_id: str | None = None
+) -> EnvmillSettings:
     """Settings that build ``topics`` as a new attempt (numbered by the llm runs so far), so
-    answers that were checked and failed are asked anew while the rest come from the cache."""
+    answers that were checked and failed are asked anew while the rest come from the cache; with
+    the sizes and seed of the run they failed in (``run_id``, else the newest llm run with a
+    failure), so a retried topic gets as many scenarios as its siblings did."""
     sql = "SELECT count(*) AS n FROM runs WHERE backend = $backend"
     runs = query(root, sql, {"backend": LLM}).to_pylist()
     skeleton = settings.skeleton.model_copy(update={"attempt": runs[0]["n"]})
-    return settings.model_copy(update={"backend": LLM, "topics": topics, "skeleton": skeleton})
+    update = {"backend": LLM, "topics": topics, "skeleton": skeleton}
+    return settings.model_copy(update={**update, **_failed_run_sizes(root, run_id)})
+
+
+def _failed_run_sizes(root: Path, run_id: str | None) -> dict[str, object]:
+    sql = f"""
+        SELECT settings_json FROM runs
+        WHERE backend = $backend AND ($run IS NULL OR run_id = $run)
+          AND run_id IN (SELECT run_id FROM failures WHERE stage NOT IN {NOT_GENERATION})
+        ORDER BY started_at DESC LIMIT 1
+    """
+    rows = query(root, sql, {"backend": LLM, "run": run_id}).to_pylist()
+    if not rows:
+        return {}
+    recorded = json.loads(rows[0]["settings_json"])
+    return {name: recorded[name] for name in ("scenarios_per_env", "seed") if name in recorded}

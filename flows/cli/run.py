@@ -113,7 +113,7 @@ def retry_failed(
         typer.echo("no failed topics to retry", err=True)
         return
     typer.echo(f"retrying {len(topics)} failed topic(s)", err=True)
-    _start(retry_settings(settings, root, topics), root, local_llm)
+    _start(retry_settings(settings, root, topics, run_id), root, local_llm)
 
 
 def _start(settings, root: Path, local_llm: bool) -> None:

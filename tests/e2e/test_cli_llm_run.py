@@ -26,11 +26,13 @@ def _settings(folder, url: str) -> None:
     (folder / "envmill.toml").write_text(f'workers = 1\n[llm]\nbase_url = "{url}"\n')
 
 
+@pytest.mark.timeout(300)  # four runs against the model: a hang guard on a loaded machine
 def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoint):
     (tmp_path / "topics.txt").write_text(TOPICS)
     _settings(tmp_path, endpoint.url)
     root = tmp_path / "data"
-    run = ["run", "--backend", "llm", "--topics", "topics.txt", "--out", str(root)]
+    run = ["run", "--backend", "llm", "--topics", "topics.txt", "--scenarios-per-env", "2"]
+    run += ["--out", str(root)]
 
     endpoint.configure(slips=[{"kind": "syntax", "topic": "library", "persistent": True}])
     first = envmill(tmp_path, *run)
@@ -63,6 +65,11 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
         root, "SELECT count(*) AS n FROM llm_calls WHERE item LIKE 'clinic%' AND NOT cache_hit"
     )[0]["n"]
     assert 0 < spent < fresh_topic  # plan, state code and operations came from the cache
+    per_topic = _rows(  # the retry built as many scenarios as the run it failed in asked for
+        root, "SELECT e.topic, count(*) AS n FROM scenarios JOIN environments e USING (env_id) "
+        "GROUP BY 1 ORDER BY 1",
+    )
+    assert [r["n"] for r in per_topic] == [2, 2], per_topic
 
     again = envmill(tmp_path, "retry-failed", "--out", str(root))
     assert again.returncode == 0 and "no failed topics to retry" in again.stderr

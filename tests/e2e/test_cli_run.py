@@ -19,10 +19,11 @@ from tests.cli import envmill_in as envmill
 from tests.procs import processes_started_under
 from tests.timing import scaled
 
-# Enough batches that several seconds of work remain when the first one finishes: Ctrl-C must
-# land while the run is still working, even on a loaded machine.
-ENVS = 30
-RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "6", "--batch-size", "1",
+# Enough batches that seconds of work remain when the first one finishes (each takes about two
+# seconds on a calm machine and the signal follows within 0.1 s): Ctrl-C lands while the run is
+# still working, even on a loaded machine.
+ENVS = 8
+RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "3", "--batch-size", "1",
        "--workers", "2", "--domains", "library,banking,airline,support"]  # fmt: skip
 
 
@@ -81,7 +82,7 @@ def _batch_commits(root) -> list:
     return [n for n in names if re.fullmatch(r"[0-9a-f]{16}\.json", n)]
 
 
-@pytest.mark.timeout(300)  # three runs of 30 environments: a hang guard on a loaded machine
+@pytest.mark.timeout(300)  # three runs and three reads: a hang guard on a loaded machine
 def test_interrupt_resume_and_rerun(tmp_path):
     root = tmp_path / "data"
     interrupted = _interrupt_after_first_batch(tmp_path, root)
@@ -99,7 +100,7 @@ def test_interrupt_resume_and_rerun(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "resuming" in resumed.stderr
     after = _counts(root)
-    assert after["environments"] == ENVS and after["scenarios"] >= 3 * ENVS
+    assert after["environments"] == ENVS and after["scenarios"] >= 2 * ENVS
     assert (
         after["trajectories"]
         == query(

@@ -28,7 +28,7 @@ from envmill.warehouse.views import query
 from tests.procs import processes_started_under
 from tests.timing import scaled
 
-RUN = ["run", "--envs", "6", "--scenarios-per-env", "2", "--batch-size", "1", "--workers", "2",
+RUN = ["run", "--envs", "4", "--scenarios-per-env", "2", "--batch-size", "1", "--workers", "2",
        "--domains", "library,clinic,banking"]  # fmt: skip
 CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
 
