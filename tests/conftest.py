@@ -6,6 +6,7 @@ with the machine's measured start-up (tests/timing.py)."""
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import shutil
@@ -29,17 +30,27 @@ START_ORDER = ("e2e", "sandbox", "redteam", "unit")
 SLOWEST_FILES = (
     "test_cli_run.py",
     "test_kill9.py",
+    "test_cli_llm_run.py",
+    "test_attacks.py",
+    "test_procedural_pipeline.py",
     "test_process_lifetime.py",
     "test_rollout_run.py",
     "test_deployed_flows.py",
-    "test_export.py",
-    "test_report_html.py",
+    "test_llm_client.py",
+    "test_phrasing_quality.py",
+    "test_flow.py",
+    "test_compact.py",
+    "test_compiler.py",
 )
 
 # Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
 TEST_LIMITS = SandboxLimits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=256)
 
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# Session fixtures keep millions of objects alive (compiled domains, their syntax trees, a
+# corpus): at CPython's default thresholds every full collection walks them all again, which made
+# the compiler tests ten times slower than the same work in a script. Rarer collections.
+gc.set_threshold(50_000, 20, 100)
 # envmill keeps its Prefect database template in the user's cache folder: in the tests, one of
 # this session's own (runs started as processes inherit it)
 _CACHE = tempfile.mkdtemp(prefix="envmill-test-cache-")

@@ -570,17 +570,17 @@ def test_batches_validate_on_many_threads_at_once():
     spec = TABLES["failures"]
     failure = FailureRecord(stage="env_load", item="t#1", error_class="E", message="m")
     table = build_table(spec, [failure_row(failure, "run")])
-    errors, start = [], threading.Barrier(16)
+    errors, start = [], threading.Barrier(8)
 
     def validate_often():
         start.wait()
-        for _ in range(20):
+        for _ in range(10):
             try:
                 validate_table(spec, table)
             except Exception as exc:  # noqa: BLE001  (any error is the finding)
                 errors.append(repr(exc))
 
-    threads = [threading.Thread(target=validate_often) for _ in range(16)]
+    threads = [threading.Thread(target=validate_often) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

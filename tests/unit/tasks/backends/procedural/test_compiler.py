@@ -18,7 +18,7 @@ from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 
 DOMAINS = list_domains()
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)
 ALLOWED_IMPORTS = {"typing", "datetime", "copy", "re", "math"}
 
 
@@ -141,7 +141,7 @@ def test_same_seed_gives_same_source_and_env_id(compiled):
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_seeds_vary_env_id_and_tool_set(domain, compiled):
-    more = [compile_environment(load_domain(domain), seed) for seed in (3, 4)]
+    more = [compile_environment(load_domain(domain), seed) for seed in (2, 3, 4)]
     envs = [compiled[(domain, seed)] for seed in SEEDS] + more
     assert len({env_id(env.source) for env in envs}) == 5
     assert len({frozenset(tool.tool for tool in env.tools) for env in envs}) >= 2

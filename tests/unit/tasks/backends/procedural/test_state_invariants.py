@@ -17,7 +17,7 @@ from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
 DOMAINS = list_domains()
 COMPILE_SEEDS = (0, 1, 2, 3)  # the compiler drops optional entities and tools by seed
-FILL_SEEDS = range(8)
+FILL_SEEDS = range(5)
 
 MINI = {
     "name": "mini",
