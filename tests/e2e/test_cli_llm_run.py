@@ -64,13 +64,13 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
     fresh_topic = _rows(
         root, "SELECT count(*) AS n FROM llm_calls WHERE item LIKE 'clinic%' AND NOT cache_hit"
     )[0]["n"]
-    assert 0 < spent < fresh_topic  # plan, state code and operations came from the cache
     per_topic = _rows(  # the retry built as many scenarios as the run it failed in asked for
         root,
         "SELECT e.topic, count(*) AS n FROM scenarios JOIN environments e USING (env_id) "
         "GROUP BY 1 ORDER BY 1",
     )
     assert [r["n"] for r in per_topic] == [2, 2], per_topic
+    assert 0 < spent < fresh_topic  # plan, state code and operations came from the cache
 
     again = envmill(tmp_path, "retry-failed", "--out", str(root))
     assert again.returncode == 0 and "no failed topics to retry" in again.stderr
