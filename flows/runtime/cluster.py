@@ -28,11 +28,11 @@ if TYPE_CHECKING:
 # Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
 # threads per worker that is seconds of CPU nobody reads (the dashboard is off).
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
+PRELOAD = {"distributed.worker.preload": ["envmill.flows.runtime.worker_imports"]}
 
 
 def warm_worker(limits: SandboxLimits) -> None:
-    """Import the task code and start the sandbox before the first batch arrives."""
-    import envmill.flows.synthesize  # noqa: F401  (prefect, the pipeline, the warehouse)
+    """Start the sandbox before the first batch arrives (the task code is preloaded)."""
     from envmill.tasks.sandbox.shared import process_sandbox
 
     process_sandbox(limits).spawn_host().close()
@@ -51,7 +51,7 @@ def dask_scheduler(
     from distributed import Client, LocalCluster
 
     scratch = owned_tempdir("dask")
-    config = {**QUIET_WORKERS, "temporary-directory": scratch}  # the scheduler's scratch too
+    config = {**QUIET_WORKERS, **PRELOAD, "temporary-directory": scratch}  # scheduler's too
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with dask.config.set(config):  # the nannies hand it to the workers they start
