@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -386,8 +387,10 @@ def test_requests_per_minute_pace_the_starts(endpoint, tmp_path):
     starts = sorted(entry["at"] for entry in endpoint.requests("paced"))
     gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
     # Starts are reserved 60 / 600 = 0.1 s apart; the server sees them with the client's
-    # scheduling jitter (unpaced, all eight would arrive within a few milliseconds).
-    assert len(starts) == 8 and min(gaps) >= 0.05 and starts[-1] - starts[0] >= 0.7 * 0.95
+    # scheduling jitter, which on a loaded machine delays one thread and so shortens one gap
+    # (unpaced, all eight would arrive within a few milliseconds): most gaps keep the pace.
+    assert len(starts) == 8 and statistics.median(gaps) >= 0.08
+    assert starts[-1] - starts[0] >= 0.6
 
 
 def test_the_collector_sums_a_batch(endpoint, tmp_path):
