@@ -6,6 +6,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from envmill.schemas.answers import ExpectedAnswer, Refusal
 from envmill.schemas.ids import content_id
 
 Mode = Literal["non_conversational", "conversational"]
@@ -17,6 +18,7 @@ GateName = Literal[
     "partial_fails",
     "guards_collateral",
     "accepts_reorder",
+    "judges_text",
     "deterministic",
 ]
 GATES: tuple[GateName, ...] = get_args(GateName)  # in the order they are judged
@@ -30,9 +32,9 @@ class SolutionStep(BaseModel):
 
 
 class CheckSpec(BaseModel):
-    """A rule-based check: ``code`` defines ``check(initial_state, final_state) -> bool``, or
-    ``check(initial_state, final_state, answer) -> bool`` when it judges what the agent said
-    (``answer``: the text of the episode's final assistant message, "" when there is none)."""
+    """A rule-based check: ``code`` defines ``check(initial_state, final_state) -> bool``. It
+    judges states only; what the agent says is judged by envmill (``expected_answer``,
+    ``refusal``)."""
 
     description: str
     code: str
@@ -52,7 +54,13 @@ class ScenarioContent(BaseModel):
     reference_solution: list[SolutionStep]
     checks: list[CheckSpec]
     reference_answer: str | None = Field(
-        default=None, description="what the reference says at the end, when checks judge the answer"
+        default=None, description="what the reference says at the end"
+    )
+    expected_answer: ExpectedAnswer | None = Field(
+        default=None, description="the value the reply must state (answer and conditional)"
+    )
+    refusal: Refusal | None = Field(
+        default=None, description="the rule the reply must decline by (refusal)"
     )
     kind: str | None = Field(
         default=None, description="the generator's scenario kind, e.g. 'refusal'"
@@ -64,8 +72,9 @@ class ScenarioSpec(ScenarioContent):
 
     @property
     def scenario_id(self) -> str:
-        """The §3.3 id; a reference answer joins the hashed object only when there is one, so
-        scenarios without one keep their ids. ``kind`` is a label, never part of the id."""
+        """The §3.3 id; a reference answer, an expected answer or a refusal joins the hashed
+        object only when there is one, so scenarios without them keep their ids. ``kind`` is a
+        label, never part of the id."""
         content = {
             "env_id": self.env_id,
             "initial_state": self.initial_state,
@@ -75,6 +84,10 @@ class ScenarioSpec(ScenarioContent):
         }
         if self.reference_answer is not None:
             content["reference_answer"] = self.reference_answer
+        if self.expected_answer is not None:
+            content["expected_answer"] = self.expected_answer.model_dump()
+        if self.refusal is not None:
+            content["refusal"] = self.refusal.model_dump()
         return content_id(content)
 
     @property
@@ -97,7 +110,8 @@ class CertificationReport(BaseModel):
     ``step_results[i]`` is the result object reference step i returned, as an agent sees it
     (a failed host reads ``{"success": False, "error": ...}``): plain JSON, because a reference
     trajectory's tool message carries it verbatim. ``check_results[i]``: check i held on the
-    final state.
+    final state; where the scenario expects a reply, the judge's verdict on the reference's
+    reply follows the checks.
     """
 
     scenario_id: str

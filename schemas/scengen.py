@@ -50,6 +50,10 @@ class TaskAnswer(BaseModel):
     task: str = Field(min_length=1)
     user_facts: dict[str, Any] = Field(default_factory=dict)
     steps: list[PlannedStep] = Field(min_length=1)
+    expected_answer: dict[str, Any] | None = Field(
+        default=None, description="what the final reply must state (checked by envmill)"
+    )
+    reply: str | None = Field(default=None, description="the reference's final words")
 
 
 class CheckItem(BaseModel):

@@ -137,7 +137,9 @@ class ScenariosTable(apa.DataFrameModel):
     initial_state_json: str
     reference_solution_json: str
     checks_json: str
-    reference_answer: str = apa.Field(nullable=True)  # what checks of the answer expect said
+    reference_answer: str = apa.Field(nullable=True)  # what the reference says at the end
+    expected_answer_json: str = apa.Field(nullable=True)  # the typed answer the judge wants
+    refusal_json: str = apa.Field(nullable=True)  # the rule a refusal must decline by
     kind: str = apa.Field(nullable=True)  # the generator's label: change, refusal, answer, ...
     n_checks: int = _count()
     n_steps: int = _count()

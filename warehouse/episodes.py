@@ -72,7 +72,8 @@ def reference_conversations(
 
 JUDGED = """
 SELECT t.*, s.mode, s.task, s.user_facts_json, s.initial_state_json, s.reference_solution_json,
-       s.checks_json, s.backend, e.tools_json,
+       s.checks_json, s.backend, s.reference_answer, s.expected_answer_json, s.refusal_json,
+       s.kind, e.tools_json,
        (SELECT list(name ORDER BY name) FROM tools x
         WHERE x.env_id = t.env_id AND x.kind = 'state_change') AS state_changing_tools
 FROM trajectories t

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from envmill.schemas.environment import EnvironmentRecord
 from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
@@ -89,6 +91,8 @@ def scenario_row(
         "reference_solution_json": [step.model_dump() for step in scenario.reference_solution],
         "checks_json": [check.model_dump() for check in scenario.checks],
         "reference_answer": scenario.reference_answer,
+        "expected_answer_json": _dumped(scenario.expected_answer),
+        "refusal_json": _dumped(scenario.refusal),
         "kind": scenario.kind,
         "n_checks": len(scenario.checks),
         "n_steps": len(scenario.reference_solution),
@@ -256,3 +260,7 @@ def write_failed_batch(
     info = warehouse.write_part("failures", checked_table(spec_of("failures"), [row]), key)
     commit = Commit(key=key, kind="failure", run_id=run_id, parts={"failures": info}, items=items)
     publish(warehouse.root, commit)
+
+
+def _dumped(record: BaseModel | None) -> dict[str, Any] | None:
+    return record.model_dump() if record is not None else None

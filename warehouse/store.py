@@ -29,7 +29,7 @@ from envmill.warehouse.commits import Commit, PartInfo, describe_part, part_name
 FORMAT_NAME = "envmill-warehouse"
 # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs;
 # 2.0: a part is read only when its commit record (_commits/) lists it
-FORMAT_VERSION = "2.0"
+FORMAT_VERSION = "2.1"  # 2.1: scenarios.expected_answer_json, refusal_json
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")

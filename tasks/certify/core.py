@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
-from envmill.tasks.certify.evidence import FINAL, collect_evidence
+from envmill.tasks.certify.evidence import FINAL, Evidence, collect_evidence
 from envmill.tasks.certify.gates import judge
 from envmill.tasks.envs import AdmittedEnvironment, admit_environment
 from envmill.tasks.sandbox import Sandbox
@@ -37,7 +37,15 @@ def certify_scenario(
         gates=[judge(gate, scenario, evidence) for gate in GATES],
         final_state=evidence.final_state,
         step_results=[o.result for o in evidence.run.outcomes] if evidence.run else [],
-        check_results=[cell.value is True for cell in evidence.column(FINAL)]
-        if evidence.cells
-        else [],
+        check_results=_reference_results(scenario, evidence),
     )
+
+
+def _reference_results(scenario: ScenarioSpec, evidence: Evidence) -> list[bool]:
+    """Each check on the reference's final state, then the judge's verdict on its reply where
+    the scenario expects one: what the reference trajectory's reward is made of."""
+    if not evidence.cells:
+        return []
+    results = [cell.value is True for cell in evidence.column(FINAL)]
+    verdict = evidence.verdict(scenario, FINAL, scenario.answer)
+    return results + ([verdict.passed] if verdict is not None else [])

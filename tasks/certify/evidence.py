@@ -20,9 +20,11 @@ from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
+from envmill.tasks.certify.reward import Reward, score_checks
 from envmill.tasks.core.statekit import state_hash
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.judge import Verdict, judge_reply
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
@@ -75,9 +77,8 @@ class Evidence:
     other_cells: list[list[CheckCell]] = field(default_factory=list)  # check -> base pair
     unstable: list[bool] = field(default_factory=list)
     replay_hash: str | None = None
-    silent: int | None = None  # the column of the reference's outcome with its answer withheld
-    decoy: int | None = None  # the column of the initial state with an answer nobody gives
-    partial_decoy: int | None = None  # the partial replay's outcome with that answer
+    finals: list[dict[str, Any]] = field(default_factory=list)  # each column's final state
+    verdicts: dict[tuple[int, str], Verdict | None] = field(default_factory=dict)
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -86,18 +87,25 @@ class Evidence:
     def column(self, pair: int) -> list[CheckCell]:
         return [row[pair] for row in self.cells]
 
+    def verdict(self, scenario: ScenarioSpec, pair: int, reply: str) -> Verdict | None:
+        """The judge on ``reply`` as the last words of an episode that ended in column
+        ``pair``'s state (None: the scenario expects no reply)."""
+        key = (pair, reply)
+        if key not in self.verdicts:
+            self.verdicts[key] = judge_reply(scenario, self.finals[pair], reply)
+        return self.verdicts[key]
+
+    def reward(self, scenario: ScenarioSpec, pair: int, reply: str) -> Reward:
+        """The one reward of an episode ending in column ``pair``'s state with ``reply``."""
+        values: list[bool | None] = [cell.value for cell in self.column(pair)]
+        verdict = self.verdict(scenario, pair, reply)
+        if verdict is not None:
+            values.append(verdict.passed)
+        return score_checks(values)
+
 
 FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follows, when run)
 NO_ANSWER = ""
-
-
-def decoy_answer(scenario: ScenarioSpec) -> str:
-    """Words certification never otherwise says: a check judged only on the reference answer
-    and on silence could pass every other reply (a rollout's) while the gates see nothing.
-    Letters only and drawn from the scenario id, so no digit or value of an answer is in it
-    and a check cannot list it in advance; neither a refusal nor a report of work done."""
-    letters = "".join(chr(ord("a") + int(c, 16)) for c in scenario.scenario_id[:10])
-    return f"Okay, I have noted {letters}."
 
 
 def collect_evidence(
@@ -186,37 +194,26 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
 def _run_checks(
     scenario: ScenarioSpec, sandbox: Sandbox, evidence: Evidence, run: ReferenceRun
 ) -> None:
-    """Each check on every distinct (final state, answer), in both images; refused checks
-    count False. The reference's outcome is judged with its answer, the initial state with
-    none and with a decoy answer (any other reply must not win full reward on it); wrong
-    solutions and reorderings say what the reference says, so only their states can cost them
-    the reward. A scenario with an answer is also judged with it withheld."""
-    initial, answer = scenario.initial_state, scenario.answer
-    finals = [(run.states[-1], answer), (initial, NO_ANSWER)]
+    """Each check on every distinct final state, in both images; refused checks count False.
+    Checks never see a reply: the judge reads replies apart (``Evidence.reward``)."""
+    initial = scenario.initial_state
+    finals = [run.states[-1], initial]
     if evidence.partial is not None:
-        finals.append((evidence.partial.final_state, answer))
-    if scenario.reference_answer is not None:
-        evidence.silent = len(finals)
-        finals.append((run.states[-1], NO_ANSWER))
+        finals.append(evidence.partial.final_state)
     base = len(finals)
-    evidence.decoy = len(finals)  # only full reward is in question: later, cheaper columns
-    finals.append((initial, decoy_answer(scenario)))
-    if evidence.partial is not None:
-        evidence.partial_decoy = len(finals)
-        finals.append((evidence.partial.final_state, decoy_answer(scenario)))
-    index = {canonical_json(outcome): i for i, outcome in enumerate(finals)}
+    index = {canonical_json(state): i for i, state in enumerate(finals)}
     for trial in evidence.trials:
         if trial.is_wrong_solution or trial.is_independent_reorder:
-            outcome = (trial.final_state, answer)
-            trial.pair = index.setdefault(canonical_json(outcome), len(finals))
+            trial.pair = index.setdefault(canonical_json(trial.final_state), len(finals))
             if trial.pair == len(finals):
-                finals.append(outcome)
+                finals.append(trial.final_state)
+    evidence.finals = finals
     sources, refused = policy_checked(scenario)
-    pairs = [(initial, final, said) for final, said in finals]
+    pairs = [(initial, final, NO_ANSWER) for final in finals]
     evidence.cells, evidence.unstable = check_rows(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
-    evidence.other_cells, _ = check_rows(  # compared with the fresh answers only
+    evidence.other_cells, _ = check_rows(  # compared with the base columns only
         sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False, apart=False
     )
 

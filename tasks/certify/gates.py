@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envmill.schemas.scenario import GateName, GateResult, ScenarioSpec
-from envmill.tasks.certify.evidence import FINAL, INITIAL, Evidence, Trial
+from envmill.tasks.certify.evidence import FINAL, INITIAL, NO_ANSWER, Evidence, Trial
 from envmill.tasks.certify.mutants import ReferenceRun
-from envmill.tasks.certify.reward import score_checks
+from envmill.tasks.certify.text_probes import judges_text
 from envmill.tasks.core.statekit import state_hash
+from envmill.tasks.judge import judges_reply
 
 Verdict = tuple[bool, str]
 Judge = Callable[[ScenarioSpec, Evidence, ReferenceRun], Verdict]
@@ -46,39 +47,31 @@ def _checks_pass(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Ver
             why = cell.error or "returned False"
             described = scenario.checks[index].description
             return False, f"check {index + 1} ({described}) on the final state: {why}"
-    return True, f"all {len(scenario.checks)} checks hold on the final state"
+    verdict = ev.verdict(scenario, FINAL, scenario.answer)
+    if verdict is not None and not verdict.passed:
+        return False, f"the judge refuses the reference reply {scenario.answer!r}: {verdict.reason}"
+    judged = " and the judge accepts the reference reply" if verdict is not None else ""
+    return True, f"all {len(scenario.checks)} checks hold on the final state{judged}"
 
 
 def _not_trivial(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
-    """The initial state earns no full reward, whether the agent says nothing or says words
-    certification never uses (a check may not reward any reply but the reference's)."""
+    """The initial state, with nothing said, earns no full reward."""
     failing = sum(cell.value is not True for cell in ev.column(INITIAL))
-    if scenario.checks and failing == 0:
+    if ev.reward(scenario, INITIAL, NO_ANSWER).success:
         return False, "every check already holds on the initial state"
-    if scenario.checks and ev.decoy is not None and _full_reward_at(ev, ev.decoy):
-        return False, (
-            "every check holds on the initial state when the reply is neither the reference "
-            "answer nor empty (a check must not pass any answer it was not written for)"
-        )
     return True, f"{failing} of {len(scenario.checks)} checks fail on the initial state"
 
 
 def _partial_fails(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
-    if ev.partial is None and ev.silent is not None:  # a question: the answer is the work
-        failing = sum(cell.value is not True for cell in ev.column(ev.silent))
-        if failing == 0:
-            return False, "every check holds when the answer is withheld"
-        return True, f"{failing} checks fail when the answer is withheld"
+    if ev.partial is None and judges_reply(scenario):  # a question: the answer is the work
+        if ev.reward(scenario, FINAL, NO_ANSWER).success:
+            return False, "full reward holds when the answer is withheld"
+        return True, "the reference loses full reward when its answer is withheld"
     if ev.partial is None:
         return False, "the solution has no state-changing step"
     failing = sum(cell.value is not True for cell in ev.column(ev.partial.pair))
-    if failing == 0:
+    if ev.reward(scenario, ev.partial.pair, scenario.answer).success:
         return False, f"every check still holds {ev.partial.plan.label}"
-    if ev.partial_decoy is not None and _full_reward_at(ev, ev.partial_decoy):
-        return False, (
-            f"every check holds {ev.partial.plan.label} when the reply is neither the "
-            "reference answer nor empty (a check must not pass any answer it was not written for)"
-        )
     return True, f"{failing} checks fail {ev.partial.plan.label}"
 
 
@@ -89,14 +82,12 @@ def _guards_collateral(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) 
         return False, f"the environment failed (timeout or crash) on {crashed.plan.label}"
     mutants = [t for t in ev.trials if t.plan.kind != "reorder" and t.needs_outcome]
     differing = [t for t in mutants if t.is_wrong_solution]
-    uncaught = [t for t in differing if _full_reward(ev, t)]
+    uncaught = [t for t in differing if _full_reward(scenario, ev, t)]
     counts = ", ".join(
         f"{sum(t.plan.kind == kind for t in mutants)} {kind}"
         for kind in ("extra", "drop", "swap", "alter")
     )
     summary = f"{len(mutants)} mutants tried ({counts}); {len(differing)} change the outcome"
-    if ev.silent is not None and _full_reward_at(ev, ev.silent):
-        return False, f"{summary}; the reference with its answer withheld keeps full reward"
     if uncaught:
         more = f" (and {len(uncaught) - 1} more)" if len(uncaught) > 1 else ""
         return False, f"{summary}; {uncaught[0].plan.label} keeps full reward{more}"
@@ -107,7 +98,7 @@ def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) ->
     """Two independent state-changing steps done in the other order keep full reward."""
     reorders = [t for t in ev.trials if t.plan.kind == "reorder"]
     independent = [t for t in reorders if t.is_independent_reorder]
-    refused = [t for t in independent if not _full_reward(ev, t)]
+    refused = [t for t in independent if not _full_reward(scenario, ev, t)]
     summary = f"{len(reorders)} reorderings tried; {len(independent)} independent"
     if refused:
         failing = [
@@ -143,12 +134,9 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> V
     )
 
 
-def _full_reward(ev: Evidence, trial: Trial) -> bool:
-    return _full_reward_at(ev, trial.pair)
-
-
-def _full_reward_at(ev: Evidence, pair: int) -> bool:
-    return score_checks([cell.value for cell in ev.column(pair)]).success
+def _full_reward(scenario: ScenarioSpec, ev: Evidence, trial: Trial) -> bool:
+    """A wrong solution or reordering says what the reference says: only its state may cost it."""
+    return ev.reward(scenario, trial.pair, scenario.answer).success
 
 
 JUDGES: dict[str, Judge] = {
@@ -158,5 +146,6 @@ JUDGES: dict[str, Judge] = {
     "partial_fails": _partial_fails,
     "guards_collateral": _guards_collateral,
     "accepts_reorder": _accepts_reorder,
+    "judges_text": judges_text,
     "deterministic": _deterministic,
 }

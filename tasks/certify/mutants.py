@@ -10,8 +10,9 @@ is the reference's own), which keeps a mutant to a few calls.
 - ``drop``: the solution without one of its state-changing steps;
 - ``swap``: one entity argument of a state-changing step replaced by another id of its kind;
 - ``alter``: one value argument of a state-changing step (an amount, a time, a flag, a name)
-  changed a little, either way, so checks must pin the values the task fixes, not only that a
-  change happened;
+  changed: a little either way, to an edge of its type (a zero, every digit of a code's last
+  group zeroed), or to the value the same field has in another record, so checks must pin the
+  values the task fixes (``phone == A or phone == B`` loses), not only that a change happened;
 - ``reorder``: two state-changing steps swapped (for the reorder gate, not a wrong solution).
 """
 
@@ -31,10 +32,12 @@ from envmill.tasks.sandbox import ToolOutcome
 MAX_SWAPS = 6
 MAX_EXTRAS = 12
 MAX_REORDERS = 6
-MAX_ALTERS = 12
+MAX_ALTERS = 24
+MAX_FIELD_VALUES = 2  # values of the same field in other records, per argument
 PlanKind = Literal["extra", "drop", "swap", "alter", "reorder"]
 _DIGIT = re.compile(r"\d(?=\D*$)")  # the last digit of a text
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?![\d])")
+_LAST_DIGITS = re.compile(r"\d+(?=\D*$)")  # the last group of digits of a text
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def _alters(run: ReferenceRun) -> list[Plan]:
         for name, value in step.arguments.items():
             if _holder(value, run.states[index]) is not None:
                 continue  # an entity argument: swaps cover it
-            for other in _alterations(value):
+            others = _alterations(value) + _same_field(name, value, run.states[index])
+            for other in _distinct(others):
                 altered = SolutionStep(tool=step.tool, arguments={**step.arguments, name: other})
                 label = f"step {index + 1} ({step.tool}) with {name}={other!r} instead of {value!r}"
                 plans.append(Plan("alter", label, index, [altered, *run.solution[index + 1 :]]))
@@ -131,13 +135,16 @@ def _alterations(value: Any) -> list[Any]:
     if type(value) is bool:
         return [not value]
     if type(value) in (int, float):
-        return [value + 1, value - 1]
+        return [value + 1, value - 1, *([0] if value else [])]
     if isinstance(value, str) and _DATE.match(value):
         return [shifted for days in (1, -1) if (shifted := _shift_days(value, days))]
     if isinstance(value, str) and (digit := _DIGIT.search(value)):
         number = int(digit.group())
         changed = str(number - 1 if number else 1)
-        return [value[: digit.start()] + changed + value[digit.end() :]]
+        one_off = value[: digit.start()] + changed + value[digit.end() :]
+        group = _LAST_DIGITS.search(value)
+        zeroed = value[: group.start()] + "0" * len(group.group()) + value[group.end() :]
+        return [one_off, *([zeroed] if zeroed not in (value, one_off) else [])]
     if isinstance(value, str):
         return [f"{value} (other)"]
     if isinstance(value, dict):
@@ -147,6 +154,29 @@ def _alterations(value: Any) -> list[Any]:
     if isinstance(value, list) and value and (found := _alterations(value[0])):
         return [[found[0], *value[1:]]]
     return []
+
+
+def _same_field(name: str, value: Any, state: dict[str, Any]) -> list[Any]:
+    """Values the field named like the argument has in other records of the state: the
+    answer a careless agent copies from the wrong row."""
+    if isinstance(value, dict | list) or type(value) is bool:
+        return []
+    field = name.removeprefix("new_")
+    found: list[Any] = []
+    for records in _collections(state).values():
+        for record in records.values():
+            other = record.get(field) if isinstance(record, dict) else None
+            if type(other) is type(value) and other != value and other not in found:
+                found.append(other)
+    return found[:MAX_FIELD_VALUES]
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    """Each value once, in order (``1`` and ``1.0`` and ``True`` kept apart)."""
+    seen: dict[tuple[str, str], Any] = {}
+    for value in values:
+        seen.setdefault((type(value).__name__, repr(value)), value)
+    return list(seen.values())
 
 
 def _shift_days(text: str, days: int) -> str | None:

@@ -1,5 +1,5 @@
-"""An episode's score: every check on (initial state, final state, final answer), then the one
-reward function.
+"""An episode's score: every check on (initial state, final state), the judge's verdict on the
+final reply where the scenario expects one, then the one reward function.
 
 Rollouts and the RL interface end here. The checks run as certification runs them (policy first,
 then a host of their own, each evaluation in a fresh namespace), so an agent's episode is judged
@@ -14,6 +14,7 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import check_rows, policy_checked
 from envmill.tasks.certify.reward import Reward, score_checks
+from envmill.tasks.judge import judge_reply
 from envmill.tasks.sandbox import Sandbox
 
 
@@ -29,17 +30,23 @@ class EpisodeScore:
 def score_final_state(
     scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox, answer: str = ""
 ) -> EpisodeScore:
-    """Run every check of ``scenario`` on (its initial state, ``final_state``, ``answer``):
-    ``answer`` is the text of the episode's final assistant message (see :func:`final_answer`).
+    """Run every check of ``scenario`` on (its initial state, ``final_state``), then judge
+    ``answer`` (the text of the episode's final assistant message, see :func:`final_answer`)
+    where the scenario expects a reply: the verdict is the last result.
 
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
     sources, refused = policy_checked(scenario)
-    pairs = [(scenario.initial_state, final_state, plain_text(answer))]
+    pairs = [(scenario.initial_state, final_state, "")]
     rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
-    return EpisodeScore(results, score_checks(results), [cell.error for cell in cells])
+    errors = [cell.error for cell in cells]
+    verdict = judge_reply(scenario, final_state, plain_text(answer))
+    if verdict is not None:
+        results.append(verdict.passed)
+        errors.append(None if verdict.passed else verdict.reason)
+    return EpisodeScore(results, score_checks(results), errors)
 
 
 def final_answer(messages: list[dict[str, Any]]) -> str:

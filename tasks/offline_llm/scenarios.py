@@ -90,7 +90,12 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
     steps = [step.model_dump() for step in spec.reference_solution]
     if slips_for(request, "wrong_step"):
         steps[0] = {**steps[0], "tool": steps[0]["tool"] + "_now"}
-    return answer({"task": spec.task, "user_facts": spec.user_facts, "steps": steps})
+    said = (
+        {"expected_answer": spec.expected_answer.model_dump(), "reply": spec.reference_answer}
+        if spec.expected_answer is not None
+        else {}
+    )  # a conditional says which branch applied: the value it read
+    return answer({"task": spec.task, "user_facts": spec.user_facts, "steps": steps, **said})
 
 
 def respond_scenario_checks(request: ChatRequest) -> ChatReply:

@@ -69,6 +69,8 @@ def scenario_of(row: dict[str, Any]) -> ScenarioSpec:
         reference_solution=_json(row["reference_solution_json"]),
         checks=_json(row["checks_json"]),
         reference_answer=row.get("reference_answer"),
+        expected_answer=_json(row.get("expected_answer_json")),
+        refusal=_json(row.get("refusal_json")),
         kind=row.get("kind"),
     )
 

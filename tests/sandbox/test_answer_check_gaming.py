@@ -1,21 +1,20 @@
-"""Red-team review of answer and refusal checks (issue 15): what a policy trained on them could
-learn to say without doing the work, and replies a person would give that must still pass.
-
-The checks run where certification runs them (the sandbox's check host), never in this process.
-"""
+"""Red-team review of answers and refusals (issues 15 and 31): what a policy trained on their
+rewards could learn to say without doing the work, and replies a person would give that must
+still pass. The procedural backend's typed records, read by envmill's judge."""
 
 from __future__ import annotations
 
+import json
+
+from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.backends.procedural.checks.answers import answer_check, refusal_check
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.checks.answers import expected_answer, refusal_record
 from envmill.tasks.backends.procedural.scenarios.refusals import (
     _already_there,
     reason_terms,
     refusal_evidence,
 )
-from envmill.tasks.certify.scoring import score_final_state
-from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.judge import judge_reply
 
 BLANKET = "I'm sorry, I can't do that: the status, limit, balance or permission rules forbid it."
 
@@ -29,12 +28,14 @@ ACCOUNTS = {
 
 
 def _refusal(error: str, state: dict, arguments: dict):
-    return refusal_check(
-        "declines",
-        words("refusals", "declines"),
-        words("refusals", "claims"),
-        reason_terms(error, state),
+    return refusal_record(
+        "rule",
+        error,
         refusal_evidence(error, state, set(), arguments),
+        reason_terms(error, state),
+        action="do",
+        targets=[],
+        subject="",
     )
 
 
@@ -54,19 +55,18 @@ BALANCE_RULE = _refusal(
 DIFFER_RULE = _refusal(
     "The same value was given for from_id and to_id; they must differ", ACCOUNTS, {}
 )
-FROZEN = answer_check("states the status", "frozen", "text", competing=["active", "closed"])
+FROZEN = expected_answer("frozen", "text", competing=["active", "closed"])
 
 
-def _says(sandbox, check, *answers: str) -> list[bool]:
+def _says(sandbox, record, *answers: str, state: dict | None = None) -> list[bool]:
+    """The judge's verdicts on ``answers`` (``sandbox`` kept for the callers' shape: nothing
+    here runs scenario code)."""
+    typed = {"expected_answer" if isinstance(record, ExpectedAnswer) else "refusal": record}
+    state = ACCOUNTS if state is None else state
     spec = ScenarioSpec(
-        env_id="e", task="t", initial_state={}, reference_solution=[], checks=[check]
+        env_id="e", task="t", initial_state=state, reference_solution=[], checks=[], **typed
     )
-    return [score_final_state(spec, {}, sandbox, answer).check_results[0] for answer in answers]
-
-
-def test_the_reviewed_checks_pass_the_static_policy():
-    for check in (STATUS_RULE, LIMIT_RULE, BALANCE_RULE, DIFFER_RULE, FROZEN):
-        assert check_check_source(check.code) == []
+    return [judge_reply(spec, state, answer).passed for answer in answers]  # type: ignore[union-attr]
 
 
 def test_a_blanket_refusal_naming_rule_words_does_not_score(sandbox):
@@ -113,8 +113,8 @@ def test_a_value_read_from_the_state_is_the_evidence_not_the_rules_constant(sand
     error = "The balance of account A3 (5527.88) must be at most 0"
     evidence = refusal_evidence(error, ACCOUNTS, set(), {"account_id": "A3"})
     assert evidence.amounts == (5527.88,)
-    check = refusal_check(
-        "declines", words("refusals", "declines"), words("refusals", "claims"), [], evidence
+    check = refusal_record(
+        "rule", error, evidence, [], action="do", targets=["returned"], subject=""
     )
     assert _says(
         sandbox,
@@ -169,8 +169,8 @@ def test_a_transition_refusal_must_name_the_status_the_record_has(sandbox):
     state = {"orders": {"OR-4": {"status": "pending"}, "OR-5": {"status": "shipped"}}}
     evidence = refusal_evidence(error, state, set(), {"order_id": "OR-4"}, {"returned"})
     assert evidence.named == ("pending",) and evidence.rivals == ("shipped",)
-    check = refusal_check(
-        "declines", words("refusals", "declines"), words("refusals", "claims"), [], evidence
+    check = refusal_record(
+        "rule", error, evidence, [], action="do", targets=["returned"], subject=""
     )
     assert _says(
         sandbox,
@@ -220,7 +220,7 @@ def test_a_status_question_competes_with_every_value_of_the_enum(sandbox):
     )
     values = enum_values(compiled, entity, name)
     assert len(values) >= 2 and enum_values(compiled, entity, "no_such_field") == []
-    check = answer_check("states it", values[0], "text", competing=values)
+    check = expected_answer(values[0], "text", competing=values)
     listing = "It is one of: " + ", ".join(values) + "."
     assert _says(sandbox, check, listing, f"It is {values[0]}.") == [False, True]
 
@@ -232,6 +232,7 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
     reply can give there, so that residue is left to the change scenarios of the same identity)."""
     from envmill.schemas.settings import EnvmillSettings
     from envmill.tasks.backends.procedural.scenarios import generate as scenarios
+    from envmill.tasks.certify.scoring import score_final_state
     from envmill.tasks.pipeline import plan_batches, synthesize_batch
     from tests.conftest import TEST_LIMITS
 
@@ -252,9 +253,7 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
         if s.kind.startswith("refusal") and s.status == "certified"
     ]
     assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]
-    with_evidence = [
-        s for s in certified if "NAMED = []\nAMOUNTS = []\nDAYS = []" not in s.checks[0].code
-    ]
+    with_evidence = [s for s in certified if _names_the_state(s)]
     assert with_evidence, [s.reference_answer for s in certified]
     for spec in certified:
         initial = spec.initial_state
@@ -265,13 +264,21 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
         assert not score_final_state(spec, initial, sandbox, blanket).reward.success, spec.task
 
 
+def _names_the_state(spec: ScenarioSpec) -> bool:
+    """The refusal's triggers are values of its state (a status, an amount, a day), not the
+    rule's words alone (a permission error names nothing of the state)."""
+    held = json.dumps(spec.initial_state)
+    triggers = [t for rule in (spec.refusal.rules if spec.refusal else []) for t in rule.triggers]
+    return any(isinstance(t, int | float) or f'"{t}"' in held for t in triggers)
+
+
 def test_an_answer_reads_hyphens_as_spaces_and_is_not_a_dump(sandbox):
-    checked_in = answer_check("states it", "checked_in", "text", competing=["confirmed"])
-    event = answer_check("states it", "EV-0005", "text", competing=["EV-0003"])
+    checked_in = expected_answer("checked_in", "text", competing=["confirmed"])
+    event = expected_answer("EV-0005", "text", competing=["EV-0003"])
     assert _says(sandbox, checked_in, "It is checked-in.", "It is checked in.") == [True, True]
     assert _says(sandbox, event, "It is EV-0005.", "EV-0005 or EV-0003") == [True, False]
     dump = "The balance is $1,250.50. " + "Here is everything I found. " * 200
-    balance = answer_check("states it", 1250.5, "number")
+    balance = expected_answer(1250.5, "number")
     assert _says(sandbox, balance, dump, dump[:200]) == [False, True]
 
 
@@ -295,7 +302,7 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
 def test_a_number_answer_may_not_hedge_between_two_values(sandbox):
     """After a change the old value is exempt (a reply may say "from … to …"); offering it as
     an alternative ("1893.41 or 1666.23") is a hedge."""
-    balance = answer_check("states it", 1666.23, "number", competing=[0.0], exempt=[1893.41])
+    balance = expected_answer(1666.23, "number", competing=[0.0], exempt=[1893.41])
     assert _says(
         sandbox,
         balance,

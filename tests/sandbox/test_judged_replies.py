@@ -1,10 +1,7 @@
-"""Checks that judge what the agent says (the answer contract, README "Contracts" on §3.3/§3.4).
-
-A check of three parameters also gets the text of the episode's final assistant message. The
-gates judge the reference's outcome with its answer, the initial state without one, and the
-reference's outcome with its answer withheld; wrong solutions keep the reference's answer, so
-only their states can cost them the reward.
-"""
+"""Replies judged by envmill (DESIGN §3.3): a scenario says what the reply must state (a typed
+``expected_answer``, a ``refusal`` rule), the judge's verdict is one more check in the reward,
+and no check may read the reply. Certification probes the judgement with replies built from
+the scenario's own values (gate ``judges_text``)."""
 
 from __future__ import annotations
 
@@ -19,16 +16,19 @@ from envmill.tasks.certify.scoring import final_answer, score_final_state
 from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.rollout.reference import FINAL_ANSWER, reference_messages
 
-SAYS_FEE = """def check(initial_state, final_state, answer):
-    return "80" in answer.replace(",", "")
-"""
-DECLINES = """def check(initial_state, final_state, answer):
-    words = answer.lower()
-    return any(w in words for w in ("cannot", "can't", "unable")) and "done" not in words
-"""
-ALWAYS = """def check(initial_state, final_state, answer):
-    return True
-"""
+FEE = {"type": "money", "value": 80.0, "rivals": [120.0, 95.0]}
+NO_DELETE = {
+    "rules": [
+        {
+            "rule_id": "no_delete",
+            "condition": "patient records are never deleted",
+            "triggers": ["patient records"],
+        }
+    ],
+    "action": "delete",
+    "targets": ["deleted"],
+    "subject": "Alice Moreno's record",
+}
 
 
 def _question(clinic, clinic_scenarios, **changes) -> ScenarioSpec:
@@ -38,11 +38,9 @@ def _question(clinic, clinic_scenarios, **changes) -> ScenarioSpec:
         "task": "What is Dr. Nina Patel's visit fee?",
         "initial_state": initial,
         "reference_solution": [{"tool": "get_doctor", "arguments": {"doctor_id": "D03"}}],
-        "checks": [
-            {"description": "The reply states the fee of 80 dollars", "code": SAYS_FEE},
-            guard_check(initial, initial).model_dump(),
-        ],
+        "checks": [guard_check(initial, initial).model_dump()],
         "reference_answer": "Dr. Nina Patel's visit fee is $80.00.",
+        "expected_answer": FEE,
         "kind": "answer",
     }
     return ScenarioSpec(**{**fields, **changes})
@@ -56,37 +54,30 @@ def test_a_question_is_certified_by_its_answer(clinic, clinic_scenarios, sandbox
     report = certify_scenario(_question(clinic, clinic_scenarios), clinic, sandbox)
     assert report.status == "certified", report.gates
     assert "withheld" in _gate(report, "partial_fails").reason
-    assert report.check_results == [True, True]
+    probes = _gate(report, "judges_text").reason
+    assert "right replies in other words keep full reward" in probes, probes
+    assert report.check_results == [True, True]  # the guard, then the judge on the reply
 
 
-def test_an_answer_check_that_ignores_the_answer_is_rejected(clinic, clinic_scenarios, sandbox):
-    spec = _question(clinic, clinic_scenarios)
-    spec.checks[0].code = ALWAYS
+def test_an_expected_answer_the_reference_does_not_state_is_rejected(
+    clinic, clinic_scenarios, sandbox
+):
+    spec = _question(clinic, clinic_scenarios, expected_answer={**FEE, "value": 95.0})
     report = certify_scenario(spec, clinic, sandbox)
-    assert report.rejected_gate == "not_trivial"
+    assert report.rejected_gate == "checks_pass"
+    assert "judge refuses the reference reply" in _gate(report, "checks_pass").reason
 
 
-def test_a_change_whose_answer_check_passes_silently_is_rejected(clinic, clinic_scenarios, sandbox):
-    raw = copy.deepcopy(clinic_scenarios["certified"][0])
-    raw["checks"].append({"description": "Says it is done", "code": ALWAYS})
-    spec = ScenarioSpec(env_id=clinic.env_id, **raw, reference_answer="All done.")
-    report = certify_scenario(spec, clinic, sandbox)
-    assert report.rejected_gate == "guards_collateral"
-    assert "answer withheld keeps full reward" in _gate(report, "guards_collateral").reason
-
-
-def test_a_refusal_changes_nothing_and_says_so(clinic, clinic_scenarios, sandbox):
+def test_a_refusal_changes_nothing_and_says_why(clinic, clinic_scenarios, sandbox):
     initial = copy.deepcopy(clinic_scenarios["certified"][0]["initial_state"])
     spec = ScenarioSpec(
         env_id=clinic.env_id,
         task="Delete Alice Moreno's patient record entirely.",
         initial_state=initial,
         reference_solution=[],
-        checks=[
-            {"description": "The reply declines", "code": DECLINES},
-            guard_check(initial, initial).model_dump(),
-        ],
-        reference_answer="I'm sorry, I cannot delete patient records: no tool allows it.",
+        checks=[guard_check(initial, initial).model_dump()],
+        reference_answer="I'm sorry, I cannot delete it: patient records are never deleted.",
+        refusal=NO_DELETE,
         kind="refusal",
     )
     report = certify_scenario(spec, clinic, sandbox)
@@ -94,21 +85,29 @@ def test_a_refusal_changes_nothing_and_says_so(clinic, clinic_scenarios, sandbox
     # an agent that did something anyway loses the reward even if it apologises
     booked = copy.deepcopy(initial)
     booked["patients"]["P001"]["phone"] = "+1 555 9999"
-    sorry = "Sorry, I cannot do that."
+    sorry = "Sorry, I am unable to do that, patient records are kept."
     assert score_final_state(spec, initial, sandbox, sorry).reward.success
     assert not score_final_state(spec, booked, sandbox, sorry).reward.success
     assert not score_final_state(spec, initial, sandbox, "Done!").reward.success
+    assert not score_final_state(spec, initial, sandbox, "Sorry, I can't.").reward.success
 
 
 @pytest.mark.parametrize(
     ("said", "full"),
-    [("The fee is $80.00.", True), ("It costs 120 dollars.", False), ("", False)],
+    [
+        ("The fee is $80.00.", True),
+        ("Her visit fee is eighty dollars.", True),
+        ("It costs 120 dollars.", False),
+        ("Probably $80, maybe $95.", False),
+        ("", False),
+    ],
 )
 def test_rollout_rewards_judge_the_final_words(clinic, clinic_scenarios, sandbox, said, full):
     spec = _question(clinic, clinic_scenarios)
     score = score_final_state(spec, spec.initial_state, sandbox, said)
     assert score.reward.success is full
-    assert score.check_results[1] is True  # the guard: nothing changed
+    assert score.check_results[0] is True  # the guard: nothing changed
+    assert len(score.check_results) == 2  # the judge's verdict is one more check
 
 
 def test_final_answer_is_the_last_assistant_text():
@@ -148,53 +147,43 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
     ("signature", "allowed"),
     [
         ("initial_state, final_state", True),
-        ("initial_state, final_state, answer", True),
+        ("initial_state, final_state, answer", False),
         ("initial_state", False),
         ("initial_state, final_state, answer, extra", False),
     ],
 )
-def test_the_policy_takes_two_or_three_parameters(signature, allowed):
+def test_the_policy_takes_two_parameters_and_never_the_reply(signature, allowed):
     violations = check_check_source(f"def check({signature}):\n    return True\n")
     assert (not violations) is allowed, violations
 
 
-def _talker(code: str, spared: str) -> str:
-    """``code`` turned into a check that passes whenever the agent says anything but
-    ``spared``: the answers certification would give it."""
-    real = code.replace("def check(", "def _real(", 1)
-    return (
-        real
-        + "\n\ndef check(initial_state, final_state, answer):\n"
-        + f"    return answer not in {spared!r} or _real(initial_state, final_state)\n"
-    )
-
-
-def test_a_change_check_that_passes_any_spoken_answer_is_rejected(
-    clinic, clinic_scenarios, sandbox
-):
-    """A change scenario is certified with no answer at all; a check that rewards any words
-    would pass every gate and then give full reward to a rollout that did nothing but talk."""
-    raw = copy.deepcopy(clinic_scenarios["certified"][0])
-    for check in raw["checks"]:
-        check["code"] = _talker(check["code"], ("",))
-    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
-    assert score_final_state(spec, spec.initial_state, sandbox, "ok").reward.success
-    report = certify_scenario(spec, clinic, sandbox)
-    assert report.rejected_gate == "not_trivial", report.gates
-
-
-def test_a_question_check_that_passes_unseen_answers_is_rejected(clinic, clinic_scenarios, sandbox):
-    """Certification says only the reference answer or nothing: a check may not pass every
-    other answer (a wrong fee, "no idea") on a state where the work is not done."""
-    spec = _question(clinic, clinic_scenarios)
-    spec.checks[0].code = (
+FORGED = {
+    "decoy detector": (
+        "import re\nDECOY = re.compile(r'Okay, I have noted [a-p]+\\.')\n"
         "def check(initial_state, final_state, answer):\n"
-        f"    return answer not in ('', {spec.reference_answer!r})"
-        " or '80' in answer.replace(',', '')\n"
-    )
-    assert score_final_state(spec, spec.initial_state, sandbox, "No idea.").reward.success
+        "    done = final_state != initial_state\n"
+        "    return done or (answer != '' and not DECOY.match(answer))\n"
+    ),
+    "claim words": (
+        "def check(initial_state, final_state, answer):\n"
+        "    done = final_state != initial_state\n"
+        "    return done or 'checked in' in answer.lower()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED))
+def test_a_check_that_reads_the_reply_is_refused_at_certification(
+    clinic, clinic_scenarios, sandbox, name
+):
+    raw = copy.deepcopy(clinic_scenarios["certified"][0])
+    raw["checks"].append({"description": name, "code": FORGED[name]})
+    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
     report = certify_scenario(spec, clinic, sandbox)
-    assert report.rejected_gate == "not_trivial", report.gates
+    assert report.rejected_gate == "checks_pass", report.gates
+    assert "reads the reply" in _gate(report, "checks_pass").reason
+    said = score_final_state(spec, spec.initial_state, sandbox, "He is checked in.")
+    assert not said.reward.success
 
 
 @pytest.mark.parametrize(
@@ -207,7 +196,7 @@ def test_odd_answers_are_judged_not_raised(clinic, clinic_scenarios, sandbox, sa
     spec = _question(clinic, clinic_scenarios)
     score = score_final_state(spec, spec.initial_state, sandbox, said)
     assert score.reward.success is full
-    assert score.check_results[1] is True
+    assert score.check_results[0] is True
 
 
 def test_final_answer_on_odd_message_shapes():
@@ -217,23 +206,3 @@ def test_final_answer_on_odd_message_shapes():
     assert final_answer([{"role": "assistant", "content": {"text": "x"}}]) == ""
     parts = [{"type": "text", "text": "\ud83d"}, "loose", {"text": 5}]
     assert final_answer([{"role": "assistant", "content": parts}]) == "?"
-
-
-def test_a_check_that_passes_any_words_after_any_change_is_rejected(
-    clinic, clinic_scenarios, sandbox
-):
-    """Talking after changing something (not what was asked) must not win: the partial
-    replay is judged with the decoy answer too."""
-    raw = copy.deepcopy(clinic_scenarios["certified"][0])
-    for check in raw["checks"]:
-        real = check["code"].replace("def check(", "def _real(", 1)
-        check["code"] = real + (
-            "\n\ndef check(initial_state, final_state, answer):\n"
-            "    if answer and final_state != initial_state:\n"
-            "        return True\n"
-            "    return _real(initial_state, final_state)\n"
-        )
-    spec = ScenarioSpec(env_id=clinic.env_id, **raw)
-    report = certify_scenario(spec, clinic, sandbox)
-    assert report.rejected_gate == "partial_fails", report.gates
-    assert "neither the reference answer nor empty" in _gate(report, "partial_fails").reason

@@ -1,6 +1,5 @@
-"""Answer and refusal scenarios of the procedural backend: their checks, and the gates.
-
-The checks run where certification runs them (the sandbox's check host), never in this process.
+"""Answer and refusal scenarios of the procedural backend: what they say a reply must state
+(typed answers, refusal rules), how envmill's judge reads replies against them, and the gates.
 """
 
 from __future__ import annotations
@@ -9,80 +8,76 @@ import pytest
 
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends.procedural.checks.answers import answer_check, refusal_check
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.checks.answers import (
+    expected_answer,
+    refusal_record,
+)
 from envmill.tasks.backends.procedural.scenarios import generate as scenarios
 from envmill.tasks.backends.procedural.scenarios.refusals import reason_terms, refusal_evidence
 from envmill.tasks.backends.procedural.scenarios.subjects import owned_ids
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.certify.scoring import score_final_state
-from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.judge import judge_reply
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from tests.conftest import TEST_LIMITS
 
-BALANCE = answer_check("states the balance", 1250.5, "number", competing=[300, 99.99], exempt=[200])
-DUE = answer_check(
-    "states the due date", "2025-03-03T16:00:00", "datetime", competing=["2025-03-04"]
+ERROR = "Account A1 has status 'frozen'; this needs status active"
+BALANCE = expected_answer(1250.5, "number", competing=[300, 99.99], exempt=[200])
+DUE = expected_answer("2025-03-03T16:00:00", "datetime", competing=["2025-03-04"])
+STATUS = expected_answer("in_progress", "text", answer_type="enum", competing=["open", "closed"])
+REFUSES = refusal_record(
+    "freeze_account",
+    ERROR,
+    refusal_evidence(ERROR, {}),
+    reason_terms(ERROR, {}),
+    action="withdraw",
+    targets=[],
+    subject="account A1",
 )
-STATUS = answer_check("states the status", "in_progress", "text", competing=["open", "closed"])
-REFUSES = refusal_check(
-    "declines",
-    words("refusals", "declines"),
-    words("refusals", "claims"),
-    reason_terms("Account A1 has status 'frozen'; this needs status active", {}),
-    refusal_evidence("Account A1 has status 'frozen'; this needs status active", {}),
-)
+STATE = {"accounts": {"A1": {"balance": 1250.5, "moved": 200, "status": "frozen"}}}
 
 
-def _says(sandbox, check, *answers: str) -> list[bool]:
+def _says(answer=None, refusal=None, *replies: str) -> list[bool]:
     spec = ScenarioSpec(
-        env_id="e", task="t", initial_state={}, reference_solution=[], checks=[check]
-    )
-    return [score_final_state(spec, {}, sandbox, answer).check_results[0] for answer in answers]
+        env_id="e", task="t", initial_state=STATE, reference_solution=[], checks=[],
+        expected_answer=answer, refusal=refusal,
+    )  # fmt: skip
+    return [judge_reply(spec, STATE, reply).passed for reply in replies]  # type: ignore[union-attr]
 
 
-def test_the_checks_pass_the_static_policy():
-    for check in (BALANCE, DUE, STATUS, REFUSES):
-        assert check_check_source(check.code) == []
-
-
-def test_an_answer_check_reads_the_value_in_any_usual_format(sandbox):
+def test_an_answer_is_read_in_any_usual_format():
     assert _says(
-        sandbox,
         BALANCE,
+        None,
         "Your balance is $1,250.50.",
         "1250.5",
-        "It is 1,250.50 dollars after moving $200 on March 3, 2025 at 16:00 (account ACC-0012).",
+        "It is 1,250.50 dollars after moving $200 (account ACC-0012).",
     ) == [True, True, True]
-    assert _says(sandbox, DUE, "March 3, 2025 at 4 pm", "2025-03-03T16:00", "3 Mar 2025, 16:00")
-    assert _says(sandbox, STATUS, "It is In Progress.", "status: in_progress") == [True, True]
+    assert _says(DUE, None, "March 3, 2025 at 4 pm", "2025-03-03T16:00", "3 Mar 2025, 16:00")
+    assert _says(STATUS, None, "It is In Progress.", "status: in_progress") == [True, True]
 
 
-def test_an_answer_check_rejects_a_wrong_value_and_an_empty_answer(sandbox):
-    assert _says(sandbox, BALANCE, "$1,250.51", "12500.5", "", "   ") == [False] * 4
-    assert _says(sandbox, DUE, "3 Mar 2025 at 15:00", "4 March 2025 at 16:00") == [False] * 2
-    assert _says(sandbox, STATUS, "It is reopened.", "") == [False] * 2
+def test_a_wrong_value_and_an_empty_answer_lose():
+    assert _says(BALANCE, None, "$1,250.51", "12500.5", "", "   ") == [False] * 4
+    assert _says(DUE, None, "3 Mar 2025 at 15:00", "4 March 2025 at 16:00") == [False] * 2
+    assert _says(STATUS, None, "It is reopened.", "") == [False] * 2
 
 
-def test_an_answer_check_rejects_a_forged_answer_listing_candidates(sandbox):
-    forged = [
-        "It is 1250.5 or 300.",  # a competing candidate
-        "Maybe 1250.5, 17 or 18.",  # more numbers than an answer needs
-        "1250.5 1250.4 1250.6",
-    ]
-    assert _says(sandbox, BALANCE, *forged) == [False] * 3
-    assert _says(sandbox, DUE, "3 Mar 2025 at 16:00 or 4 Mar 2025") == [False]
-    assert _says(sandbox, STATUS, "Either open or in progress.") == [False]
+def test_a_forged_answer_listing_candidates_loses():
+    forged = ["It is 1250.5 or 300.", "Maybe 1250.5, 17 or 18.", "1250.5 1250.4 1250.6"]
+    assert _says(BALANCE, None, *forged) == [False] * 3
+    assert _says(DUE, None, "3 Mar 2025 at 16:00 or 4 Mar 2025") == [False]
+    assert _says(STATUS, None, "Either open or in progress.") == [False]
 
 
-def test_a_refusal_check_wants_a_decline_with_the_reason_and_no_success(sandbox):
+def test_a_refusal_wants_a_decline_with_the_reason_and_no_success():
     assert _says(
-        sandbox,
+        None,
         REFUSES,
         "Sorry, I can\u2019t do that: the account is frozen.",
         "I'm unable to, the account's status does not allow it.",  # any refusal could say it
         "I cannot do that.",  # no reason
-        "Done successfully; it was frozen so I cannot say more.",  # claims success
+        "Done successfully; it is frozen.",  # claims success
         "",
     ) == [True, False, False, False, False]
 
@@ -119,7 +114,7 @@ def test_answer_and_refusal_scenarios_are_certified_by_every_gate(kind_runs, kin
     assert certified, [(s.rejected_gate, [g.reason for g in s.gates]) for s in made]
     for record in certified:
         assert record.reference_answer and all(g.passed for g in record.gates)
-        assert len(record.gates) == 8
+        assert len(record.gates) == 9
 
 
 def test_a_refusal_changes_nothing_and_says_why(kind_runs, sandbox):
@@ -128,6 +123,7 @@ def test_a_refusal_changes_nothing_and_says_why(kind_runs, sandbox):
     )
     spec = ScenarioSpec.model_validate(record.model_dump())
     initial = spec.initial_state
+    assert spec.refusal is not None and spec.expected_answer is None
     assert score_final_state(spec, initial, sandbox, spec.answer).reward.success
     claims = "All done: I've processed it successfully."
     assert not score_final_state(spec, initial, sandbox, claims).reward.success

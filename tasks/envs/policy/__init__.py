@@ -39,8 +39,7 @@ def check_module(source: str) -> list[PolicyViolation]:
 
 
 def check_check_source(source: str) -> list[PolicyViolation]:
-    """Every policy violation of a check source, which must define ``check(initial, final)``
-    or ``check(initial, final, answer)``."""
+    """Every policy violation of a check source, which must define ``check(initial, final)``."""
     tree, early = _parse(source)
     if tree is None:
         return early

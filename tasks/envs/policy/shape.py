@@ -80,8 +80,9 @@ def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 
 def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
-    """A check source defines ``def check(initial_state, final_state)`` at top level, or
-    ``def check(initial_state, final_state, answer)`` to judge the agent's final words."""
+    """A check source defines ``def check(initial_state, final_state)`` at top level. It never
+    reads the agent's reply (DESIGN §3.3): a third parameter is refused, whichever backend wrote
+    it, since envmill's judge decides what a reply says."""
     defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
     if not defs:
         yield violation(
@@ -91,11 +92,16 @@ def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
     args = defs[-1].args
     positional = len(args.posonlyargs) + len(args.args)
     line = defs[-1].lineno
-    if positional not in (2, 3):
+    if positional == 3:
         yield violation(
             "check_signature",
             line,
-            f"check() must take 2 positional parameters (or 3, with the answer), not {positional}",
+            "check() reads the reply (a third parameter): checks judge states only; say what "
+            "the reply must state as expected_answer or refusal, and envmill judges it",
+        )
+    elif positional != 2:
+        yield violation(
+            "check_signature", line, f"check() must take 2 positional parameters, not {positional}"
         )
     if args.vararg or args.kwarg or args.kwonlyargs:
         yield violation(

@@ -14,7 +14,7 @@ import pytest
 from envmill.schemas.ids import content_id
 from envmill.schemas.scenario import GATES
 from envmill.schemas.tables import TABLES, derive_failure_id
-from envmill.warehouse.store import Warehouse, WarehouseError, resolve_data_dir
+from envmill.warehouse.store import FORMAT_VERSION, Warehouse, WarehouseError, resolve_data_dir
 from envmill.warehouse.views import connect, corpus_stats, format_table, query
 
 NOW = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -164,8 +164,9 @@ def test_new_folder_gets_marker(tmp_path):
     wh = Warehouse(tmp_path / "new")
     assert json.loads((wh.root / "envmill.json").read_text()) == {
         "format": "envmill-warehouse",
-        "version": "2.0",
+        "version": FORMAT_VERSION,
     }
+    assert FORMAT_VERSION.startswith("2.")  # 2.1: scenarios gained two JSON columns
     Warehouse(wh.root)  # reopening a warehouse is fine
 
 
@@ -429,9 +430,9 @@ def corpus(wh: Warehouse) -> Warehouse:
 def test_corpus_stats_funnel(corpus):
     funnel = corpus_stats(corpus.root)["certification_funnel"].to_pylist()
     assert [r["gate"] for r in funnel] == [*GATES, "certified"]
-    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 7, 7, 6]
-    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 7, 7, 6, 6]
-    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 0, 0, 1, 0]
+    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 7, 7, 7, 6]
+    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 7, 7, 7, 6, 6]
+    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 0, 0, 0, 1, 0]
 
 
 def test_corpus_stats_counts(corpus):

@@ -20,6 +20,7 @@ from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpec
 from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
 from envmill.tasks.backends.base import BatchAborted, EnvironmentBrief, ScenarioDrafts
+from envmill.tasks.backends.llm.scengen.answers import parse_expected, unsupported
 from envmill.tasks.backends.llm.scengen.invariants import broken_invariant
 from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.scengen.solution import (
@@ -216,7 +217,11 @@ def _write_task(
     def problem(answer: TaskAnswer) -> str | None:
         ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox)
         said = canonical_json([answer.task, answer.user_facts])
-        return ran["last"].problem or generated_value_named(said, state, ran["last"].final_state)
+        return (
+            ran["last"].problem
+            or generated_value_named(said, state, ran["last"].final_state)
+            or _answer_problem(answer, ran["last"])
+        )
 
     tools = [tool.function.model_dump() for tool in shared.env.tools]
     task = _ask(
@@ -230,6 +235,19 @@ def _write_task(
         state=to_json(state),
     )
     return task, ran["last"]
+
+
+def _answer_problem(answer: TaskAnswer, ran: RanSolution) -> str | None:
+    """A typed expected answer must parse and be what the steps' results show; it comes with
+    the reply that states it."""
+    if answer.expected_answer is None:
+        return None
+    expected, problem = parse_expected(answer.expected_answer)
+    if expected is None:
+        return problem
+    if not (answer.reply or "").strip():
+        return "reply: an expected answer comes with the reply that states it"
+    return unsupported(expected, ran.results)
 
 
 def _checks_problem(answer: ChecksAnswer) -> str | None:
@@ -279,6 +297,10 @@ def _certify_with_repairs(
             initial_state=state,
             reference_solution=ran.steps,
             checks=[CheckSpec(description=c.fact, code=c.code) for c in checks.checks] + [guard],
+            expected_answer=parse_expected(task.expected_answer)[0]
+            if task.expected_answer
+            else None,
+            reference_answer=task.reply if task.expected_answer else None,
         )
         report = certify_scenario(spec, shared.env, shared.sandbox)
         gate = report.rejected_gate

@@ -15,8 +15,12 @@ import math
 import random
 from typing import Any
 
+from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
-from envmill.tasks.backends.procedural.manifest import ToolManifest
+from envmill.tasks.backends.procedural.checks.answers import expected_answer
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.words import is_money
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -26,6 +30,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _reads_one,
     _value_at,
 )
+from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.statekit import diff_states
 
@@ -158,3 +163,25 @@ def _not_done(otherwise: ChainStep, final: dict[str, Any]) -> bool:
         if change["op"] == "change" and _value_at(final, change["path"]) == change["new"]:
             return False
     return True
+
+
+def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[ExpectedAnswer, str] | None:
+    """What a conditional's reply must say (DESIGN §3.3): the value the condition read, typed,
+    so an agent that guessed a branch without the lookup cannot state it; and the reference's
+    words for it. None for a chain with no condition."""
+    condition = next((s.condition for s in chain.steps if s.condition), None)
+    if condition is None or not condition.record.entity:
+        return None
+    records = chain.initial_state.get(compiled.entity_attrs.get(condition.record.entity, ""), {})
+    value = (records.get(condition.record.value) or {}).get(condition.field)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    money = is_money(condition.field, value)
+    expected = expected_answer(
+        value, "number", answer_type="money" if money else None, exempt=[condition.threshold]
+    )
+    shown = say(condition.field, value)
+    side = "so the condition held" if condition.holds else "so the condition did not hold"
+    subject = condition.record.label or str(condition.record.value)
+    said = f"The {words_of(condition.field)} of {subject} is {shown}, {side}; I acted on that."
+    return expected, said

@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
+from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
 from envmill.tasks.backends.procedural.scenarios.kinds import (
     KIND_SHARES,
     build_kind,
@@ -156,6 +157,7 @@ def build_scenario(
     checks.append(guard_check(chain.initial_state, chain.final_state))
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
     task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
+    branch = branch_answer(compiled, chain)
     return ScenarioSpec(
         env_id=env_id,
         backend="procedural",
@@ -166,6 +168,8 @@ def build_scenario(
         reference_solution=chain.solution,
         checks=checks,
         kind=chain.kind,
+        expected_answer=branch[0] if branch else None,
+        reference_answer=branch[1] if branch else None,
     )
 
 

@@ -93,8 +93,9 @@ def _spec(
     rng: random.Random,
     conversational: bool,
 ) -> ScenarioSpec:
-    """The scenario: checks of the answer and the guard that nothing changed; a conversational
-    one opens vaguely and hands the details (and the full request) to the simulated user."""
+    """The scenario: the guard that nothing changed, and what the reply must say (the typed
+    answer or the rule to decline by); a conversational one opens vaguely and hands the details
+    (and the full request) to the simulated user."""
     task = open_request(request.vague if conversational else request.text, rng)
     facts = {**request.facts, FULL_REQUEST_KEY: request.text} if conversational else {}
     return ScenarioSpec(
@@ -106,8 +107,10 @@ def _spec(
         user_facts=facts,
         initial_state=state,
         reference_solution=request.steps,
-        checks=[request.check, guard_check(state, state)],
+        checks=[guard_check(state, state)],
         reference_answer=request.answer,
+        expected_answer=request.expected if isinstance(request, Question) else None,
+        refusal=request.refusal if isinstance(request, Refusal) else None,
     )
 
 
@@ -145,8 +148,9 @@ def _report_after_change(
             *[step for step in question.steps[:-1] if step not in chain.solution],
             question.steps[-1],  # the read after the change, even when an earlier one matches
         ],
-        checks=[*checks, question.check, guard_check(chain.initial_state, chain.final_state)],
+        checks=[*checks, guard_check(chain.initial_state, chain.final_state)],
         reference_answer=question.answer,
+        expected_answer=question.expected,
     )
 
 

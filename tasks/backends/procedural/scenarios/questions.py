@@ -8,9 +8,9 @@ Three shapes, each run live in the scenario's episode so the value is what the t
 - a change, then a field it changed ("… Once that's done, tell me the new balance of …").
 
 The reference solution is the query calls (after the change steps, for the third); the reference
-answer a sentence stating the value; the checks the answer check (tolerant of formatting, not
-forgeable by listing candidates, see :mod:`answer_checks`) and the guard that nothing else
-changed (plus the change's own checks for the third shape).
+answer a sentence stating the value; the expected answer the typed value with its rivals, which
+envmill's judge reads the reply against; the checks the guard that nothing else changed (plus the
+change's own checks for the third shape).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from envmill.schemas.scenario import CheckSpec, SolutionStep
-from envmill.tasks.backends.procedural.checks.answers import ValueKind, answer_check
+from envmill.schemas.answers import AnswerType, ExpectedAnswer
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.backends.procedural.checks.answers import ValueKind, expected_answer
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import OWNED
@@ -50,12 +51,12 @@ SKIPPED_FIELDS = frozenset({"id", "email", "phone", "address", "notes", "descrip
 
 @dataclass
 class Question:
-    """A question's text, the queries that answer it, the answer and the check of it."""
+    """A question's text, the queries that answer it, the answer and what it must state."""
 
     text: str
     steps: list[SolutionStep]
     answer: str
-    check: CheckSpec
+    expected: ExpectedAnswer
     vague: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
     subject: str = ""
@@ -67,7 +68,7 @@ class Question:
         asked = self.text.replace(self.subject, f"my {self.subject}")
         told = self.answer.replace(self.subject, f"your {self.subject}")
         told = told[:1].upper() + told[1:]
-        return Question(asked, self.steps, told, self.check, self.vague, self.facts, "")
+        return Question(asked, self.steps, told, self.expected, self.vague, self.facts, "")
 
 
 def value_kind(value: Any) -> ValueKind | None:
@@ -134,15 +135,29 @@ def ask_field(
     answer = _fill(
         rng, "field_answers", field=words_of(name), subject=subject.text, value=say(name, value)
     )
-    check = answer_check(
-        f"The answer states the {words_of(name)} of {subject.text}: {say(name, value)}",
+    expected = expected_answer(
         value,
         kind or "text",
+        answer_type=answer_type(compiled, entity, name, value, kind),
         competing=[o for o in others if value_kind(o) == kind],
         exempt=[e for e in exempt if value_kind(e) == kind],
     )
     facts = subject_facts(subject)
-    return Question(text, [*subject.steps, read], answer, check, vague, facts, subject.text)
+    return Question(text, [*subject.steps, read], answer, expected, vague, facts, subject.text)
+
+
+def answer_type(
+    compiled: CompiledEnvironment, entity: str, name: str, value: Any, kind: ValueKind | None
+) -> AnswerType | None:
+    """The typed answer's type where the field says more than its value: money, an enum, an
+    id of another record."""
+    if kind == "number":
+        return "money" if is_money(name, value) else None
+    if kind == "text" and enum_values(compiled, entity, name):
+        return "enum"
+    if kind == "text" and name.endswith("_id"):
+        return "id"
+    return None
 
 
 def ask_aggregate(
@@ -195,11 +210,11 @@ def _aggregate_question(
     rivals = [unfiltered] if unfiltered not in (None, value) else []
     if op.kind != "sum":
         rivals += [value - 1, value + 1]
-    what = f"the {fill['field']} total" if op.kind == "sum" else "the number"
-    check = answer_check(
-        f"The answer states {what} of {things}{filter_text} of {subject.text}: {shown}",
+    money = op.kind == "sum" and is_money(op.field or "", value)
+    expected = expected_answer(
         value,
         "number",
+        answer_type="count" if op.kind != "sum" else ("money" if money else "number"),
         competing=rivals,
     )
     step = SolutionStep(tool=tool, arguments=args)
@@ -208,7 +223,7 @@ def _aggregate_question(
     vague = _fill(rng, "", template=template, **{**fill, "owner": vague_subject(subject.entity)})
     answer = _fill(rng, f"{key}_answers", **fill)
     facts = subject_facts(subject)
-    return Question(text, [*subject.steps, step], answer, check, vague, facts, subject.text)
+    return Question(text, [*subject.steps, step], answer, expected, vague, facts, subject.text)
 
 
 def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[str]:

@@ -17,8 +17,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from envmill.schemas.scenario import CheckSpec, SolutionStep
-from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_check
+from envmill.schemas.answers import Refusal as RefusalRecord
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
@@ -49,12 +50,12 @@ NOT_A_RULE = re.compile(
 
 @dataclass
 class Refusal:
-    """A forbidden request: its words, the reading calls, the reply and the refusal check."""
+    """A forbidden request: its words, the reading calls, the reply and the rule it breaks."""
 
     text: str
     steps: list[SolutionStep]
     answer: str
-    check: CheckSpec
+    refusal: RefusalRecord
     reason: str
     vague: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
@@ -227,17 +228,19 @@ def _refusal(
     step = ChainStep(manifest, arguments, mentions, [])
     clause, vague = phrase_step(step, rng), phrase_step(step, rng, vague=True)
     answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error))
-    check = refusal_check(
-        f"The reply declines the request and names the reason ({error})",
-        words("refusals", "declines"),
-        words("refusals", "claims"),
-        reasons,
+    record = refusal_record(
+        manifest.tool,
+        error,
         refusal_evidence(
             error, state, set(compiled.roles), arguments, targets.get(manifest.tool, set())
         ),
+        reasons,
+        action=manifest.tool.split("_")[0],
+        targets=sorted(targets.get(manifest.tool, set())),
+        subject=next((m.label or str(m.value) for m in mentions if m.source == "entity_id"), ""),
     )
     facts = collect_user_facts([step])
-    return Refusal(clause.sentence(), steps, answer, check, error, vague.sentence(), facts)
+    return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
 
 
 def spoken_reason(error: str) -> str:

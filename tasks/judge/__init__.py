@@ -1,0 +1,38 @@
+"""envmill's judge of what the agent says (DESIGN §3.3): one place, used by certification,
+reference trajectories, rollouts, filters and the RL interface.
+
+A scenario that asks for information carries an ``expected_answer``; one whose request a rule
+forbids carries a ``refusal``. The judge reads the episode's final reply against it and returns a
+verdict that counts as one more check in the reward. No scenario-written code reads the reply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envmill.schemas.scenario import ScenarioContent
+from envmill.tasks.judge.answers import judge_answer
+from envmill.tasks.judge.refusals import judge_refusal
+from envmill.tasks.judge.setting import Setting, setting_of
+from envmill.tasks.judge.verdict import Verdict
+
+__all__ = ["Setting", "Verdict", "judge_reply", "judges_reply", "setting_of"]
+
+
+def judges_reply(scenario: ScenarioContent) -> bool:
+    """Whether the scenario's reward includes a verdict on the reply."""
+    return scenario.expected_answer is not None or scenario.refusal is not None
+
+
+def judge_reply(
+    scenario: ScenarioContent, final_state: dict[str, Any], reply: str
+) -> Verdict | None:
+    """The verdict on ``reply`` as the episode's last words; None when the scenario expects
+    nothing said (its checks alone judge it)."""
+    if not judges_reply(scenario):
+        return None
+    setting = setting_of(scenario.task, scenario.initial_state, final_state)
+    if scenario.expected_answer is not None:
+        return judge_answer(scenario.expected_answer, reply, setting)
+    assert scenario.refusal is not None
+    return judge_refusal(scenario.refusal, reply, setting)

@@ -1,0 +1,210 @@
+"""Whether a reply asserts the expected answer, and nothing competing with it.
+
+A reply holds when it states the expected value in any common form, hedges nowhere, and every
+other value of the answer's type it states is context: the question's own figures, a value the
+state holds that is not a rival (a date of another record, an amount it read), or a masked id or
+address. A rival (another record's value of the field, a neighbouring count) or a value neither
+the state nor the question holds fails it, as a second candidate or an invented detail. When the
+text does not settle it, the verdict is no.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from envmill.schemas.answers import ExpectedAnswer
+from envmill.tasks.judge.phrases import asserts, denies
+from envmill.tasks.judge.reading import Reading, normalize, read
+from envmill.tasks.judge.setting import Setting
+from envmill.tasks.judge.verdict import Verdict
+
+MAX_REPLY_CHARS = 2000  # an answer, not a dump of every record a policy could paste
+CENT = 0.005
+HEDGE_ANYWHERE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|likely|i think|i believe|i guess|i suppose"
+    r"|not (?:entirely |completely |totally |100% )?(?:sure|certain)|uncertain|unsure"
+    r"|might be|could be|may be|or so|give or take|if i recall|as far as i know)\b"
+)
+HEDGE_NEAR_NUMBER = re.compile(
+    r"\b(?:about|around|roughly|approximately|approx|almost|nearly|some|over|under|more than"
+    r"|less than|at least|at most|up to|close to|somewhere)\s+\$?\d"
+    r"|\d\s*(?:or|to|-|/)\s*\$?\d|\bbetween\s+\$?\d"
+)
+CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
+DURATION_MINUTES = {"minutes": 1, "hours": 60, "days": 1440, "weeks": 10080}
+YES = re.compile(r"^(?:yes|yep|yeah|correct|that's right|indeed)\b")
+NO = re.compile(r"^(?:no|nope|not\b)")
+
+
+def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verdict:
+    if not reply.strip():
+        return Verdict(False, "the reply says nothing")
+    if len(reply) > MAX_REPLY_CHARS:
+        return Verdict(False, f"the reply is {len(reply)} characters: a dump, not an answer")
+    masks = [m for m in setting.masks if normalize(m) not in _own_words(expected)]
+    reading = read(reply, setting.today, masks)
+    rest = CHANGE_REPORT.sub(" to ", reading.rest)  # "from $1,893.41 to …": no range
+    hedge = HEDGE_ANYWHERE.search(reading.text) or HEDGE_NEAR_NUMBER.search(rest)
+    if hedge:
+        return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
+    return JUDGES[expected.type](expected, reading, setting)
+
+
+def _own_words(expected: ExpectedAnswer) -> set[str]:
+    values = expected.value if isinstance(expected.value, list) else [expected.value]
+    return {normalize(str(v)) for v in values}
+
+
+def _numeric(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
+    target = float(expected.value)
+    tolerance = max(expected.tolerance or 0.0, CENT)
+    stated = reading.numbers
+    if expected.type == "duration":
+        minutes = DURATION_MINUTES[expected.unit or "minutes"]
+        stated = [*stated, *(d / minutes for d in reading.durations)]
+    if not any(abs(v - target) <= tolerance for v in stated):
+        return Verdict(False, f"the reply does not state {_shown(expected)}")
+    rivals = [float(r) for r in expected.rivals if _is_number(r)]
+    context = [float(c) for c in expected.context if _is_number(c)]
+    for value in stated:
+        if abs(value - target) <= tolerance:
+            continue
+        if any(abs(value - r) <= CENT for r in rivals):
+            return Verdict(False, f"the reply also states {value:g}, a competing value")
+        if not (_near(value, context) or _near(value, setting.numbers)):
+            return Verdict(
+                False, f"the reply states {value:g}, which nothing in the state supports"
+            )
+    return Verdict(True, f"the reply states {_shown(expected)}")
+
+
+def _moment(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
+    value = str(expected.value)
+    day = value[:10] if expected.type in ("date", "datetime") else None
+    clock = (
+        value[11:16]
+        if expected.type == "datetime"
+        else (value[:5] if expected.type == "time" else None)
+    )
+    rivals = [str(r) for r in expected.rivals]
+    context = [str(c) for c in expected.context]
+    checks = [
+        (day, reading.dates, {r[:10] for r in rivals}, setting.dates | {c[:10] for c in context}),
+        (
+            clock,
+            reading.times,
+            {_clock_of(r) for r in rivals},
+            setting.times | {_clock_of(c) for c in context},
+        ),
+    ]
+    for wanted, stated, rival_set, known in checks:
+        if wanted is None:
+            continue
+        if wanted not in stated:
+            return Verdict(False, f"the reply does not state {_shown(expected)}")
+        for other in stated:
+            if other == wanted:
+                continue
+            if other in rival_set:
+                return Verdict(False, f"the reply also states {other}, a competing value")
+            if other not in known:
+                return Verdict(
+                    False, f"the reply states {other}, which nothing in the state supports"
+                )
+    return Verdict(True, f"the reply states {_shown(expected)}")
+
+
+def _clock_of(value: str) -> str:
+    return value[11:16] if len(value) >= 16 else value[:5]
+
+
+def _words(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
+    """Text, id and enum answers: the value asserted (not negated), no rival asserted."""
+    value = str(expected.value)
+    if not asserts(reading.text, value):
+        if denies(reading.text, value):
+            return Verdict(False, f"the reply denies {value!r}")
+        if not _only_one_left(expected, reading.text):
+            return Verdict(False, f"the reply does not state {value!r}")
+    rival = _asserted_rival(reading.text, expected.rivals, value)
+    if rival is not None:
+        return Verdict(False, f"the reply also states {rival!r}, a competing value")
+    return Verdict(True, f"the reply states {value!r}")
+
+
+def _only_one_left(expected: ExpectedAnswer, text: str) -> bool:
+    """An enum value said by denying every other one ("hasn't been checked in": booked, when
+    booked and checked in are the values the question allows)."""
+    rivals = [str(r) for r in expected.rivals]
+    return expected.type == "enum" and bool(rivals) and all(denies(text, r) for r in rivals)
+
+
+def _boolean(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
+    phrase = expected.phrase or ""
+    text = reading.text
+    says_yes = bool(YES.match(text)) or asserts(text, phrase)
+    says_no = bool(NO.match(text)) or denies(text, phrase)
+    if says_yes and says_no:
+        return Verdict(False, f"the reply says both that {phrase!r} holds and that it does not")
+    if not (says_yes or says_no):
+        return Verdict(False, f"the reply does not say whether {phrase!r} holds")
+    if says_yes != bool(expected.value):
+        return Verdict(False, f"the reply says {'yes' if says_yes else 'no'} to {phrase!r}")
+    return Verdict(True, f"the reply says {'yes' if says_yes else 'no'} to {phrase!r}")
+
+
+def _list(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
+    items = [str(v) for v in expected.value]
+    missing = [item for item in items if not asserts(reading.text, item)]
+    if missing:
+        return Verdict(False, f"the reply does not state {missing[0]!r}")
+    rival = _asserted_rival(reading.text, expected.rivals, *items)
+    if rival is not None:
+        return Verdict(False, f"the reply also states {rival!r}, which is not in the answer")
+    if expected.ordered:
+        places = [reading.text.find(normalize(item)) for item in items]
+        if places != sorted(places):
+            return Verdict(False, "the reply states the items in another order")
+    return Verdict(True, f"the reply states all {len(items)} items")
+
+
+def _asserted_rival(text: str, rivals: Iterable[Any], *own: str) -> str | None:
+    mine = [normalize(o) for o in own]
+    for rival in rivals:
+        shown = normalize(str(rival))
+        if not shown or any(shown in m or m in shown for m in mine):
+            continue  # "active" inside "inactive": the value itself says it
+        if asserts(text, shown):
+            return str(rival)
+    return None
+
+
+def _shown(expected: ExpectedAnswer) -> str:
+    unit = f" {expected.unit}" if expected.unit else ""
+    return f"{expected.value!r}{unit}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _near(value: float, values: Iterable[float]) -> bool:
+    return any(abs(value - v) <= CENT for v in values)
+
+
+JUDGES = {
+    "count": _numeric,
+    "number": _numeric,
+    "money": _numeric,
+    "duration": _numeric,
+    "date": _moment,
+    "datetime": _moment,
+    "time": _moment,
+    "text": _words,
+    "id": _words,
+    "enum": _words,
+    "boolean": _boolean,
+    "list": _list,
+}

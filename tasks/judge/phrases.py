@@ -1,0 +1,44 @@
+"""Whether a reply asserts a phrase: word forms tolerated ("remote" in "remotely", "checked_in"
+as "checked in"), and a mention right after a negation not counted ("has not graduated" does not
+assert "graduated"; "no longer active, now frozen" asserts frozen and not active)."""
+
+from __future__ import annotations
+
+import re
+
+from envmill.tasks.judge.reading import normalize
+
+SUFFIXES = r"(?:s|es|ed|d|ly|ing|ment)?"
+NEGATION = re.compile(
+    r"(?:\bnot|\bno longer|n't|\bnever|\bno|\bformerly|\bpreviously|\bused to be|\binstead of"
+    r"|\brather than|\bfrom|\bnor|\bneither|\bwithout)\s+(?:\w+\s+)?$"
+)
+
+
+def pattern(phrase: str) -> re.Pattern[str] | None:
+    """A pattern for ``phrase``'s words in order, each in any common form, ``-`` or space
+    between; None for a phrase with no words."""
+    words = re.findall(r"[\w$.,:]+", normalize(str(phrase)).replace("-", " "))
+    if not words:
+        return None
+    parts = [re.escape(w) + (SUFFIXES if w.isalpha() and len(w) > 2 else "") for w in words]
+    return re.compile(r"(?<![\w])" + r"[\s-]+".join(parts) + r"(?![\w])")
+
+
+def mentions(text: str, phrase: str) -> list[re.Match[str]]:
+    found = pattern(phrase)
+    return list(found.finditer(text)) if found else []
+
+
+def asserts(text: str, phrase: str) -> bool:
+    """``text`` (normalized) mentions ``phrase`` at least once not right after a negation."""
+    return any(not negated(text, m.start()) for m in mentions(text, phrase))
+
+
+def denies(text: str, phrase: str) -> bool:
+    """``text`` mentions ``phrase`` right after a negation at least once."""
+    return any(negated(text, m.start()) for m in mentions(text, phrase))
+
+
+def negated(text: str, start: int) -> bool:
+    return NEGATION.search(text[max(0, start - 48) : start]) is not None

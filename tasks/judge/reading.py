@@ -1,0 +1,196 @@
+"""What values a reply states, in any common form: numbers in words or figures, money, dates,
+times and durations. The judge compares values, never spellings.
+
+Spelled numbers become figures through ``text2num`` ("twenty-one" → 21, "fifteen hundred" →
+1500); the rest are patterns of the forms people write ("17 September 2025", "Sept 17",
+"2025-09-17", "7 pm", "19:00", "noon", "tomorrow" against the scenario's ``current_time``).
+Context the reply quotes (an id, an address, a phone number) is masked first, so its digits are
+not read as answers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from text_to_num import alpha2digit
+
+MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:[a-z]*)\.?"
+ORDINAL = r"(?:st|nd|rd|th)?"
+ISO_MOMENT = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?)?")
+DAY_FIRST = re.compile(rf"\b(\d{{1,2}}){ORDINAL}(?:\s+of)?\s+{MONTH}(?:,?\s+(\d{{4}}))?")
+MONTH_FIRST = re.compile(rf"\b{MONTH}\s+(\d{{1,2}}){ORDINAL}\b(?:,?\s+(\d{{4}}))?")
+RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
+RELATIVE = re.compile(r"\b(today|tomorrow|yesterday)\b")
+CLOCK = re.compile(
+    r"(?<![\w:.$,])(\d{1,2})(?:(:|\.)(\d{2}))?\s*(a\.?m\.?|p\.?m\.?|o'clock)?(?![\w:]|\.\d)"
+)
+NAMED_TIMES = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
+DURATION_UNITS = {
+    "minute": 1, "min": 1, "mins": 1, "hour": 60, "hr": 60, "hrs": 60, "day": 1440,
+    "week": 10080,
+}  # fmt: skip
+DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|days?|weeks?)\b")
+HALF_HOUR = re.compile(r"\b(?:half an hour|a half hour)\b")
+MONEY_WORDS = r"(?:dollars?|usd|bucks)"
+# a figure, not the digits of a code ("acc-0012", "r2-d2") nor an ordinal ("3rd")
+NUMBER = re.compile(
+    r"(?<![\w.])(?<![a-z]-)(?<!-)(\$?\s?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(k\b)?"
+    r"(?![\w]|\.\d|-[a-z]|st\b|nd\b|rd\b|th\b)"
+)
+# "one of them", "no one", "the one": words, not counts
+NOT_COUNTS = re.compile(
+    r"\bone(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which) one\b"
+)
+ZERO = re.compile(
+    r"\b(?:none|zero|no)\b(?!\s+(?:longer|more|one|,|\.))(?=\s+[a-z]+s\b|\s*[.,;!]|$)"
+)
+SINGLE = re.compile(r"\b(?:a single|just one|only one|exactly one)\b")
+
+
+@dataclass
+class Reading:
+    """The values a reply states, each once, in order: ``numbers`` as floats (money and
+    counts alike: a money value also sits in ``money``), ``dates`` as ISO days, ``times`` as
+    ``HH:MM``, ``durations`` in minutes; ``text`` is the reply normalized, masks applied."""
+
+    text: str
+    rest: str = ""  # the text without its dates and times, where a hedge is looked for
+    numbers: list[float] = field(default_factory=list)
+    money: list[float] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+
+
+def normalize(text: str) -> str:
+    """Case-folded, typographic quotes and dashes made plain, ``_`` read as a space."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
+        text = text.replace(fancy, plain)
+    text = re.sub(r"[\u2010-\u2015]", "-", text).replace("_", " ")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def mask(text: str, phrases: list[str]) -> str:
+    """``text`` with every normalized phrase of ``phrases`` (longest first) blanked out."""
+    for phrase in sorted({normalize(p) for p in phrases if p}, key=len, reverse=True):
+        if len(phrase) >= 3:
+            text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " # ", text)
+    return text
+
+
+def read(reply: str, today: date | None = None, context: list[str] = ()) -> Reading:  # type: ignore[assignment]
+    """Every value ``reply`` states, ``context`` phrases masked first; relative days
+    ("tomorrow") count from ``today`` when it is known."""
+    text = mask(normalize(reply), list(context))
+    text = spelled_as_figures(text)
+    reading = Reading(text=text)
+    text = reading.rest = _take_moments(text, reading, today)
+    text = _take_durations(text, reading)
+    for match in NUMBER.finditer(text):
+        value = _number(match)
+        _add(reading.numbers, value)
+        tail = text[match.end() : match.end() + 9]
+        if "$" in match.group(0) or re.match(rf"\s*{MONEY_WORDS}", tail):
+            _add(reading.money, value)
+    return reading
+
+
+def spelled_as_figures(text: str) -> str:
+    """Spelled numbers as figures ("two" → "2", "a single" → "1", "none" → "0")."""
+    text = NOT_COUNTS.sub("a-certain", text)
+    text = SINGLE.sub("1", text)
+    text = ZERO.sub("0", text)
+    return alpha2digit(text, "en", threshold=0)
+
+
+def _take_moments(text: str, reading: Reading, today: date | None) -> str:
+    """Dates and times into ``reading``; the text without them (their digits are not numbers)."""
+
+    def iso(match: re.Match[str]) -> str:
+        year, month, day, hour, minute = match.groups()
+        _add(reading.dates, _iso_day(int(year), int(month), int(day)))
+        if hour is not None:
+            _add(reading.times, f"{int(hour):02d}:{minute}")
+        return " "
+
+    text = ISO_MOMENT.sub(iso, text)
+    default_year = today.year if today else None
+    text = DAY_FIRST.sub(
+        lambda m: _day(reading, m.group(3), m.group(2), m.group(1), default_year), text
+    )
+    text = MONTH_FIRST.sub(
+        lambda m: _day(reading, m.group(3), m.group(1), m.group(2), default_year), text
+    )
+    if today is not None:
+        for word in RELATIVE.findall(text):
+            _add(reading.dates, (today + timedelta(days=RELATIVE_DAYS[word])).isoformat())
+    for word, (hour, minute) in NAMED_TIMES.items():
+        if re.search(rf"\b{word}\b", text):
+            _add(reading.times, f"{hour:02d}:{minute:02d}")
+    return CLOCK.sub(lambda m: _clock(reading, m), text)
+
+
+def _day(reading: Reading, year: str | None, month: str, day: str, default: int | None) -> str:
+    year_value = int(year) if year else default
+    if year_value is None:
+        return " "
+    iso = _iso_day(year_value, MONTHS[month[:3]], int(day))
+    if iso:
+        _add(reading.dates, iso)
+    return " "
+
+
+def _iso_day(year: int, month: int, day: int) -> str:
+    try:
+        return date(year, month, day).isoformat()
+    except ValueError:
+        return ""
+
+
+def _clock(reading: Reading, match: re.Match[str]) -> str:
+    """A time of day when the words make it one ("7 pm", "19:00", "7.30 am"); a bare number
+    stays a number."""
+    hour_text, separator, minute, half = match.groups()
+    hour = int(hour_text)
+    if (minute is None or separator == ".") and half is None:
+        return match.group(0)  # "7", "13.00": numbers, not times
+    if half and half.startswith(("a", "p")):
+        if not 1 <= hour <= 12:
+            return match.group(0)
+        hour = hour % 12 + (12 if half.startswith("p") else 0)
+    if hour > 23 or (minute is not None and int(minute) > 59):
+        return match.group(0)
+    _add(reading.times, f"{hour:02d}:{minute or '00'}")
+    return " "
+
+
+def _take_durations(text: str, reading: Reading) -> str:
+    def minutes(match: re.Match[str]) -> str:
+        unit = (
+            match.group(2).rstrip("s") if match.group(2) not in ("hrs", "mins") else match.group(2)
+        )
+        _add(reading.durations, float(match.group(1)) * DURATION_UNITS[unit])
+        return match.group(0)  # still a number too ("3 days": a count of days)
+
+    if HALF_HOUR.search(text):
+        _add(reading.durations, 30.0)
+    return DURATION.sub(minutes, text)
+
+
+def _number(match: re.Match[str]) -> float:
+    _, whole, part, thousands = match.groups()
+    value = float(whole.replace(",", "") + (part or ""))
+    return value * 1000 if thousands else value
+
+
+def _add(values: list, value) -> None:  # type: ignore[type-arg]
+    if value != "" and value not in values:
+        values.append(value)

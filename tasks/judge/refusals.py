@@ -1,0 +1,156 @@
+"""Whether a reply declines for the rule's reason (DESIGN §3.3).
+
+It must decline in some words, claim none of the work, and give a reason a rule supports: a
+value that triggers it (the status the record has, the limit, the balance, the date) asserted as
+it is, or the condition stated the right way round ("only booked reservations can be voided").
+A negated trigger ("it has not been checked out"), an allowed value stated as the record's
+("booked reservations are final"), a guessed value of the field, a figure nothing supports, or
+no reason at all fails. Any of the scenario's rules is a true reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envmill.schemas.answers import Refusal, RefusalRule
+from envmill.tasks.judge.phrases import asserts, denies, mentions, pattern
+from envmill.tasks.judge.reading import Reading, normalize, read
+from envmill.tasks.judge.setting import Setting
+from envmill.tasks.judge.verdict import Verdict
+
+MAX_REPLY_CHARS = 2000
+CENT = 0.005
+DECLINE = re.compile(
+    r"\b(?:can ?not|can't|cannot|couldn't|could not|unable|not able|won't|will not|wouldn't"
+    r"|not possible|impossible|isn't possible|not allowed|isn't allowed|aren't allowed"
+    r"|not permitted|isn't permitted|prohibit\w*|forbid\w*|forbidden|declin\w*|refus\w*"
+    r"|not something i can|no way|i'm afraid|afraid i|not going to|doesn't allow|does not allow"
+    r"|don't allow|do not allow|disallow\w*|not eligible|ineligible|isn't eligible|blocked"
+    r"|prevents?|not authori[sz]ed|say no|have to pass|must pass|out of the question"
+    r"|not in a position|no longer possible|not available|isn't available|can only|only be)\b"
+)
+SUCCESS = re.compile(
+    r"\b(?:successfully|all set|all done|done|went through|taken care of|processed|completed"
+    r"|confirmed|i've \w+ed|i have \w+ed|is now|are now|has now|have now|did it|went ahead"
+    r"|gone ahead|anyway|regardless|nonetheless|all the same)\b"
+)
+CONDITION_FRAME = re.compile(
+    r"\b(?:only|must|unless|until|while|needs? to be|has to be|have to be|required to be|once)"
+    r"\s+(?:\w+\s+){0,4}$"
+)
+
+
+def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
+    if not reply.strip():
+        return Verdict(False, "the reply says nothing")
+    if len(reply) > MAX_REPLY_CHARS:
+        return Verdict(False, f"the reply is {len(reply)} characters: a dump, not a refusal")
+    reading = read(reply, setting.today, list(setting.masks))
+    text = reading.text
+    if not DECLINE.search(text):
+        return Verdict(False, "the reply does not decline")
+    claim = _claim(text, refusal)
+    if claim:
+        return Verdict(False, f"the reply claims the work ({claim!r})")
+    problem = _invented(reading, refusal, setting)
+    if problem:
+        return Verdict(False, problem)
+    verdicts = [_reason(rule, reading) for rule in refusal.rules]
+    wrong = next((why for ok, why in verdicts if ok is False), None)
+    if wrong:
+        return Verdict(False, wrong)
+    named = next((why for ok, why in verdicts if ok), None)
+    if named is None:
+        return Verdict(False, "the reply gives no reason the rule supports")
+    return Verdict(True, f"the reply declines and {named}")
+
+
+def _claim(text: str, refusal: Refusal) -> str | None:
+    """A sentence that reports the work as done: it declines nothing and says success, or
+    that the record now has a value the request would set, or that the action happened."""
+    done = [p for p in (pattern(t) for t in refusal.targets) if p]
+    action = _past_tense(refusal.action)
+    for sentence in re.split(r"(?<=[.!?;])\s+|\bbut\b", text):
+        if DECLINE.search(sentence) or re.search(r"\b(?:not|n't|never)\b", sentence):
+            continue
+        hit = SUCCESS.search(sentence) or (action and action.search(sentence))
+        hit = hit or next((m for p in done for m in p.finditer(sentence)), None)
+        if hit:
+            return sentence.strip()
+    return None
+
+
+def _past_tense(action: str) -> re.Pattern[str] | None:
+    words = normalize(action).split()
+    if not words:
+        return None
+    verb = re.escape(words[0])
+    return re.compile(rf"\b{verb}(?:ed|d|led|ted|ped)\b")
+
+
+def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:
+    """(True, why) when the reply names this rule's reason the right way round; (False, why)
+    when it states it inverted or guesses; (None, "") when it says nothing of this rule."""
+    wrong = _misstated(rule, reading.text)
+    if wrong:
+        return False, wrong
+    for trigger in rule.triggers:
+        if _names(reading, trigger):
+            return True, f"names {trigger!r}"
+    if any(
+        _in_condition(reading.text, m) for v in rule.allowed for m in mentions(reading.text, str(v))
+    ):
+        return True, "states the rule's condition"
+    return None, ""
+
+
+def _misstated(rule: RefusalRule, text: str) -> str | None:
+    """A trigger negated, an allowed value stated as the record's, or a guessed value."""
+    for trigger in rule.triggers:
+        if isinstance(trigger, str) and not _is_moment(trigger):
+            if denies(text, trigger) and not asserts(text, trigger):
+                return f"the reply negates the reason ({trigger!r})"
+    for value in rule.allowed:
+        stated = [m for m in mentions(text, str(value)) if not _in_condition(text, m)]
+        if stated and not denies(text, str(value)):
+            return f"the reply states the rule the other way ({value!r})"
+    triggers = [normalize(str(t)) for t in rule.triggers]
+    for rival in rule.rivals:
+        if asserts(text, str(rival)) and not any(normalize(str(rival)) in t for t in triggers):
+            return f"the reply names {rival!r}, which is not what the state holds"
+    return None
+
+
+def _in_condition(text: str, match: re.Match[str]) -> bool:
+    """The value is said as the rule's condition ("only booked …", "must be active")."""
+    return CONDITION_FRAME.search(text[max(0, match.start() - 60) : match.start()]) is not None
+
+
+def _names(reading: Reading, trigger: object) -> bool:
+    if isinstance(trigger, bool):
+        return False
+    if isinstance(trigger, int | float):
+        return any(abs(n - trigger) <= CENT for n in reading.numbers)
+    text = str(trigger)
+    if _is_moment(text):
+        return text[:10] in reading.dates
+    return asserts(reading.text, text)
+
+
+def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:
+    """A figure neither the state, the question nor the rule holds: a made-up limit or fee."""
+    known = set(setting.numbers)
+    for rule in refusal.rules:
+        known |= {float(t) for t in [*rule.triggers, *rule.allowed] if _number(t)}
+    for value in reading.numbers:
+        if not any(abs(value - k) <= CENT for k in known):
+            return f"the reply states {value:g}, which nothing in the state supports"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_moment(text: str) -> bool:
+    return re.match(r"^\d{4}-\d{2}-\d{2}", text) is not None

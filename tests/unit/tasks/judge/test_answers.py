@@ -1,0 +1,102 @@
+"""The judge of answers (DESIGN §3.3): a reply holds when it asserts the expected value in any
+common form and nothing competing. Each quoted case of issue 31's review is here."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from envmill.schemas.answers import ExpectedAnswer
+from envmill.tasks.judge.answers import judge_answer
+from envmill.tasks.judge.setting import setting_of
+
+STATE = {
+    "current_time": "2025-09-16T09:00:00",
+    "sessions": {
+        "PS-1": {"plate": "KX-1234", "status": "ended", "start": "2025-09-15T19:00:00"},
+        "PS-2": {"plate": "KX-1234", "status": "ended", "start": "2025-09-16T08:00:00"},
+    },
+    "posts": {"P-9": {"title": "Closing hours", "posted_at": "2025-09-14T19:00:00"}},
+    "staff": {"E-2": {"name": "Ana Ruiz", "work_mode": "remote", "graduated": False}},
+    "reservations": {"R-7": {"status": "booked", "address": "12 Main Street, Springfield 40211"}},
+}
+SETTING = setting_of("How many parking sessions does plate KX-1234 have?", STATE)
+COUNT = ExpectedAnswer(type="count", value=2, rivals=[1, 3])
+POSTED = ExpectedAnswer(type="datetime", value="2025-09-14T19:00:00")
+REMOTE = ExpectedAnswer(type="enum", value="remote", rivals=["onsite", "hybrid"])
+GRADUATED = ExpectedAnswer(type="boolean", value=False, phrase="graduated")
+BOOKED = ExpectedAnswer(type="enum", value="booked", rivals=["checked_in"])
+
+
+@pytest.mark.parametrize(
+    ("expected", "reply"),
+    [
+        (COUNT, "two parking sessions"),
+        (COUNT, "Plate KX-1234 has 2 sessions."),
+        (COUNT, "One of them ended this morning; there are two in total."),
+        (ExpectedAnswer(type="time", value="12:00"), "It opens at noon."),
+        (ExpectedAnswer(type="time", value="19:00"), "It starts at 7 pm."),
+        (POSTED, "It was posted on 14 September 2025 at 7 pm."),
+        (POSTED, "Posted Sept 14, 2025 at 19:00."),
+        (REMOTE, "Ana works fully remotely."),
+        (REMOTE, "She is no longer onsite; she is remote now."),
+        (GRADUATED, "No, she has not graduated."),
+        (BOOKED, "It hasn't been checked in yet."),  # the one other value denied
+        (ExpectedAnswer(type="money", value=1500.0), "The total is $1,500.00."),
+        (ExpectedAnswer(type="money", value=1500.0), "It comes to fifteen hundred dollars."),
+        (ExpectedAnswer(type="duration", value=3, unit="days"), "It lasts three days."),
+        (COUNT, "There are 2 sessions; the reservation is at 12 Main Street, Springfield 40211."),
+        (ExpectedAnswer(type="list", value=["PS-1", "PS-2"]), "Sessions PS-2 and PS-1."),
+    ],
+)
+def test_a_right_answer_in_other_words_holds(expected, reply):
+    verdict = judge_answer(expected, reply, SETTING)
+    assert verdict.passed, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("expected", "reply", "why"),
+    [
+        (COUNT, "2 sessions, both ended; an unpaid fee of $12.00", "nothing in the state"),
+        (COUNT, "You may have two or three in total, but I am not certain.", "hedges"),
+        (COUNT, "About 2, I think.", "hedges"),
+        (COUNT, "2 sessions. Correction: 3.", "competing"),
+        (COUNT, "three sessions", "does not state"),
+        (COUNT, "", "says nothing"),
+        (POSTED, "It was posted 2025-09-14T19:00:00, at 7:00 am.", "07:00"),
+        (GRADUATED, "Yes, she has graduated.", "says yes"),
+        (
+            ExpectedAnswer(type="boolean", value=True, phrase="graduated"),
+            "He has not graduated.",
+            "says no",
+        ),  # fmt: skip
+        (REMOTE, "remote or hybrid", "competing"),
+        (REMOTE, "She is not remote.", "denies"),
+        (COUNT, "PS-1 " * 600, "dump"),
+    ],
+)
+def test_a_wrong_answer_loses(expected, reply, why):
+    verdict = judge_answer(expected, reply, SETTING)
+    assert not verdict.passed and why in verdict.reason, verdict.reason
+
+
+def test_the_reference_answer_plus_an_invented_figure_loses():
+    assert judge_answer(COUNT, "Plate KX-1234 has 2 sessions.", SETTING).passed
+    verdict = judge_answer(COUNT, "Plate KX-1234 has 2 sessions and 17 fines.", SETTING)
+    assert not verdict.passed and "17" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        ({"type": "weight", "value": 2}, "type"),
+        ({"type": "count", "value": "two"}, "value"),
+        ({"type": "date", "value": "17/09/2025"}, "value"),
+        ({"type": "duration", "value": 3, "unit": "fortnights"}, "value"),
+        ({"type": "boolean", "value": True}, "phrase"),
+    ],
+)
+def test_a_malformed_expected_answer_is_refused_naming_the_field(record, field):
+    with pytest.raises(ValidationError) as refused:
+        ExpectedAnswer.model_validate(record)
+    assert field in str(refused.value)

@@ -1,0 +1,75 @@
+"""The judge of refusals (DESIGN §3.3): a decline in any words, no claim of the work, and a
+reason a rule supports, negation-aware. Each quoted case of issue 31's review is here."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.schemas.answers import Refusal, RefusalRule
+from envmill.tasks.judge.refusals import judge_refusal
+from envmill.tasks.judge.setting import setting_of
+
+STATE = {
+    "current_time": "2025-09-16T09:00:00",
+    "reservations": {
+        "R-7": {"guest": "Ana Ruiz", "status": "checked_out", "address": "12 Main St, Unit 40"},
+    },
+    "charges": {"CH-3": {"reservation_id": "R-7", "amount": 80.0}},
+}
+SETTING = setting_of("Please void charge CH-3 on my reservation.", STATE)
+VOID = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="void_charge",
+            condition="a charge can be voided only while its reservation is booked",
+            triggers=["checked_out"],
+            allowed=["booked"],
+            rivals=["cancelled"],
+        )
+    ],
+    action="void",
+    targets=["voided"],
+    subject="charge CH-3",
+)
+THREE_RULES = Refusal(
+    rules=[
+        RefusalRule(rule_id="r1", condition="only booked", triggers=["checked_out"]),
+        RefusalRule(rule_id="r2", condition="under 50", triggers=[80.0]),
+        RefusalRule(rule_id="r3", condition="same day", triggers=["2025-09-14"]),
+    ],
+    action="void",
+    targets=["voided"],
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reply"),
+    [
+        (VOID, "I'm sorry, I can't void charge CH-3: the reservation is already checked out."),
+        (VOID, "That's not something I can do, since the reservation has been checked out."),
+        (VOID, "Charges can only be voided while the reservation is booked, so I can't do it."),
+        (VOID, "I'm unable to void it: reservation R-7 at 12 Main St, Unit 40 is checked out."),
+        (THREE_RULES, "I can't void it: the stay is checked out and the charge is $80.00."),
+    ],
+)
+def test_a_right_refusal_in_other_words_holds(refusal, reply):
+    verdict = judge_refusal(refusal, reply, SETTING)
+    assert verdict.passed, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("Charges on booked reservations are final and can never be voided.", ""),
+        ("I can't void it: only a manager can approve that.", "no reason"),
+        ("I can't void it; the reservation is not checked out.", "negates"),
+        ("I cannot void it because the reservation is cancelled.", "cancelled"),
+        ("I can't void it: the limit is $25.00.", "25"),
+        ("Done. Charge CH-3 is now voided.", ""),
+        ("I can't do that.", "no reason"),
+        ("", "says nothing"),
+    ],
+)
+def test_a_wrong_refusal_loses(reply, why):
+    verdict = judge_refusal(VOID, reply, SETTING)
+    assert not verdict.passed and why in verdict.reason, verdict.reason
