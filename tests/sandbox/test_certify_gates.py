@@ -405,13 +405,19 @@ def test_a_check_that_answers_late_anywhere_fails_the_deterministic_gate(clinic,
     assert not verdict.passed and "gave no answer in time" in verdict.reason
 
 
-def test_value_arguments_are_altered_either_way():
-    from envmill.tasks.certify.mutants import _alterations
+def test_value_arguments_are_altered_either_way_and_to_the_edges():
+    from envmill.tasks.certify.mutants import _alterations, _same_field
 
     assert _alterations(True) == [False]
-    assert _alterations(3) == [4, 2] and _alterations(2.5) == [3.5, 1.5]
+    assert _alterations(3) == [4, 2, 0] and _alterations(2.5) == [3.5, 1.5, 0]
+    assert _alterations(0) == [1, -1]
     assert _alterations("2025-03-11T14:00:00") == ["2025-03-12T14:00:00", "2025-03-10T14:00:00"]
-    assert _alterations("+1 555 9999") == ["+1 555 9998"]
+    assert _alterations("+1 555 9999") == ["+1 555 9998", "+1 555 0000"]
+    # "phone == '+1 555 0199' or phone == '+1 555 0000'" is caught by the zeroed group
+    assert "+1 555 0000" in _alterations("+1 555 0199")
+    state = {"people": {"P1": {"phone": "+1 555 0101"}, "P2": {"phone": "+1 555 0199"}}}
+    assert _same_field("phone", "+1 555 0199", state) == ["+1 555 0101"]
+    assert _same_field("new_phone", "+1 555 0199", state) == ["+1 555 0101"]
     assert _alterations("priority") == ["priority (other)"]
     assert _alterations({"city": "Malmo", "zip": "21100"}) == [
         {"city": "Malmo (other)", "zip": "21100"}

@@ -206,3 +206,23 @@ def test_final_answer_on_odd_message_shapes():
     assert final_answer([{"role": "assistant", "content": {"text": "x"}}]) == ""
     parts = [{"type": "text", "text": "\ud83d"}, "loose", {"text": 5}]
     assert final_answer([{"role": "assistant", "content": parts}]) == "?"
+
+
+def test_a_check_that_accepts_a_second_value_loses_to_a_value_mutant(
+    clinic, clinic_scenarios, sandbox
+):
+    """``phone == A or phone == B``: the mutant that writes B (every digit of the last group
+    zeroed) keeps full reward, so the scenario is refused, the mutant named."""
+    raw = copy.deepcopy(clinic_scenarios["certified"][3])
+    phone = next(c for c in raw["checks"] if "phone" in c["description"])
+    assert certify_scenario(ScenarioSpec(env_id=clinic.env_id, **raw), clinic, sandbox).status == (
+        "certified"
+    )
+    phone["code"] = (
+        "def check(initial_state, final_state):\n"
+        "    phone = final_state['patients']['P003']['phone']\n"
+        "    return phone == '+1 555 0199' or phone == '+1 555 0000'\n"
+    )
+    report = certify_scenario(ScenarioSpec(env_id=clinic.env_id, **raw), clinic, sandbox)
+    assert report.rejected_gate == "guards_collateral", report.gates
+    assert "'+1 555 0000'" in _gate(report, "guards_collateral").reason
