@@ -124,6 +124,8 @@ def _moment_problem(kind: str, value: str) -> str | None:
             return None if len(value) == 10 else f"{value!r} is not an ISO date"
         if kind == "datetime":
             datetime.fromisoformat(value)
+            if len(value) < 16 or value[10] not in "T ":
+                return f"{value!r} is a date without a time; use type date"
         if kind == "time":
             if not CLOCK.match(value):
                 return f"{value!r} is not a time (HH:MM)"

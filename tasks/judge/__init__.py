@@ -13,7 +13,7 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioContent
 from envmill.tasks.judge.answers import judge_answer
 from envmill.tasks.judge.refusals import judge_refusal
-from envmill.tasks.judge.setting import Setting, setting_of
+from envmill.tasks.judge.setting import Setting, flat_values, setting_of
 from envmill.tasks.judge.verdict import Verdict
 
 __all__ = ["Setting", "Verdict", "judge_reply", "judges_reply", "setting_of"]
@@ -31,7 +31,9 @@ def judge_reply(
     nothing said (its checks alone judge it)."""
     if not judges_reply(scenario):
         return None
-    setting = setting_of(scenario.task, scenario.initial_state, final_state)
+    reply = reply if isinstance(reply, str) else ""  # no text is no answer, never a raise
+    said = " ".join([scenario.task, *map(str, flat_values(scenario.user_facts))])  # the request
+    setting = setting_of(said, scenario.initial_state, final_state)
     if scenario.expected_answer is not None:
         return judge_answer(scenario.expected_answer, reply, setting)
     assert scenario.refusal is not None

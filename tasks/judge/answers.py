@@ -15,27 +15,28 @@ from collections.abc import Iterable
 from typing import Any
 
 from envmill.schemas.answers import ExpectedAnswer
-from envmill.tasks.judge.phrases import asserts, denies
-from envmill.tasks.judge.reading import Reading, normalize, read
+from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies
+from envmill.tasks.judge.reading import LIST_MARKER, MOMENT, Reading, mask, normalize, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
 
 MAX_REPLY_CHARS = 2000  # an answer, not a dump of every record a policy could paste
 CENT = 0.005
-HEDGE_ANYWHERE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|likely|i think|i believe|i guess|i suppose"
-    r"|not (?:entirely |completely |totally |100% )?(?:sure|certain)|uncertain|unsure"
-    r"|might be|could be|may be|or so|give or take|if i recall|as far as i know)\b"
-)
+CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|,\s+|\s+but\s+|\s+-\s+")
+NEGATION_BEFORE = re.compile(r"\b(?:not|never|no longer|cannot|without)\b|n't\b")
+VALUE = r"(?:\$?\d|\u00a7)"  # a figure, or where a date or time stood
 HEDGE_NEAR_NUMBER = re.compile(
-    r"\b(?:about|around|roughly|approximately|approx|almost|nearly|some|over|under|more than"
-    r"|less than|at least|at most|up to|close to|somewhere)\s+\$?\d"
-    r"|\d\s*(?:or|to|-|/)\s*\$?\d|\bbetween\s+\$?\d"
+    rf"\b(?:about|around|roughly|approximately|approx|almost|nearly|some|over|under|more than"
+    rf"|less than|up to|close to|somewhere|at least|at most)\s+{VALUE}|\d\s*(?:or|to|-|/)\s*{VALUE}"
+    rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
+    rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|\bor\s+(?:\w+\s+)?{VALUE}|\d\s*\+"
 )
 CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
+NUMERIC = frozenset({"count", "number", "money", "duration"})
+MOMENTS = frozenset({"date", "datetime", "time"})
 DURATION_MINUTES = {"minutes": 1, "hours": 60, "days": 1440, "weeks": 10080}
 YES = re.compile(r"^(?:yes|yep|yeah|correct|that's right|indeed)\b")
-NO = re.compile(r"^(?:no|nope|not\b)")
+NO = re.compile(r"^(?:no|nope|not)\b")
 
 
 def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verdict:
@@ -43,13 +44,34 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
         return Verdict(False, "the reply says nothing")
     if len(reply) > MAX_REPLY_CHARS:
         return Verdict(False, f"the reply is {len(reply)} characters: a dump, not an answer")
-    masks = [m for m in setting.masks if normalize(m) not in _own_words(expected)]
+    kept = _own_words(expected) | {normalize(str(r)) for r in expected.rivals}
+    masks = [m for m in setting.masks if normalize(m) not in kept]  # rivals stay visible
     reading = read(reply, setting.today, masks)
-    rest = CHANGE_REPORT.sub(" to ", reading.rest)  # "from $1,893.41 to …": no range
+    plain = mask(reading.rest, sorted(_own_words(expected)), MOMENT)  # "+1 555-0199": no range
+    rest = CHANGE_REPORT.sub(" to ", plain)  # "from $1,893.41 to …": no range
     hedge = HEDGE_ANYWHERE.search(reading.text) or HEDGE_NEAR_NUMBER.search(rest)
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
+    if expected.type in NUMERIC or expected.type in MOMENTS:
+        reading = asserted(reply, setting, masks)
     return JUDGES[expected.type](expected, reading, setting)
+
+
+def asserted(reply: str, setting: Setting, masks: list[str]) -> Reading:
+    """The values the reply asserts: those of clauses that neither ask nor deny them ("it is
+    not 2", "is it 2?", "I couldn't find 2 sessions" state nothing)."""
+    found = Reading(text="")
+    text = mask(normalize(LIST_MARKER.sub(" ", reply)), masks)  # an address stays whole
+    for clause in CLAUSES.split(text):
+        reading = read(clause, setting.today)
+        first = re.search(r"\d", reading.text)
+        head = reading.text[: first.start()] if first else reading.text
+        if clause.rstrip().endswith("?") or NEGATION_BEFORE.search(head):
+            continue
+        for name in ("numbers", "money", "dates", "times", "durations"):
+            values = getattr(found, name)
+            values += [v for v in getattr(reading, name) if v not in values]
+    return found
 
 
 def _own_words(expected: ExpectedAnswer) -> set[str]:
@@ -63,21 +85,28 @@ def _numeric(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ve
     stated = reading.numbers
     if expected.type == "duration":
         minutes = DURATION_MINUTES[expected.unit or "minutes"]
-        stated = [*stated, *(d / minutes for d in reading.durations)]
+        stated = [d / minutes for d in reading.durations]  # "180 minutes" is 3 hours
     if not any(abs(v - target) <= tolerance for v in stated):
         return Verdict(False, f"the reply does not state {_shown(expected)}")
     rivals = [float(r) for r in expected.rivals if _is_number(r)]
-    context = [float(c) for c in expected.context if _is_number(c)]
+    context = [float(c) for c in expected.context if _is_number(c)] + list(setting.asked)
     for value in stated:
-        if abs(value - target) <= tolerance:
+        if abs(value - target) <= tolerance or _near(value, context):
             continue
-        if any(abs(value - r) <= CENT for r in rivals):
+        if _near(value, rivals):
             return Verdict(False, f"the reply also states {value:g}, a competing value")
-        if not (_near(value, context) or _near(value, setting.numbers)):
+        if not (_near(value, setting.numbers) and _other_kind(expected, value, reading)):
             return Verdict(
                 False, f"the reply states {value:g}, which nothing in the state supports"
             )
     return Verdict(True, f"the reply states {_shown(expected)}")
+
+
+def _other_kind(expected: ExpectedAnswer, value: float, reading: Reading) -> bool:
+    """A value the state holds, shown as context: an amount of money beside a count, a
+    count beside an amount. A bare number beside a count is a second candidate."""
+    money = _near(value, reading.money)
+    return not money if expected.type == "money" else money or expected.type == "duration"
 
 
 def _moment(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
@@ -174,8 +203,8 @@ def _asserted_rival(text: str, rivals: Iterable[Any], *own: str) -> str | None:
     mine = [normalize(o) for o in own]
     for rival in rivals:
         shown = normalize(str(rival))
-        if not shown or any(shown in m or m in shown for m in mine):
-            continue  # "active" inside "inactive": the value itself says it
+        if not shown or shown in mine:
+            continue
         if asserts(text, shown):
             return str(rival)
     return None

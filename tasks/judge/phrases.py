@@ -15,6 +15,16 @@ NEGATION = re.compile(
 )
 
 
+# words that make any statement a guess
+HEDGE_ANYWHERE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|likely|presumably|apparently|i think|i believe"
+    r"|i guess|i'd guess|i suppose|i'd say|not (?:entirely |completely |totally |100% )?"
+    r"(?:sure|certain)|uncertain|unsure|might be|could be|may be|or so|give or take|if i recall"
+    r"|as far as i (?:know|can tell)|no idea|don't know|do not know|can't tell|cannot tell"
+    r"|unclear|hard to say|correction|actually|i mean)\b|[~\u2248]"
+)
+
+
 def pattern(phrase: str) -> re.Pattern[str] | None:
     """A pattern for ``phrase``'s words in order, each in any common form, ``-`` or space
     between; None for a phrase with no words."""

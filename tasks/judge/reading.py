@@ -23,30 +23,43 @@ MONTHS = {
 }  # fmt: skip
 MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:[a-z]*)\.?"
 ORDINAL = r"(?:st|nd|rd|th)?"
+MOMENT = " \u00a7 "  # where a date or time stood: a value for the hedge patterns, no digits
+TIME_ZONE = re.compile(r"(?<=\d{2}:\d{2}:\d{2})(?:z|[+-]\d{2}:?\d{2})|\butc\b")
 ISO_MOMENT = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?)?")
 DAY_FIRST = re.compile(rf"\b(\d{{1,2}}){ORDINAL}(?:\s+of)?\s+{MONTH}(?:,?\s+(\d{{4}}))?")
 MONTH_FIRST = re.compile(rf"\b{MONTH}\s+(\d{{1,2}}){ORDINAL}\b(?:,?\s+(\d{{4}}))?")
+SCALES = {"million": 1_000_000, "thousand": 1000}
 RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
+NUMERIC_DATE = re.compile(r"\b(\d{1,2})([./])(\d{1,2})\2(\d{4})\b")
 RELATIVE = re.compile(r"\b(today|tomorrow|yesterday)\b")
 CLOCK = re.compile(
-    r"(?<![\w:.$,])(\d{1,2})(?:(:|\.)(\d{2}))?\s*(a\.?m\.?|p\.?m\.?|o'clock)?(?![\w:]|\.\d)"
+    r"(?<![\w:.$,])(\d{1,2})(?:(:|\.)(\d{2})(?::\d{2})?)?\s*(a\.?m\.?|p\.?m\.?|o'clock|h\b)?"
+    r"(?![\w:]|\.\d)"
 )
 NAMED_TIMES = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 DURATION_UNITS = {
-    "minute": 1, "min": 1, "mins": 1, "hour": 60, "hr": 60, "hrs": 60, "day": 1440,
-    "week": 10080,
+    "second": 1 / 60, "sec": 1 / 60, "minute": 1, "min": 1, "hour": 60, "hr": 60,
+    "day": 1440, "week": 10080, "month": 43200, "year": 525600,
 }  # fmt: skip
-DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|days?|weeks?)\b")
-HALF_HOUR = re.compile(r"\b(?:half an hour|a half hour)\b")
+DURATION = re.compile(
+    r"(\d+(?:\.\d+)?)[\s-]*(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?"
+    r"|years?)\b"
+)
+SPOKEN_DURATIONS = {"half an hour": 30.0, "a half hour": 30.0, "an hour": 60.0, "a day": 1440.0,
+                    "a week": 10080.0}  # fmt: skip
+UNIT_SUFFIX = re.compile(r"(\d)(h|hrs?|mins?|usd|d|days?)\b")  # "3h", "$25usd": a space
+SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*(million|thousand)\b")
+LIST_MARKER = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+")  # "1. ", "- ", "• "
 MONEY_WORDS = r"(?:dollars?|usd|bucks)"
 # a figure, not the digits of a code ("acc-0012", "r2-d2") nor an ordinal ("3rd")
 NUMBER = re.compile(
-    r"(?<![\w.])(?<![a-z]-)(?<!-)(\$?\s?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(k\b)?"
+    r"(?<![\w.])(?<![a-z]-)(?<!-)(\$?\s?)(\d{1,3}(?:,\d{3})+|\d{1,15})(\.\d+)?(k\b)?"
     r"(?![\w]|\.\d|-[a-z]|st\b|nd\b|rd\b|th\b)"
 )
 # "one of them", "no one", "the one": words, not counts
 NOT_COUNTS = re.compile(
-    r"\bone(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which) one\b"
+    r"\bone(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which|first|second|third"
+    r"|last|other|each|every|latest|newest|oldest) one\b"
 )
 ZERO = re.compile(
     r"\b(?:none|zero|no)\b(?!\s+(?:longer|more|one|,|\.))(?=\s+[a-z]+s\b|\s*[.,;!]|$)"
@@ -71,26 +84,28 @@ class Reading:
 
 def normalize(text: str) -> str:
     """Case-folded, typographic quotes and dashes made plain, ``_`` read as a space."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().replace("\u2212", "-")
     for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
         text = text.replace(fancy, plain)
     text = re.sub(r"[\u2010-\u2015]", "-", text).replace("_", " ")
-    return re.sub(r"\s+", " ", text).strip()
+    return re.sub(r"[^\S\n]+", " ", text).strip()  # lines kept: a list's items are clauses
 
 
-def mask(text: str, phrases: list[str]) -> str:
-    """``text`` with every normalized phrase of ``phrases`` (longest first) blanked out."""
+def mask(text: str, phrases: list[str], token: str = " # ") -> str:
+    """``text`` with every normalized phrase of ``phrases`` (longest first) replaced by
+    ``token``: blanked out, or kept as a value without its digits (``MOMENT``)."""
     for phrase in sorted({normalize(p) for p in phrases if p}, key=len, reverse=True):
         if len(phrase) >= 3:
-            text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " # ", text)
+            text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", token, text)
     return text
 
 
 def read(reply: str, today: date | None = None, context: list[str] = ()) -> Reading:  # type: ignore[assignment]
     """Every value ``reply`` states, ``context`` phrases masked first; relative days
     ("tomorrow") count from ``today`` when it is known."""
-    text = mask(normalize(reply), list(context))
-    text = spelled_as_figures(text)
+    text = mask(normalize(LIST_MARKER.sub(" ", reply)), list(context))
+    text = SCALE.sub(lambda m: f"{float(m.group(1)) * SCALES[m.group(2)]:.2f}", text)
+    text = UNIT_SUFFIX.sub(r"\1 \2", spelled_as_figures(text))
     reading = Reading(text=text)
     text = reading.rest = _take_moments(text, reading, today)
     text = _take_durations(text, reading)
@@ -119,9 +134,10 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
         _add(reading.dates, _iso_day(int(year), int(month), int(day)))
         if hour is not None:
             _add(reading.times, f"{int(hour):02d}:{minute}")
-        return " "
+        return MOMENT
 
-    text = ISO_MOMENT.sub(iso, text)
+    text = ISO_MOMENT.sub(iso, TIME_ZONE.sub(" ", text))
+    text = NUMERIC_DATE.sub(lambda m: _numeric_date(reading, m), text)
     default_year = today.year if today else None
     text = DAY_FIRST.sub(
         lambda m: _day(reading, m.group(3), m.group(2), m.group(1), default_year), text
@@ -141,11 +157,24 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
 def _day(reading: Reading, year: str | None, month: str, day: str, default: int | None) -> str:
     year_value = int(year) if year else default
     if year_value is None:
-        return " "
+        return MOMENT
     iso = _iso_day(year_value, MONTHS[month[:3]], int(day))
     if iso:
         _add(reading.dates, iso)
-    return " "
+    return MOMENT
+
+
+def _numeric_date(reading: Reading, match: re.Match[str]) -> str:
+    """ "17.09.2025" (day first) or "09/17/2025" (month first); one whose day and month could
+    swap ("03/04/2025") states no date, and still is no number."""
+    first, separator, second, year = match.groups()
+    day, month = (int(first), int(second)) if separator == "." else (int(second), int(first))
+    if int(first) <= 12 and int(second) <= 12 and first != second:
+        return MOMENT
+    iso = _iso_day(int(year), month, day)
+    if iso:
+        _add(reading.dates, iso)
+    return MOMENT
 
 
 def _iso_day(year: int, month: int, day: int) -> str:
@@ -162,6 +191,8 @@ def _clock(reading: Reading, match: re.Match[str]) -> str:
     hour = int(hour_text)
     if (minute is None or separator == ".") and half is None:
         return match.group(0)  # "7", "13.00": numbers, not times
+    if half == "h" and (minute is None and not 13 <= hour <= 23):
+        return match.group(0)  # "3 h": three hours; "19h": a time of day
     if half and half.startswith(("a", "p")):
         if not 1 <= hour <= 12:
             return match.group(0)
@@ -169,19 +200,19 @@ def _clock(reading: Reading, match: re.Match[str]) -> str:
     if hour > 23 or (minute is not None and int(minute) > 59):
         return match.group(0)
     _add(reading.times, f"{hour:02d}:{minute or '00'}")
-    return " "
+    return MOMENT
 
 
 def _take_durations(text: str, reading: Reading) -> str:
     def minutes(match: re.Match[str]) -> str:
-        unit = (
-            match.group(2).rstrip("s") if match.group(2) not in ("hrs", "mins") else match.group(2)
-        )
+        unit = {"hrs": "hr", "mins": "min", "secs": "sec", "h": "hr"}.get(match.group(2))
+        unit = unit or match.group(2).removesuffix("s")
         _add(reading.durations, float(match.group(1)) * DURATION_UNITS[unit])
         return match.group(0)  # still a number too ("3 days": a count of days)
 
-    if HALF_HOUR.search(text):
-        _add(reading.durations, 30.0)
+    for words, value in SPOKEN_DURATIONS.items():
+        if re.search(rf"\b{words}\b", text):
+            _add(reading.durations, value)
     return DURATION.sub(minutes, text)
 
 

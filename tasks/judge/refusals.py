@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from envmill.schemas.answers import Refusal, RefusalRule
-from envmill.tasks.judge.phrases import asserts, denies, mentions, pattern
+from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, negated, pattern
 from envmill.tasks.judge.reading import Reading, normalize, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
@@ -27,13 +27,18 @@ DECLINE = re.compile(
     r"|not something i can|no way|i'm afraid|afraid i|not going to|doesn't allow|does not allow"
     r"|don't allow|do not allow|disallow\w*|not eligible|ineligible|isn't eligible|blocked"
     r"|prevents?|not authori[sz]ed|say no|have to pass|must pass|out of the question"
-    r"|not in a position|no longer possible|not available|isn't available|can only|only be)\b"
+    r"|not in a position|no longer possible|not available|isn't available|can only|only be"
+    r"|doesn't permit|does not permit|don't permit|not an option|can no longer|(?:is|are) final"
+    r"|can't be|cannot be)\b"
 )
 SUCCESS = re.compile(
     r"\b(?:successfully|all set|all done|done|went through|taken care of|processed|completed"
-    r"|confirmed|i've \w+ed|i have \w+ed|is now|are now|has now|have now|did it|went ahead"
-    r"|gone ahead|anyway|regardless|nonetheless|all the same)\b"
+    r"|did it|went ahead|gone ahead|anyway|regardless|nonetheless|all the same|handled"
+    r"|issued|reversed|refunded)\b"
 )
+CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+")
+NOT = re.compile(r"\b(?:not|never|no)\b|n't\b")
+MODAL = re.compile(r"\b(?:can|could|would|will|may|might|should|must|to)\s+(?:\w+\s+)?$")
 CONDITION_FRAME = re.compile(
     r"\b(?:only|must|unless|until|while|needs? to be|has to be|have to be|required to be|once)"
     r"\s+(?:\w+\s+){0,4}$"
@@ -49,6 +54,9 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     text = reading.text
     if not DECLINE.search(text):
         return Verdict(False, "the reply does not decline")
+    hedge = HEDGE_ANYWHERE.search(text)
+    if hedge:
+        return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
     claim = _claim(text, refusal)
     if claim:
         return Verdict(False, f"the reply claims the work ({claim!r})")
@@ -66,17 +74,20 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
 
 
 def _claim(text: str, refusal: Refusal) -> str | None:
-    """A sentence that reports the work as done: it declines nothing and says success, or
-    that the record now has a value the request would set, or that the action happened."""
+    """A clause that reports the work as done: success words, the action in the past tense,
+    or a value the request would set, said (not negated, not after a decline)."""
     done = [p for p in (pattern(t) for t in refusal.targets) if p]
     action = _past_tense(refusal.action)
-    for sentence in re.split(r"(?<=[.!?;])\s+|\bbut\b", text):
-        if DECLINE.search(sentence) or re.search(r"\b(?:not|n't|never)\b", sentence):
-            continue
-        hit = SUCCESS.search(sentence) or (action and action.search(sentence))
-        hit = hit or next((m for p in done for m in p.finditer(sentence)), None)
-        if hit:
-            return sentence.strip()
+    for clause in CLAUSES.split(text):
+        found = [*SUCCESS.finditer(clause), *(action.finditer(clause) if action else [])]
+        found += [m for p in done for m in p.finditer(clause)]
+        for match in found:
+            before = clause[: match.start()]
+            if negated(clause, match.start()) or DECLINE.search(before) or NOT.search(before):
+                continue
+            if MODAL.search(before) or CONDITION_FRAME.search(before):
+                continue  # "only delivered orders can be returned": the rule, not the work
+            return clause.strip()
     return None
 
 
@@ -139,7 +150,7 @@ def _names(reading: Reading, trigger: object) -> bool:
 
 def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:
     """A figure neither the state, the question nor the rule holds: a made-up limit or fee."""
-    known = set(setting.numbers)
+    known = set(setting.numbers) | set(setting.asked)  # the state's and the request's figures
     for rule in refusal.rules:
         known |= {float(t) for t in [*rule.triggers, *rule.allowed] if _number(t)}
     for value in reading.numbers:

@@ -26,6 +26,7 @@ class Setting:
     dates: frozenset[str] = frozenset()
     times: frozenset[str] = frozenset()
     words: frozenset[str] = frozenset()
+    asked: frozenset[float] = frozenset()  # the question's own figures, and this year
     question: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -36,14 +37,22 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
     numbers: set[float] = set()
     for state in states:
         _collect(state, strings, numbers, 0)
+    initial: list[str] = []
+    _collect(states[0] if states else {}, initial, set(), 0)
+    written = [k for state in states[1:] for k in _keys(state)]  # new ids, not the agent's text
     today = next((d for d in (_day_of(state.get("current_time")) for state in states) if d), None)
-    masks = [s for s in strings if re.search(r"\d", s) and not ISO_MOMENT.fullmatch(s.casefold())]
+    masks = [
+        s
+        for s in [*initial, *written]
+        if re.search(r"\d", s) and not ISO_MOMENT.fullmatch(s.casefold())
+    ]
     moments = read(" ; ".join(s for s in strings if ISO_MOMENT.match(s)))
     asked = read(task, today, masks)
     return Setting(
         today=today,
         masks=tuple(dict.fromkeys(masks)),
-        numbers=frozenset(numbers | set(asked.numbers)),
+        numbers=frozenset(numbers),
+        asked=frozenset([*asked.numbers, *([float(today.year)] if today else [])]),
         dates=frozenset(moments.dates + asked.dates + ([today.isoformat()] if today else [])),
         times=frozenset(moments.times + asked.times),
         words=frozenset(s.casefold() for s in strings if len(s) <= 40),
@@ -67,6 +76,22 @@ def _collect(value: Any, strings: list[str], numbers: set[float], depth: int) ->
         numbers.add(float(value))
     elif isinstance(value, str):
         strings.append(value)
+
+
+def flat_values(value: Any) -> list[Any]:
+    """The scalars of a JSON value (a simulated user's facts), in order."""
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in flat_values(item)]
+    if isinstance(value, list):
+        return [v for item in value for v in flat_values(item)]
+    return [value]
+
+
+def _keys(value: Any, depth: int = 0) -> list[str]:
+    """The keys of the state's collections (record ids), not the values a tool wrote."""
+    if not isinstance(value, dict) or depth > 2:
+        return []
+    return [str(k) for k in value] + [k for v in value.values() for k in _keys(v, depth + 1)]
 
 
 def _day_of(value: Any) -> date | None:

@@ -50,6 +50,9 @@ THREE_RULES = Refusal(
         (VOID, "Charges can only be voided while the reservation is booked, so I can't do it."),
         (VOID, "I'm unable to void it: reservation R-7 at 12 Main St, Unit 40 is checked out."),
         (THREE_RULES, "I can't void it: the stay is checked out and the charge is $80.00."),
+        (VOID, "I've confirmed the reservation is checked out. I can't void the charge."),
+        (VOID, "Our policy doesn't permit that: the reservation is checked out."),
+        (VOID, "It can no longer be voided, since the reservation is checked out."),
     ],
 )
 def test_a_right_refusal_in_other_words_holds(refusal, reply):
@@ -67,6 +70,10 @@ def test_a_right_refusal_in_other_words_holds(refusal, reply):
         ("I can't void it: the limit is $25.00.", "25"),
         ("Done. Charge CH-3 is now voided.", ""),
         ("I can't do that.", "no reason"),
+        ("Voided it - nothing blocked it since the reservation was checked out.", "claims"),
+        ("Refund issued. Voiding isn't possible on a checked-out reservation.", "claims"),
+        ("I can't: it isn't, as far as I can tell, checked out.", "hedges"),
+        ("I can't void it, it might be checked out.", "hedges"),
         ("", "says nothing"),
     ],
 )
