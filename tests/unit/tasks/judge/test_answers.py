@@ -79,8 +79,11 @@ def test_a_right_answer_in_other_words_holds(expected, reply):
         (ExpectedAnswer(type="duration", value=3, unit="hours"), "It lasts 3 months.", "does not"),
         (GRADUATED, "Nothing in the records tells me.", "does not say"),
         (GRADUATED, "No idea.", "hedges"),
-        (ExpectedAnswer(type="enum", value="refundable", rivals=["non_refundable"]),
-         "It's non-refundable.", "competing"),  # fmt: skip
+        (
+            ExpectedAnswer(type="enum", value="refundable", rivals=["non_refundable"]),
+            "It's non-refundable.",
+            "competing",
+        ),  # fmt: skip
         (ExpectedAnswer(type="id", value="PS-1", rivals=["PS-2"]), "PS-1, PS-2", "competing"),
         (COUNT, "three sessions", "does not state"),
         (COUNT, "", "says nothing"),
