@@ -22,7 +22,7 @@ from envmill.tasks.judge.verdict import Verdict
 
 MAX_REPLY_CHARS = 2000  # an answer, not a dump of every record a policy could paste
 CENT = 0.005
-CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|,\s+|\s+but\s+|\s+-\s+")
+CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|,\s+(?!\d{4}\b)|\s+but\s+|\s+-\s+")  # "May 3, 2025"
 NEGATION_BEFORE = re.compile(r"\b(?:not|never|no longer|cannot|without)\b|n't\b")
 VALUE = r"(?:\$?\d|\u00a7)"  # a figure, or where a date or time stood
 HEDGE_NEAR_NUMBER = re.compile(

@@ -81,7 +81,10 @@ def _claim(text: str, refusal: Refusal) -> str | None:
     for clause in CLAUSES.split(text):
         found = [*SUCCESS.finditer(clause), *(action.finditer(clause) if action else [])]
         found += [m for p in done for m in p.finditer(clause)]
+        stated = [p for p in (pattern(str(t)) for r in refusal.rules for t in r.triggers) if p]
         for match in found:
+            if any(p.fullmatch(match.group(0)) for p in stated):
+                continue  # the record's own status ("it's completed"), the reason
             before = clause[: match.start()]
             if negated(clause, match.start()) or DECLINE.search(before) or NOT.search(before):
                 continue
