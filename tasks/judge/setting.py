@@ -5,7 +5,7 @@ answer's type that neither holds is invented."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -16,19 +16,17 @@ MAX_STRINGS = 5000
 
 @dataclass(frozen=True)
 class Setting:
-    """``masks``: state strings with digits that are not moments (ids, addresses, phones), whose
-    digits are no answer; ``numbers``, ``dates``, ``times``: what the state and the question
-    hold; ``words``: the state's short strings (statuses, names)."""
+    """``masks``: strings with digits that are not moments (ids, addresses, phones) of the
+    initial state, and new record ids: their digits are no answer (text the agent wrote into the
+    final state is not among them); ``numbers``, ``dates``, ``times``: what the states hold;
+    ``asked``: the request's own figures."""
 
     today: date | None = None
     masks: tuple[str, ...] = ()
     numbers: frozenset[float] = frozenset()
     dates: frozenset[str] = frozenset()
     times: frozenset[str] = frozenset()
-    words: frozenset[str] = frozenset()
     asked: frozenset[float] = frozenset()  # the question's own figures, and this year
-    question: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def setting_of(task: str, *states: dict[str, Any]) -> Setting:
@@ -55,8 +53,6 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
         asked=frozenset([*asked.numbers, *([float(today.year)] if today else [])]),
         dates=frozenset(moments.dates + asked.dates + ([today.isoformat()] if today else [])),
         times=frozenset(moments.times + asked.times),
-        words=frozenset(s.casefold() for s in strings if len(s) <= 40),
-        question=task,
     )
 
 
