@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from envmill.schemas.answers import ExpectedAnswer, Refusal
@@ -152,7 +153,8 @@ def invented_value(expected: ExpectedAnswer) -> str | None:
     if kind in ("count", "number", "money", "duration"):
         return f"an extra charge of ${float(value) * 3 + 17.31:,.2f}"
     if kind in ("date", "datetime"):
-        return f"it was changed on {date_forms(shifted_moment(value[:10], 'date'))[0][:-5]} 1987"
+        long_ago = date.fromisoformat(value[:10]) - timedelta(days=13_514)  # 37 years before
+        return f"it was changed on {date_forms(long_ago.isoformat())[0]}"
     return None
 
 
