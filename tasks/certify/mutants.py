@@ -138,11 +138,11 @@ def _alterations(value: Any) -> list[Any]:
         return [value + 1, value - 1, *([0] if value else [])]
     if isinstance(value, str) and _DATE.match(value):
         return [shifted for days in (1, -1) if (shifted := _shift_days(value, days))]
-    if isinstance(value, str) and (digit := _DIGIT.search(value)):
+    group = _LAST_DIGITS.search(value) if isinstance(value, str) else None
+    if isinstance(value, str) and (digit := _DIGIT.search(value)) and group is not None:
         number = int(digit.group())
         changed = str(number - 1 if number else 1)
         one_off = value[: digit.start()] + changed + value[digit.end() :]
-        group = _LAST_DIGITS.search(value)
         zeroed = value[: group.start()] + "0" * len(group.group()) + value[group.end() :]
         return [one_off, *([zeroed] if zeroed not in (value, one_off) else [])]
     if isinstance(value, str):

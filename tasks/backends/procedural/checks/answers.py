@@ -16,6 +16,7 @@ from envmill.schemas.answers import AnswerType, ExpectedAnswer, Refusal, Refusal
 
 ValueKind = Literal["number", "date", "datetime", "text"]
 MAX_RIVALS = 30
+KIND_TYPES: dict[str, AnswerType] = {"number": "number", "date": "date", "datetime": "datetime"}
 # rule words any refusal could say ("only a manager can …"): no reason on their own
 GENERIC_REASONS = frozenset({"only", "own", "staff", "rule", "rules", "policy", "allowed"})
 
@@ -44,9 +45,7 @@ def expected_answer(
 ) -> ExpectedAnswer:
     """The typed answer to a question: ``value`` read as ``kind`` (or as ``answer_type`` when
     the generator knows better: a count, money, an enum), its rivals and its context."""
-    typed = answer_type or {"number": "number", "date": "date", "datetime": "datetime"}.get(
-        kind, "text"
-    )
+    typed: AnswerType = answer_type or KIND_TYPES.get(kind, "text")
     shown = _as(typed, value)
     rivals = [_as(typed, v) for v in competing if _differs(_as(typed, v), shown)]
     return ExpectedAnswer(
