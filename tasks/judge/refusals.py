@@ -34,7 +34,7 @@ DECLINE = re.compile(
 SUCCESS = re.compile(
     r"\b(?:successfully|all set|all done|done|went through|taken care of|processed|completed"
     r"|did it|went ahead|gone ahead|anyway|regardless|nonetheless|all the same|handled"
-    r"|issued|reversed|refunded)\b"
+    r"|reversed|refunded)\b"
 )
 CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+")
 NOT = re.compile(r"\b(?:not|never|no)\b|n't\b")

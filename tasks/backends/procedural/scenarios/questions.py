@@ -87,7 +87,7 @@ def value_kind(value: Any) -> ValueKind | None:
 def say(name: str, value: Any) -> str:
     """The value as the reference answer writes it ("$1,250.50", "3 Mar 2025 at 16:00")."""
     if isinstance(value, float) and not is_money(name, value):
-        return f"{value:g}" if abs(value) < 1e6 else f"{value:.2f}"
+        return f"{value:.15g}" if abs(value) < 1e6 else f"{value:.2f}"  # 22323.97, not 22324
     text = str(value) if not isinstance(value, float) else f"{value:.2f}"
     return humanize_value(text.replace("_", " "), dollars=is_money(name, value))
 

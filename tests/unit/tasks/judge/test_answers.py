@@ -124,3 +124,13 @@ def test_a_malformed_expected_answer_is_refused_naming_the_field(record, field):
     with pytest.raises(ValidationError) as refused:
         ExpectedAnswer.model_validate(record)
     assert field in str(refused.value)
+
+
+def test_the_procedural_reference_writes_a_value_whole():
+    """A reference reply that rounds ("22324" for 22323.97) would be refused by the judge."""
+    from envmill.tasks.backends.procedural.scenarios.questions import say
+
+    assert say("lifetime_giving", 22323.97) == "22323.97" and say("hours", 3.0) == "3"
+    expected = ExpectedAnswer(type="number", value=22323.97)
+    reply = f"The lifetime giving of Dale Lawson is {say('lifetime_giving', 22323.97)}."
+    assert judge_answer(expected, reply, SETTING).passed

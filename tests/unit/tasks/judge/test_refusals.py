@@ -53,6 +53,7 @@ THREE_RULES = Refusal(
         (VOID, "I've confirmed the reservation is checked out. I can't void the charge."),
         (VOID, "Our policy doesn't permit that: the reservation is checked out."),
         (VOID, "It can no longer be voided, since the reservation is checked out."),
+        (VOID, "That isn't possible: it is checked out and its invoice is issued or paid."),
     ],
 )
 def test_a_right_refusal_in_other_words_holds(refusal, reply):
@@ -71,7 +72,7 @@ def test_a_right_refusal_in_other_words_holds(refusal, reply):
         ("Done. Charge CH-3 is now voided.", ""),
         ("I can't do that.", "no reason"),
         ("Voided it - nothing blocked it since the reservation was checked out.", "claims"),
-        ("Refund issued. Voiding isn't possible on a checked-out reservation.", "claims"),
+        ("Refunded it. Voiding isn't possible on a checked-out reservation.", "claims"),
         ("I can't: it isn't, as far as I can tell, checked out.", "hedges"),
         ("I can't void it, it might be checked out.", "hedges"),
         ("", "says nothing"),
