@@ -36,12 +36,16 @@ from envmill.tasks.sandbox import (
     SandboxOutcome,
     ToolOutcome,
 )
+from envmill.tasks.sandbox.client import CHECKS_BUDGET
 from tests.procs import descendants
 from tests.redteam.attacks import ATTACKS, BY_NAME, MODES, PRELUDE, Attack
 
 LIMITS = SandboxLimits(cpu_seconds=1, wall_seconds=1.5, memory_mb=256)
 CANARY = "sk-redteam-canary"
-SLACK_SECONDS = 0.75  # a request may exceed the wall time by the kill round trip, no more
+SLACK_SECONDS = 0.75  # a request may exceed its time by the kill round trip, no more
+# A call or a load has the wall time; a checks request runs each check several times (apart, then
+# probed), each evaluation within half the wall time, all within one budget for the request.
+PROMISED_SECONDS = {"checks": CHECKS_BUDGET * LIMITS.wall_seconds}
 # A check's evaluation runs in a child of a disposable host, holding only a pipe to it: one that
 # dies or hangs is reported by the host ("no answer within"), one that takes its host down with
 # it (same uid) as the host's death, and one that writes to the factory's channel finds no such
@@ -275,7 +279,7 @@ def basic_box(canary_env):
 @dataclass
 class Evidence:
     outcomes: list[tuple[str, SandboxOutcome]] = field(default_factory=list)
-    durations: list[float] = field(default_factory=list)
+    durations: list[tuple[str, float]] = field(default_factory=list)
     parent_error: str | None = None
     host_files: str = ""
     reverse: list[str] = field(default_factory=list)
@@ -288,7 +292,7 @@ class Evidence:
     mutated_args: bool = False
 
     def record(self, kind: str, start: float, outcome: SandboxOutcome) -> SandboxOutcome:
-        self.durations.append(time.monotonic() - start)
+        self.durations.append((kind, time.monotonic() - start))
         self.outcomes.append((kind, outcome))
         return outcome
 
@@ -437,8 +441,9 @@ def assert_common(ev: Evidence, attack: Attack, expect: str | None, markers: tup
     text = ev.text
     leaked = [m for m in (*markers, *attack.absent, "ESCAPED") if m in text or m in ev.host_files]
     assert not leaked, f"reached the parent or a host file: {[m[:24] for m in leaked]}"
-    slowest = max(ev.durations, default=0.0)
-    assert slowest <= LIMITS.wall_seconds + SLACK_SECONDS, f"a request took {slowest:.2f} s"
+    for kind, seconds in ev.durations:
+        promised = PROMISED_SECONDS.get(kind, LIMITS.wall_seconds)
+        assert seconds <= promised + SLACK_SECONDS, f"a {kind} request took {seconds:.2f} s"
     if expect:  # quotes and escapes differ between a result, a state and a check's error text
         plain = re.sub(r"[\\'\"]", "", text)
         assert re.search(expect, plain, re.S), f"expected /{expect}/ in {plain[:600]}"
