@@ -8,7 +8,7 @@ import psutil
 
 # multiprocessing's resource tracker is a singleton of the *calling* interpreter (Dask's
 # LocalCluster starts it) and ends with that interpreter: not something a run leaves behind.
-PER_INTERPRETER_HELPERS = ("multiprocessing.resource_tracker",)
+PER_INTERPRETER_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
 
 
 def descendants() -> set[int]:

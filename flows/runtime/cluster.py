@@ -12,7 +12,9 @@ watches a pipe from its nanny here (``distributed.process``).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
 import signal
 from collections.abc import Iterator
@@ -28,7 +30,19 @@ if TYPE_CHECKING:
 # Dask's statistical profiler walks every thread's stack each 10 ms: with an llm run's dozens of
 # threads per worker that is seconds of CPU nobody reads (the dashboard is off).
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
-PRELOAD = {"distributed.worker.preload": ["envmill.flows.runtime.worker_imports"]}
+WORKER_IMPORTS = "envmill.flows.runtime.worker_imports"
+# Workers fork from one process that imported the task code once (see worker_imports.py).
+FORKED_WORKERS = {
+    "distributed.worker.preload": [WORKER_IMPORTS],
+    "distributed.worker.multiprocessing-method": "forkserver",
+}
+RUN_ENVIRON = "ENVMILL_RUN_ENVIRON"  # the starting process's environment, as JSON
+
+
+def run_environ() -> dict[str, str]:
+    """What a cluster's nannies hand their workers: this process's whole environment (a
+    forked worker has the forkserver's, maybe an earlier run's; worker_imports.dask_setup)."""
+    return {RUN_ENVIRON: json.dumps(dict(os.environ))}
 
 
 def warm_worker(limits: SandboxLimits) -> None:
@@ -36,6 +50,14 @@ def warm_worker(limits: SandboxLimits) -> None:
     from envmill.tasks.sandbox.shared import process_sandbox
 
     process_sandbox(limits).spawn_host().close()
+
+
+def _preload_forkserver() -> None:
+    """What the forkserver imports when it starts (the first cluster of a process starts it;
+    later ones fork from the same)."""
+    from distributed.utils import get_mp_context
+
+    get_mp_context().set_forkserver_preload(["distributed", WORKER_IMPORTS])
 
 
 @contextmanager
@@ -51,10 +73,11 @@ def dask_scheduler(
     from distributed import Client, LocalCluster
 
     scratch = owned_tempdir("dask")
-    config = {**QUIET_WORKERS, **PRELOAD, "temporary-directory": scratch}  # scheduler's too
+    config = {**QUIET_WORKERS, **FORKED_WORKERS, "temporary-directory": scratch}  # scheduler's too
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with dask.config.set(config):  # the nannies hand it to the workers they start
+            _preload_forkserver()
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=threads,
@@ -62,6 +85,7 @@ def dask_scheduler(
                 dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
                 silence_logs=logging.CRITICAL,
                 local_directory=scratch,
+                env=run_environ(),
             )
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -113,7 +113,8 @@ def _server_starting(root: Path) -> Callable[[dict[int, str]], bool]:
 
 
 def _workers_starting(now: dict[int, str]) -> bool:
-    return any("spawn_main" in line for line in now.values())
+    """The forkserver the workers fork from is up (importing the task code)."""
+    return any("multiprocessing.forkserver" in line for line in now.values())
 
 
 def _workers_busy(root: Path) -> Callable[[dict[int, str]], bool]:
