@@ -120,10 +120,13 @@ def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.runtime.cluster import rollout_on_dask
     from envmill.flows.runtime.leftovers import reap_leftovers
     from envmill.flows.runtime.prefect_api import prefect_api
+    from envmill.flows.timeline import mark
 
     reap_leftovers(root)
     with prefect_api(root / "_prefect") as api, rollout_on_dask(settings) as rollout_flow:
+        mark("cluster_up")
         api.wait()
+        mark("flow_start")
         bar = ProgressBar(
             "rolling out",
             items="episodes",
@@ -133,6 +136,8 @@ def _run_and_record(settings, root: Path) -> None:
         )
         with bar:
             summary = rollout_flow(settings=settings, data_dir=str(root))
+        mark("flow_done")
+    mark("cluster_closed")
     print_rollout_summary(root, summary)
 
 

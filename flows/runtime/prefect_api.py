@@ -154,7 +154,7 @@ def prefect_api(home: Path) -> Iterator[PrefectApi]:
     os.environ["PREFECT_LOGGING_TO_API_ENABLED"] = (
         "false"  # nobody reads them; the server stops first
     )
-    server = _start_server(home)
+    server = start_server(home)
     try:
         os.environ["PREFECT_API_URL"] = server.url
         with answering(server.url):
@@ -232,7 +232,7 @@ class _DropTransportErrors(logging.Filter):
         return not (record.exc_info and transport_problem(record.exc_info[1]))
 
 
-def _start_server(home: Path) -> _Server:
+def start_server(home: Path) -> _Server:
     """Start the server process; ``wait_healthy`` tells when it answers. A database known to
     be migrated starts without migrations (``prefect_home.py``); one the server creates is
     remembered once it answers."""

@@ -135,7 +135,7 @@ def test_an_unwritable_cache_does_not_stop_a_run(tmp_path, monkeypatch):
 def test_a_server_started_from_the_template_serves_the_api(tmp_path, monkeypatch):
     """Two new folders: the first server migrates and leaves the template, the second starts
     from it with migrations off and still answers API calls that need its tables."""
-    from envmill.flows.runtime.prefect_api import _start_server
+    from envmill.flows.runtime.prefect_api import start_server
 
     for key in ("PREFECT_API_URL", "PREFECT_HOME"):
         monkeypatch.delenv(key, raising=False)
@@ -145,7 +145,7 @@ def test_a_server_started_from_the_template_serves_the_api(tmp_path, monkeypatch
         assert (template_dir() / DATABASE).exists() == (name == "second")
         home = tmp_path / name / "_prefect"
         home.mkdir(parents=True)
-        server = _start_server(home)
+        server = start_server(home)
         try:
             server.wait_healthy()
             request = urllib.request.Request(
