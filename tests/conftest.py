@@ -26,21 +26,30 @@ TIERS = ("unit", "sandbox", "e2e", "redteam")
 # Fixtures that start processes: a unit test asking for one belongs in another tier.
 PROCESS_FIXTURES = {"sandbox", "prefect_harness"}
 START_ORDER = ("e2e", "sandbox", "redteam", "unit")
-# Measured with --durations (slowest first); the rest follow by tier.
+# Measured in CI (pytest --junitxml, each file's summed test time, slowest first); the rest follow
+# by tier. pyproject's --no-loadscope-reorder keeps this order: xdist would otherwise sort files
+# by their number of tests and start the long single-test files last, where they are the tail.
 SLOWEST_FILES = (
     "test_cli_run.py",
     "test_kill9.py",
     "test_cli_llm_run.py",
     "test_attacks.py",
+    "test_reward_probes.py",
+    "test_rollout_run.py",
     "test_procedural_pipeline.py",
     "test_process_lifetime.py",
-    "test_rollout_run.py",
-    "test_deployed_flows.py",
     "test_llm_client.py",
-    "test_phrasing_quality.py",
-    "test_flow.py",
     "test_compact.py",
+    "test_deployed_flows.py",
+    "test_skelbuilder.py",
+    "test_llm_requests_name_no_stage.py",
+    "test_phrasing_quality.py",
+    "test_rollout_cli.py",
     "test_compiler.py",
+    "test_state_invariants.py",
+    "test_cli_llm.py",
+    "test_prefect_home.py",
+    "test_flow.py",
 )
 
 # Tight limits keep hostile programs cheap to stop; the defaults are for real runs.
@@ -114,19 +123,24 @@ def clinic(clinic_source, sandbox):
 
 @pytest.fixture(scope="session")
 def prefect_harness(tmp_path_factory):
-    """One Prefect test server for the whole session (starting one costs ~10 s)."""
+    """This process reports to the session's one Prefect server (``tests.cli``'s, which the runs
+    started as processes share: starting another costs ~10 CPU-s)."""
+    from prefect.context import refresh_global_settings_context
+
+    from tests.cli import shared_prefect_api
+
     os.environ.update(
         {
+            "PREFECT_API_URL": shared_prefect_api(),
             "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-home")),
             "DO_NOT_TRACK": "1",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+            "PREFECT_LOGGING_TO_API_ENABLED": "false",
         }
     )
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+    refresh_global_settings_context()  # Prefect read its settings when it was imported
+    yield
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,9 @@
-"""``envmill run`` as a user runs it: bad input, Ctrl-C, resume, idempotence, no leftovers."""
+"""``envmill run`` as a user runs it: bad input, SIGTERM, resume, idempotence, no leftovers."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +18,7 @@ from tests.procs import processes_started_under
 from tests.timing import scaled
 
 # Enough batches that seconds of work remain when the first one finishes (each takes about two
-# seconds on a calm machine and the signal follows within 0.1 s): Ctrl-C lands while the run is
+# seconds on a calm machine and the signal follows within 0.1 s): SIGTERM lands while the run is
 # still working, even on a loaded machine.
 ENVS = 8
 RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "3", "--batch-size", "1",
@@ -32,26 +30,11 @@ def _counts(root: Path) -> dict[str, int]:
     return {t: query(root, f"SELECT count(*) AS n FROM {t}").to_pylist()[0]["n"] for t in tables}
 
 
-def _like_a_terminal() -> None:
-    """SIGINT as a terminal's foreground job has it: when the test runner was started in the
-    background of a script (where SIGINT is ignored, and a child inherits that), Ctrl-C would
-    otherwise never reach the run."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _interrupt_after_first_batch(
-    tmp_path: Path, root: Path, signum: int = signal.SIGINT
-) -> subprocess.CompletedProcess[str]:
-    """Start a run and press Ctrl-C (SIGINT to the process group) once a batch has finished; or
-    send ``signum`` to the run's own process, as a supervisor does."""
-    command = [
-        sys.executable,
-        "-c",
-        "from envmill.flows.cli import main; main()",
-        *RUN,
-        "--out",
-        str(root),
-    ]
+def _terminate_after_first_batch(tmp_path: Path, root: Path) -> subprocess.CompletedProcess[str]:
+    """Start a run and send SIGTERM to its process, as a supervisor does, once a batch has
+    finished."""
+    command = [sys.executable, "-c", "from envmill.flows.cli import main; main()", *RUN]
+    command += ["--out", str(root)]
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -60,15 +43,11 @@ def _interrupt_after_first_batch(
         cwd=tmp_path,
         env=_env(tmp_path),
         start_new_session=True,
-        preexec_fn=_like_a_terminal,
     )
     deadline = time.monotonic() + scaled(240)
     while time.monotonic() < deadline and process.poll() is None:
         if _batch_commits(root):
-            if signum == signal.SIGINT:
-                os.killpg(process.pid, signal.SIGINT)
-            else:
-                os.kill(process.pid, signum)
+            process.terminate()
             break
         time.sleep(0.1)
     out, err = process.communicate(timeout=scaled(120))
@@ -83,11 +62,16 @@ def _batch_commits(root) -> list:
 
 
 @pytest.mark.timeout(300)  # three runs and three reads: a hang guard on a loaded machine
-def test_interrupt_resume_and_rerun(tmp_path):
+def test_sigterm_then_resume_and_rerun(tmp_path):
+    """SIGTERM, as a supervisor sends it, ends a run as Ctrl-C does (exit 143); the same command
+    resumes, and once more changes nothing. Ctrl-C itself (exit 130, no process or folder left):
+    tests/sandbox/test_process_lifetime.py."""
     root = tmp_path / "data"
-    interrupted = _interrupt_after_first_batch(tmp_path, root)
-    assert interrupted.returncode == 130, interrupted.stderr[-2000:]
-    assert "interrupted; finished batches are kept" in interrupted.stderr
+    interrupted = _terminate_after_first_batch(tmp_path, root)
+    assert interrupted.returncode == 143, interrupted.stderr[-2000:]
+    assert interrupted.stderr.strip().splitlines()[-1] == (
+        "envmill: error: terminated; finished batches are kept, rerun the same command to resume"
+    )
     kept = len(_batch_commits(root))
     assert 1 <= kept < ENVS
     (run,) = query(root, "SELECT status, finished_at FROM runs").to_pylist()
@@ -132,17 +116,6 @@ def test_interrupt_resume_and_rerun(tmp_path):
     env_id = query(root, "SELECT env_id FROM environments LIMIT 1").to_pylist()[0]["env_id"]
     shown = envmill(tmp_path, "show", "env", env_id, "--out", str(root))
     assert shown.returncode == 0 and "# source" in shown.stdout and "class " in shown.stdout
-
-
-def test_sigterm_ends_a_run_like_ctrl_c_with_exit_143(tmp_path):
-    root = tmp_path / "data"
-    terminated = _interrupt_after_first_batch(tmp_path, root, signal.SIGTERM)
-    assert terminated.returncode == 143, terminated.stderr[-2000:]
-    assert terminated.stderr.strip().splitlines()[-1] == (
-        "envmill: error: terminated; finished batches are kept, rerun the same command to resume"
-    )
-    assert query(root, "SELECT status FROM runs").column("status").to_pylist() == ["interrupted"]
-    assert processes_started_under(str(tmp_path)) == []
 
 
 def _write(path: Path, text: str) -> Path:

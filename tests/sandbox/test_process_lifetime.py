@@ -175,6 +175,7 @@ def test_ctrl_c_leaves_no_sandbox_folder_and_no_process(tmp_path):
             run.kill()
             run.communicate()
     assert run.returncode == 130, err[-2000:]
+    assert "interrupted; finished batches are kept" in err
     assert _survivors(seen) == []
     assert _leftover_folders(tmp_path) == []  # the sandbox's folders among them
 
