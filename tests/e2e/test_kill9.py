@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -25,6 +24,7 @@ from envmill.flows.runtime.leftovers import SERVER_RECORD
 from envmill.tasks.offline_llm import serve_endpoint
 from envmill.warehouse.resume import CommitIndex
 from envmill.warehouse.views import query
+from tests.cli import clean_env
 from tests.procs import processes_started_under
 from tests.timing import scaled
 
@@ -33,22 +33,21 @@ RUN = ["run", "--envs", "4", "--scenarios-per-env", "2", "--batch-size", "1", "-
 CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
 
 
-def _env(folder: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "ENVMILL_", "OPENAI_"))
-    }
+def _env(folder: Path, own_server: bool) -> dict[str, str]:
+    """Helper files under ``folder/tmp``; a run starts its own Prefect server (the one a kill
+    must not leave behind) or reports to the test process's shared one."""
     (folder / "tmp").mkdir(exist_ok=True)
-    return {**env, "TMPDIR": str(folder / "tmp"), "ENVMILL_SANDBOX__WALL_SECONDS": "5"}
+    return clean_env(folder / "tmp", own_server=own_server)
 
 
-def _envmill(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _envmill(folder: Path, *args: str, own_server: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*CLI, *args],
         capture_output=True,
         text=True,
         timeout=scaled(240),
         cwd=folder,
-        env=_env(folder),
+        env=_env(folder, own_server),
     )
 
 
@@ -58,7 +57,7 @@ def _batch_commits(root: Path) -> int:
     return sum(bool(re.fullmatch(r"[0-9a-f]{16}\.json", n)) for n in names)
 
 
-def _killed(folder: Path, root: Path, when: str, *extra: str) -> None:
+def _killed(folder: Path, root: Path, when: str, *extra: str, own_server: bool = True) -> None:
     """Start a run and SIGKILL its process: ``starting`` (server and cluster coming up) or
     ``working`` (a first batch committed, others under way)."""
     process = subprocess.Popen(
@@ -66,7 +65,7 @@ def _killed(folder: Path, root: Path, when: str, *extra: str) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=folder,
-        env=_env(folder),
+        env=_env(folder, own_server),
         start_new_session=True,  # the test's own group is never in the line of fire
     )
     deadline = time.monotonic() + scaled(180)
@@ -110,7 +109,7 @@ def _leftovers(folder: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> dict[str, object]:
     folder = tmp_path_factory.mktemp("reference")
-    done = _envmill(folder, *RUN, "--out", str(folder / "data"))
+    done = _envmill(folder, *RUN, "--out", str(folder / "data"), own_server=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return _corpus(folder / "data")
 
@@ -151,9 +150,10 @@ def test_a_killed_llm_run_asks_the_model_nothing_it_had_answered(tmp_path):
             f'workers = 1\n[llm]\nbase_url = "{endpoint.url}"\nmax_concurrency = 4\n'
         )
         root = tmp_path / "data"
-        _killed(tmp_path, root, "working", "--scenarios-from", "llm")
+        _killed(tmp_path, root, "working", "--scenarios-from", "llm", own_server=False)
         before = _bodies(endpoint.requests())
-        again = _envmill(tmp_path, *RUN, "--scenarios-from", "llm", "--out", str(root))
+        llm_run = (*RUN, "--scenarios-from", "llm", "--out", str(root))
+        again = _envmill(tmp_path, *llm_run, own_server=False)
         assert again.returncode == 0, again.stderr[-2000:]
         after = _bodies(endpoint.requests())[len(before) :]
     asked_twice = set(before) & set(after)
