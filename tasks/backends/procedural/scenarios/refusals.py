@@ -4,9 +4,9 @@ The generator draws state-changing calls against the live episode until one fail
 limit, a status, a balance, a time window), not on a bad argument or a missing record; it rolls
 back every call it tried. The request is that call in the user's words; the reference solution
 reads the records the rule is about (so a trajectory shows why) and changes nothing; the reference
-answer declines and names the reason the tool gave. Checks: the guard that nothing changed, and
-the refusal check (declines, claims no success, names the reason: a quoted status or one of the
-rule's words from ``wording/refusals.yaml``).
+answer declines and names the reason the tool gave. Checks: the guard that nothing changed; the
+reply is judged by envmill's judge against the scenario's ``refusal`` record (the rule, its
+triggers: a quoted status or one of the rule's words from ``wording/refusals.yaml``).
 """
 
 from __future__ import annotations
