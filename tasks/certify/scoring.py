@@ -14,7 +14,7 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import check_rows, policy_checked
 from envmill.tasks.certify.reward import Reward, score_checks
-from envmill.tasks.judge import judge_reply
+from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.sandbox import Sandbox
 
 
@@ -28,11 +28,16 @@ class EpisodeScore:
 
 
 def score_final_state(
-    scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox, answer: str = ""
+    scenario: ScenarioSpec,
+    final_state: dict[str, Any],
+    sandbox: Sandbox,
+    answer: str = "",
+    judge: ReplyJudge = judge_reply,
 ) -> EpisodeScore:
     """Run every check of ``scenario`` on (its initial state, ``final_state``), then judge
     ``answer`` (the text of the episode's final assistant message, see :func:`final_answer`)
-    where the scenario expects a reply: the verdict is the last result.
+    where the scenario expects a reply: the verdict is the last result. ``judge`` is envmill's
+    rules unless the run asked for the LLM judge (``[reward] judge = "llm"``).
 
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
@@ -42,7 +47,7 @@ def score_final_state(
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
     errors = [cell.error for cell in cells]
-    verdict = judge_reply(scenario, final_state, plain_text(answer))
+    verdict = judge(scenario, final_state, plain_text(answer))
     if verdict is not None:
         results.append(verdict.passed)
         errors.append(None if verdict.passed else verdict.reason)
