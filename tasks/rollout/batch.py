@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from envmill.schemas.llm import LlmCallRecord
-from envmill.schemas.reward import JudgeKind
+from envmill.schemas.reward import JUDGE_STAGE, JudgeKind
 from envmill.schemas.rollout import (
     POLICY_STAGE,
     USER_STAGE,
@@ -70,7 +70,7 @@ def rollout_batch(
             settings=settings.filters,
         )
     output.seconds = {"episodes": time.perf_counter() - began}
-    output.provenance = {"models": _models(client)}
+    output.provenance = {"models": _models(client, judge)}
     return output
 
 
@@ -116,8 +116,10 @@ def _usage_by_item(calls: list[LlmCallRecord]) -> dict[str, dict[str, Any]]:
     return {item: {s: dict(c) for s, c in stages.items()} for item, stages in usage.items()}
 
 
-def _models(client: LlmClient) -> dict[str, str]:
-    return {stage: client.settings.for_stage(stage).model for stage in (POLICY_STAGE, USER_STAGE)}
+def _models(client: LlmClient, judge: JudgeKind) -> dict[str, str]:
+    """The models that made the batch's trajectories: the LLM judge's too when it judged."""
+    stages = (POLICY_STAGE, USER_STAGE, *([JUDGE_STAGE] if judge == "llm" else []))
+    return {stage: client.settings.for_stage(stage).model for stage in stages}
 
 
 def rollout_counts(output: BatchOutput) -> dict[str, int]:
