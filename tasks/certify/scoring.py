@@ -14,17 +14,19 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import check_rows, policy_checked
 from envmill.tasks.certify.reward import Reward, score_checks
-from envmill.tasks.judge import ReplyJudge, judge_reply
+from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
 from envmill.tasks.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
 class EpisodeScore:
-    """Per-check results (in the scenario's order), the reward, and why a check failed."""
+    """Per-check results (in the scenario's order), the reward, why a check failed, and the
+    judge's verdict on the reply (None: the scenario expects none)."""
 
     check_results: list[bool]
     reward: Reward
     errors: list[str | None]
+    verdict: Verdict | None = None
 
 
 def score_final_state(
@@ -51,7 +53,7 @@ def score_final_state(
     if verdict is not None:
         results.append(verdict.passed)
         errors.append(None if verdict.passed else verdict.reason)
-    return EpisodeScore(results, score_checks(results), errors)
+    return EpisodeScore(results, score_checks(results), errors, verdict)
 
 
 def final_answer(messages: list[dict[str, Any]]) -> str:

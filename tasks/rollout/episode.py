@@ -22,7 +22,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, content_id
@@ -276,6 +276,7 @@ class Episode:
                 "sample": self.spec.sample,
                 "reason": self.reason,
                 "check_errors": [error for error in score.errors if error],
+                **_verdict_of(score),
             },
         )
 
@@ -324,6 +325,13 @@ def is_infrastructure(exc: BaseException) -> bool:
         return True
     record = getattr(exc, "record", None)
     return record is None or record.error_class not in MODEL_FAILURES
+
+
+def _verdict_of(score: Any) -> dict[str, Any]:
+    """The judge's verdict on the reply, passed or not, with its reason (a reward a trainer
+    questions can be traced to the words that earned it)."""
+    verdict = score.verdict
+    return {} if verdict is None else {"verdict": asdict(verdict)}
 
 
 def _error(message: str) -> dict[str, Any]:

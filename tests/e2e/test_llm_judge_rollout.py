@@ -109,7 +109,11 @@ def test_the_llm_judge_judges_each_reply_once_like_the_rules_and_a_rerun_hits_th
         rules = judge_reply(spec, spec.initial_state, reply)
         assert rules is not None and not rules.passed
         assert json.loads(row["check_results_json"])[-1] is False and not row["success"]
-        assert rules.reason in json.loads(row["details_json"])["check_errors"]
+        details = json.loads(row["details_json"])
+        assert rules.reason in details["check_errors"]
+        assert details["verdict"] == {"passed": False, "reason": rules.reason}
+    passed = [json.loads(rolled[i]["details_json"]).get("verdict") for i in judged - set(wrong)]
+    assert all(v and v["passed"] and v["reason"] for v in passed)  # each verdict recorded
 
     rerun = _rows(again, JUDGE_CALLS)
     assert len(rerun) == len(calls) and all(row["cache_hit"] for row in rerun)
