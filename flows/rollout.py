@@ -18,6 +18,7 @@ from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
 from envmill.flows.runtime.llm_gate import dask_gate
+from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE, EpisodeBatch
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import run_llm_client
@@ -46,9 +47,11 @@ def process_client(settings: EnvmillSettings, run_id: str, data_dir: str) -> Llm
 
 
 def rollout_models(settings: EnvmillSettings) -> dict[str, str]:
-    """The models an episode's key names: the policy's and the simulated user's, and the
-    cache's namespace when it has one (the test endpoint's answers are not a model's)."""
-    models = {stage: settings.llm.for_stage(stage).model for stage in (POLICY_STAGE, USER_STAGE)}
+    """The models an episode's key names: the policy's and the simulated user's, the LLM
+    judge's when it judges (another judge is another episode), and the cache's namespace when
+    it has one (the test endpoint's answers are not a model's)."""
+    stages = (POLICY_STAGE, USER_STAGE, *([JUDGE_STAGE] if settings.reward.judge == "llm" else []))
+    models = {stage: settings.llm.for_stage(stage).model for stage in stages}
     namespace = settings.llm.cache_namespace
     return models | ({"namespace": namespace} if namespace else {})
 
@@ -62,7 +65,8 @@ def rollout_batch_task(
     if not may_write(root, run_id):
         return {"counts": {}, "seconds": {}}
     client = process_client(settings, run_id, data_dir)
-    output = rollout_batch(batch, settings.rollout, process_sandbox(settings.sandbox), client)
+    sandbox = process_sandbox(settings.sandbox)
+    output = rollout_batch(batch, settings.rollout, sandbox, client, settings.reward.judge)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
     return {"counts": rollout_counts(output) if written else {}, "seconds": output.seconds}
 

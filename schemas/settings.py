@@ -27,6 +27,7 @@ from envmill.schemas.backends import (
 )
 from envmill.schemas.dedupe import DedupeSettings
 from envmill.schemas.llm import LlmSettings
+from envmill.schemas.reward import RewardSettings
 from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
@@ -94,6 +95,7 @@ class EnvmillSettings(BaseSettings):
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
     scengen: ScenGenSettings = Field(default_factory=ScenGenSettings)
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
+    reward: RewardSettings = Field(default_factory=RewardSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
     topics: list[str] = Field(
         default_factory=list,

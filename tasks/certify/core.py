@@ -12,26 +12,34 @@ from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.certify.evidence import FINAL, Evidence, collect_evidence
 from envmill.tasks.certify.gates import judge
 from envmill.tasks.envs import AdmittedEnvironment, admit_environment
+from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.sandbox import Sandbox
 from envmill.tasks.sandbox.shared import process_sandbox
 
 
 def certify(
-    scenario: ScenarioSpec, source: str, sandbox: Sandbox | None = None
+    scenario: ScenarioSpec,
+    source: str,
+    sandbox: Sandbox | None = None,
+    reply_judge: ReplyJudge = judge_reply,
 ) -> CertificationReport:
-    """Certify a scenario against an environment module's source (prepared here, in the sandbox).
+    """Certify a scenario against an environment module's source (prepared here, in the sandbox);
+    ``reply_judge`` judges its replies (envmill's rules unless an LLM judge is handed in).
 
     Raises:
         EnvironmentRejected: the module itself is refused (policy, structure or load).
     """
     box = sandbox or process_sandbox(SandboxLimits())
-    return certify_scenario(scenario, admit_environment(source, box), box)
+    return certify_scenario(scenario, admit_environment(source, box), box, reply_judge)
 
 
 def certify_scenario(
-    scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox
+    scenario: ScenarioSpec,
+    env: AdmittedEnvironment,
+    sandbox: Sandbox,
+    reply_judge: ReplyJudge = judge_reply,
 ) -> CertificationReport:
-    evidence = collect_evidence(scenario, env, sandbox)
+    evidence = collect_evidence(scenario, env, sandbox, reply_judge)
     return CertificationReport(
         scenario_id=scenario.scenario_id,
         gates=[judge(gate, scenario, evidence) for gate in GATES],

@@ -24,7 +24,7 @@ from envmill.tasks.certify.reward import Reward, score_checks
 from envmill.tasks.core.statekit import state_hash
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
-from envmill.tasks.judge import Verdict, judge_reply
+from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
@@ -79,6 +79,7 @@ class Evidence:
     replay_hash: str | None = None
     finals: list[dict[str, Any]] = field(default_factory=list)  # each column's final state
     verdicts: dict[tuple[int, str], Verdict | None] = field(default_factory=dict)
+    judge: ReplyJudge = field(default=judge_reply)  # every gate's verdicts, probes included
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -92,7 +93,7 @@ class Evidence:
         ``pair``'s state (None: the scenario expects no reply)."""
         key = (pair, reply)
         if key not in self.verdicts:
-            self.verdicts[key] = judge_reply(scenario, self.finals[pair], reply)
+            self.verdicts[key] = self.judge(scenario, self.finals[pair], reply)
         return self.verdicts[key]
 
     def reward(self, scenario: ScenarioSpec, pair: int, reply: str) -> Reward:
@@ -109,9 +110,15 @@ NO_ANSWER = ""
 
 
 def collect_evidence(
-    scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox
+    scenario: ScenarioSpec,
+    env: AdmittedEnvironment,
+    sandbox: Sandbox,
+    judge: ReplyJudge = judge_reply,
 ) -> Evidence:
-    evidence = Evidence(load_error=_schema_error(scenario.initial_state, env.state_schema))
+    """Everything the gates judge; ``judge`` gives every verdict on a reply (the reference's,
+    ``judges_text``'s probes), so an LLM judge is certified by the same probes as the rules."""
+    load_error = _schema_error(scenario.initial_state, env.state_schema)
+    evidence = Evidence(load_error=load_error, judge=judge)
     if evidence.load_error is None:
         _run_episode(scenario, env, sandbox, evidence)
     if evidence.run is not None:

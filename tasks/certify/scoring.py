@@ -14,25 +14,32 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import check_rows, policy_checked
 from envmill.tasks.certify.reward import Reward, score_checks
-from envmill.tasks.judge import judge_reply
+from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
 from envmill.tasks.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
 class EpisodeScore:
-    """Per-check results (in the scenario's order), the reward, and why a check failed."""
+    """Per-check results (in the scenario's order), the reward, why a check failed, and the
+    judge's verdict on the reply (None: the scenario expects none)."""
 
     check_results: list[bool]
     reward: Reward
     errors: list[str | None]
+    verdict: Verdict | None = None
 
 
 def score_final_state(
-    scenario: ScenarioSpec, final_state: dict[str, Any], sandbox: Sandbox, answer: str = ""
+    scenario: ScenarioSpec,
+    final_state: dict[str, Any],
+    sandbox: Sandbox,
+    answer: str = "",
+    judge: ReplyJudge = judge_reply,
 ) -> EpisodeScore:
     """Run every check of ``scenario`` on (its initial state, ``final_state``), then judge
     ``answer`` (the text of the episode's final assistant message, see :func:`final_answer`)
-    where the scenario expects a reply: the verdict is the last result.
+    where the scenario expects a reply: the verdict is the last result. ``judge`` is envmill's
+    rules unless the run asked for the LLM judge (``[reward] judge = "llm"``).
 
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
@@ -42,11 +49,11 @@ def score_final_state(
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
     errors = [cell.error for cell in cells]
-    verdict = judge_reply(scenario, final_state, plain_text(answer))
+    verdict = judge(scenario, final_state, plain_text(answer))
     if verdict is not None:
         results.append(verdict.passed)
         errors.append(None if verdict.passed else verdict.reason)
-    return EpisodeScore(results, score_checks(results), errors)
+    return EpisodeScore(results, score_checks(results), errors, verdict)
 
 
 def final_answer(messages: list[dict[str, Any]]) -> str:

@@ -8,15 +8,33 @@ verdict that counts as one more check in the reward. No scenario-written code re
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from envmill.schemas.scenario import ScenarioContent
 from envmill.tasks.judge.answers import judge_answer
+from envmill.tasks.judge.case import JudgeCase
 from envmill.tasks.judge.refusals import judge_refusal
 from envmill.tasks.judge.setting import Setting, flat_values, setting_of
 from envmill.tasks.judge.verdict import Verdict
 
-__all__ = ["Setting", "Verdict", "judge_reply", "judges_reply", "setting_of"]
+__all__ = [
+    "JudgeCase",
+    "ReplyJudge",
+    "Setting",
+    "Verdict",
+    "judge_case",
+    "judge_reply",
+    "judges_reply",
+    "setting_of",
+]
+
+
+class ReplyJudge(Protocol):
+    """Anything that judges a reply as :func:`judge_reply` does (the rules, an LLM judge)."""
+
+    def __call__(
+        self, scenario: ScenarioContent, final_state: dict[str, Any], reply: str
+    ) -> Verdict | None: ...
 
 
 def judges_reply(scenario: ScenarioContent) -> bool:
@@ -31,10 +49,15 @@ def judge_reply(
     nothing said (its checks alone judge it)."""
     if not judges_reply(scenario):
         return None
-    reply = reply if isinstance(reply, str) else ""  # no text is no answer, never a raise
-    said = " ".join([scenario.task, *map(str, flat_values(scenario.user_facts))])  # the request
-    setting = setting_of(said, scenario.initial_state, final_state)
-    if scenario.expected_answer is not None:
-        return judge_answer(scenario.expected_answer, reply, setting)
-    assert scenario.refusal is not None
-    return judge_refusal(scenario.refusal, reply, setting)
+    return judge_case(JudgeCase.of(scenario, final_state, reply))
+
+
+def judge_case(case: JudgeCase) -> Verdict | None:
+    """envmill's rules on one case (what the offline model answers the LLM judge's stage with)."""
+    said = " ".join([case.question, *map(str, flat_values(case.user_facts))])  # the request
+    setting = setting_of(said, case.records, case.final_state)
+    if case.expected_answer is not None:
+        return judge_answer(case.expected_answer, case.reply, setting)
+    if case.refusal is not None:
+        return judge_refusal(case.refusal, case.reply, setting)
+    return None

@@ -6,6 +6,7 @@ A rollout's policy and simulated user answer from uploaded scripts (``Endpoint.s
 ``script_key`` / ``user_script_key``), the user otherwise by rules (``rollout.py``).
 """
 
+from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE
 from envmill.tasks.backends.llm.stages import CHAT_STAGES
 from envmill.tasks.offline_llm.control import Endpoint, serve_endpoint, start_server
@@ -18,6 +19,7 @@ from envmill.tasks.offline_llm.responders import (
     generic,
     register,
 )
+from envmill.tasks.offline_llm.reward import respond_reward_judge
 from envmill.tasks.offline_llm.rollout import (
     OPENING_CUE,
     PAST_END,
@@ -63,6 +65,7 @@ RESPONDERS = {
     "scenario_repair": (respond_scenario_checks, None),
     POLICY_STAGE: (respond_policy, None),
     USER_STAGE: (respond_user, None),
+    JUDGE_STAGE: (respond_reward_judge, None),
 }
 if set(RESPONDERS) != set(CHAT_STAGES):  # a stage added or renamed without its responder
     raise ImportError(

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from envmill.schemas.llm import LlmCallRecord
+from envmill.schemas.reward import JUDGE_STAGE, JudgeKind
 from envmill.schemas.rollout import (
     POLICY_STAGE,
     USER_STAGE,
@@ -23,6 +24,8 @@ from envmill.schemas.rollout import (
 )
 from envmill.schemas.run import BatchOutput, FailureRecord
 from envmill.schemas.trajectory import TrajectoryRecord
+from envmill.tasks.judge import ReplyJudge, judge_reply
+from envmill.tasks.judge.llm import LlmJudge
 from envmill.tasks.llm import LlmClient
 from envmill.tasks.rollout.agent import LlmPolicy
 from envmill.tasks.rollout.episode import run_episode
@@ -32,14 +35,18 @@ from envmill.tasks.sandbox import Sandbox
 
 
 def rollout_batch(
-    batch: EpisodeBatch, settings: RolloutSettings, sandbox: Sandbox, client: LlmClient
+    batch: EpisodeBatch,
+    settings: RolloutSettings,
+    sandbox: Sandbox,
+    client: LlmClient,
+    judge: JudgeKind = "rules",
 ) -> BatchOutput:
     """Every episode of ``batch`` (``episode_threads`` at once) as rows: trajectories with their
-    filter verdicts, failures, and the LLM calls they made."""
+    filter verdicts, failures, and the LLM calls they made (the LLM judge's among them)."""
     threads = max(1, min(settings.episode_threads, len(batch.episodes)))
 
     def one(spec: EpisodeSpec) -> TrajectoryRecord | FailureRecord:
-        return _episode_or_failure(spec, settings, sandbox, client)
+        return _episode_or_failure(spec, settings, sandbox, client, judge)
 
     began = time.perf_counter()
     with ThreadPoolExecutor(threads, thread_name_prefix="envmill-episode") as pool:
@@ -63,19 +70,28 @@ def rollout_batch(
             settings=settings.filters,
         )
     output.seconds = {"episodes": time.perf_counter() - began}
-    output.provenance = {"models": _models(client)}
+    output.provenance = {"models": _models(client, judge)}
     return output
 
 
 def _episode_or_failure(
-    spec: EpisodeSpec, settings: RolloutSettings, sandbox: Sandbox, client: LlmClient
+    spec: EpisodeSpec,
+    settings: RolloutSettings,
+    sandbox: Sandbox,
+    client: LlmClient,
+    judge: JudgeKind,
 ) -> TrajectoryRecord | FailureRecord:
     policy = LlmPolicy(client, item=spec.key, sample=spec.sample)
+    judged: ReplyJudge = judge_reply
+    if judge == "llm":  # its calls are the episode's: recorded under its key, cached per sample
+        judged = LlmJudge(client, item=spec.key, sample=spec.sample)
     user = None
     if spec.scenario.mode == "conversational":
         user = LlmUser(client, spec.scenario, item=spec.key, sample=spec.sample)
     try:
-        return run_episode(spec, sandbox, settings, policy, policy_name=policy.name, user=user)
+        return run_episode(
+            spec, sandbox, settings, policy, policy_name=policy.name, user=user, judge=judged
+        )
     except Exception as exc:  # the factory's failure, not the model's: a row, and due again
         return FailureRecord(
             stage="rollout",
@@ -100,8 +116,10 @@ def _usage_by_item(calls: list[LlmCallRecord]) -> dict[str, dict[str, Any]]:
     return {item: {s: dict(c) for s, c in stages.items()} for item, stages in usage.items()}
 
 
-def _models(client: LlmClient) -> dict[str, str]:
-    return {stage: client.settings.for_stage(stage).model for stage in (POLICY_STAGE, USER_STAGE)}
+def _models(client: LlmClient, judge: JudgeKind) -> dict[str, str]:
+    """The models that made the batch's trajectories: the LLM judge's too when it judged."""
+    stages = (POLICY_STAGE, USER_STAGE, *([JUDGE_STAGE] if judge == "llm" else []))
+    return {stage: client.settings.for_stage(stage).model for stage in stages}
 
 
 def rollout_counts(output: BatchOutput) -> dict[str, int]:

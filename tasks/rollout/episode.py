@@ -22,13 +22,14 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.scoring import final_answer, score_final_state
+from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
 from envmill.tasks.llm.reply import ToolCall
 from envmill.tasks.rollout.actions import Action, ActionError, read_action, valid_text
@@ -72,6 +73,7 @@ class Episode:
         settings: turns, calls per turn, bad turns allowed.
         policy: the name stored in the trajectory's ``policy`` column.
         user: the simulated user; required for a conversational scenario.
+        judge: who judges the final reply (envmill's rules unless the run asked for the LLM).
     """
 
     def __init__(
@@ -82,11 +84,12 @@ class Episode:
         *,
         policy: str,
         user: SimulatedUser | None = None,
+        judge: ReplyJudge = judge_reply,
     ) -> None:
         if spec.scenario.mode == "conversational" and user is None:
             raise ValueError(f"scenario {spec.scenario_id} is conversational: it needs a user")
         self.spec, self.sandbox, self.settings = spec, sandbox, settings
-        self.policy, self.user = policy, user
+        self.policy, self.user, self.judge = policy, user, judge
         self.tools = {tool["function"]["name"] for tool in spec.tools}
         self.messages: list[dict[str, Any]] = []
         self.termination: str | None = None
@@ -241,7 +244,8 @@ class Episode:
         scenario = self.spec.scenario
         final = (self._env.state() if self._env else None) or scenario.initial_state
         began = time.perf_counter()
-        score = score_final_state(scenario, final, self.sandbox, final_answer(self.messages))
+        answer = final_answer(self.messages)
+        score = score_final_state(scenario, final, self.sandbox, answer, self.judge)
         self.ledger.seconds["check_seconds"] += time.perf_counter() - began
         self.close()
         return self._record(score)
@@ -272,6 +276,7 @@ class Episode:
                 "sample": self.spec.sample,
                 "reason": self.reason,
                 "check_errors": [error for error in score.errors if error],
+                **_verdict_of(score),
             },
         )
 
@@ -295,13 +300,14 @@ def run_episode(
     *,
     policy_name: str,
     user: SimulatedUser | None = None,
+    judge: ReplyJudge = judge_reply,
 ) -> TrajectoryRecord:
     """The whole episode: the policy acts until the episode ends, then the checks score it.
 
     Raises:
         LlmUnreachableError, LlmGateError: the factory could not ask the model at all.
     """
-    with Episode(spec, sandbox, settings, policy=policy_name, user=user) as episode:
+    with Episode(spec, sandbox, settings, policy=policy_name, user=user, judge=judge) as episode:
         episode.start()
         while not episode.done:
             with episode.asking("the policy model", "policy_seconds"):
@@ -319,6 +325,13 @@ def is_infrastructure(exc: BaseException) -> bool:
         return True
     record = getattr(exc, "record", None)
     return record is None or record.error_class not in MODEL_FAILURES
+
+
+def _verdict_of(score: Any) -> dict[str, Any]:
+    """The judge's verdict on the reply, passed or not, with its reason (a reward a trainer
+    questions can be traced to the words that earned it)."""
+    verdict = score.verdict
+    return {} if verdict is None else {"verdict": asdict(verdict)}
 
 
 def _error(message: str) -> dict[str, Any]:

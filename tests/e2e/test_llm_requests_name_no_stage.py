@@ -9,7 +9,10 @@ from types import SimpleNamespace
 import pytest
 from llm_server import llm_settings, recording_proxy
 
+from envmill.schemas.answers import ExpectedAnswer
+from envmill.schemas.scenario import ScenarioContent
 from envmill.tasks.backends.llm.stages import ALL_STAGES, CHAT_STAGES, EMBEDDING_STAGES
+from envmill.tasks.judge.llm import LlmJudge
 from envmill.tasks.llm import STAGE_HEADER, LlmClient
 from envmill.tasks.offline_llm import serve_endpoint
 from envmill.tasks.rollout.agent import LlmPolicy
@@ -18,17 +21,26 @@ from tests.cli import envmill_in
 
 TOOLS = [{"type": "function", "function": {"name": "book", "parameters": {"type": "object"}}}]
 # Slips that make the fake model answer wrongly once, so the repair stages are asked too.
+ASKED = ScenarioContent(  # a question the optional LLM judge ([reward] judge = "llm") is asked of
+    env_id="parking",
+    task="How many sessions does plate KX-1 have?",
+    initial_state={"sessions": {"S-1": {"plate": "KX-1"}, "S-2": {"plate": "KX-1"}}},
+    reference_solution=[],
+    checks=[],
+    expected_answer=ExpectedAnswer(type="count", value=2),
+)
 SLIPS = [{"kind": "syntax"}, {"kind": "trivial_checks"}]
 
 
 def _rollout_roles(url: str) -> None:
-    """One turn of each rollout role, as an episode asks it."""
+    """One turn of each rollout role, as an episode asks it, and the LLM judge's verdict."""
     client = LlmClient(llm_settings(url, cache=False))
     scenario = SimpleNamespace(task="Book a check-up for Alice", user_facts={"name": "Alice"})
     LlmUser(client, scenario, item="episode-1").reply([])  # type: ignore[arg-type]
     system = {"role": "system", "content": "You run a clinic."}
     opening = [system, {"role": "user", "content": "Hi"}]
     LlmPolicy(client, item="episode-1").act(opening, TOOLS)
+    LlmJudge(client, item="episode-1")(ASKED, ASKED.initial_state, "There are two sessions.")
     client.embed(EMBEDDING_STAGES[0], ["clinic appointment booking", "library lending"])
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 import copy
 
 import pytest
+from llm_server import make_client
 
+from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.certify.scoring import final_answer, score_final_state
 from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.judge.llm import LlmJudge
+from envmill.tasks.offline_llm import serve_endpoint
 from envmill.tasks.rollout.reference import FINAL_ANSWER, reference_messages
 
 FEE = {"type": "money", "value": 80.0, "rivals": [120.0, 95.0]}
@@ -226,3 +230,27 @@ def test_a_check_that_accepts_a_second_value_loses_to_a_value_mutant(
     report = certify_scenario(ScenarioSpec(env_id=clinic.env_id, **raw), clinic, sandbox)
     assert report.rejected_gate == "guards_collateral", report.gates
     assert "'+1 555 0000'" in _gate(report, "guards_collateral").reason
+
+
+def test_the_llm_judge_is_certified_by_the_same_probes(clinic, clinic_scenarios, sandbox, tmp_path):
+    """``[reward] judge = "llm"`` against the offline model (which answers by the rules): every
+    gate, the ``judges_text`` probes included, comes out as with the rules, each verdict one
+    recorded ``reward_judge`` call; a wrong reply scored with it fails with the judge's reason."""
+    question = _question(clinic, clinic_scenarios)
+    with serve_endpoint() as endpoint:
+        client = make_client(endpoint.url, tmp_path)
+        judge = LlmJudge(client, item=question.scenario_id)
+        by_llm = certify_scenario(question, clinic, sandbox, judge)
+        wrong = score_final_state(
+            question, question.initial_state, sandbox, "It costs 120 dollars.", judge
+        )
+    by_rules = certify_scenario(question, clinic, sandbox)
+    assert by_llm.status == by_rules.status == "certified"
+    assert [(g.gate, g.passed, g.reason) for g in by_llm.gates] == [
+        (g.gate, g.passed, g.reason) for g in by_rules.gates
+    ]
+    calls = client.collector.drain()
+    assert len(calls) > 5 and {c.stage for c in calls} == {JUDGE_STAGE}
+    rules = score_final_state(question, question.initial_state, sandbox, "It costs 120 dollars.")
+    assert not wrong.reward.success and wrong.errors[-1] == rules.errors[-1]
+    assert wrong.errors[-1] == "the reply does not state 80.0"

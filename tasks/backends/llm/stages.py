@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE
 from envmill.schemas.topics import TopicVerdict
 from envmill.tasks.backends.llm.skelbuilder.examples import STAGE_EXAMPLES
@@ -32,7 +33,14 @@ SKELETON_STAGES = (  # SkelBuilder: a topic into an environment
 )
 SCENARIO_STAGES = ("scenario_state", "scenario_task", "scenario_checks", "scenario_repair")
 ROLLOUT_STAGES = (USER_STAGE, POLICY_STAGE)  # the policy's prompt is the environment's own
-CHAT_STAGES = (TOPIC_STAGE, *SKELETON_STAGES, *SCENARIO_STAGES, *ROLLOUT_STAGES)
+REWARD_STAGES = (JUDGE_STAGE,)  # the optional LLM judge of replies ([reward] judge = "llm")
+CHAT_STAGES = (
+    TOPIC_STAGE,
+    *SKELETON_STAGES,
+    *SCENARIO_STAGES,
+    *ROLLOUT_STAGES,
+    *REWARD_STAGES,
+)
 PROMPTED_STAGES = tuple(name for name in CHAT_STAGES if name != POLICY_STAGE)
 EMBEDDING_STAGES = (EMBEDDING_STAGE,)
 ALL_STAGES = (*CHAT_STAGES, *EMBEDDING_STAGES)

@@ -41,6 +41,11 @@ def _write(path: Path, text: str) -> Path:
         ),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = [broken"), "envmill.toml"),
         (["run"], lambda t: _write(t / "envmill.toml", "envs = -1\n"), "setting 'envs'"),
+        (
+            ["run"],
+            lambda t: _write(t / "envmill.toml", '[reward]\njudge = "oracle"\n'),
+            "setting 'reward.judge'",
+        ),
         (["sql", "SELECT 1", "--out", "nowhere"], None, "not an envmill data folder"),
         (["stats", "--out", "nowhere"], None, "not an envmill data folder"),
     ],
