@@ -17,12 +17,13 @@ import logging
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.settings import EnvmillSettings, SandboxLimits
-from envmill.tasks.core.scratch import owned_tempdir
+from envmill.tasks.core.scratch import SHORT_TEMP, owned_tempdir
 
 if TYPE_CHECKING:
     from prefect import Flow
@@ -36,6 +37,7 @@ FORKED_WORKERS = {
     "distributed.worker.preload": [WORKER_IMPORTS],
     "distributed.worker.multiprocessing-method": "forkserver",
 }
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, its terminating NUL aside)
 RUN_ENVIRON = "ENVMILL_RUN_ENVIRON"  # the starting process's environment, as JSON
 
 
@@ -54,10 +56,39 @@ def warm_worker(limits: SandboxLimits) -> None:
 
 def _preload_forkserver() -> None:
     """What the forkserver imports when it starts (the first cluster of a process starts it;
-    later ones fork from the same)."""
+    later ones fork from the same), and where its socket lives."""
     from distributed.utils import get_mp_context
 
     get_mp_context().set_forkserver_preload(["distributed", WORKER_IMPORTS])
+    _forkserver_home()
+
+
+_FORKSERVER_HOMES: list[str] = []
+SOCKET_PATH_ROOM = 40  # what multiprocessing adds: /pymp-xxxxxxxx/listener-xxxxxxxx, and slack
+
+
+def _forkserver_home() -> None:
+    """multiprocessing keeps the forkserver's socket in a ``pymp-*`` folder of the temp dir: a
+    deep temp dir made the socket's path too long to bind ("Nanny failed to start"), and a run
+    killed with -9 left the folder behind. It goes into a folder this process owns (the next
+    run reaps a dead owner's), under the temp dir or, when that is too deep, under /tmp; it
+    lives as long as the process (so does the forkserver)."""
+    from multiprocessing import util
+
+    if _FORKSERVER_HOMES:
+        return
+    home = owned_tempdir("forkserver")
+    if len(home) + SOCKET_PATH_ROOM > SOCKET_PATH_MAX:
+        os.rmdir(home)
+        home = owned_tempdir("forkserver", parent=SHORT_TEMP)
+    # after multiprocessing's own removal of its folder (priority -100), at exit
+    util.Finalize(None, shutil.rmtree, args=(home, True), exitpriority=-101)
+    previous, tempfile.tempdir = tempfile.tempdir, home
+    try:
+        util.get_temp_dir()  # made now, in ``home``; multiprocessing keeps it for the process
+    finally:
+        tempfile.tempdir = previous
+    _FORKSERVER_HOMES.append(home)
 
 
 @contextmanager
@@ -70,42 +101,52 @@ def dask_scheduler(
         yield address
         return
     import dask.config
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     scratch = owned_tempdir("dask")
     config = {**QUIET_WORKERS, **FORKED_WORKERS, "temporary-directory": scratch}  # scheduler's too
+    # held for the cluster's life: a nanny that restarts its worker reads it again then
+    with dask.config.set(config):
+        try:
+            cluster = _local_cluster(workers, threads, scratch)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        client = Client(cluster)
+        try:
+            # one warm-up per worker, not awaited: it overlaps whatever the caller does next
+            warming = [  # noqa: F841  (held so the futures are not released early)
+                client.submit(
+                    warm_worker, limits, workers=[worker], pure=False, allow_other_workers=False
+                )
+                for worker in client.scheduler_info()["workers"]
+            ]
+            yield cluster.scheduler_address
+        finally:
+            client.close()
+            cluster.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _local_cluster(workers: int, threads: int, scratch: str) -> Any:
+    """The cluster's worker processes start (and the forkserver with them) with SIGINT ignored;
+    each worker ignores it again as it starts (``worker_imports.dask_setup``), restarted or not."""
+    from distributed import LocalCluster
+
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with dask.config.set(config):  # the nannies hand it to the workers they start
-            _preload_forkserver()
-            cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=threads,
-                processes=True,
-                dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
-                silence_logs=logging.CRITICAL,
-                local_directory=scratch,
-                env=run_environ(),
-            )
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
+        _preload_forkserver()
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=threads,
+            processes=True,
+            dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
+            silence_logs=logging.CRITICAL,
+            local_directory=scratch,
+            env=run_environ(),
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
-    client = Client(cluster)
-    try:
-        # one warm-up per worker, not awaited: it overlaps whatever the caller does next
-        warming = [  # noqa: F841  (held so the futures are not released early)
-            client.submit(
-                warm_worker, limits, workers=[worker], pure=False, allow_other_workers=False
-            )
-            for worker in client.scheduler_info()["workers"]
-        ]
-        yield cluster.scheduler_address
-    finally:
-        client.close()
-        cluster.close()
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @contextmanager

@@ -19,10 +19,17 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from envmill.flows.runtime.prefect_api import SERVER_RECORD
-from envmill.tasks.core.scratch import FolderOwner, owned_folders, owner_alive, process_start
+from envmill.tasks.core.scratch import (
+    SHORT_TEMP,
+    FolderOwner,
+    owned_folders,
+    owner_alive,
+    process_start,
+)
 
 
 def reap_leftovers(data_dir: Path | None = None, temp_dir: str | Path | None = None) -> list[str]:
@@ -38,7 +45,10 @@ def reap_leftovers(data_dir: Path | None = None, temp_dir: str | Path | None = N
     reaped = []
     if data_dir is not None:
         reaped += _stop_orphaned_server(Path(data_dir) / "_prefect")
-    dead = [(path, owner) for path, owner in owned_folders(temp_dir) if not _alive(owner)]
+    found = owned_folders(temp_dir)
+    if temp_dir is None and tempfile.gettempdir() != SHORT_TEMP:  # a deep temp dir's sockets
+        found += [(p, o) for p, o in owned_folders(SHORT_TEMP) if o.kind == "forkserver"]
+    dead = [(path, owner) for path, owner in found if not _alive(owner)]
     # a zygote that missed its parent's death works in its folder, and so do its hosts
     _kill_processes_inside([path for path, owner in dead if owner.kind == "sandbox"])
     reaped += [str(path) for path, _ in dead if _remove(path)]

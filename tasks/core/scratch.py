@@ -18,7 +18,10 @@ from pathlib import Path
 PREFIX = "envmill-"
 # Only these kinds are envmill's: a folder of the user's that happens to read like one
 # (``envmill-data-2026-12-01``) is never taken for a leftover.
-KINDS = ("sandbox", "llm-gate", "dask")
+KINDS = ("sandbox", "llm-gate", "dask", "forkserver")
+# Where a folder holding a Unix socket goes when the temp dir is too deep for one (a socket
+# path has at most 107 bytes).
+SHORT_TEMP = "/tmp"
 # the start time is optional: a name with the pid alone is understood too
 _OWNED = re.compile(rf"^envmill-(?P<kind>{'|'.join(KINDS)})-(?P<pid>\d+)-(?:t(?P<start>\d+)-)?")
 

@@ -24,6 +24,10 @@ def process_sandbox(limits: SandboxLimits) -> Sandbox:
 
 
 @atexit.register
-def _close_all() -> None:
-    for sandbox in _sandboxes.values():
+def close_all() -> None:
+    """Stop this process's sandboxes (at exit, or as a Dask worker closes)."""
+    with _lock:
+        sandboxes = list(_sandboxes.values())
+        _sandboxes.clear()
+    for sandbox in sandboxes:
         sandbox.close()
