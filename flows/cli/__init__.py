@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import sys
 import warnings
 
@@ -59,6 +62,7 @@ TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 def main() -> None:
     """Console entry point: user errors become one line on stderr and a non-zero exit."""
     mark("cli_imported")
+    _skip_the_last_collections()
     watch_for_interrupt()
     warnings.showwarning = _show_warning
     try:
@@ -81,6 +85,14 @@ def main() -> None:
         echo_error("interrupted; finished batches are kept, rerun the same command to resume")
     if isinstance(returned, int) and returned:
         sys.exit(returned)
+
+
+@functools.cache  # once per process, however often main() is called in it
+def _skip_the_last_collections() -> None:
+    """At exit, after every other hook (the first registered runs last), freeze what is left:
+    the interpreter's closing collections walked every object a run's imports made, about half a
+    second of CPU per command, to free memory the exit frees anyway."""
+    atexit.register(gc.freeze)
 
 
 def _disk_full_message(exc: BaseException | None) -> str:

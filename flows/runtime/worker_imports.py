@@ -14,6 +14,7 @@ also ends with ``os._exit``, so no ``atexit`` hook runs: ``dask_teardown`` does 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -26,6 +27,9 @@ from envmill.flows.runtime.cluster import RUN_ENVIRON
 
 IMPORTED_BY = os.getpid()  # the forkserver, or a worker that was spawned
 IMPORT_ENVIRON = dict(os.environ)
+# What the imports made is never garbage: frozen, a worker's collections skip it (each full one
+# walked millions of objects) and the forked workers' copies of its pages stay shared.
+gc.freeze()
 
 
 def dask_setup(worker: Any) -> None:

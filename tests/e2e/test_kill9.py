@@ -21,8 +21,13 @@ from pathlib import Path
 import pytest
 
 from envmill.flows.runtime.leftovers import SERVER_RECORD
+from envmill.schemas.settings import EnvmillSettings, SandboxLimits
 from envmill.tasks.offline_llm import serve_endpoint
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
+from envmill.tasks.sandbox import Sandbox
 from envmill.warehouse.resume import CommitIndex
+from envmill.warehouse.rows import write_batch
+from envmill.warehouse.store import Warehouse
 from envmill.warehouse.views import query
 from tests.cli import clean_env
 from tests.procs import processes_started_under
@@ -108,10 +113,18 @@ def _leftovers(folder: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> dict[str, object]:
-    folder = tmp_path_factory.mktemp("reference")
-    done = _envmill(folder, *RUN, "--out", str(folder / "data"), own_server=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return _corpus(folder / "data")
+    """What ``RUN`` makes when nothing stops it: its batches made and committed one after
+    another in this process, by the functions the flow's tasks call (a run of its own would cost
+    a server's, a cluster's and an interpreter's start-up more and show nothing more)."""
+    settings = EnvmillSettings(
+        envs=4, scenarios_per_env=2, batch_size=1, workers=2,
+        domains=["library", "clinic", "banking"], sandbox=SandboxLimits(wall_seconds=5),
+    )  # fmt: skip
+    warehouse = Warehouse(tmp_path_factory.mktemp("reference") / "data")
+    with Sandbox(settings.sandbox) as sandbox:
+        for batch in plan_batches(settings):
+            assert write_batch(warehouse, synthesize_batch(batch, settings, sandbox), "run-ref")
+    return _corpus(warehouse.root)
 
 
 @pytest.mark.timeout(400)
