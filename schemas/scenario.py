@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from envmill.schemas.answers import ExpectedAnswer, Refusal
 from envmill.schemas.ids import content_id
@@ -139,3 +139,17 @@ class ScenarioRecord(ScenarioContent):
     repairs: int = Field(
         default=0, ge=0, description="times the checks were rewritten after a refusal"
     )
+
+
+def first_problem(exc: ValidationError) -> str:
+    """A record that does not parse, in one line: the first field at fault and why
+    (``expected_answer.value: …``), not pydantic's "1 validation error for …" header."""
+    error = exc.errors()[0]
+    where = [str(part) for part in error["loc"]]
+    message = error["msg"].removeprefix("Value error, ")
+    named, _, _ = message.partition(":")
+    if named != message and " " not in named:  # a validator that names its field itself
+        if where and named.split(".")[0] == where[-1]:
+            where = where[:-1]
+        return ".".join([*where, message])
+    return f"{'.'.join(where) or '(the record)'}: {message}"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from envmill.flows.cli.support import echo_error, fail, parse_json_object, print_json, read_source
+
+if TYPE_CHECKING:
+    from envmill.schemas.scenario import ScenarioSpec
 
 app = typer.Typer(help="Check an environment module or call one of its tools, in the sandbox.")
 
@@ -108,9 +111,6 @@ def certify(
     """
     import json
 
-    from pydantic import ValidationError
-
-    from envmill.schemas.scenario import ScenarioSpec
     from envmill.tasks.certify import certify_scenario
 
     raw = read_source(scenarios)
@@ -121,22 +121,51 @@ def certify(
     items = items if isinstance(items, list) else [items]
     with _sandbox() as sandbox:
         env = _prepare(read_source(file), sandbox)
-        try:
-            specs = [ScenarioSpec(**{"env_id": env.env_id, **item}) for item in items]
-        except (ValidationError, TypeError) as exc:
-            fail(f"{scenarios}: not a scenario: {str(exc).splitlines()[0]}")
-        reports = [certify_scenario(spec, env, sandbox) for spec in specs]
-    print_json(
-        [
-            {
-                "scenario_id": r.scenario_id,
-                "status": r.status,
-                "rejected_gate": r.rejected_gate,
-                "gates": [g.model_dump() for g in r.gates],
-                "check_results": r.check_results,
-            }
-            for r in reports
-        ]
-    )
-    if any(r.status != "certified" for r in reports):
+        verdicts = []
+        for number, item in enumerate(items, 1):
+            spec = _parsed(item, env.env_id, f"{scenarios}: scenario {number}")
+            if isinstance(spec, str):
+                verdicts.append({"scenario": number, **_rejected_unread(spec)})
+                continue
+            report = certify_scenario(spec, env, sandbox)
+            verdicts.append(
+                {
+                    "scenario_id": report.scenario_id,
+                    "status": report.status,
+                    "rejected_gate": report.rejected_gate,
+                    "gates": [g.model_dump() for g in report.gates],
+                    "check_results": report.check_results,
+                }
+            )
+    print_json(verdicts)
+    if any(v["status"] != "certified" for v in verdicts):
         raise typer.Exit(1)
+
+
+def _parsed(item: Any, env_id: str, name: str) -> ScenarioSpec | str:
+    """The scenario, or (said on stderr too) the one line naming it and the field at fault: a
+    malformed one is rejected, the others are still certified."""
+    from pydantic import ValidationError
+
+    from envmill.schemas.scenario import ScenarioSpec, first_problem
+
+    try:
+        if not isinstance(item, dict):
+            raise TypeError(f"not a JSON object but {type(item).__name__}")
+        return ScenarioSpec(**{"env_id": env_id, **item})
+    except ValidationError as exc:
+        problem = first_problem(exc)
+    except TypeError as exc:
+        problem = str(exc)
+    echo_error(f"{name} rejected: {problem}")
+    return problem
+
+
+def _rejected_unread(problem: str) -> dict[str, Any]:
+    """The verdict of a scenario that did not parse: rejected at ``loads``, for the reason."""
+    return {
+        "status": "rejected",
+        "rejected_gate": "loads",
+        "gates": [{"gate": "loads", "passed": False, "reason": problem}],
+        "check_results": [],
+    }

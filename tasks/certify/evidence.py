@@ -117,7 +117,9 @@ def collect_evidence(
 ) -> Evidence:
     """Everything the gates judge; ``judge`` gives every verdict on a reply (the reference's,
     ``judges_text``'s probes), so an LLM judge is certified by the same probes as the rules."""
-    load_error = _schema_error(scenario.initial_state, env.state_schema)
+    load_error = _schema_error(scenario.initial_state, env.state_schema) or _unknown_rule(
+        scenario, env
+    )
     evidence = Evidence(load_error=load_error, judge=judge)
     if evidence.load_error is None:
         _run_episode(scenario, env, sandbox, evidence)
@@ -134,6 +136,23 @@ def _schema_error(state: dict[str, Any], schema: dict[str, Any]) -> str | None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
     return f"initial state does not match the state schema at {where}: {error.message}"
+
+
+def _unknown_rule(scenario: ScenarioSpec, env: AdmittedEnvironment) -> str | None:
+    """A generated refusal rests on a rule the environment has: its id names the tool that
+    enforces it (whose docstring states the rule and whose error the agent meets). A hand-written
+    scenario (backend ``manual``) names its rules as its author likes: an environment declares
+    none by id, so there is nothing to hold them to."""
+    if scenario.refusal is None or scenario.backend == "manual":
+        return None
+    tools = {tool.function.name for tool in env.tools}
+    for number, rule in enumerate(scenario.refusal.rules):
+        if rule.rule_id not in tools:
+            return (
+                f"refusal.rules.{number}.rule_id: {rule.rule_id!r} is not a rule of environment "
+                f"{env.env_id}: a generated rule is named by the tool that enforces it"
+            )
+    return None
 
 
 @functools.lru_cache(maxsize=64)

@@ -124,10 +124,38 @@ def test_certify_command_prints_gates_and_fails_on_rejection(tmp_path, clinic_sc
     assert done.returncode == 1
     (report,) = json.loads(done.stdout)
     assert report["rejected_gate"] == "not_trivial" and len(report["gates"]) == len(GATES)
-    broken = tmp_path / "broken.json"
-    broken.write_text('{"task": "no state"}')
-    done = envmill("env", "certify", str(CLINIC), str(broken), cwd=tmp_path)
-    assert done.returncode == 2 and "not a scenario" in done.stderr
+
+
+def test_a_malformed_scenario_is_rejected_in_one_line_and_the_others_are_certified(
+    cli, tmp_path, clinic_scenarios
+):
+    """An unknown answer type, a value not of its type, a generated refusal's rule id the
+    environment does not have, a record with no state: each is rejected naming the scenario and
+    the field; the well-formed one beside them is still certified (issue 31, bad input)."""
+    good = clinic_scenarios["certified"][0]
+    rule = {"rule_id": "cancel_everything", "condition": "never", "triggers": ["P002"]}
+    items = [
+        {**good, "expected_answer": {"type": "colour", "value": "red"}},
+        {**good, "expected_answer": {"type": "count", "value": "two"}},
+        {**good, "backend": "procedural", "refusal": {"rules": [rule]}},
+        {"task": "no state"},
+        good,
+    ]
+    (tmp_path / "mixed.json").write_text(json.dumps(items))
+    done = cli("env", "certify", str(CLINIC), "mixed.json", **TIGHT)
+    assert done.returncode == 1, done.stderr
+    verdicts = json.loads(done.stdout)
+    assert [v["status"] for v in verdicts] == ["rejected"] * 4 + ["certified"]
+    reasons = [v["gates"][0]["reason"] for v in verdicts[:4]]
+    assert [v["rejected_gate"] for v in verdicts[:4]] == ["loads"] * 4
+    assert reasons[0].startswith("expected_answer.type: Input should be 'count'")
+    assert reasons[1] == "expected_answer.value: 'two' is not a number"
+    assert reasons[2].startswith("refusal.rules.0.rule_id: 'cancel_everything' is not a rule")
+    assert reasons[3] == "initial_state: Field required"
+    said = done.stderr.strip().splitlines()
+    assert said == [
+        f"envmill: error: mixed.json: scenario {n} rejected: {reasons[n - 1]}" for n in (1, 2, 4)
+    ]
 
 
 def test_check_reports_probes_and_warnings(tmp_path):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from envmill.schemas.answers import ExpectedAnswer
+from envmill.schemas.scenario import first_problem
 
 CENT = 0.005
 
@@ -18,10 +19,10 @@ def parse_expected(raw: dict[str, Any]) -> tuple[ExpectedAnswer | None, str | No
     try:
         return ExpectedAnswer.model_validate(raw), None
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "expected_answer"
-        field = where if where.startswith("expected_answer") else f"expected_answer.{where}"
-        return None, f"{field}: {error['msg']}"
+        problem = first_problem(exc)
+        return None, problem if problem.startswith(
+            "expected_answer"
+        ) else f"expected_answer.{problem}"
 
 
 def unsupported(expected: ExpectedAnswer, results: list[Any]) -> str | None:
