@@ -168,10 +168,12 @@ def send(
     backoff: float,
 ) -> T:
     """``request(timeout)`` until it succeeds, fails for good, or the deadline leaves no room."""
+    earlier: Failure | None = None
     for attempt in range(1, max_attempts + 1):
         failure = _attempt(request, base_url, limits, deadline, tally, timeout)
         if not isinstance(failure, Failure):
             return failure
+        failure, earlier = _cause(failure, earlier, deadline, attempt), failure
         if not failure.retryable or attempt == max_attempts:
             raise failure
         wait = (
@@ -183,6 +185,18 @@ def send(
         LOG.debug("LLM attempt %d failed (%s); retrying in %.2fs", attempt, failure, wait)
         time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _cause(failure: Failure, earlier: Failure | None, deadline: Deadline, attempt: int) -> Failure:
+    """What a call that ran out of time failed of: a retry the deadline cut short (it timed
+    out with the budget the deadline left) says nothing the attempt before it did not; a
+    persistent 429 stays a RateLimitError, not a timeout."""
+    cut_short = failure.error_class in ("APITimeoutError", "DeadlineExceeded")
+    if earlier is None or not cut_short or deadline.remaining() > 0:
+        return failure
+    earlier.retryable = False
+    earlier.message += f" (attempt {attempt}, a retry, was cut short by the deadline)"
+    return earlier
 
 
 def _attempt(

@@ -194,6 +194,19 @@ def test_a_fault_that_persists_is_a_recorded_failure_within_the_deadline(endpoin
     assert client.cache.get(record.request_hash) is None  # failures are never cached
 
 
+def test_a_retry_the_deadline_cuts_short_leaves_the_failure_it_retried(endpoint, tmp_path):
+    """A 429, then a retry still arriving when the deadline passes: the call failed of the
+    rate limit (on a loaded machine a persistent 429's last retry is cut short like this)."""
+    client = make_client(endpoint.url, tmp_path, **short_deadline(1.0))
+    endpoint.add_faults(Fault("status", status=429, retry_after=0.2))
+    endpoint.add_faults(Fault("trickle", seconds=0.05, count=None))
+    with pytest.raises(LlmCallError) as failed:
+        within(1.0 + SLACK, lambda: ask_topic(client))
+    record = failed.value.record
+    assert (record.error_class, record.attempts) == ("RateLimitError", 2)
+    assert record.error.endswith("(attempt 2, a retry, was cut short by the deadline)")
+
+
 def test_a_retry_after_longer_than_the_deadline_fails_at_once(endpoint, tmp_path):
     client = make_client(endpoint.url, tmp_path)
     endpoint.add_faults(Fault("status", status=429, retry_after=60))
