@@ -179,7 +179,22 @@ def _record_matches(name: str, value: Any, created: dict[str, str]) -> str:
         return _is_created(f"record.get({name!r})", created[value])
     if value is None:
         return f"{name!r} in record and record[{name!r}] is None"
-    return f"record.get({name!r}) == {value!r}"
+    return _is(f"record.get({name!r})", value)
+
+
+# A value of several words is free text ("12 Harbour Road, Leeds", "call back after lunch"):
+# an agent that writes it with other punctuation, spacing or case wrote the same thing, and one
+# that changes a word did not. Dates and clocks (digits and separators only) stay exact.
+FREE_TEXT = re.compile(r"[^\W\d_]+(?:\W+\w+)+|\w+(?:\W+\w+)*\W+[^\W\d_]+")
+
+
+def _is(expression: str, value: Any) -> str:
+    """``expression`` holds ``value``: free text by its words, anything else exactly."""
+    if not (isinstance(value, str) and len(value.split()) > 1 and FREE_TEXT.fullmatch(value)):
+        return f"{expression} == {value!r}"
+    words = "".join(c if c.isalnum() else " " for c in value.casefold()).split()
+    spoken = f"\"\".join(c if c.isalnum() else \" \" for c in str({expression}).casefold())"
+    return f"isinstance({expression}, str) and {spoken}.split() == {words!r}"
 
 
 def _is_created(expression: str, collection: str) -> str:
@@ -275,7 +290,7 @@ def _equals(path: list[Any], value: Any, created: dict[str, str] | None = None) 
         return _is_created(_access(path), created[value])
     if value is None:
         return f"{path[-1]!r} in {_access(path[:-1], default=True)} and {_access(path)} is None"
-    return f"{_access(path)} == {value!r}"
+    return _is(_access(path), value)
 
 
 def _cut_at_index(path: list[Any]) -> list[Any]:

@@ -548,3 +548,31 @@ def test_unbuildable_scenarios_are_skipped_with_a_reason():
     assert batch.scenarios == []
     assert [skip.message for skip in batch.skipped] == ["no state-changing call succeeded"] * 3
     assert {skip.code for skip in batch.skipped} == {"no_successful_change"}
+
+
+def test_a_created_record_s_free_text_is_compared_by_its_words():
+    """An address written with a comma instead of a space is still the address (issue 31); a
+    changed word, digit or a date is not."""
+    from envmill.tasks.backends.procedural.checks.derive import derive_checks
+
+    initial = {
+        "customers": {"C1": {"customer_id": "C1", "address": "1 Old Lane", "since": "2020-01-01"}}
+    }
+    final = {
+        "customers": {
+            **initial["customers"],
+            "C2": {"customer_id": "C2", "address": "12 Harbour Road, Leeds", "since": "2025-09-17"},
+        }
+    }
+    (check,) = derive_checks(initial, final)
+    other_words = {"address": "12 harbour road  Leeds", "since": "2025-09-17"}
+    assert run_check(check.code, initial, final)
+    assert run_check(check.code, initial, _with_c2(final, other_words))
+    for wrong in ({"address": "13 Harbour Road, Leeds"}, {"address": "12 Harbour Rd, Leeds"},
+                  {"since": "2025-09-18"}, {"address": None}):  # fmt: skip
+        assert not run_check(check.code, initial, _with_c2(final, wrong)), wrong
+
+
+def _with_c2(state: dict, fields: dict) -> dict:
+    customers = {**state["customers"], "C2": {**state["customers"]["C2"], **fields}}
+    return {**state, "customers": customers}
