@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import PlanError, make_backend, run_llm_client
+from envmill.tasks.backends import PlanError, make_backend, run_judges, run_llm_client
 from envmill.tasks.pipeline import iter_batches
 from envmill.warehouse.space import check_free_space
 from envmill.warehouse.store import MARKER, Warehouse, resolve_data_dir
@@ -43,9 +43,12 @@ def check_run(settings: EnvmillSettings, root: Path) -> Path:
     """
     backend = make_backend(settings)
     next(iter_batches(settings, backend), None)  # the plan itself stays lazy
-    client = getattr(backend, "client", None)
-    if client is not None and (problem := client.unreachable()):
-        raise PlanError(problem)
+    for client in (
+        getattr(backend, "client", None),
+        getattr(run_judges(settings, "", None), "client", None),
+    ):
+        if client is not None and (problem := client.unreachable()):
+            raise PlanError(problem)
     check_free_space(root)
     return Warehouse(root).root
 

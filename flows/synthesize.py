@@ -20,7 +20,7 @@ from envmill.flows.run_record import recorded_run
 from envmill.flows.runtime.llm_gate import dask_gate
 from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import Backend, make_backend, task_threads
+from envmill.tasks.backends import Backend, make_backend, run_judges, task_threads
 from envmill.tasks.pipeline import iter_batches, synthesize_batch
 from envmill.tasks.sandbox.shared import process_sandbox
 from envmill.warehouse.lock import may_write
@@ -45,7 +45,8 @@ def synthesize_batch_task(
     if not may_write(root, run_id):
         return {"counts": {}, "seconds": {}}  # the run was stopped: nothing is published
     backend = run_backend(settings, run_id, data_dir)
-    output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend)
+    judges = run_judges(settings, run_id, root, dask_gate)
+    output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend, judges)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
     return {"counts": output.counts() if written else {}, "seconds": output.seconds}
 

@@ -16,7 +16,7 @@ from collections.abc import Container, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
@@ -33,8 +33,12 @@ from envmill.tasks.backends import (
 from envmill.tasks.backends.base import DraftT
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.envs import AdmittedEnvironment, EnvironmentRejected, admit_environment
+from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.rollout import reference_trajectory
 from envmill.tasks.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from envmill.tasks.judge.llm import ItemJudges
 
 
 def plan_batches(
@@ -95,16 +99,19 @@ def synthesize_batch(
     settings: EnvmillSettings,
     sandbox: Sandbox,
     backend: Backend[Any] | None = None,
+    judges: ItemJudges | None = None,
 ) -> BatchOutput:
     """Run every stage for each environment of ``batch``; failures become rows.
 
     Items run one after another, or ``backend.item_threads`` at once for a backend that mostly
-    waits on an LLM; either way the output lists them in item order.
+    waits on an LLM; either way the output lists them in item order. ``judges`` (the run's LLM
+    judge, ``[reward] judge = "llm"``) judges the replies certification probes, in place of
+    envmill's rules; its calls join each item's rows.
     """
     backend = backend or make_backend(settings)
 
     def one(item: EnvItemSpec) -> tuple[BatchOutput, _Stopwatch]:
-        return _item_output(item, settings, sandbox, backend)
+        return _item_output(item, settings, sandbox, backend, judges)
 
     threads = min(backend.item_threads, len(batch.items))
     if threads > 1:
@@ -127,18 +134,26 @@ def synthesize_batch(
 
 
 def _item_output(
-    item: EnvItemSpec, settings: EnvmillSettings, sandbox: Sandbox, backend: Backend[Any]
+    item: EnvItemSpec,
+    settings: EnvmillSettings,
+    sandbox: Sandbox,
+    backend: Backend[Any],
+    judges: ItemJudges | None,
 ) -> tuple[BatchOutput, _Stopwatch]:
     """One item's rows; its failure (of any kind) is a row too."""
     output, clock = BatchOutput(key=""), _Stopwatch()
+    judge = judge_reply if judges is None else judges.judge(item.label)
     try:
-        _synthesize_item(item, settings, sandbox, backend, output, clock)
+        _synthesize_item(item, settings, sandbox, backend, output, clock, judge)
     except _ItemFailed as failure:
         output.failures.append(failure.record)
     except BatchAborted:
         raise
     except Exception as exc:  # the sandbox itself failing, say: this item only, not the run
         output.failures.append(failure_of("item", item.label, _keep_records(exc, output)))
+    finally:
+        if judges is not None:
+            output.llm_calls += judges.calls(item.label)
     return output, clock
 
 
@@ -177,6 +192,7 @@ def _synthesize_item(
     backend: Backend[DraftT],
     output: BatchOutput,
     clock: _Stopwatch,
+    judge: ReplyJudge,
 ) -> None:
     with clock.stage("make_env"):
         try:
@@ -218,7 +234,7 @@ def _synthesize_item(
     ]
     with clock.stage("certify"):
         for spec in made.scenarios:
-            _certify_into(spec, env, draft, sandbox, output, made)
+            _certify_into(spec, env, draft, sandbox, output, made, judge)
 
 
 def generation_failure(item: str, exc: Exception) -> FailureRecord:
@@ -255,10 +271,14 @@ def _certify_into(
     sandbox: Sandbox,
     output: BatchOutput,
     made: ScenarioDrafts,
+    judge: ReplyJudge,
 ) -> None:
-    """Certify ``spec`` (unless the backend's report says how it fared) into rows."""
+    """Certify ``spec`` into rows; a backend's own report (certified as it repaired) stands
+    where envmill's rules judge the replies."""
     try:
-        report = made.reports.get(spec.scenario_id) or certify_scenario(spec, env, sandbox)
+        report = (made.reports.get(spec.scenario_id) if judge is judge_reply else None) or (
+            certify_scenario(spec, env, sandbox, judge)
+        )
     except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
         output.failures.append(failure_of("certify", spec.scenario_id, exc))
         return

@@ -21,6 +21,7 @@ from envmill.tasks.backends.base import (
 from envmill.tasks.backends.registry import REGISTRY, backend_names, registered
 
 if TYPE_CHECKING:
+    from envmill.tasks.judge.llm import ItemJudges
     from envmill.tasks.llm.limits import Gate
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "item_seed",
     "make_backend",
     "registered",
+    "run_judges",
     "run_llm_client",
     "task_threads",
     "uses_llm",
@@ -96,3 +98,16 @@ def run_llm_client(
         )
     except LlmError as exc:
         raise PlanError(str(exc)) from None
+
+
+def run_judges(
+    settings: EnvmillSettings, run_id: str, data_dir: Path | None, gate: Gate | None = None
+) -> ItemJudges | None:
+    """The LLM judge certification asks when ``[reward] judge = "llm"`` (None: envmill's rules),
+    on a client of its own, cached and gated as the run's; PlanError when no endpoint is
+    configured."""
+    if settings.reward.judge != "llm":
+        return None
+    from envmill.tasks.judge.llm import ItemJudges
+
+    return ItemJudges(run_llm_client(settings, run_id, data_dir, gate))

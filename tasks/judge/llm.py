@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envmill.schemas.ids import canonical_json
+from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.scenario import ScenarioContent
 from envmill.tasks.judge import JudgeCase, Verdict, judges_reply
@@ -70,3 +71,17 @@ class LlmJudge:
         value = answer.value
         assert isinstance(value, JudgeReply)  # the layer validated it against the schema
         return Verdict(value.passed, " ".join(value.reason.split()))
+
+
+class ItemJudges:
+    """The run's LLM judge in certification: one :class:`LlmJudge` per item over one client,
+    whose calls leave with that item's rows (``calls``)."""
+
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def judge(self, item: str) -> LlmJudge:
+        return LlmJudge(self.client, item=item)
+
+    def calls(self, item: str) -> list[LlmCallRecord]:
+        return self.client.collector.drain({item})

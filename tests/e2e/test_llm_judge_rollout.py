@@ -18,10 +18,13 @@ from llm_server import spawn_endpoint
 
 from envmill.schemas.reward import JUDGE_STAGE
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.settings import EnvmillSettings, SandboxLimits
 from envmill.tasks.backends.procedural.scenarios import generate as scenarios
 from envmill.tasks.judge import judge_reply
 from envmill.tasks.offline_llm import oracle_script, script_key
+from envmill.tasks.pipeline import plan_batches, synthesize_batch
 from envmill.tasks.rollout.plan import scenario_of
+from envmill.tasks.sandbox import Sandbox
 from envmill.warehouse.episodes import reference_conversations
 from envmill.warehouse.views import query
 from tests.cli import envmill_in as envmill
@@ -120,3 +123,34 @@ def test_the_llm_judge_judges_each_reply_once_like_the_rules_and_a_rerun_hits_th
     assert {r["scenario_id"]: r["reward"] for r in _rows(again, ROLLED)} == {
         i: r["reward"] for i, r in rolled.items()
     }
+
+
+@pytest.mark.timeout(300)
+def test_a_run_with_the_llm_judge_certifies_by_its_verdicts_what_the_rules_certify(tmp_path):
+    """``[reward] judge = "llm"`` in ``envmill run``: certification asks the ``reward_judge``
+    stage about every reply it probes, recorded under each environment's item; against the
+    local endpoint (which answers by the rules) the run certifies exactly the rules' scenarios."""
+    run = ["--envs", "2", "--scenarios-per-env", "6", "--domains", "clinic,library"]
+    root = tmp_path / "data"
+    extra = {"ENVMILL_REWARD__JUDGE": "llm"}
+    done = envmill(tmp_path, "run", "--local-llm", *run, "--out", str(root), extra_env=extra)
+    assert done.returncode == 0, done.stderr[-2000:]
+    settings = EnvmillSettings(
+        envs=2,
+        scenarios_per_env=6,
+        domains=["clinic", "library"],
+        sandbox=SandboxLimits(wall_seconds=5),
+    )  # the run's, judged by the rules in this process
+    with Sandbox(settings.sandbox) as sandbox:
+        by_rules = [
+            spec.scenario_id
+            for batch in plan_batches(settings)
+            for spec in synthesize_batch(batch, settings, sandbox).scenarios
+            if spec.status == "certified"
+        ]
+    certified = _rows(root, "SELECT scenario_id FROM scenarios WHERE status = 'certified'")
+    assert sorted(r["scenario_id"] for r in certified) == sorted(by_rules)
+    calls = _rows(root, JUDGE_CALLS)
+    assert len(calls) > len(by_rules)  # the probes' replies, the reference's among them
+    assert {r["item"].split("#")[0] for r in calls} == {"clinic", "library"}
+    assert all(r["outcome"] == "ok" for r in calls)

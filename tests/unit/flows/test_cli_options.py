@@ -46,6 +46,11 @@ def _write(path: Path, text: str) -> Path:
             lambda t: _write(t / "envmill.toml", '[reward]\njudge = "oracle"\n'),
             "setting 'reward.judge'",
         ),
+        (  # the LLM judge certifies the scenarios: a run without its model stops before it starts
+            ["run"],
+            lambda t: _write(t / "envmill.toml", '[reward]\njudge = "llm"\n'),
+            "no LLM endpoint configured",
+        ),
         (["sql", "SELECT 1", "--out", "nowhere"], None, "not an envmill data folder"),
         (["stats", "--out", "nowhere"], None, "not an envmill data folder"),
     ],

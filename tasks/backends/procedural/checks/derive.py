@@ -193,7 +193,7 @@ def _is(expression: str, value: Any) -> str:
     if not (isinstance(value, str) and len(value.split()) > 1 and FREE_TEXT.fullmatch(value)):
         return f"{expression} == {value!r}"
     words = "".join(c if c.isalnum() else " " for c in value.casefold()).split()
-    spoken = f"\"\".join(c if c.isalnum() else \" \" for c in str({expression}).casefold())"
+    spoken = f'"".join(c if c.isalnum() else " " for c in str({expression}).casefold())'
     return f"isinstance({expression}, str) and {spoken}.split() == {words!r}"
 
 
