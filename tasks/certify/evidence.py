@@ -235,7 +235,7 @@ def _run_checks(
                 finals.append(trial.final_state)
     evidence.finals = finals
     sources, refused = policy_checked(scenario)
-    pairs = [(initial, final, NO_ANSWER) for final in finals]
+    pairs = [(initial, final) for final in finals]
     evidence.cells, evidence.unstable = check_rows(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
@@ -258,7 +258,7 @@ def check_rows(
     sandbox: Sandbox,
     sources: list[str],
     refused: dict[int, str],
-    pairs: list[tuple[dict[str, Any], dict[str, Any], str]],
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
     image: int,
     full_pairs: int,
     *,

@@ -44,7 +44,7 @@ def score_final_state(
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
     sources, refused = policy_checked(scenario)
-    pairs = [(scenario.initial_state, final_state, "")]
+    pairs = [(scenario.initial_state, final_state)]
     rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]

@@ -57,7 +57,7 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     the probes run there. On the pairs after them only full reward is in question: the checks
     run last to first (the guard first) until one does not hold; the rest are not evaluated.
     """
-    pairs = [_wire_pair(*pair) for pair in request["pairs"]]
+    pairs = [_wire_pair(pair[0], pair[1]) for pair in request["pairs"]]
     full_pairs = int(request.get("full_pairs") or 0)
     probe_pairs = full_pairs if request.get("probe") else 0
     per_check = float(request.get("seconds_per_check") or 1.0)
@@ -142,16 +142,15 @@ def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], lis
     return codes, errors
 
 
-def _wire_pair(initial: Any, final: Any, answer: Any = "") -> list[str]:
-    """A pair as it travels to a child: both states as JSON text, then the final answer."""
-    text = answer if type(answer) is str else ""
-    return [json.dumps(initial, sort_keys=True), json.dumps(final, sort_keys=True), text]
+def _wire_pair(initial: Any, final: Any) -> list[str]:
+    """A pair as it travels to a child: both states as JSON text."""
+    return [json.dumps(initial, sort_keys=True), json.dumps(final, sort_keys=True)]
 
 
 def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> dict:
-    """In a child: the check on fresh copies of the pair's states (and its answer)."""
+    """In a child: the check on fresh copies of the pair's states."""
     initial, final = json.loads(pair[0]), json.loads(pair[1])
-    value, problem = _call(code, initial, final, pair[2], describe)
+    value, problem = _call(code, initial, final, describe)
     mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
     return _cell(value, problem, mutated)
 
@@ -184,8 +183,8 @@ def _again(code, pairs: list[list[str]], describe) -> dict:
     return {"values": values}
 
 
-def _fresh(pair: list[str]) -> tuple[Any, Any, str]:
-    return json.loads(pair[0]), json.loads(pair[1]), pair[2]
+def _fresh(pair: list[str]) -> tuple[Any, Any]:
+    return json.loads(pair[0]), json.loads(pair[1])
 
 
 def _ballast(scale: int) -> list[Any]:
@@ -203,12 +202,12 @@ def _call(
     code: Any,
     initial: Any,
     final: Any,
-    answer: str,
     describe: Describe,
     namespace: dict | None = None,
 ) -> tuple[bool | None, str | None]:
     """The check's answer, in a fresh namespace unless one is given to keep; a raise or a
-    non-bool counts as False. A check of three parameters is also given the final answer."""
+    non-bool counts as False. It is given the two states and nothing else: whatever its
+    signature, no reply reaches it (the policy refuses a third parameter besides)."""
     try:
         if namespace is None or "check" not in namespace:
             namespace = {} if namespace is None else namespace
@@ -217,8 +216,7 @@ def _call(
         check = namespace.get("check")
         if not callable(check):
             return None, "the source defines no function 'check'"
-        judges_answer = getattr(getattr(check, "__code__", None), "co_argcount", 2) == 3
-        returned = check(initial, final, answer) if judges_answer else check(initial, final)
+        returned = check(initial, final)
     except BaseException as exc:  # SystemExit too: it must not end the evaluation unnamed
         return None, describe(exc)
     if type(returned) is bool:

@@ -92,9 +92,7 @@ class Sandbox:
     def run_checks(
         self,
         check_sources: list[str],
-        pairs: Sequence[
-            tuple[dict[str, Any], dict[str, Any]] | tuple[dict[str, Any], dict[str, Any], str]
-        ],
+        pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]],
         *,
         image: int = 0,
         full_pairs: int | None = None,
@@ -103,7 +101,7 @@ class Sandbox:
     ) -> ChecksOutcome:
         """Run each check on each (initial, final) pair in a fresh host with no environment.
 
-        A pair may carry a third item, the episode's final answer, for checks that judge it.
+        A check never sees a reply (DESIGN §3.3): it is called with the two states alone.
 
         Every evaluation runs in a process of its own, forked from that host, in a fresh
         namespace, and the pairs travel in a random order the checks cannot predict.

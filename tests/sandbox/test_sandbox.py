@@ -154,6 +154,20 @@ def test_checks_run_on_copies_and_report_mutation(sandbox):
     assert rows[3][0].value is None and "KeyError" in rows[3][0].error
 
 
+def test_a_check_is_given_the_two_states_and_never_a_reply(sandbox):
+    """Even a check the policy would refuse (the sandbox runs what it is sent) cannot read a
+    reply: a third parameter keeps its default or the call fails; nothing fills it."""
+    talk = "He is checked in."
+    checks = [
+        f"def check(initial_state, final_state, answer={talk!r}):\n    return answer != {talk!r}\n",
+        "def check(initial_state, final_state, answer):\n    return True\n",
+        "def check(*states):\n    return len(states) == 2\n",
+    ]
+    rows = sandbox.run_checks(checks, [({"n": 1}, {"n": 1})]).cells
+    assert rows[0][0].value is False and rows[2][0].value is True
+    assert rows[1][0].value is None and "answer" in rows[1][0].error
+
+
 def test_hanging_checks_share_one_time_budget():
     """Six checks that never return, on three pairs, would take 6 × 3 × 0.25 s one by one; the
     request's budget (CHECKS_BUDGET × wall_seconds = 2 s) ends it, and the honest check that
