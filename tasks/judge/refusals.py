@@ -29,7 +29,7 @@ DECLINE = re.compile(
     r"|prevents?|not authori[sz]ed|say no|have to pass|must pass|out of the question"
     r"|not in a position|no longer possible|not available|isn't available|can only|only be"
     r"|doesn't permit|does not permit|don't permit|not an option|can no longer|(?:is|are) final"
-    r"|can't be|cannot be)\b"
+    r"|can't be|cannot be|too late|too early|no longer|(?:has|have) (?:expired|closed|lapsed))\b"
 )
 SUCCESS = re.compile(
     r"\b(?:successfully|all set|all done|done|went through|taken care of|processed|completed"
@@ -38,11 +38,14 @@ SUCCESS = re.compile(
 )
 CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+")
 NOT = re.compile(r"\b(?:not|never|no)\b|n't\b")
-MODAL = re.compile(r"\b(?:can|could|would|will|may|might|should|must|to)\s+(?:\w+\s+)?$")
+# "can be marked completed", "would have been refunded": what may happen, not what did
+MODAL = re.compile(r"\b(?:can|could|would|will|may|might|should|must|to)\s+(?:\w+\s+){0,2}$")
 CONDITION_FRAME = re.compile(
-    r"\b(?:only|must|unless|until|while|needs? to be|has to be|have to be|required to be|once)"
-    r"\s+(?:\w+\s+){0,4}$"
+    r"\b(?:only|must|unless|until|while|needs?|requires?|required|has to be|have to be|once)"
+    r"\s+(?:\w+\s+){0,6}$"
 )
+# A rule's condition led by its name ("Too late: this is only possible within 7 days …")
+LABELLED = re.compile(r"^\s*([A-Za-z][\w ']{2,30}?)\s*:")
 
 
 def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
@@ -111,6 +114,9 @@ def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:
     for trigger in rule.triggers:
         if _names(reading, trigger):
             return True, f"names {trigger!r}"
+    label = _label(rule)
+    if label and asserts(reading.text, label):
+        return True, f"says it is {label.lower()}"
     if any(
         _in_condition(reading.text, m) for v in rule.allowed for m in mentions(reading.text, str(v))
     ):
@@ -120,7 +126,7 @@ def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:
 
 def _misstated(rule: RefusalRule, text: str) -> str | None:
     """A trigger negated, an allowed value stated as the record's, or a guessed value."""
-    for trigger in rule.triggers:
+    for trigger in [*rule.triggers, *filter(None, [_label(rule)])]:
         if isinstance(trigger, str) and not _is_moment(trigger):
             if denies(text, trigger) and not asserts(text, trigger):
                 return f"the reply negates the reason ({trigger!r})"
@@ -133,6 +139,12 @@ def _misstated(rule: RefusalRule, text: str) -> str | None:
         if asserts(text, str(rival)) and not any(normalize(str(rival)) in t for t in triggers):
             return f"the reply names {rival!r}, which is not what the state holds"
     return None
+
+
+def _label(rule: RefusalRule) -> str | None:
+    """The name the condition leads with ("too late"), which a reply may say for the whole."""
+    found = LABELLED.match(rule.condition)
+    return found.group(1).strip() if found and len(found.group(1).split()) <= 4 else None
 
 
 def _in_condition(text: str, match: re.Match[str]) -> bool:

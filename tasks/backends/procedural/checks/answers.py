@@ -33,6 +33,7 @@ class RefusalEvidence:
     days: tuple[str, ...] = ()
     rivals: tuple[str, ...] = ()
     known: tuple[float, ...] = ()
+    allowed: tuple[str, ...] = ()  # the values the rule asks for ("only from scheduled")
 
 
 def expected_answer(
@@ -72,7 +73,11 @@ def refusal_record(
     triggers: list[Any] = [*evidence.named, *evidence.amounts, *evidence.days]
     triggers = triggers or specific or list(reasons)
     rule = RefusalRule(
-        rule_id=rule_id, condition=condition, triggers=triggers, rivals=list(evidence.rivals)
+        rule_id=rule_id,
+        condition=condition,
+        triggers=triggers,
+        allowed=list(evidence.allowed),
+        rivals=list(evidence.rivals),
     )
     return Refusal(rules=[rule], action=action, targets=targets, subject=subject)
 

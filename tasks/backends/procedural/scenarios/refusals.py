@@ -166,17 +166,15 @@ def refusal_evidence(
     read = [float(n) for n in READ_VALUE.findall(plain)]  # "the balance of … (5527.88)"
     if any(n in amounts for n in read):  # a value read from the state, not the rule's constant
         amounts = [n for n in amounts if n in read]
-    rivals = sorted(
-        v.casefold()
-        for v in _field_values(state, named)
-        if v.casefold() not in named and v.casefold() not in lowered
-    )
+    values = {v.casefold() for v in _field_values(state, named)} - set(named)
+    said = {v for v in values if re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", lowered)}
     return RefusalEvidence(
         tuple(dict.fromkeys(named)),
         tuple(dict.fromkeys(amounts)),
         tuple(dict.fromkeys(days)),
-        tuple(rivals),
+        tuple(sorted(values - said)),
         tuple(known + numbers),
+        tuple(sorted(said - skip)),  # "(only from scheduled)": the rule's own words
     )
 
 

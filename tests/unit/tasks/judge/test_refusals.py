@@ -81,3 +81,45 @@ def test_a_right_refusal_in_other_words_holds(refusal, reply):
 def test_a_wrong_refusal_loses(reply, why):
     verdict = judge_refusal(VOID, reply, SETTING)
     assert not verdict.passed and why in verdict.reason, verdict.reason
+
+
+LATE = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="refund_purchase",
+            condition="Too late: this is only possible within 7 days after the purchased at of "
+            "purchase CP-2 (2025-09-01T11:00:00); current time 2025-09-16T09:00:00",
+            triggers=[7.0, "2025-09-01", "2025-09-16"],
+        )
+    ],
+    action="refund",
+    targets=["refunded"],
+)
+CLASS = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="complete_class",
+            condition="Class CL-6 is 'cancelled' and cannot become 'completed' (only from scheduled)",
+            triggers=["cancelled"],
+            allowed=["scheduled"],
+        )
+    ],
+    action="complete",
+    targets=["completed"],
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reply", "passes"),
+    [  # the rule named by its label, or stated the right way round with a modal verb
+        (LATE, "I'm sorry, it's too late for that now - the window has closed.", True),
+        (LATE, "I can't do that, though it's not too late.", False),
+        (CLASS, "I'm unable to: only scheduled classes can be marked completed.", True),
+        (CLASS, "I can't complete it - the class was cancelled.", True),
+        (CLASS, "I can't mark it completed; it's scheduled.", False),
+        (CLASS, "Sorry, it is cancelled, but I have completed it anyway.", False),
+    ],
+)
+def test_a_rule_said_by_its_label_or_its_condition(refusal, reply, passes):
+    verdict = judge_refusal(refusal, reply, setting_of("Refund it, complete it.", STATE))
+    assert verdict.passed is passes, verdict.reason
