@@ -127,7 +127,13 @@ def certify(
             if isinstance(spec, str):
                 verdicts.append({"scenario": number, **_rejected_unread(spec)})
                 continue
-            report = certify_scenario(spec, env, sandbox)
+            try:
+                report = certify_scenario(spec, env, sandbox)
+            except Exception as exc:  # a record the parse let through: this scenario only
+                problem = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                echo_error(f"{scenarios}: scenario {number} rejected: {problem}")
+                verdicts.append({"scenario": number, **_rejected_unread(problem)})
+                continue
             verdicts.append(
                 {
                     "scenario_id": report.scenario_id,
@@ -152,11 +158,13 @@ def _parsed(item: Any, env_id: str, name: str) -> ScenarioSpec | str:
     try:
         if not isinstance(item, dict):
             raise TypeError(f"not a JSON object but {type(item).__name__}")
-        return ScenarioSpec(**{"env_id": env_id, **item})
+        spec = ScenarioSpec(**{"env_id": env_id, **item})
+        spec.scenario_id  # noqa: B018 - its canonical JSON must encode (no lone surrogate)
+        return spec
     except ValidationError as exc:
         problem = first_problem(exc)
-    except TypeError as exc:
-        problem = str(exc)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # UnicodeError is a ValueError
+        problem = f"{type(exc).__name__}: {exc}"[:300]
     echo_error(f"{name} rejected: {problem}")
     return problem
 

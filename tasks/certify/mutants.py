@@ -38,6 +38,7 @@ PlanKind = Literal["extra", "drop", "swap", "alter", "reorder"]
 _DIGIT = re.compile(r"\d(?=\D*$)")  # the last digit of a text
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?![\d])")
 _LAST_DIGITS = re.compile(r"\d+(?=\D*$)")  # the last group of digits of a text
+_FIRST_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,10 @@ def _alterations(value: Any) -> list[Any]:
         changed = str(number - 1 if number else 1)
         one_off = value[: digit.start()] + changed + value[digit.end() :]
         zeroed = value[: group.start()] + "0" * len(group.group()) + value[group.end() :]
-        return [one_off, *([zeroed] if zeroed not in (value, one_off) else [])]
+        first = _FIRST_DIGIT.search(value)  # "+9 555 0199": a check of the last digits only
+        head = str((int(first.group()) + 1) % 10) if first else ""
+        led = value[: first.start()] + head + value[first.end() :] if first else value
+        return [one_off, *(v for v in dict.fromkeys([zeroed, led]) if v not in (value, one_off))]
     if isinstance(value, str):
         return [f"{value} (other)"]
     if isinstance(value, dict):

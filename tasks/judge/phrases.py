@@ -21,7 +21,9 @@ HEDGE_ANYWHERE = re.compile(
     r"|i guess|i'd guess|i suppose|i'd say|not (?:entirely |completely |totally |100% )?"
     r"(?:sure|certain)|uncertain|unsure|might be|could be|may be|or so|give or take|if i recall"
     r"|as far as i (?:know|can tell)|no idea|don't know|do not know|can't tell|cannot tell"
-    r"|unclear|hard to say|correction|actually|i mean)\b|[~\u2248]"
+    r"|unclear|hard to say|correction|actually|i mean|roughly|approximately|i'd estimate"
+    r"|i estimate|my guess|i reckon|if not|or was it|no later than|at the latest|at the earliest"
+    r"|around (?:noon|midnight)|(?:before|after) (?:noon|midnight))\b|[~\u2248]"
 )
 
 

@@ -61,8 +61,11 @@ NOT_COUNTS = re.compile(
     r"\bone(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which|first|second|third"
     r"|last|other|each|every|latest|newest|oldest) one\b"
 )
+# "none", "zero", and "no" before a plural noun ("no open tickets"); not "No, …" or "No worries"
 ZERO = re.compile(
-    r"\b(?:none|zero|no)\b(?!\s+(?:longer|more|one|,|\.))(?=\s+[a-z]+s\b|\s*[.,;!]|$)"
+    r"\b(?:none|zero)\b(?!\s+(?:longer|more|one|,|\.))(?=\s+[a-z]+s\b|\s*[.,;!]|$)"
+    r"|\bno\b(?!\s+(?:longer|more|worries|problems|issues|thanks|doubts|questions|plans)\b)"
+    r"(?=\s+[a-z]+s\b)"
 )
 SINGLE = re.compile(r"\b(?:a single|just one|only one|exactly one)\b")
 

@@ -136,9 +136,20 @@ def _misstated(rule: RefusalRule, text: str) -> str | None:
             return f"the reply states the rule the other way ({value!r})"
     triggers = [normalize(str(t)) for t in rule.triggers]
     for rival in rule.rivals:
-        if asserts(text, str(rival)) and not any(normalize(str(rival)) in t for t in triggers):
+        if _asserted_as_fact(text, str(rival)) and not any(
+            normalize(str(rival)) in t for t in triggers
+        ):
             return f"the reply names {rival!r}, which is not what the state holds"
     return None
+
+
+def _asserted_as_fact(text: str, value: str) -> bool:
+    """The reply says the record has ``value``, not that the rule asks for it ("only scheduled
+    appointments can be cancelled") or what may be done."""
+    return asserts(text, value) and any(
+        not _in_condition(text, m) and not MODAL.search(text[max(0, m.start() - 40) : m.start()])
+        for m in mentions(text, value)
+    )
 
 
 def _label(rule: RefusalRule) -> str | None:

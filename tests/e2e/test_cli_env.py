@@ -140,12 +140,17 @@ def test_a_malformed_scenario_is_rejected_in_one_line_and_the_others_are_certifi
         {**good, "backend": "procedural", "refusal": {"rules": [rule]}},
         {"task": "no state"},
         good,
+        {**good, "expected_answer": {"type": "count", "value": 10**400}},
+        {**good, "expected_answer": {"type": "money", "value": 200, "rivals": ["abc"]}},
+        {**good, "expected_answer": {"type": "text", "value": "\ud800 Patel"}},
+        {**good, "expected_answer": {"type": "count", "value": 2, "tolerence": 3}},
+        ["not", "a", "scenario"],
     ]
     (tmp_path / "mixed.json").write_text(json.dumps(items))
     done = cli("env", "certify", str(CLINIC), "mixed.json", **TIGHT)
     assert done.returncode == 1, done.stderr
     verdicts = json.loads(done.stdout)
-    assert [v["status"] for v in verdicts] == ["rejected"] * 4 + ["certified"]
+    assert [v["status"] for v in verdicts] == ["rejected"] * 4 + ["certified"] + ["rejected"] * 5
     reasons = [v["gates"][0]["reason"] for v in verdicts[:4]]
     assert [v["rejected_gate"] for v in verdicts[:4]] == ["loads"] * 4
     assert reasons[0].startswith("expected_answer.type: Input should be 'count'")
@@ -153,9 +158,13 @@ def test_a_malformed_scenario_is_rejected_in_one_line_and_the_others_are_certifi
     assert reasons[2].startswith("refusal.rules.0.rule_id: 'cancel_everything' is not a rule")
     assert reasons[3] == "initial_state: Field required"
     said = done.stderr.strip().splitlines()
-    assert said == [
+    assert said[:3] == [
         f"envmill: error: mixed.json: scenario {n} rejected: {reasons[n - 1]}" for n in (1, 2, 4)
     ]
+    assert [line.split(" rejected: ")[1].split(":")[0] for line in said[3:]] == [
+        "expected_answer.value", "expected_answer.rivals.0", "UnicodeEncodeError",
+        "expected_answer.tolerence", "TypeError",
+    ]  # fmt: skip
 
 
 def test_check_reports_probes_and_warnings(tmp_path):

@@ -77,8 +77,9 @@ def test_a_blanket_refusal_naming_rule_words_does_not_score(sandbox):
         sandbox,
         STATUS_RULE,
         "I can't, the account's status does not allow it.",
-        "I'm unable to: only active accounts can do that.",  # names what it needs, not what is
-    ) == [False, False]
+        "I'm unable to: only active accounts can do that.",  # the rule's condition: a reason
+        "I'm unable to: the account is active.",  # the condition said as the record's: inverted
+    ) == [False, True, False]
 
 
 def test_a_natural_refusal_naming_what_it_read_passes(sandbox):

@@ -412,7 +412,7 @@ def test_value_arguments_are_altered_either_way_and_to_the_edges():
     assert _alterations(3) == [4, 2, 0] and _alterations(2.5) == [3.5, 1.5, 0]
     assert _alterations(0) == [1, -1]
     assert _alterations("2025-03-11T14:00:00") == ["2025-03-12T14:00:00", "2025-03-10T14:00:00"]
-    assert _alterations("+1 555 9999") == ["+1 555 9998", "+1 555 0000"]
+    assert _alterations("+1 555 9999") == ["+1 555 9998", "+1 555 0000", "+2 555 9999"]
     # "phone == '+1 555 0199' or phone == '+1 555 0000'" is caught by the zeroed group
     assert "+1 555 0000" in _alterations("+1 555 0199")
     state = {"people": {"P1": {"phone": "+1 555 0101"}, "P2": {"phone": "+1 555 0199"}}}

@@ -182,19 +182,28 @@ def _record_matches(name: str, value: Any, created: dict[str, str]) -> str:
     return _is(f"record.get({name!r})", value)
 
 
-# A value of several words is free text ("12 Harbour Road, Leeds", "call back after lunch"):
-# an agent that writes it with other punctuation, spacing or case wrote the same thing, and one
-# that changes a word did not. Dates and clocks (digits and separators only) stay exact.
-FREE_TEXT = re.compile(r"[^\W\d_]+(?:\W+\w+)+|\w+(?:\W+\w+)*\W+[^\W\d_]+")
+# A value of words is free text ("12 Harbour Road, Leeds", "call back after lunch"): written
+# with other separators, spacing or case it is the same text; a changed word, sign or symbol
+# ("-50", "1.5", "C++", "A+") is not. Values without a letter (dates, clocks, phone numbers)
+# stay exact.
+SEPARATORS = ',;:!?"()'
 
 
 def _is(expression: str, value: Any) -> str:
     """``expression`` holds ``value``: free text by its words, anything else exactly."""
-    if not (isinstance(value, str) and len(value.split()) > 1 and FREE_TEXT.fullmatch(value)):
+    words = _words(value) if isinstance(value, str) else []
+    if len(words) < 2 or not any(c.isalpha() for c in value):
         return f"{expression} == {value!r}"
-    words = "".join(c if c.isalnum() else " " for c in value.casefold()).split()
-    spoken = f'"".join(c if c.isalnum() else " " for c in str({expression}).casefold())'
-    return f"isinstance({expression}, str) and {spoken}.split() == {words!r}"
+    spaced = f'"".join(" " if c in {SEPARATORS!r} else c for c in str({expression}).casefold())'
+    read = f"[w.rstrip('.') for w in {spaced}.split()]"
+    return f"isinstance({expression}, str) and {read} == {words!r}"
+
+
+def _words(text: str) -> list[str]:
+    """As the check reads text: casefolded, split at spaces and separators, a word's closing
+    full stop dropped ("St." is "St")."""
+    spaced = "".join(" " if c in SEPARATORS else c for c in text.casefold())
+    return [word.rstrip(".") for word in spaced.split()]
 
 
 def _is_created(expression: str, collection: str) -> str:

@@ -134,3 +134,24 @@ def test_the_procedural_reference_writes_a_value_whole():
     expected = ExpectedAnswer(type="number", value=22323.97)
     reply = f"The lifetime giving of Dale Lawson is {say('lifetime_giving', 22323.97)}."
     assert judge_answer(expected, reply, SETTING).passed
+
+
+@pytest.mark.parametrize(
+    ("expected", "reply", "passes"),
+    [  # a break-it review's cases: "no" is not always zero, hedges in words
+        (COUNT, "No worries - plate KX-1234 has two sessions.", True),
+        (COUNT, "No, there are 2 sessions.", True),
+        (GRADUATED, "No.", True),
+        (COUNT, "There are no open sessions.", False),
+        (COUNT, "2 sessions, roughly.", False),
+        (COUNT, "My guess is 2.", False),
+        (COUNT, "2 sessions, I reckon.", False),
+        (COUNT, "Two, if not three.", False),
+        (COUNT, "2 sessions... or was it 3?", False),
+        (ExpectedAnswer(type="time", value="12:00"), "It opens around noon.", False),
+        (ExpectedAnswer(type="time", value="19:00"), "It starts no later than 7 pm.", False),
+    ],
+)
+def test_no_as_a_word_and_hedges_in_words(expected, reply, passes):
+    verdict = judge_answer(expected, reply, SETTING)
+    assert verdict.passed is passes, verdict.reason

@@ -99,7 +99,8 @@ CLASS = Refusal(
     rules=[
         RefusalRule(
             rule_id="complete_class",
-            condition="Class CL-6 is 'cancelled' and cannot become 'completed' (only from scheduled)",
+            condition="Class CL-6 is 'cancelled' and cannot become 'completed' "
+            "(only from scheduled)",
             triggers=["cancelled"],
             allowed=["scheduled"],
         )

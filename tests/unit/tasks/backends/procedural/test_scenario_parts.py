@@ -569,6 +569,7 @@ def test_a_created_record_s_free_text_is_compared_by_its_words():
     assert run_check(check.code, initial, final)
     assert run_check(check.code, initial, _with_c2(final, other_words))
     for wrong in ({"address": "13 Harbour Road, Leeds"}, {"address": "12 Harbour Rd, Leeds"},
+                  {"address": "12 Harbour Road, Leeds-2"}, {"address": "-12 Harbour Road, Leeds"},
                   {"since": "2025-09-18"}, {"address": None}):  # fmt: skip
         assert not run_check(check.code, initial, _with_c2(final, wrong)), wrong
 
