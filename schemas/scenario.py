@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from envmill.schemas.answers import ExpectedAnswer, Refusal
 from envmill.schemas.ids import content_id
@@ -65,6 +65,12 @@ class ScenarioContent(BaseModel):
     kind: str | None = Field(
         default=None, description="the generator's scenario kind, e.g. 'refusal'"
     )
+
+    @model_validator(mode="after")
+    def _one_reply_record(self) -> ScenarioContent:
+        if self.expected_answer is not None and self.refusal is not None:
+            raise ValueError("refusal: a scenario expects an answer or a refusal, not both")
+        return self
 
 
 class ScenarioSpec(ScenarioContent):

@@ -23,7 +23,9 @@ HEDGE_ANYWHERE = re.compile(
     r"|as far as i (?:know|can tell)|no idea|don't know|do not know|can't tell|cannot tell"
     r"|unclear|hard to say|correction|actually|i mean|roughly|approximately|i'd estimate"
     r"|i estimate|my guess|i reckon|if not|or was it|no later than|at the latest|at the earliest"
-    r"|around (?:noon|midnight)|(?:before|after) (?:noon|midnight))\b|[~\u2248]"
+    r"|around (?:noon|midnight)|(?:before|after) (?:noon|midnight)|might not"
+    r"|can't say|cannot say|can not say|could(?:n't| not) (?:determine|tell|say|find out)"
+    r"|unable to (?:determine|tell|say)|not that i know)\b|[~\u2248]"
 )
 
 

@@ -141,13 +141,8 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
 
     text = ISO_MOMENT.sub(iso, TIME_ZONE.sub(" ", text))
     text = NUMERIC_DATE.sub(lambda m: _numeric_date(reading, m), text)
-    default_year = today.year if today else None
-    text = DAY_FIRST.sub(
-        lambda m: _day(reading, m.group(3), m.group(2), m.group(1), default_year), text
-    )
-    text = MONTH_FIRST.sub(
-        lambda m: _day(reading, m.group(3), m.group(1), m.group(2), default_year), text
-    )
+    text = DAY_FIRST.sub(lambda m: _day(reading, m.group(3), m.group(2), m.group(1), today), text)
+    text = MONTH_FIRST.sub(lambda m: _day(reading, m.group(3), m.group(1), m.group(2), today), text)
     if today is not None:
         for word in RELATIVE.findall(text):
             _add(reading.dates, (today + timedelta(days=RELATIVE_DAYS[word])).isoformat())
@@ -157,22 +152,31 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
     return CLOCK.sub(lambda m: _clock(reading, m), text)
 
 
-def _day(reading: Reading, year: str | None, month: str, day: str, default: int | None) -> str:
-    year_value = int(year) if year else default
-    if year_value is None:
-        return MOMENT
-    iso = _iso_day(year_value, MONTHS[month[:3]], int(day))
+def _day(reading: Reading, year: str | None, month: str, day: str, today: date | None) -> str:
+    """A day by its month's name; without a year, the one nearest today ("January 5" said in
+    December is next January's)."""
+    if year:
+        iso = _iso_day(int(year), MONTHS[month[:3]], int(day))
+    elif today is not None:
+        near = [_iso_day(today.year + shift, MONTHS[month[:3]], int(day)) for shift in (0, 1, -1)]
+        days = [d for d in near if d]
+        iso = min(days, key=lambda d: abs(date.fromisoformat(d) - today), default="")
+    else:
+        iso = ""
     if iso:
         _add(reading.dates, iso)
     return MOMENT
 
 
 def _numeric_date(reading: Reading, match: re.Match[str]) -> str:
-    """ "17.09.2025" (day first) or "09/17/2025" (month first); one whose day and month could
-    swap ("03/04/2025") states no date, and still is no number."""
+    """ "17.09.2025", "09/17/2025", "29/04/2025": whichever number cannot be a month is the
+    day; one whose day and month could swap ("03/04/2025") states no date, and still is no
+    number."""
     first, separator, second, year = match.groups()
     day, month = (int(first), int(second)) if separator == "." else (int(second), int(first))
-    if int(first) <= 12 and int(second) <= 12 and first != second:
+    if int(first) > 12 or int(second) > 12:  # "29/04/2025": only one reading is a date
+        day, month = max(int(first), int(second)), min(int(first), int(second))
+    elif first != second:
         return MOMENT
     iso = _iso_day(int(year), month, day)
     if iso:

@@ -97,12 +97,20 @@ def _claim(text: str, refusal: Refusal) -> str | None:
     return None
 
 
+IRREGULAR_PAST = {"send": "sent", "pay": "paid", "give": "given|gave", "make": "made",
+                  "buy": "bought", "sell": "sold", "take": "taken|took", "set": "set",
+                  "put": "put", "cut": "cut", "shut": "shut", "lend": "lent", "spend": "spent",
+                  "withdraw": "withdrawn|withdrew", "rebook": "rebooked"}  # fmt: skip
+
+
 def _past_tense(action: str) -> re.Pattern[str] | None:
     words = normalize(action).split()
     if not words:
         return None
     verb = re.escape(words[0])
-    return re.compile(rf"\b{verb}(?:ed|d|led|ted|ped)\b")
+    irregular = IRREGULAR_PAST.get(words[0])
+    forms = rf"{verb}(?:ed|d|led|ted|ped)" + (f"|{irregular}" if irregular else "")
+    return re.compile(rf"\b(?:{forms})\b")
 
 
 def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:

@@ -155,3 +155,27 @@ def test_the_procedural_reference_writes_a_value_whole():
 def test_no_as_a_word_and_hedges_in_words(expected, reply, passes):
     verdict = judge_answer(expected, reply, SETTING)
     assert verdict.passed is passes, verdict.reason
+
+
+def test_a_day_without_its_year_is_the_nearest_and_a_day_first_date_is_read():
+    december = setting_of("When is it due?", {**STATE, "current_time": "2025-12-14T09:00:00"})
+    due = ExpectedAnswer(type="date", value="2026-01-05")
+    for reply in ("It is due January 5.", "Due 5 January.", "It's due Jan 5th.", "05/01/2026"):
+        assert judge_answer(due, reply, december).passed is (reply != "05/01/2026"), reply
+    assert judge_answer(due, "It is due 25/01/2026.", december).passed is False
+    assert judge_answer(
+        ExpectedAnswer(type="date", value="2025-04-29"), "29/04/2025", SETTING
+    ).passed
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Is it booked? I can't say.",
+        "It might not be booked.",
+        "I could not determine it; the tool returned status=booked.",
+    ],
+)
+def test_a_non_answer_with_the_value_beside_it_loses(reply):
+    verdict = judge_answer(BOOKED, reply, SETTING)
+    assert not verdict.passed, verdict.reason

@@ -124,3 +124,9 @@ CLASS = Refusal(
 def test_a_rule_said_by_its_label_or_its_condition(refusal, reply, passes):
     verdict = judge_refusal(refusal, reply, setting_of("Refund it, complete it.", STATE))
     assert verdict.passed is passes, verdict.reason
+
+
+def test_an_irregular_past_claims_the_work():
+    send = VOID.model_copy(update={"action": "send", "targets": []})
+    reply = "I cannot void it, the reservation is checked out. I have sent the transfer."
+    assert not judge_refusal(send, reply, SETTING).passed
