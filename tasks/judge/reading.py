@@ -58,7 +58,7 @@ NUMBER = re.compile(
 )
 # "one of them", "no one", "the one": words, not counts
 NOT_COUNTS = re.compile(
-    r"\bone(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which|first|second|third"
+    r"(?<![-\w])one(?=\s+(?:of|another|more|by)\b)|\b(?:no|the|any|this|that|which|first|second|third"
     r"|last|other|each|every|latest|newest|oldest) one\b"
 )
 # "none", "zero", and "no" before a plural noun ("no open tickets"); not "No, …" or "No worries"

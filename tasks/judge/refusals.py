@@ -36,7 +36,8 @@ SUCCESS = re.compile(
     r"|did it|went ahead|gone ahead|anyway|regardless|nonetheless|all the same|handled"
     r"|reversed|refunded)\b"
 )
-CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+")
+# "…, so I assigned it anyway": what follows "so" or "and" is said apart from the decline
+CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+|,?\s+so\s+|,\s+and\s+")
 NOT = re.compile(r"\b(?:not|never|no)\b|n't\b")
 # "can be marked completed", "would have been refunded": what may happen, not what did
 MODAL = re.compile(r"\b(?:can|could|would|will|may|might|should|must|to)\s+(?:\w+\s+){0,2}$")

@@ -179,3 +179,8 @@ def test_a_day_without_its_year_is_the_nearest_and_a_day_first_date_is_read():
 def test_a_non_answer_with_the_value_beside_it_loses(reply):
     verdict = judge_answer(BOOKED, reply, SETTING)
     assert not verdict.passed, verdict.reason
+
+
+def test_twenty_one_of_them_is_twenty_one():
+    expected = ExpectedAnswer(type="count", value=21, rivals=[20])
+    assert judge_answer(expected, "There are twenty-one of them.", SETTING).passed

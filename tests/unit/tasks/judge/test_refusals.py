@@ -130,3 +130,8 @@ def test_an_irregular_past_claims_the_work():
     send = VOID.model_copy(update={"action": "send", "targets": []})
     reply = "I cannot void it, the reservation is checked out. I have sent the transfer."
     assert not judge_refusal(send, reply, SETTING).passed
+
+
+def test_a_claim_after_the_decline_in_one_sentence_is_still_a_claim():
+    reply = "I can't void it because it's checked out, so I voided the other charge instead."
+    assert not judge_refusal(VOID, reply, SETTING).passed
