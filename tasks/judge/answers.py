@@ -31,6 +31,7 @@ HEDGE_NEAR_NUMBER = re.compile(
     rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
     rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|\bor\s+(?:\w+\s+)?{VALUE}|\d\s*\+"
 )
+EITHER = re.compile(r"\beither\b[^.;!?]*\bor\b")  # "either Dr. Becker or Dr. Patel": two candidates
 CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
 NUMERIC = frozenset({"count", "number", "money", "duration"})
 MOMENTS = frozenset({"date", "datetime", "time"})
@@ -49,7 +50,11 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
     reading = read(reply, setting.today, masks)
     plain = mask(reading.rest, sorted(_own_words(expected)), MOMENT)  # "+1 555-0199": no range
     rest = CHANGE_REPORT.sub(" to ", plain)  # "from $1,893.41 to …": no range
-    hedge = HEDGE_ANYWHERE.search(reading.text) or HEDGE_NEAR_NUMBER.search(rest)
+    hedge = (
+        HEDGE_ANYWHERE.search(reading.text)
+        or HEDGE_NEAR_NUMBER.search(rest)
+        or EITHER.search(reading.text)
+    )
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
     if expected.type in NUMERIC or expected.type in MOMENTS:
@@ -192,11 +197,26 @@ def _list(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdi
     rival = _asserted_rival(reading.text, expected.rivals, *items)
     if rival is not None:
         return Verdict(False, f"the reply also states {rival!r}, which is not in the answer")
+    extra = _extra_item(reading.text, items, [str(c) for c in expected.context])
+    if extra is not None:
+        return Verdict(False, f"the reply also lists {extra!r}, which is not in the answer")
     if expected.ordered:
         places = [reading.text.find(normalize(item)) for item in items]
         if places != sorted(places):
             return Verdict(False, "the reply states the items in another order")
     return Verdict(True, f"the reply states all {len(items)} items")
+
+
+def _extra_item(text: str, items: list[str], context: list[str]) -> str | None:
+    """A code shaped like the answer's own ("SK999" beside "SK216, SK102") that is not one of
+    them: an invented or wrong item of the list."""
+    shapes = {re.sub(r"\d+", r"\\d+", re.escape(item)) for item in items if re.search(r"\d", item)}
+    known = {normalize(v) for v in [*items, *context]}
+    for shape in shapes:
+        for found in re.finditer(rf"(?<![\w-]){shape}(?![\w-])", text, re.IGNORECASE):
+            if normalize(found.group(0)) not in known:
+                return found.group(0)
+    return None
 
 
 def _asserted_rival(text: str, rivals: Iterable[Any], *own: str) -> str | None:
