@@ -44,9 +44,21 @@ def mentions(text: str, phrase: str) -> list[re.Match[str]]:
     return list(found.finditer(text)) if found else []
 
 
+# "you still need to get checked in", "it will be shipped": what is to come, not what is
+NOT_YET = re.compile(
+    r"(?:\bneeds?|\bhas yet|\bhave yet|\bwill|\bgoing|\bshould|\bis to|\bare to)"
+    r"\s+(?:to\s+)?(?:be|get|become)\s+(?:\w+\s+)?$"
+)
+
+
 def asserts(text: str, phrase: str) -> bool:
-    """``text`` (normalized) mentions ``phrase`` at least once not right after a negation."""
-    return any(not negated(text, m.start()) for m in mentions(text, phrase))
+    """``text`` (normalized) mentions ``phrase`` at least once as a fact: not right after a
+    negation, nor as what is still to come."""
+    return any(
+        not negated(text, m.start())
+        and not NOT_YET.search(text[max(0, m.start() - 40) : m.start()])
+        for m in mentions(text, phrase)
+    )
 
 
 def denies(text: str, phrase: str) -> bool:

@@ -184,3 +184,16 @@ def test_a_non_answer_with_the_value_beside_it_loses(reply):
 def test_twenty_one_of_them_is_twenty_one():
     expected = ExpectedAnswer(type="count", value=21, rivals=[20])
     assert judge_answer(expected, "There are twenty-one of them.", SETTING).passed
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("You still need to get checked in.", False),
+        ("It will be booked tomorrow.", False),
+        ("It is booked.", True),
+    ],
+)
+def test_what_is_still_to_come_is_not_the_state(reply, passes):
+    booked = ExpectedAnswer(type="enum", value="booked", rivals=["cancelled"])
+    assert judge_answer(booked, reply, SETTING).passed is passes
