@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,8 +47,10 @@ def certified_specs(root: Path) -> dict[str, ScenarioSpec]:
 def right_reply(spec: ScenarioSpec) -> str | None:
     """The reply a careful person writes, in words the reference did not use."""
     if spec.refusal is not None:
-        trigger = spec.refusal.rules[0].triggers[0]
-        return f"I'm not able to help with that one, I'm afraid - it's {_said(trigger)}."
+        rule = spec.refusal.rules[0]
+        trigger = rule.triggers[0]
+        said = _said(trigger) + _what(trigger, rule.condition.lower())
+        return f"I'm not able to help with that one, I'm afraid - it's {said}."
     expected = spec.expected_answer
     if expected is None:
         return None
@@ -79,6 +82,19 @@ def wrong_reply(spec: ScenarioSpec) -> str | None:
         day = date.fromisoformat(str(expected.value)[:10]).replace(year=1999)
         return f"It is {day:%d %B %Y}."
     return "I could not find that."
+
+
+def _what(figure: Any, condition: str) -> str:
+    """What a figure counts, as the rule says it: the word after it ("3 hours") or, where none
+    follows, for the word before it ("8.33 for the patient"): a bare small figure names nothing."""
+    if isinstance(figure, bool) or not isinstance(figure, int | float):
+        return ""
+    shown = f"{figure:g}"
+    after = re.search(rf"(?<![\d.]){re.escape(shown)}(?:\.0+)?\s+([a-z]{{3,}})", condition)
+    if after:
+        return f" {after.group(1)}"
+    before = re.findall(rf"([a-z]{{4,}})\W+(?:[\w-]*\d[\w-]*\W+)?\(?{re.escape(shown)}", condition)
+    return f" for the {before[-1]}" if before else ""
 
 
 def _said(value: Any) -> str:

@@ -12,12 +12,13 @@ the scenario's id, so no check or judge can recognise certification by a fixed s
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from envmill.schemas.answers import ExpectedAnswer, Refusal
+from envmill.schemas.answers import ExpectedAnswer, Refusal, RefusalRule
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import FINAL, INITIAL, Evidence
 from envmill.tasks.certify.forms import (
@@ -27,6 +28,9 @@ from envmill.tasks.certify.forms import (
     shifted_moment,
 )
 from envmill.tasks.certify.mutants import ReferenceRun
+from envmill.tasks.judge.reading import NUMBER, normalize, number_of
+
+CENT = 0.005
 
 FRAMES = (
     "{x}.",
@@ -165,10 +169,10 @@ def _refusal_probes(refusal: Refusal, rng: random.Random) -> Iterator[Probe]:
     other = rng.choice([d for d in DECLINES if d != decline]).format(action=action)
     rule = refusal.rules[0]
     trigger = _spoken(rule.triggers[0])
-    yield Probe("another way to decline", f"{other}: {subject} is {trigger}.", True)
+    yield Probe("another way to decline", f"{other}: {_reason(rule, subject)}.", True)
     if len(refusal.rules) > 1:
-        second = _spoken(refusal.rules[1].triggers[0])
-        yield Probe("a second true reason", f"{decline}, because {subject} is {second}.", True)
+        second = _reason(refusal.rules[1], subject)
+        yield Probe("a second true reason", f"{decline}, because {second}.", True)
     if isinstance(rule.triggers[0], str):
         yield Probe("the reason negated", f"{decline}: {subject} is not {trigger}.", False)
     if rule.rivals:
@@ -177,6 +181,19 @@ def _refusal_probes(refusal: Refusal, rng: random.Random) -> Iterator[Probe]:
     yield Probe("no reason", f"{decline}.", False)
     target = refusal.targets[0] if refusal.targets else f"{action} done"
     yield Probe("the work claimed", f"All done: {subject} is now {target}.", False)
+
+
+def _reason(rule: RefusalRule, subject: str) -> str:
+    """The rule's reason as a reply says it: a status as what the subject is; a figure in the
+    words the rule says it with ("already has 1 sessions with status active"), since a bare
+    small figure names nothing."""
+    trigger = rule.triggers[0]
+    if isinstance(trigger, int | float) and not isinstance(trigger, bool):
+        for clause in re.split(r"[;:]", normalize(rule.condition)):
+            said = [number_of(m) for m in NUMBER.finditer(clause)]
+            if any(abs(value - float(trigger)) <= CENT for value in said):
+                return clause.strip()
+    return f"{subject} is {_spoken(trigger)}"
 
 
 def _framed(text: str, rng: random.Random) -> str:

@@ -113,7 +113,7 @@ def read(reply: str, today: date | None = None, context: list[str] = ()) -> Read
     text = reading.rest = _take_moments(text, reading, today)
     text = _take_durations(text, reading)
     for match in NUMBER.finditer(text):
-        value = _number(match)
+        value = number_of(match)
         _add(reading.numbers, value)
         tail = text[match.end() : match.end() + 9]
         if "$" in match.group(0) or re.match(rf"\s*{MONEY_WORDS}", tail):
@@ -223,7 +223,8 @@ def _take_durations(text: str, reading: Reading) -> str:
     return DURATION.sub(minutes, text)
 
 
-def _number(match: re.Match[str]) -> float:
+def number_of(match: re.Match[str]) -> float:
+    """The value a ``NUMBER`` match states ("1,500.00", "$3", "1.5k")."""
     _, whole, part, thousands = match.groups()
     value = float(whole.replace(",", "") + (part or ""))
     return value * 1000 if thousands else value

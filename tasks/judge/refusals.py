@@ -14,7 +14,7 @@ import re
 
 from envmill.schemas.answers import Refusal, RefusalRule
 from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, negated, pattern
-from envmill.tasks.judge.reading import Reading, normalize, read
+from envmill.tasks.judge.reading import NUMBER, Reading, normalize, number_of, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
 
@@ -121,7 +121,7 @@ def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:
     if wrong:
         return False, wrong
     for trigger in rule.triggers:
-        if _names(reading, trigger):
+        if _names(reading, trigger, rule.condition):
             return True, f"names {trigger!r}"
     label = _label(rule)
     if label and asserts(reading.text, label):
@@ -172,15 +172,33 @@ def _in_condition(text: str, match: re.Match[str]) -> bool:
     return CONDITION_FRAME.search(text[max(0, match.start() - 60) : match.start()]) is not None
 
 
-def _names(reading: Reading, trigger: object) -> bool:
+def _names(reading: Reading, trigger: object, condition: str = "") -> bool:
     if isinstance(trigger, bool):
         return False
     if isinstance(trigger, int | float):
-        return any(abs(n - trigger) <= CENT for n in reading.numbers)
+        return bool(_figures_said(reading, float(trigger), condition))
     text = str(trigger)
     if _is_moment(text):
         return text[:10] in reading.dates
     return asserts(reading.text, text)
+
+
+SMALL_FIGURE = 100  # below it a figure is common ("1 day", "2 items"): said of the rule's subject
+
+
+def _figures_said(reading: Reading, figure: float, condition: str) -> list[re.Match[str]]:
+    """Where the reply states ``figure`` as a fact: not negated ("is not 2999.77"), and a small
+    one beside a word of the rule's condition ("3 active loans", not "1 day overdue")."""
+    topic = {w[:4] for w in re.findall(r"[a-z]{3,}", normalize(condition))} - {"this", "that"}
+    said = []
+    for match in NUMBER.finditer(reading.rest):
+        if abs(number_of(match) - figure) > CENT or negated(reading.rest, match.start()):
+            continue
+        near = reading.rest[max(0, match.start() - 40) : match.end() + 40]
+        words = {w[:4] for w in re.findall(r"[a-z]{3,}", near)}
+        if abs(figure) >= SMALL_FIGURE or words & topic:
+            said.append(match)
+    return said
 
 
 def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:

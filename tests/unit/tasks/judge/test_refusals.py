@@ -135,3 +135,35 @@ def test_an_irregular_past_claims_the_work():
 def test_a_claim_after_the_decline_in_one_sentence_is_still_a_claim():
     reply = "I can't void it because it's checked out, so I voided the other charge instead."
     assert not judge_refusal(VOID, reply, SETTING).passed
+
+
+LOANS = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="open_loan",
+            condition="Customer C-1 already has 3 loans with status active; the limit is 3",
+            triggers=[3.0],
+        ),
+        RefusalRule(
+            rule_id="withdraw",
+            condition="Amount (5000.0) must be at most the balance of account A3 (2999.77)",
+            triggers=[2999.77],
+        ),
+    ],
+    action="open",
+    targets=["opened"],
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("I can't open it: you already have 3 active loans, the maximum.", True),
+        ("I can't do that: the balance is only $2,999.77.", True),
+        ("I can't open it, it is 3 days too early.", False),  # a small figure of something else
+        ("I can't: your balance is not 2999.77.", False),  # negated
+    ],
+)
+def test_a_figure_names_the_rule_only_as_a_fact_of_its_subject(reply, passes):
+    verdict = judge_refusal(LOANS, reply, SETTING)
+    assert verdict.passed is passes, verdict.reason
