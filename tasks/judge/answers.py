@@ -65,8 +65,8 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
 def asserted(reply: str, setting: Setting, masks: list[str]) -> Reading:
     """The values the reply asserts: those of clauses that neither ask nor deny them ("it is
     not 2", "is it 2?", "I couldn't find 2 sessions" state nothing)."""
-    found = Reading(text="")
     text = mask(normalize(LIST_MARKER.sub(" ", reply)), masks)  # an address stays whole
+    found = Reading(text=text)
     for clause in CLAUSES.split(text):
         reading = read(clause, setting.today)
         first = re.search(r"\d", reading.text)
@@ -133,6 +133,9 @@ def _moment(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ver
             setting.times | {_clock_of(c) for c in context},
         ),
     ]
+    clash = _day_at_other_clock(reading.text, day, clock, setting) if day and clock else None
+    if clash:
+        return Verdict(False, f"the reply gives {_shown(expected)[:10]} at {clash}")
     for wanted, stated, rival_set, known in checks:
         if wanted is None:
             continue
@@ -148,6 +151,16 @@ def _moment(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ver
                     False, f"the reply states {other}, which nothing in the state supports"
                 )
     return Verdict(True, f"the reply states {_shown(expected)}")
+
+
+def _day_at_other_clock(text: str, day: str, clock: str, setting: Setting) -> str | None:
+    """A sentence that gives the answer's own day with clocks, none of them its clock ("29 April
+    2025 at 10 am"): a time the state holds is context only when said of something else."""
+    for sentence in re.split(r"(?<=[.;!?])\s+", text):
+        said = read(sentence, setting.today)
+        if day in said.dates and said.times and clock not in said.times:
+            return said.times[0]
+    return None
 
 
 def _clock_of(value: str) -> str:

@@ -197,3 +197,17 @@ def test_twenty_one_of_them_is_twenty_one():
 def test_what_is_still_to_come_is_not_the_state(reply, passes):
     booked = ExpectedAnswer(type="enum", value="booked", rivals=["cancelled"])
     assert judge_answer(booked, reply, SETTING).passed is passes
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("Booked 14 September 2025 at 10 am; raw value 2025-09-14T19:00:00.", False),
+        ("It was posted on 14 September 2025 at 7 pm.", True),
+        ("Posted on 14 September 2025 at 7 pm; you called at 10 am.", True),
+    ],
+)
+def test_a_clock_said_of_the_answer_s_own_day_must_be_its_clock(reply, passes):
+    state = {**STATE, "current_time": "2025-09-16T10:00:00"}
+    verdict = judge_answer(POSTED, reply, setting_of("When was it posted?", state))
+    assert verdict.passed is passes, verdict.reason
