@@ -29,8 +29,7 @@ from envmill.tasks.certify.forms import (
 )
 from envmill.tasks.certify.mutants import ReferenceRun
 from envmill.tasks.judge.reading import NUMBER, normalize, number_of
-
-CENT = 0.005
+from envmill.tasks.judge.refusals import CENT
 
 FRAMES = (
     "{x}.",

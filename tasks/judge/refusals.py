@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from envmill.schemas.answers import Refusal, RefusalRule
+from envmill.schemas.answers import FUNCTION_WORDS, Refusal, RefusalRule
 from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, negated, pattern
 from envmill.tasks.judge.reading import NUMBER, Reading, normalize, number_of, read
 from envmill.tasks.judge.setting import Setting
@@ -189,16 +189,21 @@ SMALL_FIGURE = 100  # below it a figure is common ("1 day", "2 items"): said of 
 def _figures_said(reading: Reading, figure: float, condition: str) -> list[re.Match[str]]:
     """Where the reply states ``figure`` as a fact: not negated ("is not 2999.77"), and a small
     one beside a word of the rule's condition ("3 active loans", not "1 day overdue")."""
-    topic = {w[:4] for w in re.findall(r"[a-z]{3,}", normalize(condition))} - {"this", "that"}
+    topic = _stems(normalize(condition))
     said = []
     for match in NUMBER.finditer(reading.rest):
         if abs(number_of(match) - figure) > CENT or negated(reading.rest, match.start()):
             continue
         near = reading.rest[max(0, match.start() - 40) : match.end() + 40]
-        words = {w[:4] for w in re.findall(r"[a-z]{3,}", near)}
-        if abs(figure) >= SMALL_FIGURE or words & topic:
+        if abs(figure) >= SMALL_FIGURE or _stems(near) & topic:
             said.append(match)
     return said
+
+
+def _stems(text: str) -> set[str]:
+    """The content words of ``text`` by their first four letters ("loans" is "loan"); words
+    every sentence holds ("the", "has") say nothing of a rule."""
+    return {w[:4] for w in re.findall(r"[a-z]{3,}", text) if w not in FUNCTION_WORDS}
 
 
 def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:

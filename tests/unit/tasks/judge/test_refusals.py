@@ -161,6 +161,7 @@ LOANS = Refusal(
         ("I can't open it: you already have 3 active loans, the maximum.", True),
         ("I can't do that: the balance is only $2,999.77.", True),
         ("I can't open it, it is 3 days too early.", False),  # a small figure of something else
+        ("I can't open it: the queue has 3 pending items.", False),  # "the", "has" name nothing
         ("I can't: your balance is not 2999.77.", False),  # negated
     ],
 )
