@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from envmill.schemas.answers import ExpectedAnswer
-from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies
+from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, states
 from envmill.tasks.judge.reading import LIST_MARKER, MOMENT, Reading, mask, normalize, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
@@ -30,6 +30,11 @@ HEDGE_NEAR_NUMBER = re.compile(
     rf"|less than|up to|close to|somewhere|at least|at most)\s+{VALUE}|\d\s*(?:or|to|-|/)\s*{VALUE}"
     rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
     rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|\bor\s+(?:\w+\s+)?{VALUE}|\d\s*\+"
+)
+# what follows a list's items and denies them all: "… are not on your order", "… aren't included"
+NOT_AMONG = re.compile(
+    r"(?:(?:,|\band\b|\bor\b)?\s*[\w-]+)*?\s*\b(?:is|are|was|were)(?:\s+not|n't)\s+(?:\w+\s+)?"
+    r"(?:on|in|part of|among|included|listed|found|there|available|yours|held)\b"
 )
 EITHER = re.compile(r"\beither\b[^.;!?]*\bor\b")  # "either Dr. Becker or Dr. Patel": two candidates
 CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
@@ -204,7 +209,7 @@ def _boolean(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ve
 
 def _list(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdict:
     items = [str(v) for v in expected.value]
-    missing = [item for item in items if not asserts(reading.text, item)]
+    missing = [item for item in items if not _listed(reading.text, item)]
     if missing:
         return Verdict(False, f"the reply does not state {missing[0]!r}")
     rival = _asserted_rival(reading.text, expected.rivals, *items)
@@ -218,6 +223,15 @@ def _list(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Verdi
         if places != sorted(places):
             return Verdict(False, "the reply states the items in another order")
     return Verdict(True, f"the reply states all {len(items)} items")
+
+
+def _listed(text: str, item: str) -> bool:
+    """The item is said to be in the answer: asserted, and not only where the clause goes on to
+    deny it ("SK216 and SK102 are not on your order")."""
+    return any(
+        states(text, m) and not NOT_AMONG.match(re.split(r"[.;!?\n]", text[m.end() :])[0])
+        for m in mentions(text, item)
+    )
 
 
 def _extra_item(text: str, items: list[str], context: list[str]) -> str | None:

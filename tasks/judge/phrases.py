@@ -54,11 +54,13 @@ NOT_YET = re.compile(
 def asserts(text: str, phrase: str) -> bool:
     """``text`` (normalized) mentions ``phrase`` at least once as a fact: not right after a
     negation, nor as what is still to come."""
-    return any(
-        not negated(text, m.start())
-        and not NOT_YET.search(text[max(0, m.start() - 40) : m.start()])
-        for m in mentions(text, phrase)
-    )
+    return any(states(text, m) for m in mentions(text, phrase))
+
+
+def states(text: str, mention: re.Match[str]) -> bool:
+    """This mention is said as a fact: not negated, not what is still to come."""
+    start = mention.start()
+    return not negated(text, start) and not NOT_YET.search(text[max(0, start - 40) : start])
 
 
 def denies(text: str, phrase: str) -> bool:

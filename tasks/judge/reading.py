@@ -68,6 +68,15 @@ ZERO = re.compile(
     r"(?=\s+[a-z]+s\b)"
 )
 SINGLE = re.compile(r"\b(?:a single|just one|only one|exactly one)\b")
+# "two thousand, seven hundred and thirty-nine": one number, its comma no break
+SCALE_COMMA = re.compile(
+    r"\b(thousand|million|billion),\s+(?=(?:one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b)"
+)
+# "the last four digits", "first 6 characters": how much of a code is shown, not a value
+DIGITS_SHOWN = re.compile(
+    r"\b(last|first|final|trailing|leading)\s+(?:\w+|\d+)\s+(digits|characters|letters|numbers)\b"
+)
 
 
 @dataclass
@@ -86,11 +95,13 @@ class Reading:
 
 
 def normalize(text: str) -> str:
-    """Case-folded, typographic quotes and dashes made plain, ``_`` read as a space."""
+    """Case-folded, typographic quotes and dashes made plain, ``_`` read as a space, a spelled
+    number's commas dropped."""
     text = unicodedata.normalize("NFKC", text).casefold().replace("\u2212", "-")
     for fancy, plain in (("\u2019", "'"), ("\u2018", "'"), ("\u201c", '"'), ("\u201d", '"')):
         text = text.replace(fancy, plain)
     text = re.sub(r"[\u2010-\u2015]", "-", text).replace("_", " ")
+    text = SCALE_COMMA.sub(r"\1 ", text)
     return re.sub(r"[^\S\n]+", " ", text).strip()  # lines kept: a list's items are clauses
 
 
@@ -123,6 +134,7 @@ def read(reply: str, today: date | None = None, context: list[str] = ()) -> Read
 
 def spelled_as_figures(text: str) -> str:
     """Spelled numbers as figures ("two" → "2", "a single" → "1", "none" → "0")."""
+    text = DIGITS_SHOWN.sub(r"\1 \2", text)
     text = NOT_COUNTS.sub("a-certain", text)
     text = SINGLE.sub("1", text)
     text = ZERO.sub("0", text)

@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 
 from envmill.schemas.answers import FUNCTION_WORDS, Refusal, RefusalRule
-from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, negated, pattern
+from envmill.tasks.judge.phrases import (
+    HEDGE_ANYWHERE,
+    asserts,
+    denies,
+    mentions,
+    negated,
+    pattern,
+    states,
+)
 from envmill.tasks.judge.reading import NUMBER, Reading, normalize, number_of, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
@@ -180,7 +188,24 @@ def _names(reading: Reading, trigger: object, condition: str = "") -> bool:
     text = str(trigger)
     if _is_moment(text):
         return text[:10] in reading.dates
-    return asserts(reading.text, text)
+    topic = _stems(normalize(f"{condition} {text}"))
+    return any(
+        states(reading.text, m) and not _of_another_noun(reading.text, m, topic)
+        for m in mentions(reading.text, text)
+    )
+
+
+# "the new policy" uses the status word "new" of something the rule is not about
+DETERMINER = re.compile(r"\b(?:the|a|an|this|that|our|its|their|your|my)\s+$")
+
+
+def _of_another_noun(text: str, match: re.Match[str], topic: set[str]) -> bool:
+    """The trigger said as a word before another noun ("the new policy"), not of the rule's
+    subject ("a new order", "the checked-out reservation")."""
+    if not DETERMINER.search(text[max(0, match.start() - 8) : match.start()]):
+        return False
+    following = re.match(r"\s+([a-z]{3,})", text[match.end() :])
+    return bool(following) and not (_stems(following.group(1)) & topic)
 
 
 SMALL_FIGURE = 100  # below it a figure is common ("1 day", "2 items"): said of the rule's subject
@@ -200,10 +225,21 @@ def _figures_said(reading: Reading, figure: float, condition: str) -> list[re.Ma
     return said
 
 
+# words that name the same side of a rule: "the most allowed is 1" states "the limit is 1"
+KINDRED = [
+    {"limi", "maxi", "max", "most", "cap", "allo", "perm", "quot", "ceil"},
+    {"with", "wind", "peri", "dead", "days", "ago", "sinc", "late", "expi", "past"},
+    {"mini", "min", "leas", "requ", "need", "floo"},
+    {"bala", "fund", "avai", "owe", "owed", "outs", "due"},
+]
+
+
 def _stems(text: str) -> set[str]:
-    """The content words of ``text`` by their first four letters ("loans" is "loan"); words
-    every sentence holds ("the", "has") say nothing of a rule."""
-    return {w[:4] for w in re.findall(r"[a-z]{3,}", text) if w not in FUNCTION_WORDS}
+    """The content words of ``text`` by their first four letters ("loans" is "loan"), with
+    their kindred (``KINDRED``); words every sentence holds ("the", "has") say nothing of a
+    rule."""
+    stems = {w[:4] for w in re.findall(r"[a-z]{3,}", text) if w not in FUNCTION_WORDS}
+    return stems.union(*(group for group in KINDRED if group & stems))
 
 
 def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:
@@ -211,6 +247,7 @@ def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | Non
     known = set(setting.numbers) | set(setting.asked)  # the state's and the request's figures
     for rule in refusal.rules:
         known |= {float(t) for t in [*rule.triggers, *rule.allowed] if _number(t)}
+        known |= set(read(rule.condition).numbers)  # "within 7 days": the rule's own figure
     for value in reading.numbers:
         if not any(abs(value - k) <= CENT for k in known):
             return f"the reply states {value:g}, which nothing in the state supports"

@@ -44,6 +44,7 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
         for s in [*initial, *written]
         if re.search(r"\d", s) and not ISO_MOMENT.fullmatch(s.casefold())
     ]
+    masks += [tail for s in masks for tail in _shown_tails(s)]
     moments = read(" ; ".join(s for s in strings if ISO_MOMENT.match(s)))
     asked = read(task, today, masks)
     return Setting(
@@ -54,6 +55,13 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
         dates=frozenset(moments.dates + asked.dates + ([today.isoformat()] if today else [])),
         times=frozenset(moments.times + asked.times),
     )
+
+
+def _shown_tails(value: str) -> list[str]:
+    """The last four digits of a long number (a card, an account), which a reply quotes as
+    "ending in 4444"; never one that reads as a year, which a date holds."""
+    runs = re.findall(r"\d{8,}", value.replace(" ", "").replace("-", ""))
+    return [run[-4:] for run in runs if not 1900 <= int(run[-4:]) < 2100]
 
 
 def _collect(value: Any, strings: list[str], numbers: set[float], depth: int) -> None:

@@ -211,3 +211,38 @@ def test_a_clock_said_of_the_answer_s_own_day_must_be_its_clock(reply, passes):
     state = {**STATE, "current_time": "2025-09-16T10:00:00"}
     verdict = judge_answer(POSTED, reply, setting_of("When was it posted?", state))
     assert verdict.passed is passes, verdict.reason
+
+
+ITEMS = ExpectedAnswer(type="list", value=["SK216", "SK102"], rivals=["SK300"])
+CARD_STATE = {
+    "current_time": "2025-09-16T09:00:00",
+    "orders": {"O-1": {"total": 2739.0, "card": "4111 2222 3333 4444"}, "O-2": {"total": 12.5}},
+}
+CARD_SETTING = setting_of("What do my orders come to?", CARD_STATE)
+
+
+@pytest.mark.parametrize(
+    ("expected", "reply", "passes"),
+    [
+        (ITEMS, "Items SK216 and SK102 are on your order.", True),
+        (ITEMS, "SK216 and SK102 are not on your order.", False),
+        (ITEMS, "SK216, SK102 aren't included.", False),
+        (ITEMS, "Neither SK216 nor SK102 is on the order.", False),
+    ],
+)
+def test_a_list_the_reply_denies_is_not_stated(expected, reply, passes):
+    assert judge_answer(expected, reply, SETTING).passed is passes, reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The total is two thousand, seven hundred and thirty-nine dollars.",
+        "It comes to $2,739, paid with the card whose last four digits are 4444.",
+        "$2739.00 on the card ending in 4444.",
+    ],
+)
+def test_a_long_spelled_number_and_a_card_s_last_digits_are_read_as_said(reply):
+    money = ExpectedAnswer(type="money", value=2739.0, rivals=[12.5])
+    verdict = judge_answer(money, reply, CARD_SETTING)
+    assert verdict.passed, verdict.reason

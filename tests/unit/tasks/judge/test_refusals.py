@@ -168,3 +168,56 @@ LOANS = Refusal(
 def test_a_figure_names_the_rule_only_as_a_fact_of_its_subject(reply, passes):
     verdict = judge_refusal(LOANS, reply, SETTING)
     assert verdict.passed is passes, verdict.reason
+
+
+NEW_ORDER = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="return_order",
+            condition="only shipped orders can be returned",
+            triggers=["new"],
+            allowed=["shipped"],
+        )
+    ],
+    action="return",
+    targets=["returned"],
+)
+WINDOW = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="return_order",
+            condition="returns are accepted within 7 days of delivery",
+            triggers=[9],
+        )
+    ],
+    action="return",
+    targets=["returned"],
+)
+LIMIT = Refusal(
+    rules=[RefusalRule(rule_id="borrow", condition="the limit is 1 active loan", triggers=[1])],
+    action="borrow",
+    targets=["borrowed"],
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reply", "passes"),
+    [
+        (NEW_ORDER, "I can't return it: the order is still new.", True),
+        (NEW_ORDER, "I can't return it, it's a new order.", True),
+        (NEW_ORDER, "I can't do that, the new policy forbids it.", False),
+        (
+            WINDOW,
+            "I can't return it: the window of 7 days has passed, it arrived 9 days ago.",
+            True,
+        ),
+        (WINDOW, "I can't; it was delivered 9 days ago and the return period is 7 days.", True),
+        (WINDOW, "I can't; the return period is 14 days.", False),
+        (LIMIT, "I can't: the most allowed is 1 and you already have 1.", True),
+        (LIMIT, "I can't: you already have 1 loan out, which is the maximum.", True),
+        (LIMIT, "I can't: you have 1 day left on your card.", False),
+    ],
+)
+def test_a_trigger_in_another_sense_and_a_rule_in_its_kindred_words(refusal, reply, passes):
+    verdict = judge_refusal(refusal, reply, SETTING)
+    assert verdict.passed is passes, (reply, verdict.reason)
