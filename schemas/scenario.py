@@ -19,6 +19,7 @@ GateName = Literal[
     "guards_collateral",
     "accepts_reorder",
     "judges_text",
+    "grounded",
     "deterministic",
 ]
 GATES: tuple[GateName, ...] = get_args(GateName)  # in the order they are judged

@@ -32,6 +32,7 @@ from envmill.tasks.backends import (
 )
 from envmill.tasks.backends.base import DraftT
 from envmill.tasks.certify import certify_scenario
+from envmill.tasks.core.system_message import Briefing
 from envmill.tasks.envs import AdmittedEnvironment, EnvironmentRejected, admit_environment
 from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.rollout import reference_trajectory
@@ -264,6 +265,10 @@ def rejection_of(item: str, exc: EnvironmentRejected) -> FailureRecord:
     )
 
 
+def briefing_of(draft: EnvironmentDraft) -> Briefing:
+    return Briefing(draft.introduction, tuple(draft.business_rules))
+
+
 def _certify_into(
     spec: ScenarioSpec,
     env: AdmittedEnvironment,
@@ -277,7 +282,7 @@ def _certify_into(
     where envmill's rules judge the replies."""
     try:
         report = (made.reports.get(spec.scenario_id) if judge is judge_reply else None) or (
-            certify_scenario(spec, env, sandbox, judge)
+            certify_scenario(spec, env, sandbox, judge, briefing_of(draft))
         )
     except Exception as exc:  # infrastructure, not the scenario: a failure row, not a rejection
         output.failures.append(failure_of("certify", spec.scenario_id, exc))

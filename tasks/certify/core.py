@@ -11,6 +11,7 @@ from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.certify.evidence import FINAL, Evidence, collect_evidence
 from envmill.tasks.certify.gates import judge
+from envmill.tasks.core.system_message import NO_BRIEFING, Briefing, system_prompt
 from envmill.tasks.envs import AdmittedEnvironment, admit_environment
 from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.sandbox import Sandbox
@@ -22,6 +23,7 @@ def certify(
     source: str,
     sandbox: Sandbox | None = None,
     reply_judge: ReplyJudge = judge_reply,
+    briefing: Briefing = NO_BRIEFING,
 ) -> CertificationReport:
     """Certify a scenario against an environment module's source (prepared here, in the sandbox);
     ``reply_judge`` judges its replies (envmill's rules unless an LLM judge is handed in).
@@ -30,7 +32,8 @@ def certify(
         EnvironmentRejected: the module itself is refused (policy, structure or load).
     """
     box = sandbox or process_sandbox(SandboxLimits())
-    return certify_scenario(scenario, admit_environment(source, box), box, reply_judge)
+    env = admit_environment(source, box)
+    return certify_scenario(scenario, env, box, reply_judge, briefing)
 
 
 def certify_scenario(
@@ -38,8 +41,13 @@ def certify_scenario(
     env: AdmittedEnvironment,
     sandbox: Sandbox,
     reply_judge: ReplyJudge = judge_reply,
+    briefing: Briefing = NO_BRIEFING,
 ) -> CertificationReport:
-    evidence = collect_evidence(scenario, env, sandbox, reply_judge)
+    """Every gate's verdict on ``scenario``; ``briefing`` is the environment's introduction and
+    business rules, which the agent reads in its system message (what `grounded` counts as
+    seen)."""
+    system = system_prompt(briefing.introduction, list(briefing.rules), scenario.initial_state)
+    evidence = collect_evidence(scenario, env, sandbox, reply_judge, system)
     return CertificationReport(
         scenario_id=scenario.scenario_id,
         gates=[judge(gate, scenario, evidence) for gate in GATES],

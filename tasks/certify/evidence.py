@@ -19,6 +19,7 @@ from jsonschema.exceptions import best_match
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
+from envmill.tasks.certify.grounding import Unseen, ungrounded_reference
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
 from envmill.tasks.certify.reward import Reward, score_checks
 from envmill.tasks.core.statekit import state_hash
@@ -80,6 +81,7 @@ class Evidence:
     finals: list[dict[str, Any]] = field(default_factory=list)  # each column's final state
     verdicts: dict[tuple[int, str], Verdict | None] = field(default_factory=dict)
     judge: ReplyJudge = field(default=judge_reply)  # every gate's verdicts, probes included
+    unseen: list[Unseen] = field(default_factory=list)  # reference arguments nothing showed
 
     @property
     def final_state(self) -> dict[str, Any] | None:
@@ -114,9 +116,11 @@ def collect_evidence(
     env: AdmittedEnvironment,
     sandbox: Sandbox,
     judge: ReplyJudge = judge_reply,
+    system_message: str = "",
 ) -> Evidence:
     """Everything the gates judge; ``judge`` gives every verdict on a reply (the reference's,
-    ``judges_text``'s probes), so an LLM judge is certified by the same probes as the rules."""
+    ``judges_text``'s probes), so an LLM judge is certified by the same probes as the rules;
+    ``system_message`` is what the reference trajectory's agent reads first."""
     load_error = _schema_error(scenario.initial_state, env.state_schema) or _unknown_rule(
         scenario, env
     )
@@ -126,6 +130,9 @@ def collect_evidence(
     if evidence.run is not None:
         evidence.replay_hash = _replay_elsewhere(scenario, env, sandbox)
         _run_checks(scenario, sandbox, evidence, evidence.run)
+        results = [outcome.result for outcome in evidence.run.outcomes]
+        tools = [tool.model_dump() for tool in env.tools]
+        evidence.unseen = ungrounded_reference(scenario, results, tools, system_message)
     return evidence
 
 

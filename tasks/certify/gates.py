@@ -110,6 +110,15 @@ def _accepts_reorder(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) ->
     return True, f"{summary}; all keep full reward"
 
 
+def _grounded(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
+    """Every argument of the reference was visible to the agent before its step."""
+    if ev.unseen:
+        more = f" (and {len(ev.unseen) - 1} more)" if len(ev.unseen) > 1 else ""
+        return False, f"{ev.unseen[0]}{more}"
+    arguments = sum(len(step.arguments) for step in scenario.reference_solution)
+    return True, f"all {arguments} arguments of {len(run.outcomes)} steps were visible before use"
+
+
 def _deterministic(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     for index, (row, other) in enumerate(zip(ev.cells, ev.other_cells, strict=True)):
         if any(cell.late for cell in row + other):  # a mutant it "caught" may not be caught
@@ -147,5 +156,6 @@ JUDGES: dict[str, Judge] = {
     "guards_collateral": _guards_collateral,
     "accepts_reorder": _accepts_reorder,
     "judges_text": judges_text,
+    "grounded": _grounded,
     "deterministic": _deterministic,
 }

@@ -2,7 +2,7 @@
 
 It reads what it wants and what it knows from its prompt (``prompts/rollout_user.md``: the task
 after "What you want done:", the facts as ``- name: value`` lines), and talks like the user of a
-reference trajectory (``tasks/rollout/facts.py``):
+reference trajectory (``tasks/core/facts.py``):
 
 - first turn: an opening in the first person that states the task (``opening_message``);
 - the agent asks for things ("Could you tell me the patient id and date?"): each one whose noun
@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from envmill.schemas.rollout import STOP_MARKER
-from envmill.tasks.rollout.facts import (
+from envmill.tasks.core.facts import (
     ONE_ANSWER,
     QUESTIONS,
     Fact,

@@ -29,13 +29,13 @@ from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.scoring import final_answer, score_final_state
+from envmill.tasks.core.facts import opening_message
+from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError
 from envmill.tasks.llm.reply import ToolCall
 from envmill.tasks.rollout.actions import Action, ActionError, read_action, valid_text
 from envmill.tasks.rollout.agent import Policy
-from envmill.tasks.rollout.facts import opening_message
-from envmill.tasks.rollout.system import system_prompt
 from envmill.tasks.rollout.user import SimulatedUser, split_stop
 from envmill.tasks.sandbox import Sandbox, SandboxEpisode
 

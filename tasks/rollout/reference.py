@@ -14,8 +14,8 @@ from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.scenario import CertificationReport, ScenarioSpec, SolutionStep
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.reward import score_checks
-from envmill.tasks.rollout.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
-from envmill.tasks.rollout.system import system_prompt
+from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
+from envmill.tasks.core.system_message import system_prompt
 
 REFERENCE_POLICY = "reference"
 FINAL_ANSWER = "Done: everything you asked for is complete."

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 from envmill.schemas.rollout import OPENING_CUE, STOP_MARKER, USER_STAGE
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.core.facts import flatten_facts, say_value
 from envmill.tasks.llm import LlmClient, render
-from envmill.tasks.rollout.facts import flatten_facts, say_value
 
 
 class SimulatedUser(Protocol):

@@ -30,7 +30,7 @@ from typing import Any
 from envmill.schemas.rollout import STOP_MARKER, FilterSettings
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.trajectory import TrajectoryRecord
-from envmill.tasks.rollout.facts import (
+from envmill.tasks.core.facts import (
     EXACT,
     argument_leaves,
     flatten_facts,

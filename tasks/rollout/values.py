@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from envmill.tasks.rollout.facts import as_text, match_strength, mentions
+from envmill.tasks.core.facts import as_text, match_strength, mentions
 
 MONTHS = tuple("jan feb mar apr may jun jul aug sep oct nov dec".split())
 MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"

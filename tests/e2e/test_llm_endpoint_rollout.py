@@ -17,6 +17,7 @@ from llm_server import make_client, spawn_endpoint
 
 from envmill.schemas.rollout import POLICY_STAGE, STOP_MARKER, USER_STAGE
 from envmill.schemas.settings import EnvmillSettings
+from envmill.tasks.core.facts import flatten_facts, opening_message
 from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.offline_llm import (
     OPENING_CUE,
@@ -29,7 +30,6 @@ from envmill.tasks.offline_llm import (
 from envmill.tasks.offline_llm import control as endpoint_control
 from envmill.tasks.offline_llm.simulated_user import UNKNOWN, UserPrompt, read_prompt, user_reply
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.rollout.facts import flatten_facts, opening_message
 from envmill.tasks.rollout.reference import FINAL_ANSWER
 from tests.conftest import TEST_LIMITS
 

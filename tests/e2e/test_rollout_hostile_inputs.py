@@ -268,9 +268,9 @@ def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
 
     from envmill.rl import load_episode_specs
     from envmill.schemas.rollout import EpisodeBatch
+    from envmill.tasks.core.facts import opening_message
     from envmill.tasks.offline_llm import script_key, serve_endpoint
     from envmill.tasks.rollout.batch import rollout_batch
-    from envmill.tasks.rollout.facts import opening_message
 
     spec = next(s for s in load_episode_specs(corpus) if s.scenario.mode == "non_conversational")
     name = spec.tools[0]["function"]["name"]

@@ -39,7 +39,7 @@ def _question(clinic, clinic_scenarios, **changes) -> ScenarioSpec:
     initial = copy.deepcopy(clinic_scenarios["certified"][0]["initial_state"])
     fields = {
         "env_id": clinic.env_id,
-        "task": "What is Dr. Nina Patel's visit fee?",
+        "task": "What is the visit fee of Dr. Nina Patel (doctor D03)?",
         "initial_state": initial,
         "reference_solution": [{"tool": "get_doctor", "arguments": {"doctor_id": "D03"}}],
         "checks": [guard_check(initial, initial).model_dump()],

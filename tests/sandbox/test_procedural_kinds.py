@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.scenario import GATES, ScenarioSpec
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends.procedural.checks.answers import (
     expected_answer,
@@ -114,7 +114,7 @@ def test_answer_and_refusal_scenarios_are_certified_by_every_gate(kind_runs, kin
     assert certified, [(s.rejected_gate, [g.reason for g in s.gates]) for s in made]
     for record in certified:
         assert record.reference_answer and all(g.passed for g in record.gates)
-        assert len(record.gates) == 9
+        assert len(record.gates) == len(GATES)
 
 
 def test_a_refusal_changes_nothing_and_says_why(kind_runs, sandbox):

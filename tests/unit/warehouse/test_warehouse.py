@@ -430,9 +430,9 @@ def corpus(wh: Warehouse) -> Warehouse:
 def test_corpus_stats_funnel(corpus):
     funnel = corpus_stats(corpus.root)["certification_funnel"].to_pylist()
     assert [r["gate"] for r in funnel] == [*GATES, "certified"]
-    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 7, 7, 7, 6]
-    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 7, 7, 7, 6, 6]
-    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 0, 0, 0, 1, 0]
+    assert [r["reached"] for r in funnel] == [11, 10, 10, 9, 8, 7, 7, 7, 7, 7, 6]
+    assert [r["passed"] for r in funnel] == [10, 10, 9, 8, 7, 7, 7, 7, 7, 6, 6]
+    assert [r["rejected"] for r in funnel] == [1, 0, 1, 1, 1, 0, 0, 0, 0, 1, 0]
 
 
 def test_corpus_stats_counts(corpus):

@@ -32,15 +32,18 @@ from envmill.tasks.backends.llm.skelbuilder.asking import Answer, Asker, Check, 
 from envmill.tasks.backends.llm.skelbuilder.context import preview_state, to_json
 from envmill.tasks.backends.llm.skelbuilder.initial_state import state_problem
 from envmill.tasks.certify import certify_scenario
+from envmill.tasks.certify.grounding import ungrounded_reference
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.core.system_message import Briefing, system_prompt
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.sandbox import Sandbox
 
 NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
 MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
-ENVIRONMENT_GATES = ("loads", "solution_runs")  # refused for the environment: checks cannot help
+# refused for the environment or the task: new checks cannot help
+NOT_THE_CHECKS = ("loads", "solution_runs", "grounded")
 
 
 @dataclass
@@ -59,6 +62,10 @@ class _Shared:
     seed: int
     states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
     decided: threading.Condition = field(default_factory=threading.Condition)
+
+    @functools.cached_property
+    def briefing(self) -> Briefing:
+        return Briefing(self.brief.introduction, tuple(self.brief.business_rules))
 
     @functools.cached_property
     def example_records(self) -> frozenset[str]:
@@ -221,6 +228,7 @@ def _write_task(
             ran["last"].problem
             or generated_value_named(said, state, ran["last"].final_state)
             or _answer_problem(answer, ran["last"])
+            or _ungrounded(shared, answer, state, conversational, ran["last"])
         )
 
     tools = [tool.function.model_dump() for tool in shared.env.tools]
@@ -235,6 +243,37 @@ def _write_task(
         state=to_json(state),
     )
     return task, ran["last"]
+
+
+def _ungrounded(
+    shared: _Shared,
+    answer: TaskAnswer,
+    state: dict[str, Any],
+    conversational: bool,
+    ran: RanSolution,
+) -> str | None:
+    """A step whose argument the agent could not have seen by then (`grounded`): the model is
+    told the step and the value, and what would ground it."""
+    draft = ScenarioSpec(
+        env_id=shared.env.env_id,
+        mode="conversational" if conversational else "non_conversational",
+        task=answer.task,
+        user_facts=answer.user_facts if conversational else {},
+        initial_state=state,
+        reference_solution=ran.steps,
+        checks=[],
+    )
+    briefing = shared.briefing
+    system = system_prompt(briefing.introduction, list(briefing.rules), state)
+    tools = [tool.model_dump() for tool in shared.env.tools]
+    unseen = ungrounded_reference(draft, ran.results, tools, system)
+    if not unseen:
+        return None
+    where = "the task or the user facts" if conversational else "the task"
+    return (
+        f"{unseen[0]}: say that value in {where}, or begin with the lookup whose result shows "
+        "it, as an agent would"
+    )
 
 
 def _answer_problem(answer: TaskAnswer, ran: RanSolution) -> str | None:
@@ -302,9 +341,9 @@ def _certify_with_repairs(
             else None,
             reference_answer=task.reply if task.expected_answer else None,
         )
-        report = certify_scenario(spec, shared.env, shared.sandbox)
+        report = certify_scenario(spec, shared.env, shared.sandbox, briefing=shared.briefing)
         gate = report.rejected_gate
-        if gate in (None, *ENVIRONMENT_GATES) or repairs == shared.settings.repair_rounds:
+        if gate in (None, *NOT_THE_CHECKS) or repairs == shared.settings.repair_rounds:
             return spec, report, repairs
         reason = next(g.reason for g in report.gates if g.gate == gate)
         checks = _ask(

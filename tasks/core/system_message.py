@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 DEFAULT_INTRODUCTION = "You are an assistant that operates a system through its tools."
 TIME_KEYS = ("current_time", "current_date", "now", "today")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """What an environment tells every agent before the task: who it serves and its rules."""
+
+    introduction: str = ""
+    rules: tuple[str, ...] = ()
+
+
+NO_BRIEFING = Briefing()
 
 
 def system_prompt(

@@ -1,0 +1,278 @@
+"""Whether every argument of a call was visible to the agent before it (DESIGN §3.3, `grounded`).
+
+A trained agent copies its references: one that passes a hospital id no message showed learns to
+invent ids. So each argument value must come from what the agent had read by then: the system
+message, the user's words, an earlier tool result (its values and its keys, which are often
+ids), or a tool's schema (enum values, defaults). A value the agent could convert counts: "23 Dec
+2025" grounds ``2025-12-23``, "2:30 pm" grounds ``14:30``, "two" grounds ``2``, "checked in"
+grounds ``checked_in``. Text the agent writes itself (a note, a reason: several words, no digits)
+is grounded when most of its words were seen; a code, a name or a figure must have been seen.
+
+The same ``Sight`` serves certification (from a scenario and its step results) and any stored
+trajectory (from its messages), so a corpus can be measured by the rule that certifies it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from envmill.schemas.ids import canonical_json
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
+from envmill.tasks.core.system_message import TIME_KEYS
+from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
+
+MAX_VALUES = 20_000  # a tool result is bounded; so is what one sight keeps of it
+MAX_DEPTH = 12
+AUTHORED_SHARE = 0.5  # of an authored text's words, the share that must have been seen
+WORD = re.compile(r"[a-z][a-z'-]{2,}")
+STOP_WORDS = frozenset(
+    "the and for with from that this into onto over under about after before their there"
+    " have has had was were are is been being will would could should".split()
+)
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """An argument value nothing before the call showed."""
+
+    step: int  # 0-based index of the call
+    tool: str
+    argument: str
+    value: Any
+
+    def __str__(self) -> str:
+        return (
+            f"step {self.step + 1} ({self.tool}) passes {self.argument}={self.value!r}, "
+            "which the agent had not seen"
+        )
+
+
+@dataclass
+class Sight:
+    """Everything the agent has seen so far, kept in the forms values are compared in."""
+
+    today: date | None = None
+    texts: list[str] = field(default_factory=list)  # normalized
+    values: set[str] = field(default_factory=set)  # normalized scalars and keys
+    numbers: set[float] = field(default_factory=set)
+    dates: set[str] = field(default_factory=set)
+    times: set[str] = field(default_factory=set)
+    words: set[str] = field(default_factory=set)
+
+    def read_text(self, text: str) -> None:
+        """A message the agent read: its words, and the values it states in any form."""
+        if not text:
+            return
+        plain = normalize(text)
+        self.texts.append(plain)
+        self.words.update(WORD.findall(plain))
+        reading = read(text, self.today)
+        self.numbers.update(reading.numbers)
+        self.dates.update(reading.dates)
+        self.times.update(reading.times)
+
+    def read_value(self, value: Any, depth: int = 0) -> None:
+        """A structured value the agent read (a tool result, a schema): every scalar and key."""
+        if depth > MAX_DEPTH or len(self.values) > MAX_VALUES:
+            return
+        if isinstance(value, dict):
+            for key, item in value.items():
+                self._scalar(key)
+                self.read_value(item, depth + 1)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self.read_value(item, depth + 1)
+        else:
+            self._scalar(value)
+
+    def read_tool_schema(self, schema: dict[str, Any]) -> None:
+        """A tool as the agent is shown it: its descriptions, enum values and defaults."""
+        function = schema.get("function", schema)
+        self.read_text(str(function.get("description") or ""))
+        for spec in _parameter_specs(schema):
+            self.read_text(str(spec.get("description") or ""))
+            for option in spec.get("enum") or []:
+                self._scalar(option)
+            if "default" in spec:
+                self._scalar(spec["default"])
+
+    def unseen(self, arguments: dict[str, Any]) -> list[tuple[str, Any]]:
+        """(argument, value) for each leaf of ``arguments`` the agent could not have known."""
+        return [(name, value) for name, value in _leaves(arguments, "") if not self.sees(value)]
+
+    def sees(self, value: Any) -> bool:
+        if value is None or isinstance(value, bool):
+            return True  # a flag says nothing of where a value came from
+        if isinstance(value, int | float):
+            return self._sees_number(float(value))
+        if not isinstance(value, str):
+            return True
+        text = normalize(value)
+        if not text or text in self.values or self._mentioned(text):
+            return True
+        moment = ISO_MOMENT.fullmatch(text)
+        if moment:
+            return self._sees_moment(moment)
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+            return self._sees_number(float(text))
+        if _is_authored(text):
+            words = [w for w in WORD.findall(text) if w not in STOP_WORDS]
+            seen = sum(w in self.words for w in words)
+            return bool(words) and seen >= AUTHORED_SHARE * len(words)
+        return False
+
+    def _scalar(self, value: Any) -> None:
+        if value is None or isinstance(value, bool):
+            return
+        if isinstance(value, int | float):
+            self.numbers.add(float(value))
+            return
+        text = normalize(str(value))
+        self.values.add(text)
+        self.words.update(WORD.findall(text))
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+            self.numbers.add(float(text))
+        moment = ISO_MOMENT.fullmatch(text)
+        if moment:
+            year, month, day, hour, minute = moment.groups()
+            self.dates.add(f"{year}-{month}-{day}")
+            if hour is not None:
+                self.times.add(f"{hour}:{minute}")
+
+    def _sees_number(self, number: float) -> bool:
+        return any(abs(number - seen) < 0.005 for seen in self.numbers)
+
+    def _sees_moment(self, moment: re.Match[str]) -> bool:
+        year, month, day, hour, minute = moment.groups()
+        if f"{year}-{month}-{day}" not in self.dates:
+            return False
+        return hour is None or f"{hour}:{minute}" in self.times
+
+    def _mentioned(self, text: str) -> bool:
+        """Said in a message as whole words ("ana ruiz", "checked in" for ``checked_in``)."""
+        if len(text) < 2:
+            return any(re.search(rf"(?<!\w){re.escape(text)}(?!\w)", t) for t in self.texts)
+        pattern = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-]|\.\d)")
+        return any(pattern.search(t) for t in self.texts)
+
+
+def ungrounded_reference(
+    scenario: ScenarioSpec,
+    results: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    system_message: str,
+) -> list[Unseen]:
+    """Every argument of the reference solution the agent could not have known, reading what its
+    reference trajectory would show: the system message, the opening request, in conversational
+    mode each fact the reference asks for before the step that uses it, and earlier results."""
+    sight = Sight(today=_day_of(scenario.initial_state))
+    for tool in tools:
+        sight.read_tool_schema(tool)
+    sight.read_text(system_message)
+    opening = opening_message(scenario)
+    sight.read_text(opening)
+    conversational = scenario.mode == "conversational"
+    ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
+    ledger.hear(opening)
+    found: list[Unseen] = []
+    for index, (step, result) in enumerate(zip(scenario.reference_solution, results, strict=False)):
+        needed = ledger.needed_for(step)
+        if needed:  # the reference asks, and the user answers with the values
+            _, answer = ask_and_answer(needed, index)
+            ledger.hear(answer, [fact for _, fact in needed])
+            sight.read_text(answer)
+        found += [Unseen(index, step.tool, a, v) for a, v in sight.unseen(step.arguments)]
+        sight.read_value(result)
+        sight.read_text(canonical_json(result))
+    return found
+
+
+def ungrounded_trajectory(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> list[Unseen]:
+    """Every tool-call argument of a stored conversation that no earlier message showed."""
+    sight = Sight(today=_today_of(messages))
+    for tool in tools:
+        sight.read_tool_schema(tool)
+    found: list[Unseen] = []
+    step = 0
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            arguments = _arguments(function.get("arguments"))
+            name = function.get("name", "")
+            found += [Unseen(step, name, a, v) for a, v in sight.unseen(arguments)]
+            step += 1
+        content = message.get("content")
+        if message.get("role") == "tool" and isinstance(content, str):
+            sight.read_value(_json_or_text(content))
+            sight.read_text(content)
+        elif isinstance(content, str) and message.get("role") in ("system", "user"):
+            sight.read_text(content)
+    return found
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    parsed = _json_or_text(raw if isinstance(raw, str) else "")
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _today_of(messages: list[dict[str, Any]]) -> date | None:
+    for message in messages:
+        if message.get("role") == "system":
+            found = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", str(message.get("content") or ""))
+            if found:
+                try:
+                    return date.fromisoformat(found.group(1))
+                except ValueError:
+                    return None
+    return None
+
+
+def _day_of(state: dict[str, Any]) -> date | None:
+    value = next((state[k] for k in TIME_KEYS if isinstance(state.get(k), str)), "")
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def _is_authored(text: str) -> bool:
+    """Prose the agent composes (a note, a reason), not a code or a name to be looked up."""
+    return len(text.split()) >= 3 and not re.search(r"\d", text)
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _leaves(v, f"{path}.{k}".strip("."))]
+    if isinstance(value, list):
+        return [pair for i, v in enumerate(value) for pair in _leaves(v, f"{path}[{i}]")]
+    return [(path, value)]
+
+
+def _parameter_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The property specs of a tool schema, in OpenAI's function form or bare."""
+    function = schema.get("function", schema)
+    properties = (function.get("parameters") or {}).get("properties") or {}
+    specs: list[dict[str, Any]] = []
+    for spec in properties.values():
+        if isinstance(spec, dict):
+            specs.append(spec)
+            items = spec.get("items")
+            if isinstance(items, dict):
+                specs.append(items)
+    return specs

@@ -1,0 +1,110 @@
+"""The `grounded` gate's rule (DESIGN §3.3): every argument of a reference step was visible to
+the agent before that step, in any form it could convert; a guessed id is not."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.certify.grounding import Sight, ungrounded_reference, ungrounded_trajectory
+
+STATE = {"current_time": "2025-12-20T09:00:00", "hospitals": {"HS-007": {"name": "St Mary"}}}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "book_bed",
+            "description": "Book a bed in a ward.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "hospital_id": {"type": "string"},
+                    "ward": {"type": "string", "enum": ["icu", "general"]},
+                    "start": {"type": "string"},
+                },
+            },
+        },
+    }
+]
+FIND = {"tool": "find_hospital", "arguments": {"name": "St Mary"}}
+FOUND = {"success": True, "data": [{"hospital_id": "HS-007", "name": "St Mary"}]}
+BOOK = {"tool": "book_bed", "arguments": {"hospital_id": "HS-007", "ward": "icu"}}
+
+
+def _spec(task: str, steps: list[dict], **more) -> ScenarioSpec:
+    return ScenarioSpec(
+        env_id="e1",
+        task=task,
+        initial_state=STATE,
+        reference_solution=steps,
+        checks=[],
+        **more,
+    )
+
+
+def test_an_id_no_message_showed_is_ungrounded_and_named():
+    spec = _spec("Book an ICU bed at St Mary.", [BOOK])
+    unseen = ungrounded_reference(spec, [{"success": True}], TOOLS, "")
+    assert [(u.step, u.argument, u.value) for u in unseen] == [(0, "hospital_id", "HS-007")]
+    assert "step 1 (book_bed) passes hospital_id='HS-007'" in str(unseen[0])
+
+
+def test_an_id_an_earlier_result_showed_and_an_enum_of_the_schema_are_grounded():
+    spec = _spec("Book an ICU bed at St Mary.", [FIND, BOOK])
+    assert ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, "") == []
+
+
+def test_the_same_id_in_the_system_message_or_the_task_is_grounded():
+    spec = _spec("Book an ICU bed at St Mary.", [BOOK])
+    assert ungrounded_reference(spec, [{}], TOOLS, "You serve hospital HS-007.") == []
+    spec = _spec("Book an ICU bed at hospital HS-007.", [BOOK])
+    assert ungrounded_reference(spec, [{}], TOOLS, "") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "value", "grounded"),
+    [
+        ("on 23 Dec 2025 at 2:30 pm", "2025-12-23T14:30:00", True),
+        ("tomorrow at 14:30", "2025-12-21T14:30:00", True),
+        ("on 23 Dec 2025 at 2:30 pm", "2025-12-23T15:30:00", False),
+        ("two beds", 2, True),
+        ("two beds", 3, False),
+        ("$1,500.00", 1500.0, True),
+        ("the patient is checked in", "checked_in", True),
+        ("for Ana Ruiz", "Ana Ruiz", True),
+        ("for Ana Ruiz", "Ana Rui", False),
+        ("note that the patient arrived late", "patient arrived late today", True),
+        ("note that the patient arrived late", "insurance claim rejected twice", False),
+    ],
+)
+def test_a_value_said_in_another_form_is_grounded_a_guess_is_not(said, value, grounded):
+    sight = Sight(today=date(2025, 12, 20))
+    sight.read_text(f"Please book it {said}.")
+    assert sight.sees(value) is grounded
+
+
+def test_a_conversational_reference_asks_for_the_fact_it_chooses_by():
+    """The agent chooses the hospital by its name, which only the user knows: the reference asks
+    for it first, so the search by name is grounded; a fact too long to ask for is not."""
+    facts = {"hospital you mean": "the one called St Mary"}
+    spec = _spec("I need a bed.", [FIND, BOOK], mode="conversational", user_facts=facts)
+    assert ungrounded_reference(spec, [FOUND, {}], TOOLS, "") == []
+    narrative = {"full request": "Book an ICU bed at St Mary " + "please " * 20}
+    spec = _spec("I need a bed.", [FIND, BOOK], mode="conversational", user_facts=narrative)
+    assert [u.value for u in ungrounded_reference(spec, [FOUND, {}], TOOLS, "")] == ["St Mary"]
+
+
+def test_a_stored_trajectory_is_measured_by_the_same_rule():
+    call = {"id": "c1", "type": "function", "function": {"name": "book_bed", "arguments": ""}}
+    call["function"]["arguments"] = json.dumps({"hospital_id": "HS-007", "ward": "icu"})
+    messages = [
+        {"role": "system", "content": "Current date: 2025-12-20 (Saturday)."},
+        {"role": "user", "content": "Book an ICU bed at St Mary."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    assert [u.value for u in ungrounded_trajectory(messages, TOOLS)] == ["HS-007"]
+    shown = {"role": "tool", "tool_call_id": "c0", "content": json.dumps(FOUND)}
+    assert ungrounded_trajectory([*messages[:2], shown, messages[2]], TOOLS) == []
