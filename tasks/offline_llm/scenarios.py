@@ -95,7 +95,10 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
         if spec.expected_answer is not None
         else {}
     )  # a conditional says which branch applied: the value it read
-    return answer({"task": spec.task, "user_facts": spec.user_facts, "steps": steps, **said})
+    task, facts = spec.task, spec.user_facts
+    if slips_for(request, "vague_task"):
+        task, facts = "Please sort out my request.", {}
+    return answer({"task": task, "user_facts": facts, "steps": steps, **said})
 
 
 def respond_scenario_checks(request: ChatRequest) -> ChatReply:

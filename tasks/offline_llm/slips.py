@@ -26,6 +26,7 @@ SlipKind = Literal[
     "wrong_step",  # a scenario step that names a tool the environment does not have
     "counter_behind",  # a scenario state whose id counters are behind its ids (an invariant)
     "forgetful_checks",  # only the first check: a partial solution can keep full reward
+    "vague_task",  # a task that names none of the values its steps use (refused: grounded)
 ]
 METHOD_SLIPS = ("syntax", "uuid_ids", "hostile", "runaway")
 

@@ -3,6 +3,8 @@ local endpoint: a topic that fails is retried without paying again for what fini
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from envmill.tasks.offline_llm import serve_endpoint
@@ -141,3 +143,22 @@ def test_the_procedural_backend_takes_its_scenarios_from_the_llm(tmp_path, endpo
     before = endpoint.stats()["requests"]
     again = envmill(tmp_path, *run)
     assert again.returncode == 0 and endpoint.stats()["requests"] == before
+
+
+def test_a_task_whose_steps_use_unseen_values_goes_back_to_the_model(tmp_path, endpoint):
+    """`grounded` at the source: the task writer's first answer names none of the values its
+    steps pass; the model is told the step and the value, and its second answer certifies."""
+    _settings(tmp_path, endpoint.url)
+    root = tmp_path / "data"
+    run = ["run", "--envs", "1", "--scenarios-per-env", "1", "--scenarios-from", "llm"]
+    run += ["--domains", "banking", "--out", str(root)]
+    endpoint.configure(slips=[{"kind": "vague_task"}])
+    done = envmill(tmp_path, *run)
+    assert done.returncode == 0, done.stderr[-2000:]
+    asked = endpoint.requests("scenario_task")
+    assert len(asked) == 2, [r["body"]["messages"][-1]["content"][:200] for r in asked]
+    told = asked[1]["body"]["messages"][-1]["content"]
+    assert "which the agent had not seen" in told and "step 1 (" in told, told
+    (row,) = _rows(root, "SELECT status, gates_json FROM scenarios")
+    grounded = next(g for g in json.loads(row["gates_json"]) if g["gate"] == "grounded")
+    assert row["status"] == "certified" and grounded["passed"], grounded
