@@ -26,15 +26,23 @@ CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|,\s+(?!\d{4}\b)|\s+but\s+|\s+-\s+")  #
 NEGATION_BEFORE = re.compile(r"\b(?:not|never|no longer|cannot|without)\b|n't\b")
 VALUE = r"(?:\$?\d|\u00a7)"  # a figure, or where a date or time stood
 HEDGE_NEAR_NUMBER = re.compile(
-    rf"\b(?:about|around|roughly|approximately|approx|almost|nearly|some|over|under|more than"
-    rf"|less than|up to|close to|somewhere|at least|at most)\s+{VALUE}|\d\s*(?:or|to|-|/)\s*{VALUE}"
+    rf"\b(?:about|around|roughly|approximately|approx\.?|almost|nearly|some|over|under|more than"
+    rf"|less than|up to|close to|somewhere|at least|at most|at minimum|a minimum of|a maximum of"
+    rf"|upwards of|north of|south of|circa|in the ballpark of)\s+{VALUE}"
+    rf"|\d\s*(?:or|to|-|/)\s*{VALUE}|{VALUE}[^.;!?]{{0,30}}?\b(?:at least|at most|or fewer|max"
+    rf"|tops|estimated|give or take)\b"
     rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
     rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|\bor\s+(?:\w+\s+)?{VALUE}|\d\s*\+"
 )
 # what follows a list's items and denies them all: "… are not on your order", "… aren't included"
-NOT_AMONG = re.compile(
-    r"(?:(?:,|\band\b|\bor\b)?\s*[\w-]+)*?\s*\b(?:is|are|was|were)(?:\s+not|n't)\s+(?:\w+\s+)?"
+NOT_AMONG = re.compile(  # bounded and with one quantifier: no backtracking blow-up
+    r"^[\w\s,'-]{0,80}?\b(?:is|are|was|were)(?:\s+not|n't)\s+(?:\w+\s+)?"
     r"(?:on|in|part of|among|included|listed|found|there|available|yours|held)\b"
+)
+# a guess where a refusal would state a rule ("it should be 12", "it seems", "assuming …")
+ANSWER_HEDGES = re.compile(
+    r"\b(?:should be|seems?|seemingly|assuming|if i'm reading|if i read|fairly (?:sure|confident)"
+    r"|pretty (?:sure|confident)|i'm guessing|my best guess|estimated)\b"
 )
 EITHER = re.compile(r"\beither\b[^.;!?]*\bor\b")  # "either Dr. Becker or Dr. Patel": two candidates
 CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
@@ -57,6 +65,7 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
     rest = CHANGE_REPORT.sub(" to ", plain)  # "from $1,893.41 to …": no range
     hedge = (
         HEDGE_ANYWHERE.search(reading.text)
+        or ANSWER_HEDGES.search(reading.text)
         or HEDGE_NEAR_NUMBER.search(rest)
         or EITHER.search(reading.text)
     )

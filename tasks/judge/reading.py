@@ -73,6 +73,13 @@ SCALE_COMMA = re.compile(
     r"\b(thousand|million|billion),\s+(?=(?:one|two|three|four|five|six|seven|eight|nine|ten"
     r"|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b)"
 )
+HYPHENATED_UNIT = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen|thirty)-"
+    r"(?=(?:day|week|hour|minute|month|year|night|loan|item)s?\b)"
+)
+DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+DAY_PART = re.compile(r"\b(\d{1,2}(?::\d{2})?)\s+in the (morning|afternoon|evening)\b")
+SLASHED_ISO = re.compile(r"\b(\d{4})/(\d{2})/(\d{2})\b")
 # "the last four digits", "first 6 characters": how much of a code is shown, not a value
 DIGITS_SHOWN = re.compile(
     r"\b(last|first|final|trailing|leading)\s+(?:\w+|\d+)\s+(digits|characters|letters|numbers)\b"
@@ -117,7 +124,7 @@ def mask(text: str, phrases: list[str], token: str = " # ") -> str:
 def read(reply: str, today: date | None = None, context: list[str] = ()) -> Reading:  # type: ignore[assignment]
     """Every value ``reply`` states, ``context`` phrases masked first; relative days
     ("tomorrow") count from ``today`` when it is known."""
-    text = mask(normalize(LIST_MARKER.sub(" ", reply)), list(context))
+    text = plain_forms(mask(normalize(LIST_MARKER.sub(" ", reply)), list(context)))
     text = SCALE.sub(lambda m: f"{float(m.group(1)) * SCALES[m.group(2)]:.2f}", text)
     text = UNIT_SUFFIX.sub(r"\1 \2", spelled_as_figures(text))
     reading = Reading(text=text)
@@ -130,6 +137,14 @@ def read(reply: str, today: date | None = None, context: list[str] = ()) -> Read
         if "$" in match.group(0) or re.match(rf"\s*{MONEY_WORDS}", tail):
             _add(reading.money, value)
     return reading
+
+
+def plain_forms(text: str) -> str:
+    """Forms people write, as the patterns read them: "30-day" is "30 day", "2:30 in the
+    afternoon" is "2:30 pm", "2025/09/23" is "2025-09-23"."""
+    text = HYPHENATED_UNIT.sub(r"\1 ", text)
+    text = DAY_PART.sub(lambda m: f"{m.group(1)} {DAY_PARTS[m.group(2)]}", text)
+    return SLASHED_ISO.sub(r"\1-\2-\3", text)
 
 
 def spelled_as_figures(text: str) -> str:

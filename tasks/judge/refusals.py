@@ -75,7 +75,7 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     problem = _invented(reading, refusal, setting)
     if problem:
         return Verdict(False, problem)
-    verdicts = [_reason(rule, reading) for rule in refusal.rules]
+    verdicts = [_reason(rule, reading, setting) for rule in refusal.rules]
     wrong = next((why for ok, why in verdicts if ok is False), None)
     if wrong:
         return Verdict(False, wrong)
@@ -122,13 +122,15 @@ def _past_tense(action: str) -> re.Pattern[str] | None:
     return re.compile(rf"\b(?:{forms})\b")
 
 
-def _reason(rule: RefusalRule, reading: Reading) -> tuple[bool | None, str]:
+def _reason(rule: RefusalRule, reading: Reading, setting: Setting) -> tuple[bool | None, str]:
     """(True, why) when the reply names this rule's reason the right way round; (False, why)
     when it states it inverted or guesses; (None, "") when it says nothing of this rule."""
     wrong = _misstated(rule, reading.text)
     if wrong:
         return False, wrong
     for trigger in rule.triggers:
+        if _says_nothing_of_why(trigger, setting):
+            continue
         if _names(reading, trigger, rule.condition):
             return True, f"names {trigger!r}"
     label = _label(rule)
@@ -180,6 +182,14 @@ def _in_condition(text: str, match: re.Match[str]) -> bool:
     return CONDITION_FRAME.search(text[max(0, match.start() - 60) : match.start()]) is not None
 
 
+def _says_nothing_of_why(trigger: object, setting: Setting) -> bool:
+    """A trigger any refusal says without reading anything: today's date ("I can't do that
+    today") or a way of declining ("not authorized")."""
+    text = normalize(str(trigger))
+    today = setting.today.isoformat() if setting.today else None
+    return (_is_moment(text) and text[:10] == today) or bool(DECLINE.fullmatch(text))
+
+
 def _names(reading: Reading, trigger: object, condition: str = "") -> bool:
     if isinstance(trigger, bool):
         return False
@@ -205,7 +215,9 @@ def _of_another_noun(text: str, match: re.Match[str], topic: set[str]) -> bool:
     if not DETERMINER.search(text[max(0, match.start() - 8) : match.start()]):
         return False
     following = re.match(r"\s+([a-z]{3,})", text[match.end() :])
-    return bool(following) and not (_stems(following.group(1)) & topic)
+    if not following or following.group(1) in FUNCTION_WORDS:
+        return False  # "a manager can": the trigger is the noun
+    return not (_stems(following.group(1)) & topic)
 
 
 SMALL_FIGURE = 100  # below it a figure is common ("1 day", "2 items"): said of the rule's subject

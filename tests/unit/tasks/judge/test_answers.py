@@ -246,3 +246,39 @@ def test_a_long_spelled_number_and_a_card_s_last_digits_are_read_as_said(reply):
     money = ExpectedAnswer(type="money", value=2739.0, rivals=[12.5])
     verdict = judge_answer(money, reply, CARD_SETTING)
     assert verdict.passed, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Items SK216 and SK102, which are both on the order placed on your account right now.",
+        "SK216 and SK102, " + "antidisestablishmentarianism" * 3,
+    ],
+)
+def test_a_long_clause_after_a_list_is_read_at_once(reply):
+    """The list-denial pattern is bounded: a crafted tail once took minutes (the suite's per-test
+    timeout fails this test if it comes back)."""
+    assert judge_answer(ITEMS, reply, SETTING).passed
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("Approx. 2", False),
+        ("At minimum 2 sessions.", False),
+        ("2 sessions at least.", False),
+        ("It seems to be 2.", False),
+        ("It should be 2.", False),
+        ("There are 2 sessions.", True),
+    ],
+)
+def test_more_hedges_near_a_figure(reply, passes):
+    assert judge_answer(COUNT, reply, SETTING).passed is passes, reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["It was posted on 14 September 2025 at 7 in the evening.", "Posted 2025/09/14 19:00."],
+)
+def test_a_day_part_in_words_and_a_slashed_iso_date_are_read(reply):
+    assert judge_answer(POSTED, reply, SETTING).passed, reply

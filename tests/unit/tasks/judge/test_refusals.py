@@ -221,3 +221,36 @@ LIMIT = Refusal(
 def test_a_trigger_in_another_sense_and_a_rule_in_its_kindred_words(refusal, reply, passes):
     verdict = judge_refusal(refusal, reply, SETTING)
     assert verdict.passed is passes, (reply, verdict.reason)
+
+
+TODAY_WINDOW = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="return_order",
+            condition="returns are accepted within 7 days of delivery",
+            triggers=["2025-09-05", "2025-09-16"],
+        ),
+        RefusalRule(
+            rule_id="approve",
+            condition="only a manager can approve",
+            triggers=["not authorized", "manager"],
+        ),
+    ],
+    action="return",
+    targets=["returned"],
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("Sorry, I can't do that today.", False),
+        ("I'm not authorized to do that today.", False),
+        ("I can't return it today: it's past the 30-day return window.", False),
+        ("I can't return it: it was delivered on 5 September, past the 7-day window.", True),
+        ("I can't approve it: only a manager can.", True),
+    ],
+)
+def test_today_and_a_way_of_declining_are_no_reason(reply, passes):
+    verdict = judge_refusal(TODAY_WINDOW, reply, SETTING)
+    assert verdict.passed is passes, (reply, verdict.reason)
