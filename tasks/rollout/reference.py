@@ -16,9 +16,9 @@ from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.reward import score_checks
 from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
 from envmill.tasks.core.system_message import system_prompt
+from envmill.tasks.rollout.closing import closing_message
 
 REFERENCE_POLICY = "reference"
-FINAL_ANSWER = "Done: everything you asked for is complete."
 
 
 def tool_call_messages(
@@ -43,7 +43,7 @@ def tool_call_messages(
 def reference_messages(scenario: ScenarioSpec, report: CertificationReport) -> list[dict]:
     """User opening, then per step (in conversational mode, the questions for the facts it
     needs first) the call and its result, then the final answer: the scenario's reference
-    answer when its checks judge one, else a plain "done"."""
+    answer when it expects a reply, else what the solution changed (``closing.py``)."""
     opening = opening_message(scenario)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
@@ -62,7 +62,10 @@ def reference_messages(scenario: ScenarioSpec, report: CertificationReport) -> l
                 {"role": "user", "content": answer},
             ]
         messages += tool_call_messages(index, step, result)
-    messages.append({"role": "assistant", "content": scenario.reference_answer or FINAL_ANSWER})
+    closing = scenario.reference_answer or closing_message(
+        scenario.initial_state, report.final_state or scenario.initial_state, report.scenario_id
+    )
+    messages.append({"role": "assistant", "content": closing})
     return messages
 
 

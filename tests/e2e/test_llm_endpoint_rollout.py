@@ -30,9 +30,9 @@ from envmill.tasks.offline_llm import (
 from envmill.tasks.offline_llm import control as endpoint_control
 from envmill.tasks.offline_llm.simulated_user import UNKNOWN, UserPrompt, read_prompt, user_reply
 from envmill.tasks.pipeline import plan_batches, synthesize_batch
-from envmill.tasks.rollout.reference import FINAL_ANSWER
 from tests.conftest import TEST_LIMITS
 
+DONE = "All set. Appointment AP-2: status is now cancelled."  # a closing report, no question
 SYSTEM = "You are the front desk of a clinic.\n\nCurrent date and time: 2025-03-10 09:00 (Monday)."
 TOOLS = [
     {
@@ -301,7 +301,7 @@ def test_rule_based_user_opens_answers_and_stops(endpoint):
         == "It's P003. I'm sorry, I don't know the email address."
     )
     assert exchange("Shall I go ahead and move it?") == "Yes, please go ahead."
-    assert exchange(FINAL_ANSWER) == STOP_MARKER
+    assert exchange(DONE) == STOP_MARKER
     for ending in (
         "I'm afraid that cannot be done: the doctor is on leave.",
         "Your visit is moved. Is there anything else I can help you with?",
@@ -341,7 +341,7 @@ def test_user_script_by_turn_then_the_rules(endpoint):
         (None, "Hi, I'd like a visit."),
         ("Could you tell me the patient id?", "It's P7, thanks."),
         ("Could you give me the patient id, please?", "It's P7."),  # past the script
-        (FINAL_ANSWER, STOP_MARKER),
+        (DONE, STOP_MARKER),
     ):
         if agent:
             dialogue.append({"role": "user", "content": agent})
@@ -436,7 +436,7 @@ def test_oracle_scripts_replay_reference_trajectories(endpoint, procedural):
         assert reference.messages[1]["content"] == opening_message(scenario)
         replayed = replay(client, tools, scenario, reference)
         assert shape(replayed) == shape(reference.messages), scenario.mode
-        said = scenario.reference_answer or FINAL_ANSWER  # a conditional says what it read
+        said = reference.messages[-1]["content"]  # the answer, or what the solution changed
         assert replayed[-1] == {"role": "assistant", "content": said}
     conversational = [r for s, r in pairs if s.mode == "conversational"]
     assert any(
@@ -467,7 +467,7 @@ def test_oracle_script_keeps_arguments_verbatim():
         {"role": "tool", "tool_call_id": "c1", "content": "{}"},
         {"role": "assistant", "content": "Could you tell me the id?"},
         {"role": "user", "content": "It's 3."},
-        {"role": "assistant", "content": FINAL_ANSWER},
+        {"role": "assistant", "content": DONE},
     ]
     assert oracle_script(messages) == [
         {
@@ -478,5 +478,5 @@ def test_oracle_script_keeps_arguments_verbatim():
             ],
         },
         {"content": "Could you tell me the id?"},
-        {"content": FINAL_ANSWER},
+        {"content": DONE},
     ]

@@ -18,7 +18,7 @@ from envmill.tasks.certify.scoring import final_answer, score_final_state
 from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.judge.llm import LlmJudge
 from envmill.tasks.offline_llm import serve_endpoint
-from envmill.tasks.rollout.reference import FINAL_ANSWER, reference_messages
+from envmill.tasks.rollout.reference import reference_messages
 
 FEE = {"type": "money", "value": 80.0, "rivals": [120.0, 95.0]}
 NO_DELETE = {
@@ -144,7 +144,9 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
     assert reference_messages(spec, report)[-1]["content"] == spec.reference_answer
     plain = ScenarioSpec(env_id=clinic.env_id, **clinic_scenarios["certified"][0])
     plain_report = certify_scenario(plain, clinic, sandbox)
-    assert reference_messages(plain, plain_report)[-1]["content"] == FINAL_ANSWER
+    closing = reference_messages(plain, plain_report)[-1]["content"]
+    assert "appointment a0002: status is now completed" in closing.lower(), closing
+    assert "invoice INV0002 is created with" in closing and "amount 64" in closing, closing
 
 
 @pytest.mark.parametrize(

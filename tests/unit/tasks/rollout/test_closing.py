@@ -1,0 +1,34 @@
+"""The reference's closing message (DESIGN §3.4): what the solution changed, concretely, and
+never one stock line."""
+
+from __future__ import annotations
+
+from envmill.tasks.rollout.closing import closing_message
+
+INITIAL = {
+    "current_time": "2025-03-10T09:00:00",
+    "next_invoice": 3,
+    "appointments": {"A2": {"status": "scheduled", "reason": "check-up"}},
+    "invoices": {},
+}
+FINAL = {
+    "current_time": "2025-03-10T09:05:00",
+    "next_invoice": 4,
+    "appointments": {"A2": {"status": "checked_in", "reason": "check-up"}},
+    "invoices": {"INV3": {"invoice_id": "INV3", "appointment_id": "A2", "amount": 64.0}},
+}
+
+
+def test_it_names_each_changed_and_created_record_with_its_new_values():
+    said = closing_message(INITIAL, FINAL, "s1")
+    assert "ppointment A2: status is now checked in" in said
+    assert "invoice INV3 is created with amount 64" in said
+    assert "next invoice" not in said and "current time" not in said and "?" not in said
+
+
+def test_the_wording_varies_with_the_seed_and_with_the_content():
+    seeds = {closing_message(INITIAL, FINAL, f"s{i}") for i in range(12)}
+    assert len(seeds) >= 4
+    removed = {**INITIAL, "appointments": {}}
+    assert "ppointment A2 is removed" in closing_message(INITIAL, removed, "s1")
+    assert "Nothing needed to change" in closing_message(INITIAL, INITIAL, "s1")
