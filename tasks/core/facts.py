@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
@@ -235,6 +236,22 @@ def join_words(items: list[str]) -> str:
 
 
 def say_value(value: Any) -> str:
+    """A value as a person says it: "yes", "11 March 2025 at 11:00" for an ISO moment (the
+    agent converts it back), anything else as it is."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(value) if isinstance(value, str | int | float) else json.dumps(value)
+    if isinstance(value, str):
+        return said_moment(value) or value
+    return str(value) if isinstance(value, int | float) else json.dumps(value)
+
+
+def said_moment(value: str) -> str | None:
+    found = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::00)?)?", value.strip())
+    if found is None:
+        return None
+    try:
+        day = date.fromisoformat(found.group(1))
+    except ValueError:
+        return None
+    said = f"{day.day} {day:%B %Y}"
+    return f"{said} at {found.group(2)}" if found.group(2) else said

@@ -53,6 +53,10 @@ CONDITION_FRAME = re.compile(
     r"\b(?:only|must|unless|until|while|needs?|requires?|required|has to be|have to be|once)"
     r"\s+(?:\w+\s+){0,6}$"
 )
+# the past form names a field the rule is about ("approved amount (6172.28) must be at most …")
+RULE_AFTER = re.compile(
+    r"\s+[a-z ]{1,25}?(?:\([^)]{0,30}\)\s*)?(?:must|should|cannot|can't|may not|needs? to)\b"
+)
 # A rule's condition led by its name ("Too late: this is only possible within 7 days …")
 LABELLED = re.compile(r"^\s*([A-Za-z][\w ']{2,30}?)\s*:")
 
@@ -102,6 +106,8 @@ def _claim(text: str, refusal: Refusal) -> str | None:
                 continue
             if MODAL.search(before) or CONDITION_FRAME.search(before):
                 continue  # "only delivered orders can be returned": the rule, not the work
+            if RULE_AFTER.match(clause[match.end() :]):
+                continue  # "approved amount (6172.28) must be at most …": a word of the rule
             return clause.strip()
     return None
 

@@ -154,10 +154,10 @@ def test_a_scenario_whose_certification_breaks_is_a_skip_of_its_own(
     certify = build.certify_scenario
     broken = {"first": True}
 
-    def flaky(spec, env, box):
+    def flaky(spec, env, box, **options):
         if broken.pop("first", False):
             raise RuntimeError("the checks host died")
-        return certify(spec, env, box)
+        return certify(spec, env, box, **options)
 
     endpoint.configure(slips=[])
     monkeypatch.setattr(build, "certify_scenario", flaky)

@@ -145,7 +145,7 @@ def test_manifest_names_roles_owned_rules_and_the_acting_attributes(banking):
     assert [(o.arg, o.hops, o.entity) for o in owned] == [
         ("account_id", ["customer_id"], "customer")
     ]
-    assert f"Only staff may use {names['close_account']}." in compiled.business_rules
+    assert f"Only staff may {names['close_account'].replace('_', ' ')}." in compiled.business_rules
     assert "Customers withdraw only from their own accounts." in compiled.business_rules
 
 

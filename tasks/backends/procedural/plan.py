@@ -68,6 +68,17 @@ class EnvPlan:
         return next((t for t in self.tools if t.op.kind == "find" and t.op.entity == entity), None)
 
 
+ROUND_STEPS = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
+
+
+def round_limit(rng: random.Random, low: int, high: int) -> int:
+    """A limit a business would set: the roundest step with at least three choices in the range
+    ("at most 1500 dollars", not 1585), drawn among them."""
+    step = max((s for s in ROUND_STEPS if high // s - (low + s - 1) // s >= 2), default=1)
+    choices = range((low + step - 1) // step * step, high + 1, step)
+    return rng.choice(choices)
+
+
 def plan_environment(spec: DomainSpec, seed: int) -> EnvPlan:
     """The seeded choices for ``spec``; the same (spec, seed) always gives the same plan."""
     rng = random.Random(f"{spec.name}:{seed}")
@@ -77,7 +88,7 @@ def plan_environment(spec: DomainSpec, seed: int) -> EnvPlan:
         for name, entity in spec.entities.items()
         if entity.optional and rng.random() < DROP_OPTIONAL_ENTITY
     }
-    limits = {name: rng.randint(*limit.range) for name, limit in spec.limits.items()}
+    limits = {name: round_limit(rng, *limit.range) for name, limit in spec.limits.items()}
     tools: list[ToolPlan] = []
     for op in spec.operations():
         keep = rng.random() >= DROP_OPTIONAL_OPERATION or not op.optional

@@ -316,6 +316,23 @@ def _write_checks(
     )
 
 
+def kind_of(initial: dict[str, Any], final: dict[str, Any], answers: bool) -> str:
+    """The scenario's kind in the procedural backend's terms, so corpus metrics cover both
+    backends: what the solution did to the state, and whether the reply must state a value."""
+    changes = [c for c in diff_states(initial, final) if not _is_system(c["path"])]
+    created = any(c["op"] == "add" and len(c["path"]) == 2 for c in changes)
+    if not changes:
+        return "answer" if answers else "lookup"
+    if answers:
+        return "answer_after_change"  # it changed something and says what it found
+    return "created_chain" if created else "change"
+
+
+def _is_system(path: list[Any]) -> bool:
+    name = str(path[-1]) if path else ""
+    return name.startswith("next_") or name in ("current_time", "now", "today")
+
+
 def _certify_with_repairs(
     shared: _Shared,
     index: int,
@@ -340,6 +357,7 @@ def _certify_with_repairs(
             if task.expected_answer
             else None,
             reference_answer=task.reply if task.expected_answer else None,
+            kind=kind_of(state, ran.final_state or state, bool(task.expected_answer)),
         )
         report = certify_scenario(spec, shared.env, shared.sandbox, briefing=shared.briefing)
         gate = report.rejected_gate

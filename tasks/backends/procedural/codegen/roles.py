@@ -32,9 +32,10 @@ def acting_init_lines(plan: EnvPlan) -> list[str]:
 
 
 def words_of_roles(names: list[str]) -> str:
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + f" and {names[-1]}"
+    said = [name.replace("_", " ") for name in names]
+    if len(said) <= 1:
+        return "".join(said)
+    return ", ".join(said[:-1]) + f" and {said[-1]}"
 
 
 def role_rule(plan: EnvPlan, tool: ToolPlan) -> str | None:
@@ -42,7 +43,7 @@ def role_rule(plan: EnvPlan, tool: ToolPlan) -> str | None:
     allowed = plan.allowed_roles(tool.op)
     if not tool.op.roles or allowed == list(plan.roles):
         return None
-    return f"Only {words_of_roles(allowed)} may use {tool.name}."
+    return f"Only {words_of_roles(allowed)} may {tool.name.replace('_', ' ')}."
 
 
 def role_check_lines(plan: EnvPlan, tool: ToolPlan) -> list[str]:
@@ -80,18 +81,21 @@ def owned_words(scope: OpScope, pre: Any) -> str:
     ref = resolve_operand(scope.spec, scope.op, pre.path)
     owner = scope.plan.entity(ref.spec.entity or "").title
     roles = words_of_roles(scope.plan.entity_roles)
-    return f"is allowed for a signed-in {roles} only on their own records (the {owner} must match)"
+    return f"A signed-in {roles} may act only on their own records (the {owner} must be them)"
 
 
 def roles_rules(plan: EnvPlan) -> list[str]:
     """The business rules saying who may act and where the acting identity is kept."""
     if not plan.roles:
         return []
-    parts = [f"{name} ({role.doc})" if role.doc else name for name, role in plan.roles.items()]
+    parts = [
+        words_of_roles([name]) + (f" ({role.doc})" if role.doc else "")
+        for name, role in plan.roles.items()
+    ]
     return [
         "Who may act: " + "; ".join(parts) + ".",
-        f"The signed-in identity is the state attributes {ACTING_ROLE_ATTR} and {ACTING_ID_ATTR} "
-        f"(the id of the record a role acts as, or None); {plan.session_tool} reports it.",
+        "Check who is signed in before acting for them: a signed-in person acts as their own "
+        "record, and staff act for anyone.",
     ]
 
 

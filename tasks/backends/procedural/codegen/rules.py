@@ -6,11 +6,14 @@ what was required and what the state holds, so an agent (and a checking judge) c
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.codegen.roles import owned_words, pre_owned
 from envmill.tasks.backends.procedural.codegen.scope import OpScope, to_single_quotes
 from envmill.tasks.backends.procedural.codegen.text import error_return, human_list, lit
+from envmill.tasks.backends.procedural.phrasing.words import article_for as article
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
 
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
@@ -168,54 +171,76 @@ def operand_words(scope: OpScope, value: Any) -> str:
     if ref.kind == "limit":
         return str(scope.plan.limits[str(ref.value)])
     if ref.kind == "arg":
-        return f"the requested {ref.value}"
-    field = ref.at.field.replace("_", " ")
+        return f"the requested {words_of(str(ref.value))}"
+    field = words_of(ref.at.field)
     return f"the {field} of the {scope.plan.entity(ref.at.entity).title}"
 
 
 def rule_text(scope: OpScope, pre: Any) -> str | None:
-    """The business rule a precondition enforces, in words (None for plain existence)."""
+    """The business rule a precondition enforces, as a person states a policy (None for plain
+    existence): what one may do and when, with no attribute or tool names."""
     if pre.rule is not None:
-        return pre.rule.format(**scope.plan.limits)
+        return one_of_each(pre.rule.format(**scope.plan.limits))
     if pre.kind == "exists":
         return None
-    action = scope.op.name.replace("_", " ").capitalize()
-    return f"{action} {RULE_WORDS[pre.kind](scope, pre)}."
+    return one_of_each(RULE_WORDS[pre.kind](scope, pre)) + "."
+
+
+def action_words(scope: OpScope) -> str:
+    """The operation as a person names it: ``delay_flight`` -> "delay a flight"."""
+    words = words_of(scope.op.name)
+    title = scope.plan.entity(scope.op.entity).title if scope.op.entity else ""
+    if title and re.search(rf"\b{re.escape(title)}\b", words):
+        return re.sub(rf"\b{re.escape(title)}\b", f"{article(title)} {title}", words, count=1)
+    return words
+
+
+def one_of_each(text: str) -> str:
+    """ "at most 1 open work orders" reads "at most one open work order"."""
+    return re.sub(r"\b1 ((?:[a-z]+ )?[a-z]+?)s\b", r"one \1", text)
 
 
 def _field_words(scope: OpScope, pre: Any) -> str:
     resolved = resolve_path(scope.spec, scope.op, pre.path)
     title = scope.plan.entity(resolved.entity).title
     if resolved.hops:
-        title = resolved.hops[-1].removesuffix("_id").replace("_", " ")
+        title = words_of(resolved.hops[-1].removesuffix("_id"))
     elif resolved.subject not in ("target", "new"):
-        title = resolved.subject.removesuffix("_id").replace("_", " ")
-    neg = "" if pre.kind == "field_in" else "not "
-    values = " or ".join(map(str, pre.values))
-    return f"requires the {title}'s {resolved.field.replace('_', ' ')} {neg}to be {values}"
+        title = words_of(resolved.subject.removesuffix("_id"))
+    values = " or ".join(words_of(str(v)) for v in pre.values)
+    field = words_of(resolved.field)
+    if pre.kind == "field_in":
+        return f"You can {action_words(scope)} only when the {title}'s {field} is {values}"
+    return f"You cannot {action_words(scope)} when the {title}'s {field} is {values}"
 
 
 def _compare_words(scope: OpScope, pre: Any) -> str:
     left, right = operand_words(scope, pre.left), operand_words(scope, pre.right)
-    return f"requires {left} to be {OP_WORDS[pre.op]} {right}"
+    return f"You can {action_words(scope)} only when {left} is {OP_WORDS[pre.op]} {right}"
 
 
 def _count_words(scope: OpScope, pre: Any) -> str:
-    plural = scope.plan.entity(pre.entity).plural.replace("_", " ")
+    plural = words_of(scope.plan.entity(pre.entity).plural)
     limit = operand_words(scope, pre.limit)
-    return f"requires fewer than {limit} {plural} per {pre.via.removesuffix('_id')}"
+    per = words_of(pre.via.removesuffix("_id"))
+    return (
+        f"You can {action_words(scope)} only while there are fewer than {limit} {plural} per {per}"
+    )
 
 
 def _time_words(scope: OpScope, pre: Any) -> str:
     value = getattr(pre, "path", None) or pre.value
     ref = resolve_operand(scope.spec, scope.op, value)
-    what = value if ref.kind == "arg" else f"the {ref.at.field}"
-    what = what.replace("_", " ")
+    what = (
+        f"the requested {words_of(value)}" if ref.kind == "arg" else f"the {words_of(ref.at.field)}"
+    )
+    act = action_words(scope)
     if pre.kind == "hours_before":
-        return f"must happen at least {operand_words(scope, pre.hours)} hours before {what}"
+        return f"You can {act} only at least {operand_words(scope, pre.hours)} hours before {what}"
     if pre.kind == "within_days":
-        return f"is only possible within {operand_words(scope, pre.days)} days after {what}"
-    return f"requires {what} to {'be in the future' if pre.kind == 'in_future' else 'have passed'}"
+        return f"You can {act} only within {operand_words(scope, pre.days)} days after {what}"
+    when = "is still in the future" if pre.kind == "in_future" else "has passed"
+    return f"You can {act} only when {what} {when}"
 
 
 RULE_WORDS = {
@@ -224,8 +249,14 @@ RULE_WORDS = {
     "field_not_in": _field_words,
     "compare": _compare_words,
     "count_below": _count_words,
-    "unique": lambda scope, pre: f"requires a {pre.field} not used by any other {pre.entity}",
-    "distinct": lambda scope, pre: f"requires {pre.left} and {pre.right} to differ",
+    "unique": lambda scope, pre: (
+        f"Each {words_of(pre.entity)} needs {article(words_of(pre.field))} {words_of(pre.field)} "
+        f"no other {words_of(pre.entity)} uses"
+    ),
+    "distinct": lambda scope, pre: (
+        f"You can {action_words(scope)} only when the {words_of(pre.left)} and the "
+        f"{words_of(pre.right)} differ"
+    ),
     "hours_before": _time_words,
     "within_days": _time_words,
     "in_future": _time_words,

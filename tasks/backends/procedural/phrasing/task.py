@@ -52,7 +52,6 @@ MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
 LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
 CREATE_LEADS = tuple(words("requests", "create_leads"))
 PARTICLES = frozenset({"up", "in", "out", "off", "on"})
-FULL_REQUEST_KEY = "full request"
 VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "time"}
 
 
@@ -92,9 +91,7 @@ def phrase_task(
     goals = distinguish_repeats(steps, [phrase_step(step, rng, vague=True) for step in steps])
     opening = choose_opening(steps, rng)
     task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
-    facts = collect_user_facts(steps)
-    facts[FULL_REQUEST_KEY] = request if request[:1].isupper() else f"{OPENERS[0]} {request}"
-    return task, facts
+    return task, collect_user_facts(steps)  # what the user knows, said when asked
 
 
 def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> Clause:
@@ -104,6 +101,8 @@ def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> 
     if vague and is_create(step):
         return create_goal(step, rng)
     template = _choose_template(step, rng, vague)
+    if vague and _names_a_value(template, step.mentions):
+        return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
@@ -233,6 +232,30 @@ def is_create(step: ChainStep) -> bool:
     return not any(m.source == "entity_id" and m.entity == own for m in step.mentions)
 
 
+def _names_a_value(template: str, mentions: list[ArgMention]) -> bool:
+    """The template still says an amount, a date or a name the user would give when asked."""
+    values = {m.name for m in mentions if m.source != "entity_id" and not m.described}
+    return bool(_names_in(template) & values)
+
+
+def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
+    """What the user wants, without the values they will give when asked ("I need to change
+    the hourly rate for the Delgado Custody matter"), from the tool's words and its record."""
+    words = words_of(step.manifest.tool).split()
+    index = 2 if len(words) > 2 and words[1] in PARTICLES else 1
+    verb, obj = " ".join(words[:index]), " ".join(words[index:])
+    target = next((m for m in step.mentions if m.source == "entity_id"), None)
+    if target is None:
+        phrase = f"{verb} the {obj}" if obj else verb
+    else:
+        entity = mention_entity(target)
+        owner = "my" if entity in OWNED else "the"
+        record = target.described or f"{owner} {entity}"
+        same = not obj or obj in entity or entity in obj
+        phrase = f"{verb} {record}" if same else f"{verb} the {obj} for {record}"
+    return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
+
+
 def create_goal(step: ChainStep, rng: random.Random) -> Clause:
     """A vague goal for a create ("I'd like to book an appointment"), from the tool's words."""
     words = words_of(step.manifest.tool).split()
@@ -242,6 +265,9 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
     if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
         words, index, obj = ["set", "up"], 2, ["new", *entity]
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
+    described = next((m.described for m in step.mentions if m.described), None)
+    if described:  # "assign a courier for the only ready order of Le Petit Bistro"
+        phrase += f" for {described}"
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
 
 

@@ -260,9 +260,9 @@ def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
 def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
     if mention.source != "entity_id":
         return [(words_of(mention.name), mention.value)]
+    if mention.described:  # the task says which record; its id is for the agent to find
+        return []
     entity = mention_entity(mention)
-    if mention.described:  # the user says which record; its id is for the agent to find
-        return [(phrase("which_fact", entity=entity), mention.described)]
     label_words = words_of(mention.label_field or "name")
     label_key = label_words if label_words.startswith(entity) else f"{entity} {label_words}"
     if mention.by_label and mention.hint:

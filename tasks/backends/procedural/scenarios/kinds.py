@@ -15,7 +15,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.openers import open_request
-from envmill.tasks.backends.procedural.phrasing.task import FULL_REQUEST_KEY, phrase_task
+from envmill.tasks.backends.procedural.phrasing.task import phrase_task
 from envmill.tasks.backends.procedural.scenarios.chains import Chain, sample_chain
 from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_aggregate, ask_field
 from envmill.tasks.backends.procedural.scenarios.refusals import (
@@ -95,9 +95,9 @@ def _spec(
 ) -> ScenarioSpec:
     """The scenario: the guard that nothing changed, and what the reply must say (the typed
     answer or the rule to decline by); a conversational one opens vaguely and hands the details
-    (and the full request) to the simulated user."""
+    to the simulated user, who says each when asked."""
     task = open_request(request.vague if conversational else request.text, rng)
-    facts = {**request.facts, FULL_REQUEST_KEY: request.text} if conversational else {}
+    facts = dict(request.facts) if conversational else {}
     return ScenarioSpec(
         env_id=env_id,
         backend="procedural",

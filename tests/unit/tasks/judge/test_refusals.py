@@ -254,3 +254,21 @@ TODAY_WINDOW = Refusal(
 def test_today_and_a_way_of_declining_are_no_reason(reply, passes):
     verdict = judge_refusal(TODAY_WINDOW, reply, SETTING)
     assert verdict.passed is passes, (reply, verdict.reason)
+
+
+def test_a_past_form_that_names_a_field_of_the_rule_is_no_claim():
+    claim = Refusal(
+        rules=[
+            RefusalRule(
+                rule_id="approve_claim",
+                condition="the approved amount must be at most the amount claimed",
+                triggers=[80.0],
+            )
+        ],
+        action="approve",
+        targets=["approved"],
+    )
+    rule = "I can't: approved amount (80.00) must be at most the amount claimed."
+    assert judge_refusal(claim, rule, SETTING).passed
+    done = "I can't: the amount is $80.00. I approved it, you must pay."
+    assert not judge_refusal(claim, done, SETTING).passed
