@@ -304,5 +304,6 @@ def _certify_into(
                 report,
                 introduction=draft.introduction,
                 business_rules=draft.business_rules,
+                tool_kinds=dict(env.tool_kinds),
             )
         )

@@ -1,7 +1,8 @@
 """Reference trajectories: a certified solution as a Chat Completions conversation (DESIGN §3.4).
 
-One tool call per assistant message, with the tool results the certification run produced; in
-conversational mode the user reveals each fact before the agent uses it (``facts.py``).
+The calls of the solution with the tool results the certification run produced, independent reads
+as parallel calls; in conversational mode the user reveals each fact before the agent uses it
+(``core/facts.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import json
 import re
 from typing import Any
 
-from envmill.schemas.ids import canonical_json, content_id
+from envmill.schemas.ids import canonical_json, content_id, sha256_hex
 from envmill.schemas.scenario import CertificationReport, ScenarioSpec, SolutionStep
 from envmill.schemas.trajectory import TrajectoryRecord
+from envmill.tasks.certify.grounding import Sight
 from envmill.tasks.certify.reward import score_checks
 from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
 from envmill.tasks.core.system_message import system_prompt
@@ -21,52 +23,117 @@ from envmill.tasks.rollout.closing import closing_message
 REFERENCE_POLICY = "reference"
 
 
+NOTE_SHARE = 3  # in 10 tool-call turns, a short note where a person would write one
+READ_NOTES = (
+    "Let me look that up.",
+    "I'll check the records first.",
+    "One moment while I find that.",
+    "Let me pull up the details.",
+)
+CHANGE_NOTES = (
+    "Everything checks out, so I'll make the change now.",
+    "Now I'll go ahead with that.",
+    "That's confirmed; making the change.",
+    "Going ahead now.",
+)
+MAX_PARALLEL = 3  # independent reads sent in one message
+
+
 def tool_call_messages(
-    index: int, step: SolutionStep, result: dict[str, Any]
+    first: int, calls: list[tuple[SolutionStep, dict[str, Any]]], note: str | None = None
 ) -> list[dict[str, Any]]:
-    """One assistant message with exactly one tool call, and the tool's canonical result."""
-    call_id = f"call_{index + 1}"
-    call = {
-        "id": call_id,
-        "type": "function",
-        "function": {
-            "name": step.tool,
-            "arguments": json.dumps(step.arguments, ensure_ascii=False),
-        },
-    }
-    return [
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call_id, "content": canonical_json(result)},
+    """One assistant message with its tool calls (parallel when more than one), then each
+    tool's canonical result."""
+    ids = [f"call_{first + offset + 1}" for offset in range(len(calls))]
+    tool_calls = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {
+                "name": step.tool,
+                "arguments": json.dumps(step.arguments, ensure_ascii=False),
+            },
+        }
+        for call_id, (step, _) in zip(ids, calls, strict=True)
     ]
+    results = [
+        {"role": "tool", "tool_call_id": call_id, "content": canonical_json(result)}
+        for call_id, (_, result) in zip(ids, calls, strict=True)
+    ]
+    return [{"role": "assistant", "content": note, "tool_calls": tool_calls}, *results]
 
 
-def reference_messages(scenario: ScenarioSpec, report: CertificationReport) -> list[dict]:
-    """User opening, then per step (in conversational mode, the questions for the facts it
-    needs first) the call and its result, then the final answer: the scenario's reference
-    answer when it expects a reply, else what the solution changed (``closing.py``)."""
+def reference_messages(
+    scenario: ScenarioSpec,
+    report: CertificationReport,
+    tool_kinds: dict[str, str] | None = None,
+) -> list[dict]:
+    """User opening, then per turn (in conversational mode, the questions for the facts it
+    needs first) the calls and their results, then the final answer: the scenario's reference
+    answer when it expects a reply, else what the solution changed (``closing.py``).
+
+    Reads that need nothing the turn before them shows go out together as parallel calls,
+    when ``tool_kinds`` says which tools only read; some turns carry a short note."""
     opening = opening_message(scenario)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
     ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
     ledger.hear(opening)
-    turn = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
-    steps = zip(scenario.reference_solution, report.step_results, strict=True)
-    for index, (step, result) in enumerate(steps):
-        needed = ledger.needed_for(step)
+    sight = Sight()
+    sight.read_text(opening)
+    seed = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
+    turn = seed
+    steps = list(zip(scenario.reference_solution, report.step_results, strict=True))
+    index = 0
+    while index < len(steps):
+        needed = ledger.needed_for(steps[index][0])
         if needed:
             question, answer = ask_and_answer(needed, turn)
             turn += 1
             ledger.hear(answer, [fact for _, fact in needed])
+            sight.read_text(answer)
             messages += [
                 {"role": "assistant", "content": question},
                 {"role": "user", "content": answer},
             ]
-        messages += tool_call_messages(index, step, result)
+        group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
+        note = _note(seed + index, steps[index][0], tool_kinds or {})
+        messages += tool_call_messages(index, group, note)
+        for _, result in group:
+            sight.read_value(result)
+        index += len(group)
     closing = scenario.reference_answer or closing_message(
         scenario.initial_state, report.final_state or scenario.initial_state, report.scenario_id
     )
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _independent_reads(
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    start: int,
+    ledger: FactLedger,
+    sight: Sight,
+    tool_kinds: dict[str, str],
+) -> list[tuple[SolutionStep, dict[str, Any]]]:
+    """The step at ``start``, and the reads after it that need no answer and nothing its
+    result shows (so an agent could send them at once)."""
+    group = [steps[start]]
+    if tool_kinds.get(steps[start][0].tool) != "query":
+        return group
+    for step, result in steps[start + 1 : start + MAX_PARALLEL]:
+        independent = not ledger.needed_for(step) and not sight.unseen(step.arguments)
+        if tool_kinds.get(step.tool) != "query" or not independent:
+            break
+        group.append((step, result))
+    return group
+
+
+def _note(pick: int, step: SolutionStep, tool_kinds: dict[str, str]) -> str | None:
+    if int(sha256_hex(str(pick))[:4], 16) % 10 >= NOTE_SHARE:
+        return None
+    notes = READ_NOTES if tool_kinds.get(step.tool) == "query" else CHANGE_NOTES
+    return notes[pick % len(notes)]
 
 
 def reference_trajectory(
@@ -75,12 +142,16 @@ def reference_trajectory(
     *,
     introduction: str = "",
     business_rules: list[str] | None = None,
+    tool_kinds: dict[str, str] | None = None,
 ) -> TrajectoryRecord:
-    """The certified solution as a conversation; raises ValueError for an uncertified scenario."""
+    """The certified solution as a conversation; raises ValueError for an uncertified scenario.
+    ``tool_kinds`` (tool name -> "query" or "state_change") lets independent reads go out as
+    parallel calls."""
     if report.status != "certified":
         raise ValueError(f"scenario {report.scenario_id} is not certified ({report.rejected_gate})")
     system = system_prompt(introduction, business_rules or [], scenario.initial_state)
-    messages = [{"role": "system", "content": system}, *reference_messages(scenario, report)]
+    conversation = reference_messages(scenario, report, tool_kinds)
+    messages = [{"role": "system", "content": system}, *conversation]
     score = score_checks(report.check_results)
     return TrajectoryRecord(
         trajectory_id=content_id(

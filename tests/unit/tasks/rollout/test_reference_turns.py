@@ -1,0 +1,59 @@
+"""A reference's tool-call turns (DESIGN §3.4): independent reads share one message as parallel
+calls, a read that needs an earlier result waits for it, and some turns carry a short note."""
+
+from __future__ import annotations
+
+from envmill.schemas.scenario import CertificationReport, ScenarioSpec
+from envmill.tasks.rollout.reference import reference_messages
+
+KINDS = {"get_order": "query", "get_customer": "query", "cancel_order": "state_change"}
+STEPS = [
+    {"tool": "get_order", "arguments": {"order_id": "O-1"}},
+    {"tool": "get_customer", "arguments": {"customer_id": "C-7"}},
+    {"tool": "get_order", "arguments": {"order_id": "O-2"}},  # O-2 is in C-7's record
+    {"tool": "cancel_order", "arguments": {"order_id": "O-2"}},
+]
+RESULTS = [
+    {"success": True, "data": {"order_id": "O-1"}},
+    {"success": True, "data": {"customer_id": "C-7", "orders": ["O-2"]}},
+    {"success": True, "data": {"order_id": "O-2"}},
+    {"success": True},
+]
+
+
+def _messages(scenario_id: str = "ab" * 8, kinds=KINDS) -> list[dict]:
+    spec = ScenarioSpec(
+        env_id="e1",
+        task="Order O-1 arrived; please cancel the other order of customer C-7.",
+        initial_state={"orders": {}},
+        reference_solution=STEPS,
+        checks=[],
+    )
+    report = CertificationReport(scenario_id=scenario_id, gates=[], step_results=RESULTS)
+    return reference_messages(spec, report, kinds)
+
+
+def test_independent_reads_go_out_together_and_a_dependent_read_waits():
+    calls = [
+        [c["function"]["name"] for c in m["tool_calls"]] for m in _messages() if m.get("tool_calls")
+    ]
+    assert calls == [["get_order", "get_customer"], ["get_order"], ["cancel_order"]]
+    ids = [c["id"] for m in _messages() if m.get("tool_calls") for c in m["tool_calls"]]
+    assert ids == ["call_1", "call_2", "call_3", "call_4"]
+
+
+def test_without_tool_kinds_every_call_has_its_own_turn():
+    turns = [m for m in _messages(kinds=None) if m.get("tool_calls")]
+    assert [len(m["tool_calls"]) for m in turns] == [1, 1, 1, 1]
+
+
+def test_some_turns_carry_a_note_and_none_is_a_question():
+    notes = [
+        m["content"]
+        for i in range(40)
+        for m in _messages(f"{i * 7919:08x}00000000")
+        if m.get("tool_calls") and m["content"]
+    ]
+    turns = 40 * 3
+    assert 0.15 * turns < len(notes) < 0.45 * turns
+    assert not any(note.endswith("?") for note in notes)
