@@ -136,6 +136,8 @@ class _ChainSampler:
         arguments = self.drawer.draw_arguments(manifest, self.state) if manifest else None
         if manifest is None or arguments is None or not self._adjust(manifest, arguments):
             return False
+        if self.chain.steps and not self._related(manifest, arguments):
+            return False  # one goal: a later step concerns what the earlier ones touched
         before, calls = self.state, []
         mentions = [
             self._mention(arg, arguments, calls) for arg in manifest.args if arg.name in arguments
@@ -155,6 +157,44 @@ class _ChainSampler:
         self.state = after
         self._kept(step)
         return True
+
+    def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
+        """The call names a record the chain touched (used or created), one of theirs, or one
+        that points at them: the same matter, its invoice, the client who owns it."""
+        touched = self._touched()
+        for arg in manifest.args:
+            value = arguments.get(arg.name)
+            if arg.source != "entity_id" or value is None:
+                continue
+            if str(value) in touched:
+                return True
+            record = (self.state.get(arg.state_attr or "") or {}).get(value)
+            if isinstance(record, dict) and touched.keys() & {str(v) for v in record.values()}:
+                return True
+            if any(str(value) in fields for fields in touched.values()):
+                return True
+        return False
+
+    def _touched(self) -> dict[str, set[str]]:
+        """Each id the chain used or created, with the values of its record's fields."""
+        ids = {
+            str(arguments[a.name])
+            for step in self.chain.steps
+            for a in step.manifest.args
+            if a.source == "entity_id" and (arguments := step.arguments).get(a.name) is not None
+        }
+        ids |= {
+            str(c["path"][1]) for step in self.chain.steps for c in step.changes
+            if c["op"] == "add" and len(c["path"]) == 2
+        }  # fmt: skip
+        records = {
+            str(key): record
+            for records in self.state.values()
+            if isinstance(records, dict)
+            for key, record in records.items()
+            if isinstance(record, dict)
+        }
+        return {i: {str(v) for v in records.get(i, {}).values()} for i in ids}
 
     # hooks a sampler of another scenario kind (chain_kinds.py) overrides
     def _choose_changer(self) -> ToolManifest | None:

@@ -85,7 +85,11 @@ class ConditionalSampler(_ChainSampler):
     def _wants(self, mentions: list[ArgMention]) -> bool:
         if self.chain.steps:
             return True
-        return any(self._readable(m) for m in mentions)
+        other = self.otherwise[0] if self.otherwise else None
+        return any(
+            self._readable(m) and other is not None and _concerns(other, m, self.state)
+            for m in mentions
+        )
 
     def _kept(self, step: ChainStep) -> None:
         if len(self.chain.steps) != 1 or self.otherwise is None:
@@ -103,7 +107,12 @@ class ConditionalSampler(_ChainSampler):
     def _condition(self, step: ChainStep) -> tuple[Condition | None, Any]:
         """A test on a number of a record the taken step names, true or false by a coin."""
         before = self.chain.initial_state
+        if self.otherwise is None:
+            return None, None
+        other = self.otherwise[0]
         for mention in [m for m in step.mentions if self._readable(m)]:
+            if not _concerns(other, mention, before):
+                continue  # both branches are about the record the condition tests
             attr = self.compiled.entity_attrs[mention.entity or ""]
             record = _value_at(before, [attr, mention.value])
             fields = sorted(n for n, v in record.items() if _is_number(v) and n != "id")
@@ -134,6 +143,24 @@ class ConditionalSampler(_ChainSampler):
 
     def _getter(self, entity: str | None) -> ToolManifest | None:
         return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
+
+
+def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bool:
+    """``step`` names the record ``mention`` names, or a record that points at it or that it
+    points at (the member and their membership, the order and its restaurant)."""
+    target = str(mention.value)
+    named = {str(m.value) for m in step.mentions if m.source == "entity_id"}
+    if target in named:
+        return True
+    records = {
+        str(key): record
+        for collection in state.values()
+        if isinstance(collection, dict)
+        for key, record in collection.items()
+        if isinstance(record, dict)
+    }
+    own = {str(v) for v in records.get(target, {}).values()}
+    return any(n in own or target in {str(v) for v in records.get(n, {}).values()} for n in named)
 
 
 def _records_of(changes: list[dict[str, Any]]) -> set[tuple]:

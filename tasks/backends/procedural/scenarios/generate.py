@@ -36,7 +36,7 @@ from envmill.tasks.certify.guard import guard_check
 log = logging.getLogger(__name__)
 
 StateBuilder = Callable[[CompiledEnvironment, int], dict[str, Any]]
-MIN_CHAIN, MAX_CHAIN = 2, 8
+MIN_CHAIN, MAX_CHAIN = 1, 4  # one goal: a few steps, only as many as it needs
 FAKER_LOCALE = "en_US"
 
 
