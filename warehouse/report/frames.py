@@ -22,7 +22,7 @@ from envmill.warehouse.report.diversity import TOKEN
 PLACEHOLDER = "#"
 QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|(?<!\w)'[^'\n]+'(?!\w)")
 # a word with a digit: 42, 296.01, 2025-05-23, 14:30, $74, MC-001, 400T
-NUMBER_OR_ID = re.compile(r"[$€£]?\w*\d(?:[\w.,:/-]*\w)?")
+NUMBER_OR_ID = re.compile(r"[$€£]?(?:\w+-)*\w*\d(?:[\w.,:/-]*\w)?")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 CAPITALISED = re.compile(r"^(\W*)[A-Z][\w'’-]*")  # a word's letters, not its punctuation
 PRONOUNS = frozenset({"i", "i'd", "i'm", "i've", "i'll"})  # capitalised, but not a name
