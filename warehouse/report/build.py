@@ -22,8 +22,8 @@ import pyarrow as pa
 from envmill.schemas.scenario import GATES
 from envmill.schemas.tables import TABLES
 from envmill.warehouse.report import header, sections
-from envmill.warehouse.report.model import CorpusReport
-from envmill.warehouse.report.svg import format_number, layout
+from envmill.warehouse.report.model import CorpusReport, Section
+from envmill.warehouse.report.svg import flat_summary, format_number, layout
 from envmill.warehouse.views import connect, load_stats_queries, run_sql
 
 TEMPLATE = "report.html.j2"
@@ -117,10 +117,24 @@ def build_report(
             runs=[header.run_summary(r) for r in runs],
             versions=header.versions(runs),
             overview=reader.rows("overview")[0],
-            sections=[build(reader) for build in sections.BUILDERS],
+            sections=[flatten_charts(build(reader)) for build in sections.BUILDERS],
         )
     finally:
         con.close()
+
+
+def flatten_charts(section: Section) -> Section:
+    """``section`` with each chart that carries no information (every bar 0, or every row alike)
+    moved to ``flat_charts`` as the one line that says all it showed."""
+    kept = []
+    for chart in section.charts:
+        line = flat_summary(chart)
+        if line is None:
+            kept.append(chart)
+        else:
+            section.flat_charts.append(line)
+    section.charts = kept
+    return section
 
 
 def render_report(report: CorpusReport) -> str:

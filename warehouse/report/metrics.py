@@ -9,6 +9,11 @@ from envmill.warehouse.report.diversity import (
     distinct_n,
     pairwise_similarity,
 )
+from envmill.warehouse.report.frames import (
+    MIN_LINE_TOKENS,
+    cross_domain_line_share,
+    frame_share,
+)
 from envmill.warehouse.report.model import Metric, Reader, Section
 
 
@@ -105,6 +110,47 @@ def text_metrics(tasks: list[str]) -> list[Metric]:
     return metrics
 
 
+FRAME = (
+    "its text with quoted names, numbers, ids (any word with a digit) and capitalised words "
+    "after a sentence's first word each replaced by a placeholder, a run of them by one, "
+    "lower-cased"
+)
+
+
+def template_metrics(tasks: list[str], sources: list[tuple[str, str]]) -> list[Metric]:
+    """Shares of tasks and sentences whose masked frame another task has, and of masked code
+    lines of environment sources that an environment of another domain has too."""
+    frames, lines = frame_share(tasks), cross_domain_line_share(sources)
+    return [
+        _metric(
+            "shared_task_frames",
+            "Tasks sharing a frame",
+            frames.task_share,
+            f"share of the {frames.tasks:,} certified tasks whose frame ({FRAME}) equals "
+            "another task's",
+            percent=True,
+        ),
+        _metric(
+            "shared_sentence_frames",
+            "Sentences sharing a frame",
+            frames.sentence_share,
+            f"share of the {frames.sentences:,} sentences of certified tasks (split after . ! "
+            "or ?) whose frame occurs in another task",
+            percent=True,
+        ),
+        _metric(
+            "shared_code_lines",
+            "Code lines shared across domains",
+            lines.share,
+            f"share of the {lines.lines:,} masked lines of environment sources (distinct per "
+            "environment; string and number literals replaced, comments dropped, lines of "
+            f"fewer than {MIN_LINE_TOKENS} tokens left out) that an environment of another "
+            f"domain also has ({lines.domains:,} domains; n/a below two)",
+            percent=True,
+        ),
+    ]
+
+
 def diversity_section(reader: Reader) -> Section:
     counts = reader.rows("diversity_counts")[0]
     tasks = [r["task"] for r in reader.rows("task_sample", limit=TOKEN_BUDGET)]
@@ -114,6 +160,13 @@ def diversity_section(reader: Reader) -> Section:
         text="How varied the corpus is. Tokens are lower-cased runs of letters, digits and "
         "underscores, and single punctuation marks; words are the tokens that are not "
         "punctuation. Tasks are read in scenario_id order, a content hash: a fixed sample that "
-        "does not depend on which run wrote them. Text measures use certified scenarios only.",
-        metrics=corpus_metrics(counts) + text_metrics(tasks),
+        "does not depend on which run wrote them. Text measures use certified scenarios only. "
+        "Template measures mask the values first, so two tasks (or lines) made from one "
+        "template with other names and numbers count as the same; near-duplicates do not.",
+        metrics=corpus_metrics(counts)
+        + text_metrics(tasks)
+        + template_metrics(
+            [r["task"] for r in reader.rows("certified_tasks")],
+            [(r["domain"], r["source"]) for r in reader.rows("environment_sources")],
+        ),
     )

@@ -51,6 +51,14 @@ class Metric:
     definition: str
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One message of a worked example as the page prints it: who speaks and what they say."""
+
+    role: str
+    text: str
+
+
 @dataclass
 class Section:
     key: str
@@ -62,6 +70,8 @@ class Section:
     examples: list[tuple[str, str]] = field(default_factory=list)  # (label, text)
     definitions: list[tuple[str, str]] = field(default_factory=list)  # (term, meaning)
     note: str = ""  # why the section shows nothing, when it does not
+    transcript: list[Turn] = field(default_factory=list)  # a worked example, message by message
+    flat_charts: list[str] = field(default_factory=list)  # charts with nothing to show, as text
 
     def chart(self, title_start: str) -> BarChart:
         return next(c for c in self.charts if c.title.startswith(title_start))

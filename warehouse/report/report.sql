@@ -138,3 +138,61 @@ FROM scenarios s JOIN environments e USING (env_id)
 WHERE s.status = 'certified'
 GROUP BY e.domain
 ORDER BY e.domain;
+
+-- name: scenario_kinds
+-- Certified scenarios by backend, kind (the generator's label; NULL when it gave none) and mode.
+SELECT backend, coalesce(kind, '(none)') AS kind, mode, count(*) AS scenarios
+FROM scenarios
+WHERE status = 'certified'
+GROUP BY ALL
+ORDER BY backend, kind, mode;
+
+-- name: scenario_sizes
+-- Each certified scenario's task and the size of its reference solution; words are counted in
+-- Python with the diversity section's tokens.
+SELECT backend, task,
+       json_array_length(reference_solution_json) AS steps,
+       len(list_distinct(json_extract_string(reference_solution_json, '$[*].tool'))) AS tools
+FROM scenarios
+WHERE status = 'certified'
+ORDER BY scenario_id;
+
+-- name: trajectory_messages
+SELECT policy, reward, messages_json
+FROM trajectories
+ORDER BY trajectory_id;
+
+-- name: domain_table
+-- One row per domain; each count is summed per environment first, so no join multiplies rows.
+WITH per_env AS (
+    SELECT e.env_id, e.domain,
+        (SELECT count(*) FROM tools t WHERE t.env_id = e.env_id) AS tools,
+        (SELECT count(*) FROM scenarios s WHERE s.env_id = e.env_id) AS scenarios,
+        (SELECT count(*) FROM scenarios s
+         WHERE s.env_id = e.env_id AND s.status = 'certified') AS certified,
+        (SELECT count(*) FROM trajectories j WHERE j.env_id = e.env_id) AS trajectories
+    FROM environments e
+)
+SELECT domain, count(*) AS environments, sum(tools)::BIGINT AS tools,
+       sum(scenarios)::BIGINT AS scenarios, sum(certified)::BIGINT AS certified,
+       sum(trajectories)::BIGINT AS trajectories
+FROM per_env
+GROUP BY domain
+ORDER BY domain;
+
+-- name: example_trajectory
+-- The worked example: a reference trajectory of a certified scenario; conversational first, then
+-- one with 2 to 6 tool calls, then the smallest trajectory id (a content hash: a fixed pick).
+SELECT j.trajectory_id, e.domain, s.mode, coalesce(s.kind, '(none)') AS kind, j.messages_json
+FROM trajectories j
+JOIN scenarios s ON s.scenario_id = j.scenario_id
+JOIN environments e ON e.env_id = s.env_id
+WHERE j.policy = 'reference' AND s.status = 'certified'
+ORDER BY s.mode = 'conversational' DESC, j.steps BETWEEN 2 AND 6 DESC, j.trajectory_id
+LIMIT 1;
+
+-- name: certified_tasks
+SELECT task FROM scenarios WHERE status = 'certified' ORDER BY scenario_id;
+
+-- name: environment_sources
+SELECT domain, source FROM environments ORDER BY env_id;

@@ -10,8 +10,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from envmill.warehouse.report.corpus import corpus_section, example_section
 from envmill.warehouse.report.metrics import diversity_section
 from envmill.warehouse.report.model import Reader, Section, Table
+from envmill.warehouse.report.published import comparison_section
 from envmill.warehouse.report.svg import PALETTE, BarChart, BarRow, histogram_rows
 
 TOP_ROWS = 15  # rows of a ranked chart; the rest is summed into one "other" row
@@ -293,6 +295,9 @@ def _clip(text: str | None) -> str:
 
 
 BUILDERS: tuple[Callable[[Reader], Section], ...] = (
+    corpus_section,
+    comparison_section,
+    example_section,
     tools_section,
     state_section,
     scenarios_section,

@@ -90,6 +90,28 @@ def histogram_rows(
     return tuple(rows)
 
 
+def flat_summary(chart: BarChart) -> str | None:
+    """One line that says all a chart shows when its bars carry no information (every bar 0,
+    or two or more rows with the same values), else None: such a chart is printed as this line."""
+    if not chart.rows:
+        return None
+    if all(v == 0 for row in chart.rows for v in row.values):
+        return f"{chart.title}: every bar is 0{chart.unit} ({_rows_named(chart)})."
+    if len(chart.rows) > 1 and len({row.values for row in chart.rows}) == 1:
+        values = ", ".join(
+            f"{name} {format_number(v)}{chart.unit}"
+            for name, v in zip(chart.series, chart.rows[0].values, strict=True)
+        )
+        return f"{chart.title}: the same in every row ({_rows_named(chart)}): {values}."
+    return None
+
+
+def _rows_named(chart: BarChart) -> str:
+    labels = ", ".join(row.label for row in chart.rows[:12])
+    more = f" and {len(chart.rows) - 12} more" if len(chart.rows) > 12 else ""
+    return f"{len(chart.rows)} rows: {labels}{more}"
+
+
 def layout(chart: BarChart) -> SvgPlot:
     """Coordinates of every bar, label, tick and legend entry of ``chart``."""
     n_series = len(chart.series)
