@@ -36,12 +36,13 @@ PUBLISHED = (
     PublishedCorpus(
         name="EnvScaler",
         environments="191",
-        tools_per_environment=None,
+        tools_per_environment="about 18.5 (10.4 query, 8.1 state-change)",
         tasks="about 7K scenarios (4.7K SFT, 2.5K RL)",
         trajectories="9,022 SFT trajectories (conversation and non-conversation)",
         sources=(
             f"[1] {ENVSCALER}Synthesis, Song et al. 2026, arXiv:2601.05808 "
-            "(arxiv.org/abs/2601.05808): 191 environments, about 7K scenarios",
+            "(arxiv.org/abs/2601.05808): 191 environments, about 7K scenarios; its corpus "
+            "statistics: about 10.4 query and 8.1 state-change tools per environment",
             "[2] RUC-NLPIR/EnvScaler README (github.com/RUC-NLPIR/EnvScaler): 4.7K SFT and "
             "2.5K RL scenarios",
             "[3] EnvScaler-SFT-Traj-9K dataset card "
