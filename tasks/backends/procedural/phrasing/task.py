@@ -20,7 +20,7 @@ from typing import Any
 
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     NOT_NOUNS,
     UNIT_WORDS,
@@ -179,7 +179,7 @@ def conditional_clause(
     body = say(
         "conditional",
         rng,
-        field=words_of(condition.field),
+        field=field_noun(condition.field),
         record=named,
         comparison=comparison,
         then=then.lead(),

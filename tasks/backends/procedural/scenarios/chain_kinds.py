@@ -16,6 +16,7 @@ A kind that cannot be built for an environment or state falls back to the next o
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from envmill.tasks.backends.procedural.checks.derive import words_of
@@ -110,6 +111,11 @@ def _sample_one(
     return chain if chain is not None and disambiguate(chain, compiled, episode, rng) else None
 
 
+# tools that take back what was just made ("cancel that new order"): a follow-up a person
+# would not ask for in the same breath
+UNDOING = re.compile(r"^(?:cancel|delete|remove|void|withdraw|retract|revoke|discard|undo|drop)")
+
+
 class CreatedSampler(_ChainSampler):
     """First a create, then a step on the record it made, named "the new …" (not by an id the
     task could not know)."""
@@ -127,7 +133,9 @@ class CreatedSampler(_ChainSampler):
         if not self.chain.steps:
             return self.rng.choice(self.creators) if self.creators else None
         if not self.used and self.created is not None:
-            return self.rng.choice(self._users_of(self.created[0]))
+            users = self._users_of(self.created[0])
+            keeping = [t for t in users if not UNDOING.match(t.tool)]
+            return self.rng.choice(keeping or users)  # not made and undone in one breath
         return super()._choose_changer()
 
     def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:

@@ -18,8 +18,8 @@ from typing import Any
 from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
-from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
 from envmill.tasks.backends.procedural.phrasing.words import is_money
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
@@ -210,5 +210,5 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     shown = say(condition.field, value)
     side = "so the condition held" if condition.holds else "so the condition did not hold"
     subject = condition.record.label or str(condition.record.value)
-    said = f"The {words_of(condition.field)} of {subject} is {shown}, {side}; I acted on that."
+    said = f"The {field_noun(condition.field)} of {subject} is {shown}, {side}; I acted on that."
     return expected, said

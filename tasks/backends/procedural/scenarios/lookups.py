@@ -18,7 +18,12 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.words import format_value, humanize_value, is_money
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
+from envmill.tasks.backends.procedural.phrasing.words import (
+    format_value,
+    humanize_value,
+    is_money,
+)
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
 
 MAX_SIBLINGS = 5  # an aggregate lookup calls the count or sum once per candidate
@@ -95,7 +100,7 @@ class LookupSampler(_ChainSampler):
         trail: list[SolutionStep] = []
         owner = self._name_parent(parent, record[parent.name], trail) if parent else None
         entity = words_of(tool.entity)
-        field_words = words_of(field)
+        field_words = field_noun(field)
         if how == "only" and owner is None:
             key, owner = "only_anywhere", ""
         elif how == "only":
@@ -159,7 +164,7 @@ class LookupSampler(_ChainSampler):
             key = "most_counted" if best == "most" else "fewest_counted"
         else:
             key = "largest_total" if best == "most" else "smallest_total"
-        total = f"total {words_of(field)}" if field and field != "total" else "total"
+        total = f"total {field_noun(field)}" if field and field != "total" else "total"
         entity = aggregate.entity or ""  # an aggregate is over an entity
         children = words_of(self.compiled.entity_attrs.get(entity, entity))
         text = say(

@@ -16,6 +16,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -60,7 +61,7 @@ def disambiguate(
             rng,
             label=mention.label,
             entity=words_of(mention.entity or ""),
-            field=words_of(field),
+            field=field_noun(field),
             value=shown(field, value),
         )
         chain.initial_state, chain.final_state = initial, final

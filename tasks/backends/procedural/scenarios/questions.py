@@ -26,7 +26,7 @@ from envmill.tasks.backends.procedural.checks.answers import ValueKind, expected
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import OWNED
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     humanize_value,
     is_money,
@@ -130,10 +130,10 @@ def ask_field(
     others = [r.get(name) for k, r in sorted(records.items()) if k != rid and isinstance(r, dict)]
     others += enum_values(compiled, entity, name)  # listing every status must not pass
     chosen = rng.choice(words("answers", template))
-    text = _fill(rng, "", template=chosen, field=words_of(name), subject=subject.text)
-    vague = _fill(rng, "", template=chosen, field=words_of(name), subject=vague_subject(entity))
+    text = _fill(rng, "", template=chosen, field=field_noun(name), subject=subject.text)
+    vague = _fill(rng, "", template=chosen, field=field_noun(name), subject=vague_subject(entity))
     answer = _fill(
-        rng, "field_answers", field=words_of(name), subject=subject.text, value=say(name, value)
+        rng, "field_answers", field=field_noun(name), subject=subject.text, value=say(name, value)
     )
     expected = expected_answer(
         value,
@@ -290,10 +290,11 @@ def _pick_entity(
 
 
 def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) -> bool:
-    """A field worth asking: a number, a date, a status or a short name; not the id itself."""
+    """A field worth asking: a number, a date, a status or a short name; never an id (its own or
+    a linked record's: a member asks for the book's title, not its book id)."""
     if name in SKIPPED_FIELDS or name == compiled.label_fields.get(entity):
         return False
-    if name == f"{entity}_id" or name in TOUCH_FIELDS:  # its own id; a touch stamp
+    if name.endswith("_id") or name in TOUCH_FIELDS:  # an id (a user asks for names); a stamp
         return False
     return value_kind(value) is not None
 

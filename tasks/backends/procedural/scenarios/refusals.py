@@ -22,7 +22,11 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step
-from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
+from envmill.tasks.backends.procedural.phrasing.word_lists import (
+    load_wording,
+    spoken_fields,
+    words,
+)
 from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
@@ -32,6 +36,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
+from envmill.tasks.core.facts import said_moment
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
@@ -245,7 +250,18 @@ def spoken_reason(error: str) -> str:
     """The tool's error as the reply says it: no other customer's record named ("this one
     belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    reason = NOW_SAID.sub(lambda m: f"; it is now {_said(m.group(1))}", reason)
+    reason = spoken_fields(ISO_VALUE.sub(lambda m: _said(m.group(0)), reason))
     return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
+
+
+# "…; current time 2025-05-04T08:15:00" and "… (current time …)": the clock, said plainly
+NOW_SAID = re.compile(r"\s*[;(]\s*current time (\S+?)\)?(?=$|[.;])")
+ISO_VALUE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
+
+
+def _said(value: str) -> str:
+    return said_moment(value) or said_moment(value[:16]) or value
 
 
 def _mention(
