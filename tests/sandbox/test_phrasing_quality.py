@@ -215,3 +215,25 @@ def test_active_loans_are_not_past_due():
         for loan in state["loans"].values():
             if loan["status"] == "active":
                 assert loan["due_on"] >= today
+
+
+def test_no_text_names_a_field_as_the_code_does(generated):
+    """Tasks and replies say a field as people do: never its snake_case name, and never the
+    bare words of a field the wording table names otherwise ("issued on" is "issue date")."""
+    from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording
+
+    nouns = load_wording("fields")["nouns"]
+    worded = {
+        f.replace("_", " ") for f, noun in nouns.items() if noun.casefold() != f.replace("_", " ")
+    }
+    said = 0
+    for domain, _, scenarios in generated:
+        fields = {f for e in load_domain(domain).entities.values() for f in e.fields if "_" in f}
+        for scenario in scenarios:
+            for text in (scenario.task, scenario.reference_answer or ""):
+                lowered = text.casefold()
+                coded = [f for f in fields if re.search(rf"\b{re.escape(f)}\b", lowered)]
+                bare = [w for w in worded if re.search(rf"\b{re.escape(w)}\b", lowered)]
+                assert coded == [] and bare == [], (domain, text)
+                said += bool(text)
+    assert said > 100
