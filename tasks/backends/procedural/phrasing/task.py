@@ -16,9 +16,10 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
 from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
 from envmill.tasks.backends.procedural.phrasing.words import (
@@ -55,6 +56,19 @@ PARTICLES = frozenset({"up", "in", "out", "off", "on"})
 VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "time"}
 
 
+Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine)\b")
+
+
+def voice_of(compiled: CompiledEnvironment, state: dict[str, Any]) -> Voice:
+    """ "staff" when the signed-in role acts for anyone, "self" when it acts as its own record,
+    None when the environment has no roles."""
+    role = compiled.roles.get(str(state.get(compiled.acting_role_attr or "")))
+    if role is None:
+        return None
+    return "staff" if role.entity is None else "self"
+
+
 @dataclass(frozen=True)
 class Clause:
     """One step in words: its text without the final mark, that mark, and whether it starts
@@ -78,29 +92,37 @@ class Clause:
 
 
 def phrase_task(
-    steps: list[ChainStep], rng: random.Random, mode: str, tool_names: list[str]
+    steps: list[ChainStep],
+    rng: random.Random,
+    mode: str,
+    tool_names: list[str],
+    voice: Voice = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The task text and user facts for ``mode`` (``non_conversational`` or ``conversational``)."""
-    detailed = [phrase_step(step, rng) for step in steps]
+    """The task text and user facts for ``mode`` (``non_conversational`` or ``conversational``),
+    in the ``voice`` of whoever is signed in (``voice_of``)."""
+    detailed = [phrase_step(step, rng, voice=voice) for step in steps]
     request = scrub_tool_names(compose_clauses(detailed, rng), tool_names)
     if mode != "conversational":
         opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
         if not request[:1].isupper():  # "09DE380 has reached end of life" needs a greeting first
             opener = opener or OPENERS[0]
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
-    goals = distinguish_repeats(steps, [phrase_step(step, rng, vague=True) for step in steps])
-    opening = choose_opening(steps, rng)
+    goals = [phrase_step(step, rng, vague=True, voice=voice) for step in steps]
+    goals = distinguish_repeats(steps, goals)
+    opening = choose_opening(steps, rng, voice)
     task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
     return task, collect_user_facts(steps)  # what the user knows, said when asked
 
 
-def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> Clause:
+def phrase_step(
+    step: ChainStep, rng: random.Random, *, vague: bool = False, voice: Voice = None
+) -> Clause:
     """One clause for a step: a template filled with values (or, when vague, with references)."""
     if step.condition is not None:
-        return conditional_clause(step, step.condition, rng, vague=vague)
+        return conditional_clause(step, step.condition, rng, vague=vague, voice=voice)
     if vague and is_create(step):
         return create_goal(step, rng)
-    template = _choose_template(step, rng, vague)
+    template = _choose_template(step, rng, vague, voice)
     if vague and _names_a_value(template, step.mentions):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
@@ -112,11 +134,15 @@ def phrase_step(step: ChainStep, rng: random.Random, *, vague: bool = False) -> 
     return Clause(body, end, keep_case)
 
 
-def _choose_template(step: ChainStep, rng: random.Random, vague: bool) -> str:
+def _choose_template(step: ChainStep, rng: random.Random, vague: bool, voice: Voice) -> str:
     """A manifest phrase naming only arguments the call used, without a greeting (the opener
-    greets), in its vague form for a conversational goal."""
+    greets), in the signed-in person's voice where one fits, in its vague form for a
+    conversational goal."""
     names = {m.name for m in step.mentions}
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
+    if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
+        mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
+        usable = mine or usable
     template = rng.choice(usable) if usable else _fallback_template(step)
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)
@@ -155,13 +181,13 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
 
 
 def conditional_clause(
-    step: ChainStep, condition: Condition, rng: random.Random, *, vague: bool
+    step: ChainStep, condition: Condition, rng: random.Random, *, vague: bool, voice: Voice = None
 ) -> Clause:
     """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
     step the chain took goes in the branch its condition (true or false in the state) picks;
     ``condition`` is ``step.condition``, handed in by the caller that checked it is set."""
-    taken = phrase_step(replace(step, condition=None), rng, vague=vague)
-    other = phrase_step(condition.otherwise, rng, vague=vague)
+    taken = phrase_step(replace(step, condition=None), rng, vague=vague, voice=voice)
+    other = phrase_step(condition.otherwise, rng, vague=vague, voice=voice)
     then, otherwise = (taken, other) if condition.holds else (other, taken)
     record = condition.record
     named = (
@@ -208,11 +234,12 @@ def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:
     return " ".join(sentences)
 
 
-def choose_opening(steps: list[ChainStep], rng: random.Random) -> str:
-    """A first line that fits the entities the steps touch ("my appointments", "a doctor")."""
+def choose_opening(steps: list[ChainStep], rng: random.Random, voice: Voice = None) -> str:
+    """A first line that fits the entities the steps touch ("my appointments", "a doctor");
+    staff never say "my"."""
     names = [step.manifest.entity for step in steps]
     kinds = list(dict.fromkeys(names))
-    if len(kinds) == 1 and kinds[0] in OWNED:
+    if len(kinds) == 1 and kinds[0] in OWNED and voice != "staff":
         thing = words_of(kinds[0])
         thing = plural_of(thing) if len(steps) > 1 else thing
         return rng.choice(OWNED_OPENINGS).format(things=thing)

@@ -21,7 +21,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
-from envmill.tasks.backends.procedural.phrasing.task import phrase_task
+from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
 from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
@@ -156,7 +156,9 @@ def build_scenario(
         checks.extend([absent] if absent else [])
     checks.append(guard_check(chain.initial_state, chain.final_state))
     mode = "conversational" if rng.random() < conversational_share else "non_conversational"
-    task, facts = phrase_task(chain.steps, rng, mode, [t.tool for t in compiled.tools])
+    tool_names = [t.tool for t in compiled.tools]
+    voice = voice_of(compiled, chain.initial_state)
+    task, facts = phrase_task(chain.steps, rng, mode, tool_names, voice)
     branch = branch_answer(compiled, chain)
     return ScenarioSpec(
         env_id=env_id,

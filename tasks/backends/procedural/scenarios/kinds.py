@@ -15,7 +15,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.openers import open_request
-from envmill.tasks.backends.procedural.phrasing.task import phrase_task
+from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chains import Chain, sample_chain
 from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_aggregate, ask_field
 from envmill.tasks.backends.procedural.scenarios.refusals import (
@@ -134,9 +134,9 @@ def _report_after_change(
     if chain is None or question is None or not checks:
         episode.load_state(state)  # the fallback question starts from the initial state
         return None
-    request, _ = phrase_task(
-        chain.steps, rng, "non_conversational", [t.tool for t in compiled.tools]
-    )
+    tool_names = [t.tool for t in compiled.tools]
+    voice = voice_of(compiled, chain.initial_state)
+    request, _ = phrase_task(chain.steps, rng, "non_conversational", tool_names, voice)
     return ScenarioSpec(
         env_id=env_id,
         backend="procedural",

@@ -21,7 +21,7 @@ from envmill.schemas.answers import Refusal as RefusalRecord
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
-from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import (
     load_wording,
     spoken_fields,
@@ -229,7 +229,9 @@ def _refusal(
     if not steps:  # nothing to look at: the refusal would rest on the words alone
         return None
     step = ChainStep(manifest, arguments, mentions, [])
-    clause, vague = phrase_step(step, rng), phrase_step(step, rng, vague=True)
+    voice = voice_of(compiled, state)
+    clause = phrase_step(step, rng, voice=voice)
+    vague = phrase_step(step, rng, vague=True, voice=voice)
     answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error))
     record = refusal_record(
         manifest.tool,

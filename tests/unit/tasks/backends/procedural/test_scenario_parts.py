@@ -577,3 +577,17 @@ def test_a_created_record_s_free_text_is_compared_by_its_words():
 def _with_c2(state: dict, fields: dict) -> dict:
     customers = {**state["customers"], "C2": {**state["customers"]["C2"], **fields}}
     return {**state, "customers": customers}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_staff_relay_and_a_member_speaks_for_themself(seed):
+    """The signed-in role picks the template's voice where the manifest offers both."""
+    step = _remove_step()
+    first = "I'm moving away; please close my membership. I'm {member_id.label}."
+    relay = "Remove member {member_id.label} from the library."
+    manifest = step.manifest.model_copy(update={"phrases": [first, relay]})
+    step = ChainStep(manifest, step.arguments, step.mentions, [])
+    staff, _ = phrase_task([step], random.Random(seed), "non_conversational", [], "staff")
+    member, _ = phrase_task([step], random.Random(seed), "non_conversational", [], "self")
+    assert "Remove member Cy Moss" in staff and "my membership" not in staff
+    assert "my membership" in member
