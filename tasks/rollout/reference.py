@@ -16,8 +16,16 @@ from envmill.schemas.scenario import CertificationReport, ScenarioSpec, Solution
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.grounding import Sight
 from envmill.tasks.certify.reward import score_checks
-from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
+from envmill.tasks.core.facts import (
+    Fact,
+    FactLedger,
+    argument_leaves,
+    ask_and_answer,
+    flatten_facts,
+    opening_message,
+)
 from envmill.tasks.core.system_message import system_prompt
+from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import closing_message
 
 REFERENCE_POLICY = "reference"
@@ -86,7 +94,13 @@ def reference_messages(
     steps = list(zip(scenario.reference_solution, report.step_results, strict=True))
     index = 0
     while index < len(steps):
+        earlier = [result for _, result in steps[:index]]
         needed = ledger.needed_for(steps[index][0])
+        needed += [
+            pair
+            for pair in choosing_facts(ledger, steps[index][0], earlier)
+            if all(pair[1] is not fact for _, fact in needed)
+        ]
         if needed:
             question, answer = ask_and_answer(needed, turn)
             turn += 1
@@ -121,12 +135,64 @@ def _independent_reads(
     group = [steps[start]]
     if tool_kinds.get(steps[start][0].tool) != "query":
         return group
+    earlier = [result for _, result in steps[:start]]
     for step, result in steps[start + 1 : start + MAX_PARALLEL]:
-        independent = not ledger.needed_for(step) and not sight.unseen(step.arguments)
+        asks = ledger.needed_for(step) or choosing_facts(ledger, step, earlier)
+        independent = not asks and not sight.unseen(step.arguments)
         if tool_kinds.get(step.tool) != "query" or not independent:
             break
         group.append((step, result))
     return group
+
+
+def choosing_facts(
+    ledger: FactLedger, step: SolutionStep, earlier: list[dict[str, Any]]
+) -> list[tuple[str, Fact]]:
+    """Facts the agent needs to choose the record ``step`` names among several an earlier
+    result listed ("the one hired on 1 Aug 2019"): asked before the step, as DESIGN §3.4 says."""
+    ids = {str(v) for _, v in argument_leaves(step.arguments) if isinstance(v, str)}
+    found: list[tuple[str, Fact]] = []
+    for result in earlier:
+        records = _listed_records(result)
+        chosen = [r for r in records if ids & {str(v) for v in r.values()}]
+        if len(records) < 2 or len(chosen) != 1:
+            continue
+        for fact in ledger.facts:
+            fresh = fact.key not in ledger.revealed and all(fact is not f for _, f in found)
+            if (
+                fresh
+                and isinstance(fact.value, str)
+                and _singles_out(fact.value, chosen[0], records)
+            ):
+                found.append(("", fact))
+    return found
+
+
+def _listed_records(result: dict[str, Any]) -> list[dict[str, Any]]:
+    data = result.get("data") if isinstance(result, dict) else None
+    if isinstance(data, dict):
+        data = list(data.values())
+    return [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
+
+
+def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]]) -> bool:
+    """``text`` states a value of ``chosen`` that no other listed record has."""
+    said, reading = normalize(text), read(text)
+    for field, value in chosen.items():
+        if any(other is not chosen and other.get(field) == value for other in records):
+            continue  # a value they share tells nothing apart
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int | float):
+            if any(abs(float(value) - n) < 0.005 for n in reading.numbers):
+                return True
+        elif isinstance(value, str) and ISO_MOMENT.match(value):
+            if value[:10] in reading.dates:
+                return True
+        elif isinstance(value, str) and len(value) >= 3:
+            if re.search(rf"(?<!\w){re.escape(normalize(value))}(?!\w)", said):
+                return True
+    return False
 
 
 def _note(pick: int, step: SolutionStep, tool_kinds: dict[str, str]) -> str | None:

@@ -57,3 +57,34 @@ def test_some_turns_carry_a_note_and_none_is_a_question():
     turns = 40 * 3
     assert 0.15 * turns < len(notes) < 0.45 * turns
     assert not any(note.endswith("?") for note in notes)
+
+
+def test_a_conversational_reference_asks_for_the_fact_it_chooses_by():
+    """Two Oil Filters come back; the user knows which one they mean, and the reference asks
+    before it restocks one (DESIGN §3.4), not after, and not never."""
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="Please restock the part.",
+        user_facts={"part name": "Oil Filter", "part you mean": "the one in category engine"},
+        initial_state={"parts": {}},
+        reference_solution=[
+            {"tool": "search_parts", "arguments": {"name": "Oil Filter"}},
+            {"tool": "restock_part", "arguments": {"part_id": "PRT-1"}},
+        ],
+        checks=[],
+    )
+    found = {
+        "success": True,
+        "data": [
+            {"part_id": "PRT-1", "name": "Oil Filter", "category": "engine"},
+            {"part_id": "PRT-8", "name": "Oil Filter", "category": "cooling"},
+        ],
+    }
+    report = CertificationReport(scenario_id="ab" * 8, gates=[], step_results=[found, {}])
+    messages = reference_messages(spec, report)
+    said = [m["content"] for m in messages if m["role"] == "user"]
+    restock = next(i for i, m in enumerate(messages) if "restock" in str(m.get("tool_calls")))
+    search = next(i for i, m in enumerate(messages) if "search" in str(m.get("tool_calls")))
+    asked = [i for i, m in enumerate(messages) if m["role"] == "user" and "engine" in m["content"]]
+    assert asked and search < asked[0] < restock, said
