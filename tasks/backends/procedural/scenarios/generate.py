@@ -159,6 +159,7 @@ def build_scenario(
     tool_names = [t.tool for t in compiled.tools]
     voice = voice_of(compiled, chain.initial_state)
     task, facts = phrase_task(chain.steps, rng, mode, tool_names, voice)
+    mode = mode if facts else "non_conversational"  # a user with nothing to give says it all
     branch = branch_answer(compiled, chain)
     return ScenarioSpec(
         env_id=env_id,

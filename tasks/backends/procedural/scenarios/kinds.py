@@ -96,6 +96,7 @@ def _spec(
     """The scenario: the guard that nothing changed, and what the reply must say (the typed
     answer or the rule to decline by); a conversational one opens vaguely and hands the details
     to the simulated user, who says each when asked."""
+    conversational = conversational and bool(request.facts)  # else nothing to give when asked
     task = open_request(request.vague if conversational else request.text, rng)
     facts = dict(request.facts) if conversational else {}
     return ScenarioSpec(
