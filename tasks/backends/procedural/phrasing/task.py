@@ -57,6 +57,8 @@ VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "
 
 
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
+# a template that tells a story around its request ("the car is sold, so please cancel …")
+BESIDES_THE_ACT = re.compile(r"[;:]|[.!?]\s+\S|,\s+(?:so|please)\b")
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine)\b")
 
 
@@ -115,14 +117,19 @@ def phrase_task(
 
 
 def phrase_step(
-    step: ChainStep, rng: random.Random, *, vague: bool = False, voice: Voice = None
+    step: ChainStep,
+    rng: random.Random,
+    *,
+    vague: bool = False,
+    voice: Voice = None,
+    plain: bool = False,
 ) -> Clause:
     """One clause for a step: a template filled with values (or, when vague, with references)."""
     if step.condition is not None:
         return conditional_clause(step, step.condition, rng, vague=vague, voice=voice)
     if vague and is_create(step):
         return create_goal(step, rng)
-    template = _choose_template(step, rng, vague, voice)
+    template = _choose_template(step, rng, vague, voice, plain)
     if vague and _names_a_value(template, step.mentions):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
@@ -134,12 +141,17 @@ def phrase_step(
     return Clause(body, end, keep_case)
 
 
-def _choose_template(step: ChainStep, rng: random.Random, vague: bool, voice: Voice) -> str:
+def _choose_template(
+    step: ChainStep, rng: random.Random, vague: bool, voice: Voice, plain: bool = False
+) -> str:
     """A manifest phrase naming only arguments the call used, without a greeting (the opener
-    greets), in the signed-in person's voice where one fits, in its vague form for a
-    conversational goal."""
+    greets), in the signed-in person's voice where one fits, one bare clause when ``plain`` (a
+    branch of a condition: "…, renew it; otherwise, …", not "my permit ran out; renew it"), in
+    its vague form for a conversational goal."""
     names = {m.name for m in step.mentions}
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
+    if plain:
+        usable = [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         usable = mine or usable
@@ -186,8 +198,8 @@ def conditional_clause(
     """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
     step the chain took goes in the branch its condition (true or false in the state) picks;
     ``condition`` is ``step.condition``, handed in by the caller that checked it is set."""
-    taken = phrase_step(replace(step, condition=None), rng, vague=vague, voice=voice)
-    other = phrase_step(condition.otherwise, rng, vague=vague, voice=voice)
+    taken = phrase_step(replace(step, condition=None), rng, vague=vague, voice=voice, plain=True)
+    other = phrase_step(condition.otherwise, rng, vague=vague, voice=voice, plain=True)
     then, otherwise = (taken, other) if condition.holds else (other, taken)
     record = condition.record
     named = (

@@ -591,3 +591,17 @@ def test_staff_relay_and_a_member_speaks_for_themself(seed):
     member, _ = phrase_task([step], random.Random(seed), "non_conversational", [], "self")
     assert "Remove member Cy Moss" in staff and "my membership" not in staff
     assert "my membership" in member
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_branch_of_a_condition_is_the_bare_request(seed):
+    """Inside "if …, A; otherwise, B" a branch is one clause, not a story around it."""
+    from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+
+    step = _remove_step()
+    story = "Cy is moving away, so please remove member {member_id.label}."
+    bare = "Remove member {member_id.label}."
+    manifest = step.manifest.model_copy(update={"phrases": [story, bare]})
+    step = ChainStep(manifest, step.arguments, step.mentions, [])
+    body = phrase_step(step, random.Random(seed), plain=True).body
+    assert body.startswith("Remove member Cy Moss") and "moving" not in body
