@@ -22,7 +22,13 @@ from typing import Any
 
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts, opening_message
+from envmill.tasks.core.facts import (
+    FactLedger,
+    argument_leaves,
+    ask_and_answer,
+    flatten_facts,
+    opening_message,
+)
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 
@@ -103,7 +109,8 @@ class Sight:
 
     def unseen(self, arguments: dict[str, Any]) -> list[tuple[str, Any]]:
         """(argument, value) for each leaf of ``arguments`` the agent could not have known."""
-        return [(name, value) for name, value in _leaves(arguments, "") if not self.sees(value)]
+        leaves = argument_leaves(arguments)
+        return [(name, value) for name, value in leaves if not self.sees(value)]
 
     def sees(self, value: Any) -> bool:
         if value is None or isinstance(value, bool):
@@ -254,14 +261,6 @@ def _day_of(state: dict[str, Any]) -> date | None:
 def _is_authored(text: str) -> bool:
     """Prose the agent composes (a note, a reason), not a code or a name to be looked up."""
     return len(text.split()) >= 3 and not re.search(r"\d", text)
-
-
-def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    if isinstance(value, dict):
-        return [pair for k, v in value.items() for pair in _leaves(v, f"{path}.{k}".strip("."))]
-    if isinstance(value, list):
-        return [pair for i, v in enumerate(value) for pair in _leaves(v, f"{path}[{i}]")]
-    return [(path, value)]
 
 
 def _parameter_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:

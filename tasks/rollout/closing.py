@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from envmill.schemas.ids import sha256_hex
+from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.statekit import diff_states
 
 OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.", "Finished.")
@@ -20,7 +21,6 @@ OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.
 CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there is more to do.")
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
-SYSTEM_FIELDS = re.compile(r"^(?:next_\w+|\w*counter\w*|current_(?:time|date)|now|today|\w+_seq)$")
 SYSTEM_SUFFIXES = ("_at", "_on", "created", "updated")
 
 
@@ -41,9 +41,9 @@ def _news(changes: list[dict[str, Any]]) -> list[str]:
     """One clause per record the change touched, in the order of the state."""
     by_record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for change in changes:
-        path = [str(p) for p in change["path"]]
-        if not path or SYSTEM_FIELDS.match(path[0]) or SYSTEM_FIELDS.match(path[-1]):
+        if is_generated(change):  # counters, clocks, touch stamps: the system's, not news
             continue
+        path = [str(p) for p in change["path"]]
         by_record.setdefault(tuple(path[:2]), []).append({**change, "path": path})
     return [_clause(record, found) for record, found in by_record.items()]
 

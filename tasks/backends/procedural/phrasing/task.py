@@ -24,7 +24,6 @@ from envmill.tasks.backends.procedural.phrasing.lookup_words import say
 from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     NOT_NOUNS,
-    UNIT_WORDS,
     article_for,
     collect_user_facts,
     described_template,
@@ -53,7 +52,6 @@ MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
 LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
 CREATE_LEADS = tuple(words("requests", "create_leads"))
 PARTICLES = frozenset({"up", "in", "out", "off", "on"})
-VAGUE_NOUNS = {"int": "number", "float": "amount", "date": "date", "datetime": "time"}
 
 
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
@@ -363,13 +361,9 @@ def _exact_text(mention: ArgMention, as_label: bool, *, money: bool = True) -> s
 
 
 def _vague_text(mention: ArgMention) -> str:
-    """A reference that leaves the value to the conversation ("the date I have in mind")."""
-    if mention.source == "entity_id":
-        return f"the {mention_entity(mention)}"
-    words = words_of(mention.name).split()
-    measure = [w for w in words if w not in UNIT_WORDS]  # "distance_km" -> "distance"
-    noun = " ".join(measure) if measure != words else VAGUE_NOUNS.get(mention.source)
-    return f"the {noun or ' '.join(words)} I have in mind"
+    """How a goal names a record before the user says which ("the booking"); no value reaches
+    here, since a template naming one is phrased by ``value_free_goal``."""
+    return f"the {mention_entity(mention)}"
 
 
 def _extra_text(mention: ArgMention) -> str:

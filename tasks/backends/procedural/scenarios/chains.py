@@ -103,6 +103,27 @@ def sample_chain(
     return sampler.sample(target_len, max_attempts)
 
 
+def records_by_id(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every record of every collection of ``state``, by its id as text."""
+    return {
+        str(key): record
+        for collection in state.values()
+        if isinstance(collection, dict)
+        for key, record in collection.items()
+        if isinstance(record, dict)
+    }
+
+
+def linked(one: str, other: str, records: dict[str, dict[str, Any]]) -> bool:
+    """The same record, or one whose fields name the other (an invoice and its matter, a
+    membership and its member)."""
+    return (
+        one == other
+        or other in {str(v) for v in records.get(one, {}).values()}
+        or one in {str(v) for v in records.get(other, {}).values()}
+    )
+
+
 class _ChainSampler:
     def __init__(
         self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
@@ -159,42 +180,28 @@ class _ChainSampler:
         return True
 
     def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
-        """The call names a record the chain touched (used or created), one of theirs, or one
-        that points at them: the same matter, its invoice, the client who owns it."""
-        touched = self._touched()
-        for arg in manifest.args:
-            value = arguments.get(arg.name)
-            if arg.source != "entity_id" or value is None:
-                continue
-            if str(value) in touched:
-                return True
-            record = (self.state.get(arg.state_attr or "") or {}).get(value)
-            if isinstance(record, dict) and touched.keys() & {str(v) for v in record.values()}:
-                return True
-            if any(str(value) in fields for fields in touched.values()):
-                return True
-        return False
+        """The call names a record the chain touched (used or created), or one linked to it:
+        the same matter, its invoice, the client who owns it."""
+        records, touched = records_by_id(self.state), self._touched()
+        named = [
+            str(arguments[arg.name])
+            for arg in manifest.args
+            if arg.source == "entity_id" and arguments.get(arg.name) is not None
+        ]
+        return any(linked(name, other, records) for name in named for other in touched)
 
-    def _touched(self) -> dict[str, set[str]]:
-        """Each id the chain used or created, with the values of its record's fields."""
+    def _touched(self) -> set[str]:
+        """Each id the chain used or created."""
         ids = {
             str(arguments[a.name])
             for step in self.chain.steps
             for a in step.manifest.args
             if a.source == "entity_id" and (arguments := step.arguments).get(a.name) is not None
         }
-        ids |= {
+        return ids | {
             str(c["path"][1]) for step in self.chain.steps for c in step.changes
             if c["op"] == "add" and len(c["path"]) == 2
         }  # fmt: skip
-        records = {
-            str(key): record
-            for records in self.state.values()
-            if isinstance(records, dict)
-            for key, record in records.items()
-            if isinstance(record, dict)
-        }
-        return {i: {str(v) for v in records.get(i, {}).values()} for i in ids}
 
     # hooks a sampler of another scenario kind (chain_kinds.py) overrides
     def _choose_changer(self) -> ToolManifest | None:

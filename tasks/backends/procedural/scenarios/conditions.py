@@ -29,6 +29,8 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _ChainSampler,
     _reads_one,
     _value_at,
+    linked,
+    records_by_id,
 )
 from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
@@ -148,19 +150,9 @@ class ConditionalSampler(_ChainSampler):
 def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bool:
     """``step`` names the record ``mention`` names, or a record that points at it or that it
     points at (the member and their membership, the order and its restaurant)."""
-    target = str(mention.value)
-    named = {str(m.value) for m in step.mentions if m.source == "entity_id"}
-    if target in named:
-        return True
-    records = {
-        str(key): record
-        for collection in state.values()
-        if isinstance(collection, dict)
-        for key, record in collection.items()
-        if isinstance(record, dict)
-    }
-    own = {str(v) for v in records.get(target, {}).values()}
-    return any(n in own or target in {str(v) for v in records.get(n, {}).values()} for n in named)
+    records = records_by_id(state)
+    named = [str(m.value) for m in step.mentions if m.source == "entity_id"]
+    return any(linked(str(mention.value), name, records) for name in named)
 
 
 def _records_of(changes: list[dict[str, Any]]) -> set[tuple]:
