@@ -261,14 +261,21 @@ def _stems(text: str) -> set[str]:
 
 
 def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | None:
-    """A figure neither the state, the question nor the rule holds: a made-up limit or fee."""
+    """A figure or a day neither the state, the question nor the rule holds: a made-up limit,
+    fee or date ("you bought it on 3 May" when it was 15 April)."""
     known = set(setting.numbers) | set(setting.asked)  # the state's and the request's figures
+    days = set(setting.dates)  # the state's, the request's, and today
     for rule in refusal.rules:
         known |= {float(t) for t in [*rule.triggers, *rule.allowed] if _number(t)}
-        known |= set(read(rule.condition).numbers)  # "within 7 days": the rule's own figure
+        stated = read(rule.condition)  # "within 7 days": the rule's own figures and days
+        known |= set(stated.numbers)
+        days |= set(stated.dates) | {str(t)[:10] for t in rule.triggers if _is_moment(str(t))}
     for value in reading.numbers:
         if not any(abs(value - k) <= CENT for k in known):
             return f"the reply states {value:g}, which nothing in the state supports"
+    made_up = next((day for day in reading.dates if day not in days), None)
+    if made_up:
+        return f"the reply states {made_up}, which nothing in the state supports"
     return None
 
 

@@ -272,3 +272,24 @@ def test_a_past_form_that_names_a_field_of_the_rule_is_no_claim():
     assert judge_refusal(claim, rule, SETTING).passed
     done = "I can't: the amount is $80.00. I approved it, you must pay."
     assert not judge_refusal(claim, done, SETTING).passed
+
+
+def test_a_day_the_state_does_not_hold_is_invented():
+    state = {"current_time": "2025-05-04T08:15:00", "purchases": {"CP-2": {"at": "2025-04-15"}}}
+    setting = setting_of("Refund credit purchase CP-2.", state)
+    late = Refusal(
+        rules=[
+            RefusalRule(
+                rule_id="refund",
+                condition="only possible within 4 days after the purchase",
+                triggers=[4.0, "2025-04-15"],
+            )
+        ],
+        action="refund",
+        targets=["refunded"],
+    )
+    right = "I can't: refunds are only possible within 4 days, and you bought it on 15 April."
+    wrong = "I can't: refunds are only possible within 4 days, and you bought it on 3 May."
+    assert judge_refusal(late, right, setting).passed
+    verdict = judge_refusal(late, wrong, setting)
+    assert not verdict.passed and "2025-05-03" in verdict.reason
