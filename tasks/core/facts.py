@@ -45,7 +45,13 @@ QUESTIONS = (
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
 # hand-written simulator instructions ("You are Alice Moreno. You cannot make your …")
 SELF_INTRODUCTION = re.compile(r"^You are (?:[A-Z][\w.'-]*\s?){1,4}[.!]$")
+# lines of an instruction about how the user behaves, not what they want: left out of the opening
+CONDUCT = re.compile(
+    r"^(?:When the agent asks|If the agent|Once the agent|You are fine with either|"
+    r"You are reactive|You (?:will not|won't|do not|don't) (?:say|give|reveal|volunteer))\b"
+)
 SECOND_PERSON = (
+    (r"\byou want the agent to\b", "please"),
     (r"\byou are\b", "I am"),
     (r"\byou were\b", "I was"),
     (r"\byou're\b", "I'm"),
@@ -200,7 +206,11 @@ def opening_message(scenario: ScenarioSpec) -> str:
     task = scenario.task.strip()
     if scenario.mode != "conversational" or not task.startswith("You "):
         return task
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", task) if not SELF_INTRODUCTION.match(s)]
+    sentences = [
+        s
+        for s in re.split(r"(?<=[.!?])\s+", task)
+        if not SELF_INTRODUCTION.match(s) and not CONDUCT.match(s)
+    ]
     text = " ".join(sentences)
     for pattern, replacement in SECOND_PERSON:
         text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)

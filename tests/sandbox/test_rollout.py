@@ -156,13 +156,19 @@ def test_each_question_is_answered_by_the_next_user_message(procedural_pairs):
             assert tool_call(messages[i + 2])  # the call that needed the answer comes next
 
 
-def test_procedural_opening_is_the_vague_task_not_the_facts(procedural_pairs):
-    for spec, report in procedural_pairs:
+def test_procedural_opening_is_the_persona_request_not_the_facts(procedural_pairs):
+    """A conversational task is an instruction to the user ("You are …"); the agent sees the
+    request in the first person, without the name, the conduct lines or any fact."""
+    talking = [(s, r) for s, r in procedural_pairs if s.mode == "conversational"]
+    assert talking
+    for spec, report in talking:
         opening = trajectory_of(spec, report).messages[1]
-        assert opening == {"role": "user", "content": spec.task}
+        assert opening == {"role": "user", "content": opening_message(spec)}
+        assert spec.task.startswith("You are ") and "You " not in opening["content"]
+        assert "volunteer" not in opening["content"] and "the agent" not in opening["content"]
         for key, value in spec.user_facts.items():
             if isinstance(value, str) and len(value) > 3:
-                assert value not in spec.task, (key, value)
+                assert value not in opening["content"], (key, value)
 
 
 def test_hand_written_instructions_become_the_users_own_words(clinic_pairs):

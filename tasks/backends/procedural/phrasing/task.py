@@ -52,6 +52,7 @@ MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
 LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
 CREATE_LEADS = tuple(words("requests", "create_leads"))
 PARTICLES = frozenset({"up", "in", "out", "off", "on"})
+ADJECTIVES = frozenset({"new", "extra", "another"})  # tool names that start with no verb
 
 
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
@@ -301,6 +302,8 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
     obj = words[index:]
     if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
         words, index, obj = ["set", "up"], 2, ["new", *entity]
+    elif words[0] in ADJECTIVES:  # "new_shipment" names a thing, not a verb
+        words, index, obj = ["create", *words], 1, words
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
     described = next((m.described for m in step.mentions if m.described), None)
     if described:  # "assign a courier for the only ready order of Le Petit Bistro"

@@ -21,6 +21,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.persona import persona_task
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
@@ -116,7 +117,39 @@ def build_scenario(
     """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot.
 
     An answer or refusal (drawn from its own seed) the environment cannot give falls back to a
-    change scenario, built exactly as it would have been without those kinds."""
+    change scenario, built exactly as it would have been without those kinds. A conversational
+    scenario's task becomes an instruction to the simulated user (``persona_task``)."""
+    spec = _build_spec(
+        compiled,
+        env_id,
+        index,
+        seed,
+        sandbox,
+        faker,
+        conversational_share,
+        state_builder,
+        kind_shares,
+    )
+    if spec.mode != "conversational":
+        return spec
+    rng = random.Random(derive_seed(seed, env_id, index, "persona"))
+    faker.seed_instance(rng.getrandbits(32))
+    voice = voice_of(compiled, spec.initial_state)
+    return spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
+
+
+def _build_spec(
+    compiled: CompiledEnvironment,
+    env_id: str,
+    index: int,
+    seed: int,
+    sandbox: Any,
+    faker: Any,
+    conversational_share: float,
+    state_builder: StateBuilder,
+    kind_shares: dict[str, float],
+) -> ScenarioSpec:
+    """The scenario with its request in the user's own words (a persona wraps it later)."""
     state = state_builder(compiled, derive_seed(seed, env_id, index, "state"))
     kind = choose_scenario_kind(
         random.Random(derive_seed(seed, env_id, index, "kind")), kind_shares

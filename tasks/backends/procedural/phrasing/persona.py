@@ -1,0 +1,229 @@
+"""A conversational task as τ-bench writes one: an instruction to the simulated user.
+
+It says who the user is (a signed-in customer by name, or a member of staff serving one), what
+they want (the request, with the agent left to work out the steps), what they will tell the agent
+when asked (the nouns of their facts, never the values: those stay in ``user_facts``) and what they
+will accept. ``tasks.core.facts.opening_message`` turns it back into the user's first message:
+the self-introduction and the lines about conduct go, the rest is put in the first person.
+
+Built from the finished first-person request, so every kind of scenario gets the same treatment
+at one seam; the framing of that request (greetings, "I have a few requests about …", thanks) is
+dropped, since the persona replaces it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import cache
+from typing import Any
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.procedural.checks.derive import words_of
+from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
+from envmill.tasks.backends.procedural.phrasing.words import article_for, tidy_text
+
+CONNECTOR = re.compile(r"^((?:First|Then|After that|Also|Next|Finally|Lastly),\s+)(.*)$", re.S)
+FIRST_PERSON = (
+    (r"\bI'm\b", "you're"),
+    (r"\bI'd\b", "you'd"),
+    (r"\bI've\b", "you've"),
+    (r"\bI'll\b", "you'll"),
+    (r"\bI am\b", "you are"),
+    (r"\bI was\b", "you were"),
+    (r"\bmyself\b", "yourself"),
+    (r"\bmine\b", "yours"),
+    (r"\bmy\b", "your"),
+    (r"\bme\b", "you"),
+    (r"\bI\b", "you"),
+)
+# a question to the agent, as what the user wants to know (the way back to a question is not
+# needed: "I want to know the fare of …" is a fine opening)
+QUESTIONS = (
+    (
+        r"^(?:Could|Can) you count the (.+?) of ((?:one of )?.+?)(?: for me)?\?$",
+        r"You want to know how many \1 \2 has.",
+    ),
+    (r"^How many (.+?) does (.+?) have\?$", r"You want to know how many \1 \2 has."),
+    (r"^Could you add up the (.+?)(?: for me)?\?$", r"You want to know the total \1."),
+    (
+        r"^(?:What is|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
+        r"You want to know \1.",
+    ),
+    (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),
+    (r"^(.+)\?$", r"You want to know this: \1."),
+)
+# verbs of orders that are not tool names ("Check the balance …: if …")
+COMMON_VERBS = frozenset("check tell find look count give let make put send set see".split())
+# words a request sentence starts with that are not the verb of an order ("The order …")
+NOT_VERBS = frozenset(
+    "i i'm i'd i've my the a an we our this that it there when if nobody someone "
+    "you your their his her its one what how which".split()
+)
+
+
+def persona_task(
+    spec: ScenarioSpec,
+    compiled: CompiledEnvironment,
+    voice: str | None,
+    rng: random.Random,
+    faker: Any,
+) -> str:
+    """The instruction for the simulated user of conversational ``spec``, in the second person."""
+    request = in_second_person(bare_request(spec.task), verbs_of(compiled))
+    if voice != "self":  # staff serve a client: "cancel the customer's order", not "your order"
+        request = re.sub(r"\byour\b", f"the {_client_of(compiled)}'s", request)
+    lines = [
+        *who_you_are(compiled, spec.initial_state, voice, faker),
+        request,
+        what_you_know(spec.user_facts),
+        what_you_accept(spec.kind, rng),
+    ]
+    return tidy_text(" ".join(line for line in lines if line))
+
+
+def who_you_are(
+    compiled: CompiledEnvironment, state: dict[str, Any], voice: str | None, faker: Any
+) -> list[str]:
+    """ "You are Dana Ruiz. You are a member of the fitness club." (signed in as herself) or a
+    member of staff with a client in front of them."""
+    persona = _personas().get(compiled.domain) or {}
+    if voice == "self":
+        name = _acting_label(compiled, state)
+        place = persona.get("self") or f"You use the {words_of(compiled.domain)} service."
+        return [f"You are {name}." if name else "", place]
+    staff = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
+    client = _client_of(compiled)
+    return [
+        f"You are {faker.first_name()} {faker.last_name()}.",
+        staff,
+        f"{article_for(client).capitalize()} {client} has come to you with a request.",
+    ]
+
+
+def bare_request(task: str) -> str:
+    """The request without its framing: the greeting, the "I have a request about …" line and
+    the thanks, which a persona replaces."""
+    text, framing = task.strip(), _framing()
+    while (found := framing.match(text)) and found.end() < len(text):
+        text = text[found.end() :].lstrip()
+    text = re.sub(rf"\s*(?:{_closers()})$", "", text)
+    return text[:1].upper() + text[1:]
+
+
+def in_second_person(request: str, verbs: frozenset[str]) -> str:
+    """ "Drop my class booking. Also, I'd like …" → "You want to drop your class booking. Also,
+    you'd like …"; a "please" inside a sentence becomes "you want the agent to", which
+    ``opening_message`` turns back into "please"."""
+    sentences = re.split(r"(?<=[.!?])\s+", request.strip())
+    return " ".join(_second_person_sentence(s, verbs) for s in sentences if s)
+
+
+def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
+    connector, body = "", sentence
+    if found := CONNECTOR.match(sentence):
+        connector, body = found.group(1), found.group(2)
+    for pattern, replacement in QUESTIONS:
+        asked = re.sub(pattern, replacement, body[:1].upper() + body[1:])
+        if asked != body[:1].upper() + body[1:]:
+            body = asked
+            break
+    for pattern, replacement in FIRST_PERSON:
+        body = re.sub(pattern, replacement, body)
+    body = re.sub(r"^please,?\s+", "You want to ", body, flags=re.I)
+    body = re.sub(r"([,;:]\s+)please\s+", r"\1you want the agent to ", body)
+    first = body.split(" ", 1)[0].lower()
+    if first in verbs and first not in NOT_VERBS:  # an order: "Void the invoice."
+        body = f"You want to {body[:1].lower()}{body[1:]}"
+    if re.search(r"\b(?:if|when|otherwise)\b", body, re.I):  # "…, renew the permit; if not, …"
+        body = _branches_wanted(body, verbs)
+    if connector:
+        body = body[:1].lower() + body[1:] if not body.startswith("I ") else body
+    else:
+        body = body[:1].upper() + body[1:]
+    return connector + body
+
+
+def _branches_wanted(body: str, verbs: frozenset[str]) -> str:
+    """The orders inside a conditional said as wants: "if …, renew the permit; otherwise, …"
+    → "if …, you want to renew the permit; otherwise, …"."""
+
+    def want(match: re.Match[str]) -> str:
+        verb = match.group(2)
+        return match.group(1) + (f"you want to {verb}" if verb.lower() in verbs else verb)
+
+    lead = r"((?:,|;|:)\s+(?:otherwise,\s+|if not,\s+|if it is not,\s+)?)"
+    return re.sub(lead + r"([A-Za-z]+)\b", want, body)
+
+
+def what_you_know(facts: dict[str, Any]) -> str:
+    """What the user can tell the agent, neither named nor given (the values stay in
+    ``user_facts`` so the agent has to ask; their keys are argument names, not a person's words)."""
+    lines = ["When the agent asks for a detail, you give it; you do not volunteer details."]
+    for key in facts:
+        if key.endswith(" you mean"):
+            noun = key.removesuffix(" you mean")
+            lines.append(
+                f"If the agent finds more than one {noun} by that name, you say which one."
+            )
+    return " ".join(lines)
+
+
+def what_you_accept(kind: str | None, rng: random.Random) -> str:
+    """How the user takes the outcome, by kind: a refusal is accepted once explained, either
+    branch of a condition is fine once the agent says which applied."""
+    base = (kind or "").split("+", 1)[0]
+    lines = load_wording("conduct")
+    options = lines.get(base) or lines["default"]
+    return str(rng.choice(options))
+
+
+def verbs_of(compiled: CompiledEnvironment) -> frozenset[str]:
+    """Words an order can start with here: the first words of the tools' names and phrases."""
+    firsts = {words_of(tool.tool).split()[0] for tool in compiled.tools}
+    for tool in compiled.tools:
+        firsts.update(p.split(" ", 1)[0].lower().strip(",") for p in tool.phrases if p)
+    return frozenset((firsts | COMMON_VERBS) - NOT_VERBS)
+
+
+def _client_of(compiled: CompiledEnvironment) -> str:
+    """Whom staff serve here ("guest", "member")."""
+    return (_personas().get(compiled.domain) or {}).get("client") or "customer"
+
+
+def _acting_label(compiled: CompiledEnvironment, state: dict[str, Any]) -> str | None:
+    """The signed-in person's name (their record's label), or None."""
+    role = compiled.roles.get(str(state.get(compiled.acting_role_attr or "")))
+    if role is None or role.entity is None:
+        return None
+    records = state.get(compiled.entity_attrs.get(role.entity, ""), {})
+    record = records.get(str(state.get(compiled.acting_id_attr or ""))) or {}
+    label = record.get(compiled.label_fields.get(role.entity, ""))
+    return label if isinstance(label, str) and label.strip() else None
+
+
+@cache
+def _personas() -> dict[str, dict[str, str]]:
+    return load_wording("personas")
+
+
+@cache
+def _framing() -> re.Pattern[str]:
+    """A greeting, an opening line or a context line at the start of a request."""
+    fixed = [*words("openers", "greetings"), *words("openers", "contexts")]
+    fixed += [*words("requests", "openers")]
+    shaped = [*words("requests", "owned_openings"), *words("requests", "general_openings")]
+    options = [re.escape(line) for line in fixed if line]
+    options += [
+        re.escape(line).replace(r"\{things\}", r"[^.?!]+?").replace(r"\{requests\}", r"[^.?!]+?")
+        for line in shaped
+    ]
+    options.sort(key=len, reverse=True)
+    return re.compile(rf"(?:{'|'.join(options)})\s*")
+
+
+@cache
+def _closers() -> str:
+    lines = [*words("openers", "closers"), *words("requests", "closers")]
+    return "|".join(re.escape(line) for line in sorted(set(lines), key=len, reverse=True) if line)
