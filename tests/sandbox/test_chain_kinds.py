@@ -167,6 +167,9 @@ def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monk
     value = record[condition.record.value][condition.field]
     holds = value >= condition.threshold if condition.op == ">=" else value < condition.threshold
     assert holds == condition.holds
+    # both branches act on the record the condition reads ("if its fee …, cancel it; otherwise …")
+    assert condition.record.value in step.arguments.values()
+    assert condition.record.value in condition.otherwise.arguments.values()
     taken = SolutionStep(tool=step.manifest.tool, arguments=step.arguments)
     other = SolutionStep(
         tool=condition.otherwise.manifest.tool, arguments=condition.otherwise.arguments

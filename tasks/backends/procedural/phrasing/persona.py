@@ -55,7 +55,14 @@ QUESTIONS = (
     (r"^(.+)\?$", r"You want to know this: \1."),
 )
 # verbs of orders that are not tool names ("Check the balance …: if …")
-COMMON_VERBS = frozenset("check tell find look count give let make put send set see".split())
+COMMON_VERBS = frozenset(
+    """add mark pause set put cancel book move return restock register update change close open
+    void refund approve reject renew transfer assign issue record submit withdraw reinstate
+    terminate drop sign release sell give take bill increase raise lower reduce confirm complete
+    schedule reschedule enroll pay settle post apply block freeze lend create fit scrap deliver
+    dispatch ship send redirect finish start launch extend clear remove archive check tell find
+    look count let make see get hold order reserve reopen suspend resume""".split()
+)
 # words a request sentence starts with that are not the verb of an order ("The order …")
 NOT_VERBS = frozenset(
     "i i'm i'd i've my the a an we our this that it there when if nobody someone "
@@ -180,10 +187,9 @@ def what_you_accept(kind: str | None, rng: random.Random) -> str:
 
 
 def verbs_of(compiled: CompiledEnvironment) -> frozenset[str]:
-    """Words an order can start with here: the first words of the tools' names and phrases."""
+    """Words an order can start with here: common verbs and the first words of the tools' names
+    (a phrase's first word may be a noun: "Housekeeping finished the room")."""
     firsts = {words_of(tool.tool).split()[0] for tool in compiled.tools}
-    for tool in compiled.tools:
-        firsts.update(p.split(" ", 1)[0].lower().strip(",") for p in tool.phrases if p)
     return frozenset((firsts | COMMON_VERBS) - NOT_VERBS)
 
 

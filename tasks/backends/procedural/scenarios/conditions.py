@@ -1,9 +1,10 @@
 """Conditional sub-goals: "if the balance of X is at least $500, do A; otherwise, do B".
 
 The first step of the chain is conditional. The branch not taken (B) is drawn and run first, then
-rolled back: it must succeed on the same state, so both branches are plausible. The taken step
-(A) must touch other records than B, and name a record with a number an agent can read with a
-get tool; the threshold is a round number near that value, on the side a coin chose, so the
+rolled back: it must succeed on the same state, so both branches are plausible. Both act on
+one record, which has a number an agent can read with a get tool ("if its fee …, cancel it;
+otherwise, mark it completed"), and A leaves none of B's values (``_not_done``); the threshold
+is a round number near that value, on the side a coin chose, so the
 condition is true or false in the state and the reference (which reads the record first)
 follows the branch it makes true. ``derive_checks.derive_absence_check`` then verifies that B's
 changes did not happen.
@@ -29,8 +30,6 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _ChainSampler,
     _reads_one,
     _value_at,
-    linked,
-    records_by_id,
 )
 from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
@@ -96,9 +95,6 @@ class ConditionalSampler(_ChainSampler):
     def _kept(self, step: ChainStep) -> None:
         if len(self.chain.steps) != 1 or self.otherwise is None:
             return
-        other = self.otherwise[0]
-        if _records_of(step.changes) & _records_of(other.changes):
-            return
         condition, read = self._condition(step)
         if condition is None:
             return
@@ -112,7 +108,8 @@ class ConditionalSampler(_ChainSampler):
         if self.otherwise is None:
             return None, None
         other = self.otherwise[0]
-        for mention in [m for m in step.mentions if self._readable(m)]:
+        own = [m for m in step.mentions if m.entity == step.manifest.entity and self._readable(m)]
+        for mention in own:  # the record the taken step acts on: "if its fee …, cancel it"
             if not _concerns(other, mention, before):
                 continue  # both branches are about the record the condition tests
             attr = self.compiled.entity_attrs[mention.entity or ""]
@@ -148,15 +145,12 @@ class ConditionalSampler(_ChainSampler):
 
 
 def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bool:
-    """``step`` names the record ``mention`` names, or a record that points at it or that it
-    points at (the member and their membership, the order and its restaurant)."""
-    records = records_by_id(state)
-    named = [str(m.value) for m in step.mentions if m.source == "entity_id"]
-    return any(linked(str(mention.value), name, records) for name in named)
-
-
-def _records_of(changes: list[dict[str, Any]]) -> set[tuple]:
-    return {tuple(c["path"][:2]) for c in changes}
+    """``step`` acts on the record ``mention`` names, so both branches are about one thing
+    ("if its fee is below $140, cancel it; otherwise, mark it completed")."""
+    return any(
+        m.source == "entity_id" and m.entity == step.manifest.entity and m.value == mention.value
+        for m in step.mentions
+    )
 
 
 def _is_number(value: Any) -> bool:
