@@ -178,7 +178,7 @@ def ask_aggregate(
         if not owners:
             continue
         rid = rng.choice(owners)
-        args, filter_text = _filter(tool, rng, {parent.name: rid})
+        args, *filter_words = _filter(tool, rng, {parent.name: rid})
         value = _aggregate_value(
             op.kind, run_query(episode, SolutionStep(tool=tool.tool, arguments=args))
         )
@@ -189,21 +189,22 @@ def ask_aggregate(
         )
         subject = name_subject(compiled, episode, state, parent.entity or "", rid)
         return _aggregate_question(
-            rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_text
+            rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words
         )
     return None
 
 
 def _aggregate_question(
-    rng, op, entity, subject: Subject, args, tool, value, unfiltered, filter_text
+    rng, op, entity, subject: Subject, args, tool, value, unfiltered, filter_words
 ) -> Question:
-    things = plural_of(words_of(entity))
+    before, after = filter_words
+    things = before + plural_of(words_of(entity))
     shown = say(op.field or "count", value) if op.kind == "sum" else str(value)
     key = "total" if op.kind == "sum" else "count"
     fill = {
-        "field": words_of(op.field or ""),
+        "field": field_noun(op.field or ""),
         "things": things,
-        "filter": filter_text,
+        "filter": after,
         "owner": subject.text,
         "value": shown,
     }
@@ -253,14 +254,18 @@ def _aggregates(op: Any) -> bool:
     return op is not None and op.kind in ("list", "count", "sum") and not op.group_by and op.parent
 
 
-def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """Maybe one enum filter: the arguments and the words that say it (" with status active")."""
+def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+    """Maybe one enum filter: the arguments and the words that say it, before and after the
+    noun ("active loans", "charges whose category is minibar")."""
     enums = [a for a in tool.args[1:] if a.source == "enum" and a.values]
     if not enums or rng.random() < 0.4:
-        return args, ""
+        return args, "", ""
     arg = rng.choice(enums)
     value = rng.choice(arg.values)
-    return {**args, arg.name: value}, f" with {words_of(arg.name)} {words_of(str(value))}"
+    said = words_of(str(value))
+    if arg.name == "status":
+        return {**args, arg.name: value}, f"{said} ", ""
+    return {**args, arg.name: value}, "", f" whose {field_noun(arg.name)} is {said}"
 
 
 def _aggregate_value(kind: str, data: Any) -> float | int | None:
