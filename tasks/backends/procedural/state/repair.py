@@ -6,7 +6,8 @@ invariant is mended, parents before children:
 - ``compare``: the left operand, when it is the record's own field, is drawn again between the
   bounds every applicable ``compare`` on that field sets (a start time before ``now``, an end
   time between the start and ``now``, a capacity at least the enrolled count);
-- ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one;
+- ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one; a path
+  through a ref (``reservation_id.status``) moves the ref to a parent that fits;
 - otherwise, when the rule applies only in some statuses, the record is made again in a status
   outside them (a graded enrolment of a course that has not started becomes enrolled).
 """
@@ -25,6 +26,8 @@ from envmill.tasks.backends.procedural.state.invariants import (
     StateView,
     matches,
     operand,
+    read_path,
+    shifted,
 )
 from envmill.tasks.backends.procedural.state.values import fill_typed, make_record
 
@@ -108,11 +111,34 @@ def repair_implies(
 ) -> bool:
     status = entity.status.field if entity.status else None
     for path, values in inv.then.items():
-        if record.get(path, MISSING) in values:
+        if read_path(view, entity, record, path) in values:
             continue
-        if "." in path or path == status:
-            return path == status and remake_in(filler, entity, record, values)
+        if "." in path:
+            return repoint(filler, view, entity, record, path, values)
+        if path == status:
+            return remake_in(filler, entity, record, values)
         record[path] = filler.rng.choice(values)
+    return True
+
+
+def repoint(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, path: str, values: list
+) -> bool:
+    """Make the record's ref name another parent whose field at the rest of ``path`` has one of
+    ``values`` (a folio charge moves to a reservation that is checked in). A ref whose status
+    claims or follows its parent keeps its parent: the status fill chose the pair together."""
+    ref, rest = path.split(".", 1)
+    field = entity.fields[ref]
+    if field.claims or field.follows or field.entity is None:
+        return False
+    parent = filler.spec.entities[field.entity]
+    rows = view.rows(parent.name) or {}
+    fitting = sorted(
+        key for key, row in rows.items() if read_path(view, parent, row, rest) in values
+    )
+    if not fitting:
+        return False
+    record[ref] = filler.rng.choice(fitting)
     return True
 
 
@@ -175,7 +201,7 @@ def bounded_value(
         if matches(view, entity, record, inv.when) is not True:
             continue
         value, right_kind = operand(view, entity, record, inv.right)
-        bound = to_bound(value, kind)
+        bound = to_bound(shifted(value, right_kind, inv.hours), kind)
         if bound is None:
             continue
         if inv.op == "==":
