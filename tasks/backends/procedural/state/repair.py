@@ -125,8 +125,9 @@ def repoint(
     filler: Filler, view: StateView, entity: EntitySpec, record: Record, path: str, values: list
 ) -> bool:
     """Make the record's ref name another parent whose field at the rest of ``path`` has one of
-    ``values`` (a folio charge moves to a reservation that is checked in). A ref whose status
-    claims or follows its parent keeps its parent: the status fill chose the pair together."""
+    ``values`` (a folio charge moves to a reservation that is checked in); with none, make its
+    own parent again in such a status. A ref whose status claims or follows its parent keeps
+    its parent as it is: the status fill chose the pair together."""
     ref, rest = path.split(".", 1)
     field = entity.fields[ref]
     if field.claims or field.follows or field.entity is None:
@@ -136,10 +137,14 @@ def repoint(
     fitting = sorted(
         key for key, row in rows.items() if read_path(view, parent, row, rest) in values
     )
-    if not fitting:
-        return False
-    record[ref] = filler.rng.choice(fitting)
-    return True
+    if fitting:
+        record[ref] = filler.rng.choice(fitting)
+        return True
+    own_parent = rows.get(record.get(ref))
+    status = parent.status.field if parent.status else None
+    return (
+        own_parent is not None and rest == status and remake_in(filler, parent, own_parent, values)
+    )
 
 
 def repair_filled(
