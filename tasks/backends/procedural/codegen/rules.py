@@ -109,6 +109,8 @@ def time_read(scope: OpScope, value: str) -> tuple[list[str], str, bool]:
 
 
 def pre_time_side(scope: OpScope, pre: Any) -> list[str]:
+    if pre.hours is not None:
+        return pre_early_allowance(scope, pre)
     lines, text, is_date = time_read(scope, pre.value)
     left, right = ("moment.date()", "now.date()") if is_date else ("moment", "now")
     if pre.kind == "in_future":
@@ -117,6 +119,19 @@ def pre_time_side(scope: OpScope, pre: Any) -> list[str]:
         test, need = f"{left} > {right}", "has not been reached yet"
     message = f"{text} {need} (current time {{self.current_time}})"
     return [*lines, *fail_if(f"moment is None or {test}", message)]
+
+
+def pre_early_allowance(scope: OpScope, pre: Any) -> list[str]:
+    """``in_past`` with ``hours``: refused while the moment is more than ``hours`` away (a
+    check-in that opens an hour before the appointment)."""
+    lines, text, _ = time_read(scope, pre.value)
+    hours = scope.operand(pre.hours)
+    message = (
+        f"Too early: this is possible at most {{{to_single_quotes(hours)}}} hours before "
+        f"{text}; current time {{self.current_time}}"
+    )
+    test = f"moment is None or moment - timedelta(hours={hours}) > now"
+    return [*lines, *fail_if(test, message)]
 
 
 def pre_hours_before(scope: OpScope, pre: Any) -> list[str]:
@@ -239,6 +254,8 @@ def _time_words(scope: OpScope, pre: Any) -> str:
         return f"You can {act} only at least {operand_words(scope, pre.hours)} hours before {what}"
     if pre.kind == "within_days":
         return f"You can {act} only within {operand_words(scope, pre.days)} days after {what}"
+    if pre.kind == "in_past" and pre.hours is not None:
+        return f"You can {act} at most {operand_words(scope, pre.hours)} hours before {what}"
     when = "is still in the future" if pre.kind == "in_future" else "has passed"
     return f"You can {act} only when {what} {when}"
 

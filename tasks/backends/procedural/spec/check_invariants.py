@@ -78,9 +78,9 @@ def count_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str |
     problem = condition_problem(spec, counted, where, "where")
     if problem:
         return problem
-    targets = [invariant.field, invariant.exactly, invariant.at_most]
+    targets = [invariant.field, invariant.exactly, invariant.at_least, invariant.at_most]
     if sum(target is not None for target in targets) != 1:
-        return "needs exactly one of field, exactly and at_most"
+        return "needs exactly one of field, exactly, at_least and at_most"
     if invariant.total is not None and invariant.field is None:
         return "total is only used with field"
     for name in (invariant.field, invariant.total):
@@ -116,7 +116,14 @@ def compare_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str
         return f"compares a {left.split()[0]} with a {right.split()[0]}"
     if "field" not in left + right:
         return "compares no field"
+    if invariant.hours is not None and not right_is_datetime(spec, entity, invariant.right):
+        return "hours move only a datetime (or now) on the right"
     return None
+
+
+def right_is_datetime(spec: DomainSpec, entity: EntitySpec, value: Any) -> bool:
+    """``now`` or a datetime field: what an ``hours`` shift can move (a date has no hours)."""
+    return value == NOW or resolve_record_path(spec, entity, value).spec.type == "datetime"
 
 
 def implies_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str | None:

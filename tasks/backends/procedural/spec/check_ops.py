@@ -147,6 +147,18 @@ def check_window(ctx: OpContext, pre: Any) -> None:
     ctx.operand(amount, "precondition reads")
 
 
+def check_time_side(ctx: OpContext, pre: Any) -> None:
+    """An ``hours`` allowance is an early start to a moment: ``in_past`` on a datetime only."""
+    check_time(ctx, pre.value, "precondition reads")
+    if pre.hours is None:
+        return
+    if pre.kind != "in_past":
+        ctx.fail("precondition in_future takes no hours (hours_before says how far ahead)")
+    if ctx.operand(pre.value, "precondition reads", numeric=False).spec.type != "datetime":
+        ctx.fail(f"precondition in_past allows hours early only on a datetime, not '{pre.value}'")
+    ctx.operand(pre.hours, "precondition reads")
+
+
 def check_exists(ctx: OpContext, pre: Any) -> None:
     arg = find_arg(ctx.op, pre.arg)
     if arg is None or arg.type != "ref":
@@ -164,8 +176,8 @@ CHECK_PRE = {
     "distinct": check_distinct,
     "hours_before": check_window,
     "within_days": check_window,
-    "in_future": lambda ctx, pre: check_time(ctx, pre.value, "precondition reads"),
-    "in_past": lambda ctx, pre: check_time(ctx, pre.value, "precondition reads"),
+    "in_future": check_time_side,
+    "in_past": check_time_side,
 }
 
 

@@ -30,7 +30,8 @@ take an optional ``parent`` (a related list, e.g. the loans of a member) and opt
 - ``hours_before``: current_time is at least ``hours`` before the time at ``path``.
 - ``within_days``: current_time is at most ``days`` after the time at ``path``.
 - ``in_future`` / ``in_past``: the time at ``value`` (argument or path) is after / not after
-  current_time (dates compare by day).
+  current_time (dates compare by day); ``in_past`` on a datetime may take ``hours``, an
+  allowance to act that many hours early (check-in opens an hour before the appointment).
 - ``owned``: when the acting role has an ``entity``, the id at ``path`` (a path ending in an id of
   that entity, or an id argument) equals ``acting_id``; a role without an entity always passes.
 Any precondition may say ``optional: true``: the seeded plan may leave that rule out.
@@ -71,12 +72,22 @@ checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an
 violation); a path is a field or follows ref fields (``flight_id.status``):
 - ``count``: of the ``entity`` records whose ``via`` names this record and that match ``where``;
   ``field`` equals the count (``total`` minus the count, when ``total`` is given), or the count
-  is ``exactly`` / ``at_most`` a number.
+  is ``exactly`` / ``at_least`` / ``at_most`` a number (a dispatched shipment has a parcel).
 - ``compare``: ``left op right`` on numbers or times; operands are fields, paths, numbers or
-  ``now`` (current_time); dates compare by day; a None operand is not compared.
+  ``now`` (current_time); dates compare by day; a None operand is not compared. ``hours`` moves
+  a datetime on the right (``starts_at <= now`` with ``hours: 2``: checked in at most two hours
+  early). The fill redraws the left operand, so a record's own field goes on the left.
 - ``implies``: every path of ``then`` holds one of its values (``null`` = empty).
 - ``filled``: ``field`` has a value.
 Implied for every ref field: a value names an existing record.
+
+**Timelines** are such invariants: a child's time against its parent's, read through the ref
+(``{kind: compare, left: posted_at, op: ">=", right: reservation_id.check_in_on}``), a status
+that needs its parent in some states (``{kind: implies, then: {reservation_id.status:
+[checked_in, checked_out]}}``: the fill moves the child to a parent that fits), and a status
+against ``now``. Every child with a time that names a parent with a time declares how the two
+are ordered (tests/unit/.../procedural/test_timelines.py lists the few that are not). The tools
+keep them with the time preconditions above (check-in no earlier than allowed).
 
 Semantic checks live in ``check`` (and ``check_ops`` / ``check_effects`` / ``check_fill`` /
 ``check_invariants``); :func:`envmill.tasks.backends.procedural.catalog.parse_domain` runs them.

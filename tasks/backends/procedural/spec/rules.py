@@ -79,8 +79,14 @@ class WithinDays(_Rule):
 
 
 class TimeSide(_Rule):
+    """The time at ``value`` is after (``in_future``) or not after (``in_past``) current_time;
+    ``in_past`` may allow ``hours`` early (a check-in that opens an hour before the start)."""
+
     kind: Literal["in_future", "in_past"]
     value: str
+    hours: Operand | None = Field(
+        default=None, description="in_past on a datetime: allowed this many hours early"
+    )
 
 
 class Owned(_Rule):
@@ -193,7 +199,7 @@ class _Invariant(SpecModel):
 class CountInvariant(_Invariant):
     """The ``entity`` records whose ``via`` names this record and match ``where`` are counted;
     ``field`` equals that count (or ``total`` minus it, when ``total`` is given), or the count is
-    ``exactly`` / ``at_most`` a number."""
+    ``exactly`` / ``at_least`` / ``at_most`` a number (a delivered shipment has a parcel)."""
 
     kind: Literal["count"]
     entity: str
@@ -202,17 +208,23 @@ class CountInvariant(_Invariant):
     field: str | None = None
     total: str | None = None
     exactly: int | None = None
+    at_least: int | None = None
     at_most: int | None = None
 
 
 class CompareInvariant(_Invariant):
     """``left op right`` on numbers or times; an operand is a field, a ref path, a number or
-    ``now`` (the state's current_time). Dates compare by day; a None operand is not checked."""
+    ``now`` (the state's current_time). Dates compare by day; a None operand is not checked.
+    ``hours`` moves a time on the right (``starts_at <= now`` + 1 hour: checked in at most an
+    hour early), so a rule that allows some slack still has a bound."""
 
     kind: Literal["compare"]
     left: Operand
     op: Literal["<", "<=", ">", ">=", "==", "!="]
     right: Operand
+    hours: float | None = Field(
+        default=None, description="times: the right operand moved by this many hours"
+    )
 
 
 class ImpliesInvariant(_Invariant):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
@@ -144,6 +144,8 @@ def count_violation(view: StateView, entity: EntitySpec, record: Record, inv: An
     counted = f"{count} {view.spec.entities[inv.entity].plural}{where if inv.where else ''}"
     if inv.exactly is not None and count != inv.exactly:
         return f"{counted} refer to it; expected exactly {inv.exactly}"
+    if inv.at_least is not None and count < inv.at_least:
+        return f"{counted} refer to it; expected at least {inv.at_least}"
     if inv.at_most is not None and count > inv.at_most:
         return f"{counted} refer to it; expected at most {inv.at_most}"
     if inv.field is None:
@@ -180,6 +182,17 @@ def as_comparable(value: Any, kind: str, by_day: bool) -> Any:
     return moment.date() if by_day and isinstance(moment, datetime) else moment
 
 
+def shifted(value: Any, kind: str, hours: float | None) -> Any:
+    """A datetime operand moved by ``hours`` (as ISO text); anything else as it is."""
+    if not hours or kind != "datetime" or not isinstance(value, str):
+        return value
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    return (moment + timedelta(hours=hours)).isoformat(timespec="seconds")
+
+
 def compare_violation(view: StateView, entity: EntitySpec, record: Record, inv: Any) -> str | None:
     if matches(view, entity, record, inv.when) is not True:
         return None
@@ -190,11 +203,12 @@ def compare_violation(view: StateView, entity: EntitySpec, record: Record, inv: 
     if any(value is None or value is MISSING for value in (left, right)):
         return None
     by_day = "date" in (left_kind, right_kind)
+    right = shifted(right, right_kind, inv.hours)
     a, b = as_comparable(left, left_kind, by_day), as_comparable(right, right_kind, by_day)
     words = OP_WORDS if left_kind == "number" else OP_WORDS | TIME_WORDS
-    shown = (
-        f"{shown_operand(inv.left, left)} must be {words[inv.op]} {shown_operand(inv.right, right)}"
-    )
+    right_name = f"{inv.right} + {inv.hours:g} hours" if inv.hours else inv.right
+    shown_left, shown_right = shown_operand(inv.left, left), shown_operand(right_name, right)
+    shown = f"{shown_left} must be {words[inv.op]} {shown_right}"
     if a is MISSING or b is MISSING:
         return f"{shown}, but one of them is not a {left_kind}"
     if OPS[inv.op](a, b):

@@ -6,7 +6,8 @@ invariant is mended, parents before children:
 - ``compare``: the left operand, when it is the record's own field, is drawn again between the
   bounds every applicable ``compare`` on that field sets (a start time before ``now``, an end
   time between the start and ``now``, a capacity at least the enrolled count);
-- ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one;
+- ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one; a path
+  through a ref (``reservation_id.status``) moves the ref to a parent that fits;
 - otherwise, when the rule applies only in some statuses, the record is made again in a status
   outside them (a graded enrolment of a course that has not started becomes enrolled).
 """
@@ -25,6 +26,8 @@ from envmill.tasks.backends.procedural.state.invariants import (
     StateView,
     matches,
     operand,
+    read_path,
+    shifted,
 )
 from envmill.tasks.backends.procedural.state.values import fill_typed, make_record
 
@@ -93,14 +96,41 @@ def repair_count(
 def repair_compare(
     filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
 ) -> bool:
-    """Draw the left operand again when it is one of the record's own fields."""
-    if not isinstance(inv.left, str) or inv.left == NOW or "." in inv.left:
+    """Draw the left operand again when it is one of the record's own fields; when its bounds
+    cannot all hold (a membership start after the member joined, but its end drawn before),
+    draw the right operand again too, when it is an own field."""
+    if not own_field(inv.left):
         return False
     value = bounded_value(filler, view, entity, record, inv.left)
     if value is None:
         return False
     record[inv.left] = value
+    if own_field(inv.right) and KIND_VIOLATIONS["compare"](view, entity, record, inv):
+        value = bounded_value(filler, view, entity, record, inv.right)
+        record[inv.right] = record[inv.right] if value is None else value
     return True
+
+
+def own_field(value: Any) -> bool:
+    """An operand naming a field of the record itself (not ``now``, a number or a path)."""
+    return isinstance(value, str) and value != NOW and "." not in value
+
+
+MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def bounds_on(entity: EntitySpec, name: str) -> list[tuple[str, Any, Any, float | None]]:
+    """(op, other operand, when, hours) of every compare that bounds field ``name``: as its
+    left operand, or as its right one facing an own field (mirrored, and without hours)."""
+    found = []
+    for inv in entity.invariants:
+        if inv.kind != "compare":
+            continue
+        if inv.left == name:
+            found.append((inv.op, inv.right, inv.when, inv.hours))
+        elif inv.right == name and own_field(inv.left) and inv.hours is None:
+            found.append((MIRROR[inv.op], inv.left, inv.when, None))
+    return found
 
 
 def repair_implies(
@@ -108,12 +138,40 @@ def repair_implies(
 ) -> bool:
     status = entity.status.field if entity.status else None
     for path, values in inv.then.items():
-        if record.get(path, MISSING) in values:
+        if read_path(view, entity, record, path) in values:
             continue
-        if "." in path or path == status:
-            return path == status and remake_in(filler, entity, record, values)
+        if "." in path:
+            return repoint(filler, view, entity, record, path, values)
+        if path == status:
+            return remake_in(filler, entity, record, values)
         record[path] = filler.rng.choice(values)
     return True
+
+
+def repoint(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, path: str, values: list
+) -> bool:
+    """Make the record's ref name another parent whose field at the rest of ``path`` has one of
+    ``values`` (a folio charge moves to a reservation that is checked in); with none, make its
+    own parent again in such a status. A ref whose status claims or follows its parent keeps
+    its parent as it is: the status fill chose the pair together."""
+    ref, rest = path.split(".", 1)
+    field = entity.fields[ref]
+    if field.claims or field.follows or field.entity is None:
+        return False
+    parent = filler.spec.entities[field.entity]
+    rows = view.rows(parent.name) or {}
+    fitting = sorted(
+        key for key, row in rows.items() if read_path(view, parent, row, rest) in values
+    )
+    if fitting:
+        record[ref] = filler.rng.choice(fitting)
+        return True
+    own_parent = rows.get(record.get(ref))
+    status = parent.status.field if parent.status else None
+    return (
+        own_parent is not None and rest == status and remake_in(filler, parent, own_parent, values)
+    )
 
 
 def repair_filled(
@@ -164,23 +222,21 @@ def bounded_value(
     filler: Filler, view: StateView, entity: EntitySpec, record: Record, name: str
 ) -> Any:
     """A value for field ``name`` inside the bounds of every ``compare`` (applying to this record)
-    whose left operand it is; None when no bound is known."""
+    that bounds it; None when no bound is known."""
     field = entity.fields[name]
     kind = field.type if field.type in STEP else "float"
     lows: list[Any] = []
     highs: list[Any] = []
-    for inv in entity.invariants:
-        if inv.kind != "compare" or inv.left != name:
+    for op, other, when, hours in bounds_on(entity, name):
+        if matches(view, entity, record, when) is not True:
             continue
-        if matches(view, entity, record, inv.when) is not True:
-            continue
-        value, right_kind = operand(view, entity, record, inv.right)
-        bound = to_bound(value, kind)
+        value, right_kind = operand(view, entity, record, other)
+        bound = to_bound(shifted(value, right_kind, hours), kind)
         if bound is None:
             continue
-        if inv.op == "==":
+        if op == "==":
             return from_bound(bound, kind)
-        low, high = edge(bound, inv.op, kind, right_kind)
+        low, high = edge(bound, op, kind, right_kind)
         lows += [low] if low is not None else []
         highs += [high] if high is not None else []
     return pick_between(filler, field, kind, max(lows, default=None), min(highs, default=None))

@@ -235,7 +235,7 @@ MALFORMED = [
         "book",
         {"kind": "count", "entity": "loan", "via": "book_id", "field": "copies_total",
          "at_most": 1},
-        "invariant 3 (count): needs exactly one of field, exactly and at_most",
+        "invariant 3 (count): needs exactly one of field, exactly, at_least and at_most",
     ),
     (
         "book",
