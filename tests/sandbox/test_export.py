@@ -315,7 +315,8 @@ def test_parquet_loads_with_pyarrow_and_datasets_for_trl(run, corpus, tmp_path):
     )
     assert row["policy"] == "model-a" and row["reward"] == 1.0 and row["success"] is True
     assert {row["domain"], row["backend"], row["mode"]} <= {"library", "banking", "procedural",
-                                                            "non_conversational"}  # fmt: skip
+                                                            "non_conversational",
+                                                            "conversational"}  # fmt: skip
     tools = row["tools"]
     assert isinstance(tools, list) and tools[0]["type"] == "function"
     assert all(None not in t["function"]["parameters"]["properties"].values() for t in tools)

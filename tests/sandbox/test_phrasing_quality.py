@@ -237,3 +237,69 @@ def test_no_text_names_a_field_as_the_code_does(generated):
                 assert coded == [] and bare == [], (domain, text)
                 said += bool(text)
     assert said > 100
+
+
+def ids_created_by(scenario) -> set[str]:
+    """Ids of records the reference solution creates (absent from the initial state)."""
+    existing = {
+        str(key)
+        for collection in scenario.initial_state.values()
+        if isinstance(collection, dict)
+        for key in collection
+    }
+    created: set[str] = set()
+    for step in scenario.reference_solution:
+        ids = {v for k, v in step.arguments.items() if k.endswith("_id") and isinstance(v, str)}
+        created |= ids - existing
+    return created
+
+
+def test_no_task_or_fact_names_a_record_the_task_itself_creates(generated):
+    """The user cannot know the id a record will get: "redirect SHP-0000008" where the task's
+    own first step creates SHP-0000008 teaches agents to invent ids. The record is "the new
+    shipment", and only a created chain says so."""
+    for domain, _, scenarios in generated:
+        for scenario in scenarios:
+            said = scenario.task + " " + " ".join(map(str, scenario.user_facts.values()))
+            leaked = [
+                i for i in ids_created_by(scenario) if re.search(rf"\b{re.escape(i)}\b", said)
+            ]
+            assert leaked == [], (domain, scenario.task, leaked)
+
+
+def test_one_request_acts_on_each_record_once(generated):
+    """ "Dispatch the shipment, then return it", "move them to another team, then terminate
+    them": no two state changes of one task act on the same record."""
+    steps = 0
+    for domain, compiled, scenarios in generated:
+        own = {
+            t.tool: next(
+                (a.name for a in t.args if a.source == "entity_id" and a.entity == t.entity), None
+            )
+            for t in compiled.tools
+            if t.kind == "state_change"
+        }
+        for scenario in scenarios:
+            acted = [
+                step.arguments.get(own[step.tool])
+                for step in scenario.reference_solution
+                if own.get(step.tool)
+            ]
+            steps += len(acted)
+            assert len(acted) == len(set(map(str, acted))), (domain, scenario.task)
+    assert steps > 100
+
+
+def test_conversational_tasks_are_personas(generated):
+    """τ-bench style: who the user is, what they want, how they take the outcome; the opening
+    the agent sees is the request in the first person."""
+    from envmill.tasks.core.facts import opening_message
+
+    talking = [s for _, _, scenarios in generated for s in scenarios if s.mode == "conversational"]
+    assert len(talking) > 20
+    for scenario in talking:
+        assert re.match(r"You are [A-Z]", scenario.task), scenario.task
+        assert "When the agent asks for a detail" in scenario.task
+        opening = opening_message(scenario)
+        assert not re.search(r"\b(?:you|your)\b", opening, re.I), opening
+        assert "volunteer" not in opening and opening[:1].isupper(), opening

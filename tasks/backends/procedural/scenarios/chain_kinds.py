@@ -117,25 +117,28 @@ UNDOING = re.compile(r"^(?:cancel|delete|remove|void|withdraw|retract|revoke|dis
 
 
 class CreatedSampler(_ChainSampler):
-    """First a create, then a step on the record it made, named "the new …" (not by an id the
-    task could not know)."""
+    """First a create, then a step that uses the record it made, named "the new …" (not by an
+    id the task could not know): an account opened for the new customer, not an edit of the
+    customer just registered."""
+
+    names_created = True
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.creators = [t for t in self.changers if _creates(t) and self._users_of(t.entity)]
+        self.creators = [t for t in self.changers if _creates(t) and self._others_using(t.entity)]
         self.created: tuple[str, Any] | None = None
         self.used = False
 
-    def _users_of(self, entity: str) -> list[ToolManifest]:
-        return [t for t in self.changers if _id_arg(t, entity) is not None]
+    def _others_using(self, entity: str) -> list[ToolManifest]:
+        """Tools of another entity that take an id of ``entity`` (an account for a customer)."""
+        return [t for t in self.changers if t.entity != entity and _id_arg(t, entity) is not None]
 
     def _choose_changer(self) -> ToolManifest | None:
         if not self.chain.steps:
             return self.rng.choice(self.creators) if self.creators else None
         if not self.used and self.created is not None:
-            users = self._users_of(self.created[0])
-            keeping = [t for t in users if not UNDOING.match(t.tool)]
-            return self.rng.choice(keeping or users)  # not made and undone in one breath
+            keeping = [t for t in self._others_using(self.created[0]) if not UNDOING.match(t.tool)]
+            return self.rng.choice(keeping) if keeping else None  # not made and undone at once
         return super()._choose_changer()
 
     def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:

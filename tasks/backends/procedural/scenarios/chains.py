@@ -181,24 +181,31 @@ class _ChainSampler:
 
     def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
         """The call names a record the chain touched (used or created), or one linked to it:
-        the same matter, its invoice, the client who owns it."""
+        the same matter, its invoice, the client who owns it. It does not act again on a record
+        an earlier step acted on ("dispatch it, then return it"), and it names a record an
+        earlier step created only in a kind that says "the new …" (no id the user cannot know)."""
         records, touched = records_by_id(self.state), self._touched()
-        named = [
-            str(arguments[arg.name])
-            for arg in manifest.args
-            if arg.source == "entity_id" and arguments.get(arg.name) is not None
-        ]
+        named = _named_ids(manifest, arguments)
+        acted = _acted_on(manifest, arguments)
+        if acted is not None and acted in {
+            _acted_on(s.manifest, s.arguments) for s in self.chain.steps
+        }:
+            return False
+        if not self.names_created and set(named) & self._created():
+            return False
         return any(linked(name, other, records) for name in named for other in touched)
+
+    names_created = False  # CreatedSampler names "the new …" record
 
     def _touched(self) -> set[str]:
         """Each id the chain used or created."""
-        ids = {
-            str(arguments[a.name])
-            for step in self.chain.steps
-            for a in step.manifest.args
-            if a.source == "entity_id" and (arguments := step.arguments).get(a.name) is not None
+        used = {
+            name for step in self.chain.steps for name in _named_ids(step.manifest, step.arguments)
         }
-        return ids | {
+        return used | self._created()
+
+    def _created(self) -> set[str]:
+        return {
             str(c["path"][1]) for step in self.chain.steps for c in step.changes
             if c["op"] == "add" and len(c["path"]) == 2
         }  # fmt: skip
@@ -476,3 +483,19 @@ def _parse_time(value: Any) -> datetime:
         except ValueError:
             pass
     return datetime.fromisoformat(DEFAULT_NOW)
+
+
+def _named_ids(manifest: ToolManifest, arguments: dict[str, Any]) -> list[str]:
+    """The ids of records a call names."""
+    return [
+        str(arguments[arg.name])
+        for arg in manifest.args
+        if arg.source == "entity_id" and arguments.get(arg.name) is not None
+    ]
+
+
+def _acted_on(manifest: ToolManifest, arguments: dict[str, Any]) -> str | None:
+    """The record a call acts on (its id argument of the tool's own entity), None for a create."""
+    own = [a for a in manifest.args if a.source == "entity_id" and a.entity == manifest.entity]
+    value = arguments.get(own[0].name) if own else None
+    return None if value is None else str(value)

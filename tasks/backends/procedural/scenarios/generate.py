@@ -37,7 +37,8 @@ from envmill.tasks.certify.guard import guard_check
 log = logging.getLogger(__name__)
 
 StateBuilder = Callable[[CompiledEnvironment, int], dict[str, Any]]
-MIN_CHAIN, MAX_CHAIN = 1, 4  # one goal: a few steps, only as many as it needs
+# solution steps (lookups included) a chain aims at: mostly one request, a few steps rarely
+CHAIN_TARGETS, CHAIN_WEIGHTS = (1, 2, 3, 4), (0.55, 0.25, 0.15, 0.05)
 FAKER_LOCALE = "en_US"
 
 
@@ -192,7 +193,9 @@ def _build_spec(
     tool_names = [t.tool for t in compiled.tools]
     voice = voice_of(compiled, chain.initial_state)
     task, facts = phrase_task(chain.steps, rng, mode, tool_names, voice)
-    mode = mode if facts else "non_conversational"  # a user with nothing to give says it all
+    if not facts:  # a user with nothing to give says it all at once
+        mode = "non_conversational"
+        task, facts = phrase_task(chain.steps, rng, mode, tool_names, voice)
     branch = branch_answer(compiled, chain)
     return ScenarioSpec(
         env_id=env_id,
@@ -213,7 +216,7 @@ def _run_chain(
     compiled: CompiledEnvironment, sandbox: Any, rng: random.Random, faker: Any, state: dict
 ) -> Chain:
     """Sample a chain in one episode; a broken environment or host becomes a skip, not a crash."""
-    target = rng.randint(MIN_CHAIN, MAX_CHAIN)
+    target = rng.choices(CHAIN_TARGETS, weights=CHAIN_WEIGHTS)[0]
     chain = _in_episode(
         compiled,
         sandbox,
