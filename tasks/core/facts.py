@@ -62,6 +62,8 @@ SECOND_PERSON = (
     (r"\byours\b", "mine"),
     (r"\byour\b", "my"),
     (r"\b(to|for|with|at|from|about|thank|tell|give|ask|call|contact) you\b", r"\1 me"),
+    (r"\b(calling|emailing|contacting|charging|billing|let|help|remind|notify) you\b", r"\1 me"),
+    (r"\byou (out|in|up|off|back|down)\b", r"me \1"),
     (r"\byou\b", "I"),
 )
 

@@ -79,10 +79,12 @@ def persona_task(
 ) -> str:
     """The instruction for the simulated user of conversational ``spec``, in the second person."""
     request = in_second_person(bare_request(spec.task), verbs_of(compiled))
+    client = _client_of(compiled)
     if voice != "self":  # staff serve a client: "cancel the customer's order", not "your order"
-        request = re.sub(r"\byour\b", f"the {_client_of(compiled)}'s", request)
+        request = re.sub(r"\byour\b", f"the {client}'s", request)
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
+        _client_line(client, request) if voice != "self" else "",
         request,
         what_you_know(spec.user_facts),
         what_you_accept(spec.kind, rng),
@@ -94,19 +96,22 @@ def who_you_are(
     compiled: CompiledEnvironment, state: dict[str, Any], voice: str | None, faker: Any
 ) -> list[str]:
     """ "You are Dana Ruiz. You are a member of the fitness club." (signed in as herself) or a
-    member of staff with a client in front of them."""
+    member of staff."""
     persona = _personas().get(compiled.domain) or {}
     if voice == "self":
         name = _acting_label(compiled, state)
         place = persona.get("self") or f"You use the {words_of(compiled.domain)} service."
         return [f"You are {name}." if name else "", place]
     staff = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
-    client = _client_of(compiled)
-    return [
-        f"You are {faker.first_name()} {faker.last_name()}.",
-        staff,
-        f"{article_for(client).capitalize()} {client} has come to you with a request.",
-    ]
+    return [f"You are {faker.first_name()} {faker.last_name()}.", staff]
+
+
+def _client_line(client: str, request: str) -> str:
+    """ "A member has come to you with a request." where the request is about them (not when
+    staff restock a part or close a campaign)."""
+    if not re.search(rf"\b{re.escape(client)}\b", request, re.I):
+        return ""
+    return f"{article_for(client).capitalize()} {client} has come to you with a request."
 
 
 def bare_request(task: str) -> str:
@@ -138,13 +143,12 @@ def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
             break
     for pattern, replacement in FIRST_PERSON:
         body = re.sub(pattern, replacement, body)
-    body = re.sub(r"^please,?\s+", "You want to ", body, flags=re.I)
+    body = re.sub(r"^please,?\s+", "You want the agent to ", body, flags=re.I)
     body = re.sub(r"([,;:]\s+)please\s+", r"\1you want the agent to ", body)
     first = body.split(" ", 1)[0].lower()
     if first in verbs and first not in NOT_VERBS:  # an order: "Void the invoice."
-        body = f"You want to {body[:1].lower()}{body[1:]}"
-    if re.search(r"\b(?:if|when|otherwise)\b", body, re.I):  # "…, renew the permit; if not, …"
-        body = _branches_wanted(body, verbs)
+        body = f"You want the agent to {body[:1].lower()}{body[1:]}"
+    body = _orders_wanted(body, verbs)  # "…, renew the permit; if not, …"
     if connector:
         body = body[:1].lower() + body[1:] if not body.startswith("I ") else body
     else:
@@ -152,13 +156,14 @@ def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
     return connector + body
 
 
-def _branches_wanted(body: str, verbs: frozenset[str]) -> str:
-    """The orders inside a conditional said as wants: "if …, renew the permit; otherwise, …"
-    → "if …, you want to renew the permit; otherwise, …"."""
+def _orders_wanted(body: str, verbs: frozenset[str]) -> str:
+    """The orders inside a sentence said as wants: "if …, renew the permit; otherwise, …" →
+    "if …, you want the agent to renew the permit; otherwise, …"; "The lot is done; open it"."""
 
     def want(match: re.Match[str]) -> str:
         verb = match.group(2)
-        return match.group(1) + (f"you want to {verb}" if verb.lower() in verbs else verb)
+        wanted = verb.lower() in verbs
+        return match.group(1) + (f"you want the agent to {verb}" if wanted else verb)
 
     lead = r"((?:,|;|:)\s+(?:otherwise,\s+|if not,\s+|if it is not,\s+)?)"
     return re.sub(lead + r"([A-Za-z]+)\b", want, body)

@@ -37,6 +37,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     split_end,
     tidy_text,
     vague_template,
+    value_free_template,
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
@@ -129,6 +130,8 @@ def phrase_step(
     if vague and is_create(step):
         return create_goal(step, rng)
     template = _choose_template(step, rng, vague, voice, plain)
+    if vague and _names_a_value(template, step.mentions):  # the user says the values when asked
+        template = value_free_template(template, step.mentions)
     if vague and _names_a_value(template, step.mentions):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
@@ -298,7 +301,7 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
     """A vague goal for a create ("I'd like to book an appointment"), from the tool's words."""
     words = words_of(step.manifest.tool).split()
     entity = words_of(step.manifest.entity).split()
-    index = 2 if len(words) > 2 and words[1] in PARTICLES else 1  # "sign up guest"
+    index = 2 if len(words) >= 2 and words[1] in PARTICLES else 1  # "sign up guest"
     obj = words[index:]
     if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
         words, index, obj = ["set", "up"], 2, ["new", *entity]

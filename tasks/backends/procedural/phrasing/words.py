@@ -197,6 +197,24 @@ def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:
     return re.sub(r"^[\s,;.]+", "", template)
 
 
+def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
+    """A vague template with the values the user will give when asked taken out, keeping what
+    is changed ("Set the price of part {id} to {price}" -> "Set the price of part {id}";
+    "Transfer {amount} from {a} …" -> "Transfer the amount from {a} …"; "…; reason: {reason}"
+    -> "…")."""
+    for mention in mentions:
+        if mention.source == "entity_id" or mention.described:
+            continue
+        ph = rf"\$?\{{{mention.name}(?:\.label)?\}}"
+        template = re.sub(rf"[;,]\s*[\w ]{{1,20}}:\s*{ph}", "", template)
+        template = re.sub(
+            rf"\s+(?:to|as|at|for|on|into|by|of|with)\s+(?:the\s+|an?\s+)?{ph}", "", template
+        )
+        template = re.sub(rf"\b(?:the|an?)\s+{ph}", f"the {words_of(mention.name)}", template)
+        template = re.sub(ph, f"the {words_of(mention.name)}", template)
+    return re.sub(r"\s+([,.;?!])", r"\1", template)
+
+
 def described_template(template: str, mentions: Iterable[ArgMention]) -> str:
     """For a record the task describes ("the only frozen card of …"), drop the type word and
     the determiner before its placeholder ("block my card {card_id}" -> "block {card_id}")."""
