@@ -12,7 +12,11 @@ from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording
 
 
 def say(key: str, rng: random.Random, **values: Any) -> str:
-    """One phrase of ``key`` filled with ``values``."""
+    """One phrase of ``key`` filled with ``values``; ``{is}`` agrees with ``{field}`` ("whose
+    visits are 103")."""
+    field = str(values.get("field", ""))
+    plural = field.endswith("s") and not field.endswith(("ss", "us", "is"))
+    values.setdefault("is", "are" if plural else "is")
     return rng.choice(load_wording("lookups")[key]).format(**values)
 
 

@@ -76,7 +76,18 @@ NOT_NOUNS = frozenset(
 )
 UNIT_WORDS = ("dollars", "km", "kilometres", "kilometers", "per night")
 # words a template puts before an entity's id that name its type ("cancel reservation {id}")
-TYPE_SYNONYMS = ("reservation", "stay", "visit", "po", "maintenance", "hold", "section", "profile")
+TYPE_SYNONYMS = (
+    "reservation",
+    "stay",
+    "visit",
+    "po",
+    "maintenance",
+    "hold",
+    "section",
+    "profile",
+    "booking",
+    "desk",
+)
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
 

@@ -50,6 +50,7 @@ KINDS = (
 )
 SHARES = (0.2, 0.2, 0.15, 0.15, 0.15, 0.15)
 MAX_TRIES_PER_KIND = 30
+CREATED_CHAIN_STEPS = 2
 
 
 def choose_kind(rng: random.Random) -> str:
@@ -102,8 +103,8 @@ def _sample_one(
         chain = sampler.sample(target_len, MAX_TRIES_PER_KIND)
         return chain if sampler.done else None
     if kind == "created_chain":
-        sampler = CreatedSampler(*args)
-        chain = sampler.sample(max(target_len, 2), MAX_TRIES_PER_KIND)
+        sampler = CreatedSampler(*args)  # make one record, use it once: a goal, not a list
+        chain = sampler.sample(CREATED_CHAIN_STEPS, MAX_TRIES_PER_KIND)
         return chain if sampler.used else None
     if kind == "conditional":
         return ConditionalSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
@@ -121,13 +122,14 @@ class CreatedSampler(_ChainSampler):
     id the task could not know): an account opened for the new customer, not an edit of the
     customer just registered."""
 
-    names_created = True
-
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.creators = [t for t in self.changers if _creates(t) and self._others_using(t.entity)]
         self.created: tuple[str, Any] | None = None
         self.used = False
+
+    def _nameable(self) -> set[str]:
+        return {str(self.created[1])} if self.created else set()
 
     def _others_using(self, entity: str) -> list[ToolManifest]:
         """Tools of another entity that take an id of ``entity`` (an account for a customer)."""

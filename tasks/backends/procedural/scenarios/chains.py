@@ -191,11 +191,13 @@ class _ChainSampler:
             _acted_on(s.manifest, s.arguments) for s in self.chain.steps
         }:
             return False
-        if not self.names_created and set(named) & self._created():
+        if set(named) & (self._created() - self._nameable()):
             return False
         return any(linked(name, other, records) for name in named for other in touched)
 
-    names_created = False  # CreatedSampler names "the new …" record
+    def _nameable(self) -> set[str]:
+        """Records the chain created that a later step may name ("the new …"): none here."""
+        return set()
 
     def _touched(self) -> set[str]:
         """Each id the chain used or created."""
