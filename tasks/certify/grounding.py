@@ -3,10 +3,12 @@
 A trained agent copies its references: one that passes a hospital id no message showed learns to
 invent ids. So each argument value must come from what the agent had read by then: the system
 message, the user's words, an earlier tool result (its values and its keys, which are often
-ids), or a tool's schema (enum values, defaults). A value the agent could convert counts: "23 Dec
-2025" grounds ``2025-12-23``, "2:30 pm" grounds ``14:30``, "two" grounds ``2``, "checked in"
-grounds ``checked_in``. Text the agent writes itself (a note, a reason: several words, no digits)
-is grounded when most of its words were seen; a code, a name or a figure must have been seen.
+ids), or a tool's schema (enum values, defaults, the words of its descriptions but not their
+figures or codes, which are examples, not records). A value the agent could convert counts:
+"23 Dec 2025" grounds ``2025-12-23``, "2:30 pm" grounds ``14:30``, "two" grounds ``2``, "checked
+in" grounds ``checked_in``. Text the agent writes itself (a note, a reason: several words, no
+digits) is grounded when most of its words were seen; a code, a name or a figure must have
+been seen.
 
 The same ``Sight`` serves certification (from a scenario and its step results) and any stored
 trajectory (from its messages), so a corpus can be measured by the rule that certifies it.
@@ -27,8 +29,8 @@ from envmill.tasks.core.facts import (
     argument_leaves,
     ask_and_answer,
     flatten_facts,
-    opening_message,
 )
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 
@@ -97,11 +99,14 @@ class Sight:
             self._scalar(value)
 
     def read_tool_schema(self, schema: dict[str, Any]) -> None:
-        """A tool as the agent is shown it: its descriptions, enum values and defaults."""
+        """What a tool's schema tells: its enum values, defaults and the words of its
+        descriptions ("status: scheduled or cancelled"), but no figure or code from them: an
+        example there ("the lot id, e.g. LOT-001", "20% off") is not a record or an amount the
+        agent looked up."""
         function = schema.get("function", schema)
-        self.read_text(str(function.get("description") or ""))
+        self.read_text(_without_figures(str(function.get("description") or "")))
         for spec in _parameter_specs(schema):
-            self.read_text(str(spec.get("description") or ""))
+            self.read_text(_without_figures(str(spec.get("description") or "")))
             for option in spec.get("enum") or []:
                 self._scalar(option)
             if "default" in spec:
@@ -261,6 +266,11 @@ def _day_of(state: dict[str, Any]) -> date | None:
 def _is_authored(text: str) -> bool:
     """Prose the agent composes (a note, a reason), not a code or a name to be looked up."""
     return len(text.split()) >= 3 and not re.search(r"\d", text)
+
+
+def _without_figures(text: str) -> str:
+    """The text without any word that holds a digit (an id, an amount, a date)."""
+    return " ".join(word for word in text.split() if not re.search(r"\d", word))
 
 
 def _parameter_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:

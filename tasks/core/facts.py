@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from envmill.schemas.scenario import ScenarioSpec, SolutionStep
+from envmill.schemas.scenario import SolutionStep
 
 DETAIL_MAX = 80
 MIN_CONTAINED = 3
@@ -43,29 +43,6 @@ QUESTIONS = (
     "Before I go ahead, what's the {things}?",
 )
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
-# hand-written simulator instructions ("You are Alice Moreno. You cannot make your …")
-SELF_INTRODUCTION = re.compile(r"^You are (?:[A-Z][\w.'-]*\s?){1,4}[.!]$")
-# lines of an instruction about how the user behaves, not what they want: left out of the opening
-CONDUCT = re.compile(
-    r"^(?:When the agent asks|If the agent|Once the agent|You are fine with either|"
-    r"You are reactive|You (?:will not|won't|do not|don't) (?:say|give|reveal|volunteer))\b"
-)
-SECOND_PERSON = (
-    (r"\byou want the agent to\b", "please"),
-    (r"\byou are\b", "I am"),
-    (r"\byou were\b", "I was"),
-    (r"\byou're\b", "I'm"),
-    (r"\byou've\b", "I've"),
-    (r"\byou'll\b", "I'll"),
-    (r"\byou'd\b", "I'd"),
-    (r"\byourself\b", "myself"),
-    (r"\byours\b", "mine"),
-    (r"\byour\b", "my"),
-    (r"\b(to|for|with|at|from|about|thank|tell|give|ask|call|contact) you\b", r"\1 me"),
-    (r"\b(calling|emailing|contacting|charging|billing|let|help|remind|notify) you\b", r"\1 me"),
-    (r"\byou (out|in|up|off|back|down)\b", r"me \1"),
-    (r"\byou\b", "I"),
-)
 
 
 @dataclass(frozen=True)
@@ -196,27 +173,6 @@ class FactLedger:
         """Record a user message; ``facts`` are the ones it answered."""
         self.said.append(text.casefold())
         self.revealed.update(f.key for f in facts)
-
-
-def opening_message(scenario: ScenarioSpec) -> str:
-    """The first user message: the task, in the user's own voice in conversational mode.
-
-    A hand-written conversational task may be an instruction to a simulated user ("You are
-    Alice Moreno. You cannot make your appointment …"): its self-introduction is dropped (the
-    name is then asked for like any fact) and the rest is put in the first person.
-    """
-    task = scenario.task.strip()
-    if scenario.mode != "conversational" or not task.startswith("You "):
-        return task
-    sentences = [
-        s
-        for s in re.split(r"(?<=[.!?])\s+", task)
-        if not SELF_INTRODUCTION.match(s) and not CONDUCT.match(s)
-    ]
-    text = " ".join(sentences)
-    for pattern, replacement in SECOND_PERSON:
-        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
-    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
 
 
 def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:

@@ -29,9 +29,17 @@ ISO_MOMENT = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::\d{2}
 DAY_FIRST = re.compile(rf"\b(\d{{1,2}}){ORDINAL}(?:\s+of)?\s+{MONTH}(?:,?\s+(\d{{4}}))?")
 MONTH_FIRST = re.compile(rf"\b{MONTH}\s+(\d{{1,2}}){ORDINAL}\b(?:,?\s+(\d{{4}}))?")
 SCALES = {"million": 1_000_000, "thousand": 1000}
-RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
+RELATIVE_DAYS = {
+    "today": 0,
+    "tomorrow": 1,
+    "yesterday": -1,
+    "the day after tomorrow": 2,
+    "the day before yesterday": -2,
+}
 NUMERIC_DATE = re.compile(r"\b(\d{1,2})([./])(\d{1,2})\2(\d{4})\b")
-RELATIVE = re.compile(r"\b(today|tomorrow|yesterday)\b")
+RELATIVE = re.compile(
+    r"\b(the day after tomorrow|the day before yesterday|today|tomorrow|yesterday)\b"
+)
 CLOCK = re.compile(
     r"(?<![\w:.$,])(\d{1,2})(?:(:|\.)(\d{2})(?::\d{2})?)?\s*(a\.?m\.?|p\.?m\.?|o'clock|h\b)?"
     r"(?![\w:]|\.\d)"

@@ -32,8 +32,8 @@ from envmill.tasks.core.facts import (
     is_plural,
     join_words,
     noun_of,
-    opening_message,
 )
+from envmill.tasks.core.opening import opening_message
 
 UNKNOWN = "I'm sorry, I don't know that."
 CONFIRM = "Yes, please go ahead."

@@ -57,6 +57,8 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
         return f"{noun} is created{_with(whole['new'], key)}"
     if whole is not None and whole["op"] == "remove":
         return f"{noun} is removed"
+    if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
+        return f"{noun} {_now(whole['new'])}"
     fields = [c for c in changes if len(c["path"]) >= 3][:MAX_FIELDS]
     said = ", ".join(f"{_words(c['path'][-1])} {_now(c['new'])}" for c in fields)
     return f"{noun}: {said}"
@@ -71,7 +73,8 @@ def _with(record: Any, key: str) -> str:
         for field, value in record.items()
         if _plain(value) and str(value) != key and not field.endswith(SYSTEM_SUFFIXES)
     ]
-    fields.sort(key=lambda item: item[0].endswith("id"))  # its own values before its links
+    # its status first, then its own values, then its links
+    fields.sort(key=lambda item: (item[0] != "status", item[0].endswith("id")))
     values = [f"{_words(field)} {_say(value)}" for field, value in fields[:MAX_FIELDS]]
     return f" with {', '.join(values)}" if values else ""
 
@@ -79,6 +82,8 @@ def _with(record: Any, key: str) -> str:
 def _now(value: Any) -> str:
     if isinstance(value, bool):
         return "is now set" if value else "is now cleared"
+    if value is None or value == "":
+        return "is now cleared"
     return f"is now {_say(value)}"
 
 
@@ -87,8 +92,8 @@ def _say(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, str):
         return value.replace("_", " ") if re.fullmatch(r"[a-z_]+", value) else value
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, float):  # 0.1 + 0.2 reads 0.3
+        return str(int(value)) if value.is_integer() else repr(round(value, 6))
     if isinstance(value, list):
         return ", ".join(_say(v) for v in value[:5]) or "none"
     return str(value) if _plain(value) else "updated"

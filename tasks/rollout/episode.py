@@ -29,7 +29,7 @@ from envmill.schemas.ids import canonical_json, content_id
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.scoring import final_answer, score_final_state
-from envmill.tasks.core.facts import opening_message
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge import ReplyJudge, judge_reply
 from envmill.tasks.llm import LlmError, LlmGateError, LlmUnreachableError

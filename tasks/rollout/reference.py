@@ -22,8 +22,8 @@ from envmill.tasks.core.facts import (
     argument_leaves,
     ask_and_answer,
     flatten_facts,
-    opening_message,
 )
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import closing_message
@@ -38,11 +38,11 @@ READ_NOTES = (
     "One moment while I find that.",
     "Let me pull up the details.",
 )
-CHANGE_NOTES = (
+CHANGE_NOTES = ("Now I'll go ahead with that.", "Going ahead now.", "I'll make that change now.")
+# said only after a tool result the note can refer to
+CHECKED_NOTES = (
     "Everything checks out, so I'll make the change now.",
-    "Now I'll go ahead with that.",
     "That's confirmed; making the change.",
-    "Going ahead now.",
 )
 MAX_PARALLEL = 3  # independent reads sent in one message
 
@@ -111,7 +111,7 @@ def reference_messages(
                 {"role": "user", "content": answer},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
-        note = _note(seed + index, steps[index][0], tool_kinds or {})
+        note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=index > 0)
         messages += tool_call_messages(index, group, note)
         for _, result in group:
             sight.read_value(result)
@@ -195,10 +195,16 @@ def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]
     return False
 
 
-def _note(pick: int, step: SolutionStep, tool_kinds: dict[str, str]) -> str | None:
+def _note(
+    pick: int, step: SolutionStep, tool_kinds: dict[str, str], *, after_results: bool
+) -> str | None:
+    """A short note for some tool-call turns; "that checks out" only once a result came back."""
     if int(sha256_hex(str(pick))[:4], 16) % 10 >= NOTE_SHARE:
         return None
-    notes = READ_NOTES if tool_kinds.get(step.tool) == "query" else CHANGE_NOTES
+    if tool_kinds.get(step.tool) == "query":
+        notes = READ_NOTES
+    else:
+        notes = CHANGE_NOTES + CHECKED_NOTES if after_results else CHANGE_NOTES
     return notes[pick % len(notes)]
 
 

@@ -7,7 +7,7 @@
   request"), the facts list as data (a JSON object, or ``FACT_LINES_MIN`` ``key: value`` lines
   naming facts), or a heading of the simulator's prompt. The *opening* may state the request:
   in conversational mode the task is the user's request in their own voice, and the reference
-  policy opens with it verbatim (``facts.opening_message``), so an opening is judged only on task
+  policy opens with it verbatim (``opening.opening_message``), so an opening is judged only on task
   words the reference opening does not say, which catches a pasted "You are Alice Moreno. You
   …" instruction but accepts an opening that simply is the task. A narrative fact the reference
   solution passes as an argument is an answer, not a paste.
@@ -36,8 +36,8 @@ from envmill.tasks.core.facts import (
     flatten_facts,
     match_strength,
     noun_of,
-    opening_message,
 )
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.rollout.values import KnownValues, extract_values
 
 PASTE_MIN_WORDS = 12

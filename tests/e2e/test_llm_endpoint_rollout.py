@@ -17,7 +17,8 @@ from llm_server import make_client, spawn_endpoint
 
 from envmill.schemas.rollout import POLICY_STAGE, STOP_MARKER, USER_STAGE
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.core.facts import flatten_facts, opening_message
+from envmill.tasks.core.facts import flatten_facts
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.offline_llm import (
     OPENING_CUE,

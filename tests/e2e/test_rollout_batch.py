@@ -13,7 +13,7 @@ from llm_server import make_client
 from envmill.rl import load_episode_specs
 from envmill.schemas.rollout import STOP_MARKER, EpisodeBatch, EpisodeSpec, RolloutSettings
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.core.facts import opening_message
+from envmill.tasks.core.opening import opening_message
 from envmill.tasks.offline_llm import Fault, script_key, serve_endpoint, user_script_key
 from envmill.tasks.rollout.batch import rollout_batch, rollout_counts
 from envmill.warehouse.episodes import reference_conversations

@@ -268,7 +268,7 @@ def test_nan_arguments_from_a_served_model_are_a_trajectory_not_a_failure_row(
 
     from envmill.rl import load_episode_specs
     from envmill.schemas.rollout import EpisodeBatch
-    from envmill.tasks.core.facts import opening_message
+    from envmill.tasks.core.opening import opening_message
     from envmill.tasks.offline_llm import script_key, serve_endpoint
     from envmill.tasks.rollout.batch import rollout_batch
 

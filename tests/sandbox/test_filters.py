@@ -357,7 +357,7 @@ def test_an_instruction_to_the_user_pasted_as_the_opening_is_caught():
     own_words = (
         "I booked a table for Friday but cannot make it, and want the booking cancelled"
         " without any fee, keeping my loyalty points."
-    )  # what the reference opening (facts.opening_message) says
+    )  # what the reference opening (opening.opening_message) says
     assert sanity(with_message(1, user(own_words)), spec).kept
 
 

@@ -3,7 +3,7 @@
 It says who the user is (a signed-in customer by name, or a member of staff serving one), what
 they want (the request, with the agent left to work out the steps), what they will tell the agent
 when asked (the nouns of their facts, never the values: those stay in ``user_facts``) and what they
-will accept. ``tasks.core.facts.opening_message`` turns it back into the user's first message:
+will accept. ``tasks.core.opening.opening_message`` turns it back into the user's first message:
 the self-introduction and the lines about conduct go, the rest is put in the first person.
 
 Built from the finished first-person request, so every kind of scenario gets the same treatment
@@ -22,7 +22,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import article_for, tidy_text
+from envmill.tasks.backends.procedural.phrasing.words import tidy_text
 
 CONNECTOR = re.compile(r"^((?:First|Then|After that|Also|Next|Finally|Lastly),\s+)(.*)$", re.S)
 FIRST_PERSON = (
@@ -84,7 +84,6 @@ def persona_task(
         request = re.sub(r"\byour\b", f"the {client}'s", request)
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
-        _client_line(client, request) if voice != "self" else "",
         request,
         what_you_know(spec.user_facts),
         what_you_accept(spec.kind, rng),
@@ -104,14 +103,6 @@ def who_you_are(
         return [f"You are {name}." if name else "", place]
     staff = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
     return [f"You are {faker.first_name()} {faker.last_name()}.", staff]
-
-
-def _client_line(client: str, request: str) -> str:
-    """ "A member has come to you with a request." where the request is about them (not when
-    staff restock a part or close a campaign)."""
-    if not re.search(rf"\b{re.escape(client)}\b", request, re.I):
-        return ""
-    return f"{article_for(client).capitalize()} {client} has come to you with a request."
 
 
 def bare_request(task: str) -> str:
@@ -144,7 +135,7 @@ def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
     for pattern, replacement in FIRST_PERSON:
         body = re.sub(pattern, replacement, body)
     body = re.sub(r"^please,?\s+", "You want the agent to ", body, flags=re.I)
-    body = re.sub(r"([,;:]\s+)please\s+", r"\1you want the agent to ", body)
+    body = re.sub(r"([,;:]\s+(?:and\s+)?(?:then\s+)?)please\s+", r"\1you want the agent to ", body)
     first = body.split(" ", 1)[0].lower()
     if first in verbs and first not in NOT_VERBS:  # an order: "Void the invoice."
         body = f"You want the agent to {body[:1].lower()}{body[1:]}"

@@ -1,8 +1,8 @@
 """Scenario kinds of the procedural chain sampler, chosen by the scenario's rng.
 
 - ``change``: today's chain (records named by label or id);
-- ``filtered_lookup`` / ``aggregate_lookup``: one record named by what a filtered list, or a
-  count or total over its related records, reveals (:mod:`lookups`);
+- ``filtered_lookup``: one record named by what a filtered list reveals ("Ann's only pending
+  order", "my latest booking"; :mod:`lookups`);
 - ``disambiguation``: two records share the name the task uses; a second attribute tells them
   apart (the initial state is edited so, before certification ever sees it);
 - ``created_chain``: a step acts on the record an earlier step created ("the new account");
@@ -32,23 +32,25 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     Chain,
     ChainStep,
     _ChainSampler,
+    makes_new,
 )
 from envmill.tasks.backends.procedural.scenarios.conditions import ConditionalSampler
 from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
 from envmill.tasks.backends.procedural.scenarios.namesakes import NamedSampler, disambiguate
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
-# in fallback order: an aggregate needs a count or sum tool (often absent) and falls back to a
-# filtered list; a namesake needs only a label lookup, so it comes last before a plain change
+# in fallback order: a namesake needs only a label lookup, so it comes last before a plain change
+# (an ``aggregate_lookup``, a record picked by a count or total over its own records, is left
+# out: no business picks "the lot with the biggest sales total" to spoil; aggregates stay as
+# questions, "how many …", in the answer kind)
 KINDS = (
     "change",
-    "aggregate_lookup",
     "filtered_lookup",
     "created_chain",
     "conditional",
     "disambiguation",
 )
-SHARES = (0.2, 0.2, 0.15, 0.15, 0.15, 0.15)
+SHARES = (0.3, 0.2, 0.2, 0.15, 0.15)
 MAX_TRIES_PER_KIND = 30
 CREATED_CHAIN_STEPS = 2
 
@@ -98,8 +100,8 @@ def _sample_one(
     args = (compiled, episode, rng, drawer)
     if kind == "change":
         return _ChainSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
-    if kind in ("filtered_lookup", "aggregate_lookup"):
-        sampler = LookupSampler(*args, mode=kind.split("_")[0])
+    if kind == "filtered_lookup":
+        sampler = LookupSampler(*args)
         chain = sampler.sample(target_len, MAX_TRIES_PER_KIND)
         return chain if sampler.done else None
     if kind == "created_chain":
@@ -124,7 +126,7 @@ class CreatedSampler(_ChainSampler):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.creators = [t for t in self.changers if _creates(t) and self._others_using(t.entity)]
+        self.creators = [t for t in self.changers if makes_new(t) and self._others_using(t.entity)]
         self.created: tuple[str, Any] | None = None
         self.used = False
 
@@ -169,10 +171,6 @@ class CreatedSampler(_ChainSampler):
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         chain = super().sample(target_len, max_attempts)
         return chain if self.created is not None else None
-
-
-def _creates(tool: ToolManifest) -> bool:
-    return not any(a.source == "entity_id" and a.entity == tool.entity for a in tool.args)
 
 
 def _id_arg(tool: ToolManifest, entity: str) -> ArgManifest | None:

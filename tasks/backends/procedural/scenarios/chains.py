@@ -131,10 +131,13 @@ class _ChainSampler:
         self.compiled, self.episode, self.rng, self.drawer = compiled, episode, rng, drawer
         self.state = known_state(episode)
         role = self.state.get(compiled.acting_role_attr or "")
+        own = compiled.roles[role].entity if role in compiled.roles else None
         self.changers = [
             t
             for t in compiled.tools
-            if t.kind == "state_change" and (not t.roles or role in t.roles)
+            if t.kind == "state_change"
+            and (not t.roles or role in t.roles)
+            and not (own and t.entity == own and makes_new(t))  # a customer signs up no one
         ]
         self.queries = {t.tool: t for t in compiled.tools if t.kind == "query"}
         member = acting_member(compiled, self.state)
@@ -501,3 +504,8 @@ def _acted_on(manifest: ToolManifest, arguments: dict[str, Any]) -> str | None:
     own = [a for a in manifest.args if a.source == "entity_id" and a.entity == manifest.entity]
     value = arguments.get(own[0].name) if own else None
     return None if value is None else str(value)
+
+
+def makes_new(tool: ToolManifest) -> bool:
+    """A create: no id argument names a record of the tool's own entity."""
+    return not any(a.source == "entity_id" and a.entity == tool.entity for a in tool.args)

@@ -1,13 +1,12 @@
-"""Conditional sub-goals: "if the balance of X is at least $500, do A; otherwise, do B".
+"""Conditional sub-goals: "if the stock of X is below 30, restock it; otherwise, lower its price".
 
 The first step of the chain is conditional. The branch not taken (B) is drawn and run first, then
-rolled back: it must succeed on the same state, so both branches are plausible. Both act on
-one record, which has a number an agent can read with a get tool ("if its fee …, cancel it;
-otherwise, mark it completed"), and A leaves none of B's values (``_not_done``); the threshold
-is a round number near that value, on the side a coin chose, so the
-condition is true or false in the state and the reference (which reads the record first)
-follows the branch it makes true. ``derive_checks.derive_absence_check`` then verifies that B's
-changes did not happen.
+rolled back: it must succeed on the same state, so both branches are plausible. Both act on one
+record, and the test reads a number of it that a branch changes, with a get tool, so the test
+is about what the action does; A leaves none of B's values (``_not_done``). The threshold is a
+round number near that value, on the side a coin chose, so the condition is true or false in
+the state and the reference (which reads the record first) follows the branch it makes true.
+``derive_checks.derive_absence_check`` then verifies that B's changes did not happen.
 """
 
 from __future__ import annotations
@@ -103,7 +102,8 @@ class ConditionalSampler(_ChainSampler):
             self.chain.solution.insert(len(self.chain.solution) - 1, read)
 
     def _condition(self, step: ChainStep) -> tuple[Condition | None, Any]:
-        """A test on a number of a record the taken step names, true or false by a coin."""
+        """A test on a number of the record both steps act on that one of them changes; the
+        branch that raises it goes with low values, the one that lowers it with high ones."""
         before = self.chain.initial_state
         if self.otherwise is None:
             return None, None
@@ -114,11 +114,16 @@ class ConditionalSampler(_ChainSampler):
                 continue  # both branches are about the record the condition tests
             attr = self.compiled.entity_attrs[mention.entity or ""]
             record = _value_at(before, [attr, mention.value])
-            fields = sorted(n for n, v in record.items() if _is_number(v) and n != "id")
+            touched = _fields_changed(step, other, attr, mention.value)
+            fields = sorted(n for n, v in record.items() if _is_number(v) and n in touched)
             if not fields:
                 continue
             field = self.rng.choice(fields)
             holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
+            moved = _moved_by(step, other, [attr, mention.value, field])
+            if moved is not None:  # "below 30, restock it": the branch for low values raises it
+                by_taken, raises = moved
+                holds = by_taken == ((op == "<") == raises)
             threshold = _threshold(record[field], op, holds, self.rng)
             if threshold is None:
                 continue
@@ -151,6 +156,29 @@ def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bo
         m.source == "entity_id" and m.entity == step.manifest.entity and m.value == mention.value
         for m in step.mentions
     )
+
+
+def _fields_changed(step: ChainStep, other: ChainStep, attr: str, record_id: Any) -> set[str]:
+    """Fields of the record either branch changes: the test reads what the action is about
+    ("if the stock is below 30, restock it"), not a number beside it."""
+    changes = [*step.changes, *other.changes]
+    return {
+        str(c["path"][2])
+        for c in changes
+        if c["path"][:2] == [attr, record_id] and len(c["path"]) == 3
+    }
+
+
+def _moved_by(taken: ChainStep, other: ChainStep, path: list) -> tuple[bool, bool] | None:
+    """When one branch alone changes the number at ``path``: (it is the taken one, it raises
+    the number); else None."""
+    moves = [
+        (branch is taken, c["new"] > c["old"])
+        for branch in (taken, other)
+        for c in branch.changes
+        if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
+    ]
+    return moves[0] if len(moves) == 1 else None
 
 
 def _is_number(value: Any) -> bool:

@@ -26,8 +26,6 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
 
-MAX_SIBLINGS = 5  # an aggregate lookup calls the count or sum once per candidate
-
 
 def shown(field: str, value: Any) -> str:
     """A field value as the task writes it ("$1,250.50", "9 Feb 2025", "checked in")."""
@@ -37,12 +35,12 @@ def shown(field: str, value: Any) -> str:
 
 
 class LookupSampler(_ChainSampler):
-    """Names one entity argument of the chain by a filter (``filtered``) or an aggregate
-    (``aggregate``); a chain where no step could be named so is refused (``_wants``)."""
+    """Names one entity argument of the chain by a filter or as the latest or earliest of a
+    list; a chain where no step could be named so is refused (``_wants``)."""
 
-    def __init__(self, *args: Any, mode: str) -> None:
+    def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.mode, self.done, self.shapes = mode, False, {}
+        self.done, self.shapes = False, {}
 
     def _wants(self, mentions: list[ArgMention]) -> bool:
         return self.done or any(m.described for m in mentions)
@@ -59,11 +57,7 @@ class LookupSampler(_ChainSampler):
         collection = self.state.get(attr)
         if not isinstance(collection, dict) or not isinstance(collection.get(value), dict):
             return None
-        named = (
-            self._filtered(arg, value, collection, calls)
-            if self.mode == "filtered"
-            else self._aggregated(arg, value, collection, calls)
-        )
+        named = self._filtered(arg, value, collection, calls)
         if named is None:
             return None
         return ArgMention(arg.name, value, arg.source, arg.entity, described=named)
@@ -118,66 +112,6 @@ class LookupSampler(_ChainSampler):
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
 
-    # -- aggregate: the sibling with the most children, or the largest total over them
-    def _aggregated(self, arg: ArgManifest, value: Any, records: dict, calls: list) -> str | None:
-        lists = [t for t in self._lists_of(arg.entity) if _parent_arg(t, arg.entity)]
-        lists = [t for t in lists if self._shape(t) == "list"]
-        aggregates = self._aggregates_over(arg.entity)
-        self.rng.shuffle(aggregates)
-        for listing in lists:
-            parent = _parent_arg(listing, arg.entity)
-            siblings = sorted(_siblings(records, value, parent), key=str)
-            if not 2 <= len(siblings) <= MAX_SIBLINGS:
-                continue
-            for aggregate in aggregates:
-                text = self._try_aggregate(listing, parent, aggregate, value, siblings, calls)
-                if text is not None:
-                    return text
-        return None
-
-    def _try_aggregate(self, listing, parent, aggregate, value, siblings, calls) -> str | None:
-        record = _record_field(self.state, self.compiled.entity_attrs, listing.entity, value)
-        pid = record.get(parent.name) if record else None
-        if pid is None:
-            return None
-        own_arg = _parent_arg(aggregate, aggregate.entity)  # _aggregates_over: it has one
-        if own_arg is None:
-            return None
-        totals, steps = {}, []
-        field: str | None = None  # the summed field of the last call (None: a count)
-        for sibling in siblings:
-            step = SolutionStep(tool=aggregate.tool, arguments={own_arg.name: sibling})
-            result = self._query(step.tool, step.arguments)
-            number, field = _aggregate_value(result)
-            if number is None:
-                return None
-            totals[sibling], steps = number, [*steps, step]
-        best = _unique_extreme(totals, value)
-        if best is None:
-            return None
-        trail: list[SolutionStep] = []
-        owner = self._name_parent(parent, pid, trail)
-        listed = SolutionStep(tool=listing.tool, arguments={parent.name: pid})
-        if self._query(listed.tool, listed.arguments) is None:
-            return None
-        if field is None:
-            key = "most_counted" if best == "most" else "fewest_counted"
-        else:
-            key = "largest_total" if best == "most" else "smallest_total"
-        total = f"total {field_noun(field)}" if field and field != "total" else "total"
-        entity = aggregate.entity or ""  # an aggregate is over an entity
-        children = words_of(self.compiled.entity_attrs.get(entity, entity))
-        text = say(
-            key,
-            self.rng,
-            entity=words_of(listing.entity),
-            parent=owner,
-            children=children,
-            total=total if field else "",
-        )
-        calls.extend([*trail, listed, *steps])
-        return text
-
     # -- shared
     def _name_parent(self, parent: ArgManifest, pid: Any, trail: list[SolutionStep]) -> str:
         """The parent by label (its find call joins ``trail``), else by noun and id."""
@@ -197,16 +131,6 @@ class LookupSampler(_ChainSampler):
             and not any(a.source == "str" for a in tool.args)
             and all(not a.required or a.source == "entity_id" for a in tool.args)
         ]
-
-    def _aggregates_over(self, entity: str | None) -> list[ToolManifest]:
-        """Count and sum tools of another entity whose parent argument is ``entity``."""
-        found = []
-        for tool in self.queries.values():
-            parent = _parent_arg(tool, tool.entity)
-            if tool.entity != entity and parent is not None and parent.entity == entity:
-                if self._shape(tool) == "aggregate":
-                    found.append(tool)
-        return found
 
     def _shape(self, tool: ToolManifest) -> str | None:
         """``list`` or ``aggregate``, from one call with the first parent id (cached)."""
@@ -257,7 +181,7 @@ def _only_options(tool: ToolManifest, record: dict, siblings: dict, value: Any) 
 
 
 def _extreme_options(record: dict, siblings: dict, value: Any) -> list:
-    """Fields in which ``record`` holds the one largest or smallest value of its siblings."""
+    """Time fields in which ``record`` holds the one latest or earliest value of its siblings."""
     options = []
     for name, own in record.items():
         if name.endswith("_id") or _comparable(own) is None:
@@ -266,11 +190,9 @@ def _extreme_options(record: dict, siblings: dict, value: Any) -> list:
         if any(v is None or type(v) is not type(_comparable(own)) for v in values.values()):
             continue
         extreme = _unique_extreme(values, value)
-        if extreme is not None:
-            dated = isinstance(values[value], date)
-            key = {"most": "latest", "least": "earliest"}[extreme] if dated else extreme
-            options.append((key, name))
-    return options
+        if extreme is not None and isinstance(values[value], date):  # "my most recent order";
+            options.append(({"most": "latest", "least": "earliest"}[extreme], name))
+    return options  # nobody picks "the account with the smallest balance" without a reason
 
 
 def _comparable(value: Any) -> Any:
@@ -302,18 +224,6 @@ def _unique_extreme(values: dict[Any, Any], key: Any) -> str | None:
     if all(own < v for v in others):
         return "least"
     return None
-
-
-def _aggregate_value(result: dict[str, Any] | None) -> tuple[float | None, str | None]:
-    """(number, summed field) from a sum's data, (count, None) from a count's."""
-    data = result.get("data") if result else None
-    if not isinstance(data, dict):
-        return None, None
-    for key, number in data.items():
-        if key.startswith("total") and isinstance(number, int | float):
-            return float(number), key.removeprefix("total_") or key
-    count = data.get("count")
-    return (float(count), None) if isinstance(count, int) else (None, None)
 
 
 def _ids_in(data: list, value: Any) -> bool:

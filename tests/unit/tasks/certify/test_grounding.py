@@ -57,6 +57,18 @@ def test_an_id_an_earlier_result_showed_and_an_enum_of_the_schema_are_grounded()
     assert ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, "") == []
 
 
+def test_an_example_in_a_tool_description_grounds_nothing():
+    """ "the hospital id, e.g. HS-007" is not a record the agent looked up; a reference that
+    copies the example guesses."""
+    described = json.loads(json.dumps(TOOLS))
+    spec_of = described[0]["function"]
+    spec_of["description"] = "Book a bed in a ward (e.g. at HS-007, 20% off on Mondays)."
+    spec_of["parameters"]["properties"]["hospital_id"]["description"] = "e.g. HS-007"
+    spec = _spec("Book an ICU bed at St Mary.", [BOOK])
+    unseen = ungrounded_reference(spec, [{"success": True}], described, "")
+    assert [(u.argument, u.value) for u in unseen] == [("hospital_id", "HS-007")]
+
+
 def test_the_same_id_in_the_system_message_or_the_task_is_grounded():
     spec = _spec("Book an ICU bed at St Mary.", [BOOK])
     assert ungrounded_reference(spec, [{}], TOOLS, "You serve hospital HS-007.") == []

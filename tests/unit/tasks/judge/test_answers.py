@@ -282,3 +282,14 @@ def test_more_hedges_near_a_figure(reply, passes):
 )
 def test_a_day_part_in_words_and_a_slashed_iso_date_are_read(reply):
     assert judge_answer(POSTED, reply, SETTING).passed, reply
+
+
+def test_the_day_after_tomorrow_is_two_days_on_not_one():
+    from datetime import date
+
+    from envmill.tasks.judge.reading import read
+
+    today = date(2024, 12, 25)
+    assert read("It is the day after tomorrow.", today).dates == ["2024-12-27"]
+    assert read("It was the day before yesterday.", today).dates == ["2024-12-23"]
+    assert read("It is tomorrow.", today).dates == ["2024-12-26"]

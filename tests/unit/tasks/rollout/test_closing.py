@@ -32,3 +32,24 @@ def test_the_wording_varies_with_the_seed_and_with_the_content():
     removed = {**INITIAL, "appointments": {}}
     assert "ppointment A2 is removed" in closing_message(INITIAL, removed, "s1")
     assert "Nothing needed to change" in closing_message(INITIAL, INITIAL, "s1")
+
+
+def test_odd_values_read_as_a_person_reports_them():
+    keyed = closing_message({"stock": {"apple": 5}}, {"stock": {"apple": 0}}, "s1")
+    assert "tock apple is now 0" in keyed
+    order = {"status": "open", "note": "gift", "total": 1.0}
+    changed = {**order, "note": None, "total": 0.1 + 0.2}
+    said = closing_message({"orders": {"O1": order}}, {"orders": {"O1": changed}}, "s1")
+    assert "note is now cleared" in said and "total is now 0.3" in said and "000" not in said
+
+
+def test_a_record_made_and_then_changed_says_where_it_ended():
+    made = {
+        "name": "Ann",
+        "email": "a@x.org",
+        "phone": "555",
+        "plan": "plus",
+        "status": "cancelled",
+    }
+    said = closing_message({"members": {}}, {"members": {"M9": made}}, "s1")
+    assert "ember M9 is created with status cancelled" in said

@@ -1,0 +1,120 @@
+"""The first user message of an episode, from its task (DESIGN §3.4).
+
+A conversational task may be an instruction to a simulated user, τ-bench style ("You are Alice
+Moreno. You cannot make your appointment … When the agent asks, you give …"). The agent must not
+see the instruction: the opening keeps what the user wants, in the first person, and leaves out
+the self-introduction (the name is asked for like any fact) and the lines about conduct. Text in
+quotes is the user's own words and stays as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from envmill.schemas.scenario import ScenarioSpec
+
+FALLBACK_OPENING = "Hi, I need some help."
+TITLES = ("Dr.", "Mr.", "Mrs.", "Ms.", "Mx.", "Prof.", "St.", "Jr.", "Sr.")
+PARTICLES = frozenset("de da del della di du la le van von der den ter bin ibn al el".split())
+INTRODUCTION = re.compile(r"^(?:You are|You're|Your name is)\s+(.+?)\s*([.!])$", re.S)
+NAMED = re.compile(r"\s+(?:named|called)\s+[^,.;!?]+")
+# lines about how the user behaves, not what they want
+CONDUCT = re.compile(
+    r"^(?:When the agent asks|If the agent|Once the agent|The agent\b|If asked\b|"
+    r"You are fine with either|You only want the information|You just want to know|"
+    r"You are reactive|You (?:will not|won't|do not|don't|never) (?:say|give|reveal|volunteer)|"
+    r"(?:Do not|Don't|Never) (?:reveal|give|say|volunteer|mention|offer|share))\b"
+)
+QUOTED = re.compile(r"(\"[^\"]*\"|“[^”]*”)")
+# "you" as an object: what follows it is not the verb of a sentence it starts
+OBJECT_FOLLOWERS = (
+    r"(?=\s*(?:[.,;:!?)]|$|\s+(?:a|an|the|my|your|some|more|less|to|for|about|that|this|what|how|"
+    r"if|when|back|out|in|up|off|down|again|with|on|at|from|by|any|all|one|and|or)\b))"
+)
+SECOND_PERSON = (
+    (r"\byou want the agent to\b", "please"),
+    (r"\byou are\b", "I am"),
+    (r"\byou were\b", "I was"),
+    (r"\byou're\b", "I'm"),
+    (r"\byou've\b", "I've"),
+    (r"\byou'll\b", "I'll"),
+    (r"\byou'd\b", "I'd"),
+    (r"\byourself\b", "myself"),
+    (r"\byours\b", "mine"),
+    (r"\byour\b", "my"),
+    (r"\blet you\b", "let me"),
+    (r"(?<!\bthank )\byou\b" + OBJECT_FOLLOWERS, "me"),
+    (r"(?<!\bthank )\byou\b", "I"),
+)
+
+
+def opening_message(scenario: ScenarioSpec) -> str:
+    """The first user message: the task as it is, or, for an instruction to a conversational
+    user, its request in the user's own voice."""
+    task = scenario.task.strip()
+    if scenario.mode != "conversational" or not re.match(r"(?:You|Your)\b", task):
+        return task
+    spoken = []
+    for sentence in sentences_of(task):
+        if not CONDUCT.match(sentence):
+            quoted = _quoted_speech(sentence)
+            spoken.append(quoted if quoted is not None else _voiced(_without_name(sentence)))
+    text = " ".join(s for s in spoken if s)
+    text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    return text.strip() or FALLBACK_OPENING
+
+
+def sentences_of(text: str) -> list[str]:
+    """Sentences, not split after a title ("Dr. Moreno") and split where a space is missing
+    ("Moreno.You want")."""
+    text = re.sub(r"(?<=[a-z][.!?])(?=[A-Z])", " ", text)
+    pieces: list[str] = []
+    for piece in re.split(r"(?<=[.!?])\s+", text):
+        if pieces and pieces[-1].endswith(TITLES):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def in_first_person(text: str) -> str:
+    for pattern, replacement in SECOND_PERSON:
+        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
+    return text
+
+
+def _quoted_speech(sentence: str) -> str | None:
+    """'Tell the agent "I lost my card"' is what the user says: the quoted words, or None."""
+    found = re.match(r'^(?:Tell|Say to|Ask) the agent[:,]?\s*(?:that\s*)?["“](.+?)["”]', sentence)
+    return found.group(1) if found else None
+
+
+def _voiced(sentence: str) -> str:
+    """The sentence in the first person, text in quotes as written."""
+    parts = QUOTED.split(sentence)
+    return "".join(p if QUOTED.fullmatch(p) else in_first_person(p) for p in parts)
+
+
+def _without_name(sentence: str) -> str:
+    """The sentence without the user's name: "You are Alice Moreno." goes, "You are Alice
+    Moreno, a premium patient." becomes "You are a premium patient.", "a teacher named Alice
+    Moreno" becomes "a teacher"."""
+    found = INTRODUCTION.match(sentence)
+    if found is None:
+        return NAMED.sub("", sentence)
+    said, end = found.group(1), found.group(2)
+    name, _, rest = said.partition(",")
+    if not _is_name(re.sub(r"\s*\(.*\)$", "", name)):
+        return NAMED.sub("", sentence)
+    return f"You are {rest.strip()}{end}" if rest.strip() else ""
+
+
+def _is_name(text: str) -> bool:
+    """A person's name: one to five words, capitalised but for particles ("Maria de la Cruz"),
+    maybe after a title."""
+    words = text.split()
+    if words and words[0] in TITLES:
+        words = words[1:]
+    if not 1 <= len(words) <= 5 or not words[0][:1].isupper():
+        return False
+    return all(w[:1].isupper() or w in PARTICLES for w in words)

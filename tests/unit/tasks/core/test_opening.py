@@ -1,0 +1,70 @@
+"""The agent sees the user's request, never the instruction to the simulated user: no name, no
+conduct lines, no second person left, quoted words as written."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from envmill.tasks.core.opening import FALLBACK_OPENING, opening_message
+
+CASES = [
+    ("You are Alice Moreno.", FALLBACK_OPENING),
+    (
+        "You are Dr. Alice Moreno. You cannot make your appointment on Friday.",
+        "I cannot make my appointment on Friday.",
+    ),
+    (
+        "You are Alice Moreno. The clinic should send you a confirmation text. Thank you.",
+        "The clinic should send me a confirmation text. Thank you.",
+    ),
+    (
+        "You are Bob. If it costs you more than $50, you want to cancel it.",
+        "If it costs me more than $50, I want to cancel it.",
+    ),
+    ("You are Élodie Durand. You want to move your booking.", "I want to move my booking."),
+    ("You are Maria de la Cruz. You want a refund.", "I want a refund."),
+    (
+        "You are a 45-year-old teacher named Alice Moreno. You want to book a visit.",
+        "I am a 45-year-old teacher. I want to book a visit.",
+    ),
+    (
+        "You are Alice Moreno (patient P001). You want to pay your invoice.",
+        "I want to pay my invoice.",
+    ),
+    (
+        "You are Alice Moreno, a premium patient. You want to pay your invoice.",
+        "I am a premium patient. I want to pay my invoice.",
+    ),
+    ("Your name is Alice Moreno. You want to book a cleaning.", "I want to book a cleaning."),
+    (
+        "You are Alice. You want a cleaning. Do not reveal your birth date unless asked. "
+        "The agent may ask you for your date of birth; give it.",
+        "I want a cleaning.",
+    ),
+    ("You are Alice Moreno.You want it moved.", "I want it moved."),
+    ('You are Alice. Tell the agent "I need you to cancel it".', "I need you to cancel it"),
+    (
+        'You are Alice. You want to say "thank you" and "see you" to the agent.',
+        'I want to say "thank you" and "see you" to the agent.',
+    ),
+    (
+        "You are Alice. You want the agent to let you know when it is done. You are reactive to "
+        "the agent and will not say anything that is not asked.",
+        "Please let me know when it is done.",
+    ),
+    ("You are tired. You want to go home.", "I am tired. I want to go home."),
+]
+
+
+@pytest.mark.parametrize(("task", "opening"), CASES)
+def test_an_instruction_becomes_the_users_own_words(task, opening):
+    assert opening_message(SimpleNamespace(task=task, mode="conversational")) == opening
+
+
+def test_a_plain_task_is_the_opening_as_it_is():
+    task = "You are my favourite agent. Cancel order O-1."
+    assert opening_message(SimpleNamespace(task=task, mode="non_conversational")) == task
+    said = "Cancel order O-1 for me."
+    assert opening_message(SimpleNamespace(task=said, mode="conversational")) == said
