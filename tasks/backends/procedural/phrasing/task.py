@@ -191,7 +191,16 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         said = template[match.end() :].startswith(" dollars") or before.endswith("$")
         return _exact_text(mention, as_label, money=not said)
 
-    return PLACEHOLDER.sub(replace, template).strip()
+    return without_repeated_type(PLACEHOLDER.sub(replace, template).strip(), mentions)
+
+
+def without_repeated_type(text: str, mentions: list[ArgMention]) -> str:
+    """ "crew Signals Crew" → "Signals Crew": a type word before a name that already says it."""
+    for mention in mentions:
+        label = str(mention.label or "")
+        for word in {w.casefold() for w in label.split() if w.isalpha()}:
+            text = re.sub(rf"\b{re.escape(word)}\s+(?={re.escape(label)})", "", text, flags=re.I)
+    return text
 
 
 def conditional_clause(

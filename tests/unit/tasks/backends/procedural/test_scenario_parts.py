@@ -605,3 +605,14 @@ def test_a_branch_of_a_condition_is_the_bare_request(seed):
     step = ChainStep(manifest, step.arguments, step.mentions, [])
     body = phrase_step(step, random.Random(seed), plain=True).body
     assert body.startswith("Remove member Cy Moss") and "moving" not in body
+
+
+def test_a_type_word_the_name_already_says_is_not_repeated():
+    from envmill.tasks.backends.procedural.phrasing.task import without_repeated_type
+
+    crew = ArgMention("crew_id", "CR-1", "entity_id", "crew", label="Signals Crew", by_label=True)
+    part = ArgMention("part_id", "P-1", "entity_id", "part", label="Brake Rotor", by_label=True)
+    assert without_repeated_type("Take crew Signals Crew off duty.", [crew]) == (
+        "Take Signals Crew off duty."
+    )
+    assert without_repeated_type("Restock part Brake Rotor.", [part]) == "Restock part Brake Rotor."
