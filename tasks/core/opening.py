@@ -22,7 +22,8 @@ NAMED = re.compile(r"\s+(?:named|called)\s+[^,.;!?]+")
 CONDUCT = re.compile(
     r"^(?:When the agent asks|If the agent|Once the agent|The agent\b|If asked\b|"
     r"You are fine with either|You only want the information|You just want to know|"
-    r"You are reactive|You (?:will not|won't|do not|don't|never) (?:say|give|reveal|volunteer)|"
+    r"You are reactive|You answer the agent|You share a detail only|"
+    r"You (?:will not|won't|do not|don't|never) (?:say|give|reveal|volunteer)|"
     r"(?:Do not|Don't|Never) (?:reveal|give|say|volunteer|mention|offer|share))\b"
 )
 QUOTED = re.compile(r"(\"[^\"]*\"|“[^”]*”)")

@@ -85,7 +85,7 @@ def persona_task(
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
-        what_you_know(spec.user_facts),
+        what_you_know(spec.user_facts, rng),
         what_you_accept(spec.kind, rng),
     ]
     return tidy_text(" ".join(line for line in lines if line))
@@ -160,10 +160,10 @@ def _orders_wanted(body: str, verbs: frozenset[str]) -> str:
     return re.sub(lead + r"([A-Za-z]+)\b", want, body)
 
 
-def what_you_know(facts: dict[str, Any]) -> str:
+def what_you_know(facts: dict[str, Any], rng: random.Random) -> str:
     """What the user can tell the agent, neither named nor given (the values stay in
     ``user_facts`` so the agent has to ask; their keys are argument names, not a person's words)."""
-    lines = ["When the agent asks for a detail, you give it; you do not volunteer details."]
+    lines = [str(rng.choice(load_wording("conduct")["knowledge"]))]
     for key in facts:
         if key.endswith(" you mean"):
             noun = key.removesuffix(" you mean")
