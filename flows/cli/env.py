@@ -119,6 +119,8 @@ def certify(
     except ValueError as exc:
         fail(f"{scenarios} is not valid JSON: {exc}")
     items = items if isinstance(items, list) else [items]
+    if not items:
+        fail(f"{scenarios} holds no scenario: give a scenario object or a non-empty list")
     with _sandbox() as sandbox:
         env = _prepare(read_source(file), sandbox)
         verdicts = []

@@ -107,6 +107,14 @@ def test_bad_input_is_one_line_and_non_zero(cli, args, fragment):
     assert fragment in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+def test_certifying_no_scenario_is_an_error_not_a_pass(cli, tmp_path):
+    empty = tmp_path / "none.json"
+    empty.write_text("[]")
+    done = cli("env", "certify", str(CLINIC), str(empty), **TIGHT)
+    assert done.returncode == 2 and "holds no scenario" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_bad_setting_is_one_line(cli):
     done = cli("env", "check", str(CLINIC), ENVMILL_SANDBOX__WALL_SECONDS="-1")
     assert done.returncode == 2 and "sandbox.wall_seconds" in done.stderr
