@@ -17,7 +17,7 @@ from llm_server import make_client, spawn_endpoint
 
 from envmill.schemas.rollout import POLICY_STAGE, STOP_MARKER, USER_STAGE
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.core.facts import flatten_facts
+from envmill.tasks.core.facts import flatten_facts, say_value
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.offline_llm import (
@@ -380,7 +380,7 @@ def replay(client: openai.OpenAI, tools: list[dict], scenario, reference) -> lis
     played by the endpoint, the tools answered with the reference's results."""
     results = iter([m["content"] for m in reference.messages if m["role"] == "tool"])
     conversational = scenario.mode == "conversational"
-    facts = [(fact.key, fact.value) for fact in flatten_facts(scenario.user_facts)]
+    facts = [(fact.key, say_value(fact.value)) for fact in flatten_facts(scenario.user_facts)]
     prompt = user_prompt(scenario.task, facts)
     user_side: list[dict] = []
 

@@ -167,7 +167,8 @@ def repoint(
     if fitting:
         record[ref] = filler.rng.choice(fitting)
         return True
-    own_parent = rows.get(record.get(ref))
+    own_id = record.get(ref)
+    own_parent = rows.get(own_id) if own_id is not None else None
     status = parent.status.field if parent.status else None
     return (
         own_parent is not None and rest == status and remake_in(filler, parent, own_parent, values)
