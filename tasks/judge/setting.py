@@ -45,6 +45,7 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
         if re.search(r"\d", s) and not ISO_MOMENT.fullmatch(s.casefold())
     ]
     masks += [tail for s in masks for tail in _shown_tails(s)]
+    masks += _names_asked_about(task, initial)  # "Parks Crew North" holds no department
     moments = read(" ; ".join(s for s in strings if ISO_MOMENT.match(s)))
     asked = read(task, today, masks)
     return Setting(
@@ -55,6 +56,13 @@ def setting_of(task: str, *states: dict[str, Any]) -> Setting:
         dates=frozenset(moments.dates + asked.dates + ([today.isoformat()] if today else [])),
         times=frozenset(moments.times + asked.times),
     )
+
+
+def _names_asked_about(task: str, strings: list[str]) -> list[str]:
+    """Names of several words from the state that the request itself says: what the question
+    is about, never an answer to it, whatever words they contain."""
+    said = task.casefold()
+    return [s for s in strings if " " in s.strip() and len(s) <= 80 and s.casefold() in said]
 
 
 def _shown_tails(value: str) -> list[str]:

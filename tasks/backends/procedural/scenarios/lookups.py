@@ -95,10 +95,11 @@ class LookupSampler(_ChainSampler):
         owner = self._name_parent(parent, record[parent.name], trail) if parent else None
         entity = words_of(tool.entity)
         field_words = field_noun(field)
+        named = isinstance(record.get(field), str)  # an enum value: "the only lapsed donor"
         if how == "only" and owner is None:
-            key, owner = "only_anywhere", ""
+            key, owner = ("only_named_anywhere" if named else "only_anywhere"), ""
         elif how == "only":
-            key = "only_with_status" if field in ("status", "state") else "only_with_field"
+            key = "only_with_status" if named else "only_with_field"
         else:
             key = how
         text = say(

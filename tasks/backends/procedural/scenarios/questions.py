@@ -258,7 +258,10 @@ def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, A
     """Maybe one enum filter: the arguments and the words that say it, before and after the
     noun ("active loans", "charges whose category is minibar")."""
     enums = [a for a in tool.args[1:] if a.source == "enum" and a.values]
-    if not enums or rng.random() < 0.4:
+    statuses = [a for a in enums if a.name == "status"]
+    if statuses:  # "how many bookings" is unclear when some are cancelled: say which
+        enums = statuses
+    elif not enums or rng.random() < 0.4:
         return args, "", ""
     arg = rng.choice(enums)
     value = rng.choice(arg.values)

@@ -293,3 +293,19 @@ def test_the_day_after_tomorrow_is_two_days_on_not_one():
     assert read("It is the day after tomorrow.", today).dates == ["2024-12-27"]
     assert read("It was the day before yesterday.", today).dates == ["2024-12-23"]
     assert read("It is tomorrow.", today).dates == ["2024-12-26"]
+
+
+def test_a_name_the_question_says_holds_no_rival():
+    """ "What is the department of Parks Crew North?": "parks" in the crew's name is not a
+    competing department."""
+    from envmill.schemas.answers import ExpectedAnswer
+    from envmill.tasks.judge.answers import judge_answer
+    from envmill.tasks.judge.setting import setting_of
+
+    state = {"crews": {"C1": {"name": "Parks Crew North", "department": "lighting"}}}
+    question = "What is the department of crew Parks Crew North?"
+    expected = ExpectedAnswer(type="enum", value="lighting", rivals=["parks", "streets"])
+    setting = setting_of(question, state)
+    said = "The department of crew Parks Crew North is lighting."
+    assert judge_answer(expected, said, setting).passed
+    assert not judge_answer(expected, "It is parks.", setting).passed
