@@ -120,37 +120,6 @@ def build_scenario(
     An answer or refusal (drawn from its own seed) the environment cannot give falls back to a
     change scenario, built exactly as it would have been without those kinds. A conversational
     scenario's task becomes an instruction to the simulated user (``persona_task``)."""
-    spec = _build_spec(
-        compiled,
-        env_id,
-        index,
-        seed,
-        sandbox,
-        faker,
-        conversational_share,
-        state_builder,
-        kind_shares,
-    )
-    if spec.mode != "conversational":
-        return spec
-    rng = random.Random(derive_seed(seed, env_id, index, "persona"))
-    faker.seed_instance(rng.getrandbits(32))
-    voice = voice_of(compiled, spec.initial_state)
-    return spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
-
-
-def _build_spec(
-    compiled: CompiledEnvironment,
-    env_id: str,
-    index: int,
-    seed: int,
-    sandbox: Any,
-    faker: Any,
-    conversational_share: float,
-    state_builder: StateBuilder,
-    kind_shares: dict[str, float],
-) -> ScenarioSpec:
-    """The scenario with its request in the user's own words (a persona wraps it later)."""
     state = state_builder(compiled, derive_seed(seed, env_id, index, "state"))
     kind = choose_scenario_kind(
         random.Random(derive_seed(seed, env_id, index, "kind")), kind_shares
@@ -166,7 +135,7 @@ def _build_spec(
             lambda ep: build_kind(kind, compiled, env_id, ep, kind_rng, faker, conversational=talk),
         )
         if built is not None:
-            return built
+            return _spoken(built, compiled, faker, derive_seed(seed, env_id, index, "persona"))
     rng = random.Random(derive_seed(seed, env_id, index, "scenario"))
     faker.seed_instance(rng.getrandbits(32))
     chain = _run_chain(compiled, sandbox, rng, faker, state)
@@ -197,7 +166,7 @@ def _build_spec(
         mode = "non_conversational"
         task, facts = phrase_task(chain.steps, rng, mode, tool_names, voice)
     branch = branch_answer(compiled, chain)
-    return ScenarioSpec(
+    spec = ScenarioSpec(
         env_id=env_id,
         backend="procedural",
         mode=mode,
@@ -210,6 +179,19 @@ def _build_spec(
         expected_answer=branch[0] if branch else None,
         reference_answer=branch[1] if branch else None,
     )
+    return _spoken(spec, compiled, faker, derive_seed(seed, env_id, index, "persona"))
+
+
+def _spoken(
+    spec: ScenarioSpec, compiled: CompiledEnvironment, faker: Any, seed: int
+) -> ScenarioSpec:
+    """A conversational scenario's task as an instruction to its simulated user (a persona)."""
+    if spec.mode != "conversational":
+        return spec
+    rng = random.Random(seed)
+    faker.seed_instance(rng.getrandbits(32))
+    voice = voice_of(compiled, spec.initial_state)
+    return spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
 
 
 def _run_chain(
