@@ -57,7 +57,7 @@ def disambiguate(
             continue
         value = chain.initial_state[attr][mention.value][field]
         hint = say(
-            "disambiguation",
+            _hint_key(compiled, mention.entity or "", field, value),
             rng,
             label=mention.label,
             entity=words_of(mention.entity or ""),
@@ -139,3 +139,13 @@ def _with_hint(mention: ArgMention, hint: str) -> ArgMention:
         by_label=True,
         hint=hint,
     )
+
+
+def _hint_key(compiled: CompiledEnvironment, entity: str, field: str, value: object) -> str:
+    """How the second attribute is said: "(the active one)" for a status, "(the one with the
+    team plan)" for another enum, "(whose email is …)" for anything else."""
+    spec = compiled.spec.entities.get(entity)
+    kind = spec.fields.get(field) if spec is not None else None
+    if kind is None or not getattr(kind, "values", None) or value in ("none", "other", "unknown"):
+        return "disambiguation"  # "(the one with the none loyalty tier)" says nothing
+    return "disambiguation_status" if field == "status" else "disambiguation_enum"
