@@ -169,6 +169,10 @@ def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monk
     # both branches act on the record the condition reads ("if its fee …, cancel it; otherwise …")
     assert condition.record.value in step.arguments.values()
     assert condition.record.value in condition.otherwise.arguments.values()
+    # …and the test reads a number one branch moves ("if the stock is below 3, restock it")
+    branches = [(b, c) for b in (step, condition.otherwise) for c in b.changes]
+    moved = [c for b, c in branches if c["path"][-1] == condition.field]
+    assert moved and all(c["new"] not in b.arguments.values() for b, c in branches if c in moved)
     taken = SolutionStep(tool=step.manifest.tool, arguments=step.arguments)
     other = SolutionStep(
         tool=condition.otherwise.manifest.tool, arguments=condition.otherwise.arguments

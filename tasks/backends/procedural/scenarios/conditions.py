@@ -159,13 +159,16 @@ def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bo
 
 
 def _fields_changed(step: ChainStep, other: ChainStep, attr: str, record_id: Any) -> set[str]:
-    """Fields of the record either branch changes: the test reads what the action is about
-    ("if the stock is below 30, restock it"), not a number beside it."""
-    changes = [*step.changes, *other.changes]
+    """Fields of the record a branch moves: the test reads what the action is about ("if the
+    stock is below 30, restock it"), not a number beside it, nor one a branch sets to a value
+    it was given ("if the price is below $80, set it to $245" has no reason)."""
     return {
         str(c["path"][2])
-        for c in changes
-        if c["path"][:2] == [attr, record_id] and len(c["path"]) == 3
+        for branch in (step, other)
+        for c in branch.changes
+        if c["path"][:2] == [attr, record_id]
+        and len(c["path"]) == 3
+        and c.get("new") not in branch.arguments.values()
     }
 
 
