@@ -20,8 +20,10 @@ from envmill.tasks.core.facts import (
     Fact,
     FactLedger,
     argument_leaves,
+    as_text,
     ask_and_answer,
     flatten_facts,
+    mentions,
 )
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
@@ -119,6 +121,13 @@ def reference_messages(
     closing = scenario.reference_answer or closing_message(
         scenario.initial_state, report.final_state or scenario.initial_state, report.scenario_id
     )
+    quoted = _unsaid_in(ledger, closing)
+    if quoted:  # a refusal that names the amount asked for asks for it first
+        question, answer = ask_and_answer(quoted, turn)
+        messages += [
+            {"role": "assistant", "content": question},
+            {"role": "user", "content": answer},
+        ]
     messages.append({"role": "assistant", "content": closing})
     return messages
 
@@ -193,6 +202,20 @@ def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]
             if re.search(rf"(?<!\w){re.escape(normalize(value))}(?!\w)", said):
                 return True
     return False
+
+
+def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
+    """Facts the user has not given that the final reply quotes: the reply may use only what
+    the conversation showed, so the reference asks for them before it answers."""
+    said = reply.casefold()
+    quoted = []
+    for fact in ledger.facts:
+        text = as_text(fact.value)
+        if fact.key in ledger.revealed or text is None or ledger.is_said(fact.value):
+            continue
+        if len(text) >= 3 and mentions(said, text.casefold()):
+            quoted.append((fact.key, fact))
+    return quoted
 
 
 def _note(

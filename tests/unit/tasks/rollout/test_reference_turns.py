@@ -88,3 +88,25 @@ def test_a_conversational_reference_asks_for_the_fact_it_chooses_by():
     search = next(i for i, m in enumerate(messages) if "search" in str(m.get("tool_calls")))
     asked = [i for i, m in enumerate(messages) if m["role"] == "user" and "engine" in m["content"]]
     assert asked and search < asked[0] < restock, said
+
+
+def test_a_reply_that_quotes_a_fact_asks_for_it_first():
+    """A conversational refusal that names the amount the user wants approved asks for it
+    before it answers: the reply may use only what the conversation showed."""
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="You are Ann. You want the agent to approve your claim.",
+        user_facts={"claim id": "CLM-2", "approved amount": 6172.28},
+        initial_state={"claims": {"CLM-2": {"amount_claimed": 4990.53}}},
+        reference_solution=[{"tool": "get_claim", "arguments": {"claim_id": "CLM-2"}}],
+        checks=[],
+        reference_answer="I can't: the approved amount (6172.28) must be at most 4990.53.",
+    )
+    report = CertificationReport(
+        scenario_id="cd" * 8, gates=[], step_results=[{"success": True, "data": {}}]
+    )
+    messages = reference_messages(spec, report, {"get_claim": "query"})
+    said = [m["content"] for m in messages if m["role"] == "user"]
+    assert any("6172.28" in text for text in said[1:])
+    assert messages[-2]["role"] == "user" and "6172.28" in messages[-2]["content"]
