@@ -212,12 +212,13 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
     """A vague template with the values the user will give when asked taken out, keeping what
     is changed ("Set the price of part {id} to {price}" -> "Set the price of part {id}";
     "Transfer {amount} from {a} …" -> "Transfer the amount from {a} …"; "…; reason: {reason}"
-    -> "…")."""
+    -> "…"; "delivered {n} kg of {material}" -> "delivered {material}")."""
     for mention in mentions:
         if mention.source == "entity_id" or mention.described:
             continue
         ph = rf"\$?\{{{mention.name}(?:\.label)?\}}"
         template = re.sub(rf"[;,]\s*[\w ]{{1,20}}:\s*{ph}", "", template)
+        template = re.sub(rf"{ph}\s+(?:[a-z]+\s+)?of\s+", "", template)  # "{n} kg of {lot}"
         template = re.sub(
             rf"\s+(?:to|as|at|for|on|into|by|of|with)\s+(?:the\s+|an?\s+)?{ph}", "", template
         )
