@@ -292,6 +292,25 @@ def test_one_request_acts_on_each_record_once(generated):
     assert steps > 100
 
 
+def test_no_step_acts_on_another_record_of_a_kind_the_task_creates(generated):
+    """ "Take in a lot, and then reprice the harvest lot" reads as the new lot; a reference that
+    reprices an older one teaches the agent to read it otherwise."""
+    for domain, compiled, scenarios in generated:
+        own = {
+            t.tool: next(
+                (a.name for a in t.args if a.source == "entity_id" and a.entity == t.entity), None
+            )
+            for t in compiled.tools
+            if t.kind == "state_change"
+        }
+        for scenario in scenarios:
+            made = {i.split("-")[0] for i in ids_created_by(scenario) if "-" in i}
+            for step in scenario.reference_solution:
+                acted = step.arguments.get(own.get(step.tool) or "")
+                if isinstance(acted, str) and acted not in ids_created_by(scenario):
+                    assert acted.split("-")[0] not in made, (domain, scenario.task)
+
+
 def test_conversational_tasks_are_personas(generated):
     """τ-bench style: who the user is, what they want, how they take the outcome; the opening
     the agent sees is the request in the first person."""

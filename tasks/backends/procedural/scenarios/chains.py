@@ -185,8 +185,9 @@ class _ChainSampler:
     def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
         """The call names a record the chain touched (used or created), or one linked to it:
         the same matter, its invoice, the client who owns it. It does not act again on a record
-        an earlier step acted on ("dispatch it, then return it"), and it names a record an
-        earlier step created only in a kind that says "the new …" (no id the user cannot know)."""
+        an earlier step acted on ("dispatch it, then return it"), it names a record an earlier
+        step created only in a kind that says "the new …" (no id the user cannot know), and it
+        does not act on another record of a kind the chain just made (which would read as it)."""
         records, touched = records_by_id(self.state), self._touched()
         named = _named_ids(manifest, arguments)
         acted = _acted_on(manifest, arguments)
@@ -196,7 +197,18 @@ class _ChainSampler:
             return False
         if set(named) & (self._created() - self._nameable()):
             return False
+        if acted is not None and acted not in self._nameable() and self._made_one_like(manifest):
+            return False  # "take in a lot, then reprice the lot" reads as the new one
         return any(linked(name, other, records) for name in named for other in touched)
+
+    def _made_one_like(self, manifest: ToolManifest) -> bool:
+        """An earlier step created a record of the entity this call acts on."""
+        attr = self.compiled.entity_attrs.get(manifest.entity)
+        return any(
+            c["op"] == "add" and len(c["path"]) == 2 and c["path"][0] == attr
+            for step in self.chain.steps
+            for c in step.changes
+        )
 
     def _nameable(self) -> set[str]:
         """Records the chain created that a later step may name ("the new …"): none here."""
