@@ -269,18 +269,23 @@ def test_no_task_or_fact_names_a_record_the_task_itself_creates(generated):
             assert leaked == [], (domain, scenario.task, leaked)
 
 
+def acted_arguments(compiled) -> dict[str, str | None]:
+    """State-changing tool -> its id argument of the tool's own entity (the record it acts on)."""
+    return {
+        t.tool: next(
+            (a.name for a in t.args if a.source == "entity_id" and a.entity == t.entity), None
+        )
+        for t in compiled.tools
+        if t.kind == "state_change"
+    }
+
+
 def test_one_request_acts_on_each_record_once(generated):
     """ "Dispatch the shipment, then return it", "move them to another team, then terminate
     them": no two state changes of one task act on the same record."""
     steps = 0
     for domain, compiled, scenarios in generated:
-        own = {
-            t.tool: next(
-                (a.name for a in t.args if a.source == "entity_id" and a.entity == t.entity), None
-            )
-            for t in compiled.tools
-            if t.kind == "state_change"
-        }
+        own = acted_arguments(compiled)
         for scenario in scenarios:
             acted = [
                 step.arguments.get(own[step.tool])
@@ -296,13 +301,7 @@ def test_no_step_acts_on_another_record_of_a_kind_the_task_creates(generated):
     """ "Take in a lot, and then reprice the harvest lot" reads as the new lot; a reference that
     reprices an older one teaches the agent to read it otherwise."""
     for domain, compiled, scenarios in generated:
-        own = {
-            t.tool: next(
-                (a.name for a in t.args if a.source == "entity_id" and a.entity == t.entity), None
-            )
-            for t in compiled.tools
-            if t.kind == "state_change"
-        }
+        own = acted_arguments(compiled)
         for scenario in scenarios:
             made = {i.split("-")[0] for i in ids_created_by(scenario) if "-" in i}
             for step in scenario.reference_solution:

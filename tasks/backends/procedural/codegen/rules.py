@@ -124,24 +124,26 @@ def pre_time_side(scope: OpScope, pre: Any) -> list[str]:
 def pre_early_allowance(scope: OpScope, pre: Any) -> list[str]:
     """``in_past`` with ``hours``: refused while the moment is more than ``hours`` away (a
     check-in that opens an hour before the appointment)."""
-    lines, text, _ = time_read(scope, pre.value)
-    hours = scope.operand(pre.hours)
-    message = (
-        f"Too early: this is possible at most {{{to_single_quotes(hours)}}} hours before "
-        f"{text}; current time {{self.current_time}}"
+    return _hours_rule(
+        scope, pre.value, pre.hours, "Too early: this is possible at most", "moment - {td} > now"
     )
-    test = f"moment is None or moment - timedelta(hours={hours}) > now"
-    return [*lines, *fail_if(test, message)]
 
 
 def pre_hours_before(scope: OpScope, pre: Any) -> list[str]:
-    lines, text, _ = time_read(scope, pre.path)
-    hours = scope.operand(pre.hours)
-    message = (
-        f"Too late: this must be done at least {{{to_single_quotes(hours)}}} hours before "
-        f"{text}; current time {{self.current_time}}"
+    return _hours_rule(
+        scope, pre.path, pre.hours, "Too late: this must be done at least", "now > moment - {td}"
     )
-    test = f"moment is None or now > moment - timedelta(hours={hours})"
+
+
+def _hours_rule(scope: OpScope, at: Any, hours: Any, lead: str, late: str) -> list[str]:
+    """A rule on the hours between now and a moment: refused when ``late`` holds."""
+    lines, text, _ = time_read(scope, at)
+    hours = scope.operand(hours)
+    message = (
+        f"{lead} {{{to_single_quotes(hours)}}} hours before {text}; current time "
+        "{self.current_time}"
+    )
+    test = "moment is None or " + late.format(td=f"timedelta(hours={hours})")
     return [*lines, *fail_if(test, message)]
 
 

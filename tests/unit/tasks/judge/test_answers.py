@@ -309,3 +309,6 @@ def test_a_name_the_question_says_holds_no_rival():
     said = "The department of crew Parks Crew North is lighting."
     assert judge_answer(expected, said, setting).passed
     assert not judge_answer(expected, "It is parks.", setting).passed
+    assert judge_answer(expected, "Parks Crew North sits in lighting.", setting).passed
+    wrong = "The department of crew Parks Crew North is parks, not lighting."
+    assert not judge_answer(expected, wrong, setting).passed

@@ -616,3 +616,47 @@ def test_a_type_word_the_name_already_says_is_not_repeated():
         "Take Signals Crew off duty."
     )
     assert without_repeated_type("Restock part Brake Rotor.", [part]) == "Restock part Brake Rotor."
+
+
+def test_after_a_record_is_made_no_step_acts_on_an_older_one_of_its_kind():
+    """ "Take in a lot, and then reprice the harvest lot" reads as the new lot: a later step may
+    not act on another lot, but may act on the farmer who delivered it."""
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+    from envmill.tasks.backends.procedural.scenarios.chains import Chain, _ChainSampler
+
+    compiled = compile_environment(load_domain("farm_coop"), 1)
+    lots = compiled.entity_attrs["harvest_lot"]
+    farmers = compiled.entity_attrs["farmer"]
+    changers = [t for t in compiled.tools if t.kind == "state_change"]
+
+    def acting(entity: str, on_one: bool):  # a tool of ``entity``: on one of them, or a create
+        return next(
+            t for t in changers
+            if t.entity == entity and any(a.entity == entity for a in t.args) == on_one
+        )  # fmt: skip
+
+    maker, on_lot, on_farmer = (
+        acting("harvest_lot", False),
+        acting("harvest_lot", True),
+        acting("farmer", True),
+    )
+    state = {
+        farmers: {"F-1": {"farmer_id": "F-1"}},
+        lots: {"L-1": {"lot_id": "L-1", "farmer_id": "F-1"}, "L-2": {"farmer_id": "F-1"}},
+    }
+    made = ChainStep(
+        maker,
+        {"farmer_id": "F-1"},
+        [],
+        [{"op": "add", "path": [lots, "L-2"], "old": None, "new": state[lots]["L-2"]}],
+    )
+    sampler = object.__new__(_ChainSampler)
+    sampler.compiled, sampler.state = compiled, state
+    sampler.chain = Chain(initial_state=state, final_state=state, steps=[made])
+
+    def call(tool, record):
+        arg = next(a.name for a in tool.args if a.entity == tool.entity)
+        return sampler._related(tool, {arg: record})
+
+    assert not call(on_lot, "L-1")  # another lot, read as the new one
+    assert call(on_farmer, "F-1")  # the farmer the new lot belongs to
