@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.phrasing.lookup_words import say
 from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     NOT_NOUNS,
+    TYPE_SYNONYMS,
     article_for,
     collect_user_facts,
     described_template,
@@ -31,6 +32,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     has_determiner,
     humanize_value,
     is_money,
+    is_statement,
     lower_first,
     mention_entity,
     plural_of,
@@ -42,6 +44,12 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 
+# records that are people: "their retainer", not "its"
+PEOPLE = frozenset(
+    """client customer member patient borrower donor farmer student employee tenant owner guest
+    candidate sender driver passenger subscriber user applicant taxpayer resident adjuster agent
+    instructor doctor vet technician supplier policyholder claimant volunteer""".split()
+)
 PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
 OPENERS = tuple(words("requests", "openers"))
 CLOSERS = tuple(words("requests", "closers"))
@@ -154,6 +162,7 @@ def _choose_template(
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
     if plain:
         usable = [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
+        usable = [p for p in usable if not is_statement(p)] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         usable = mine or usable
@@ -231,10 +240,28 @@ def conditional_clause(
         field=field_noun(condition.field),
         record=named,
         comparison=comparison,
-        then=then.lead(),
-        otherwise=otherwise.lead(),
+        then=as_it(then.lead(), record),
+        otherwise=as_it(otherwise.lead(), record),
     )
     return Clause(body)
+
+
+def as_it(branch: str, record: ArgMention) -> str:
+    """A branch of a condition with the record the condition named said as "it": "if the fee of
+    fine FN-4 is below $19, pay it; otherwise, open an appeal on it", not "fine FN-4" thrice."""
+    names = [str(n) for n in (record.label, record.value) if isinstance(n, str) and n.strip()]
+    if not names:
+        return branch
+    nouns = {*mention_entity(record).split(), *TYPE_SYNONYMS}
+    noun = "|".join(re.escape(w) for w in sorted(nouns, key=len, reverse=True))
+    name = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    said = rf"(?:\b(?:my|the)\s+(?:[a-z]+\s+)?)?(?:\b(?:{noun})\s+){{0,2}}(?:{name})\b"
+    branch = re.sub(rf",? (?:my|the) [a-z]+ (?:[a-z]+ )?is (?:{name})\b", "", branch)
+    its = "their" if mention_entity(record) in PEOPLE else "its"
+    branch = re.sub(rf"{said}'s\b", its, branch, flags=re.I)
+    branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)
+    branch = re.sub(rf"{said}(?!['\w-])", "them" if its == "their" else "it", branch, flags=re.I)
+    return re.sub(r"\b(out|up|off|down|back) (it|them)\b", r"\2 \1", branch)
 
 
 def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:

@@ -89,7 +89,17 @@ TYPE_SYNONYMS = (
     "desk",
 )
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
+STATEMENT = re.compile(
+    r"^(?:(?:the|a|an|my|our|i'm|i've|i|we|nobody|someone|it|there|this|that|sadly)\b|\S+ just\b)",
+    re.I,
+)
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
+
+
+def is_statement(phrase: str) -> bool:
+    """A phrase that tells what happened rather than asks for an act ("The truck just left.",
+    "I'm bringing back the book"): it cannot be a branch of a condition."""
+    return bool(STATEMENT.match(phrase.strip()))
 
 
 def split_end(text: str) -> tuple[str, str]:

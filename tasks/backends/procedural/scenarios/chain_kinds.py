@@ -32,6 +32,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     Chain,
     ChainStep,
     _ChainSampler,
+    id_arg,
     makes_new,
 )
 from envmill.tasks.backends.procedural.scenarios.conditions import ConditionalSampler
@@ -135,7 +136,7 @@ class CreatedSampler(_ChainSampler):
 
     def _others_using(self, entity: str) -> list[ToolManifest]:
         """Tools of another entity that take an id of ``entity`` (an account for a customer)."""
-        return [t for t in self.changers if t.entity != entity and _id_arg(t, entity) is not None]
+        return [t for t in self.changers if t.entity != entity and id_arg(t, entity) is not None]
 
     def _choose_changer(self) -> ToolManifest | None:
         if not self.chain.steps:
@@ -148,7 +149,7 @@ class CreatedSampler(_ChainSampler):
     def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
         if self.used or self.created is None or not self.chain.steps:
             return True
-        arg = _id_arg(manifest, self.created[0])
+        arg = id_arg(manifest, self.created[0])
         if arg is None:
             return False
         arguments[arg.name] = self.created[1]
@@ -171,10 +172,6 @@ class CreatedSampler(_ChainSampler):
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         chain = super().sample(target_len, max_attempts)
         return chain if self.created is not None else None
-
-
-def _id_arg(tool: ToolManifest, entity: str) -> ArgManifest | None:
-    return next((a for a in tool.args if a.source == "entity_id" and a.entity == entity), None)
 
 
 def _is_add(change: dict[str, Any]) -> bool:

@@ -518,6 +518,11 @@ def _acted_on(manifest: ToolManifest, arguments: dict[str, Any]) -> str | None:
     return None if value is None else str(value)
 
 
+def id_arg(tool: ToolManifest, entity: str) -> ArgManifest | None:
+    """The argument of ``tool`` that names a record of ``entity``, or None."""
+    return next((a for a in tool.args if a.source == "entity_id" and a.entity == entity), None)
+
+
 def makes_new(tool: ToolManifest) -> bool:
     """A create: no id argument names a record of the tool's own entity."""
     return not any(a.source == "entity_id" and a.entity == tool.entity for a in tool.args)

@@ -20,7 +20,7 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
-from envmill.tasks.backends.procedural.phrasing.words import is_money
+from envmill.tasks.backends.procedural.phrasing.words import is_money, is_statement
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -29,6 +29,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _ChainSampler,
     _reads_one,
     _value_at,
+    id_arg,
 )
 from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
@@ -57,7 +58,11 @@ class ConditionalSampler(_ChainSampler):
 
     def _draw_otherwise(self) -> tuple[ChainStep, dict[str, Any]] | None:
         """A state change that would succeed now; rolled back, with its mentions and state."""
-        manifest = self.rng.choice(self.changers)
+        acting = [t for t in self.changers if id_arg(t, t.entity) is not None and _orders(t)]
+        paired = [t for t in acting if any(o.entity == t.entity and o is not t for o in acting)]
+        if not paired:
+            return None
+        manifest = self.rng.choice(paired)
         arguments = self.drawer.draw_arguments(manifest, self.state)
         if arguments is None:
             return None
@@ -79,8 +84,25 @@ class ConditionalSampler(_ChainSampler):
     def _choose_changer(self) -> ToolManifest | None:
         if self.chain.steps or self.otherwise is None:
             return super()._choose_changer()
-        other = self.otherwise[0].manifest.tool
-        return self.rng.choice([t for t in self.changers if t.tool != other] or [None])
+        other = self.otherwise[0].manifest
+        alike = [
+            t
+            for t in self.changers
+            if t.tool != other.tool and t.entity == other.entity and _orders(t)
+        ]
+        return self.rng.choice(alike or [None])
+
+    def _adjust(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
+        """The first step acts on the record the other branch acts on."""
+        if self.chain.steps or self.otherwise is None:
+            return True
+        other = self.otherwise[0]
+        arg = id_arg(manifest, manifest.entity)
+        record = id_arg(other.manifest, manifest.entity)
+        if arg is None or record is None or record.name not in other.arguments:
+            return False
+        arguments[arg.name] = other.arguments[record.name]
+        return True
 
     def _wants(self, mentions: list[ArgMention]) -> bool:
         if self.chain.steps:
@@ -114,8 +136,7 @@ class ConditionalSampler(_ChainSampler):
                 continue  # both branches are about the record the condition tests
             attr = self.compiled.entity_attrs[mention.entity or ""]
             record = _value_at(before, [attr, mention.value])
-            touched = _fields_changed(step, other, attr, mention.value)
-            fields = sorted(n for n, v in record.items() if _is_number(v) and n in touched)
+            fields = _testable_fields(step, other, attr, mention.value, record)
             if not fields:
                 continue
             field = self.rng.choice(fields)
@@ -149,12 +170,63 @@ class ConditionalSampler(_ChainSampler):
         return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
 
 
+def _orders(tool: ToolManifest) -> bool:
+    """The tool has a phrase that asks for its act, so it can be a branch ("void it"), not
+    only ones that tell what happened ("the truck just left")."""
+    return any(not is_statement(p) for p in tool.phrases)
+
+
 def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bool:
     """``step`` acts on the record ``mention`` names, so both branches are about one thing
     ("if its fee is below $140, cancel it; otherwise, mark it completed")."""
     return any(
         m.source == "entity_id" and m.entity == step.manifest.entity and m.value == mention.value
         for m in step.mentions
+    )
+
+
+def _testable_fields(
+    step: ChainStep, other: ChainStep, attr: str, record_id: Any, record: dict[str, Any]
+) -> list[str]:
+    """Numbers of the record a test may read so that the two branches make sense together:
+    when both branches decide the record's state ("approve it" / "reject it"), any number
+    neither changes ("if the claimed amount is below $500, approve it; otherwise, reject it");
+    else a number both move, in opposite directions ("if the stock is below 30, restock it;
+    otherwise, write off the damaged units"). Two unrelated changes get no test."""
+    numbers = {n for n, v in record.items() if _is_number(v)}
+    if _decides_between(step, other, attr, record_id):
+        moved = {str(c["path"][2]) for b in (step, other) for c in _own_changes(b, attr, record_id)}
+        return sorted(numbers - moved)
+    touched = _fields_changed(step, other, attr, record_id)
+    return sorted(
+        n for n in numbers & touched if _directions(step, other, [attr, record_id, n]) == 2
+    )
+
+
+def _decides_between(step: ChainStep, other: ChainStep, attr: str, record_id: Any) -> bool:
+    """Both branches set one text field of the record (its status) to different values."""
+    said = [
+        {str(c["path"][2]): c.get("new") for c in _own_changes(b, attr, record_id)
+         if isinstance(c.get("new"), str)}
+        for b in (step, other)
+    ]  # fmt: skip
+    return any(said[1].get(name, value) != value for name, value in said[0].items())
+
+
+def _own_changes(branch: ChainStep, attr: str, record_id: Any) -> list[dict[str, Any]]:
+    """The branch's changes to fields of the record (not to its children)."""
+    return [c for c in branch.changes if c["path"][:2] == [attr, record_id] and len(c["path"]) == 3]
+
+
+def _directions(taken: ChainStep, other: ChainStep, path: list) -> int:
+    """How many distinct directions (up, down) the two branches move the number at ``path``."""
+    return len(
+        {
+            c["new"] > c["old"]
+            for branch in (taken, other)
+            for c in branch.changes
+            if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
+        }
     )
 
 
@@ -173,15 +245,15 @@ def _fields_changed(step: ChainStep, other: ChainStep, attr: str, record_id: Any
 
 
 def _moved_by(taken: ChainStep, other: ChainStep, path: list) -> tuple[bool, bool] | None:
-    """When one branch alone changes the number at ``path``: (it is the taken one, it raises
-    the number); else None."""
+    """How a branch moves the number at ``path`` (the taken one's move first): (it is the taken
+    one, it raises the number); None when neither moves it."""
     moves = [
         (branch is taken, c["new"] > c["old"])
         for branch in (taken, other)
         for c in branch.changes
         if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
     ]
-    return moves[0] if len(moves) == 1 else None
+    return moves[0] if moves else None
 
 
 def _is_number(value: Any) -> bool:

@@ -660,3 +660,35 @@ def test_after_a_record_is_made_no_step_acts_on_an_older_one_of_its_kind():
 
     assert not call(on_lot, "L-1")  # another lot, read as the new one
     assert call(on_farmer, "F-1")  # the farmer the new lot belongs to
+
+
+@pytest.mark.parametrize(
+    ("branch", "said"),
+    [
+        ("record payment for fine FN-000004", "record payment for it"),
+        ("close out order OR-000004", "close it out"),
+        ("cancel my unpaid order OR-000004", "cancel it"),
+        ("please check me in, my booking is OR-000004", "please check me in"),
+        ("add $47.84 to the balance of order OR-000004", "add $47.84 to its balance"),
+        ("void order OR-000005", "void order OR-000005"),  # another record keeps its name
+    ],
+)
+def test_a_branch_says_the_record_its_condition_named_as_it(branch, said):
+    """ "If the amount of fine FN-4 is below $19, pay it; otherwise, appeal it", not the id
+    three times in one sentence."""
+    from envmill.tasks.backends.procedural.phrasing.task import as_it
+
+    record = ArgMention("id", "OR-000004", "entity_id", entity="order")
+    fine = ArgMention("id", "FN-000004", "entity_id", entity="fine")
+    assert as_it(branch, fine if "FN-" in branch else record) == said
+
+
+def test_a_person_is_them_in_a_branch():
+    from envmill.tasks.backends.procedural.phrasing.task import as_it
+
+    client = ArgMention("id", "C-1", "entity_id", entity="client", label="Kelly Lewis")
+    assert (
+        as_it("return $20 of client Kelly Lewis's retainer", client)
+        == "return $20 of their retainer"
+    )
+    assert as_it("pause client Kelly Lewis", client) == "pause them"
