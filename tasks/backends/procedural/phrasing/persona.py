@@ -2,8 +2,8 @@
 
 It says who the user is (a signed-in customer by name, or a member of staff serving one), what
 they want (the request, with the agent left to work out the steps), what they will tell the agent
-when asked (the nouns of their facts, never the values: those stay in ``user_facts``) and what they
-will accept. ``tasks.core.opening.opening_message`` turns it back into the user's first message:
+when asked (their facts, with the values, as τ-bench's instructions hold them) and what they will
+accept. ``tasks.core.opening.opening_message`` turns it back into the user's first message:
 the self-introduction and the lines about conduct go, the rest is put in the first person.
 
 Built from the finished first-person request, so every kind of scenario gets the same treatment
@@ -21,8 +21,13 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
-from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import tidy_text
+from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, load_wording, words
+from envmill.tasks.backends.procedural.phrasing.words import (
+    format_value,
+    humanize_value,
+    is_money,
+    tidy_text,
+)
 
 CONNECTOR = re.compile(r"^((?:First|Then|After that|Also|Next|Finally|Lastly),\s+)(.*)$", re.S)
 FIRST_PERSON = (
@@ -82,6 +87,9 @@ def persona_task(
     client = _client_of(compiled)
     if voice != "self":  # staff serve a client: "cancel the customer's order", not "your order"
         request = re.sub(r"\byour\b", f"the {client}'s", request)
+    else:  # the signed-in sender is "you", not "the sender"
+        own = _acting_entity(compiled, spec.initial_state, spec.user_facts)
+        request = as_yourself(request, own)
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
@@ -161,16 +169,38 @@ def _orders_wanted(body: str, verbs: frozenset[str]) -> str:
 
 
 def what_you_know(facts: dict[str, Any], rng: random.Random) -> str:
-    """What the user can tell the agent, neither named nor given (the values stay in
-    ``user_facts`` so the agent has to ask; their keys are argument names, not a person's words)."""
+    """How the user gives details, and the details themselves, as τ-bench's instructions hold
+    them ("Your booking is BKG-3."): the user knows what they are asked for. The opening leaves
+    these lines out, so the agent still has to ask."""
     lines = [str(rng.choice(load_wording("conduct")["knowledge"]))]
-    for key in facts:
+    details = [
+        f"{fact_words(key)}: {fact_value(key, value)}"
+        for key, value in facts.items()
+        if not key.endswith(" you mean")
+    ]
+    if details:
+        lines.append(f"If asked, these are your details: {'; '.join(details)}.")
+    for key, value in facts.items():
         if key.endswith(" you mean"):
             noun = key.removesuffix(" you mean")
+            which = re.sub(r"^.*?\((?:the one )?(.+)\)$", r"\1", str(value))
             lines.append(
-                f"If the agent finds more than one {noun} by that name, you say which one."
+                f"If the agent finds more than one {noun} by that name, you mean the one {which}."
+                if which != str(value)
+                else f"If the agent finds more than one {noun} by that name, you say which one."
             )
     return " ".join(lines)
+
+
+def fact_words(key: str) -> str:
+    """A fact's name as a person says it ("weight in kg", not "weight kg")."""
+    return field_noun(key.replace(" ", "_"))
+
+
+def fact_value(key: str, value: Any) -> str:
+    """A fact's value as a person writes it: "$2.99", "23 Aug 2025 at 17:00"."""
+    text = format_value(value)
+    return humanize_value(text, dollars=is_money(key.replace(" ", "_"), value))
 
 
 def what_you_accept(kind: str | None, rng: random.Random) -> str:
@@ -192,6 +222,30 @@ def verbs_of(compiled: CompiledEnvironment) -> frozenset[str]:
 def _client_of(compiled: CompiledEnvironment) -> str:
     """Whom staff serve here ("guest", "member")."""
     return (_personas().get(compiled.domain) or {}).get("client") or "customer"
+
+
+def as_yourself(request: str, entity: str | None) -> str:
+    """The request with the signed-in person's own record said as "you": "check the credit of
+    the sender: …, top up the sender" → "check your credit: …, top you up"."""
+    if not entity:
+        return request
+    noun = re.escape(entity)
+    request = re.sub(rf"\bthe ((?:[a-z]+ ){{0,2}}?[a-z]+) of the {noun}\b", r"your \1", request)
+    request = re.sub(rf"\bthe {noun}'s\b", "your", request)
+    request = re.sub(rf"\bthe {noun}\b", "you", request)
+    return re.sub(r"\b(up|out|off|in|back|down) you\b", r"you \1", request)
+
+
+def _acting_entity(
+    compiled: CompiledEnvironment, state: dict[str, Any], facts: dict[str, Any]
+) -> str | None:
+    """The words of the signed-in person's entity ("sender") when the request is about their
+    own record (a fact holds their name or id), else None."""
+    role = compiled.roles.get(str(state.get(compiled.acting_role_attr or "")))
+    if role is None or role.entity is None:
+        return None
+    own = {_acting_label(compiled, state), str(state.get(compiled.acting_id_attr or ""))}
+    return words_of(role.entity) if own & {str(v) for v in facts.values()} else None
 
 
 def _acting_label(compiled: CompiledEnvironment, state: dict[str, Any]) -> str | None:

@@ -160,9 +160,10 @@ def _choose_template(
     its vague form for a conversational goal."""
     names = {m.name for m in step.mentions}
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
-    if plain:
-        usable = [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
-        usable = [p for p in usable if not is_statement(p)] or usable
+    if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
+        orders = [re.split(r"[;:]", p)[0].strip() for p in usable if not is_statement(p)]
+        orders = [p for p in orders if _names_in(p) and not BESIDES_THE_ACT.search(p)]
+        usable = orders or [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         usable = mine or usable
@@ -261,7 +262,7 @@ def as_it(branch: str, record: ArgMention) -> str:
     branch = re.sub(rf"{said}'s\b", its, branch, flags=re.I)
     branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)
     branch = re.sub(rf"{said}(?!['\w-])", "them" if its == "their" else "it", branch, flags=re.I)
-    return re.sub(r"\b(out|up|off|down|back) (it|them)\b", r"\2 \1", branch)
+    return re.sub(r"\b(out|up|off|down|back|in) (it|them)\b", r"\2 \1", branch)
 
 
 def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:

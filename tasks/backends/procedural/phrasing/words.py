@@ -33,6 +33,8 @@ MONEY_WORDS = frozenset(
         "estimate",
         "payment",
         "deposit",
+        "income",
+        "salary",
     }
 )
 # words after a value that are not the noun it describes ("{amount} towards", "{time} would")
@@ -90,7 +92,8 @@ TYPE_SYNONYMS = (
 )
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 STATEMENT = re.compile(
-    r"^(?:(?:the|a|an|my|our|i'm|i've|i|we|nobody|someone|it|there|this|that|sadly)\b|\S+ just\b)",
+    r"^(?:(?:the|a|an|my|our|i'm|i've|i|we|nobody|someone|it|there|this|that|sadly)\b|\S+ just\b"
+    r"|\{[^}]+\}\s+(?:is|are|has|have|was|were|won't|can't|just)\b)",
     re.I,
 )
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")

@@ -1,0 +1,51 @@
+"""The simulated user's instruction holds what the user knows, in words, as τ-bench's do; the
+agent's opening never shows it."""
+
+from __future__ import annotations
+
+import random
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.procedural.phrasing.persona import as_yourself, what_you_know
+from envmill.tasks.core.opening import opening_message
+
+
+def test_the_user_knows_their_details_in_words():
+    facts = {
+        "weight kg": 3091.71,
+        "price per kg": 5.45,
+        "starts at": "2025-08-23T17:00:00",
+        "member you mean": "Leslie Sloan (whose visits are 103)",
+    }
+    said = what_you_know(facts, random.Random(0))
+    assert "weight in kg: 3091.71" in said
+    assert "price per kg: $5.45" in said
+    assert "start time: 23 Aug 2025 at 17:00" in said
+    assert "you mean the one whose visits are 103." in said
+    assert "2025-08-23T" not in said and "weight kg" not in said
+
+
+def test_the_opening_leaves_the_details_out():
+    task = (
+        "You are Gina Gray. You work on the marketing desk. You want the agent to suspend the "
+        "farmer. "
+        + what_you_know({"farmer name": "Karen Jones", "sale id": "SL-4"}, random.Random(1))
+    )
+    spec = ScenarioSpec(
+        env_id="e", backend="procedural", mode="conversational", task=task,
+        user_facts={"farmer name": "Karen Jones", "sale id": "SL-4"}, initial_state={},
+        reference_solution=[], checks=[],
+    )  # fmt: skip
+    opening = opening_message(spec)
+    assert opening == "I work on the marketing desk. Please suspend the farmer.", opening
+
+
+def test_a_signed_in_user_is_you_not_the_sender():
+    request = (
+        "You want the agent to check the credit of the sender: if it is less than $320, you want "
+        "the agent to top up the sender; if not, you want the agent to change the sender's address."
+    )
+    said = as_yourself(request, "sender")
+    assert "sender" not in said
+    assert "check your credit" in said and "top you up" in said and "change your address" in said
+    assert as_yourself(request, None) == request  # about someone else: unchanged
