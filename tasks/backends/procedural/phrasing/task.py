@@ -44,6 +44,8 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 
+# tool verbs a person says otherwise ("intake a lot" is "take in a lot")
+SPOKEN_VERBS = {"intake": "take in", "onboard": "sign up"}
 # records that are people: "their retainer", not "its"
 PEOPLE = frozenset(
     """client customer member patient borrower donor farmer student employee tenant owner guest
@@ -344,6 +346,10 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
         words, index, obj = ["set", "up"], 2, ["new", *entity]
     elif words[0] in ADJECTIVES:  # "new_shipment" names a thing, not a verb
         words, index, obj = ["create", *words], 1, words
+    elif not set(obj) & set(entity) and " ".join(entity) in PEOPLE:  # "join_coop" → a farmer
+        words, index, obj = ["add"], 1, ["new", *entity]
+    verb = SPOKEN_VERBS.get(words[0], words[0]).split()
+    words, index = [*verb, *words[1:]], index + len(verb) - 1
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
     described = next((m.described for m in step.mentions if m.described), None)
     if described:  # "assign a courier for the only ready order of Le Petit Bistro"

@@ -89,6 +89,7 @@ TYPE_SYNONYMS = (
     "profile",
     "booking",
     "desk",
+    "account",
 )
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 STATEMENT = re.compile(
@@ -231,6 +232,11 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
             continue
         ph = rf"\$?\{{{mention.name}(?:\.label)?\}}"
         template = re.sub(rf"[;,]\s*[\w ]{{1,20}}:\s*{ph}", "", template)
+        template = re.sub(  # "my annual income is now {x}" -> "my annual income has changed"
+            rf"\b((?:my|the|their|its)\s+[\w ]{{1,30}}?)\s+(?:is|are)\s+now\s+{ph}",
+            r"\1 has changed",
+            template,
+        )
         template = re.sub(rf"{ph}\s+(?:[a-z]+\s+)?of\s+", "", template)  # "{n} kg of {lot}"
         template = re.sub(
             rf"\s+(?:to|as|at|for|on|into|by|of|with)\s+(?:the\s+|an?\s+)?{ph}", "", template
