@@ -42,6 +42,7 @@ QUESTIONS = (
     "Could you give me the {things}, please?",
     "Before I go ahead, what's the {things}?",
 )
+WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
 
 
@@ -178,6 +179,17 @@ class FactLedger:
 def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
     """The agent's question for the facts a call needs and the user's answer, giving each
     value verbatim. Two facts with one noun ("account id" twice) are named by their argument."""
+    which = [fact for _, fact in needed if fact.noun.endswith(WHICH)]
+    needed = [(arg, fact) for arg, fact in needed if not fact.noun.endswith(WHICH)]
+    question, answer = _ask_plainly(needed, turn) if needed else ("", "")
+    for fact in which:  # "I found more than one vehicle by that name. Which one do you mean?"
+        noun = fact.noun.removesuffix(WHICH)
+        question += f" I found more than one {noun} by that name. Which one do you mean?"
+        answer += f" {_the_one(say_value(fact.value))}"
+    return question.strip(), answer.strip()
+
+
+def _ask_plainly(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
     nouns = [fact.noun for _, fact in needed]
     pairs = zip(needed, nouns, strict=True)
     names = [noun_of(arg) if nouns.count(noun) > 1 else noun for (arg, _), noun in pairs]
@@ -192,6 +204,14 @@ def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]
         ]
         answer = f"Sure: {join_words(clauses)}."
     return question, re.sub(r"([.!?])\.$", r"\1", answer)
+
+
+def _the_one(value: str) -> str:
+    """ "Ann Lee (whose phone is 555)" → "I mean Ann Lee, the one whose phone is 555."."""
+    found = re.fullmatch(r"(.+?)\s*\((?:the one\s+)?(.+)\)", value)
+    if found is None:
+        return f"I mean {value}."
+    return f"I mean {found.group(1)}, the one {found.group(2)}."
 
 
 def is_plural(noun: str) -> bool:

@@ -10,10 +10,12 @@ seed, so no one sentence closes a corpus.
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 from typing import Any
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 
 OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.", "Finished.")
@@ -21,20 +23,36 @@ OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.
 CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there is more to do.")
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
-SYSTEM_SUFFIXES = ("_at", "_on", "created", "updated")
+# when a record was made is the clock's, not news ("booked_at"); when it is for is ("starts_at")
+STAMP = re.compile(
+    r"^(?:created|updated|modified|booked|placed|purchased|opened|submitted|recorded|logged|"
+    r"received|issued|filed|registered|joined|added|reported|applied)(?:_(?:at|on))?$"
+)
+MONEY_WORDS = frozenset(
+    """amount price fee fees rate cost fare balance total estimate payment deposit income salary
+    pay deductions due postage rent premium tip wage budget owed charge charges spent giving
+    credit retainer refund earnings""".split()
+)
+NOT_MONEY = frozenset("interest percent pct count days hours kwh gb".split())
 
 
 def closing_message(initial: dict[str, Any], final: dict[str, Any], seed: str) -> str:
     """What changed from ``initial`` to ``final``, as a person reports finished work."""
     pick = int(sha256_hex(seed)[:8], 16)
-    news = _news(diff_states(initial, final))
-    if not news:
+    body = what_changed(initial, final)
+    if not body:
         return f"{OPENERS[pick % len(OPENERS)]} Nothing needed to change."
-    shown = news[:MAX_RECORDS]
-    rest = len(news) - len(shown)
-    body = "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
     closer = CLOSERS[(pick // 7) % len(CLOSERS)]
     return f"{OPENERS[pick % len(OPENERS)]} {body[:1].upper()}{body[1:]}.{closer}"
+
+
+def what_changed(initial: dict[str, Any], final: dict[str, Any]) -> str:
+    """The changes as one clause list ("order O1 is now shipped; invoice I2 is created …"),
+    empty when nothing the user would call news changed."""
+    news = _news(diff_states(initial, final))
+    shown = news[:MAX_RECORDS]
+    rest = len(news) - len(shown)
+    return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
 
 
 def _news(changes: list[dict[str, Any]]) -> list[str]:
@@ -49,8 +67,9 @@ def _news(changes: list[dict[str, Any]]) -> list[str]:
 
 
 def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
-    if len(record) == 1:  # a top-level value: "the balance is now 120.5"
-        return f"{_words(record[0])} is now {_say(changes[0]['new'])}"
+    if len(record) == 1:  # a top-level value: "the balance is now $120.50"
+        name = record[0]
+        return f"the {_words(name)} {_is(name)} now {_say(changes[0]['new'], name)}"
     noun, key = f"{_singular(_words(record[0]))} {record[1]}", record[1]
     whole = next((c for c in changes if len(c["path"]) == 2), None)
     if whole is not None and whole["op"] == "add":
@@ -58,10 +77,19 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
     if whole is not None and whole["op"] == "remove":
         return f"{noun} is removed"
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
-        return f"{noun} {_now(whole['new'])}"
+        return f"{noun} {_now(whole['new'], record[0])}"
     fields = [c for c in changes if len(c["path"]) >= 3][:MAX_FIELDS]
-    said = ", ".join(f"{_words(c['path'][-1])} {_now(c['new'])}" for c in fields)
-    return f"{noun}: {said}"
+    fields.sort(key=lambda c: c["path"][-1] != "status")
+    said = []
+    for index, change in enumerate(fields):
+        name = str(change["path"][-1])
+        if name == "status" and isinstance(change["new"], str):  # "order O1 is now shipped"
+            said.append(f"{noun} is now {_say(change['new'], name)}")
+        else:  # "the total of order O1 is now $0.30", then "its note is now cleared"
+            whose = "its" if index else "the"
+            of = "" if index else f" of {noun}"
+            said.append(f"{whose} {_words(name)}{of} {_is(name)} {_now(change['new'], name)[3:]}")
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + ", and " + said[-1]
 
 
 def _with(record: Any, key: str) -> str:
@@ -71,27 +99,42 @@ def _with(record: Any, key: str) -> str:
     fields = [
         (field, value)
         for field, value in record.items()
-        if _plain(value) and str(value) != key and not field.endswith(SYSTEM_SUFFIXES)
+        if _plain(value) and str(value) != key and not _stamp(field)
     ]
     # its status first, then its own values, then its links
     fields.sort(key=lambda item: (item[0] != "status", item[0].endswith("id")))
-    values = [f"{_words(field)} {_say(value)}" for field, value in fields[:MAX_FIELDS]]
+    values = [f"{_words(field)} {_say(value, field)}" for field, value in fields[:MAX_FIELDS]]
     return f" with {', '.join(values)}" if values else ""
 
 
-def _now(value: Any) -> str:
+def _stamp(field: str) -> bool:
+    return bool(STAMP.match(field))
+
+
+def _now(value: Any, field: str = "") -> str:
     if isinstance(value, bool):
         return "is now set" if value else "is now cleared"
     if value is None or value == "":
         return "is now cleared"
-    return f"is now {_say(value)}"
+    return f"is now {_say(value, field)}"
 
 
-def _say(value: Any) -> str:
+def _is(field: str) -> str:
+    """ "are" after a plural field ("the deductions are now …")."""
+    last = _words(field).split()[-1] if _words(field) else ""
+    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "is"
+
+
+def _say(value: Any, field: str = "") -> str:
+    """A value as a person writes it: "checked in", "$64.00", "5 Nov 2025 at 10:45"."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
-        return value.replace("_", " ") if re.fullmatch(r"[a-z_]+", value) else value
+        return _moment(value) or (
+            value.replace("_", " ") if re.fullmatch(r"[a-z_]+", value) else value
+        )
+    if isinstance(value, int | float) and _is_money(field):
+        return f"${value:,.2f}"
     if isinstance(value, float):  # 0.1 + 0.2 reads 0.3
         return str(int(value)) if value.is_integer() else repr(round(value, 6))
     if isinstance(value, list):
@@ -99,12 +142,33 @@ def _say(value: Any) -> str:
     return str(value) if _plain(value) else "updated"
 
 
+def _moment(text: str) -> str | None:
+    """An ISO date or time as "5 Nov 2025" or "5 Nov 2025 at 10:45", else None."""
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            day = date.fromisoformat(text)
+            return f"{day.day} {day:%b %Y}"
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?", text):
+            moment = datetime.fromisoformat(text)
+            return f"{moment.day} {moment:%b %Y} at {moment:%H:%M}"
+    except ValueError:
+        return None
+    return None
+
+
+def _is_money(field: str) -> bool:
+    """A sum of money, by the field's words ("net_pay", "fines_due", "total")."""
+    said = set(_words(field).split())
+    return bool(said & MONEY_WORDS) and not said & NOT_MONEY
+
+
 def _plain(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) and len(str(value)) <= 80
 
 
 def _words(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").strip().lower()
+    """A field as a person says it ("end date", not "ends on")."""
+    return field_noun(name)
 
 
 def _singular(noun: str) -> str:

@@ -145,8 +145,8 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
     plain = ScenarioSpec(env_id=clinic.env_id, **clinic_scenarios["certified"][0])
     plain_report = certify_scenario(plain, clinic, sandbox)
     closing = reference_messages(plain, plain_report)[-1]["content"]
-    assert "appointment a0002: status is now completed" in closing.lower(), closing
-    assert "invoice INV0002 is created with" in closing and "amount 64" in closing, closing
+    assert "appointment a0002 is now completed" in closing.lower(), closing
+    assert "invoice INV0002 is created with" in closing and "amount $64.00" in closing, closing
 
 
 @pytest.mark.parametrize(

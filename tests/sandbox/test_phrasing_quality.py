@@ -222,9 +222,9 @@ def test_active_loans_are_not_past_due():
 def test_no_text_names_a_field_as_the_code_does(generated):
     """Tasks and replies say a field as people do: never its snake_case name, and never the
     bare words of a field the wording table names otherwise ("issued on" is "issue date")."""
-    from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording
+    from envmill.tasks.core.field_words import field_nouns
 
-    nouns = load_wording("fields")["nouns"]
+    nouns = field_nouns()
     worded = {
         f.replace("_", " ") for f, noun in nouns.items() if noun.casefold() != f.replace("_", " ")
     }

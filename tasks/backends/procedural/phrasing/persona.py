@@ -21,13 +21,14 @@ from typing import Any
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, load_wording, words
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     format_value,
     humanize_value,
     is_money,
     tidy_text,
 )
+from envmill.tasks.core.field_words import field_noun
 
 CONNECTOR = re.compile(r"^((?:First|Then|After that|Also|Next|Finally|Lastly),\s+)(.*)$", re.S)
 FIRST_PERSON = (

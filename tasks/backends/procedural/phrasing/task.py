@@ -21,7 +21,7 @@ from typing import Any, Literal
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
 from envmill.tasks.backends.procedural.phrasing.words import (
     NOT_NOUNS,
     TYPE_SYNONYMS,
@@ -43,6 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
 SPOKEN_VERBS = {"intake": "take in", "onboard": "sign up"}

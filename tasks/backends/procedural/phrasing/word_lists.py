@@ -6,7 +6,6 @@ without touching the generator; a missing or malformed list is one clear error n
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,25 +36,3 @@ def words(name: str, key: str) -> list[Any]:
     if not isinstance(value, list):
         raise ValueError(f"wording '{name}': no list '{key}'")
     return value
-
-
-ABBREVIATIONS = {"max": "maximum", "min": "minimum", "qty": "quantity", "num": "number"}
-
-
-def field_noun(field: str) -> str:
-    """How a person names a field ("the issue date", not "the issued on"): ``fields.yaml``, else
-    its words with abbreviations spelled out."""
-    nouns = load_wording("fields")["nouns"]
-    if field in nouns:
-        return str(nouns[field])
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", field)
-    words = re.sub(r"[_\-\s]+", " ", spaced).strip().lower().split()
-    return " ".join(ABBREVIATIONS.get(word, word) for word in words)
-
-
-def spoken_fields(text: str) -> str:
-    """``text`` with each field ``fields.yaml`` names, written as words ("purchased at"), said
-    as a person would ("purchase time")."""
-    for field, noun in load_wording("fields")["nouns"].items():
-        text = re.sub(rf"\b{re.escape(field.replace('_', ' '))}\b", str(noun), text)
-    return text

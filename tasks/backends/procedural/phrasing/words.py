@@ -16,6 +16,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+from envmill.tasks.core.field_words import field_noun
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
@@ -307,8 +308,8 @@ def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
 
 
 def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
-    if mention.source != "entity_id":
-        return [(words_of(mention.name), mention.value)]
+    if mention.source != "entity_id":  # "weight in kg", not "weight kg"
+        return [(field_noun(mention.name), mention.value)]
     if mention.described:  # the task says which record; its id is for the agent to find
         return []
     entity = mention_entity(mention)

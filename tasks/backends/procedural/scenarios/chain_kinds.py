@@ -110,7 +110,7 @@ def _sample_one(
         chain = sampler.sample(CREATED_CHAIN_STEPS, MAX_TRIES_PER_KIND)
         return chain if sampler.used else None
     if kind == "conditional":
-        return ConditionalSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
+        return ConditionalSampler(*args).sample(1, MAX_TRIES_PER_KIND)  # the condition is the goal
     chain = NamedSampler(*args).sample(target_len, MAX_TRIES_PER_KIND)
     return chain if chain is not None and disambiguate(chain, compiled, episode, rng) else None
 

@@ -184,16 +184,17 @@ class _ChainSampler:
 
     def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
         """The call names a record the chain touched (used or created), or one linked to it:
-        the same matter, its invoice, the client who owns it. It does not act again on a record
-        an earlier step acted on ("dispatch it, then return it"), it names a record an earlier
-        step created only in a kind that says "the new …" (no id the user cannot know), and it
-        does not act on another record of a kind the chain just made (which would read as it)."""
+        the same matter, its invoice, the client who owns it. It does not act on a record an
+        earlier step acted on or named ("dispatch it, then return it"; "take in a lot from Ann,
+        then suspend Ann"), it names a record an earlier step created only in a kind that says
+        "the new …" (no id the user cannot know), and it does not act on another record of a
+        kind the chain just made (which would read as it)."""
         records, touched = records_by_id(self.state), self._touched()
         named = _named_ids(manifest, arguments)
         acted = _acted_on(manifest, arguments)
         if acted is not None and acted in {
-            _acted_on(s.manifest, s.arguments) for s in self.chain.steps
-        }:
+            name for s in self.chain.steps for name in _named_ids(s.manifest, s.arguments)
+        }:  # "assign adjuster Jo to the claim, then take Jo off the rota" undoes the first
             return False
         if set(named) & (self._created() - self._nameable()):
             return False

@@ -19,7 +19,6 @@ from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
 from envmill.tasks.backends.procedural.phrasing.words import is_money, is_statement
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
@@ -33,7 +32,9 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
 )
 from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.rollout.closing import what_changed
 
 
 class ConditionalSampler(_ChainSampler):
@@ -297,7 +298,16 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         value, "number", answer_type="money" if money else None, exempt=[condition.threshold]
     )
     shown = say(condition.field, value)
-    side = "so the condition held" if condition.holds else "so the condition did not hold"
+    limit = say(condition.field, condition.threshold)  # no "at least" by a number: a hedge
+    test = (
+        f"which reaches your {limit} mark"
+        if value >= condition.threshold
+        else (f"short of your {limit} mark")
+    )
+    branch = "so I went ahead" if condition.holds else "so I went with your other option"
     subject = condition.record.label or str(condition.record.value)
-    said = f"The {field_noun(condition.field)} of {subject} is {shown}, {side}; I acted on that."
+    done = what_changed(chain.initial_state, chain.final_state)
+    noun = field_noun(condition.field)
+    verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
+    said = f"The {noun} of {subject} {verb} {shown}, {test}, {branch}: {done}."
     return expected, said

@@ -18,13 +18,13 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
 from envmill.tasks.backends.procedural.phrasing.words import (
     format_value,
     humanize_value,
     is_money,
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
+from envmill.tasks.core.field_words import field_noun
 
 
 def shown(field: str, value: Any) -> str:

@@ -16,7 +16,6 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -24,6 +23,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode
 

@@ -26,7 +26,7 @@ from envmill.tasks.backends.procedural.checks.answers import ValueKind, expected
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import OWNED
-from envmill.tasks.backends.procedural.phrasing.word_lists import field_noun, words
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
 from envmill.tasks.backends.procedural.phrasing.words import (
     humanize_value,
     is_money,
@@ -41,6 +41,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
+from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

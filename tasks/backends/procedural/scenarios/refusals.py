@@ -22,11 +22,7 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
-from envmill.tasks.backends.procedural.phrasing.word_lists import (
-    load_wording,
-    spoken_fields,
-    words,
-)
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
@@ -37,6 +33,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.core.facts import said_moment
+from envmill.tasks.core.field_words import spoken_fields
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40

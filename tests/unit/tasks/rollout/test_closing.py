@@ -21,8 +21,8 @@ FINAL = {
 
 def test_it_names_each_changed_and_created_record_with_its_new_values():
     said = closing_message(INITIAL, FINAL, "s1")
-    assert "ppointment A2: status is now checked in" in said
-    assert "invoice INV3 is created with amount 64" in said
+    assert "ppointment A2 is now checked in" in said
+    assert "invoice INV3 is created with amount $64.00" in said
     assert "next invoice" not in said and "current time" not in said and "?" not in said
 
 
@@ -40,7 +40,8 @@ def test_odd_values_read_as_a_person_reports_them():
     order = {"status": "open", "note": "gift", "total": 1.0}
     changed = {**order, "note": None, "total": 0.1 + 0.2}
     said = closing_message({"orders": {"O1": order}}, {"orders": {"O1": changed}}, "s1")
-    assert "note is now cleared" in said and "total is now 0.3" in said and "000" not in said
+    assert "note of order O1 is now cleared" in said and "its total is now $0.30" in said
+    assert "000" not in said
 
 
 def test_a_record_made_and_then_changed_says_where_it_ended():
@@ -53,3 +54,13 @@ def test_a_record_made_and_then_changed_says_where_it_ended():
     }
     said = closing_message({"members": {}}, {"members": {"M9": made}}, "s1")
     assert "ember M9 is created with status cancelled" in said
+
+
+def test_dates_money_and_plurals_read_as_a_person_writes_them():
+    slip = {"deductions": 500.0, "net_pay": 2000.0, "paid_on": None}
+    done = {"deductions": 845.49, "net_pay": 1717.2, "paid_on": "2025-11-05"}
+    said = closing_message({"payslips": {"PS5": slip}}, {"payslips": {"PS5": done}}, "s1")
+    assert "deductions of payslip PS5 are now $845.49" in said, said
+    assert "$845.49, its net pay is now $1,717.20, and" in said and "and its payment date is now 5 Nov 2025" in said
+    booked = {"visits": {"V1": {"status": "scheduled", "starts_at": "2025-11-05T10:45:00"}}}
+    assert "5 Nov 2025 at 10:45" in closing_message({"visits": {}}, booked, "s2")
