@@ -298,6 +298,15 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     assert spoken_reason("Event EV-5 has status 'draft'; this needs status on_sale.") == (
         "event EV-5 has status 'draft'; this needs status on sale"
     )
+    # limits as a person explains them: money written out, "has 1, the limit is 1" made sense of
+    limit = "Amount (0.18) must be at most the fines due of member MB-6 (0.15)."
+    assert spoken_reason(limit) == (
+        "the amount ($0.18) can't be more than the fines due of member MB-6 ($0.15)"
+    )
+    busy = "Work order PO-5 already has 1 batches with status running; the limit is 1"
+    assert spoken_reason(busy) == (
+        "work order PO-5 still has 1 batch with status running, and it may have none"
+    )
 
 
 def test_a_number_answer_may_not_hedge_between_two_values(sandbox):

@@ -324,3 +324,24 @@ def test_conversational_tasks_are_personas(generated):
         opening = opening_message(scenario)
         assert not re.search(r"\b(?:you|your)\b", opening, re.I), opening
         assert "volunteer" not in opening and opening[:1].isupper(), opening
+
+
+def test_no_two_records_share_a_plate_an_email_or_a_phone(generated):
+    """Namesakes share a name or a title, never what is one per record in life (two vehicles
+    with one plate read as a broken state, not as a question to ask)."""
+    from envmill.tasks.backends.procedural.scenarios.namesakes import UNIQUE_LABEL
+
+    checked = 0
+    for domain, compiled, scenarios in generated:
+        labels = {
+            compiled.entity_attrs[entity]: field
+            for entity, field in compiled.label_fields.items()
+            if UNIQUE_LABEL.search(field or "") and entity in compiled.entity_attrs
+        }
+        for scenario in scenarios:
+            for attr, name in labels.items():
+                records = scenario.initial_state.get(attr) or {}
+                values = [r[name] for r in records.values() if r.get(name)]
+                assert len(values) == len(set(values)), (domain, name, scenario.task)
+                checked += 1
+    assert checked > 20

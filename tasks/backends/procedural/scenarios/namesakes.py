@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from typing import Any
 
 from envmill.tasks.backends.procedural.checks.derive import words_of
@@ -28,6 +29,10 @@ from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode
 
 MAX_LABEL_CHARS = 40
+# labels no two records share in life (two cars never have one plate): no namesakes for them
+UNIQUE_LABEL = re.compile(
+    r"(?:^|_)(?:plate|email|phone|number|code|sku|serial|vin|tag|isbn|iban|msisdn)(?:_|$)"
+)
 
 
 class NamedSampler(_ChainSampler):
@@ -42,7 +47,12 @@ def disambiguate(
 ) -> bool:
     """Give another record the name a step's lookup uses, and make the task tell them apart by
     a second attribute; False (chain unchanged) when no step can be so."""
-    mentions = [m for step in chain.steps for m in step.mentions if m.by_label and m.label]
+    mentions = [
+        m
+        for step in chain.steps
+        for m in step.mentions
+        if m.by_label and m.label and not UNIQUE_LABEL.search(m.label_field or "")
+    ]
     rng.shuffle(mentions)
     for mention in mentions:
         twin = _twin(chain, compiled, mention, rng)

@@ -23,7 +23,7 @@ from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, re
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
+from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts, is_money
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.backends.procedural.scenarios.subjects import (
@@ -77,6 +77,8 @@ def find_refusal(
         if arguments is None:
             continue
         error = _refused_by_rule(episode, manifest.tool, arguments, state)
+        if error:  # "$188.42 against $0.15 of fines" is no one's mistake; $0.20 is
+            arguments, error = _near_miss(episode, manifest.tool, arguments, error, state, rng)
         reasons = reason_terms(error, state, set(compiled.roles)) if error else []
         if (
             error
@@ -85,6 +87,35 @@ def find_refusal(
         ):
             return _refusal(compiled, episode, rng, manifest, arguments, error, reasons, targets)
     return None
+
+
+def _near_miss(
+    episode: ToolEpisode,
+    tool: str,
+    arguments: dict[str, Any],
+    error: str,
+    state: dict[str, Any],
+    rng: random.Random,
+) -> tuple[dict[str, Any], str]:
+    """For a number refused by a limit ("amount (188.42) must be at most … (0.15)"), a value
+    just past the limit that the same rule still refuses, as a person would get it wrong."""
+    found = LIMIT.search(error)
+    if found is None:
+        return arguments, error
+    given, bound, limit = float(found.group(1)), found.group(2), float(found.group(3))
+    names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
+    if not names or limit <= 0:
+        return arguments, error
+    factor = rng.uniform(1.05, 1.35) if bound in ("at most", "less than") else rng.uniform(0.6, 0.9)
+    whole = isinstance(arguments[names[0]], int)
+    value = round(limit * factor) if whole else round(limit * factor, 2)
+    if value == limit or (whole and value < 1):
+        return arguments, error
+    closer = {**arguments, names[0]: value}
+    refused = _refused_by_rule(episode, tool, closer, state)
+    if refused is None or LIMIT.search(refused) is None:
+        return arguments, error
+    return closer, refused
 
 
 def _refused_by_rule(
@@ -249,14 +280,74 @@ def spoken_reason(error: str) -> str:
     """The tool's error as the reply says it: no other customer's record named ("this one
     belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    reason = COUNT_LIMIT.sub(_count_said, LIMIT_SAID.sub(_limit_said, reason))
     reason = NOW_SAID.sub(lambda m: f"; it is now {_said(m.group(1))}", reason)
     reason = spoken_fields(ISO_VALUE.sub(lambda m: _said(m.group(0)), reason))
     return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
 
 
+# a number over or under a limit: "amount (188.42) must be at most the fines due of … (0.15)"
+LIMIT = re.compile(
+    r"\((-?\d+(?:\.\d+)?)\) must be (at most|at least|less than|more than) "
+    r"[^()]*\((-?\d+(?:\.\d+)?)\)"
+)
 # "…; current time 2025-05-04T08:15:00" and "… (current time …)": the clock, said plainly
 NOW_SAID = re.compile(r"\s*[;(]\s*current time (\S+?)\)?(?=$|[.;])")
 ISO_VALUE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
+
+
+# the generated rules' messages, as a person explains them
+LIMIT_SAID = re.compile(
+    r"^(?P<what>.+?) \((?P<given>-?[\d.]+)\) must be (?P<bound>at most|at least|less than|more "
+    r"than) (?P<other>[^()]+?)(?: \((?P<limit>-?[\d.]+)\))?$"
+)
+COUNT_LIMIT = re.compile(
+    r"^(?P<owner>.+?) already has (?P<count>\d+) (?P<things>.+?); the limit is (?P<limit>\d+)$"
+)
+BOUND_SAID = {
+    "at most": "can't be more than",
+    "at least": "can't be less than",
+    "less than": "has to be less than",
+    "more than": "has to be more than",
+}
+
+
+def _limit_said(found: re.Match[str]) -> str:
+    """ "amount (188.42) must be at most the fines due of member M-6 (0.15)" → "the amount
+    ($188.42) can't be more than the fines due of member M-6 ($0.15)"."""
+    what, other = found["what"].strip(), found["other"].strip()
+    what = what[:1].lower() + what[1:] if not what[:2].isupper() else what
+    money = is_money(what.replace(" ", "_"), 1.0) or is_money(other.replace(" ", "_"), 1.0)
+    given = _amount(found["given"], money)
+    if found["limit"] is not None:
+        other = f"{other} ({_amount(found['limit'], money)})"
+    elif re.fullmatch(r"-?[\d.]+", other):
+        other = _amount(other, money)
+    the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
+    return f"{the}{what} ({given}) {BOUND_SAID[found['bound']]} {other}"
+
+
+def _count_said(found: re.Match[str]) -> str:
+    """ "work order W-5 already has 1 batches with status running; the limit is 1" → "work
+    order W-5 still has 1 batch with status running, and it may have none"."""
+    count, limit = int(found["count"]), int(found["limit"])
+    things = found["things"]
+    if count == 1:
+        noun, _, rest = things.partition(" with ")
+        things = _one_of(noun) + (f" with {rest}" if rest else "")
+    allowed = "it may have none" if limit <= 1 else f"it may have at most {limit - 1}"
+    return f"{found['owner']} still has {count} {things}, and {allowed}"
+
+
+def _one_of(noun: str) -> str:
+    if noun.endswith(("sses", "ches", "shes", "xes")):
+        return noun[:-2]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def _amount(text: str, money: bool) -> str:
+    number = float(text)
+    return f"${number:,.2f}" if money else text
 
 
 def _said(value: str) -> str:

@@ -61,6 +61,7 @@ def test_dates_money_and_plurals_read_as_a_person_writes_them():
     done = {"deductions": 845.49, "net_pay": 1717.2, "paid_on": "2025-11-05"}
     said = closing_message({"payslips": {"PS5": slip}}, {"payslips": {"PS5": done}}, "s1")
     assert "deductions of payslip PS5 are now $845.49" in said, said
-    assert "$845.49, its net pay is now $1,717.20, and" in said and "and its payment date is now 5 Nov 2025" in said
+    assert "$845.49, its net pay is now $1,717.20, and" in said
+    assert "and its payment date is now 5 Nov 2025" in said
     booked = {"visits": {"V1": {"status": "scheduled", "starts_at": "2025-11-05T10:45:00"}}}
     assert "5 Nov 2025 at 10:45" in closing_message({"visits": {}}, booked, "s2")

@@ -693,3 +693,31 @@ def test_a_person_is_them_in_a_branch():
         == "return $20 of their retainer"
     )
     assert as_it("pause client Kelly Lewis", client) == "pause them"
+
+
+def test_a_refused_amount_is_a_near_miss():
+    """ "$188.42 against $0.15 of fines" is no one's mistake: the refused amount is redrawn just
+    past the limit, and kept only if the same rule still refuses it."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import _near_miss
+
+    class Episode:
+        def __init__(self):
+            self.tried = []
+
+        def call(self, tool, arguments):
+            self.tried.append(arguments["amount"])
+            refused = arguments["amount"] > 0.15
+            error = f"Amount ({arguments['amount']}) must be at most the fines due of M (0.15)"
+            result = {"success": not refused, **({"error": error} if refused else {})}
+            return ToolOutcome(result=result, state={})
+
+        def load_state(self, state):
+            pass
+
+    episode = Episode()
+    error = "Amount (188.42) must be at most the fines due of M (0.15)"
+    arguments, said = _near_miss(
+        episode, "pay", {"amount": 188.42, "member_id": "M"}, error, {}, random.Random(3)
+    )
+    assert 0.15 < arguments["amount"] <= 0.21 and arguments["member_id"] == "M"
+    assert f"({arguments['amount']})" in said
