@@ -109,9 +109,14 @@ def who_you_are(
     if voice == "self":
         name = _acting_label(compiled, state)
         place = persona.get("self") or f"You use the {words_of(compiled.domain)} service."
-        return [f"You are {name}." if name else "", place]
-    staff = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
-    return [f"You are {faker.first_name()} {faker.last_name()}.", staff]
+    else:
+        name = f"{faker.first_name()} {faker.last_name()}"
+        place = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
+    if not name:
+        return [place]
+    # "You are Ann Lee (you work on the front desk)": said with the name, so the opening, which
+    # leaves the introduction out, does not start every chat with "I work on the … desk"
+    return [f"You are {name} ({place[:1].lower()}{place[1:].rstrip('.')})."]
 
 
 def bare_request(task: str) -> str:

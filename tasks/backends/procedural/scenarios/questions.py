@@ -144,7 +144,19 @@ def ask_field(
         exempt=[e for e in exempt if value_kind(e) == kind],
     )
     facts = subject_facts(subject)
-    return Question(text, [*subject.steps, read], answer, expected, vague, facts, subject.text)
+    shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
+    steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
+    return Question(text, steps, answer, expected, vague, facts, subject.text)
+
+
+def _shows(data: Any, rid: Any, name: str, value: Any) -> bool:
+    """Whether a lookup's data already holds the record ``rid`` with ``name`` equal to ``value``
+    (a search by name returns whole records: reading the record again adds nothing)."""
+    items = data if isinstance(data, list) else [data]
+    return any(
+        isinstance(item, dict) and rid in item.values() and name in item and item[name] == value
+        for item in items
+    )
 
 
 def answer_type(
