@@ -200,13 +200,17 @@ def tidy_text(text: str) -> str:
 def _singular_after_one(match: re.Match[str]) -> str:
     """ "1 tickets" -> "1 ticket", "1 premium seats" -> "1 premium seat"."""
     between, word = match.group(1), match.group(2)
+    if word in NOT_NOUNS and between.strip() and between.strip() not in NOT_NOUNS:
+        return f"1 {_one(between.strip())} {word}"  # "1 tickets for" -> "1 ticket for"
     if word in NOT_NOUNS or between.strip() in NOT_NOUNS or word.endswith("ss"):
         return match.group(0)
+    return f"1 {between}{_one(word)}"
+
+
+def _one(word: str) -> str:
     if word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif word.endswith("s"):
-        word = word[:-1]
-    return f"1 {between}{word}"
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:

@@ -102,14 +102,20 @@ class LookupSampler(_ChainSampler):
             key = "only_with_status" if named else "only_with_field"
         else:
             key = how
+        value_words = shown(field, record.get(field))
+        if named and field.endswith("type"):  # "the only van", not "the only van vehicle"
+            entity, value_words = value_words, ""
+        elif named and " " in value_words and key.startswith("only_"):  # "its only event on sale"
+            key = f"{key}_after"
         text = say(
             key,
             self.rng,
             entity=entity,
             parent=owner,
             field=field_words,
-            value=shown(field, record.get(field)),
+            value=value_words,
         )
+        text = re.sub(r"\s{2,}", " ", text)
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
 

@@ -721,3 +721,10 @@ def test_a_refused_amount_is_a_near_miss():
     )
     assert 0.15 < arguments["amount"] <= 0.21 and arguments["member_id"] == "M"
     assert f"({arguments['amount']})" in said
+
+
+def test_one_of_a_thing_is_singular_before_a_preposition():
+    from envmill.tasks.backends.procedural.phrasing.words import tidy_text
+
+    assert tidy_text("Please sell 1 tickets for event X.") == "Please sell 1 ticket for event X."
+    assert tidy_text("Add 1 premium seats.") == "Add 1 premium seat."
