@@ -110,15 +110,19 @@ def phrase_task(
     mode: str,
     tool_names: list[str],
     voice: Voice = None,
+    *,
+    thanks: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """The task text and user facts for ``mode`` (``non_conversational`` or ``conversational``),
-    in the ``voice`` of whoever is signed in (``voice_of``)."""
+    in the ``voice`` of whoever is signed in (``voice_of``); no closing thanks without
+    ``thanks`` (a question follows)."""
     detailed = [phrase_step(step, rng, voice=voice) for step in steps]
-    request = scrub_tool_names(compose_clauses(detailed, rng), tool_names)
+    request = once_introduced(scrub_tool_names(compose_clauses(detailed, rng), tool_names))
     if mode != "conversational":
         opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
         if not request[:1].isupper():  # "09DE380 has reached end of life" needs a greeting first
             opener = opener or OPENERS[0]
+        closer = closer if thanks else ""
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
     goals = [phrase_step(step, rng, vague=True, voice=voice) for step in steps]
     goals = distinguish_repeats(steps, goals)
@@ -152,6 +156,19 @@ def phrase_step(
         body += ", " + " and ".join(_extra_text(m) for m in extras)
     keep_case = not vague and bool(re.match(r"\s*\{", template))
     return Clause(body, end, keep_case)
+
+
+def once_introduced(text: str) -> str:
+    """The text with a repeated self-introduction ("I'm Darryl Mueller.") said once."""
+    seen: set[str] = set()
+    kept = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if re.match(r"(?:I'm|I am|My name is)\s", sentence):
+            if sentence in seen:
+                continue
+            seen.add(sentence)
+        kept.append(sentence)
+    return " ".join(kept)
 
 
 def _choose_template(

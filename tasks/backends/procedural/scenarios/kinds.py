@@ -137,7 +137,9 @@ def _report_after_change(
         return None
     tool_names = [t.tool for t in compiled.tools]
     voice = voice_of(compiled, chain.initial_state)
-    request, _ = phrase_task(chain.steps, rng, "non_conversational", tool_names, voice)
+    request, _ = phrase_task(
+        chain.steps, rng, "non_conversational", tool_names, voice, thanks=False
+    )  # "…, thanks a lot. Then tell me …" thanks too soon
     return ScenarioSpec(
         env_id=env_id,
         backend="procedural",

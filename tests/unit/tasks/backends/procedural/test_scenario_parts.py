@@ -728,3 +728,10 @@ def test_one_of_a_thing_is_singular_before_a_preposition():
 
     assert tidy_text("Please sell 1 tickets for event X.") == "Please sell 1 ticket for event X."
     assert tidy_text("Add 1 premium seats.") == "Add 1 premium seat."
+
+
+def test_a_user_introduces_themself_once():
+    from envmill.tasks.backends.procedural.phrasing.task import once_introduced
+
+    said = once_introduced("Top up my wallet. I'm Ann Lee. Also, book 4 tickets. I'm Ann Lee.")
+    assert said == "Top up my wallet. I'm Ann Lee. Also, book 4 tickets."
