@@ -36,23 +36,59 @@ MONEY_WORDS = frozenset(
 NOT_MONEY = frozenset("interest percent pct count days hours kwh gb".split())
 
 
-def closing_message(initial: dict[str, Any], final: dict[str, Any], seed: str) -> str:
-    """What changed from ``initial`` to ``final``, as a person reports finished work."""
+def closing_message(
+    initial: dict[str, Any], final: dict[str, Any], seed: str, shown: list[Any] | None = None
+) -> str:
+    """What changed from ``initial`` to ``final``, as a person reports finished work; with
+    ``shown`` (the calls the agent made and their results), only what it can know."""
     pick = int(sha256_hex(seed)[:8], 16)
-    body = what_changed(initial, final)
+    body = what_changed(initial, final, shown)
     if not body:
         return f"{OPENERS[pick % len(OPENERS)]} Nothing needed to change."
     closer = CLOSERS[(pick // 7) % len(CLOSERS)]
     return f"{OPENERS[pick % len(OPENERS)]} {body[:1].upper()}{body[1:]}.{closer}"
 
 
-def what_changed(initial: dict[str, Any], final: dict[str, Any]) -> str:
+def what_changed(
+    initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None
+) -> str:
     """The changes as one clause list ("order O1 is now shipped; invoice I2 is created …"),
-    empty when nothing the user would call news changed."""
-    news = _news(diff_states(initial, final))
+    empty when nothing the user would call news changed. With ``shown`` (the calls' arguments
+    and results), a change the agent cannot know is left out, unless none is known at all: a
+    cascade no result showed (the member's bookings cancelled with them). The status of a
+    record a call named is known from the call succeeding ("complete appointment A2")."""
+    changes = diff_states(initial, final)
+    seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
+    news = _news(seen) or _news(changes)
     shown = news[:MAX_RECORDS]
     rest = len(news) - len(shown)
     return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
+
+
+def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
+    """Whether a tool result holds the change: the changed record (a dict naming its id) with
+    the new value, or, for a record made or removed, its id."""
+    path = change["path"]
+    if len(path) == 3 and path[2] == "status" and _holds(shown, lambda d: path[1] in d.values()):
+        return True  # "complete appointment A2" succeeded: A2 is completed
+    if len(path) < 2:
+        return any(_holds(result, lambda d: change["new"] in d.values()) for result in shown or [])
+    rid, field = path[1], path[2] if len(path) >= 3 else None
+    if field is None:
+        return any(_holds(result, lambda d: rid in d.values()) for result in shown or [])
+    return any(
+        _holds(result, lambda d: rid in d.values() and d.get(field) == change["new"])
+        for result in shown or []
+    )
+
+
+def _holds(value: Any, test: Any) -> bool:
+    """Whether ``value`` or a dict inside it passes ``test``."""
+    if isinstance(value, dict):
+        return bool(test(value)) or any(_holds(v, test) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds(v, test) for v in value)
+    return False
 
 
 def _news(changes: list[dict[str, Any]]) -> list[str]:

@@ -119,7 +119,10 @@ def reference_messages(
             sight.read_value(result)
         index += len(group)
     closing = scenario.reference_answer or closing_message(
-        scenario.initial_state, report.final_state or scenario.initial_state, report.scenario_id
+        scenario.initial_state,
+        report.final_state or scenario.initial_state,
+        report.scenario_id,
+        shown=[[step.arguments, result] for step, result in steps],  # no news it never saw
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
@@ -213,8 +216,10 @@ def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
         text = as_text(fact.value)
         if fact.key in ledger.revealed or text is None or ledger.is_said(fact.value):
             continue
-        if len(text) >= 3 and mentions(said, text.casefold()):
-            quoted.append((fact.key, fact))
+        whole = rf"(?<![\d.,]){text}(?![\d]|\.\d)"
+        number = len(text) >= 2 and text.isdigit() and re.search(whole, said)
+        if (len(text) >= 3 and mentions(said, text.casefold())) or number:
+            quoted.append((fact.key, fact))  # "the hours (56) can't be more than 15"
     return quoted
 
 

@@ -91,6 +91,7 @@ TYPE_SYNONYMS = (
     "booking",
     "desk",
     "account",
+    "parking",
 )
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 STATEMENT = re.compile(
@@ -277,6 +278,8 @@ def _drop_entity_context(template: str, mention: ArgMention, ph: str) -> str:
 
 
 def _drop_value_context(template: str, mention: ArgMention, ph: str) -> str:
+    # a trailing aside the user fills in when asked: "…, {hours} hours parked."
+    template = re.sub(rf",\s*{ph}\s+[a-z ]{{1,24}}(?=[.;!?]|$)", "", template)
     noun = words_of(mention.name).split()[-1]
     if len(noun) > 2 and noun not in NOT_NOUNS:  # "with grade {grade}" -> "with {grade}"
         template = re.sub(rf"\b{re.escape(noun)}\s+(?={ph})", "", template, flags=re.IGNORECASE)

@@ -72,6 +72,7 @@ class ChainStep:
     mentions: list[ArgMention]
     changes: list[dict[str, Any]]
     condition: Condition | None = None  # a conditional step: the test and the branch not taken
+    result: dict[str, Any] | None = None  # what the call returned: what the agent is shown
 
 
 @dataclass
@@ -169,13 +170,13 @@ class _ChainSampler:
         if not self._wants(mentions):
             return False
         self._maybe_inform(manifest, arguments, calls)
-        ok, after, _ = self._run(manifest.tool, arguments)
+        ok, after, result = self._run(manifest.tool, arguments)
         changes = [c for c in diff_states(before, after) if not is_generated(c)]
         if not ok or not self._accepts(changes, after):
             self._restore(before, after)
             return False
         calls.append(SolutionStep(tool=manifest.tool, arguments=arguments))
-        step = ChainStep(manifest, arguments, mentions, changes)
+        step = ChainStep(manifest, arguments, mentions, changes, result=result)
         self.chain.solution.extend(calls)
         self.chain.steps.append(step)
         self.state = after
@@ -184,11 +185,14 @@ class _ChainSampler:
 
     def _related(self, manifest: ToolManifest, arguments: dict[str, Any]) -> bool:
         """The call names a record the chain touched (used or created), or one linked to it:
-        the same matter, its invoice, the client who owns it. It does not act on a record an
+        the same matter, its invoice, the client who owns it. It does not repeat an earlier
+        step's tool, nor act on a record an
         earlier step acted on or named ("dispatch it, then return it"; "take in a lot from Ann,
         then suspend Ann"), it names a record an earlier step created only in a kind that says
         "the new …" (no id the user cannot know), and it does not act on another record of a
         kind the chain just made (which would read as it)."""
+        if any(step.manifest.tool == manifest.tool for step in self.chain.steps):
+            return False  # "take in a lot, then take in another lot": two requests, not a goal
         records, touched = records_by_id(self.state), self._touched()
         named = _named_ids(manifest, arguments)
         acted = _acted_on(manifest, arguments)

@@ -306,7 +306,8 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     )
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
     subject = condition.record.label or str(condition.record.value)
-    done = what_changed(chain.initial_state, chain.final_state)
+    shown = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
+    done = what_changed(chain.initial_state, chain.final_state, shown)
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
     said = f"The {noun} of {subject} {verb} {shown}, {test}, {branch}: {done}."

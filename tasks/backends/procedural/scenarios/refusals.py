@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.answers import Refusal as RefusalRecord
+from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
@@ -256,6 +257,9 @@ def _refusal(
         ]
     if not steps:  # nothing to look at: the refusal would rest on the words alone
         return None
+    steps += _reads_of_others(compiled, episode, error, steps)
+    if not _reason_shown(error, [run_query(episode, s) for s in steps], arguments):
+        return None  # "the retainer balance ($1,153.48) …" that no call showed: unfounded
     step = ChainStep(manifest, arguments, mentions, [])
     voice = voice_of(compiled, state)
     clause = phrase_step(step, rng, voice=voice)
@@ -360,6 +364,38 @@ def _mention(
     label_field = compiled.label_fields.get(entity)
     by_label = subject.label is not None
     return ArgMention(name, value, "entity_id", entity, subject.label, label_field, by_label)
+
+
+def _reads_of_others(
+    compiled: CompiledEnvironment, episode: ToolEpisode, error: str, steps: list[SolutionStep]
+) -> list[SolutionStep]:
+    """Reads of the other records the reason names ("the retainer balance of client C-6"), so
+    the refusal rests on what the agent saw."""
+    state, added = known_state(episode), []
+    shown = canonical_json([run_query(episode, s) for s in steps])  # an id the agent can use
+    by_id = {
+        str(rid): entity
+        for entity, attr in compiled.entity_attrs.items()
+        for rid in (state.get(attr) or {})
+    }
+    for rid in dict.fromkeys(re.findall(r"[A-Z][A-Z0-9]*-\d+", error)):
+        reader = reader_of(compiled, by_id[rid]) if rid in by_id else None
+        if reader is None or f'"{rid}"' not in shown:
+            continue
+        read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
+        if read not in steps and read not in added and run_query(episode, read) is not None:
+            added.append(read)
+    return added
+
+
+def _reason_shown(error: str, results: list[Any], arguments: dict[str, Any]) -> bool:
+    """Every amount the reason quotes (a number with decimals) is one the agent was given or
+    shown; whole numbers may be the policy's limits, which the system message states."""
+    seen = canonical_json([results, arguments])
+    return all(
+        re.search(rf"(?<![\d.]){re.escape(amount)}(?![\d])", seen)
+        for amount in re.findall(r"(?<![\w.])\d+\.\d+", error)
+    )
 
 
 def _reads(compiled: CompiledEnvironment, episode: ToolEpisode, subject: Subject):

@@ -65,3 +65,22 @@ def test_dates_money_and_plurals_read_as_a_person_writes_them():
     assert "and its payment date is now 5 Nov 2025" in said
     booked = {"visits": {"V1": {"status": "scheduled", "starts_at": "2025-11-05T10:45:00"}}}
     assert "5 Nov 2025 at 10:45" in closing_message({"visits": {}}, booked, "s2")
+
+
+def test_it_reports_only_what_the_agent_could_know():
+    """Ending a membership cancels its bookings too; the agent was shown the membership only,
+    so the reply says nothing of the bookings (a claim no tool backed)."""
+    before = {
+        "members": {"M1": {"status": "active", "credits": 10}},
+        "bookings": {"B1": {"status": "booked", "member_id": "M1"}},
+    }
+    after = {
+        "members": {"M1": {"status": "cancelled", "credits": 0}},
+        "bookings": {"B1": {"status": "cancelled", "member_id": "M1"}},
+    }
+    shown = [[{"member_id": "M1"}, {"success": True, "message": "Membership ended."}]]
+    said = closing_message(before, after, "s1", shown)
+    assert "ember M1 is now cancelled" in said and "B1" not in said and "credits" not in said
+    with_credits = [[{"member_id": "M1"}, {"data": {"member_id": "M1", "credits": 0}}]]
+    assert "credits" in closing_message(before, after, "s1", with_credits)
+    assert "B1" in closing_message(before, after, "s1")  # nothing said of what was shown

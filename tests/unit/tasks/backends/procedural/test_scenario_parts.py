@@ -735,3 +735,14 @@ def test_a_user_introduces_themself_once():
 
     said = once_introduced("Top up my wallet. I'm Ann Lee. Also, book 4 tickets. I'm Ann Lee.")
     assert said == "Top up my wallet. I'm Ann Lee. Also, book 4 tickets."
+
+
+def test_a_refusal_quotes_only_amounts_the_agent_saw():
+    from envmill.tasks.backends.procedural.scenarios.refusals import _reason_shown
+
+    error = "Retainer balance of client C-6 (1153.48) must be at least the amount (2108.97)"
+    invoice = {"data": {"invoice_id": "LI-4", "amount": 2108.97}}
+    client = {"data": {"client_id": "C-6", "retainer_balance": 1153.48}}
+    assert not _reason_shown(error, [invoice], {"invoice_id": "LI-4"})
+    assert _reason_shown(error, [invoice, client], {"invoice_id": "LI-4"})
+    assert _reason_shown("Hours (56) must be at most 15", [invoice], {"hours": 56})
