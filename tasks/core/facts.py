@@ -208,7 +208,7 @@ def _ask_plainly(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
 
 def _the_one(value: str) -> str:
     """ "Ann Lee (whose phone is 555)" → "I mean Ann Lee, the one whose phone is 555."."""
-    found = re.fullmatch(r"(.+?)\s*\((?:the one\s+)?(.+)\)", value)
+    found = re.fullmatch(r"(.+?)\s*\((?:the one\s+)?([^()]+)\)", value)
     if found is None:
         return f"I mean {value}."
     return f"I mean {found.group(1)}, the one {found.group(2)}."

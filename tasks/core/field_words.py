@@ -7,6 +7,7 @@ reference's closing messages, whichever backend wrote the environment. The table
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -14,6 +15,17 @@ from pathlib import Path
 import yaml
 
 FIELDS_FILE = Path(__file__).resolve().parent / "wording" / "fields.yaml"
+MONEY_WORDS = frozenset(
+    """amount price fee fees rate cost fare balance total estimate payment deposit income salary
+    pay due postage rent premium tip wage budget owed charge charges spent giving credit
+    retainer refund earnings deductions value""".split()
+)
+# words of a name that count something other than money
+COUNTED = frozenset(
+    """leave days hours copies count heart points credits units seats visits orders km kg gb
+    kwh score grade tax interest percent pct""".split()
+)
+PRICED_RATES = frozenset("hourly nightly daily weekly monthly room base".split())
 ABBREVIATIONS = {"max": "maximum", "min": "minimum", "qty": "quantity", "num": "number"}
 
 
@@ -41,8 +53,29 @@ def field_noun(field: str) -> str:
 
 
 def spoken_fields(text: str) -> str:
-    """``text`` with each field the table names, written as words ("purchased at"), said as a
-    person would ("purchase time")."""
-    for field, noun in field_nouns().items():
-        text = re.sub(rf"\b{re.escape(field.replace('_', ' '))}\b", noun, text)
+    """``text`` with each field the table names, written as words and used as a noun ("the
+    purchased at"), said as a person would ("the purchase time"); the same words elsewhere
+    are English ("guests can check in", "only from enrolled") and stay."""
+    table = sorted(field_nouns().items(), key=lambda item: -len(item[0]))
+    for field, noun in table:
+        said = re.escape(field.replace("_", " "))
+        text = re.sub(rf"\b(the|its|their|your|my) {said}\b", rf"\1 {noun}", text)
     return text
+
+
+def is_money_field(field: str) -> bool:
+    """A sum of money, by its name: its last word says so ("net_pay", "fines_due", "total")
+    and no word says it counts something else ("leave_balance", "copies_total")."""
+    said = field_noun(field).split()
+    if not said or said[-1] not in MONEY_WORDS or set(said) & COUNTED:
+        return False
+    return said[-1] != "rate" or bool(set(said) & PRICED_RATES)
+
+
+def say_money(value: float | int) -> str:
+    """ "$1,717.20", "-$12.50", "$64"; a value that is no number of dollars as it is."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    sign = "-" if value < 0 else ""
+    amount = abs(value)
+    return f"{sign}${amount:,}" if isinstance(amount, int) else f"{sign}${amount:,.2f}"

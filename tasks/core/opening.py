@@ -26,6 +26,12 @@ CONDUCT = re.compile(
     r"You (?:will not|won't|do not|don't|never) (?:say|give|reveal|volunteer)|"
     r"(?:Do not|Don't|Never) (?:reveal|give|say|volunteer|mention|offer|share))\b"
 )
+# the user's details and which namesake they mean, at the end of a procedural persona
+DETAILS = re.compile(
+    r"\s*\b(?:If asked, these are your details:|If the agent finds more than one \w[\w ]* by "
+    r"that name, you mean\b).*$",
+    re.S,
+)
 QUOTED = re.compile(r"(\"[^\"]*\"|“[^”]*”)")
 # "you" as an object: what follows it is not the verb of a sentence it starts
 OBJECT_FOLLOWERS = (
@@ -55,6 +61,7 @@ def opening_message(scenario: ScenarioSpec) -> str:
     task = scenario.task.strip()
     if scenario.mode != "conversational" or not re.match(r"(?:You|Your)\b", task):
         return task
+    task = DETAILS.sub("", task)  # before sentences: a value may hold "." ("Apt. 270")
     spoken = []
     for sentence in sentences_of(task):
         if not CONDUCT.match(sentence):

@@ -10,12 +10,12 @@ seed, so no one sentence closes a corpus.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.statekit import diff_states
 
 OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.", "Finished.")
@@ -23,17 +23,14 @@ OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.
 CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there is more to do.")
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
+ISO = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
 # when a record was made is the clock's, not news ("booked_at"); when it is for is ("starts_at")
 STAMP = re.compile(
     r"^(?:created|updated|modified|booked|placed|purchased|opened|submitted|recorded|logged|"
     r"received|issued|filed|registered|joined|added|reported|applied)(?:_(?:at|on))?$"
 )
-MONEY_WORDS = frozenset(
-    """amount price fee fees rate cost fare balance total estimate payment deposit income salary
-    pay deductions due postage rent premium tip wage budget owed charge charges spent giving
-    credit retainer refund earnings""".split()
-)
-NOT_MONEY = frozenset("interest percent pct count days hours kwh gb".split())
 
 
 def closing_message(
@@ -114,12 +111,12 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
         return f"{noun} is removed"
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
         return f"{noun} {_now(whole['new'], record[0])}"
-    fields = [c for c in changes if len(c["path"]) >= 3][:MAX_FIELDS]
-    fields.sort(key=lambda c: c["path"][-1] != "status")
+    fields = [c for c in changes if len(c["path"]) >= 3]
+    fields = sorted(fields, key=lambda c: c["path"][-1] != "status")[:MAX_FIELDS]
     said = []
     for index, change in enumerate(fields):
         name = str(change["path"][-1])
-        if name == "status" and isinstance(change["new"], str):  # "order O1 is now shipped"
+        if name == "status" and isinstance(change["new"], str) and change["new"].strip():
             said.append(f"{noun} is now {_say(change['new'], name)}")
         else:  # "the total of order O1 is now $0.30", then "its note is now cleared"
             whose = "its" if index else "the"
@@ -157,8 +154,10 @@ def _now(value: Any, field: str = "") -> str:
 
 def _is(field: str) -> str:
     """ "are" after a plural field ("the deductions are now …")."""
-    last = _words(field).split()[-1] if _words(field) else ""
-    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "is"
+    said = _words(field).split() or [""]
+    plural = [w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in said]
+    after = said[-1] in ("left", "available", "remaining", "used", "owed", "due", "taken")
+    return "are" if plural[-1] or (after and plural[0]) else "is"
 
 
 def _say(value: Any, field: str = "") -> str:
@@ -166,11 +165,9 @@ def _say(value: Any, field: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
-        return _moment(value) or (
-            value.replace("_", " ") if re.fullmatch(r"[a-z_]+", value) else value
-        )
-    if isinstance(value, int | float) and _is_money(field):
-        return f"${value:,.2f}"
+        return _moment(value) or _status(value)
+    if isinstance(value, int | float) and is_money_field(field):
+        return say_money(float(value) if isinstance(value, int) and abs(value) < 1e15 else value)
     if isinstance(value, float):  # 0.1 + 0.2 reads 0.3
         return str(int(value)) if value.is_integer() else repr(round(value, 6))
     if isinstance(value, list):
@@ -179,23 +176,27 @@ def _say(value: Any, field: str = "") -> str:
 
 
 def _moment(text: str) -> str | None:
-    """An ISO date or time as "5 Nov 2025" or "5 Nov 2025 at 10:45", else None."""
+    """An ISO date or time ("2025-11-05", "2025-11-05T10:45:00Z", "2025-11-05 10:45") as
+    "5 Nov 2025" or "5 Nov 2025 at 10:45", else None."""
+    found = ISO.fullmatch(text.strip())
+    if found is None:
+        return None
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            day = date.fromisoformat(text)
-            return f"{day.day} {day:%b %Y}"
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?", text):
-            moment = datetime.fromisoformat(text)
-            return f"{moment.day} {moment:%b %Y} at {moment:%H:%M}"
+        day = date.fromisoformat(found.group(1))
     except ValueError:
         return None
-    return None
+    said = f"{day.day} {day:%b %Y}"
+    return f"{said} at {found.group(2)}" if found.group(2) else said
 
 
-def _is_money(field: str) -> bool:
-    """A sum of money, by the field's words ("net_pay", "fines_due", "total")."""
-    said = set(_words(field).split())
-    return bool(said & MONEY_WORDS) and not said & NOT_MONEY
+def _status(text: str) -> str:
+    """A code as words: "checked_in", "IN_TRANSIT", "shippedOut" → "checked in", "in transit",
+    "shipped out"; other text as it is."""
+    if re.fullmatch(r"[A-Za-z]+(?:_[A-Za-z]+)*", text) and ("_" in text or text.isupper()):
+        return text.replace("_", " ").lower()
+    if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", text):
+        return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).lower()
+    return text
 
 
 def _plain(value: Any) -> bool:

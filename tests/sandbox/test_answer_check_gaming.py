@@ -304,8 +304,19 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
         "the amount ($0.18) can't be more than the fines due of member MB-6 ($0.15)"
     )
     busy = "Work order PO-5 already has 1 batches with status running; the limit is 1"
+    held = "Policyholder P-2 already has 3 policies with status active; the limit is 3"
+    assert spoken_reason(held).endswith(
+        "3 policies with status active; this is only possible with fewer than 3"
+    )
+    days = "Leave balance of employee E-5 (1) must be at least days (2)"
+    assert (
+        spoken_reason(days) == "the leave balance of employee E-5 (1) can't be less than days (2)"
+    )
+    cap = "Requested amount (39792.53) must be at most the limit 30000"
+    assert spoken_reason(cap).endswith("($39,792.53) can't be more than the limit $30,000")
     assert spoken_reason(busy) == (
-        "work order PO-5 still has 1 batch with status running, and it may have none"
+        "work order PO-5 already has 1 batch with status running; this is only possible when it "
+        "has none"
     )
 
 

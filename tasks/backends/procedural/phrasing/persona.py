@@ -94,8 +94,9 @@ def persona_task(
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
-        what_you_know(spec.user_facts, rng),
+        str(rng.choice(load_wording("conduct")["knowledge"])),
         what_you_accept(spec.kind, rng),
+        what_you_know(spec.user_facts),  # last: values may hold "." ("Apt. 270"), see opening
     ]
     return tidy_text(" ".join(line for line in lines if line))
 
@@ -174,11 +175,11 @@ def _orders_wanted(body: str, verbs: frozenset[str]) -> str:
     return re.sub(lead + r"([A-Za-z]+)\b", want, body)
 
 
-def what_you_know(facts: dict[str, Any], rng: random.Random) -> str:
-    """How the user gives details, and the details themselves, as τ-bench's instructions hold
-    them ("Your booking is BKG-3."): the user knows what they are asked for. The opening leaves
-    these lines out, so the agent still has to ask."""
-    lines = [str(rng.choice(load_wording("conduct")["knowledge"]))]
+def what_you_know(facts: dict[str, Any]) -> str:
+    """The user's details, as τ-bench's instructions hold them ("Your booking is BKG-3."): the
+    user knows what they are asked for. The opening cuts the task at these lines
+    (``DETAILS`` there), so the agent still has to ask."""
+    lines = []
     details = [
         f"{fact_words(key)}: {fact_value(key, value)}"
         for key, value in facts.items()
@@ -189,7 +190,7 @@ def what_you_know(facts: dict[str, Any], rng: random.Random) -> str:
     for key, value in facts.items():
         if key.endswith(" you mean"):
             noun = key.removesuffix(" you mean")
-            which = re.sub(r"^.*?\((?:the one )?(.+)\)$", r"\1", str(value))
+            which = re.sub(r"^.*\((?:the one )?([^()]+)\)$", r"\1", str(value))
             lines.append(
                 f"If the agent finds more than one {noun} by that name, you mean the one {which}."
                 if which != str(value)

@@ -32,9 +32,9 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     has_determiner,
     humanize_value,
     is_money,
-    is_statement,
     lower_first,
     mention_entity,
+    order_phrases,
     plural_of,
     split_end,
     tidy_text,
@@ -181,8 +181,7 @@ def _choose_template(
     names = {m.name for m in step.mentions}
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
     if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
-        orders = [re.split(r"[;:]", p)[0].strip() for p in usable if not is_statement(p)]
-        orders = [p for p in orders if _names_in(p) and not BESIDES_THE_ACT.search(p)]
+        orders = [p for p in order_phrases(usable) if not BESIDES_THE_ACT.search(p)]
         usable = orders or [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
@@ -281,7 +280,8 @@ def as_it(branch: str, record: ArgMention) -> str:
     its = "their" if mention_entity(record) in PEOPLE else "its"
     branch = re.sub(rf"{said}'s\b", its, branch, flags=re.I)
     branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)
-    branch = re.sub(rf"{said}(?!['\w-])", "them" if its == "their" else "it", branch, flags=re.I)
+    pronoun = "them" if its == "their" else "it"  # not in "to Main Hall Annex"
+    branch = re.sub(rf"{said}(?!['\w-]|\s+[A-Z])", pronoun, branch, flags=re.I)
     return re.sub(r"\b(out|up|off|down|back|in) (it|them)\b", r"\2 \1", branch)
 
 

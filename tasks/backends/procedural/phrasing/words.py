@@ -36,6 +36,10 @@ MONEY_WORDS = frozenset(
         "deposit",
         "income",
         "salary",
+        "premium",
+        "rent",
+        "postage",
+        "tip",
     }
 )
 # words after a value that are not the noun it describes ("{amount} towards", "{time} would")
@@ -96,10 +100,18 @@ TYPE_SYNONYMS = (
 IDENTITY = r"(?:I'm|I am|[Mm]y name is|[Mm]y (?:[\w-]+ ){0,2}?(?:ID|id|number|account|booking) is)"
 STATEMENT = re.compile(
     r"^(?:(?:the|a|an|my|our|i'm|i've|i|we|nobody|someone|it|there|this|that|sadly)\b|\S+ just\b"
-    r"|\{[^}]+\}\s+(?:is|are|has|have|was|were|won't|can't|just)\b)",
+    r"|(?:\w+ ){0,2}\{[^}]+\}\s+(?:is|are|has|have|had|was|were|won't|can't|just|looks|needs"
+    r"|came|got|gave|went|broke|ran|left|arrived)\b)",
     re.I,
 )
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
+
+
+def order_phrases(phrases: Iterable[str]) -> list[str]:
+    """The orders among ``phrases``, each cut to its order ("Please cancel my order {id}; I
+    changed my mind" → its first clause): what a branch of a condition can say."""
+    cut = [re.split(r"[;:]", p)[0].strip() for p in phrases if not is_statement(p)]
+    return [p for p in cut if "{" in p and not is_statement(p)]
 
 
 def is_statement(phrase: str) -> bool:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from typing import Any
 
 from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
-from envmill.tasks.backends.procedural.phrasing.words import is_money, is_statement
+from envmill.tasks.backends.procedural.phrasing.words import is_money, order_phrases
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -35,6 +36,11 @@ from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.rollout.closing import what_changed
+
+UNDOING = re.compile(
+    r"^(?:cancel|void|reject|decline|deny|refuse|remove|delete|close|terminate|end|withdraw|"
+    r"suspend|block|bar|flag|dispute|appeal|open_appeal|open_audit|scrap|write_off|retire)"
+)
 
 
 class ConditionalSampler(_ChainSampler):
@@ -143,9 +149,12 @@ class ConditionalSampler(_ChainSampler):
             field = self.rng.choice(fields)
             holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
             moved = _moved_by(step, other, [attr, mention.value, field])
+            undoes = [_undoes(b) for b in (step, other)]
             if moved is not None:  # "below 30, restock it": the branch for low values raises it
                 by_taken, raises = moved
                 holds = by_taken == ((op == "<") == raises)
+            elif undoes.count(True) == 1:  # "$5,000 or more, reject it; otherwise, approve it"
+                op, holds = ">=", undoes[0]
             threshold = _threshold(record[field], op, holds, self.rng)
             if threshold is None:
                 continue
@@ -171,10 +180,16 @@ class ConditionalSampler(_ChainSampler):
         return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
 
 
+def _undoes(branch: ChainStep) -> bool:
+    """The branch refuses or ends something (cancel, void, reject …): a policy keeps that for
+    the large sums."""
+    return bool(UNDOING.match(branch.manifest.tool))
+
+
 def _orders(tool: ToolManifest) -> bool:
     """The tool has a phrase that asks for its act, so it can be a branch ("void it"), not
     only ones that tell what happened ("the truck just left")."""
-    return any(not is_statement(p) for p in tool.phrases)
+    return bool(order_phrases(tool.phrases))
 
 
 def _concerns(step: ChainStep, mention: ArgMention, state: dict[str, Any]) -> bool:
@@ -190,14 +205,14 @@ def _testable_fields(
     step: ChainStep, other: ChainStep, attr: str, record_id: Any, record: dict[str, Any]
 ) -> list[str]:
     """Numbers of the record a test may read so that the two branches make sense together:
-    when both branches decide the record's state ("approve it" / "reject it"), any number
+    when both branches decide the record's state ("approve it" / "reject it"), a sum of money
     neither changes ("if the claimed amount is below $500, approve it; otherwise, reject it");
     else a number both move, in opposite directions ("if the stock is below 30, restock it;
     otherwise, write off the damaged units"). Two unrelated changes get no test."""
     numbers = {n for n, v in record.items() if _is_number(v)}
-    if _decides_between(step, other, attr, record_id):
+    if _decides_between(step, other, attr, record_id):  # on a sum of money, as a policy would
         moved = {str(c["path"][2]) for b in (step, other) for c in _own_changes(b, attr, record_id)}
-        return sorted(numbers - moved)
+        return sorted(n for n in numbers - moved if is_money(n, record[n]))
     touched = _fields_changed(step, other, attr, record_id)
     return sorted(
         n for n in numbers & touched if _directions(step, other, [attr, record_id, n]) == 2
@@ -306,8 +321,8 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     )
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
     subject = condition.record.label or str(condition.record.value)
-    shown = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
-    done = what_changed(chain.initial_state, chain.final_state, shown)
+    known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
+    done = what_changed(chain.initial_state, chain.final_state, known)
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
     said = f"The {noun} of {subject} {verb} {shown}, {test}, {branch}: {done}."

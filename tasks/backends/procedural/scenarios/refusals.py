@@ -24,7 +24,7 @@ from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, re
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts, is_money
+from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.backends.procedural.scenarios.subjects import (
@@ -34,7 +34,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.core.facts import said_moment
-from envmill.tasks.core.field_words import spoken_fields
+from envmill.tasks.core.field_words import is_money_field, say_money, spoken_fields
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
@@ -103,7 +103,8 @@ def _near_miss(
     found = LIMIT.search(error)
     if found is None:
         return arguments, error
-    given, bound, limit = float(found.group(1)), found.group(2), float(found.group(3))
+    given, bound = float(found.group(1)), found.group(2)
+    limit = float(found.group(3) or found.group(4))
     names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
     if not names or limit <= 0:
         return arguments, error
@@ -293,7 +294,7 @@ def spoken_reason(error: str) -> str:
 # a number over or under a limit: "amount (188.42) must be at most the fines due of … (0.15)"
 LIMIT = re.compile(
     r"\((-?\d+(?:\.\d+)?)\) must be (at most|at least|less than|more than) "
-    r"[^()]*\((-?\d+(?:\.\d+)?)\)"
+    r"(?:[^()]*\((-?\d+(?:\.\d+)?)\)|(?:the limit )?(-?\d+(?:\.\d+)?)\.?$)"
 )
 # "…; current time 2025-05-04T08:15:00" and "… (current time …)": the clock, said plainly
 NOW_SAID = re.compile(r"\s*[;(]\s*current time (\S+?)\)?(?=$|[.;])")
@@ -321,37 +322,47 @@ def _limit_said(found: re.Match[str]) -> str:
     ($188.42) can't be more than the fines due of member M-6 ($0.15)"."""
     what, other = found["what"].strip(), found["other"].strip()
     what = what[:1].lower() + what[1:] if not what[:2].isupper() else what
-    money = is_money(what.replace(" ", "_"), 1.0) or is_money(other.replace(" ", "_"), 1.0)
+    money = _sum_named(what)
     given = _amount(found["given"], money)
-    if found["limit"] is not None:
-        other = f"{other} ({_amount(found['limit'], money)})"
-    elif re.fullmatch(r"-?[\d.]+", other):
-        other = _amount(other, money)
+    if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
+        other = f"{other} ({_amount(found['limit'], _sum_named(other))})"
+    elif constant := re.fullmatch(r"(the limit |)(-?[\d.]+)", other):
+        other = constant[1] + _amount(constant[2], money)  # "the limit $30,000", as asked
     the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
     return f"{the}{what} ({given}) {BOUND_SAID[found['bound']]} {other}"
 
 
 def _count_said(found: re.Match[str]) -> str:
     """ "work order W-5 already has 1 batches with status running; the limit is 1" → "work
-    order W-5 still has 1 batch with status running, and it may have none"."""
+    order W-5 already has 1 batch with status running; this is only possible when it has
+    none" (the rule refuses at the limit, whether the call adds one or needs none)."""
     count, limit = int(found["count"]), int(found["limit"])
     things = found["things"]
     if count == 1:
         noun, _, rest = things.partition(" with ")
         things = _one_of(noun) + (f" with {rest}" if rest else "")
-    allowed = "it may have none" if limit <= 1 else f"it may have at most {limit - 1}"
-    return f"{found['owner']} still has {count} {things}, and {allowed}"
+    allowed = "when it has none" if limit <= 1 else f"with fewer than {limit}"
+    return f"{found['owner']} already has {count} {things}; this is only possible {allowed}"
 
 
 def _one_of(noun: str) -> str:
+    """ "batches" → "batch", "policies" → "policy", "bookings" → "booking"."""
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
     if noun.endswith(("sses", "ches", "shes", "xes")):
         return noun[:-2]
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
 
 
+def _sum_named(words: str) -> bool:
+    """Whether words such as "the fines due of member M-6" name a sum of money."""
+    head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0]
+    return is_money_field(head.replace(" ", "_"))
+
+
 def _amount(text: str, money: bool) -> str:
-    number = float(text)
-    return f"${number:,.2f}" if money else text
+    number = int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+    return say_money(number) if money else text
 
 
 def _said(value: str) -> str:

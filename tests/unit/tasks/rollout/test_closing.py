@@ -84,3 +84,20 @@ def test_it_reports_only_what_the_agent_could_know():
     with_credits = [[{"member_id": "M1"}, {"data": {"member_id": "M1", "credits": 0}}]]
     assert "credits" in closing_message(before, after, "s1", with_credits)
     assert "B1" in closing_message(before, after, "s1")  # nothing said of what was shown
+
+
+def test_counts_are_not_money_and_odd_values_read_plainly():
+    """From the break-it review: "$23.00" of leave, "$-12.50", a status lost past three fields,
+    "is now ." and raw ISO or code values."""
+    before = {"e": {"E1": {"leave_balance": 19, "heart_rate": 60, "net_pay": 10.0}}}
+    after = {"e": {"E1": {"leave_balance": 23, "heart_rate": 72, "net_pay": -12.5}}}
+    said = closing_message(before, after, "s")
+    assert "$23" not in said and "$72" not in said and "-$12.50" in said, said
+    claim = {"a": 1, "b": 2, "c": 3, "d": 4, "status": "open"}
+    moved = {"a": 9, "b": 8, "c": 7, "d": 6, "status": "approved"}
+    assert "C1 is now approved" in closing_message({"c": {"C1": claim}}, {"c": {"C1": moved}}, "s")
+    cleared = closing_message({"o": {"O1": {"status": "x"}}}, {"o": {"O1": {"status": ""}}}, "s")
+    assert "now ." not in cleared and "cleared" in cleared
+    odd = {"status": "IN_TRANSIT", "due": "2025-11-05T10:45:00Z", "seen": "2025-11-06 09:30"}
+    said = closing_message({"p": {"P1": {}}}, {"p": {"P1": odd}}, "s")
+    assert "in transit" in said and "5 Nov 2025 at 10:45" in said and "6 Nov 2025 at 09:30" in said

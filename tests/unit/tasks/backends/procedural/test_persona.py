@@ -3,8 +3,6 @@ agent's opening never shows it."""
 
 from __future__ import annotations
 
-import random
-
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.phrasing.persona import as_yourself, what_you_know
 from envmill.tasks.core.opening import opening_message
@@ -17,7 +15,7 @@ def test_the_user_knows_their_details_in_words():
         "starts at": "2025-08-23T17:00:00",
         "member you mean": "Leslie Sloan (whose visits are 103)",
     }
-    said = what_you_know(facts, random.Random(0))
+    said = what_you_know(facts)
     assert "weight in kg: 3091.71" in said
     assert "price per kg: $5.45" in said
     assert "start time: 23 Aug 2025 at 17:00" in said
@@ -28,8 +26,7 @@ def test_the_user_knows_their_details_in_words():
 def test_the_opening_leaves_the_details_out():
     task = (
         "You are Gina Gray. You work on the marketing desk. You want the agent to suspend the "
-        "farmer. "
-        + what_you_know({"farmer name": "Karen Jones", "sale id": "SL-4"}, random.Random(1))
+        "farmer. " + what_you_know({"farmer name": "Karen Jones", "sale id": "SL-4"})
     )
     spec = ScenarioSpec(
         env_id="e", backend="procedural", mode="conversational", task=task,
@@ -49,3 +46,16 @@ def test_a_signed_in_user_is_you_not_the_sender():
     assert "sender" not in said
     assert "check your credit" in said and "top you up" in said and "change your address" in said
     assert as_yourself(request, None) == request  # about someone else: unchanged
+
+
+def test_no_detail_reaches_the_opening_whatever_its_punctuation():
+    """A value with "." or "?" ("Apt. 270", "U.S. Bank", "ann.Lee@x.com") must not split the
+    details line and leave its tail in the agent's first message."""
+    facts = {"address": "5 Elm Rd Apt. 270", "bank": "U.S. Bank?", "email": "ann.Lee@x.com"}
+    facts["member you mean"] = "Ann Lee (whose address is 5 Elm Rd Apt. 270)"
+    task = "You are Ann Lee (a member). You want the agent to open an account. "
+    spec = ScenarioSpec(
+        env_id="e", backend="procedural", mode="conversational", task=task + what_you_know(facts),
+        user_facts=facts, initial_state={}, reference_solution=[], checks=[],
+    )  # fmt: skip
+    assert opening_message(spec) == "Please open an account."
