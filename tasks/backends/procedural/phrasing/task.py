@@ -281,7 +281,7 @@ def as_it(branch: str, record: ArgMention) -> str:
     branch = re.sub(rf"{said}'s\b", its, branch, flags=re.I)
     branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)
     pronoun = "them" if its == "their" else "it"  # not in "to Main Hall Annex"
-    branch = re.sub(rf"{said}(?!['\w-]|\s+[A-Z])", pronoun, branch, flags=re.I)
+    branch = re.sub(rf"{said}(?!['\w-]|\s+(?-i:[A-Z]))", pronoun, branch, flags=re.I)
     return re.sub(r"\b(out|up|off|down|back|in) (it|them)\b", r"\2 \1", branch)
 
 

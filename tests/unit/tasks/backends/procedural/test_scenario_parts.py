@@ -672,6 +672,8 @@ def test_after_a_record_is_made_no_step_acts_on_an_older_one_of_its_kind():
         ("please check me in, my booking is OR-000004", "please check me in"),
         ("add $47.84 to the balance of order OR-000004", "add $47.84 to its balance"),
         ("void order OR-000005", "void order OR-000005"),  # another record keeps its name
+        ("mark order OR-000004 as paid", "mark it as paid"),
+        ("move order OR-000004 to Main Hall", "move it to Main Hall"),
     ],
 )
 def test_a_branch_says_the_record_its_condition_named_as_it(branch, said):
