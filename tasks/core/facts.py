@@ -43,6 +43,7 @@ QUESTIONS = (
     "Before I go ahead, what's the {things}?",
 )
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
+WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
 
 
@@ -183,9 +184,8 @@ def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]
     needed = [(arg, fact) for arg, fact in needed if not fact.noun.endswith(WHICH)]
     question, answer = _ask_plainly(needed, turn) if needed else ("", "")
     for fact in which:  # "I found more than one vehicle by that name. Which one do you mean?"
-        noun = fact.noun.removesuffix(WHICH)
-        question += f" I found more than one {noun} by that name. Which one do you mean?"
-        answer += f" {_the_one(say_value(fact.value))}"
+        question += " " + WHICH_QUESTION.format(noun=fact.noun.removesuffix(WHICH))
+        answer += f" {the_one(say_value(fact.value))}"
     return question.strip(), answer.strip()
 
 
@@ -206,7 +206,7 @@ def _ask_plainly(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
     return question, re.sub(r"([.!?])\.$", r"\1", answer)
 
 
-def _the_one(value: str) -> str:
+def the_one(value: str) -> str:
     """ "Ann Lee (whose phone is 555)" → "I mean Ann Lee, the one whose phone is 555."."""
     found = re.fullmatch(r"(.+?)\s*\((?:the one\s+)?([^()]+)\)", value)
     if found is None:

@@ -11,6 +11,8 @@ reference trajectory (``tasks/core/facts.py``):
   facts with one noun ("appointment id", "appointment id 2"), the next one not said yet after
   those it gives with it or said last (facts are listed in the order the request needs them);
   what it does not hold: "I'm sorry, I don't know that.";
+- the agent asks which of two same-named records it means ("I found more than one member by
+  that name. Which one do you mean?"): "I mean Ann Lee, the one whose phone is 555.";
 - the agent asks whether to go ahead: "Yes, please go ahead.";
 - the agent says anything else (the work is done, it cannot be done, "anything else?"): the
   stop marker alone.
@@ -27,11 +29,15 @@ from envmill.schemas.rollout import STOP_MARKER
 from envmill.tasks.core.facts import (
     ONE_ANSWER,
     QUESTIONS,
+    WHICH,
+    WHICH_QUESTION,
     Fact,
     FactLedger,
     is_plural,
     join_words,
     noun_of,
+    say_value,
+    the_one,
 )
 from envmill.tasks.core.opening import opening_message
 
@@ -56,6 +62,9 @@ _ASKS = [
         rf"\b(?:please )?(?:tell|give|provide|share|send) (?:me|us) (?:your|the) {_THINGS}\?",
     )
 ]
+_WHICH = re.compile(
+    re.escape(WHICH_QUESTION).replace(re.escape("{noun}"), r"(?P<noun>[\w' -]+?)"), re.I
+)
 _SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _ARTICLE = re.compile(r"^(?:the|your|my|a|an)\s+", re.IGNORECASE)
 _CLOSING = re.compile(r"\b(?:anything else|something else|is that all|all set)\b", re.IGNORECASE)
@@ -105,7 +114,14 @@ def user_reply(prompt: UserPrompt, said: list[str], agent: str) -> str:
     question = _question_of(agent)
     if question is None:
         return STOP_MARKER
-    things = _things_asked(question)
+    which = _WHICH.search(agent)  # "I found more than one member by that name. Which one …?"
+    asked = _question_of(_WHICH.sub("", agent)) if which else question
+    things = _things_asked(asked) if asked else []
+    if which:
+        plain = _answer(prompt.facts, said, things, turn=len(said) - 1) if things else ""
+        meant = next((f for f in prompt.facts if f.noun == which["noun"] + WHICH), None)
+        told = the_one(say_value(meant.value)) if meant else UNKNOWN
+        return f"{plain} {told}".strip()
     if things:
         return _answer(prompt.facts, said, things, turn=len(said) - 1)
     if _CLOSING.search(question):

@@ -54,12 +54,21 @@ def what_changed(
     and results), a change the agent cannot know is left out, unless none is known at all: a
     cascade no result showed (the member's bookings cancelled with them). The status of a
     record a call named is known from the call succeeding ("complete appointment A2")."""
-    changes = diff_states(initial, final)
+    changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
     news = _news(seen) or _news(changes)
     shown = news[:MAX_RECORDS]
     rest = len(news) - len(shown)
     return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
+
+
+def _same_said(change: dict[str, Any]) -> bool:
+    """A change that reads as none ("$273.38 is now $273.38": 273.379 rounded)."""
+    old, new = change.get("old"), change.get("new")
+    if change["op"] != "change" or not all(isinstance(v, int | float) for v in (old, new)):
+        return False
+    field = str(change["path"][-1])
+    return old != new and _say(old, field) == _say(new, field)
 
 
 def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from tests.timing import scaled
 # Enough batches that seconds of work remain when the first one finishes (each takes about two
 # seconds on a calm machine and the signal follows within 0.1 s): SIGTERM lands while the run is
 # still working, even on a loaded machine.
-ENVS = 8
+ENVS = 6
 RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "3", "--batch-size", "1",
        "--workers", "2", "--domains", "library,banking,airline,support"]  # fmt: skip
 

@@ -360,7 +360,7 @@ def procedural(sandbox):
     """Reference trajectories of the procedural pipeline, of both modes."""
     settings = EnvmillSettings(
         envs=1,
-        scenarios_per_env=6,
+        scenarios_per_env=10,
         batch_size=100,
         seed=11,
         sandbox=TEST_LIMITS,

@@ -91,6 +91,9 @@ def persona_task(
     else:  # the signed-in sender is "you", not "the sender"
         own = _acting_entity(compiled, spec.initial_state, spec.user_facts)
         request = as_yourself(request, own)
+        name = _acting_label(compiled, spec.initial_state)
+        if name:  # "Mary Young's loan" said by Mary Young
+            request = request.replace(f"{name}'s", "your")
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,

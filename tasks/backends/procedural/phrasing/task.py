@@ -450,8 +450,12 @@ def _fallback_template(step: ChainStep) -> str:
     if target is None:
         return f"please {words_of(manifest.tool)}"
     words = words_of(manifest.tool)
-    # "remove member Cy Moss", but "update member contact for Cy Moss"
-    joiner = " " if words.endswith(mention_entity(target)) else " for "
+    verb, _, rest = words.partition(" ")
+    entity = mention_entity(target)
+    if rest.startswith(f"{entity} ") and rest != entity:  # "update Cy Moss's contact"
+        return f"please {verb} {{{target.name}.label}}'s {rest.removeprefix(entity).strip()}"
+    # "remove member Cy Moss", but "add data for line 0790"
+    joiner = " " if words.endswith(entity) else " for "
     return f"please {words}{joiner}{{{target.name}.label}}"
 
 

@@ -101,3 +101,10 @@ def test_counts_are_not_money_and_odd_values_read_plainly():
     odd = {"status": "IN_TRANSIT", "due": "2025-11-05T10:45:00Z", "seen": "2025-11-06 09:30"}
     said = closing_message({"p": {"P1": {}}}, {"p": {"P1": odd}}, "s")
     assert "in transit" in said and "5 Nov 2025 at 10:45" in said and "6 Nov 2025 at 09:30" in said
+
+
+def test_a_change_that_reads_as_none_is_not_news():
+    before = {"couriers": {"C1": {"earnings": 273.379, "status": "on_shift"}}}
+    after = {"couriers": {"C1": {"earnings": 273.38, "status": "off_shift"}}}
+    said = closing_message(before, after, "s")
+    assert "off shift" in said and "273.38" not in said, said
