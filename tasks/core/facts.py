@@ -235,11 +235,15 @@ def say_value(value: Any) -> str:
 
 def said_moment(value: str) -> str | None:
     found = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::00)?)?", value.strip())
-    if found is None:
-        return None
+    return said_day(found.group(1), found.group(2)) if found else None
+
+
+def said_day(day_text: str, time_text: str | None = None, month: str = "%B") -> str | None:
+    """ "2025-11-05", "10:45" as "5 November 2025 at 10:45" (``month="%b"``: "5 Nov 2025");
+    None for no real date."""
     try:
-        day = date.fromisoformat(found.group(1))
+        day = date.fromisoformat(day_text)
     except ValueError:
         return None
-    said = f"{day.day} {day:%B %Y}"
-    return f"{said} at {found.group(2)}" if found.group(2) else said
+    said = f"{day.day} {day.strftime(month)} {day.year}"
+    return f"{said} at {time_text}" if time_text else said

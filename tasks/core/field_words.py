@@ -79,3 +79,12 @@ def say_money(value: float | int) -> str:
     sign = "-" if value < 0 else ""
     amount = abs(value)
     return f"{sign}${amount:,}" if isinstance(amount, int) else f"{sign}${amount:,.2f}"
+
+
+def singular(noun: str) -> str:
+    """ "batches" → "batch", "policies" → "policy", "bookings" → "booking"."""
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith(("sses", "ches", "shes", "xes")):
+        return noun[:-2]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun

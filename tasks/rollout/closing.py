@@ -10,12 +10,12 @@ seed, so no one sentence closes a corpus.
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Any
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
-from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
+from envmill.tasks.core.facts import said_day
+from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
 
 OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.", "Finished.")
@@ -112,7 +112,7 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
     if len(record) == 1:  # a top-level value: "the balance is now $120.50"
         name = record[0]
         return f"the {_words(name)} {_is(name)} now {_say(changes[0]['new'], name)}"
-    noun, key = f"{_singular(_words(record[0]))} {record[1]}", record[1]
+    noun, key = f"{singular(_words(record[0]))} {record[1]}", record[1]
     whole = next((c for c in changes if len(c["path"]) == 2), None)
     if whole is not None and whole["op"] == "add":
         return f"{noun} is created{_with(whole['new'], key)}"
@@ -188,14 +188,7 @@ def _moment(text: str) -> str | None:
     """An ISO date or time ("2025-11-05", "2025-11-05T10:45:00Z", "2025-11-05 10:45") as
     "5 Nov 2025" or "5 Nov 2025 at 10:45", else None."""
     found = ISO.fullmatch(text.strip())
-    if found is None:
-        return None
-    try:
-        day = date.fromisoformat(found.group(1))
-    except ValueError:
-        return None
-    said = f"{day.day} {day:%b %Y}"
-    return f"{said} at {found.group(2)}" if found.group(2) else said
+    return said_day(found.group(1), found.group(2), month="%b") if found else None
 
 
 def _status(text: str) -> str:
@@ -215,11 +208,3 @@ def _plain(value: Any) -> bool:
 def _words(name: str) -> str:
     """A field as a person says it ("end date", not "ends on")."""
     return field_noun(name)
-
-
-def _singular(noun: str) -> str:
-    if noun.endswith("ies"):
-        return noun[:-3] + "y"
-    if noun.endswith(("sses", "ches", "shes", "xes")):
-        return noun[:-2]
-    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun

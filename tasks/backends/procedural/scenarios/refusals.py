@@ -34,7 +34,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.core.facts import said_moment
-from envmill.tasks.core.field_words import is_money_field, say_money, spoken_fields
+from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
@@ -340,18 +340,9 @@ def _count_said(found: re.Match[str]) -> str:
     things = found["things"]
     if count == 1:
         noun, _, rest = things.partition(" with ")
-        things = _one_of(noun) + (f" with {rest}" if rest else "")
+        things = singular(noun) + (f" with {rest}" if rest else "")
     allowed = "when it has none" if limit <= 1 else f"with fewer than {limit}"
     return f"{found['owner']} already has {count} {things}; this is only possible {allowed}"
-
-
-def _one_of(noun: str) -> str:
-    """ "batches" → "batch", "policies" → "policy", "bookings" → "booking"."""
-    if noun.endswith("ies"):
-        return noun[:-3] + "y"
-    if noun.endswith(("sses", "ches", "shes", "xes")):
-        return noun[:-2]
-    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
 
 
 def _sum_named(words: str) -> bool:
