@@ -21,7 +21,7 @@ from tests.timing import scaled
 # seconds on a calm machine and the signal follows within 0.1 s): SIGTERM lands while the run is
 # still working, even on a loaded machine.
 ENVS = 6
-RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "3", "--batch-size", "1",
+RUN = ["run", "--envs", str(ENVS), "--scenarios-per-env", "2", "--batch-size", "1",
        "--workers", "2", "--domains", "library,banking,airline,support"]  # fmt: skip
 
 
@@ -84,7 +84,7 @@ def test_sigterm_then_resume_and_rerun(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "resuming" in resumed.stderr
     after = _counts(root)
-    assert after["environments"] == ENVS and after["scenarios"] >= 2 * ENVS
+    assert after["environments"] == ENVS and after["scenarios"] >= ENVS
     assert (
         after["trajectories"]
         == query(

@@ -74,6 +74,9 @@ class Attack:
     basic: bool = False  # also run with isolation="basic" (promises env, limits, recovery)
     basic_expect: str | None = None
     basic_hole: str | None = None
+    # the hole shows only when the machine lets the host fork: under load a fork may fail for
+    # reasons of its own and the attack with it, so a pass there does not mean the hole closed
+    basic_hole_every_time: bool = True
 
 
 A = Attack
@@ -488,6 +491,7 @@ ATTACKS: list[Attack] = [
         basic_hole="HOLE (basic mode): no RLIMIT_NPROC binding (root, or no uid of its own), so a "
         "host forks children that setsid() out of its process group and outlive the "
         "episode",
+        basic_hole_every_time=False,
     ),
     A(
         "thread_bomb",
