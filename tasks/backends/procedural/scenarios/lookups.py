@@ -96,9 +96,9 @@ class LookupSampler(_ChainSampler):
         entity = words_of(tool.entity)
         field_words = field_noun(field)
         named = isinstance(record.get(field), str)  # an enum value: "the only lapsed donor"
-        if how == "only" and owner is None:  # "the only kitchen product" is a query, not speech
-            return None
-        if how == "only":
+        if how == "only" and owner is None:
+            key, owner = ("only_named_anywhere" if named else "only_anywhere"), ""
+        elif how == "only":
             key = "only_with_status" if named else "only_with_field"
         else:
             key = how
