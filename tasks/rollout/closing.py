@@ -176,7 +176,7 @@ def _say(value: Any, field: str = "") -> str:
     if isinstance(value, str):
         return _moment(value) or _status(value)
     if isinstance(value, int | float) and is_money_field(field):
-        return say_money(float(value) if isinstance(value, int) and abs(value) < 1e15 else value)
+        return say_money(value)
     if isinstance(value, float):  # 0.1 + 0.2 reads 0.3
         return str(int(value)) if value.is_integer() else repr(round(value, 6))
     if isinstance(value, list):

@@ -332,3 +332,18 @@ def test_a_number_answer_may_not_hedge_between_two_values(sandbox):
         "It went from $1,893.41 to $1,666.23.",
         "Your balance is $1,666.23; let me know if you need anything or have questions.",
     ) == [False, False, True, True]
+
+
+def test_a_conditional_reply_is_judged_by_the_value_it_read(sandbox):
+    """The reference says "$46.90, short of your $66.00 mark"; a right reply in other words
+    passes, a wrong value keeping the reference's words and the mark does not."""
+    read = expected_answer(46.9, "number", answer_type="money", exempt=[66.0])
+    verdicts = _says(
+        sandbox,
+        read,
+        "The total of ORD-2 is $46.90, short of your $66.00 mark, so I went ahead: it is ready.",
+        "The order came to 46.90 dollars, so it stayed below your mark; I marked it ready.",
+        "The total of ORD-2 is $64.10, short of your $66.00 mark, so I went ahead: it is ready.",
+        "Your $66.00 mark decided it, so I went ahead: order ORD-2 is now ready.",
+    )
+    assert verdicts == [True, True, False, False]

@@ -215,7 +215,9 @@ def _testable_fields(
         return sorted(n for n in numbers - moved if is_money(n, record[n]))
     touched = _fields_changed(step, other, attr, record_id)
     return sorted(
-        n for n in numbers & touched if _directions(step, other, [attr, record_id, n]) == 2
+        n
+        for n in numbers & touched
+        if len({up for _, up in _moves(step, other, [attr, record_id, n])}) == 2
     )
 
 
@@ -234,18 +236,6 @@ def _own_changes(branch: ChainStep, attr: str, record_id: Any) -> list[dict[str,
     return [c for c in branch.changes if c["path"][:2] == [attr, record_id] and len(c["path"]) == 3]
 
 
-def _directions(taken: ChainStep, other: ChainStep, path: list) -> int:
-    """How many distinct directions (up, down) the two branches move the number at ``path``."""
-    return len(
-        {
-            c["new"] > c["old"]
-            for branch in (taken, other)
-            for c in branch.changes
-            if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
-        }
-    )
-
-
 def _fields_changed(step: ChainStep, other: ChainStep, attr: str, record_id: Any) -> set[str]:
     """Fields of the record a branch moves: the test reads what the action is about ("if the
     stock is below 30, restock it"), not a number beside it, nor one a branch sets to a value
@@ -253,23 +243,26 @@ def _fields_changed(step: ChainStep, other: ChainStep, attr: str, record_id: Any
     return {
         str(c["path"][2])
         for branch in (step, other)
-        for c in branch.changes
-        if c["path"][:2] == [attr, record_id]
-        and len(c["path"]) == 3
-        and c.get("new") not in branch.arguments.values()
+        for c in _own_changes(branch, attr, record_id)
+        if c.get("new") not in branch.arguments.values()
     }
 
 
 def _moved_by(taken: ChainStep, other: ChainStep, path: list) -> tuple[bool, bool] | None:
     """How a branch moves the number at ``path`` (the taken one's move first): (it is the taken
     one, it raises the number); None when neither moves it."""
-    moves = [
+    moves = _moves(taken, other, path)
+    return moves[0] if moves else None
+
+
+def _moves(taken: ChainStep, other: ChainStep, path: list) -> list[tuple[bool, bool]]:
+    """(by the taken branch, raises) for each branch's move of the number at ``path``."""
+    return [
         (branch is taken, c["new"] > c["old"])
         for branch in (taken, other)
         for c in branch.changes
         if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
     ]
-    return moves[0] if moves else None
 
 
 def _is_number(value: Any) -> bool:

@@ -100,11 +100,11 @@ def _near_miss(
 ) -> tuple[dict[str, Any], str]:
     """For a number refused by a limit ("amount (188.42) must be at most … (0.15)"), a value
     just past the limit that the same rule still refuses, as a person would get it wrong."""
-    found = LIMIT.search(error)
-    if found is None:
+    found = LIMIT_SAID.match(error.rstrip("."))
+    limit = _limit_of(found) if found else None
+    if found is None or limit is None:
         return arguments, error
-    given, bound = float(found.group(1)), found.group(2)
-    limit = float(found.group(3) or found.group(4))
+    given, bound = float(found["given"]), found["bound"]
     names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
     if not names or limit <= 0:
         return arguments, error
@@ -115,7 +115,7 @@ def _near_miss(
         return arguments, error
     closer = {**arguments, names[0]: value}
     refused = _refused_by_rule(episode, tool, closer, state)
-    if refused is None or LIMIT.search(refused) is None:
+    if refused is None or LIMIT_SAID.match(refused.rstrip(".")) is None:
         return arguments, error
     return closer, refused
 
@@ -258,8 +258,10 @@ def _refusal(
         ]
     if not steps:  # nothing to look at: the refusal would rest on the words alone
         return None
-    steps += _reads_of_others(compiled, episode, error, steps)
-    if not _reason_shown(error, [run_query(episode, s) for s in steps], arguments):
+    results = [run_query(episode, s) for s in steps]
+    others = _reads_of_others(compiled, episode, error, steps, results)
+    steps += [read for read, _ in others]
+    if not _reason_shown(error, results + [result for _, result in others], arguments):
         return None  # "the retainer balance ($1,153.48) …" that no call showed: unfounded
     step = ChainStep(manifest, arguments, mentions, [])
     voice = voice_of(compiled, state)
@@ -291,11 +293,6 @@ def spoken_reason(error: str) -> str:
     return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
 
 
-# a number over or under a limit: "amount (188.42) must be at most the fines due of … (0.15)"
-LIMIT = re.compile(
-    r"\((-?\d+(?:\.\d+)?)\) must be (at most|at least|less than|more than) "
-    r"(?:[^()]*\((-?\d+(?:\.\d+)?)\)|(?:the limit )?(-?\d+(?:\.\d+)?)\.?$)"
-)
 # "…; current time 2025-05-04T08:15:00" and "… (current time …)": the clock, said plainly
 NOW_SAID = re.compile(r"\s*[;(]\s*current time (\S+?)\)?(?=$|[.;])")
 ISO_VALUE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
@@ -306,6 +303,7 @@ LIMIT_SAID = re.compile(
     r"^(?P<what>.+?) \((?P<given>-?[\d.]+)\) must be (?P<bound>at most|at least|less than|more "
     r"than) (?P<other>[^()]+?)(?: \((?P<limit>-?[\d.]+)\))?$"
 )
+CONSTANT_LIMIT = re.compile(r"(the limit |)(-?\d+(?:\.\d+)?)")  # the rule's own number
 COUNT_LIMIT = re.compile(
     r"^(?P<owner>.+?) already has (?P<count>\d+) (?P<things>.+?); the limit is (?P<limit>\d+)$"
 )
@@ -326,10 +324,18 @@ def _limit_said(found: re.Match[str]) -> str:
     given = _amount(found["given"], money)
     if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
         other = f"{other} ({_amount(found['limit'], _sum_named(other))})"
-    elif constant := re.fullmatch(r"(the limit |)(-?[\d.]+)", other):
+    elif constant := CONSTANT_LIMIT.fullmatch(other):
         other = constant[1] + _amount(constant[2], money)  # "the limit $30,000", as asked
     the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
     return f"{the}{what} ({given}) {BOUND_SAID[found['bound']]} {other}"
+
+
+def _limit_of(found: re.Match[str]) -> float | None:
+    """The limit a ``LIMIT_SAID`` message names: another value's ("… (0.15)") or the rule's."""
+    if found["limit"] is not None:
+        return float(found["limit"])
+    constant = CONSTANT_LIMIT.fullmatch(found["other"].strip())
+    return float(constant[2]) if constant else None
 
 
 def _count_said(found: re.Match[str]) -> str:
@@ -369,12 +375,17 @@ def _mention(
 
 
 def _reads_of_others(
-    compiled: CompiledEnvironment, episode: ToolEpisode, error: str, steps: list[SolutionStep]
-) -> list[SolutionStep]:
-    """Reads of the other records the reason names ("the retainer balance of client C-6"), so
-    the refusal rests on what the agent saw."""
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    error: str,
+    steps: list[SolutionStep],
+    results: list[Any],
+) -> list[tuple[SolutionStep, Any]]:
+    """Reads (and their results) of the other records the reason names ("the retainer balance
+    of client C-6") that ``steps``' ``results`` show an id of, so the refusal rests on what
+    the agent saw."""
     state, added = known_state(episode), []
-    shown = canonical_json([run_query(episode, s) for s in steps])  # an id the agent can use
+    shown = canonical_json(results)  # an id the agent can use
     by_id = {
         str(rid): entity
         for entity, attr in compiled.entity_attrs.items()
@@ -385,8 +396,11 @@ def _reads_of_others(
         if reader is None or f'"{rid}"' not in shown:
             continue
         read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
-        if read not in steps and read not in added and run_query(episode, read) is not None:
-            added.append(read)
+        if read in steps or any(read == done for done, _ in added):
+            continue
+        result = run_query(episode, read)
+        if result is not None:
+            added.append((read, result))
     return added
 
 
