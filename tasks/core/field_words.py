@@ -18,7 +18,7 @@ FIELDS_FILE = Path(__file__).resolve().parent / "wording" / "fields.yaml"
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
-    retainer refund earnings deductions value""".split()
+    retainer refund earnings deductions value arrears""".split()
 )
 # words of a name that count something other than money
 COUNTED = frozenset(

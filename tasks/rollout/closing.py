@@ -23,6 +23,10 @@ OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.
 CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there is more to do.")
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
+LABEL_FIELDS = ("name", "full_name", "title", "display_name")
+CONTACT_FIELDS = ("email", "phone", "address")
+# a new record's usual first status goes without saying ("Ann is registered as member M9")
+FRESH = {"", "active", "open", "new", "available", "created", "draft", "pending"}
 ISO = re.compile(
     r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
 )
@@ -56,7 +60,8 @@ def what_changed(
     record a call named is known from the call succeeding ("complete appointment A2")."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
-    news = _news(seen) or _news(changes)
+    labels = _labels(final)
+    news = _news(seen, labels) or _news(changes, labels)
     shown = news[:MAX_RECORDS]
     rest = len(news) - len(shown)
     return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
@@ -97,56 +102,119 @@ def _holds(value: Any, test: Any) -> bool:
     return False
 
 
-def _news(changes: list[dict[str, Any]]) -> list[str]:
-    """One clause per record the change touched, in the order of the state."""
+def _labels(state: dict[str, Any]) -> dict[str, str]:
+    """Each record's id → its name or title, so a link reads "for Hunter Gomez", not "member
+    id GM-00005"."""
+    found: dict[str, str] = {}
+    for records in state.values():
+        if isinstance(records, dict):
+            for key, record in records.items():
+                label = _own_label(record)
+                if label:
+                    found[str(key)] = label
+    return found
+
+
+def _own_label(record: Any) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    for field in LABEL_FIELDS:
+        if isinstance(record.get(field), str) and record[field].strip():
+            return record[field].strip()
+    first, last = record.get("first_name"), record.get("last_name")
+    return f"{first} {last}" if isinstance(first, str) and isinstance(last, str) else None
+
+
+def _news(changes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
+    """One clause per record the change touched: records made with a name first (a member
+    is registered before their booking is made), then the order of the state."""
     by_record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for change in changes:
         if is_generated(change):  # counters, clocks, touch stamps: the system's, not news
             continue
         path = [str(p) for p in change["path"]]
         by_record.setdefault(tuple(path[:2]), []).append({**change, "path": path})
-    return [_clause(record, found) for record, found in by_record.items()]
+    named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
+    return [_clause(record, found, labels) for record, found in named_first]
 
 
-def _clause(record: tuple[str, ...], changes: list[dict[str, Any]]) -> str:
+def _made_with_name(changes: list[dict[str, Any]]) -> bool:
+    return any(len(c["path"]) == 2 and c["op"] == "add" and _own_label(c["new"]) for c in changes)
+
+
+def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], labels: dict[str, str]) -> str:
     if len(record) == 1:  # a top-level value: "the balance is now $120.50"
         name = record[0]
         return f"the {_words(name)} {_is(name)} now {_say(changes[0]['new'], name)}"
     noun, key = f"{singular(_words(record[0]))} {record[1]}", record[1]
     whole = next((c for c in changes if len(c["path"]) == 2), None)
     if whole is not None and whole["op"] == "add":
-        return f"{noun} is created{_with(whole['new'], key)}"
+        return _created(noun, key, whole["new"], labels)
     if whole is not None and whole["op"] == "remove":
         return f"{noun} is removed"
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
         return f"{noun} {_now(whole['new'], record[0])}"
-    fields = [c for c in changes if len(c["path"]) >= 3]
-    fields = sorted(fields, key=lambda c: c["path"][-1] != "status")[:MAX_FIELDS]
     said = []
-    for index, change in enumerate(fields):
-        name = str(change["path"][-1])
-        if name == "status" and isinstance(change["new"], str) and change["new"].strip():
-            said.append(f"{noun} is now {_say(change['new'], name)}")
-        else:  # "the total of order O1 is now $0.30", then "its note is now cleared"
-            whose = "its" if index else "the"
-            of = "" if index else f" of {noun}"
-            said.append(f"{whose} {_words(name)}{of} {_is(name)} {_now(change['new'], name)[3:]}")
+    for index, change in enumerate(_fields_worth_saying(changes)):
+        name, new = str(change["path"][-1]), change["new"]
+        if name == "status" and isinstance(new, str) and new.strip():
+            said.append(f"{noun} is now {_say(new, name)}")
+            continue
+        whose = "its" if index else "the"  # "the total of order O1 is now $0.30", then "its …"
+        of = "" if index else f" of {noun}"
+        if _is_link(name) and str(new) in labels:  # "its adjuster is now Erin Ruiz"
+            said.append(f"{whose} {_words(name[:-3])}{of} is now {labels[str(new)]}")
+        else:
+            said.append(f"{whose} {_words(name)}{of} {_is(name)} {_now(new, name)[3:]}")
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + ", and " + said[-1]
 
 
-def _with(record: Any, key: str) -> str:
-    """A few of a new record's own values: what the user would check."""
+def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The status first; beside a new status, at most one other field and no time stamp ("its
+    decision time is now …" is the clock's, not news)."""
+    fields = [c for c in changes if len(c["path"]) >= 3]
+    fields.sort(key=lambda c: c["path"][-1] != "status")
+    if fields and fields[0]["path"][-1] == "status":
+        rest = [c for c in fields[1:] if not (isinstance(c["new"], str) and _moment(c["new"]))]
+        return [fields[0], *rest[:1]]
+    return fields[:MAX_FIELDS]
+
+
+def _created(noun: str, key: str, record: Any, labels: dict[str, str]) -> str:
+    """A new record as a person reports it: "Hunter Gomez is registered as member GM-5",
+    "booking BK-9 is booked for Hunter Gomez (gym class Evening Stretch)"."""
     if not isinstance(record, dict):
-        return f" ({_say(record)})"
-    fields = [
-        (field, value)
+        return f"{noun} is created ({_say(record)})"
+    status = record.get("status")
+    state = _say(status, "status") if isinstance(status, str) and status.strip() else ""
+    label = _own_label(record)
+    if label and any(f in record for f in CONTACT_FIELDS):  # a person
+        return f"{label} is registered as {noun}" + (f", {state}" if state not in FRESH else "")
+    links = [
+        (field, labels[str(value)])
         for field, value in record.items()
-        if _plain(value) and str(value) != key and not _stamp(field)
+        if _is_link(field) and str(value) in labels and str(value) != key
     ]
-    # its status first, then its own values, then its links
-    fields.sort(key=lambda item: (item[0] != "status", item[0].endswith("id")))
-    values = [f"{_words(field)} {_say(value, field)}" for field, value in fields[:MAX_FIELDS]]
-    return f" with {', '.join(values)}" if values else ""
+    state = "created" if state in ("", "new", "created", "draft") else state
+    named = f"{noun} ({label})" if label else noun  # "matter MAT-6 (Baker Lease Dispute)"
+    head = f"{named} is {state}" + (f" for {links[0][1]}" if links else "")
+    if label:
+        return head
+    values = [f"{_words(field[:-3])} {label}" for field, label in links[1:]]
+    values += [
+        f"{_words(field)} {_say(value, field)}"
+        for field, value in record.items()
+        if _plain(value)
+        and str(value) != key
+        and field != "status"
+        and not field.endswith("id")
+        and not _stamp(field)
+    ]
+    return head + (f" ({', '.join(values[: MAX_FIELDS - 1])})" if values else "")
+
+
+def _is_link(field: str) -> bool:
+    return field.endswith("_id")
 
 
 def _stamp(field: str) -> bool:

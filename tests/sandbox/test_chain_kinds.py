@@ -17,6 +17,7 @@ from envmill.tasks.backends.procedural.codegen.compiler import compile_environme
 from envmill.tasks.backends.procedural.scenarios import chain_kinds
 from envmill.tasks.backends.procedural.scenarios import generate as scenarios
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
+from envmill.tasks.backends.procedural.scenarios.conditions import CAUTIOUS
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.certify.core import certify_scenario
 from envmill.tasks.certify.scoring import score_final_state
@@ -157,7 +158,7 @@ def test_a_step_on_the_new_record_is_not_a_step_on_an_old_one(sandbox, monkeypat
 
 
 def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monkeypatch):
-    compiled, env, spec, chain = build_of_kind("auto_repair", "conditional", sandbox, monkeypatch)
+    compiled, env, spec, chain = build_of_kind("tax_filing", "conditional", sandbox, monkeypatch)
     assert_certified(spec, env, sandbox)
     step = chain.steps[0]
     condition = step.condition
@@ -178,6 +179,9 @@ def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monk
     decides = any(statuses[1].get(f, v) != v for f, v in statuses[0].items())
     moves = [c["new"] > c["old"] for cs in own for c in cs if c["path"][-1] == condition.field]
     assert (decides and not moves) or sorted(moves) == [False, True], own
+    if decides:  # as a policy: the large sums get the second look ("flag it for audit")
+        large = step if (condition.op == ">=") == condition.holds else condition.otherwise
+        assert CAUTIOUS.match(large.manifest.tool), (large.manifest.tool, spec.task)
     taken = SolutionStep(tool=step.manifest.tool, arguments=step.arguments)
     other = SolutionStep(
         tool=condition.otherwise.manifest.tool, arguments=condition.otherwise.arguments
@@ -230,3 +234,20 @@ def test_the_absence_check_fails_only_when_the_untaken_branch_happened():
     assert run_check(check.code, initial, initial) is True
     both = {"cards": {"C-1": {"status": "blocked"}, "C-2": {"status": "cancelled"}}}
     assert run_check(check.code, initial, both) is False
+
+
+@pytest.mark.parametrize("domain", ["farm_coop", "ecommerce", "airline"])
+def test_no_conditional_is_a_rule_no_business_keeps(domain, sandbox):
+    """From the rating: "void the sale if it is $210 or more; if not, ship it", "cancel the
+    order if it is $63 or more; if not, mark it paid". Where the only pairs decide a record's
+    fate by its size with no second look, no conditional is made at all."""
+    compiled = compile_environment(load_domain(domain), 0)
+    for seed in range(4):
+        state = build_initial_state(compiled, seed)
+        faker = Faker("en_US")
+        faker.seed_instance(seed)
+        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+            chain = chain_kinds.sample_kind_chain(
+                compiled, episode, random.Random(seed), faker, 1, "conditional"
+            )
+        assert chain is None or chain.kind != "conditional", chain.steps[0].condition

@@ -94,6 +94,8 @@ def persona_task(
         name = _acting_label(compiled, spec.initial_state)
         if name:  # "Mary Young's loan" said by Mary Young
             request = request.replace(f"{name}'s", "your")
+    # "the agent" is the assistant the user talks to, never a record ("a support agent")
+    request = first_mention_indefinite(request, (_entity_words(compiled) | {client}) - {"agent"})
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
@@ -194,11 +196,13 @@ def what_you_know(facts: dict[str, Any]) -> str:
         if key.endswith(" you mean"):
             noun = key.removesuffix(" you mean")
             which = re.sub(r"^.*\((?:the one )?([^()]+)\)$", r"\1", str(value))
-            lines.append(
-                f"If the agent finds more than one {noun} by that name, you mean the one {which}."
-                if which != str(value)
-                else f"If the agent finds more than one {noun} by that name, you say which one."
-            )
+            if which == str(value):
+                meant = "you say which one"
+            elif re.fullmatch(r"the .+ one", which):  # "(the in progress one)"
+                meant = f"you mean {which}"
+            else:
+                meant = f"you mean the one {which}"
+            lines.append(f"If the agent finds more than one {noun} by that name, {meant}.")
     return " ".join(lines)
 
 
@@ -209,7 +213,7 @@ def fact_words(key: str) -> str:
 
 def fact_value(key: str, value: Any) -> str:
     """A fact's value as a person writes it: "$2.99", "23 Aug 2025 at 17:00"."""
-    text = format_value(value)
+    text = format_value(value).rstrip(".")  # "We deployed a fix." before the next "; "
     return humanize_value(text, dollars=is_money(key.replace(" ", "_"), value))
 
 
@@ -227,6 +231,35 @@ def verbs_of(compiled: CompiledEnvironment) -> frozenset[str]:
     (a phrase's first word may be a noun: "Housekeeping finished the room")."""
     firsts = {words_of(tool.tool).split()[0] for tool in compiled.tools}
     return frozenset((firsts | COMMON_VERBS) - NOT_VERBS)
+
+
+def first_mention_indefinite(request: str, nouns: set[str]) -> str:
+    """A record first said as "a claim", not "the claim": nothing before the goal has named
+    it, and the rating read "give the claim to the adjuster" as pointing at nothing. Later
+    mentions keep "the"; "the only …" and "the new …" point at something and stay."""
+    alternatives = "|".join(sorted((re.escape(n) for n in nouns if n), key=len, reverse=True))
+    if not alternatives:
+        return request
+    request = re.sub(
+        rf"\bone of the ({alternatives})'s ((?:[a-z]+ )*?[a-z]+?)s\b", r"a \1's \2", request
+    )
+    seen: set[str] = set()
+
+    def indefinite(found: re.Match[str]) -> str:
+        noun = found.group(2)
+        if noun in seen:
+            return found.group(0)
+        seen.add(noun)
+        article = "an" if noun[0] in "aeiou" else "a"
+        return f"{article if found.group(1) == 'the' else article.capitalize()} {noun}"
+
+    # only the record itself, never a compound ("the order time", "the member contact")
+    after = r"(?='s\b|[.,;:!?]|$| (?:of|for|to|with|as|and|on|in|from|by|that|at|is|are|has)\b)"
+    return re.sub(rf"\b([Tt]he) ({alternatives}){after}", indefinite, request)
+
+
+def _entity_words(compiled: CompiledEnvironment) -> set[str]:
+    return {words_of(entity) for entity in compiled.entity_attrs}
 
 
 def _client_of(compiled: CompiledEnvironment) -> str:

@@ -205,6 +205,8 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
             text = str(mention.described or mention.hint)
             if re.search(r"\b(?:my|your|our|the|this|an?)\s+$", before, re.I):
                 text = re.sub(r"^(?:the|a|an|my|your)\s+", "", text, flags=re.I)  # not "the the"
+            if re.search(r"\b(?:my|your|our)\s+$", before, re.I):  # "my Ann Lee's order"
+                text = re.sub(r"^[^,;]+?'s\s+", "", text)
             return text
         if vague:
             text = _vague_text(mention)

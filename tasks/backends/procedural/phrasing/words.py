@@ -40,6 +40,7 @@ MONEY_WORDS = frozenset(
         "rent",
         "postage",
         "tip",
+        "arrears",
     }
 )
 # words after a value that are not the noun it describes ("{amount} towards", "{time} would")
@@ -200,6 +201,7 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
+    text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)
 
     def article(match: re.Match[str]) -> str:
         word = match.group(2)
@@ -218,6 +220,14 @@ def _singular_after_one(match: re.Match[str]) -> str:
     if word in NOT_NOUNS or between.strip() in NOT_NOUNS or word.endswith("ss"):
         return match.group(0)
     return f"1 {between}{_one(word)}"
+
+
+def _one_of_a_compound(match: re.Match[str]) -> str:
+    """ "1 cancelled work orders" -> "1 cancelled work order"."""
+    between, word = match.group(1), match.group(2)
+    if set(between.split()) & NOT_NOUNS or word in NOT_NOUNS or word.endswith("ss"):
+        return match.group(0)
+    return f"1 {between} {_one(word)}"
 
 
 def _one(word: str) -> str:
@@ -271,7 +281,10 @@ def described_template(template: str, mentions: Iterable[ArgMention]) -> str:
         if mention.described:
             ph = rf"\{{{mention.name}(?:\.label)?\}}"
             template = _drop_entity_context(template, mention, ph)
-            template = re.sub(rf"\b(?:my|your|our|the|this|that|an?)\s+(?={ph})", "", template)
+            # "cancel my approved {id}": the description says which ("my approved leave request")
+            template = re.sub(
+                rf"\b(?:my|your|our|the|this|that|an?)\s+(?:[a-z]+\s+)?(?={ph})", "", template
+            )
     return template
 
 

@@ -22,6 +22,7 @@ from envmill.tasks.backends.procedural.manifest import (
     ToolManifest,
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
+from envmill.tasks.backends.procedural.state.contact import email_for, is_email_provider
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode, known_state
@@ -328,6 +329,8 @@ class _ChainSampler:
         for arg in manifest.args:
             if arg.source != "entity_id" or arg.name not in arguments:
                 continue
+            if str(arguments[arg.name]) in self._created():  # its create result showed it
+                continue
             for query in self.queries.values():
                 if _reads_one(query, arg.entity):
                     step = SolutionStep(
@@ -418,6 +421,17 @@ class ArgumentDrawer:
                 return None
             if value is not _OMIT:
                 arguments[arg.name] = value
+        return self._own_email(manifest, arguments)
+
+    def _own_email(self, manifest: ToolManifest, arguments: dict[str, Any]) -> dict[str, Any]:
+        """An email drawn beside a name is made from it ("Hunter Gomez", hunter.gomez@…)."""
+        name = next(
+            (arguments[a.name] for a in manifest.args if a.faker == "name" and a.name in arguments),
+            None,
+        )
+        for arg in manifest.args:
+            if isinstance(name, str) and arg.name in arguments and is_email_provider(arg.faker):
+                arguments[arg.name] = email_for(name, self.rng)
         return arguments
 
     def draw_value(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:

@@ -43,6 +43,15 @@ UNDOING = re.compile(
 )
 
 
+CAUTIOUS = re.compile(
+    r"^(?:review|hold|put_on_hold|flag|escalate|refer|assign|inspect|audit|verify|dispute|"
+    r"appeal|open_appeal|open_audit|open_dispute|send_for|submit_for|request_review)"
+)
+
+
+PAIRS_TRIED = 4
+
+
 class ConditionalSampler(_ChainSampler):
     """The first step is conditional: a branch not taken (run, then rolled back) and a test on
     a record the taken step names, whose outcome the state decides."""
@@ -52,6 +61,19 @@ class ConditionalSampler(_ChainSampler):
         self.otherwise: tuple[ChainStep, dict[str, Any]] | None = None
 
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
+        """A few pairs of branches are tried: most pairs make no policy together ("void the
+        sale if it is $210 or more; if not, ship it"), and those are refused."""
+        for _ in range(PAIRS_TRIED):
+            chain = self._sample_pair(target_len, max_attempts)
+            if chain is not None:
+                return chain
+        return None
+
+    def _sample_pair(self, target_len: int, max_attempts: int) -> Chain | None:
+        initial = self.chain.initial_state
+        if self.chain.steps:  # the last pair's chain made no condition: start again
+            self.episode.load_state(initial)
+            self.state, self.chain = initial, Chain(initial_state=initial, final_state=initial)
         for _ in range(max_attempts):
             self.otherwise = self._draw_otherwise()
             if self.otherwise is not None:
@@ -149,12 +171,13 @@ class ConditionalSampler(_ChainSampler):
             field = self.rng.choice(fields)
             holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
             moved = _moved_by(step, other, [attr, mention.value, field])
-            undoes = [_undoes(b) for b in (step, other)]
             if moved is not None:  # "below 30, restock it": the branch for low values raises it
                 by_taken, raises = moved
                 holds = by_taken == ((op == "<") == raises)
-            elif undoes.count(True) == 1:  # "$5,000 or more, reject it; otherwise, approve it"
-                op, holds = ">=", undoes[0]
+            elif _defers_the_large(step, other):  # "$10,000 or more, send it for review; …"
+                op, holds = ">=", _cautious(step)
+            else:
+                continue  # "void the sale if it is $210 or more; if not, ship it": no policy
             threshold = _threshold(record[field], op, holds, self.rng)
             if threshold is None:
                 continue
@@ -181,9 +204,23 @@ class ConditionalSampler(_ChainSampler):
 
 
 def _undoes(branch: ChainStep) -> bool:
-    """The branch refuses or ends something (cancel, void, reject …): a policy keeps that for
-    the large sums."""
+    """The branch refuses or ends something (cancel, void, reject …): never the branch that
+    goes ahead while the other defers."""
     return bool(UNDOING.match(branch.manifest.tool))
+
+
+def _defers_the_large(step: ChainStep, other: ChainStep) -> bool:
+    """One branch defers the decision and the other goes ahead with the work (not cancels it:
+    "review the big claims, cancel the small ones" is no one's policy)."""
+    cautious = [_cautious(b) for b in (step, other)]
+    ahead = other if cautious[0] else step
+    return cautious.count(True) == 1 and not _undoes(ahead)
+
+
+def _cautious(branch: ChainStep) -> bool:
+    """The branch defers the decision (review, appeal, hold, escalate …): what a policy does
+    with the large sums, while the small ones go ahead."""
+    return bool(CAUTIOUS.match(branch.manifest.tool))
 
 
 def _orders(tool: ToolManifest) -> bool:

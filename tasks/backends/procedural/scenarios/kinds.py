@@ -123,6 +123,8 @@ def _report_after_change(
     state = known_state(episode)
     chain = sample_chain(compiled, episode, rng, faker, rng.randint(1, MAX_REPORT_CHAIN))
     question = _question_about_change(compiled, episode, rng, chain, allowed) if chain else None
+    if question is not None and allowed is not None:  # the customer's own: "my account …"
+        question = question.in_first_person()
     checks = []
     if chain is not None and question is not None:
         checks = derive_checks(

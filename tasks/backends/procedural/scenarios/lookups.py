@@ -26,6 +26,10 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
 from envmill.tasks.core.field_words import field_noun
 
+# record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
+# reads before the noun ("the checking account", "the company donor")
+GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equipment", "resource"})
+
 
 def shown(field: str, value: Any) -> str:
     """A field value as the task writes it ("$1,250.50", "9 Feb 2025", "checked in")."""
@@ -103,23 +107,23 @@ class LookupSampler(_ChainSampler):
         else:
             key = how
         value_words = shown(field, record.get(field))
-        if named and field.endswith("type"):  # "the only van", not "the only van vehicle"
+        if named and field.endswith("type") and entity in GENERIC_NOUNS:  # "the van"
             entity, value_words = value_words, ""
         elif named and " " in value_words and key.startswith("only_"):  # "its only event on sale"
             key = f"{key}_after"
-        text = say(
-            key,
-            self.rng,
-            entity=entity,
-            parent=owner,
-            field=field_words,
-            value=value_words,
-        )
+        mine = parent is not None and self._is_signed_in(record[parent.name])
+        whose = "my" if mine else f"{owner}'s"
+        text = say(key, self.rng, entity=entity, whose=whose, field=field_words, value=value_words)
         text = re.sub(r"\s{2,}", " ", text)
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
 
     # -- shared
+    def _is_signed_in(self, record_id: Any) -> bool:
+        """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""
+        acting = self.state.get(self.compiled.acting_id_attr or "")
+        return acting is not None and str(acting) == str(record_id)
+
     def _name_parent(self, parent: ArgManifest, pid: Any, trail: list[SolutionStep]) -> str:
         """The parent by label (its find call joins ``trail``), else by noun and id."""
         mention = self._plain_mention(parent, pid, trail)

@@ -288,6 +288,8 @@ def spoken_reason(error: str) -> str:
     belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
     reason = COUNT_LIMIT.sub(_count_said, LIMIT_SAID.sub(_limit_said, reason))
+    reason = STATUS_SAID.sub(_status_said, TRANSITION_SAID.sub(_transition_said, reason))
+    reason = re.sub(r"\b1 (hour|day|minute)s\b", r"1 \1", ROLE_SAID.sub(_role_said, reason))
     reason = NOW_SAID.sub(lambda m: f"; it is now {_said(m.group(1))}", reason)
     reason = spoken_fields(ISO_VALUE.sub(lambda m: _said(m.group(0)), reason))
     return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
@@ -307,12 +309,20 @@ CONSTANT_LIMIT = re.compile(r"(the limit |)(-?\d+(?:\.\d+)?)")  # the rule's own
 COUNT_LIMIT = re.compile(
     r"^(?P<owner>.+?) already has (?P<count>\d+) (?P<things>.+?); the limit is (?P<limit>\d+)$"
 )
-BOUND_SAID = {
-    "at most": "can't be more than",
-    "at least": "can't be less than",
-    "less than": "has to be less than",
-    "more than": "has to be more than",
-}
+# a state move refused: "vehicle VH-3 is 'on_trip' and cannot become … (only from available)"
+TRANSITION_SAID = re.compile(
+    r"^(?P<who>.+?) is '(?P<now>[^']*)' and cannot become '[^']*' \(only from (?P<from>[^)]+)\)$"
+)
+# "event EV-5 has status 'draft'; this needs status on sale" (or "not cancelled")
+STATUS_SAID = re.compile(
+    r"^(?P<who>.+?) has (?P<field>[a-z][a-z ]*?) '(?P<now>[^']*)'; "
+    r"this needs (?P=field)(?P<negated> not)? (?P<allowed>.+)$"
+)
+ROLE_SAID = re.compile(
+    r"^permission denied: the signed-in role '(?P<role>[^']+)' may not use (?P<tool>.+?)"
+    r"(?:; only (?P<who>.+?) may)?$",
+    re.I,
+)
 
 
 def _limit_said(found: re.Match[str]) -> str:
@@ -325,9 +335,56 @@ def _limit_said(found: re.Match[str]) -> str:
     if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
         other = f"{other} ({_amount(found['limit'], _sum_named(other))})"
     elif constant := CONSTANT_LIMIT.fullmatch(other):
-        other = constant[1] + _amount(constant[2], money)  # "the limit $30,000", as asked
+        other = _amount(constant[2], money)  # "at most $30,000"
     the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
-    return f"{the}{what} ({given}) {BOUND_SAID[found['bound']]} {other}"
+    if not re.match(r"(?:the|a|an|my|its|their|-?\$?\d)", other):
+        other = f"the {other}"  # "at least the days (2)"
+    return f"{the}{what} must be {found['bound']} {other}, but {_it_is(what)} {given}"
+
+
+def _it_is(words: str) -> str:
+    """ "it is", or "they are" after a plural ("the parcels of shipment S-8")."""
+    head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0].split()[-1:] or [""]
+    plural = head[0].endswith("s") and not head[0].endswith(("ss", "us", "is"))
+    return "they are" if plural else "it is"
+
+
+def _transition_said(found: re.Match[str]) -> str:
+    """ "… is 'on trip' and cannot become 'in maintenance' (only from available)" → "vehicle
+    VH-3 is on trip; this is only possible when it is available"."""
+    allowed = re.sub(r",\s*(?:or\s+)?", " or ", found["from"])
+    return f"{found['who']} is {found['now']}; this is only possible when it is {allowed}"
+
+
+def _status_said(found: re.Match[str]) -> str:
+    """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is draft;
+    this is only possible when it is on sale"."""
+    field = found["field"].strip()
+    now = found["now"] if field == "status" else f"{field} {found['now']}"
+    allowed = re.sub(r",\s*", " or ", found["allowed"])  # "booked or in transit"
+    allowed = allowed if field == "status" else f"{field} {allowed}"
+    if found["negated"]:
+        return f"{found['who']} is {now}; this is not possible when it is {allowed}"
+    return f"{found['who']} is {now}; this is only possible when it is {allowed}"
+
+
+def _role_said(found: re.Match[str]) -> str:
+    """ "permission denied: the signed-in role 'sender' may not use record delivery; only
+    agent may" → "only an agent has permission to record delivery, and you are signed in as
+    a sender" (said as a permission someone has: "you don't have permission" reads as
+    denying the reason)."""
+    signed_in = f"you are signed in as {_a(found['role'])}"
+    if not found["who"]:
+        return f"{found['tool']} needs another role's permission, and {signed_in}"
+    who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
+    return f"only {who} has permission to {found['tool']}, and {signed_in}"
+
+
+def _a(noun: str) -> str:
+    """ "an agent", "a sender"; "staff" as it is."""
+    if noun in ("staff", "personnel"):
+        return noun
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def _limit_of(found: re.Match[str]) -> float | None:
@@ -347,8 +404,10 @@ def _count_said(found: re.Match[str]) -> str:
     if count == 1:
         noun, _, rest = things.partition(" with ")
         things = singular(noun) + (f" with {rest}" if rest else "")
-    allowed = "when it has none" if limit <= 1 else f"with fewer than {limit}"
-    return f"{found['owner']} already has {count} {things}; this is only possible {allowed}"
+    has = f"{found['owner']} already has {count} {things}"
+    if limit <= 1:  # "when it has none" reads as a claim of 0
+        return f"{has}; this isn't possible while it has any"
+    return f"{has}; this is only possible with fewer than {limit}"
 
 
 def _sum_named(words: str) -> bool:

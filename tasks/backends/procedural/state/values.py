@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec, SpecError
+from envmill.tasks.backends.procedural.state.contact import email_for, is_email_provider
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.state.fill import Filler
@@ -48,7 +49,7 @@ def fill_entity(filler: Filler, entity: EntitySpec) -> None:
 
 
 def field_order(entity: EntitySpec) -> list[str]:
-    """Fields with their fill bases (``after``, ``at_most``) first."""
+    """Fields with their fill bases (``after``, ``at_most``; a name before its email) first."""
     order: list[str] = []
 
     def visit(name: str) -> None:
@@ -57,7 +58,9 @@ def field_order(entity: EntitySpec) -> list[str]:
         field = entity.fields[name]
         match = DERIVE.match(field.derive or "")
         derived = [match.group(1), match.group(3)] if match else []
-        for base in (field.after, field.at_most, *derived):
+        names = [n for n, f in entity.fields.items() if f.faker == "name"]
+        named = names if is_email_provider(field.faker) else []
+        for base in (field.after, field.at_most, *derived, *named):
             if base:
                 visit(base)
         order.append(name)
@@ -150,7 +153,7 @@ def fill_typed(filler: Filler, entity: EntitySpec, name: str, values: Record) ->
     if field.type in ("date", "datetime"):
         return fill_time(filler, field, status, values)
     if field.type == "str":
-        return fill_text(filler, entity, name, field)
+        return fill_text(filler, entity, name, field, values)
     return fill_choice(filler, entity, field, values)
 
 
@@ -217,8 +220,12 @@ def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Reco
     return moment.isoformat(timespec="seconds")
 
 
-def fill_text(filler: Filler, entity: EntitySpec, name: str, field: FieldSpec) -> str:
-    """A sample or faker value, unique where the entity's label or a rule needs it."""
+def fill_text(
+    filler: Filler, entity: EntitySpec, name: str, field: FieldSpec, values: Record
+) -> str:
+    """A sample or faker value, unique where the entity's label or a rule needs it; an email
+    made from the record's own name when it has one."""
+    person = _person_name(entity, values)
     if field.default is not None and filler.rng.random() < 0.2:
         return str(field.default)
     key = (entity.name, name)
@@ -227,6 +234,8 @@ def fill_text(filler: Filler, entity: EntitySpec, name: str, field: FieldSpec) -
     for attempt in range(30):
         if field.sample:
             text = filler.rng.choice(field.sample)
+        elif person and is_email_provider(field.faker):
+            text = email_for(person, filler.rng, attempt)
         elif field.faker == "name":  # plain names: faker's name() adds "Dr." and "MD"
             text = f"{filler.fake.first_name()} {filler.fake.last_name()}"
         elif field.faker:
@@ -239,3 +248,11 @@ def fill_text(filler: Filler, entity: EntitySpec, name: str, field: FieldSpec) -
             text = f"{text} {len(seen) + 1}"
     seen.add(text)
     return text
+
+
+def _person_name(entity: EntitySpec, values: Record) -> str | None:
+    """The record's name when a faker name field holds one (drawn first: see field_order)."""
+    for field_name, spec in entity.fields.items():
+        if spec.faker == "name" and isinstance(values.get(field_name), str):
+            return values[field_name]
+    return None

@@ -22,7 +22,7 @@ FINAL = {
 def test_it_names_each_changed_and_created_record_with_its_new_values():
     said = closing_message(INITIAL, FINAL, "s1")
     assert "ppointment A2 is now checked in" in said
-    assert "invoice INV3 is created with amount $64.00" in said
+    assert "invoice INV3 is created (amount $64.00)" in said, said
     assert "next invoice" not in said and "current time" not in said and "?" not in said
 
 
@@ -53,7 +53,7 @@ def test_a_record_made_and_then_changed_says_where_it_ended():
         "status": "cancelled",
     }
     said = closing_message({"members": {}}, {"members": {"M9": made}}, "s1")
-    assert "ember M9 is created with status cancelled" in said
+    assert "Ann is registered as member M9, cancelled" in said, said
 
 
 def test_dates_money_and_plurals_read_as_a_person_writes_them():
@@ -98,9 +98,37 @@ def test_counts_are_not_money_and_odd_values_read_plainly():
     assert "C1 is now approved" in closing_message({"c": {"C1": claim}}, {"c": {"C1": moved}}, "s")
     cleared = closing_message({"o": {"O1": {"status": "x"}}}, {"o": {"O1": {"status": ""}}}, "s")
     assert "now ." not in cleared and "cleared" in cleared
-    odd = {"status": "IN_TRANSIT", "due": "2025-11-05T10:45:00Z", "seen": "2025-11-06 09:30"}
+    odd = {"due": "2025-11-05T10:45:00Z", "seen": "2025-11-06 09:30"}
     said = closing_message({"p": {"P1": {}}}, {"p": {"P1": odd}}, "s")
-    assert "in transit" in said and "5 Nov 2025 at 10:45" in said and "6 Nov 2025 at 09:30" in said
+    assert "5 Nov 2025 at 10:45" in said and "6 Nov 2025 at 09:30" in said, said
+    said = closing_message({"p": {"P1": {}}}, {"p": {"P1": {"status": "IN_TRANSIT"}}}, "s")
+    assert "in transit" in said, said
+
+
+def test_links_read_as_names_and_new_records_as_a_person_reports_them():
+    """From the rating: "its adjuster id is now ADJ-001", "its decision time is now …" beside
+    a new status, and a new booking that never names its member or class."""
+    adjuster = {"A1": {"adjuster_id": "A1", "name": "Erin Ruiz"}}
+    claim = {"status": "open", "adjuster_id": None, "decided_at": None}
+    moved = {"status": "under_review", "adjuster_id": "A1", "decided_at": "2025-01-01T10:00:00"}
+    said = closing_message(
+        {"claims": {"C1": claim}, "adjusters": adjuster},
+        {"claims": {"C1": moved}, "adjusters": adjuster},
+        "s",
+    )
+    assert "laim C1 is now under review, and its adjuster is now Erin Ruiz" in said, said
+    assert "2025" not in said and "A1" not in said
+    gym = {"CL-7": {"class_id": "CL-7", "title": "Evening Stretch"}}
+    member = {"member_id": "GM-5", "name": "Hunter Gomez", "email": "h@x.org", "status": "active"}
+    booking = {"booking_id": "BK-9", "member_id": "GM-5", "class_id": "CL-7", "status": "booked"}
+    said = closing_message(
+        {"bookings": {}, "members": {}, "classes": gym},
+        {"bookings": {"BK-9": booking}, "members": {"GM-5": member}, "classes": gym},
+        "s",
+    )
+    assert said.index("Hunter Gomez is registered as member GM-5") < said.index("booking BK-9")
+    assert "booking BK-9 is booked for Hunter Gomez (class Evening Stretch)" in said, said
+    assert "h@x.org" not in said and "active" not in said
 
 
 def test_a_change_that_reads_as_none_is_not_news():

@@ -1,0 +1,30 @@
+"""Contact details that belong to the person they are for.
+
+Faker draws an email on its own, so "Hunter Gomez" got "vlevine@example.com"; a rater reads
+that as a data error, and a policy learns to expect it. An email made from the name is what a
+real record holds.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+SHAPES = ("{first}.{last}", "{f}{last}", "{first}{last}", "{first}_{last}", "{first}.{last}{n}")
+DOMAINS = ("example.com", "example.org", "example.net")
+
+
+def email_for(name: str, rng: random.Random, attempt: int = 0) -> str:
+    """An address for ``name`` ("Hunter Gomez" → "hunter.gomez@example.com"); a later
+    ``attempt`` (the first was taken) adds digits."""
+    words = [re.sub(r"[^a-z]", "", w) for w in name.lower().split()]
+    words = [w for w in words if w] or ["user"]
+    first, last = words[0], words[-1]
+    local = rng.choice(SHAPES).format(first=first, last=last, f=first[0], n=rng.randint(1, 99))
+    if attempt:
+        local += str(rng.randint(10, 999))
+    return f"{local}@{rng.choice(DOMAINS)}"
+
+
+def is_email_provider(faker: str | None) -> bool:
+    return bool(faker) and "email" in str(faker)
