@@ -40,7 +40,7 @@ NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 QUESTIONS = (
     "Could you tell me the {things}?",
     "Could you give me the {things}, please?",
-    "Before I go ahead, what's the {things}?",
+    "Sure, what's the {things}?",
 )
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"

@@ -283,7 +283,10 @@ def described_template(template: str, mentions: Iterable[ArgMention]) -> str:
             template = _drop_entity_context(template, mention, ph)
             # "cancel my approved {id}": the description says which ("my approved leave request")
             template = re.sub(
-                rf"\b(?:my|your|our|the|this|that|an?)\s+(?:[a-z]+\s+)?(?={ph})", "", template
+                rf"\b(?:my|your|our|the|this|that|an?)\s+(?:[a-z]+\s+)?(?={ph})",
+                "",
+                template,
+                flags=re.I,
             )
     return template
 

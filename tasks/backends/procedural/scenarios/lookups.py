@@ -96,7 +96,12 @@ class LookupSampler(_ChainSampler):
         if how == "only" and len(data) != 1:
             return None
         trail: list[SolutionStep] = []
+        # "my shipped order": who "my" is, the agent reads from the session tool
+        session = self.compiled.session_tool
+        mine = bool(session) and parent is not None and self._is_signed_in(record[parent.name])
         owner = self._name_parent(parent, record[parent.name], trail) if parent else None
+        if mine and session:
+            trail, owner = [SolutionStep(tool=session, arguments={})], "my"
         entity = words_of(tool.entity)
         field_words = field_noun(field)
         named = isinstance(record.get(field), str)  # an enum value: "the only lapsed donor"
@@ -109,9 +114,10 @@ class LookupSampler(_ChainSampler):
         value_words = shown(field, record.get(field))
         if named and field.endswith("type") and entity in GENERIC_NOUNS:  # "the van"
             entity, value_words = value_words, ""
-        elif named and " " in value_words and key.startswith("only_"):  # "its only event on sale"
+        elif named and re.fullmatch(r"[a-z]+ed [a-z]+", value_words):  # "checked-in booking"
+            value_words = value_words.replace(" ", "-")
+        elif named and " " in value_words and key.startswith("only_"):  # "Ann's event on sale"
             key = f"{key}_after"
-        mine = parent is not None and self._is_signed_in(record[parent.name])
         whose = "my" if mine else f"{owner}'s"
         text = say(key, self.rng, entity=entity, whose=whose, field=field_words, value=value_words)
         text = re.sub(r"\s{2,}", " ", text)
