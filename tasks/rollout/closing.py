@@ -24,6 +24,7 @@ CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
+NUMBER_FIELD = re.compile(r"(?:\w+_)?(?:number|plate|code)")
 CONTACT_FIELDS = ("email", "phone", "address")
 # a new record's usual first status goes without saying ("Ann is registered as member M9")
 FRESH = {"", "active", "open", "new", "available", "created", "draft", "pending"}
@@ -60,8 +61,8 @@ def what_changed(
     record a call named is known from the call succeeding ("complete appointment A2")."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
-    labels = _labels(final)
-    news = _news(seen, labels) or _news(changes, labels)
+    labels, shown_as = _labels(final), _labels(final, _shown_as)
+    news = _news(seen, labels, shown_as) or _news(changes, labels, shown_as)
     shown = news[:MAX_RECORDS]
     rest = len(news) - len(shown)
     return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
@@ -102,17 +103,29 @@ def _holds(value: Any, test: Any) -> bool:
     return False
 
 
-def _labels(state: dict[str, Any]) -> dict[str, str]:
+def _labels(state: dict[str, Any], own: Any = None) -> dict[str, str]:
     """Each record's id → its name or title, so a link reads "for Hunter Gomez", not "member
-    id GM-00005"."""
+    id GM-00005" (with ``own``, another way to read a record's label)."""
     found: dict[str, str] = {}
     for records in state.values():
         if isinstance(records, dict):
             for key, record in records.items():
-                label = _own_label(record)
+                label = (own or _own_label)(record)
                 if label:
                     found[str(key)] = label
     return found
+
+
+def _shown_as(record: Any) -> str | None:
+    """What a person calls a record they changed: its name, or its number ("room 512",
+    "flight SK734", "vehicle 4XYZ889"), never an internal id the user did not say."""
+    label = _own_label(record)
+    if label or not isinstance(record, dict):
+        return label
+    for field, value in record.items():
+        if NUMBER_FIELD.fullmatch(field) and isinstance(value, str | int) and str(value).strip():
+            return str(value)
+    return None
 
 
 def _own_label(record: Any) -> str | None:
@@ -125,7 +138,9 @@ def _own_label(record: Any) -> str | None:
     return f"{first} {last}" if isinstance(first, str) and isinstance(last, str) else None
 
 
-def _news(changes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
+def _news(
+    changes: list[dict[str, Any]], labels: dict[str, str], shown_as: dict[str, str]
+) -> list[str]:
     """One clause per record the change touched: records made with a name first (a member
     is registered before their booking is made), then the order of the state."""
     by_record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -135,21 +150,27 @@ def _news(changes: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
         path = [str(p) for p in change["path"]]
         by_record.setdefault(tuple(path[:2]), []).append({**change, "path": path})
     named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
-    return [_clause(record, found, labels) for record, found in named_first]
+    return [_clause(record, found, labels, shown_as) for record, found in named_first]
 
 
 def _made_with_name(changes: list[dict[str, Any]]) -> bool:
     return any(len(c["path"]) == 2 and c["op"] == "add" and _own_label(c["new"]) for c in changes)
 
 
-def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], labels: dict[str, str]) -> str:
+def _clause(
+    record: tuple[str, ...],
+    changes: list[dict[str, Any]],
+    labels: dict[str, str],
+    shown_as: dict[str, str],
+) -> str:
     if len(record) == 1:  # a top-level value: "the balance is now $120.50"
         name = record[0]
         return f"the {_words(name)} {_is(name)} now {_say(changes[0]['new'], name)}"
-    noun, key = f"{singular(_words(record[0]))} {record[1]}", record[1]
+    key, kind = record[1], singular(_words(record[0]))
     whole = next((c for c in changes if len(c["path"]) == 2), None)
-    if whole is not None and whole["op"] == "add":
-        return _created(noun, key, whole["new"], labels)
+    if whole is not None and whole["op"] == "add":  # a new record: its id is news
+        return _created(f"{kind} {key}", key, whole["new"], labels)
+    noun = f"{kind} {shown_as.get(key, key)}"  # "guest Meghan Dennis", "room 512"
     if whole is not None and whole["op"] == "remove":
         return f"{noun} is removed"
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})

@@ -146,8 +146,10 @@ def phrase_step(
         return create_goal(step, rng)
     template = _choose_template(step, rng, vague, voice, plain)
     if vague and _names_a_value(template, step.mentions):  # the user says the values when asked
-        template = value_free_template(template, step.mentions)
-    if vague and _names_a_value(template, step.mentions):
+        freed = value_free_template(template, step.mentions)
+        # "Please call me on {phone} from now on" must not become "Please call me from now on"
+        template = freed if _still_says_what_changes(template, freed, step) else ""
+    if vague and (not template or _names_a_value(template, step.mentions)):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
     used = _names_in(template)
@@ -203,6 +205,9 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         mention, before = by_name[match.group(1)], template[: match.start()]
         if mention.described or (mention.hint and not vague):
             text = str(mention.described or mention.hint)
+            after = template[match.end() :]
+            if text == "them" and (after.startswith("'") or not before.strip()):
+                text = f"the new {mention_entity(mention)}"  # never "them's", never "Them …"
             if re.search(r"\b(?:my|your|our|the|this|an?)\s+$", before, re.I):
                 text = re.sub(r"^(?:the|a|an|my|your)\s+", "", text, flags=re.I)  # not "the the"
             if re.search(r"\b(?:my|your|our)\s+$", before, re.I):  # "my Ann Lee's order"
@@ -238,10 +243,13 @@ def conditional_clause(
     step: ChainStep, condition: Condition, rng: random.Random, *, vague: bool, voice: Voice = None
 ) -> Clause:
     """ "if the balance of account X is at least $500, <one step>; otherwise, <the other>": the
-    step the chain took goes in the branch its condition (true or false in the state) picks;
+    step the chain took goes in the branch its condition (true or false in the state) picks
+    (with ``vague``, the record is "the account" until the user is asked which);
     ``condition`` is ``step.condition``, handed in by the caller that checked it is set."""
-    taken = phrase_step(replace(step, condition=None), rng, vague=vague, voice=voice, plain=True)
-    other = phrase_step(condition.otherwise, rng, vague=vague, voice=voice, plain=True)
+    # the branches keep their values even in a goal: "move $20.89 from it", never "move the
+    # amount"; only the record the condition reads waits to be asked for
+    taken = phrase_step(replace(step, condition=None), rng, voice=voice, plain=True)
+    other = phrase_step(condition.otherwise, rng, voice=voice, plain=True)
     then, otherwise = (taken, other) if condition.holds else (other, taken)
     record = condition.record
     named = (
@@ -332,6 +340,20 @@ def is_create(step: ChainStep) -> bool:
     return not any(m.source == "entity_id" and m.entity == own for m in step.mentions)
 
 
+def _still_says_what_changes(template: str, freed: str, step: ChainStep) -> bool:
+    """Whether a value-free template still names each value it dropped, by its field ("change
+    the phone"), or as money ("some money"): else the goal says nothing of what changes."""
+    dropped = [m for m in step.mentions if m.name in _names_in(template) - _names_in(freed)]
+    said = freed.lower()
+    return all(
+        "some money" in said
+        if is_money(m.name, m.value)
+        else any(w in said for w in words_of(m.name).split())
+        for m in dropped
+        if m.source != "entity_id"
+    )
+
+
 def _names_a_value(template: str, mentions: list[ArgMention]) -> bool:
     """The template still says an amount, a date or a name the user would give when asked."""
     values = {m.name for m in mentions if m.source != "entity_id" and not m.described}
@@ -351,8 +373,10 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
         entity = mention_entity(target)
         owner = "my" if entity in OWNED else "the"
         record = target.described or f"{owner} {entity}"
-        same = not obj or obj in entity or entity in obj
-        phrase = f"{verb} {record}" if same else f"{verb} the {obj} for {record}"
+        # "change_resident_phone": "change the phone of the resident", never "change the
+        # resident" (which a signed-in resident says as "change me")
+        rest = " ".join(w for w in obj.split() if w not in entity.split())
+        phrase = f"{verb} the {rest} of {record}" if rest else f"{verb} {record}"
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
 
 

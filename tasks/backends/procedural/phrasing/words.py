@@ -253,7 +253,7 @@ def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:
 def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
     """A vague template with the values the user will give when asked taken out, keeping what
     is changed ("Set the price of part {id} to {price}" -> "Set the price of part {id}";
-    "Transfer {amount} from {a} …" -> "Transfer the amount from {a} …"; "…; reason: {reason}"
+    "Transfer {amount} from {a} …" -> "Transfer some money from {a} …"; "…; reason: {reason}"
     -> "…"; "delivered {n} kg of {material}" -> "delivered {material}")."""
     for mention in mentions:
         if mention.source == "entity_id" or mention.described:
@@ -269,8 +269,14 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
         template = re.sub(
             rf"\s+(?:to|as|at|for|on|into|by|of|with)\s+(?:the\s+|an?\s+)?{ph}", "", template
         )
-        template = re.sub(rf"\b(?:the|an?)\s+{ph}", f"the {words_of(mention.name)}", template)
-        template = re.sub(ph, f"the {words_of(mention.name)}", template)
+        # "deposit some money into …", not "the amount I have in mind"
+        said = (
+            "some money"
+            if is_money(mention.name, mention.value)
+            else f"the {words_of(mention.name)}"
+        )
+        template = re.sub(rf"\b(?:the|an?)\s+{ph}", said, template)
+        template = re.sub(ph, said, template)
     return re.sub(r"\s+([,.;?!])", r"\1", template)
 
 

@@ -159,7 +159,13 @@ class CreatedSampler(_ChainSampler):
         if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
             return None
         described = say("created", self.rng, entity=words_of(self.created[0]))
+        if self._is_person(self.created[0]):  # "book a class for them", not "for that new member"
+            described = "them"
         return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
+
+    def _is_person(self, entity: str) -> bool:
+        spec = self.compiled.spec.entities.get(entity)
+        return spec is not None and bool({"email", "phone"} & set(spec.fields))
 
     def _kept(self, step: ChainStep) -> None:
         if self.created is None:

@@ -9,6 +9,7 @@ leaves every ``change`` scenario exactly as it was. A kind that cannot be built 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from envmill.schemas.scenario import ScenarioSpec
@@ -25,6 +26,8 @@ from envmill.tasks.backends.procedural.scenarios.refusals import (
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids
 from envmill.tasks.certify.guard import guard_check
+from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.rollout.closing import what_changed
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 KIND_SHARES: dict[str, float] = {"change": 0.6, "answer": 0.25, "refusal": 0.15}
@@ -154,9 +157,22 @@ def _report_after_change(
             question.steps[-1],  # the read after the change, even when an earlier one matches
         ],
         checks=[*checks, guard_check(chain.initial_state, chain.final_state)],
-        reference_answer=question.answer,
+        reference_answer=_with_the_change(chain, question.answer),
         expected_answer=question.expected,
     )
+
+
+NUMBER_RANGE = re.compile(r"\d\s*[-–]\s*\d")
+
+
+def _with_the_change(chain: Chain, answer: str) -> str:
+    """The answer after a report of the work ("Done: the balance of account A2 is now $2.81;
+    …"), unless that report already says it: the user asked for both."""
+    known = [[step.arguments, step.result] for step in chain.steps]
+    done = what_changed(chain.initial_state, chain.final_state, known)
+    if not done or NUMBER_RANGE.search(done):  # "(745)427-8739" reads as a hedge "7-8"
+        return answer
+    return f"Done: {done}. {answer}"
 
 
 def _question_about_change(
@@ -174,6 +190,11 @@ def _question_about_change(
             continue  # "freeze it / set it to frozen, then tell me the status": the task says it
         exempt = [change.get("old")] + [
             v for step in chain.steps for v in step.arguments.values() if not isinstance(v, bool)
+        ]
+        exempt += [  # the reply reports the change too ("… is now $1,440.00"): not a guess
+            c["new"]
+            for c in diff_states(chain.initial_state, chain.final_state)
+            if isinstance(c.get("new"), int | float) and not isinstance(c.get("new"), bool)
         ]
         question = ask_field(
             compiled,

@@ -465,12 +465,21 @@ def _reads_of_others(
 
 def _reason_shown(error: str, results: list[Any], arguments: dict[str, Any]) -> bool:
     """Every amount the reason quotes (a number with decimals) is one the agent was given or
-    shown; whole numbers may be the policy's limits, which the system message states."""
+    shown, and the records a count limit counts ("already has 1 batch with status running")
+    are among what it was shown; whole numbers may be the policy's limits, which the system
+    message states."""
     seen = canonical_json([results, arguments])
+    counted = COUNTED_SAID.search(error)
+    if counted and seen.count(f'"{counted["status"]}"') < int(counted["count"]):
+        return False  # "it already has a running batch", said of a read that shows none
     return all(
         re.search(rf"(?<![\d.]){re.escape(amount)}(?![\d])", seen)
         for amount in re.findall(r"(?<![\w.])\d+\.\d+", error)
     )
+
+
+# the records a count limit counts, by their status: "already has 1 batches with status running"
+COUNTED_SAID = re.compile(r"already has (?P<count>\d+) .+? with status (?P<status>[\w ]+?)(?:;|$)")
 
 
 def _reads(compiled: CompiledEnvironment, episode: ToolEpisode, subject: Subject):
