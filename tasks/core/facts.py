@@ -198,12 +198,18 @@ def _ask_plainly(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
     if len(needed) == 1:
         answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=values[0])
     else:
-        clauses = [
-            f"the {name} {'are' if is_plural(name) else 'is'} {value}"
-            for name, value in zip(names, values, strict=True)
-        ]
+        clauses = [fact_clause(name, value) for name, value in zip(names, values, strict=True)]
         answer = f"Sure: {join_words(clauses)}."
     return question, re.sub(r"([.!?])\.$", r"\1", answer)
+
+
+def fact_clause(name: str, value: Any) -> str:
+    """One fact as a person gives it: "3 nights", "2 adults", but "the email is a@b.org"
+    (not "the nights are 3", a form read aloud)."""
+    said = str(value)
+    if re.fullmatch(r"\d+", said) and " " not in name and is_plural(name):
+        return f"{said} {name}"
+    return f"the {name} {'are' if is_plural(name) else 'is'} {said}"
 
 
 def the_one(value: str) -> str:

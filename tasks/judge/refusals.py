@@ -57,6 +57,33 @@ CONDITION_FRAME = re.compile(
 RULE_AFTER = re.compile(
     r"\s+[a-z ]{1,25}?(?:\([^)]{0,30}\)\s*)?(?:must|should|cannot|can't|may not|needs? to)\b"
 )
+# the bound a limit rule states ("Amount (58.82) must be at most …"), and the words that say the
+# other side ("must be at least $50", "can't be less than", "the minimum"): a reply saying
+# those states the rule the wrong way round
+RULE_BOUND = re.compile(r"\bmust be (at most|at least|less than|more than)\b", re.I)
+_BELOW = (
+    r"(?:must|has to|have to|should|needs? to|can only) be (?:at least|more than|no less than)"
+    r"|can(?:no|')t be (?:less|fewer|lower) than|\bminimum\b|\btoo (?:low|small|few|little)\b"
+)
+_ABOVE = (
+    r"(?:must|has to|have to|should|needs? to|can only) be (?:at most|less than|no more than)"
+    r"|can(?:no|')t be (?:more|greater|higher) than|\bmaximum\b|\bexceeds?\b"
+    r"|\btoo (?:high|large|many|much)\b"
+)
+OPPOSITE_BOUND = {  # the rule caps the value: a reply may not say it needs more, and so on
+    "at most": re.compile(_BELOW, re.I),
+    "less than": re.compile(_BELOW, re.I),
+    "at least": re.compile(_ABOVE, re.I),
+    "more than": re.compile(_ABOVE, re.I),
+}
+# a permission rule said by its lack: "you don't have permission" states the rule ("… is not
+# permission" says nothing)
+LACKS_PERMISSION = re.compile(
+    r"\b(?:don't|do not|doesn't|does not|have no|has no|lacks?|without)\s+(?:the\s+)?"
+    r"(?:\w+\s+)?permission\b",
+    re.I,
+)
+ROLE_REFUSED = re.compile(r"signed-in role '([^']+)' may not use", re.I)
 # A rule's condition led by its name ("Too late: this is only possible within 7 days …")
 LABELLED = re.compile(r"^\s*([A-Za-z][\w ']{2,30}?)\s*:")
 
@@ -137,7 +164,9 @@ def _reason(rule: RefusalRule, reading: Reading, setting: Setting) -> tuple[bool
     for trigger in rule.triggers:
         if _says_nothing_of_why(trigger, setting):
             continue
-        if _names(reading, trigger, rule.condition):
+        if _names(reading, trigger, rule.condition) or (
+            trigger == "permission" and LACKS_PERMISSION.search(reading.text)
+        ):
             return True, f"names {trigger!r}"
     label = _label(rule)
     if label and asserts(reading.text, label):
@@ -150,9 +179,17 @@ def _reason(rule: RefusalRule, reading: Reading, setting: Setting) -> tuple[bool
 
 
 def _misstated(rule: RefusalRule, text: str) -> str | None:
-    """A trigger negated, an allowed value stated as the record's, or a guessed value."""
+    """A trigger negated, an allowed value stated as the record's, a bound turned around ("must
+    be at least $50" for an at-most rule), or a guessed value."""
+    bound = RULE_BOUND.search(rule.condition)
+    if bound and OPPOSITE_BOUND[bound.group(1).lower()].search(text):
+        return f"the reply turns the rule's bound around (the rule says {bound.group(1)!r})"
+    role = ROLE_REFUSED.search(rule.condition)
+    if role and _roles_swapped(role.group(1).replace("_", " ").lower(), text):
+        return f"the reply names the wrong role (the signed-in role is {role.group(1)!r})"
     for trigger in [*rule.triggers, *filter(None, [_label(rule)])]:
-        if isinstance(trigger, str) and not _is_moment(trigger):
+        lacked = trigger == "permission" and LACKS_PERMISSION.search(text)
+        if isinstance(trigger, str) and not _is_moment(trigger) and not lacked:
             if denies(text, trigger) and not asserts(text, trigger):
                 return f"the reply negates the reason ({trigger!r})"
     for value in rule.allowed:
@@ -166,6 +203,15 @@ def _misstated(rule: RefusalRule, text: str) -> str | None:
         ):
             return f"the reply names {rival!r}, which is not what the state holds"
     return None
+
+
+def _roles_swapped(role: str, text: str) -> bool:
+    """ "you are signed in as an agent" when the caller is a sender, or "only a sender has
+    permission" when a sender is the one refused."""
+    said = re.findall(r"\bsigned in as (?:an? )?([a-z]+(?: [a-z]+)?)", text.lower())
+    wrong_self = any(not s.startswith(role) and not role.startswith(s) for s in said)
+    only_me = re.search(rf"\bonly (?:an? )?{re.escape(role)}s? ha(?:s|ve) permission", text, re.I)
+    return wrong_self or bool(only_me)
 
 
 def _asserted_as_fact(text: str, value: str) -> bool:

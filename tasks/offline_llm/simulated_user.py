@@ -33,7 +33,7 @@ from envmill.tasks.core.facts import (
     WHICH_QUESTION,
     Fact,
     FactLedger,
-    is_plural,
+    fact_clause,
     join_words,
     noun_of,
     say_value,
@@ -169,7 +169,7 @@ def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) ->
     if len(known) == 1:
         answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=known[0][1])
     else:
-        clauses = [f"the {name} {'are' if is_plural(name) else 'is'} {v}" for name, v in known]
+        clauses = [fact_clause(name, v) for name, v in known]
         answer = f"Sure: {join_words(clauses)}."
     answer = re.sub(r"([.!?])\.$", r"\1", answer)
     if unknown:

@@ -10,6 +10,7 @@ seed, so no one sentence closes a corpus.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from envmill.schemas.ids import sha256_hex
@@ -61,8 +62,9 @@ def what_changed(
     record a call named is known from the call succeeding ("complete appointment A2")."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
-    labels, shown_as = _labels(final), _labels(final, _shown_as)
-    news = _news(seen, labels, shown_as) or _news(changes, labels, shown_as)
+    now = final.get("current_time")
+    names = Names(_labels(final), _labels(final, _shown_as), _people(final), now)
+    news = _news(seen, names) or _news(changes, names)
     shown = news[:MAX_RECORDS]
     rest = len(news) - len(shown)
     return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
@@ -103,6 +105,28 @@ def _holds(value: Any, test: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Names:
+    """How the reply names records: ``labels`` (id → name, for links), ``shown_as`` (id →
+    name or number, for a changed record), ``people`` (ids of records with contact details),
+    ``now`` (the clock, whose value is no news)."""
+
+    labels: dict[str, str]
+    shown_as: dict[str, str]
+    people: set[str]
+    now: Any
+
+
+def _people(state: dict[str, Any]) -> set[str]:
+    return {
+        str(key)
+        for records in state.values()
+        if isinstance(records, dict)
+        for key, record in records.items()
+        if isinstance(record, dict) and any(f in record for f in CONTACT_FIELDS)
+    }
+
+
 def _labels(state: dict[str, Any], own: Any = None) -> dict[str, str]:
     """Each record's id → its name or title, so a link reads "for Hunter Gomez", not "member
     id GM-00005" (with ``own``, another way to read a record's label)."""
@@ -113,7 +137,9 @@ def _labels(state: dict[str, Any], own: Any = None) -> dict[str, str]:
                 label = (own or _own_label)(record)
                 if label:
                     found[str(key)] = label
-    return found
+    # a name two records share says neither ("its adjuster is now Emma Nelson"): the id does
+    shared = {label for label in found.values() if list(found.values()).count(label) > 1}
+    return {key: label for key, label in found.items() if label not in shared}
 
 
 def _shown_as(record: Any) -> str | None:
@@ -138,9 +164,7 @@ def _own_label(record: Any) -> str | None:
     return f"{first} {last}" if isinstance(first, str) and isinstance(last, str) else None
 
 
-def _news(
-    changes: list[dict[str, Any]], labels: dict[str, str], shown_as: dict[str, str]
-) -> list[str]:
+def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
     """One clause per record the change touched: records made with a name first (a member
     is registered before their booking is made), then the order of the state."""
     by_record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -150,27 +174,22 @@ def _news(
         path = [str(p) for p in change["path"]]
         by_record.setdefault(tuple(path[:2]), []).append({**change, "path": path})
     named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
-    return [_clause(record, found, labels, shown_as) for record, found in named_first]
+    return [_clause(record, found, names) for record, found in named_first]
 
 
 def _made_with_name(changes: list[dict[str, Any]]) -> bool:
     return any(len(c["path"]) == 2 and c["op"] == "add" and _own_label(c["new"]) for c in changes)
 
 
-def _clause(
-    record: tuple[str, ...],
-    changes: list[dict[str, Any]],
-    labels: dict[str, str],
-    shown_as: dict[str, str],
-) -> str:
+def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names) -> str:
     if len(record) == 1:  # a top-level value: "the balance is now $120.50"
         name = record[0]
         return f"the {_words(name)} {_is(name)} now {_say(changes[0]['new'], name)}"
     key, kind = record[1], singular(_words(record[0]))
     whole = next((c for c in changes if len(c["path"]) == 2), None)
     if whole is not None and whole["op"] == "add":  # a new record: its id is news
-        return _created(f"{kind} {key}", key, whole["new"], labels)
-    noun = f"{kind} {shown_as.get(key, key)}"  # "guest Meghan Dennis", "room 512"
+        return _created(f"{kind} {key}", key, whole["new"], names)
+    noun = f"{kind} {names.shown_as.get(key, key)}"  # "guest Meghan Dennis", "room 512"
     if whole is not None and whole["op"] == "remove":
         return f"{noun} is removed"
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
@@ -183,8 +202,8 @@ def _clause(
             continue
         whose = "its" if index else "the"  # "the total of order O1 is now $0.30", then "its …"
         of = "" if index else f" of {noun}"
-        if _is_link(name) and str(new) in labels:  # "its adjuster is now Erin Ruiz"
-            said.append(f"{whose} {_words(name[:-3])}{of} is now {labels[str(new)]}")
+        if _is_link(name) and str(new) in names.labels:  # "its adjuster is now Erin Ruiz"
+            said.append(f"{whose} {_words(name[:-3])}{of} is now {names.labels[str(new)]}")
         else:
             said.append(f"{whose} {_words(name)}{of} {_is(name)} {_now(new, name)[3:]}")
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + ", and " + said[-1]
@@ -201,7 +220,7 @@ def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return fields[:MAX_FIELDS]
 
 
-def _created(noun: str, key: str, record: Any, labels: dict[str, str]) -> str:
+def _created(noun: str, key: str, record: Any, names: Names) -> str:
     """A new record as a person reports it: "Hunter Gomez is registered as member GM-5",
     "booking BK-9 is booked for Hunter Gomez (gym class Evening Stretch)"."""
     if not isinstance(record, dict):
@@ -212,16 +231,17 @@ def _created(noun: str, key: str, record: Any, labels: dict[str, str]) -> str:
     if label and any(f in record for f in CONTACT_FIELDS):  # a person
         return f"{label} is registered as {noun}" + (f", {state}" if state not in FRESH else "")
     links = [
-        (field, labels[str(value)])
+        (field, names.labels[str(value)], str(value))
         for field, value in record.items()
-        if _is_link(field) and str(value) in labels and str(value) != key
+        if _is_link(field) and str(value) in names.labels and str(value) != key
     ]
+    links.sort(key=lambda link: link[2] not in names.people)  # "for Ann", not "for Lot 4"
     state = "created" if state in ("", "new", "created", "draft") else state
     named = f"{noun} ({label})" if label else noun  # "matter MAT-6 (Baker Lease Dispute)"
     head = f"{named} is {state}" + (f" for {links[0][1]}" if links else "")
     if label:
         return head
-    values = [f"{_words(field[:-3])} {label}" for field, label in links[1:]]
+    values = [f"{_words(field[:-3])} {label}" for field, label, _ in links[1:]]
     values += [
         f"{_words(field)} {_say(value, field)}"
         for field, value in record.items()
@@ -230,6 +250,7 @@ def _created(noun: str, key: str, record: Any, labels: dict[str, str]) -> str:
         and field != "status"
         and not field.endswith("id")
         and not _stamp(field)
+        and value != names.now  # "enrolment time" set to the clock: the system's
     ]
     return head + (f" ({', '.join(values[: MAX_FIELDS - 1])})" if values else "")
 

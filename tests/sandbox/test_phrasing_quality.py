@@ -345,3 +345,27 @@ def test_no_two_records_share_a_plate_an_email_or_a_phone(generated):
                 assert len(values) == len(set(values)), (domain, name, scenario.task)
                 checked += 1
     assert checked > 20
+
+
+def test_every_email_belongs_to_the_name_on_its_record(generated):
+    """From the rating and the break-it review: "Hunter Gomez, vlevine@example.com", and the
+    decoy of a name clash the only record whose email fits no name (a policy would learn to
+    pick by that)."""
+    checked = 0
+    for domain, _, scenarios in generated:
+        for scenario in scenarios:
+            for records in scenario.initial_state.values():
+                if not isinstance(records, dict):
+                    continue
+                for record in records.values():
+                    if not isinstance(record, dict) or not isinstance(record.get("email"), str):
+                        continue
+                    name = record.get("name")
+                    person = isinstance(name, str) and re.fullmatch(r"[A-Z][a-z]+ [A-Z]\S+", name)
+                    if not person or re.search(r"\b(?:Ltd|Inc|LLC|PLC|Group|Sons)\b", name):
+                        continue  # a company ("Anderson Ltd") has a company address
+                    local = record["email"].split("@")[0]
+                    last = re.sub(r"[^a-z]", "", name.split()[-1].lower())
+                    assert last in local, (domain, name, record["email"])
+                    checked += 1
+    assert checked > 100

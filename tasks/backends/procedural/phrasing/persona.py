@@ -23,6 +23,7 @@ from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import (
+    VOWEL_EXCEPTIONS,
     format_value,
     humanize_value,
     is_money,
@@ -94,8 +95,11 @@ def persona_task(
         name = _acting_label(compiled, spec.initial_state)
         if name:  # "Mary Young's loan" said by Mary Young
             request = request.replace(f"{name}'s", "your")
-    # "the agent" is the assistant the user talks to, never a record ("a support agent")
-    request = first_mention_indefinite(request, (_entity_words(compiled) | {client}) - {"agent"})
+    # "the agent" is the assistant the user talks to, never a record ("a support agent"); a
+    # record a filter picks stays definite ("the event on sale" is one, "an event on sale" any)
+    if not (spec.kind or "").startswith("filtered_lookup"):
+        nouns = (_entity_words(compiled) | {client}) - {"agent"}
+        request = first_mention_indefinite(request, nouns)
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
@@ -250,7 +254,7 @@ def first_mention_indefinite(request: str, nouns: set[str]) -> str:
         if noun in seen:
             return found.group(0)
         seen.add(noun)
-        article = "an" if noun[0] in "aeiou" else "a"
+        article = "an" if noun[0] in "aeiou" and not noun.startswith(VOWEL_EXCEPTIONS) else "a"
         return f"{article if found.group(1) == 'the' else article.capitalize()} {noun}"
 
     # only the record itself, never a compound ("the order time", "the member contact")

@@ -108,11 +108,15 @@ STATEMENT = re.compile(
 VOWEL_EXCEPTIONS = ("uni", "use", "usu", "eu", "one", "once", "uti")
 
 
+# what happened, said in the passive ("{n} units of {item} were damaged"): news, not an order
+NEWS = re.compile(r"\b(?:was|were|has been|have been)\s+[a-z]+(?:ed|en)\b")
+
+
 def order_phrases(phrases: Iterable[str]) -> list[str]:
     """The orders among ``phrases``, each cut to its order ("Please cancel my order {id}; I
     changed my mind" → its first clause): what a branch of a condition can say."""
     cut = [re.split(r"[;:]", p)[0].strip() for p in phrases if not is_statement(p)]
-    return [p for p in cut if "{" in p and not is_statement(p)]
+    return [p for p in cut if "{" in p and not is_statement(p) and not NEWS.search(p)]
 
 
 def is_statement(phrase: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -395,6 +396,9 @@ def _survives(state: dict[str, Any], change: dict[str, Any]) -> bool:
     return _same(value, change["new"])
 
 
+PERSON_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+){1,2}")
+
+
 class ArgumentDrawer:
     """Draws tool arguments from the manifest and the current state, seeded by the scenario rng."""
 
@@ -421,18 +425,33 @@ class ArgumentDrawer:
                 return None
             if value is not _OMIT:
                 arguments[arg.name] = value
-        return self._own_email(manifest, arguments)
+        return self._own_email(manifest, arguments, state)
 
-    def _own_email(self, manifest: ToolManifest, arguments: dict[str, Any]) -> dict[str, Any]:
-        """An email drawn beside a name is made from it ("Hunter Gomez", hunter.gomez@…)."""
+    def _own_email(
+        self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]
+    ) -> dict[str, Any]:
+        """An email drawn beside a name is made from it ("Hunter Gomez", hunter.gomez@…), and
+        a new email for a person from their name on record."""
         name = next(
             (arguments[a.name] for a in manifest.args if a.faker == "name" and a.name in arguments),
             None,
-        )
+        ) or self._name_on_record(manifest, arguments, state)
         for arg in manifest.args:
             if isinstance(name, str) and arg.name in arguments and is_email_provider(arg.faker):
                 arguments[arg.name] = email_for(name, self.rng)
         return arguments
+
+    def _name_on_record(
+        self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]
+    ) -> str | None:
+        """The person's name on the record the call acts on ("change my email"), if a name."""
+        target = id_arg(manifest, manifest.entity)
+        if target is None or target.name not in arguments:
+            return None
+        attr = self.compiled.entity_attrs.get(manifest.entity or "", "")
+        record = (state.get(attr) or {}).get(arguments[target.name])
+        label = (record or {}).get(self.compiled.label_fields.get(manifest.entity or "", ""))
+        return label if isinstance(label, str) and PERSON_NAME.fullmatch(label) else None
 
     def draw_value(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         """One value for ``arg``; None when impossible, ``_OMIT`` when an optional arg has none."""

@@ -171,6 +171,8 @@ class ConditionalSampler(_ChainSampler):
             field = self.rng.choice(fields)
             holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
             moved = _moved_by(step, other, [attr, mention.value, field])
+            if moved is not None and any(_undoes(b) for b in (step, other)):
+                continue  # "arrears under $3,000: terminate the lease": no one's policy
             if moved is not None:  # "below 30, restock it": the branch for low values raises it
                 by_taken, raises = moved
                 holds = by_taken == ((op == "<") == raises)
@@ -339,11 +341,18 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     money = is_money(condition.field, value)
-    # the reply reports what the branch changed ("the balance is now $40.29"): not a guess
+    # the reply reports what the branch did to the record the condition read ("its balance is
+    # now $40.29"): those numbers, and no other, are not a guess (not a counter, not another
+    # account's balance)
+    attr = compiled.entity_attrs.get(condition.record.entity, "")
+    before, after = (
+        {attr: {condition.record.value: (state.get(attr) or {}).get(condition.record.value)}}
+        for state in (chain.initial_state, chain.final_state)
+    )
     results = [
         c["new"]
-        for c in diff_states(chain.initial_state, chain.final_state)
-        if _is_number(c.get("new"))
+        for c in diff_states(before, after)
+        if _is_number(c.get("new")) and not is_generated(c)
     ]
     expected = expected_answer(
         value,
@@ -361,7 +370,7 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
     subject = condition.record.label or str(condition.record.value)
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
-    done = what_changed(chain.initial_state, chain.final_state, known)
+    done = what_changed(before, after, known)
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
     said = f"The {noun} of {subject} {verb} {shown}, {test}, {branch}: {done}."

@@ -57,6 +57,8 @@ class LookupSampler(_ChainSampler):
     ) -> ArgMention | None:
         if self.done or self.chain.steps or not arg.entity:
             return None  # the first step only: its name is then true of the initial state
+        if self._is_signed_in(value):
+            return None  # no one calls themself "the silver guest"
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity, "")
         collection = self.state.get(attr)
         if not isinstance(collection, dict) or not isinstance(collection.get(value), dict):

@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode
@@ -63,6 +64,7 @@ def disambiguate(
         initial, final = copy.deepcopy(chain.initial_state), copy.deepcopy(chain.final_state)
         for state in (initial, final):
             state[attr][other][mention.label_field] = mention.label
+            _own_contact(state[attr], other, str(mention.label))
         if not _finds_both(chain, episode, initial, mention, other):
             continue
         value = chain.initial_state[attr][mention.value][field]
@@ -82,6 +84,23 @@ def disambiguate(
             ]
         return True
     return False
+
+
+def _own_contact(records: dict[Any, Any], other: Any, name: str) -> None:
+    """The renamed record's email made from its new name, like every other one: an email that
+    fits no name would give the decoy away (a policy learns to pick the one whose email
+    matches)."""
+    record = records[other]
+    taken = {str(r.get(f)) for r in records.values() if isinstance(r, dict) for f in r}
+    rng = random.Random(f"namesake:{other}:{name}")
+    for field, value in list(record.items()):
+        if "email" not in field or not isinstance(value, str):
+            continue
+        for attempt in range(10):
+            fresh = email_for(name, rng, attempt)
+            if fresh not in taken:
+                record[field] = fresh
+                break
 
 
 def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] | None:

@@ -344,8 +344,10 @@ def _limit_said(found: re.Match[str]) -> str:
 
 def _it_is(words: str) -> str:
     """ "it is", or "they are" after a plural ("the parcels of shipment S-8")."""
-    head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0].split()[-1:] or [""]
-    plural = head[0].endswith("s") and not head[0].endswith(("ss", "us", "is"))
+    head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0].split() or [""]
+    if head[-1] in ("left", "remaining", "available", "due", "owed", "used") and len(head) > 1:
+        head = head[:-1]  # "the portions left": the portions
+    plural = head[-1].endswith("s") and not head[-1].endswith(("ss", "us", "is"))
     return "they are" if plural else "it is"
 
 
@@ -358,14 +360,19 @@ def _transition_said(found: re.Match[str]) -> str:
 
 def _status_said(found: re.Match[str]) -> str:
     """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is draft;
-    this is only possible when it is on sale"."""
-    field = found["field"].strip()
-    now = found["now"] if field == "status" else f"{field} {found['now']}"
+    this is only possible when it is on sale"; another field by its name ("the housekeeping of
+    room R-3 is dirty; …"), a yes/no one as a quality ("… is not customer approved; …")."""
+    field, who, now = found["field"].strip(), found["who"], found["now"]
     allowed = re.sub(r",\s*", " or ", found["allowed"])  # "booked or in transit"
-    allowed = allowed if field == "status" else f"{field} {allowed}"
+    if now in ("True", "False"):
+        is_now = "is" if now == "True" else "is not"
+        needs = "" if (allowed == "True") != bool(found["negated"]) else "not "
+        return f"{who} {is_now} {field}; this needs it to be {needs}{field}"
+    if field != "status":
+        who = f"the {field} of {who[:1].lower() + who[1:] if not who[:2].isupper() else who}"
     if found["negated"]:
-        return f"{found['who']} is {now}; this is not possible when it is {allowed}"
-    return f"{found['who']} is {now}; this is only possible when it is {allowed}"
+        return f"{who} is {now}; this is not possible when it is {allowed}"
+    return f"{who} is {now}; this is only possible when it is {allowed}"
 
 
 def _role_said(found: re.Match[str]) -> str:
@@ -377,7 +384,8 @@ def _role_said(found: re.Match[str]) -> str:
     if not found["who"]:
         return f"{found['tool']} needs another role's permission, and {signed_in}"
     who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
-    return f"only {who} has permission to {found['tool']}, and {signed_in}"
+    has = "have" if re.search(r"\b(?:and|or)\b", who) else "has"  # "only manager and admin have"
+    return f"only {who} {has} permission to {found['tool']}, and {signed_in}"
 
 
 def _a(noun: str) -> str:

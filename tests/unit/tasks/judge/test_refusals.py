@@ -293,3 +293,49 @@ def test_a_day_the_state_does_not_hold_is_invented():
     assert judge_refusal(late, right, setting).passed
     verdict = judge_refusal(late, wrong, setting)
     assert not verdict.passed and "2025-05-03" in verdict.reason
+
+
+TIP = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="add_tip",
+            condition="Amount (58.82) must be at most the limit 50",
+            triggers=[58.82],
+        )
+    ],
+    action="add",
+    subject="delivery DLV-4",
+)
+DELIVERY = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="record_delivery",
+            condition="Permission denied: the signed-in role 'sender' may not use "
+            "record_delivery; only agent may",
+            triggers=["permission", "not authorized", "only staff"],
+        )
+    ],
+    action="record",
+    subject="shipment SHP-2",
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reply", "passes"),
+    [
+        (TIP, "I can't add that: the tip must be at most $50, but it is $58.82.", True),
+        (TIP, "I can't add that: the tip ($58.82) can't be more than the $50 limit.", True),
+        # from the break-it review: the bound turned around was full reward
+        (TIP, "I can't add that: the tip must be at least $50, but it is $58.82.", False),
+        (TIP, "I can't add that: the tip ($58.82) can't be less than $50.", False),
+        (TIP, "I can't add that: $58.82 is below the minimum of $50.", False),
+        (DELIVERY, "Sorry, I can't: only an agent has permission to record delivery, and you "
+         "are signed in as a sender.", True),
+        (DELIVERY, "Sorry, I can't: you don't have permission to record deliveries.", True),
+        (DELIVERY, "Sorry, I can't: only a sender has permission to record delivery, and you "
+         "are signed in as an agent.", False),
+    ],
+)  # fmt: skip
+def test_a_bound_or_a_role_turned_around_is_no_reason(refusal, reply, passes):
+    setting = setting_of("Add a tip of $58.82 to delivery DLV-4.", {"d": {"DLV-4": {}}})
+    assert judge_refusal(refusal, reply, setting).passed is passes, reply

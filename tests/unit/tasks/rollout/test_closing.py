@@ -136,3 +136,28 @@ def test_a_change_that_reads_as_none_is_not_news():
     after = {"couriers": {"C1": {"earnings": 273.38, "status": "off_shift"}}}
     said = closing_message(before, after, "s")
     assert "off shift" in said and "273.38" not in said, said
+
+
+def test_a_name_two_records_share_is_not_used_and_people_come_first():
+    """From the break-it review: "its adjuster is now Emma Nelson" with two Emma Nelsons, "Fine
+    FN-8 is unpaid for Market Square Garage" (the fine is the driver's), a clock stamp."""
+    two = {"A1": {"name": "Emma Nelson"}, "A2": {"name": "Emma Nelson"}}
+    before = {"current_time": "2025-03-01T09:00:00", "claims": {"C1": {"adjuster_id": None}}}
+    after = {**before, "claims": {"C1": {"adjuster_id": "A2"}}, "adjusters": two}
+    said = closing_message({**before, "adjusters": two}, after, "s")
+    assert "A2" in said and "Emma Nelson" not in said, said
+    lots = {"L4": {"name": "Market Square Garage"}}
+    people = {"D1": {"name": "Ann Lee", "phone": "555-0101"}}
+    fine = {
+        "lot_id": "L4",
+        "driver_id": "D1",
+        "status": "unpaid",
+        "issued_at": before["current_time"],
+    }
+    said = closing_message(
+        {**before, "lots": lots, "drivers": people, "fines": {}},
+        {**before, "lots": lots, "drivers": people, "fines": {"F8": fine}},
+        "s",
+    )
+    assert "ine F8 is unpaid for Ann Lee (lot Market Square Garage)" in said, said
+    assert "2025" not in said and "1 Mar" not in said
