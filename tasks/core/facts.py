@@ -217,6 +217,8 @@ def the_one(value: str) -> str:
     found = re.fullmatch(r"(.+?)\s*\((?:the one\s+)?([^()]+)\)", value)
     if found is None:
         return f"I mean {value}."
+    if re.fullmatch(r"the .+ one", found.group(2)):  # "(the do not contact one)"
+        return f"I mean {found.group(1)}, {found.group(2)}."
     return f"I mean {found.group(1)}, the one {found.group(2)}."
 
 

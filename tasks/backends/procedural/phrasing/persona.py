@@ -55,7 +55,7 @@ QUESTIONS = (
     (r"^How many (.+?) does (.+?) have\?$", r"You want to know how many \1 \2 has."),
     (r"^Could you add up the (.+?)(?: for me)?\?$", r"You want to know the total \1."),
     (
-        r"^(?:What is|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
+        r"^(?:What (?:is|are)|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
         r"You want to know \1.",
     ),
     (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),

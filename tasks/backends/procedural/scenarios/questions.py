@@ -41,6 +41,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
+from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -324,4 +325,5 @@ def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> st
     template = template or rng.choice(words("answers", key))
     values["subject_cap"] = values.get("subject", "")[:1].upper() + values.get("subject", "")[1:]
     values["owner_cap"] = values.get("owner", "")[:1].upper() + values.get("owner", "")[1:]
+    values.setdefault("is", "are" if is_plural(values.get("field", "")) else "is")
     return tidy_text(template.format(**values))
