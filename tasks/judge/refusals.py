@@ -57,18 +57,19 @@ CONDITION_FRAME = re.compile(
 RULE_AFTER = re.compile(
     r"\s+[a-z ]{1,25}?(?:\([^)]{0,30}\)\s*)?(?:must|should|cannot|can't|may not|needs? to)\b"
 )
-# the bound a limit rule states ("Amount (58.82) must be at most …"), and the words that say the
-# other side ("must be at least $50", "can't be less than", "the minimum"): a reply saying
-# those states the rule the wrong way round
+# the bound a limit rule states ("Amount (58.82) must be at most …"), and the words that state
+# the other side as the rule ("must be at least $50", "can't be less than", "the minimum"): a
+# reply saying those has the rule the wrong way round. Words that compare the two values
+# ("exceeds", "too many") are no such sign: "the request exceeds the balance" is right for an
+# at-least rule on the balance.
 RULE_BOUND = re.compile(r"\bmust be (at most|at least|less than|more than)\b", re.I)
 _BELOW = (
     r"(?:must|has to|have to|should|needs? to|can only) be (?:at least|more than|no less than)"
-    r"|can(?:no|')t be (?:less|fewer|lower) than|\bminimum\b|\btoo (?:low|small|few|little)\b"
+    r"|can(?:no|')t be (?:less|fewer|lower) than|\bminimum\b"
 )
 _ABOVE = (
     r"(?:must|has to|have to|should|needs? to|can only) be (?:at most|less than|no more than)"
-    r"|can(?:no|')t be (?:more|greater|higher) than|\bmaximum\b|\bexceeds?\b"
-    r"|\btoo (?:high|large|many|much)\b"
+    r"|can(?:no|')t be (?:more|greater|higher) than|\bmaximum\b"
 )
 OPPOSITE_BOUND = {  # the rule caps the value: a reply may not say it needs more, and so on
     "at most": re.compile(_BELOW, re.I),

@@ -10,6 +10,7 @@ seed, so no one sentence closes a corpus.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,9 +66,22 @@ def what_changed(
     now = final.get("current_time")
     names = Names(_labels(final), _labels(final, _shown_as), _people(final), now)
     news = _news(seen, names) or _news(changes, names)
-    shown = news[:MAX_RECORDS]
-    rest = len(news) - len(shown)
-    return "; ".join(shown) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
+    said = news[:MAX_RECORDS]
+    rest = len(news) - len(said)
+    return "; ".join(said) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
+
+
+def changed_numbers(initial: dict[str, Any], final: dict[str, Any]) -> list[float]:
+    """The new numbers a report of this change may state ("the balance is now $40.29"): an
+    answer's judge takes them as context, not as a guess. Counters and clocks are not among
+    them; nothing reports those."""
+    return [
+        c["new"]
+        for c in diff_states(initial, final)
+        if isinstance(c.get("new"), int | float)
+        and not isinstance(c.get("new"), bool)
+        and not is_generated(c)
+    ]
 
 
 def _same_said(change: dict[str, Any]) -> bool:
@@ -138,8 +152,8 @@ def _labels(state: dict[str, Any], own: Any = None) -> dict[str, str]:
                 if label:
                     found[str(key)] = label
     # a name two records share says neither ("its adjuster is now Emma Nelson"): the id does
-    shared = {label for label in found.values() if list(found.values()).count(label) > 1}
-    return {key: label for key, label in found.items() if label not in shared}
+    counts = Counter(found.values())
+    return {key: label for key, label in found.items() if counts[label] == 1}
 
 
 def _shown_as(record: Any) -> str | None:

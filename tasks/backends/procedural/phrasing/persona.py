@@ -23,7 +23,7 @@ from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import (
-    VOWEL_EXCEPTIONS,
+    article_for,
     format_value,
     humanize_value,
     is_money,
@@ -254,7 +254,7 @@ def first_mention_indefinite(request: str, nouns: set[str]) -> str:
         if noun in seen:
             return found.group(0)
         seen.add(noun)
-        article = "an" if noun[0] in "aeiou" and not noun.startswith(VOWEL_EXCEPTIONS) else "a"
+        article = "an" if article_for(noun) == "an" else "a"  # one record, never "some"
         return f"{article if found.group(1) == 'the' else article.capitalize()} {noun}"
 
     # only the record itself, never a compound ("the order time", "the member contact")

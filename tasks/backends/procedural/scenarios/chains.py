@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +22,11 @@ from envmill.tasks.backends.procedural.manifest import (
     ToolManifest,
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
-from envmill.tasks.backends.procedural.state.contact import email_for, is_email_provider
+from envmill.tasks.backends.procedural.state.contact import (
+    email_for,
+    is_email_provider,
+    person_name,
+)
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode, known_state
@@ -396,9 +399,6 @@ def _survives(state: dict[str, Any], change: dict[str, Any]) -> bool:
     return _same(value, change["new"])
 
 
-PERSON_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+){1,2}")
-
-
 class ArgumentDrawer:
     """Draws tool arguments from the manifest and the current state, seeded by the scenario rng."""
 
@@ -450,8 +450,7 @@ class ArgumentDrawer:
             return None
         attr = self.compiled.entity_attrs.get(manifest.entity or "", "")
         record = (state.get(attr) or {}).get(arguments[target.name])
-        label = (record or {}).get(self.compiled.label_fields.get(manifest.entity or "", ""))
-        return label if isinstance(label, str) and PERSON_NAME.fullmatch(label) else None
+        return person_name(self.compiled.spec.entities.get(manifest.entity or ""), record)
 
     def draw_value(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         """One value for ``arg``; None when impossible, ``_OMIT`` when an optional arg has none."""

@@ -35,7 +35,7 @@ from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.rollout.closing import what_changed
+from envmill.tasks.rollout.closing import changed_numbers, what_changed
 
 UNDOING = re.compile(
     r"^(?:cancel|void|reject|decline|deny|refuse|remove|delete|close|terminate|end|withdraw|"
@@ -349,16 +349,11 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         {attr: {condition.record.value: (state.get(attr) or {}).get(condition.record.value)}}
         for state in (chain.initial_state, chain.final_state)
     )
-    results = [
-        c["new"]
-        for c in diff_states(before, after)
-        if _is_number(c.get("new")) and not is_generated(c)
-    ]
     expected = expected_answer(
         value,
         "number",
         answer_type="money" if money else None,
-        exempt=[condition.threshold, *results],
+        exempt=[condition.threshold, *changed_numbers(before, after)],
     )
     shown = say(condition.field, value)
     limit = say(condition.field, condition.threshold)  # no "at least" by a number: a hedge

@@ -26,8 +26,7 @@ from envmill.tasks.backends.procedural.scenarios.refusals import (
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids
 from envmill.tasks.certify.guard import guard_check
-from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.rollout.closing import what_changed
+from envmill.tasks.rollout.closing import changed_numbers, what_changed
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 KIND_SHARES: dict[str, float] = {"change": 0.6, "answer": 0.25, "refusal": 0.15}
@@ -191,11 +190,8 @@ def _question_about_change(
         exempt = [change.get("old")] + [
             v for step in chain.steps for v in step.arguments.values() if not isinstance(v, bool)
         ]
-        exempt += [  # the reply reports the change too ("… is now $1,440.00"): not a guess
-            c["new"]
-            for c in diff_states(chain.initial_state, chain.final_state)
-            if isinstance(c.get("new"), int | float) and not isinstance(c.get("new"), bool)
-        ]
+        # the reply reports the change too ("… is now $1,440.00"): not a guess
+        exempt += changed_numbers(chain.initial_state, chain.final_state)
         question = ask_field(
             compiled,
             episode,

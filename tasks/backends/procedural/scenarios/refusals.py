@@ -24,7 +24,7 @@ from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, re
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import collect_user_facts
+from envmill.tasks.backends.procedural.phrasing.words import article_for, collect_user_facts
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.backends.procedural.scenarios.subjects import (
@@ -33,7 +33,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
-from envmill.tasks.core.facts import said_moment
+from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -347,8 +347,7 @@ def _it_is(words: str) -> str:
     head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0].split() or [""]
     if head[-1] in ("left", "remaining", "available", "due", "owed", "used") and len(head) > 1:
         head = head[:-1]  # "the portions left": the portions
-    plural = head[-1].endswith("s") and not head[-1].endswith(("ss", "us", "is"))
-    return "they are" if plural else "it is"
+    return "they are" if is_plural(head[-1]) else "it is"
 
 
 def _transition_said(found: re.Match[str]) -> str:
@@ -390,9 +389,7 @@ def _role_said(found: re.Match[str]) -> str:
 
 def _a(noun: str) -> str:
     """ "an agent", "a sender"; "staff" as it is."""
-    if noun in ("staff", "personnel"):
-        return noun
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+    return noun if noun in ("staff", "personnel") else f"{article_for(noun)} {noun}"
 
 
 def _limit_of(found: re.Match[str]) -> float | None:

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import random
 import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envmill.tasks.backends.procedural.spec.domain import EntitySpec
 
 SHAPES = ("{first}.{last}", "{f}{last}", "{first}{last}", "{first}_{last}", "{first}.{last}{n}")
 DOMAINS = ("example.com", "example.org", "example.net")
@@ -28,3 +32,13 @@ def email_for(name: str, rng: random.Random, attempt: int = 0) -> str:
 
 def is_email_provider(faker: str | None) -> bool:
     return bool(faker) and "email" in str(faker)
+
+
+def person_name(entity: EntitySpec | None, record: dict[str, Any] | None) -> str | None:
+    """The record's name when its entity names people (a field faker fills with names), else
+    None: "Anderson Ltd" is a company, whatever its words look like."""
+    for field_name, spec in entity.fields.items() if entity is not None else []:
+        value = (record or {}).get(field_name)
+        if spec.faker == "name" and isinstance(value, str) and value.strip():
+            return value
+    return None

@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec, SpecError
-from envmill.tasks.backends.procedural.state.contact import email_for, is_email_provider
+from envmill.tasks.backends.procedural.state.contact import (
+    email_for,
+    is_email_provider,
+    person_name,
+)
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.state.fill import Filler
@@ -225,7 +229,7 @@ def fill_text(
 ) -> str:
     """A sample or faker value, unique where the entity's label or a rule needs it; an email
     made from the record's own name when it has one."""
-    person = _person_name(entity, values)
+    person = person_name(entity, values)  # drawn first: see field_order
     if field.default is not None and filler.rng.random() < 0.2:
         return str(field.default)
     key = (entity.name, name)
@@ -248,11 +252,3 @@ def fill_text(
             text = f"{text} {len(seen) + 1}"
     seen.add(text)
     return text
-
-
-def _person_name(entity: EntitySpec, values: Record) -> str | None:
-    """The record's name when a faker name field holds one (drawn first: see field_order)."""
-    for field_name, spec in entity.fields.items():
-        if spec.faker == "name" and isinstance(values.get(field_name), str):
-            return values[field_name]
-    return None

@@ -339,3 +339,39 @@ DELIVERY = Refusal(
 def test_a_bound_or_a_role_turned_around_is_no_reason(refusal, reply, passes):
     setting = setting_of("Add a tip of $58.82 to delivery DLV-4.", {"d": {"DLV-4": {}}})
     assert judge_refusal(refusal, reply, setting).passed is passes, reply
+
+
+LEAVE = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="submit_leave",
+            condition="Leave balance of employee E-5 (1) must be at least days (2)",
+            triggers=[1.0],
+        )
+    ],
+    action="submit",
+    subject="employee E-5",
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        # words that compare the two values say nothing of which side the rule bounds
+        ("I can't submit it: 2 days is too many, since employee E-5 has only 1 day of leave "
+         "left.", True),
+        ("I can't submit it: the request exceeds the leave balance of employee E-5, which is 1 "
+         "day.", True),
+        ("I can't submit it: the leave balance of employee E-5 must be at least the days asked "
+         "for, but it is 1.", True),
+        # the keywords kept, the rule turned around
+        ("I can't submit it: the leave balance of employee E-5 must be at most the days asked "
+         "for, but it is 1.", False),
+        ("I can't submit it: the leave balance of employee E-5 (1) can't be more than 2.", False),
+    ],
+)  # fmt: skip
+def test_an_at_least_rule_in_other_words(reply, passes):
+    setting = setting_of(
+        "Submit 2 days of leave for employee E-5.", {"e": {"E-5": {"leave_balance": 1}}}
+    )
+    assert judge_refusal(LEAVE, reply, setting).passed is passes, reply
