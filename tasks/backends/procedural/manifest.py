@@ -84,6 +84,10 @@ class ToolManifest(BaseModel):
         default_factory=list,
         description="user-voice templates; placeholders {arg} or {arg.label} (label of the entity)",
     )
+    examples: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="argument values that belong together, from the entity's examples (create)",
+    )
 
 
 class CompiledEnvironment(BaseModel):

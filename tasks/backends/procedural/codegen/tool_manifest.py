@@ -62,9 +62,32 @@ def build_manifest(plan: EnvPlan) -> list[ToolManifest]:
             roles=plan.allowed_roles(tool.op),
             owned=owned_manifest(plan, tool),
             phrases=tool.op.phrases or query_phrases(plan, tool),
+            examples=argument_examples(plan, tool),
         )
         for tool in plan.tools
     ]
+
+
+def argument_examples(plan: EnvPlan, tool: ToolPlan) -> list[dict[str, Any]]:
+    """The entity's examples a create draws its arguments from: the part of each its
+    arguments take, when those values are ones the arguments allow."""
+    if tool.op.kind != "create":
+        return []
+    args = {arg.name: arg for arg in tool.op.args}
+    found = []
+    for example in plan.entity(tool.op.entity).examples:
+        taken = {name: value for name, value in example.items() if name in args}
+        if len(taken) > 1 and all(_allows(args[name], value) for name, value in taken.items()):
+            found.append(taken)
+    return found
+
+
+def _allows(arg: ArgSpec, value: Any) -> bool:
+    if arg.type == "enum":
+        return value in arg.values
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (arg.min is None or value >= arg.min) and (arg.max is None or value <= arg.max)
+    return arg.type == "str"
 
 
 def session_manifest(plan: EnvPlan) -> ToolManifest:

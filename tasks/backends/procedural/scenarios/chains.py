@@ -425,6 +425,9 @@ class ArgumentDrawer:
                 return None
             if value is not _OMIT:
                 arguments[arg.name] = value
+        if manifest.examples:  # values that belong together: a part's name and its category
+            example = self.rng.choice(manifest.examples)
+            arguments |= {name: v for name, v in example.items() if name in arguments}
         return self._own_email(manifest, arguments, state)
 
     def _own_email(

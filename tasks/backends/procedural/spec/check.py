@@ -90,8 +90,21 @@ def check_entity(spec: DomainSpec, entity: EntitySpec) -> None:
         if label is None or label.type != "str":
             fail(spec, name, None, f"label '{entity.label}' is not a str field")
     check_machine(spec, entity)
+    check_examples(spec, entity)
     if len(entity.count) != 2 or not 1 <= entity.count[0] <= entity.count[1]:
         fail(spec, name, None, "count needs [low, high] with 1 <= low <= high")
+
+
+def check_examples(spec: DomainSpec, entity: EntitySpec) -> None:
+    """An example names plain fields (not the id, the status or a ref) with values they allow."""
+    banned = {entity.id_field, entity.status.field if entity.status else ""}
+    for example in entity.examples:
+        for name, value in example.items():
+            field = entity.fields.get(name)
+            if field is None or name in banned or field.type == "ref":
+                fail(spec, entity.name, None, f"example names '{name}', not a plain field")
+            elif field.type == "enum" and value not in field.values:
+                fail(spec, entity.name, None, f"example value '{value}' is not a '{name}' choice")
 
 
 def check_field(spec: DomainSpec, entity: EntitySpec, name: str, field: FieldSpec) -> None:

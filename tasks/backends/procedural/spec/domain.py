@@ -290,6 +290,11 @@ class EntitySpec(SpecModel):
     status: StatusMachine | None = None
     operations: list[OperationSpec] = Field(default_factory=list)
     invariants: list[Invariant] = Field(default_factory=list)
+    examples: list[dict[str, Scalar]] = Field(
+        default_factory=list,
+        description="field values that belong together (a part's name and its category); "
+        "the fill and the drawn arguments of a create take one whole",
+    )
 
     @property
     def id_field(self) -> str:

@@ -82,11 +82,42 @@ def make_record(
     if entity.status is not None:
         values[entity.status.field] = status
         link_parents(filler, entity, values)
+    values |= example_values(filler, entity, values)
     for name in field_order(entity):
         if name not in values:
             values[name] = fill_value(filler, entity, name, values)
     record.update({name: values[name] for name in entity.fields})
     return record
+
+
+def example_values(filler: Filler, entity: EntitySpec, values: Record) -> Record:
+    """One of the entity's ``examples`` (a Brake Pad Set is in brakes), fields its status does
+    not blank or fix; one whose unique values are not taken yet, else none."""
+    if not entity.examples:
+        return {}
+    status = values.get(entity.status.field) if entity.status else None
+
+    def taken(example: Record) -> bool:
+        return any(
+            str(value) in filler.seen.get((entity.name, name), set())
+            for name, value in example.items()
+            if (entity.name, name) in filler.unique
+        )
+
+    free = [example for example in entity.examples if not taken(example)]
+    if not free:  # the plain fill keeps labels unique
+        return {}
+    example = filler.rng.choice(free)
+    chosen: Record = {}
+    for name, value in example.items():
+        field = entity.fields.get(name)
+        if field is None or name in values or status in field.value_when:
+            continue
+        if field.set_when and status not in field.set_when:
+            continue
+        chosen[name] = value
+        filler.seen.setdefault((entity.name, name), set()).add(str(value))
+    return chosen
 
 
 def link_parents(filler: Filler, entity: EntitySpec, values: Record) -> None:
