@@ -42,9 +42,11 @@ QUESTIONS = (
     "Could you give me the {things}, please?",
     "Sure, what's the {things}?",
 )
+ALSO = ("And what's the {things}?", "Also, what's the {things}?")
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
+LEADS = ("Sure: ", "Here you go: ", "OK, ", "Yes: ")
 
 
 @dataclass(frozen=True)
@@ -182,33 +184,61 @@ def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]
     value verbatim. Two facts with one noun ("account id" twice) are named by their argument."""
     which = [fact for _, fact in needed if fact.noun.endswith(WHICH)]
     needed = [(arg, fact) for arg, fact in needed if not fact.noun.endswith(WHICH)]
-    question, answer = _ask_plainly(needed, turn) if needed else ("", "")
+    question, answer = "", ""
     for fact in which:  # "I found more than one vehicle by that name. Which one do you mean?"
         question += " " + WHICH_QUESTION.format(noun=fact.noun.removesuffix(WHICH))
         answer += f" {the_one(say_value(fact.value))}"
+    if needed:  # after the namesakes, which the agent has just found
+        asked, given = _ask_plainly(needed, turn, ALSO if which else QUESTIONS)
+        question += f" {asked}"
+        answer += f" {given}"
     return question.strip(), answer.strip()
 
 
-def _ask_plainly(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
+def _ask_plainly(
+    needed: list[tuple[str, Fact]], turn: int, questions: tuple[str, ...] = QUESTIONS
+) -> tuple[str, str]:
     nouns = [fact.noun for _, fact in needed]
     pairs = zip(needed, nouns, strict=True)
     names = [noun_of(arg) if nouns.count(noun) > 1 else noun for (arg, _), noun in pairs]
-    question = QUESTIONS[turn % len(QUESTIONS)].format(things=join_words(names))
+    question = questions[turn % len(questions)].format(things=join_words(names))
     values = [say_value(fact.value) for _, fact in needed]
-    if len(needed) == 1:
-        answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=values[0])
+    return question, answer_with(list(zip(names, values, strict=True)), turn)
+
+
+def answer_with(pairs: list[tuple[str, str]], turn: int) -> str:
+    """The user's answer giving each (noun, said value), each value verbatim: values that
+    say what they are (a name, an email, a phone number) go first and bare, as a person
+    answers a form's questions ("Amy Holt, amy@x.org, 682-957-7876"), the rest in clauses."""
+    if len(pairs) == 1:
+        answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=pairs[0][1])
     else:
-        clauses = [fact_clause(name, value) for name, value in zip(names, values, strict=True)]
-        answer = f"Sure: {join_words(clauses)}."
-    return question, re.sub(r"([.!?])\.$", r"\1", answer)
+        bare = [value for noun, value in pairs if _says_what_it_is(noun, value)]
+        clauses = [fact_clause(noun, v) for noun, v in pairs if not _says_what_it_is(noun, v)]
+        parts = [", ".join(bare)] if bare else []
+        parts += [join_words(clauses)] if clauses else []
+        answer = LEADS[turn % len(LEADS)] + "; ".join(parts) + "."
+    return re.sub(r"([.!?])\.$", r"\1", answer)
+
+
+def _says_what_it_is(noun: str, value: str) -> bool:
+    """An email, a phone number, or a name given for a name."""
+    if "@" in value and " " not in value:
+        return True
+    if PHONE.match(value) and "phone" in noun:
+        return True
+    return (noun == "name" or noun.endswith(" name")) and not NUMBER.match(value)
 
 
 def fact_clause(name: str, value: Any) -> str:
-    """One fact as a person gives it: "3 nights", "2 adults", but "the email is a@b.org"
-    (not "the nights are 3", a form read aloud)."""
+    """One fact as a person gives it: "3 nights", "2 adults", "3664.77 kg" (a "weight in kg"),
+    but "the grade is standard" (not "the nights are 3", a form read aloud)."""
     said = str(value)
     if re.fullmatch(r"\d+", said) and " " not in name and is_plural(name):
         return f"{said} {name}"
+    measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
+    if measured and NUMBER.match(said):
+        return f"{said} {measured.group(1)}"
     return f"the {name} {'are' if is_plural(name) else 'is'} {said}"
 
 

@@ -10,10 +10,29 @@ quotes is the user's own words and stays as written.
 from __future__ import annotations
 
 import re
+import zlib
 
 from envmill.schemas.scenario import ScenarioSpec
 
 FALLBACK_OPENING = "Hi, I need some help."
+GREETINGS = ("Hi!", "Hello.", "Hi there,", "Hey,", "Hi,", "", "Hello,")
+PLACE_GREETINGS = ("Hi, this is the {}.", "Hello from the {}.", "Hi, it's the {}.")
+ROLE_GREETINGS = ("Hi, I'm a {} here.", "Hello, {} here.", "Hi, I'm one of the {}s.")
+# staff say where they work: Ann Lee works at the box office, Tim Pope is a loan officer at
+# the lender; a student at the university is a customer
+STAFF = re.compile(
+    r"^You are [^(.]+\((?:you work (?:at|on|in) the (?P<place>[^()]+?)|you are an? (?P<role>"
+    r"[a-z ]*?(?:officer|clerk|agent|adviser|handler|planner|dispatcher|manager|coordinator|"
+    r"receptionist|recruiter|teller|pharmacist|librarian|administrator|technician|nurse))"
+    r" (?:at|in|on|with|for) the [^()]+?)\)"
+)
+WANT_TO_KNOW = re.compile(r"^I(?:'d like| want) to know (.+?)\.((?:\s.*)?)$", re.S)
+ASKING = (
+    "I want to know {}.",
+    "Could you tell me {}?",
+    "Can you check {} for me?",
+    "I'd like to know {}.",
+)
 TITLES = ("Dr.", "Mr.", "Mrs.", "Ms.", "Mx.", "Prof.", "St.", "Jr.", "Sr.")
 PARTICLES = frozenset("de da del della di du la le van von der den ter bin ibn al el".split())
 INTRODUCTION = re.compile(r"^(?:You are|You're|Your name is)\s+(.+?)\s*([.!])$", re.S)
@@ -62,14 +81,38 @@ def opening_message(scenario: ScenarioSpec) -> str:
     if scenario.mode != "conversational" or not re.match(r"(?:You|Your)\b", task):
         return task
     task = DETAILS.sub("", task)  # before sentences: a value may hold "." ("Apt. 270")
-    spoken = []
+    spoken, choice = [], zlib.crc32(task.encode())
     for sentence in sentences_of(task):
         if not CONDUCT.match(sentence):
             quoted = _quoted_speech(sentence)
             spoken.append(quoted if quoted is not None else _voiced(_without_name(sentence)))
-    text = " ".join(s for s in spoken if s)
+    text = _asked(" ".join(s for s in spoken if s), choice)
+    if text:
+        greeting = _greeting(task, choice)
+        if greeting.endswith(",") and not re.match(r"I\b", text):  # "Hi, I …" but "Hi! The …"
+            greeting = greeting[:-1] + "!"
+        text = f"{greeting} {text}"
     text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
     return text.strip() or FALLBACK_OPENING
+
+
+def _greeting(task: str, choice: int) -> str:
+    """How the user says hello: a member of staff says where they work ("Hi, this is the box
+    office."), which tells the agent what "a session" is; a customer just says hello."""
+    found = STAFF.match(task)
+    if found is None:
+        return GREETINGS[choice % len(GREETINGS)]
+    if found.group("place"):
+        return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(found.group("place"))
+    return ROLE_GREETINGS[choice % len(ROLE_GREETINGS)].format(found.group("role"))
+
+
+def _asked(text: str, choice: int) -> str:
+    """ "I want to know the fare of a flight." said as one of the ways people ask."""
+    found = WANT_TO_KNOW.match(text)
+    if found is None:
+        return text
+    return ASKING[choice // 7 % len(ASKING)].format(found.group(1)) + found.group(2)
 
 
 def sentences_of(text: str) -> list[str]:

@@ -27,13 +27,12 @@ from typing import Any
 
 from envmill.schemas.rollout import STOP_MARKER
 from envmill.tasks.core.facts import (
-    ONE_ANSWER,
     QUESTIONS,
     WHICH,
     WHICH_QUESTION,
     Fact,
     FactLedger,
-    fact_clause,
+    answer_with,
     join_words,
     noun_of,
     say_value,
@@ -121,7 +120,7 @@ def user_reply(prompt: UserPrompt, said: list[str], agent: str) -> str:
         plain = _answer(prompt.facts, said, things, turn=len(said) - 1) if things else ""
         meant = next((f for f in prompt.facts if f.noun == which["noun"] + WHICH), None)
         told = the_one(say_value(meant.value)) if meant else UNKNOWN
-        return f"{plain} {told}".strip()
+        return f"{told} {plain}".strip()
     if things:
         return _answer(prompt.facts, said, things, turn=len(said) - 1)
     if _CLOSING.search(question):
@@ -166,12 +165,7 @@ def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) ->
             known.append((thing, fact.value))
     if not known:
         return UNKNOWN
-    if len(known) == 1:
-        answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=known[0][1])
-    else:
-        clauses = [fact_clause(name, v) for name, v in known]
-        answer = f"Sure: {join_words(clauses)}."
-    answer = re.sub(r"([.!?])\.$", r"\1", answer)
+    answer = answer_with([(name, str(value)) for name, value in known], turn)
     if unknown:
         answer += f" I'm sorry, I don't know the {join_words(unknown)}."
     return answer

@@ -7,7 +7,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from envmill.tasks.core.opening import FALLBACK_OPENING, opening_message
+from envmill.tasks.core.opening import (
+    FALLBACK_OPENING,
+    GREETINGS,
+    PLACE_GREETINGS,
+    ROLE_GREETINGS,
+    opening_message,
+)
 
 CASES = [
     ("You are Alice Moreno.", FALLBACK_OPENING),
@@ -60,7 +66,52 @@ CASES = [
 
 @pytest.mark.parametrize(("task", "opening"), CASES)
 def test_an_instruction_becomes_the_users_own_words(task, opening):
-    assert opening_message(SimpleNamespace(task=task, mode="conversational")) == opening
+    said = opening_message(SimpleNamespace(task=task, mode="conversational"))
+    greeting = said.removesuffix(opening).strip()
+    assert said.endswith(opening)
+    assert greeting in {"", *GREETINGS, *(g.replace(",", "!") for g in GREETINGS)}, said
+
+
+STAFF_CASES = [
+    (
+        "You are Ann Lee (you work at the box office). You need to book some tickets.",
+        PLACE_GREETINGS,
+        "box office",
+        "I need to book some tickets.",
+    ),
+    (
+        "You are Tim Pope (you are a loan officer at the lender). You want to know the income of "
+        "a borrower.",
+        ROLE_GREETINGS,
+        "loan officer",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("task", "forms", "who", "wanted"), STAFF_CASES)
+def test_staff_say_where_they_work_and_customers_just_say_hello(task, forms, who, wanted):
+    said = opening_message(SimpleNamespace(task=task, mode="conversational"))
+    assert any(said.startswith(form.format(who)) for form in forms), said
+    assert "Ann Lee" not in said and "Tim Pope" not in said
+    if wanted:
+        assert said.endswith(wanted)
+    customer = "You are Ann Lee (you are a student at the university). You want a transcript."
+    said = opening_message(SimpleNamespace(task=customer, mode="conversational"))
+    assert "student" not in said and said.endswith(("I want a transcript.", "i want a transcript."))
+
+
+def test_a_wish_to_know_is_asked_in_more_than_one_way():
+    asked = {
+        opening_message(
+            SimpleNamespace(
+                task=f"You are A{n}. You want to know the fare of a flight.", mode="conversational"
+            )
+        ).split(". ", 1)[-1]
+        for n in range(40)
+    }
+    assert any(a.endswith("the fare of a flight?") for a in asked)
+    assert any(a.endswith("I want to know the fare of a flight.") for a in asked)
 
 
 def test_a_plain_task_is_the_opening_as_it_is():

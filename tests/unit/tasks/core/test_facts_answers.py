@@ -1,0 +1,45 @@
+"""How the simulated user gives several facts: values that say what they are bare and first,
+measures and counts with their unit, the rest in clauses; each value verbatim, so the agent
+copies it exactly; the namesake question comes before the plain ones."""
+
+from __future__ import annotations
+
+from envmill.tasks.core.facts import WHICH, Fact, FactLedger, answer_with, ask_and_answer
+
+
+def test_a_form_is_answered_as_a_person_fills_it_in():
+    said = answer_with(
+        [
+            ("name", "Amy Holt"),
+            ("email", "amy.holt93@example.org"),
+            ("phone", "682-957-7876"),
+            ("weight in kg", "3664.77"),
+            ("nights", "3"),
+            ("grade", "standard"),
+        ],
+        0,
+    )
+    assert said == (
+        "Sure: Amy Holt, amy.holt93@example.org, 682-957-7876; "
+        "3664.77 kg, 3 nights and the grade is standard."
+    )
+    assert "the name is" not in said and "weight in kg" not in said
+
+
+def test_every_value_given_is_heard_verbatim():
+    facts = [Fact("farm_name", "farm name", "Willow Creek Farm"), Fact("price", "price", 2.99)]
+    ledger = FactLedger(facts)
+    ledger.hear(answer_with([(f.noun, str(f.value)) for f in facts], 1))
+    assert all(ledger.is_said(f.value) for f in facts)
+
+
+def test_the_namesake_question_comes_first():
+    name = Fact("customer_name", "customer name", "Mary Ramirez")
+    meant = Fact("customer" + WHICH, "customer" + WHICH, "Mary Ramirez (whose email is m@x.net)")
+    address = Fact("address", "address", "2660 Amanda Curve")
+    question, answer = ask_and_answer([("customer_id", meant), ("address", address)], 0)
+    assert question.startswith("I found more than one customer by that name.")
+    assert question.endswith("what's the address?")
+    assert answer.startswith("I mean Mary Ramirez, the one whose email is m@x.net.")
+    assert "2660 Amanda Curve" in answer
+    assert name.value not in question
