@@ -64,6 +64,8 @@ MIDDLE_CONNECTORS = tuple(words("requests", "middle_connectors"))
 LAST_CONNECTORS = tuple(words("requests", "last_connectors"))
 CREATE_LEADS = tuple(words("requests", "create_leads"))
 PARTICLES = frozenset({"up", "in", "out", "off", "on"})
+# "enroll in a course" is what the user does: "I'd like to enroll in …", never "please enroll in"
+SUBJECT_DOES = frozenset({"in", "on"})
 ADJECTIVES = frozenset({"new", "extra", "another"})  # tool names that start with no verb
 
 
@@ -398,7 +400,10 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
     described = next((m.described for m in step.mentions if m.described), None)
     if described:  # "assign a courier for the only ready order of Le Petit Bistro"
         phrase += f" for {described}"
-    return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
+    lead = rng.choice(CREATE_LEADS)
+    if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
+        lead = "I'd like to"
+    return Clause(f"{lead} {phrase}")
 
 
 def distinguish_repeats(steps: list[ChainStep], clauses: list[Clause]) -> list[Clause]:

@@ -3,8 +3,13 @@ agent's opening never shows it."""
 
 from __future__ import annotations
 
+import random
+
 from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.backends.procedural.manifest import ToolManifest
 from envmill.tasks.backends.procedural.phrasing.persona import as_yourself, what_you_know
+from envmill.tasks.backends.procedural.phrasing.task import create_goal
+from envmill.tasks.backends.procedural.scenarios.chains import ChainStep
 from envmill.tasks.core.opening import opening_message
 
 
@@ -59,3 +64,11 @@ def test_no_detail_reaches_the_opening_whatever_its_punctuation():
         user_facts=facts, initial_state={}, reference_solution=[], checks=[],
     )  # fmt: skip
     assert opening_message(spec) == "Please open an account."
+
+
+def test_a_goal_the_user_does_is_never_asked_of_the_agent():
+    tool = ToolManifest(tool="enroll_in_course", kind="state_change", entity="enrolment")
+    step = ChainStep(manifest=tool, arguments={}, mentions=[], changes=[])
+    goals = {create_goal(step, random.Random(seed)).body for seed in range(30)}
+    assert "please enroll in a course" not in goals
+    assert "I'd like to enroll in a course" in goals
