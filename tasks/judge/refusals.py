@@ -101,7 +101,7 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     hedge = HEDGE_ANYWHERE.search(text)
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
-    claim = _claim(text, refusal)
+    claim = _claim(_without_policies(text, refusal), refusal)
     if claim:
         return Verdict(False, f"the reply claims the work ({claim!r})")
     problem = _invented(reading, refusal, setting)
@@ -115,6 +115,16 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     if named is None:
         return Verdict(False, "the reply gives no reason the rule supports")
     return Verdict(True, f"the reply declines and {named}")
+
+
+def _without_policies(text: str, refusal: Refusal) -> str:
+    """The reply without the business rules it quotes: "parts are fitted only on jobs in
+    progress" repeats the system prompt's policy and reports no work done."""
+    for rule in refusal.rules:
+        policy = normalize(rule.policy).rstrip(".")
+        if len(policy.split()) >= 3:  # a sentence, not a word the claim could hide behind
+            text = re.sub(re.escape(policy), " ", text, flags=re.IGNORECASE)
+    return text
 
 
 def _claim(text: str, refusal: Refusal) -> str | None:
