@@ -68,3 +68,31 @@ def test_a_right_reason_in_other_words_holds(reply):
 )
 def test_a_wrong_or_missing_reason_or_a_claim_still_fails(reply):
     assert not judge_refusal(_fit(POLICY), reply, SETTING).passed
+
+
+CLAIM_STATE = {"current_time": "2025-09-16T09:00:00", "claims": {"CLM-8": {"status": "open"}}}
+CAP = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="approve_claim",
+            condition="Approved amount (1612.44) must be at most the limit 1500",
+            triggers=[1500.0],
+            policy="One desk approves at most 1500 dollars on a claim.",
+        )
+    ],
+    action="approve",
+    targets=["approved"],
+    subject="CLM-8",
+)
+
+
+def test_the_field_the_rule_is_about_and_the_rules_own_figures_are_no_claim_or_invention():
+    setting = setting_of("Approve claim CLM-8 for $1,612.44.", CLAIM_STATE)
+    reply = (
+        "I can't do this. The approved amount is $1,612.44, and one desk approves at most 1500 "
+        "dollars on a claim."
+    )
+    assert judge_refusal(CAP, reply, setting).passed
+    claimed = "I can't raise the cap, so I approved it at 1500."
+    assert not judge_refusal(CAP, claimed, setting).passed
+    assert not judge_refusal(CAP, "I can't do this: the limit is 2500 dollars.", setting).passed
