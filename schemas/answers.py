@@ -85,6 +85,10 @@ class RefusalRule(BaseModel):
     triggers: list[Any] = Field(min_length=1)
     allowed: list[Any] = Field(default_factory=list)
     rivals: list[Any] = Field(default_factory=list)
+    policy: str = Field(
+        default="",
+        description="the business rule in the system prompt's words, which a reply may quote",
+    )
 
     @field_validator("triggers", "allowed", "rivals")
     @classmethod

@@ -101,7 +101,7 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     hedge = HEDGE_ANYWHERE.search(text)
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
-    claim = _claim(text, refusal)
+    claim = _claim(_without_policies(text, refusal.rules), refusal)
     if claim:
         return Verdict(False, f"the reply claims the work ({claim!r})")
     problem = _invented(reading, refusal, setting)
@@ -115,6 +115,17 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     if named is None:
         return Verdict(False, "the reply gives no reason the rule supports")
     return Verdict(True, f"the reply declines and {named}")
+
+
+def _without_policies(text: str, rules: list[RefusalRule]) -> str:
+    """The reply without the business rules it quotes: "parts are fitted only on jobs in
+    progress" repeats the system prompt's policy, reports no work done and names no value of
+    the record ("checked-in bookings cannot be cancelled" says nothing of this one's status)."""
+    for rule in rules:
+        policy = normalize(rule.policy).rstrip(".")
+        if len(policy.split()) >= 3:  # a sentence, not a word the claim could hide behind
+            text = re.sub(re.escape(policy), " ", text, flags=re.IGNORECASE)
+    return text
 
 
 def _claim(text: str, refusal: Refusal) -> str | None:
@@ -136,8 +147,19 @@ def _claim(text: str, refusal: Refusal) -> str | None:
                 continue  # "only delivered orders can be returned": the rule, not the work
             if RULE_AFTER.match(clause[match.end() :]):
                 continue  # "approved amount (6172.28) must be at most …": a word of the rule
+            if _names_the_field(match.group(0), clause[match.end() :], refusal):
+                continue  # "the approved amount is $1,612.44": the field the rule is about
             return clause.strip()
     return None
+
+
+def _names_the_field(word: str, rest: str, refusal: Refusal) -> bool:
+    """The past form and the word after it name a field the rule's condition is about."""
+    following = re.match(r"\s+([a-z]+)", rest)
+    phrase = f"{word} {following.group(1)}" if following else ""
+    return bool(phrase) and any(
+        re.search(rf"\b{re.escape(phrase)}\b", normalize(rule.condition)) for rule in refusal.rules
+    )
 
 
 IRREGULAR_PAST = {"send": "sent", "pay": "paid", "give": "given|gave", "make": "made",
@@ -159,7 +181,7 @@ def _past_tense(action: str) -> re.Pattern[str] | None:
 def _reason(rule: RefusalRule, reading: Reading, setting: Setting) -> tuple[bool | None, str]:
     """(True, why) when the reply names this rule's reason the right way round; (False, why)
     when it states it inverted or guesses; (None, "") when it says nothing of this rule."""
-    wrong = _misstated(rule, reading.text)
+    wrong = _misstated(rule, _without_policies(reading.text, [rule]))
     if wrong:
         return False, wrong
     for trigger in rule.triggers:
@@ -315,7 +337,7 @@ def _invented(reading: Reading, refusal: Refusal, setting: Setting) -> str | Non
     for rule in refusal.rules:
         known |= {float(t) for t in [*rule.triggers, *rule.allowed] if _number(t)}
         stated = read(rule.condition)  # "within 7 days": the rule's own figures and days
-        known |= set(stated.numbers)
+        known |= set(stated.numbers) | set(read(rule.policy).numbers)  # "one application"
         days |= set(stated.dates) | {str(t)[:10] for t in rule.triggers if _is_moment(str(t))}
     for value in reading.numbers:
         if not any(abs(value - k) <= CENT for k in known):

@@ -291,46 +291,48 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
         "this one belongs to customer C-7"
     )
     assert spoken_reason(owned) == (
-        "permission denied: customer C-1 may act only on their own records"
+        "Permission denied: customer C-1 may act only on their own records"
     )
     role = "Permission denied: the signed-in role 'customer' may not use put_event_on_sale"
     assert spoken_reason(role) == (
-        "put event on sale needs another role's permission, and you are signed in as a customer"
+        "Put event on sale needs another role's permission, and you are signed in as a customer"
     )
     only = (
         "Permission denied: the signed-in role 'sender' may not use record_delivery; only agent may"
     )
-    assert spoken_reason(only).startswith("only an agent has permission to record delivery")
+    assert spoken_reason(only).startswith("Only an agent has permission to record delivery")
     assert spoken_reason("Event EV-5 has status 'draft'; this needs status on_sale.") == (
-        "event EV-5 is draft; this is only possible when it is on sale"
+        "Event EV-5 is a draft, and that can only be done while it is on sale"
     )
     moved = "Vehicle VH-3 is 'on_trip' and cannot become 'in_maintenance' (only from available)"
     assert (
         spoken_reason(moved)
-        == "vehicle VH-3 is on trip; this is only possible when it is available"
+        == "Vehicle VH-3 is on trip, and that can only be done while it is available"
     )
     # limits as a person explains them: money written out, "has 1, the limit is 1" made sense of
     limit = "Amount (0.18) must be at most the fines due of member MB-6 (0.15)."
     assert spoken_reason(limit) == (
-        "the amount must be at most the fines due of member MB-6 ($0.15), but it is $0.18"
+        "The amount is $0.18, and it can be at most the fines due of member MB-6 ($0.15)"
     )
     busy = "Work order PO-5 already has 1 batches with status running; the limit is 1"
     held = "Policyholder P-2 already has 3 policies with status active; the limit is 3"
     assert spoken_reason(held).endswith(
-        "3 policies with status active; this is only possible with fewer than 3"
+        "3 policies with status active, and that is only possible with fewer than 3"
     )
     days = "Leave balance of employee E-5 (1) must be at least days (2)"
     assert (
         spoken_reason(days)
-        == "the leave balance of employee E-5 must be at least the days (2), but it is 1"
+        == "The leave balance of employee E-5 is only 1, and it has to be at least the days (2)"
     )
     cap = "Requested amount (39792.53) must be at most the limit 30000"
-    assert spoken_reason(cap).endswith("must be at most $30,000, but it is $39,792.53")
+    assert spoken_reason(cap).endswith("is $39,792.53, and it can be at most $30,000")
     none = "Parcels of shipment S-8 (0) must be at least 1"
-    assert spoken_reason(none) == "the parcels of shipment S-8 must be at least 1, but they are 0"
+    assert spoken_reason(none) == (
+        "The parcels of shipment S-8 are 0, and they have to be at least 1"
+    )
     assert spoken_reason(busy) == (
-        "work order PO-5 already has 1 batch with status running; this isn't possible while it "
-        "has any"
+        "Work order PO-5 already has 1 batch with status running, and that isn't possible while "
+        "it has any"
     )
 
 

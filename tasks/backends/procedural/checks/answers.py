@@ -66,6 +66,7 @@ def refusal_record(
     action: str,
     targets: list[str],
     subject: str,
+    policy: str = "",
 ) -> Refusal:
     """The rule a refusal rests on: what of this state triggers it (else the rule's words that
     say more than any refusal would)."""
@@ -78,6 +79,7 @@ def refusal_record(
         triggers=triggers,
         allowed=list(evidence.allowed),
         rivals=list(evidence.rivals),
+        policy=policy,
     )
     return Refusal(rules=[rule], action=action, targets=targets, subject=subject)
 

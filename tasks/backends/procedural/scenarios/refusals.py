@@ -21,6 +21,11 @@ from envmill.schemas.answers import Refusal as RefusalRecord
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
+from envmill.tasks.backends.procedural.codegen.refused_by import (
+    RefusingRule,
+    refused_by,
+    refusing_rules,
+)
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
@@ -71,6 +76,7 @@ def find_refusal(
     drawer = ArgumentDrawer(compiled, rng, faker)
     changers = [t for t in compiled.tools if t.kind == "state_change"]
     targets = target_values(compiled) if changers else {}
+    rules = refusing_rules(plan_environment(compiled.spec, compiled.seed)) if changers else {}
     state = known_state(episode)
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
@@ -81,13 +87,60 @@ def find_refusal(
         if error:  # "$188.42 against $0.15 of fines" is no one's mistake; $0.20 is
             arguments, error = _near_miss(episode, manifest.tool, arguments, error, state, rng)
         reasons = reason_terms(error, state, set(compiled.roles)) if error else []
+        rule = refused_by(rules.get(manifest.tool, []), error) if error else None
         if (
             error
             and reasons
             and not _already_there(error, targets.get(manifest.tool, set()), state)
+            and not _already_over(compiled, manifest, arguments, error, rule, state)
         ):
-            return _refusal(compiled, episode, rng, manifest, arguments, error, reasons, targets)
+            found = (manifest, arguments, error, reasons, rule)
+            return _refusal(compiled, episode, rng, found, targets)
     return None
+
+
+# "Too late: … at least 6 hours before the start time of class CL-4 (2025-08-11T12:15:00);
+# current time 2025-08-21T10:15:00": the moment the notice is counted back from, and now
+HOURS_BEFORE = re.compile(
+    r"^Too late: this must be done at least .+\((?P<at>\d{4}-\d{2}-\d{2}[^()]*)\); "
+    r"current time (?P<now>\S+)$"
+)
+STATUS_RULES = ("field_in", "field_not_in")
+
+
+def _already_over(
+    compiled: CompiledEnvironment,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+    rule: RefusingRule | None,
+    state: dict[str, Any],
+) -> bool:
+    """The request makes no sense beyond the rule: a notice period named for a class that
+    started ten days ago, or a limit named for a record that is finished (closed, cancelled,
+    completed). A person would say "that's already over", not the rule; such a draw is not made
+    a refusal scenario. A status rule names the finished state itself and stays."""
+    late = HOURS_BEFORE.match(error.strip().rstrip("."))
+    if late and late["at"] <= late["now"]:
+        return True
+    if rule is not None and rule.kind in STATUS_RULES or TRANSITION_SAID.match(error.rstrip(".")):
+        return False
+    return any(
+        _finished(compiled, arg.entity, state, arguments[arg.name])
+        for arg in manifest.args
+        if arg.source == "entity_id" and arg.entity and arg.name in arguments
+    )
+
+
+def _finished(compiled: CompiledEnvironment, entity: str, state: dict[str, Any], rid: Any) -> bool:
+    """The record is in a state its machine never leaves (completed, cancelled, closed)."""
+    spec = compiled.spec.entities.get(entity)
+    machine = spec.status if spec is not None else None
+    record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid)
+    if machine is None or not isinstance(record, dict):
+        return False
+    leaving = {origin for step in machine.transitions for origin in step.from_}
+    return record.get(machine.field) in set(machine.states) - leaving
 
 
 def _near_miss(
@@ -237,13 +290,11 @@ def _refusal(
     compiled: CompiledEnvironment,
     episode: ToolEpisode,
     rng: random.Random,
-    manifest: ToolManifest,
-    arguments: dict[str, Any],
-    error: str,
-    reasons: list[str],
+    found: tuple[ToolManifest, dict[str, Any], str, list[str], RefusingRule | None],
     targets: dict[str, set[str]],
 ) -> Refusal | None:
-    state, mentions, steps = known_state(episode), [], []
+    manifest, arguments, error, reasons, rule = found
+    state, mentions, reads = known_state(episode), [], {}
     for arg in manifest.args:
         if arg.name not in arguments:
             continue
@@ -253,9 +304,8 @@ def _refusal(
             continue
         subject = name_subject(compiled, episode, state, arg.entity, value)
         mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
-        steps += [
-            s for s in [*subject.steps, *_reads(compiled, episode, subject)] if s not in steps
-        ]
+        reads[str(value)] = [*subject.steps, *_reads(compiled, episode, subject)]
+    steps = _reads_to_reason(reads, error)
     if not steps:  # nothing to look at: the refusal would rest on the words alone
         return None
     results = [run_query(episode, s) for s in steps]
@@ -267,7 +317,8 @@ def _refusal(
     voice = voice_of(compiled, state)
     clause = phrase_step(step, rng, voice=voice)
     vague = phrase_step(step, rng, vague=True, voice=voice)
-    answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error))
+    policy = rule.rule if rule is not None else None
+    answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error, policy))
     record = refusal_record(
         manifest.tool,
         error,
@@ -278,21 +329,64 @@ def _refusal(
         action=manifest.tool.split("_")[0],
         targets=sorted(targets.get(manifest.tool, set())),
         subject=next((m.label or str(m.value) for m in mentions if m.source == "entity_id"), ""),
+        policy=policy or "",
     )
     facts = collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
 
 
-def spoken_reason(error: str) -> str:
-    """The tool's error as the reply says it: no other customer's record named ("this one
-    belongs to customer C-7" is theirs to keep), words not identifiers ("on_sale": "on sale")."""
+def _reads_to_reason(reads: dict[str, list[SolutionStep]], error: str) -> list[SolutionStep]:
+    """The reads of the records the error names ("event EV-2 has status 'draft'"): once the
+    reason is in sight a person explains it, rather than look up the customer the booking was
+    for. An error that names none of them (a limit on an amount asked for) keeps them all."""
+    named = [rid for rid in reads if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", error)]
+    steps: list[SolutionStep] = []
+    for rid in named or list(reads):
+        steps += [s for s in reads[rid] if s not in steps]
+    return steps
+
+
+def spoken_reason(error: str, policy: str | None = None) -> str:
+    """The tool's error as the reply says it: what the record shows ("the stock of part PRT-7 is
+    only 3"), then the business rule behind it in the system prompt's words (``policy``: "the
+    last 3 units of a part stay in reserve"), or without one the rule as the error states it; no
+    other customer's record named ("this one belongs to customer C-7" is theirs to keep), words
+    not identifiers ("on_sale": "on sale")."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
-    reason = COUNT_LIMIT.sub(_count_said, LIMIT_SAID.sub(_limit_said, reason))
-    reason = STATUS_SAID.sub(_status_said, TRANSITION_SAID.sub(_transition_said, reason))
-    reason = re.sub(r"\b1 (hour|day|minute)s\b", r"1 \1", ROLE_SAID.sub(_role_said, reason))
-    reason = NOW_SAID.sub(lambda m: f"; it is now {_said(m.group(1))}", reason)
+    ruled = bool(policy)
+    for form, say in _sayings():
+        found = form.match(reason)
+        if found:
+            ruled = ruled and form is not ROLE_SAID  # who may is the rule itself
+            reason = say(found, ruled)
+            break
+    else:
+        ruled = False  # a permission, a duplicate: the error says it plainly
+    reason = re.sub(r"\b1 (hour|day|minute)s\b", r"1 \1", reason)
+    reason = NOW_SAID.sub(lambda m: f", and it is now {_said(m.group(1))}", reason)
     reason = spoken_fields(ISO_VALUE.sub(lambda m: _said(m.group(0)), reason))
-    return reason[:1].lower() + reason[1:] if not reason[:2].isupper() else reason
+    reason = reason[:1].upper() + reason[1:]
+    return _with_policy(reason, policy) if ruled and policy else reason
+
+
+def _sayings():
+    return (
+        (LIMIT_SAID, _limit_said),
+        (COUNT_LIMIT, _count_said),
+        (TRANSITION_SAID, _transition_said),
+        (STATUS_SAID, _status_said),
+        (ROLE_SAID, _role_said),
+        (TIME_SAID, _time_said),
+    )
+
+
+def _with_policy(fact: str, policy: str) -> str:
+    """ "…, and the last 3 units of a part stay in reserve"; a rule of two parts ("Only empty
+    accounts can be closed; withdraw … first") as a sentence of its own."""
+    rule = policy.strip().rstrip(".")
+    if ";" in rule or "." in rule or ":" in fact or ", " in fact:
+        return f"{fact}. {rule}"
+    return f"{fact}, and {rule[:1].lower() + rule[1:]}"
 
 
 # "…; current time 2025-05-04T08:15:00" and "… (current time …)": the clock, said plainly
@@ -323,23 +417,52 @@ ROLE_SAID = re.compile(
     r"(?:; only (?P<who>.+?) may)?$",
     re.I,
 )
+# "Too late: this must be done at least 6 hours before the starts at of class CL-4 (…); current
+# time …": the notice, the moment it counts from, and now
+TIME_SAID = re.compile(
+    r"^(?P<label>Too late|Too early): (?P<rule>this .+? (?:before|after) (?P<moment>.+?)) "
+    r"\((?P<at>[^()]+)\); current time (?P<now>\S+)$"
+)
 
 
-def _limit_said(found: re.Match[str]) -> str:
-    """ "amount (188.42) must be at most the fines due of member M-6 (0.15)" → "the amount
-    ($188.42) can't be more than the fines due of member M-6 ($0.15)"."""
+def _limit_said(found: re.Match[str], ruled: bool = False) -> str:
+    """ "amount (188.42) must be at most the fines due of member M-6 (0.15)" → "the amount is
+    $188.42, and it can be at most the fines due of member M-6 ($0.15)"; with the rule's own
+    words to follow, only the values ("the stock of part PRT-7 is only 3")."""
     what, other = found["what"].strip(), found["other"].strip()
     what = what[:1].lower() + what[1:] if not what[:2].isupper() else what
     money = _sum_named(what)
     given = _amount(found["given"], money)
+    the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
+    low = found["bound"] in ("at least", "more than")
+    is_ = "are" if _it_is(what) == "they are" else "is"
+    only = "only " if low and float(found["given"]) > 0 else ""  # "only 3", but plainly 0
+    fact = f"{the}{what} {is_} {only}{given}"
     if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
-        other = f"{other} ({_amount(found['limit'], _sum_named(other))})"
+        named = other if re.match(r"(?:the|a|an|my|its|their)\b", other) else f"the {other}"
+        limit = _amount(found["limit"], _sum_named(other))
+        if ruled:
+            return f"{fact}, while {named} is {limit}"
+        other = f"{named} ({limit})"
     elif constant := CONSTANT_LIMIT.fullmatch(other):
         other = _amount(constant[2], money)  # "at most $30,000"
-    the = "" if re.match(r"(?:the|a|an|my|its|their)\b", what) else "the "
+    if ruled:
+        return fact
     if not re.match(r"(?:the|a|an|my|its|their|-?\$?\d)", other):
         other = f"the {other}"  # "at least the days (2)"
-    return f"{the}{what} must be {found['bound']} {other}, but {_it_is(what)} {given}"
+    bound = LIMIT_WORDS[found["bound"]]
+    if is_ == "are":
+        return f"{fact}, and they {bound.replace('has to', 'have to')} {other}"
+    return f"{fact}, and it {bound} {other}"
+
+
+# a bound as a person states it, on the same side as the rule ("can be at most $50")
+LIMIT_WORDS = {
+    "at most": "can be at most",
+    "less than": "has to be less than",
+    "at least": "has to be at least",
+    "more than": "has to be more than",
+}
 
 
 def _it_is(words: str) -> str:
@@ -350,31 +473,53 @@ def _it_is(words: str) -> str:
     return "they are" if is_plural(head[-1]) else "it is"
 
 
-def _transition_said(found: re.Match[str]) -> str:
+def _transition_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "… is 'on trip' and cannot become 'in maintenance' (only from available)" → "vehicle
-    VH-3 is on trip; this is only possible when it is available"."""
+    VH-3 is on trip, and that can only be done while it is available"."""
     allowed = re.sub(r",\s*(?:or\s+)?", " or ", found["from"])
-    return f"{found['who']} is {found['now']}; this is only possible when it is {allowed}"
+    fact = f"{found['who']} is {_state(found['now'])}"
+    return fact if ruled else f"{fact}, and that can only be done while it is {allowed}"
 
 
-def _status_said(found: re.Match[str]) -> str:
-    """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is draft;
-    this is only possible when it is on sale"; another field by its name ("the housekeeping of
-    room R-3 is dirty; …"), a yes/no one as a quality ("… is not customer approved; …")."""
+def _status_said(found: re.Match[str], ruled: bool = False) -> str:
+    """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is a draft,
+    and that can only be done while it is on sale"; another field by its name ("the
+    housekeeping of room R-3 is dirty"), a yes/no one as a quality ("… is not customer
+    approved"). With the rule's words to follow, only what the record is."""
     field, who, now = found["field"].strip(), found["who"], found["now"]
     allowed = re.sub(r",\s*", " or ", found["allowed"])  # "booked or in transit"
     if now in ("True", "False"):
-        is_now = "is" if now == "True" else "is not"
+        fact = f"{who} {'is' if now == 'True' else 'is not'} {field}"
         needs = "" if (allowed == "True") != bool(found["negated"]) else "not "
-        return f"{who} {is_now} {field}; this needs it to be {needs}{field}"
+        return fact if ruled else f"{fact}, and that needs it to be {needs}{field}"
     if field != "status":
         who = f"the {field} of {who[:1].lower() + who[1:] if not who[:2].isupper() else who}"
+    fact = f"{who} is {_state(now)}"
+    if ruled:
+        return fact
     if found["negated"]:
-        return f"{who} is {now}; this is not possible when it is {allowed}"
-    return f"{who} is {now}; this is only possible when it is {allowed}"
+        return f"{fact}, and that can't be done while it is {allowed}"
+    return f"{fact}, and that can only be done while it is {allowed}"
 
 
-def _role_said(found: re.Match[str]) -> str:
+def _state(value: str) -> str:
+    """A status as said of a record: "voided", "on trip"; a noun with its article ("a draft")."""
+    noun = value in load_wording("refusals")["noun_states"]
+    return f"{article_for(value)} {value}" if noun else value
+
+
+def _time_said(found: re.Match[str], ruled: bool = False) -> str:
+    """ "Too late: this must be done at least 6 hours before the starts at of class CL-4
+    (2025-08-21T14:00:00); current time …" → "the starts at of class CL-4 is … and it is now
+    …, so it is too late" (the rule's words follow), or without them "it is too late: this
+    must be done at least 6 hours before …": one colon, not one after the decline's."""
+    label = found["label"].lower()
+    if ruled:
+        return f"{found['moment']} is {found['at']} and it is now {found['now']}, so it is {label}"
+    return f"it is {label}: {found['rule']} ({found['at']}); current time {found['now']}"
+
+
+def _role_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "permission denied: the signed-in role 'sender' may not use record delivery; only
     agent may" → "only an agent has permission to record delivery, and you are signed in as
     a sender" (said as a permission someone has: "you don't have permission" reads as
@@ -400,19 +545,21 @@ def _limit_of(found: re.Match[str]) -> float | None:
     return float(constant[2]) if constant else None
 
 
-def _count_said(found: re.Match[str]) -> str:
+def _count_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "work order W-5 already has 1 batches with status running; the limit is 1" → "work
-    order W-5 already has 1 batch with status running; this is only possible when it has
-    none" (the rule refuses at the limit, whether the call adds one or needs none)."""
+    order W-5 already has 1 batch with status running, and that isn't possible while it has
+    any" (the rule refuses at the limit, whether the call adds one or needs none)."""
     count, limit = int(found["count"]), int(found["limit"])
     things = found["things"]
     if count == 1:
         noun, _, rest = things.partition(" with ")
         things = singular(noun) + (f" with {rest}" if rest else "")
     has = f"{found['owner']} already has {count} {things}"
+    if ruled:
+        return has
     if limit <= 1:  # "when it has none" reads as a claim of 0
-        return f"{has}; this isn't possible while it has any"
-    return f"{has}; this is only possible with fewer than {limit}"
+        return f"{has}, and that isn't possible while it has any"
+    return f"{has}, and that is only possible with fewer than {limit}"
 
 
 def _sum_named(words: str) -> bool:

@@ -1,0 +1,66 @@
+"""A refused call traced to its precondition, and the reply that explains it as a person would:
+the rule's own words applied to the record, never the raw comparison; no refusal for a record
+that is already over."""
+
+from __future__ import annotations
+
+from envmill.tasks.backends.procedural.catalog import load_domain
+from envmill.tasks.backends.procedural.codegen.refused_by import refused_by, refusing_rules
+from envmill.tasks.backends.procedural.manifest import ToolManifest
+from envmill.tasks.backends.procedural.plan import plan_environment
+from envmill.tasks.backends.procedural.scenarios.refusals import _already_over, spoken_reason
+
+RESERVE = "The stock of part PRT-0007 (3) must be more than the limit 3"
+
+
+def _fit_rules():
+    plan = plan_environment(load_domain("auto_repair"), 0)
+    fit = next(t.name for t in plan.tools if t.op.name == "fit_part")
+    return refusing_rules(plan)[fit]
+
+
+def test_an_error_is_traced_to_the_precondition_and_its_rule_text():
+    rule = refused_by(_fit_rules(), RESERVE)
+    assert rule is not None and rule.kind == "compare"
+    assert rule.rule == "The last 3 units of a part stay in reserve."
+    status = "Work order WO-00001 has status 'open'; this needs status in_progress"
+    assert refused_by(_fit_rules(), status).rule == "Parts are fitted only on jobs in progress."
+    assert refused_by(_fit_rules(), "Part PRT-0007 not found") is None
+
+
+def test_the_reply_gives_the_rule_applied_to_the_record_not_the_comparison():
+    rule = refused_by(_fit_rules(), RESERVE)
+    said = spoken_reason(RESERVE, rule.rule)
+    assert said == (
+        "The stock of part PRT-0007 is only 3, and the last 3 units of a part stay in reserve"
+    )
+    assert "must be" not in said
+    checked_in = "Booking BKG-9 has status 'checked_in'; this needs status confirmed"
+    said = spoken_reason(checked_in, "Checked-in bookings cannot be cancelled by the desk.")
+    assert (
+        said
+        == "Booking BKG-9 is checked in, and checked-in bookings cannot be cancelled by the desk"
+    )
+    assert "; this is only possible" not in spoken_reason(checked_in)
+
+
+def test_a_notice_rule_is_said_once_without_a_doubled_colon():
+    late = (
+        "Too late: this must be done at least 6 hours before the starts at of class CL-4 "
+        "(2025-08-11T12:15:00); current time 2025-08-11T08:15:00"
+    )
+    said = spoken_reason(late, "Classes can be dropped up to 6 hours before they start.")
+    assert said.startswith("The start time of class CL-4 is 11 August 2025 at 12:15 and it is now")
+    assert said.count(":") == 2  # the two clock times, no "too late:" label
+    assert spoken_reason(late).startswith("It is too late: this must be done at least 6 hours")
+
+
+def test_a_notice_period_is_no_refusal_for_a_class_already_over():
+    tool = ToolManifest(tool="drop_class", kind="state_change", entity="booking")
+    over = (
+        "Too late: this must be done at least 6 hours before the starts at of class CL-4 "
+        "(2025-08-11T12:15:00); current time 2025-08-21T10:15:00"
+    )
+    soon = over.replace("2025-08-21T10:15:00", "2025-08-11T08:15:00")
+    assert _already_over(None, tool, {}, over, None, {})
+    assert not _already_over(None, tool, {}, soon, None, {})

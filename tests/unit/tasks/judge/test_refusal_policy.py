@@ -1,0 +1,98 @@
+"""A refusal that quotes the business rule (``policy``, as the system prompt states it) is
+judged like any other: quoting the rule claims no work, a right reason in other words holds, a
+wrong or guessed reason fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.schemas.answers import Refusal, RefusalRule
+from envmill.tasks.judge.refusals import judge_refusal
+from envmill.tasks.judge.setting import setting_of
+
+STATE = {
+    "current_time": "2025-09-16T09:00:00",
+    "work_orders": {"WO-1": {"status": "open", "parts_cost": 0.0}},
+    "parts": {"PRT-7": {"name": "Headlight Bulb", "stock": 3}},
+}
+SETTING = setting_of("Fit a Headlight Bulb to work order WO-1.", STATE)
+STATUS = "Work order WO-1 has status 'open'; this needs status in_progress"
+
+
+def _fit(policy: str) -> Refusal:
+    rule = RefusalRule(
+        rule_id="fit_part",
+        condition=STATUS,
+        triggers=["open"],
+        allowed=["in_progress"],
+        rivals=["completed"],
+        policy=policy,
+    )
+    return Refusal(rules=[rule], action="fit", targets=[], subject="WO-1")
+
+
+POLICY = "Parts are fitted only on jobs in progress."
+REFERENCE = (
+    "I'm sorry, but I can't do that. Work order WO-1 is open, and parts are fitted only on "
+    "jobs in progress."
+)
+
+
+def test_quoting_the_rule_is_no_claim_of_the_work():
+    assert judge_refusal(_fit(POLICY), REFERENCE, SETTING).passed
+    # without the rule on record the same words read as "fitted": the policy is what frees them
+    assert not judge_refusal(_fit(""), REFERENCE, SETTING).passed
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I can't fit that part yet: work order WO-1 is still open, not in progress.",
+        "That isn't possible, because the job is open; parts can only go on jobs in progress.",
+    ],
+)
+def test_a_right_reason_in_other_words_holds(reply):
+    assert judge_refusal(_fit(POLICY), reply, SETTING).passed
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I can't do that: work order WO-1 is completed, and parts are fitted only on jobs in "
+        "progress.",
+        "I can't do that: work order WO-1 is not open, and parts are fitted only on jobs in "
+        "progress.",
+        "I'm sorry, but I can't do that. Work order WO-1 is open. Parts are fitted only on jobs in "
+        "progress. I fitted it anyway.",
+    ],
+)
+def test_a_wrong_or_missing_reason_or_a_claim_still_fails(reply):
+    assert not judge_refusal(_fit(POLICY), reply, SETTING).passed
+
+
+CLAIM_STATE = {"current_time": "2025-09-16T09:00:00", "claims": {"CLM-8": {"status": "open"}}}
+CAP = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="approve_claim",
+            condition="Approved amount (1612.44) must be at most the limit 1500",
+            triggers=[1500.0],
+            policy="One desk approves at most 1500 dollars on a claim.",
+        )
+    ],
+    action="approve",
+    targets=["approved"],
+    subject="CLM-8",
+)
+
+
+def test_the_field_the_rule_is_about_and_the_rules_own_figures_are_no_claim_or_invention():
+    setting = setting_of("Approve claim CLM-8 for $1,612.44.", CLAIM_STATE)
+    reply = (
+        "I can't do this. The approved amount is $1,612.44, and one desk approves at most 1500 "
+        "dollars on a claim."
+    )
+    assert judge_refusal(CAP, reply, setting).passed
+    claimed = "I can't raise the cap, so I approved it at 1500."
+    assert not judge_refusal(CAP, claimed, setting).passed
+    assert not judge_refusal(CAP, "I can't do this: the limit is 2500 dollars.", setting).passed
