@@ -251,3 +251,23 @@ def test_no_conditional_is_a_rule_no_business_keeps(domain, sandbox):
                 compiled, episode, random.Random(seed), faker, 1, "conditional"
             )
         assert chain is None or chain.kind != "conditional", chain.steps[0].condition
+
+
+def test_a_conditional_reads_a_number_once_and_names_round_sums(sandbox, monkeypatch):
+    """From the rating: "If the retainer balance of Ryan Reed is at least $1,700, return
+    $219.06 …", then a get of the client file after the search had shown the balance. The
+    search that finds the client shows the number: no second read; the sums are round."""
+    compiled, env, spec, chain = build_of_kind(
+        "legal_cases", "conditional", sandbox, monkeypatch, seed=0
+    )
+    assert_certified(spec, env, sandbox)
+    condition = chain.steps[0].condition
+    reads = [s for s in spec.reference_solution if s.tool in {t.tool for t in compiled.tools
+             if t.kind == "query"}]  # fmt: skip
+    assert len(reads) == 1, spec.reference_solution  # the search, which shows the balance
+    assert condition.threshold == round(condition.threshold, -2), condition.threshold
+    amounts = [
+        v for s in (chain.steps[0], condition.otherwise) for k, v in s.arguments.items()
+        if k == "amount"
+    ]  # fmt: skip
+    assert amounts and all(a == round(a, -1) for a in amounts), amounts

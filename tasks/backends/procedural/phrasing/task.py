@@ -202,6 +202,7 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
     said_nouns: list[str] = []
     used = _names_in(template)
     both = {n for n in used if "{" + n + "}" in template and "{" + n + ".label}" in template}
+    template = in_dollar_signs(template, by_name)
 
     def replace(match: re.Match[str]) -> str:
         mention, before = by_name[match.group(1)], template[: match.start()]
@@ -226,10 +227,21 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
                 said_nouns.append(noun)
             return text.removeprefix("the ") if determined else text
         as_label = bool(match.group(2)) or (mention.by_label and mention.name not in both)
-        said = template[match.end() :].startswith(" dollars") or before.endswith("$")
-        return _exact_text(mention, as_label, money=not said)
+        return _exact_text(mention, as_label, money=not before.endswith("$"))
 
     return without_repeated_type(PLACEHOLDER.sub(replace, template).strip(), mentions)
+
+
+def in_dollar_signs(template: str, by_name: dict[str, ArgMention]) -> str:
+    """ "{amount} dollars" as "{amount}", which is filled as "$20.89": one format for money in
+    a request, so "move 20.89 dollars …; otherwise, put $31.17 …" never mixes two."""
+
+    def one(match: re.Match[str]) -> str:
+        mention = by_name.get(match.group(1))
+        money = mention is not None and is_money(mention.name, mention.value)
+        return "{" + match.group(1) + "}" if money else match.group(0)
+
+    return re.sub(r"\{(\w+)\} dollars\b", one, template)
 
 
 def without_repeated_type(text: str, mentions: list[ArgMention]) -> str:
@@ -254,13 +266,6 @@ def conditional_clause(
     other = phrase_step(condition.otherwise, rng, voice=voice, plain=True)
     then, otherwise = (taken, other) if condition.holds else (other, taken)
     record = condition.record
-    named = (
-        f"the {mention_entity(record)}"
-        if vague
-        else record.hint or _exact_text(record, True)
-        if record.by_label or record.label
-        else f"{mention_entity(record)} {record.value}"
-    )
     comparison = say(
         "at_least" if condition.op == ">=" else "below",
         rng,
@@ -270,12 +275,29 @@ def conditional_clause(
         "conditional",
         rng,
         field=field_noun(condition.field),
-        record=named,
+        subject=condition_subject(record, field_noun(condition.field), vague=vague),
         comparison=comparison,
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
     return Clause(body)
+
+
+def condition_subject(record: ArgMention, noun: str, *, vague: bool) -> str:
+    """The number a condition reads, named as a person names it: "Ryan Reed's retainer
+    balance", "the balance of account ACC-000006", and in a goal, before the user is asked
+    which, "the balance of my account" (a record of theirs) or "the amount of the fine"."""
+    entity = mention_entity(record)
+    if vague:
+        owner = "my" if entity.replace(" ", "_") in OWNED else "the"
+        return f"the {noun} of {owner} {entity}"
+    if record.hint or not (record.by_label or record.label):
+        named = record.hint or f"{entity} {record.value}"
+        return f"the {noun} of {named}"
+    named = _exact_text(record, True)
+    if entity in PEOPLE and record.by_label:  # "Ryan Reed's retainer balance"
+        return f"{named}'s {noun}"
+    return f"the {noun} of {named}"
 
 
 def as_it(branch: str, record: ArgMention) -> str:

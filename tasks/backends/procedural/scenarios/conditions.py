@@ -5,13 +5,17 @@ rolled back: it must succeed on the same state, so both branches are plausible. 
 record, and the test reads a number of it that a branch changes, with a get tool, so the test
 is about what the action does; A leaves none of B's values (``_not_done``). The threshold is a
 round number near that value, on the side a coin chose, so the condition is true or false in
-the state and the reference (which reads the record first) follows the branch it makes true.
+the state and the reference (which reads the record first, unless the search that found it
+already showed that number) follows the branch it makes true.
 ``derive_checks.derive_absence_check`` then verifies that B's changes did not happen.
+
+The numbers are a person's (:mod:`round_numbers`): the branches' amounts and the threshold are
+round, and a threshold over a branch that takes some of the number away is at least what it
+takes ("if it has $500 or more, move $200 out of it"), so the test is the reason for the choice.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from typing import Any
@@ -20,6 +24,7 @@ from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.task import condition_subject
 from envmill.tasks.backends.procedural.phrasing.words import is_money, order_phrases
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
@@ -31,7 +36,13 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
     id_arg,
 )
+from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.backends.procedural.scenarios.questions import say
+from envmill.tasks.backends.procedural.scenarios.round_numbers import (
+    round_down,
+    round_up,
+    rounded_amount,
+)
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
@@ -95,6 +106,7 @@ class ConditionalSampler(_ChainSampler):
         arguments = self.drawer.draw_arguments(manifest, self.state)
         if arguments is None:
             return None
+        in_round_numbers(manifest, arguments)
         mentions = [
             self._plain_mention(arg, arguments[arg.name], [])
             if arg.source == "entity_id"
@@ -131,7 +143,14 @@ class ConditionalSampler(_ChainSampler):
         if arg is None or record is None or record.name not in other.arguments:
             return False
         arguments[arg.name] = other.arguments[record.name]
+        in_round_numbers(manifest, arguments)
         return True
+
+    def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
+        """No look before the conditional step: the read the condition needs is that look, and
+        is left out when the search that found the record showed the number (``_shown``)."""
+        if self.chain.steps:
+            super()._maybe_inform(manifest, arguments, calls)
 
     def _wants(self, mentions: list[ArgMention]) -> bool:
         if self.chain.steps:
@@ -149,8 +168,19 @@ class ConditionalSampler(_ChainSampler):
         if condition is None:
             return
         step.condition = condition
-        if read not in self.chain.solution:
+        if read not in self.chain.solution and not self._shown(condition):
             self.chain.solution.insert(len(self.chain.solution) - 1, read)
+
+    def _shown(self, condition: Condition) -> bool:
+        """A query the reference already made (the search that found the client by name)
+        showed the number the condition reads: a second read of the record adds nothing."""
+        record, field = condition.record.value, condition.field
+        for earlier in self.chain.solution[:-1]:
+            if earlier.tool in self.queries:
+                result = self._query(earlier.tool, earlier.arguments) or {}
+                if shows_field(result.get("data"), record, field):
+                    return True
+        return False
 
     def _condition(self, step: ChainStep) -> tuple[Condition | None, Any]:
         """A test on a number of the record both steps act on that one of them changes; the
@@ -180,7 +210,8 @@ class ConditionalSampler(_ChainSampler):
                 op, holds = ">=", _cautious(step)
             else:
                 continue  # "void the sale if it is $210 or more; if not, ship it": no policy
-            threshold = _threshold(record[field], op, holds, self.rng)
+            least = _lowered_by(step, other, [attr, mention.value, field])
+            threshold = _threshold(record[field], op, holds, self.rng, least)
             if threshold is None:
                 continue
             getter = self._getter(mention.entity)  # a readable mention has one
@@ -304,19 +335,57 @@ def _moves(taken: ChainStep, other: ChainStep, path: list) -> list[tuple[bool, b
     ]
 
 
+def _lowered_by(taken: ChainStep, other: ChainStep, path: list) -> float:
+    """How much a branch takes away from the number at ``path`` (0 when none lowers it): the
+    least a threshold over that branch may be, so "if it has $X or more" covers what it takes."""
+    drops = [
+        c["old"] - c["new"]
+        for branch in (taken, other)
+        for c in branch.changes
+        if c["path"] == path and _is_number(c.get("old")) and _is_number(c.get("new"))
+    ]
+    return max([0.0, *drops])
+
+
+def in_round_numbers(manifest: ToolManifest, arguments: dict[str, Any]) -> None:
+    """The amounts of a branch, in place, as the round numbers a person picks ("put $200 into
+    it", not "$219.06"): a conditional's amounts are the user's choice."""
+    for arg in manifest.args:
+        if arg.source in ("int", "float") and arg.name in arguments:
+            value = arguments[arg.name]
+            arguments[arg.name] = rounded_amount(arg, value, is_money(arg.name, value))
+
+
+def shows_field(data: Any, record_id: Any, field: str) -> bool:
+    """Whether query data holds the record (a dict naming ``record_id``) with ``field``."""
+    if isinstance(data, dict):
+        if field in data and record_id in data.values():
+            return True
+        return any(shows_field(v, record_id, field) for v in data.values())
+    if isinstance(data, list):
+        return any(shows_field(v, record_id, field) for v in data)
+    return False
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _threshold(value: float, op: str, holds: bool, rng: random.Random) -> float | None:
-    """A round number near ``value`` on the side that makes ``value op threshold`` == holds."""
+def _threshold(
+    value: float, op: str, holds: bool, rng: random.Random, least: float = 0.0
+) -> float | None:
+    """A round number near ``value`` on the side that makes ``value op threshold`` == holds,
+    and not below ``least`` (what the branch for high values takes away)."""
     above = (op == "<") == holds  # the threshold lies above the value
     if value <= 0 and not above:
         return None
     factor = rng.uniform(1.15, 1.6) if above else rng.uniform(0.5, 0.85)
     raw = max(value * factor, value + 1) if above else value * factor
-    step = 10 ** max(0, int(math.log10(max(raw, 1))) - 1)
-    threshold = (math.ceil(raw / step) if above else math.floor(raw / step)) * step
+    threshold = round_up(max(raw, least)) if above else round_down(raw)
+    if threshold is None or threshold < least:
+        threshold = round_up(least) if least > 0 else None
+    if threshold is None:
+        return None
     truth = value >= threshold if op == ">=" else value < threshold
     return float(threshold) if truth == holds and threshold > 0 else None
 
@@ -355,18 +424,18 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         answer_type="money" if money else None,
         exempt=[condition.threshold, *changed_numbers(before, after)],
     )
-    shown = say(condition.field, value)
-    limit = say(condition.field, condition.threshold)  # no "at least" by a number: a hedge
+    said_value = say(condition.field, value)
+    limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
     test = (
         f"which reaches your {limit} mark"
         if value >= condition.threshold
         else (f"short of your {limit} mark")
     )
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
-    subject = condition.record.label or str(condition.record.value)
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
     done = what_changed(before, after, known)
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
-    said = f"The {noun} of {subject} {verb} {shown}, {test}, {branch}: {done}."
+    subject = condition_subject(condition.record, noun, vague=False)  # as the task named it
+    said = f"{subject[:1].upper()}{subject[1:]} {verb} {said_value}, {test}, {branch}: {done}."
     return expected, said

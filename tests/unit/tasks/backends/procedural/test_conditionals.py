@@ -1,0 +1,156 @@
+"""Conditionals a person would say: round amounts and thresholds, a threshold that covers what
+the branch for high values takes away, one money format, the record named as a person names
+it, and no second read of a number a search already showed (from the rating: "If the balance
+of an account is $36 or more, please move 20.89 dollars from it …; otherwise, please put
+$31.17 into it")."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import pytest
+
+from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.task import condition_subject, conditional_clause
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
+from envmill.tasks.backends.procedural.scenarios.conditions import (
+    _threshold,
+    in_round_numbers,
+    shows_field,
+)
+from envmill.tasks.backends.procedural.scenarios.round_numbers import (
+    MANTISSAS,
+    rounded_amount,
+)
+
+
+def is_round(number: float) -> bool:
+    """One significant digit, or a half below three ($15, $250, $1,500)."""
+    power = 10 ** math.floor(math.log10(number))
+    return any(math.isclose(number, m * power) for m in MANTISSAS)
+
+
+def _money(**bounds) -> ArgManifest:
+    return ArgManifest(name="amount", source="float", **bounds)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(219.06, 200.0), (20.89, 20.0), (462.92, 500.0), (2.0, 10.0)]
+)
+def test_an_amount_the_user_chooses_is_round(value, expected):
+    assert rounded_amount(_money(minimum=0.01, maximum=50000), value, True) == expected
+
+
+def test_a_round_amount_keeps_its_type_and_bounds():
+    count = ArgManifest(name="quantity", source="int", minimum=1, maximum=250)
+    assert rounded_amount(count, 294, False) == 250 and isinstance(
+        rounded_amount(count, 294, False), int
+    )
+    assert rounded_amount(count, 7, False) == 7
+    # a bound no round number fits leaves the value as drawn
+    assert rounded_amount(_money(minimum=21.1, maximum=21.3), 21.2, True) == 21.2
+
+
+def test_a_branch_s_amounts_are_rounded_in_place():
+    tool = ToolManifest(
+        tool="deposit",
+        kind="state_change",
+        entity="account",
+        args=[ArgManifest(name="account_id", source="entity_id", entity="account"), _money()],
+    )
+    arguments = {"account_id": "ACC-000006", "amount": 31.17}
+    in_round_numbers(tool, arguments)
+    assert arguments == {"account_id": "ACC-000006", "amount": 30.0}
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("value", [61.18, 2886.5, 18, 175.0, 0.4])
+def test_a_threshold_is_round_decides_as_drawn_and_covers_what_is_taken(seed, value):
+    rng = random.Random(seed)
+    op, holds = rng.choice((">=", "<")), rng.random() < 0.5
+    least = rng.choice((0.0, 20.0, 150.0))
+    threshold = _threshold(value, op, holds, rng, least)
+    if threshold is None:
+        return
+    assert is_round(threshold), threshold
+    assert (value >= threshold if op == ">=" else value < threshold) == holds
+    # "if it has $X or more, move $200 out of it": the line is never below what is taken
+    assert threshold >= least
+
+
+def test_the_old_arbitrary_thresholds_are_gone():
+    """ "$36", "$1,700": two significant digits read as a machine's figure."""
+    for seed in range(200):
+        threshold = _threshold(2886.5, ">=", True, random.Random(seed))
+        assert threshold is not None and threshold not in (1700.0, 1800.0, 2300.0)
+
+
+def _account_tool(name: str, phrase: str, *, to: bool = False) -> ToolManifest:
+    args = [ArgManifest(name="account_id", source="entity_id", entity="account"), _money()]
+    if to:
+        args.append(ArgManifest(name="to_account_id", source="entity_id", entity="account"))
+    return ToolManifest(
+        tool=name, kind="state_change", entity="account", args=args, phrases=[phrase]
+    )
+
+
+def _branches(amounts: tuple[float, float]) -> tuple[ChainStep, ChainStep, ArgMention]:
+    record = ArgMention("account_id", "ACC-000006", "entity_id", "account")
+    move = _account_tool(
+        "move_money",
+        "Please move {amount} dollars from account {account_id} to account {to_account_id}.",
+        to=True,
+    )
+    deposit = _account_tool("deposit", "Please put {amount} into my account {account_id}.")
+    out = ChainStep(
+        move,
+        {"account_id": "ACC-000006", "amount": amounts[0], "to_account_id": "ACC-000001"},
+        [
+            record,
+            ArgMention("amount", amounts[0], "float"),
+            ArgMention("to_account_id", "ACC-000001", "entity_id", "account"),
+        ],
+        [],
+    )
+    into = ChainStep(
+        deposit,
+        {"account_id": "ACC-000006", "amount": amounts[1]},
+        [record, ArgMention("amount", amounts[1], "float")],
+        [],
+    )
+    return out, into, record
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_conditional_says_money_one_way(seed):
+    out, into, record = _branches((20.0, 31.17))
+    condition = Condition(record, "balance", ">=", 50.0, True, into, {})
+    out.condition = condition
+    body = conditional_clause(out, condition, random.Random(seed), vague=False).body
+    assert "dollars" not in body, body
+    assert "$20" in body and "$31.17" in body and "$50" in body, body
+    assert not re.search(r"(?<!\$)\b\d+(?:\.\d+)? dollars", body)
+
+
+def test_the_record_is_named_as_a_person_names_it():
+    client = ArgMention(
+        "client_id", "CLT-0004", "entity_id", "client", "Ryan Reed", "name", by_label=True
+    )
+    assert condition_subject(client, "retainer balance", vague=False) == (
+        "Ryan Reed's retainer balance"
+    )
+    account = ArgMention("account_id", "ACC-000006", "entity_id", "account")
+    assert condition_subject(account, "balance", vague=False) == (
+        "the balance of account ACC-000006"
+    )
+    # in a goal, before the user is asked which: "my account", never "an account"
+    assert condition_subject(account, "balance", vague=True) == "the balance of my account"
+
+
+def test_a_search_that_showed_the_number_needs_no_second_read():
+    found = [{"client_id": "CLT-0004", "name": "Ryan Reed", "retainer_balance": 2886.5}]
+    assert shows_field(found, "CLT-0004", "retainer_balance")
+    assert not shows_field(found, "CLT-0005", "retainer_balance")
+    assert not shows_field([{"client_id": "CLT-0004", "name": "Ryan Reed"}], "CLT-0004", "x")
