@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 STATUS_FILE = Path(__file__).resolve().parent / "wording" / "statuses.yaml"
+PLACES = frozenset({"on", "off", "in", "out", "under", "en", "do", "at", "sold"})
 
 
 @cache
@@ -49,6 +50,8 @@ def status_news(noun: str, status: str, pick: int) -> str:
         ways = (f"I've {_with_particle(status, noun)}", f"{noun} has been {status}")
     elif kind == "recorded":
         ways = (f"I've marked {noun} as {status}", f"{noun} is now marked {status}")
+    elif status.split(" ")[0] in PLACES:  # "on leave": not "I've set employee E1 to on leave"
+        ways = (f"{noun} is now {status}", f"{noun} is {status} now")
     else:
         ways = (
             f"{noun} is now {status}",

@@ -45,6 +45,8 @@ MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
 # a new record's money said "for $64.00" (what it costs), others "with a monthly fee of $64.00"
 PRICE_WORDS = frozenset({"amount", "total", "price", "cost", "fare"})
+DAYS = ("on ", "from ", "until ")
+ENDS = frozenset({"end", "ends", "until", "expiry", "expires", "to", "due"})
 DURATIONS = frozenset({"nights", "days", "hours", "weeks", "months", "minutes", "years"})
 # a field that sorts a record, said before its noun: "a premium cabin", "a checking account"
 SORT_WORDS = frozenset(
@@ -312,7 +314,7 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
         return (f"{noun} is removed", f"I've removed {noun}")[pick % 2]
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
         return f"{noun} {_now(whole['new'], record[0])}"
-    its = "their" if key in names.people else "its"
+    its = "their" if key in names.people and key in names.labels else "its"  # a person
     said = []
     for index, change in enumerate(_fields_worth_saying(changes)):
         name, new = str(change["path"][-1]), change["new"]
@@ -395,7 +397,7 @@ def _details(
 ) -> str:
     """A new record's values worked into the sentence: " on 3 Aug 2025 for 3 nights, with a
     premium cabin and 2 seats"; values still at nothing (a $0.00 tip) are no news."""
-    when, with_ = [], [f"{_words(field[:-3])} {label}" for field, label, _ in links]
+    said = [(f"{_words(field[:-3])} {label}", False) for field, label, _ in links]
     for field, value in record.items():
         if (
             not _plain(value)
@@ -407,14 +409,13 @@ def _details(
             or value in (0, 0.0, "", False)
         ):
             continue
-        phrase, lead = _detail(field, value)
-        (when if lead else with_).append(phrase)
-    said = (when + with_)[: MAX_FIELDS - 1]
-    said_when = [p for p in said if p in when]
-    said_with = [p for p in said if p not in when]
-    return "".join(f" {p}" for p in said_when) + (
-        f", with {join_words(said_with)}" if said_with else ""
-    )
+        if isinstance(value, str) and _moment(value) and any(p.startswith(DAYS) for p, _ in said):
+            continue  # one day is the news; "on 18 Sep 2025 on 28 Oct 2025" is a dump
+        said.append(_detail(field, value))
+    said = said[: MAX_FIELDS - 1]
+    lead = [phrase for phrase, first in said if first]
+    rest = [phrase for phrase, first in said if not first]
+    return "".join(f" {p}" for p in lead) + (f", with {join_words(rest)}" if rest else "")
 
 
 def _detail(field: str, value: Any) -> tuple[str, bool]:
@@ -422,7 +423,11 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
     rather than after "with"."""
     noun = _words(field)
     if isinstance(value, str) and _moment(value):
-        return f"on {_moment(value)}", True
+        until = any(w in ENDS for w in field.split("_"))  # "valid until 18 Nov 2025"
+        return (
+            f"{'until' if until else 'from' if 'start' in field else 'on'} {_moment(value)}",
+            True,
+        )
     if isinstance(value, int | float) and not isinstance(value, bool):
         shown = _say(value, field)
         if is_money_field(field):
@@ -430,16 +435,20 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
                 return f"for {shown}", True
             return f"{_a(noun)} {noun} of {shown}", False
         if is_plural(noun):
+            counted = singular(noun) if value == 1 else noun  # "1 night"
             return (
-                (f"for {shown} {noun}", True) if noun in DURATIONS else (f"{shown} {noun}", False)
+                (f"for {shown} {counted}", True)
+                if noun in DURATIONS
+                else (f"{shown} {counted}", False)
             )
         return f"{_a(noun)} {noun} of {shown}", False
     said = _say(value, field)
     words = noun.split()
     if words[-1] in SORT_WORDS:  # "a premium cabin", "a checking account", "a business permit"
         rest = " ".join(words[:-1]) if words[-1] in ("type", "kind", "category") else noun
-        phrase = f"{said} {rest}".strip()
-        return f"{_a(phrase)} {phrase}", False
+        if rest:
+            phrase = f"{said} {rest}"
+            return f"{_a(phrase)} {phrase}", False
     if isinstance(value, bool):
         return f"{noun} {said}", False
     return f"{said} as the {noun}", False

@@ -174,7 +174,11 @@ def _with_the_change(chain: Chain, question: Question) -> str:
         return question.answer
     done = done[:1].upper() + done[1:]
     said = question.said
-    if len(said) >= 2 and re.search(rf"(?<![\w$.,]){re.escape(said)}(?![\w]|[.,]\d)", done):
+    if (
+        said
+        and question.field in done.lower()
+        and re.search(rf"(?<![\w$.,]){re.escape(said)}(?![\w]|[.,]\d)", done)
+    ):
         return f"{done}."
     return f"{done}. {question.answer}"
 

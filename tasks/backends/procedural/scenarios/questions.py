@@ -63,6 +63,7 @@ class Question:
     facts: dict[str, Any] = field(default_factory=dict)
     subject: str = ""
     said: str = ""  # the value as the answer writes it ("$2.81"): a report that states it is enough
+    field: str = ""  # the field asked for, in words ("balance")
 
     def in_first_person(self) -> Question:
         """The question as the record's owner asks it ("my account …", answered "your …")."""
@@ -73,7 +74,15 @@ class Question:
         told = told.replace(_capital(self.subject), f"Your {self.subject}")  # a sentence's start
         told = told[:1].upper() + told[1:]
         return Question(
-            asked, self.steps, told, self.expected, self.vague, self.facts, "", self.said
+            asked,
+            self.steps,
+            told,
+            self.expected,
+            self.vague,
+            self.facts,
+            "",
+            self.said,
+            self.field,
         )
 
 
@@ -152,7 +161,10 @@ def ask_field(
     facts = subject_facts(subject)
     shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
     steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
-    return Question(text, steps, answer, expected, vague, facts, subject.text, say(name, value))
+    said = say(name, value)
+    return Question(
+        text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
+    )
 
 
 def _shows(data: Any, rid: Any, name: str, value: Any) -> bool:
