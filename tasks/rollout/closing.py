@@ -424,10 +424,8 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
     noun = _words(field)
     if isinstance(value, str) and _moment(value):
         until = any(w in ENDS for w in field.split("_"))  # "valid until 18 Nov 2025"
-        return (
-            f"{'until' if until else 'from' if 'start' in field else 'on'} {_moment(value)}",
-            True,
-        )
+        since = "start" in field and len(value.strip()) == 10  # "active from 18 Sep 2025"
+        return f"{'until' if until else 'from' if since else 'on'} {_moment(value)}", True
     if isinstance(value, int | float) and not isinstance(value, bool):
         shown = _say(value, field)
         if is_money_field(field):
@@ -446,8 +444,8 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
     words = noun.split()
     if words[-1] in SORT_WORDS:  # "a premium cabin", "a checking account", "a business permit"
         rest = " ".join(words[:-1]) if words[-1] in ("type", "kind", "category") else noun
-        if rest:
-            phrase = f"{said} {rest}"
+        if rest or words[-1] != "category":  # "a checking account", "a health plan"
+            phrase = f"{said} {rest}".strip()
             return f"{_a(phrase)} {phrase}", False
     if isinstance(value, bool):
         return f"{noun} {said}", False

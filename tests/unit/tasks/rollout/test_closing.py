@@ -54,7 +54,9 @@ def test_a_record_made_and_then_changed_says_where_it_ended():
         "status": "cancelled",
     }
     said = closing_message({"members": {}}, {"members": {"M9": made}}, "s1")
-    assert "Ann as member M9, cancelled" in said or "Ann is registered as member M9, cancelled" in said, said
+    assert (
+        "Ann as member M9, cancelled" in said or "Ann is registered as member M9, cancelled" in said
+    ), said
 
 
 def test_dates_money_and_plurals_read_as_a_person_writes_them():
@@ -119,7 +121,8 @@ def test_links_read_as_names_and_new_records_as_a_person_reports_them():
         {"claims": {"C1": moved}, "adjusters": adjuster},
         "s",
     )
-    assert "laim C1 is now under review, and its adjuster is now Erin Ruiz" in said, said
+    assert "laim C1 is" in said and "under review" in said, said
+    assert ", and its adjuster is now Erin Ruiz" in said, said
     assert "2025" not in said and "A1" not in said
     gym = {"CL-7": {"class_id": "CL-7", "title": "Evening Stretch"}}
     member = {"member_id": "GM-5", "name": "Hunter Gomez", "email": "h@x.org", "status": "active"}
