@@ -2,9 +2,11 @@
 
 SFT copies a reference word for word, so its closing message says what happened in concrete
 terms, read from the change the solution made to the state: each record created (with its id
-and a few of its values), each field changed (its new value), each record removed. Counters and
-the clock are the system's, not news to the user. The wording varies with the content and a
-seed, so no one sentence closes a corpus.
+and a few of its values worked into the sentence), each status said with its verb ("I've
+cancelled order O1"), each field changed (its new value), each record removed, and money a
+related record gained or lost by it (a refund, a fee). Counters and the clock are the
+system's, not news to the user. The wording varies with the content, and most replies carry no
+stock opener or closer, so no one sentence opens or closes a corpus.
 """
 
 from __future__ import annotations
@@ -16,16 +18,40 @@ from typing import Any
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
-from envmill.tasks.core.facts import said_day
+from envmill.tasks.core.facts import is_plural, join_words, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
+from envmill.tasks.core.status_words import status_kind, status_news
 
-OPENERS = ("Done.", "All set.", "That's taken care of.", "I've made the changes.", "Finished.")
+# most replies start with the news itself; a few with a short word, as a person varies it
+OPENERS = ("", "", "", "", "", "Done. ", "All set. ", "Okay, ")
 # never a question: a simulated user answers one, and the episode would not end
-CLOSERS = ("", "", " Let me know if you need anything else.", " Tell me if there is more to do.")
+CLOSERS = (
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
+    " Let me know if anything else comes up.",
+    " Happy to help further.",
+)
+NOTHING = (
+    "Nothing needed to change: it was already as you asked.",
+    "Everything was already in order, so nothing needed to change.",
+)
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
+# a new record's money said "for $64.00" (what it costs), others "with a monthly fee of $64.00"
+PRICE_WORDS = frozenset({"amount", "total", "price", "cost", "fare"})
+DAYS = ("on ", "from ", "until ")
+ENDS = frozenset({"end", "ends", "until", "expiry", "expires", "to", "due"})
+DURATIONS = frozenset({"nights", "days", "hours", "weeks", "months", "minutes", "years"})
+# a field that sorts a record, said before its noun: "a premium cabin", "a checking account"
+SORT_WORDS = frozenset(
+    {"type", "kind", "category", "plan", "tier", "grade", "cabin", "class", "level"}
+)
 NUMBER_FIELD = re.compile(r"(?:\w+_)?(?:number|plate|code)")
 CONTACT_FIELDS = ("email", "phone", "address")
 # a new record's usual first status goes without saying ("Ann is registered as member M9")
@@ -46,29 +72,52 @@ def closing_message(
     """What changed from ``initial`` to ``final``, as a person reports finished work; with
     ``shown`` (the calls the agent made and their results), only what it can know."""
     pick = int(sha256_hex(seed)[:8], 16)
-    body = what_changed(initial, final, shown)
-    if not body:
-        return f"{OPENERS[pick % len(OPENERS)]} Nothing needed to change."
-    closer = CLOSERS[(pick // 7) % len(CLOSERS)]
-    return f"{OPENERS[pick % len(OPENERS)]} {body[:1].upper()}{body[1:]}.{closer}"
+    news = changed_news(initial, final, shown)
+    if not news:
+        return NOTHING[pick % len(NOTHING)]
+    opener = OPENERS[pick % len(OPENERS)]
+    closer = CLOSERS[(pick // 11) % len(CLOSERS)]
+    body = " ".join(f"{_capital(clause)}." for clause in news)
+    if opener == "Okay, " and news[0][:1].islower():  # "Okay, order O1 …", not "Okay, ann"
+        body = body[:1].lower() + body[1:]
+    return f"{opener}{body}{closer}"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def what_changed(
     initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None
 ) -> str:
-    """The changes as one clause list ("order O1 is now shipped; invoice I2 is created …"),
-    empty when nothing the user would call news changed. With ``shown`` (the calls' arguments
-    and results), a change the agent cannot know is left out, unless none is known at all: a
-    cascade no result showed (the member's bookings cancelled with them). The status of a
-    record a call named is known from the call succeeding ("complete appointment A2")."""
+    """The changes as one clause list ("I've shipped order O1; invoice I2 is created …"),
+    empty when nothing the user would call news changed (:func:`changed_news`)."""
+    return "; ".join(changed_news(initial, final, shown))
+
+
+def changed_news(
+    initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None
+) -> list[str]:
+    """One clause per changed record. With ``shown`` (the calls' arguments and results), a
+    change the agent cannot know is left out, unless none is known at all: a cascade no result
+    showed (the member's bookings cancelled with them). The status of a record a call named is
+    known from the call succeeding ("complete appointment A2"); money the change moved on
+    another record (a refund, a fee) is named, with its amount only when a result showed it."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
     now = final.get("current_time")
     names = Names(_labels(final), _labels(final, _shown_as), _people(final), now)
-    news = _news(seen, names) or _news(changes, names)
+    news = _news(seen, names)
+    if news and len(seen) < len(changes):
+        news += _money_moved([c for c in changes if c not in seen], names, shown)
+    news = news or _news(changes, names)
     said = news[:MAX_RECORDS]
     rest = len(news) - len(said)
-    return "; ".join(said) + (f"; and {rest} more change{'s' if rest > 1 else ''}" if rest else "")
+    return said + (
+        [f"there {'were' if rest > 1 else 'was'} {rest} more change{'s' if rest > 1 else ''}"]
+        if rest
+        else []
+    )
 
 
 def changed_numbers(initial: dict[str, Any], final: dict[str, Any]) -> list[float]:
@@ -180,15 +229,71 @@ def _own_label(record: Any) -> str | None:
 
 def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
     """One clause per record the change touched: records made with a name first (a member
-    is registered before their booking is made), then the order of the state."""
+    is registered before their booking is made), then the order of the state. A counter that
+    moved beside other news ("its enrolment count is now 2") is the system's, not said."""
     by_record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for change in changes:
         if is_generated(change):  # counters, clocks, touch stamps: the system's, not news
             continue
         path = [str(p) for p in change["path"]]
         by_record.setdefault(tuple(path[:2]), []).append({**change, "path": path})
+    if len(by_record) > 1 or any(_has_status(found) for found in by_record.values()):
+        by_record = {
+            record: kept
+            for record, found in by_record.items()
+            if (kept := [c for c in found if not _counter(c)])
+        }
     named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
     return [_clause(record, found, names) for record, found in named_first]
+
+
+def _has_status(changes: list[dict[str, Any]]) -> bool:
+    return any(c["path"][-1] == "status" and len(c["path"]) >= 3 for c in changes)
+
+
+def _counter(change: dict[str, Any]) -> bool:
+    """A count the system keeps: a whole number, not money, that moved by one or is called a
+    count ("enrolled" said "enrolment count", "pauses", "reopen count")."""
+    old, new, field = change.get("old"), change.get("new"), str(change["path"][-1])
+    if len(change["path"]) < 3 or not all(type(v) is int for v in (old, new)):
+        return False
+    return not is_money_field(field) and (abs(new - old) == 1 or _words(field).endswith("count"))
+
+
+def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | None) -> list[str]:
+    """The money a change moved on a record no result showed (the customer's store credit a
+    return refunded, the member's fines a lost book charged): a person tells the customer, by
+    how much when a result showed that amount, else without one."""
+    seen_numbers = _numbers(shown)
+    said = []
+    for change in hidden:
+        path, old, new = change["path"], change.get("old"), change.get("new")
+        field = str(path[-1])
+        if len(path) != 3 or not is_money_field(field) or is_generated(change):
+            continue
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)):
+            continue
+        key = str(path[1])
+        owner = names.shown_as.get(key) or f"{singular(_words(str(path[0])))} {key}"
+        whose = f"{owner}'" if owner.endswith("s") else f"{owner}'s"
+        way = "went up" if new > old else "went down"
+        delta = round(abs(new - old), 2)
+        by = f" by {say_money(delta)}" if any(abs(n - delta) < 0.005 for n in seen_numbers) else ""
+        said.append(f"{whose} {_words(field)} {way}{by} as a result")
+    return said[:1]
+
+
+def _numbers(value: Any) -> list[float]:
+    """Every number in the calls and results the agent saw."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return []
 
 
 def _made_with_name(changes: list[dict[str, Any]]) -> bool:
@@ -204,23 +309,43 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
     if whole is not None and whole["op"] == "add":  # a new record: its id is news
         return _created(f"{kind} {key}", key, whole["new"], names)
     noun = f"{kind} {names.shown_as.get(key, key)}"  # "guest Meghan Dennis", "room 512"
+    pick = _pick(key, *(str(c["path"][-1]) for c in changes))
     if whole is not None and whole["op"] == "remove":
-        return f"{noun} is removed"
+        return (f"{noun} is removed", f"I've removed {noun}")[pick % 2]
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
         return f"{noun} {_now(whole['new'], record[0])}"
+    its = "their" if key in names.people and key in names.labels else "its"  # a person
     said = []
     for index, change in enumerate(_fields_worth_saying(changes)):
         name, new = str(change["path"][-1]), change["new"]
         if name == "status" and isinstance(new, str) and new.strip():
-            said.append(f"{noun} is now {_say(new, name)}")
+            said.append(status_news(noun, _say(new, name), pick))
             continue
-        whose = "its" if index else "the"  # "the total of order O1 is now $0.30", then "its …"
-        of = "" if index else f" of {noun}"
         if _is_link(name) and str(new) in names.labels:  # "its adjuster is now Erin Ruiz"
-            said.append(f"{whose} {_words(name[:-3])}{of} is now {names.labels[str(new)]}")
+            field, value = _words(name[:-3]), names.labels[str(new)]
         else:
-            said.append(f"{whose} {_words(name)}{of} {_is(name)} {_now(new, name)[3:]}")
+            field, value = _words(name), _now(new, name).removeprefix("is now ")
+        said.append(_field_news(noun, its, field, value, index, pick))
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + ", and " + said[-1]
+
+
+def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: int) -> str:
+    """ "the phone of member Ann is now 555", "I've changed member Ann's phone to 555"; after the
+    first field, "its"/"their" ("and their earnings are now $273.38")."""
+    verb = "are" if is_plural(field) else "is"
+    if index:
+        return f"{its} {field} {verb} now {value}"
+    if value in ("set", "cleared") or pick % 3 == 0:
+        return f"the {field} of {noun} {verb} now {value}"
+    whose = f"{noun}'" if noun.endswith("s") else f"{noun}'s"
+    if pick % 3 == 1:
+        return f"{whose} {field} {verb} now {value}"
+    return f"I've {('changed', 'updated')[pick // 3 % 2]} {whose} {field} to {value}"
+
+
+def _pick(*parts: str) -> int:
+    """A stable choice among ways of saying one thing, made from what is said."""
+    return int(sha256_hex("|".join(parts))[:8], 16)
 
 
 def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -235,15 +360,18 @@ def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _created(noun: str, key: str, record: Any, names: Names) -> str:
-    """A new record as a person reports it: "Hunter Gomez is registered as member GM-5",
-    "booking BK-9 is booked for Hunter Gomez (gym class Evening Stretch)"."""
+    """A new record as a person reports it: "I've registered Hunter Gomez as member GM-5",
+    "booking BK-9 is booked for Hunter Gomez, with gym class Evening Stretch", "I've scheduled
+    appointment A9 for Ann Lee on 24 Sep 2025 at 14:00, with knee pain as the reason"."""
     if not isinstance(record, dict):
-        return f"{noun} is created ({_say(record)})"
+        return f"{noun} is created, with {_say(record)}"
+    pick = _pick(key, noun)
     status = record.get("status")
     state = _say(status, "status") if isinstance(status, str) and status.strip() else ""
     label = _own_label(record)
     if label and any(f in record for f in CONTACT_FIELDS):  # a person
-        return f"{label} is registered as {noun}" + (f", {state}" if state not in FRESH else "")
+        head = (f"{label} is registered as {noun}", f"I've registered {label} as {noun}")
+        return head[pick % 2] + (f", {state}" if state not in FRESH else "")
     links = [
         (field, names.labels[str(value)], str(value))
         for field, value in record.items()
@@ -251,22 +379,81 @@ def _created(noun: str, key: str, record: Any, names: Names) -> str:
     ]
     links.sort(key=lambda link: link[2] not in names.people)  # "for Ann", not "for Lot 4"
     state = "created" if state in ("", "new", "created", "draft") else state
-    named = f"{noun} ({label})" if label else noun  # "matter MAT-6 (Baker Lease Dispute)"
-    head = f"{named} is {state}" + (f" for {links[0][1]}" if links else "")
+    named = f"{noun}, {label}," if label else noun  # "matter MAT-6, Baker Lease Dispute,"
+    whom = f" for {links[0][1]}" if links else ""
+    stem = noun.split(" ")[-2][:4] if " " in noun else noun[:4]
+    if status_kind(state) == "action" and not state.startswith(stem) and pick % 3:
+        head = f"I've {state} {named}{whom}"  # "I've scheduled appointment A9 for Ann"
+    else:
+        head = f"{named} is {state}{whom}"
+    head = head.replace(",,", ",").rstrip(",")
     if label:
         return head
-    values = [f"{_words(field[:-3])} {label}" for field, label, _ in links[1:]]
-    values += [
-        f"{_words(field)} {_say(value, field)}"
-        for field, value in record.items()
-        if _plain(value)
-        and str(value) != key
-        and field != "status"
-        and not field.endswith("id")
-        and not _stamp(field)
-        and value != names.now  # "enrolment time" set to the clock: the system's
-    ]
-    return head + (f" ({', '.join(values[: MAX_FIELDS - 1])})" if values else "")
+    return head + _details(record, key, links[1:], names)
+
+
+def _details(
+    record: dict[str, Any], key: str, links: list[tuple[str, str, str]], names: Names
+) -> str:
+    """A new record's values worked into the sentence: " on 3 Aug 2025 for 3 nights, with a
+    premium cabin and 2 seats"; values still at nothing (a $0.00 tip) are no news."""
+    said = [(f"{_words(field[:-3])} {label}", False) for field, label, _ in links]
+    for field, value in record.items():
+        if (
+            not _plain(value)
+            or str(value) == key
+            or field == "status"
+            or field.endswith("id")
+            or _stamp(field)
+            or value == names.now  # "enrolment time" set to the clock: the system's
+            or value in (0, 0.0, "", False)
+        ):
+            continue
+        if isinstance(value, str) and _moment(value) and any(p.startswith(DAYS) for p, _ in said):
+            continue  # one day is the news; "on 18 Sep 2025 on 28 Oct 2025" is a dump
+        said.append(_detail(field, value))
+    said = said[: MAX_FIELDS - 1]
+    lead = [phrase for phrase, first in said if first]
+    rest = [phrase for phrase, first in said if not first]
+    return "".join(f" {p}" for p in lead) + (f", with {join_words(rest)}" if rest else "")
+
+
+def _detail(field: str, value: Any) -> tuple[str, bool]:
+    """One value in words, and whether it goes right after the head (a day, a stay, a price)
+    rather than after "with"."""
+    noun = _words(field)
+    if isinstance(value, str) and _moment(value):
+        until = any(w in ENDS for w in field.split("_"))  # "valid until 18 Nov 2025"
+        since = "start" in field and len(value.strip()) == 10  # "active from 18 Sep 2025"
+        return f"{'until' if until else 'from' if since else 'on'} {_moment(value)}", True
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = _say(value, field)
+        if is_money_field(field):
+            if noun.split()[-1] in PRICE_WORDS:
+                return f"for {shown}", True
+            return f"{_a(noun)} {noun} of {shown}", False
+        if is_plural(noun):
+            counted = singular(noun) if value == 1 else noun  # "1 night"
+            return (
+                (f"for {shown} {counted}", True)
+                if noun in DURATIONS
+                else (f"{shown} {counted}", False)
+            )
+        return f"{_a(noun)} {noun} of {shown}", False
+    said = _say(value, field)
+    words = noun.split()
+    if words[-1] in SORT_WORDS:  # "a premium cabin", "a checking account", "a business permit"
+        rest = " ".join(words[:-1]) if words[-1] in ("type", "kind", "category") else noun
+        if rest or words[-1] != "category":  # "a checking account", "a health plan"
+            phrase = f"{said} {rest}".strip()
+            return f"{_a(phrase)} {phrase}", False
+    if isinstance(value, bool):
+        return f"{noun} {said}", False
+    return f"{said} as the {noun}", False
+
+
+def _a(phrase: str) -> str:
+    return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
 def _is_link(field: str) -> bool:

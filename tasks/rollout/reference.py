@@ -47,6 +47,8 @@ CHECKED_NOTES = (
     "That's confirmed; making the change.",
 )
 MAX_PARALLEL = 3  # independent reads sent in one message
+PARTICLES = frozenset({"in", "out", "off", "up", "down", "back", "over"})
+PREPOSITIONS = frozenset({"to", "from", "for", "on", "by", "with", "into", "at", "as"})
 
 
 def tool_call_messages(
@@ -233,7 +235,25 @@ def _note(
         notes = READ_NOTES
     else:
         notes = CHANGE_NOTES + CHECKED_NOTES if after_results else CHANGE_NOTES
+    if (pick // 7) % 2:  # half the notes say what the call is for
+        return (
+            _tool_note(step.tool, tool_kinds.get(step.tool) == "query") or notes[pick % len(notes)]
+        )
     return notes[pick % len(notes)]
+
+
+def _tool_note(tool: str, query: bool) -> str | None:
+    """A note read from the tool's name, as a person says what they are about to do: "Let me
+    look up the member loans.", "I'll accept the return now." None for a name of one word."""
+    verb, _, rest = tool.replace("_", " ").partition(" ")
+    first = rest.split(" ")[0]
+    if first in PARTICLES:  # "I'll check in the booking now."
+        verb, rest = f"{verb} {first}", rest[len(first) :].strip()
+    if not rest or rest.split(" ")[0] in PREPOSITIONS:  # "add_to_course" says no object
+        return None
+    if query:
+        return f"Let me look up the {rest.removeprefix('the ')}."
+    return f"I'll {verb} the {rest.removeprefix('the ')} now."
 
 
 def reference_trajectory(

@@ -145,9 +145,9 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
     plain = ScenarioSpec(env_id=clinic.env_id, **clinic_scenarios["certified"][0])
     plain_report = certify_scenario(plain, clinic, sandbox)
     closing = reference_messages(plain, plain_report)[-1]["content"]
-    assert "appointment a0002 is now completed" in closing.lower(), closing
-    assert "invoice INV0002 is paid for Bram Okafor" in closing, closing
-    assert "amount $64.00" in closing, closing
+    assert "appointment a0002 as completed" in closing.lower(), closing
+    assert "invoice INV0002 is paid for Bram Okafor for $64.00" in closing, closing
+    assert "(" not in closing, closing
 
 
 @pytest.mark.parametrize(

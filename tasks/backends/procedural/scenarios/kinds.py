@@ -156,7 +156,7 @@ def _report_after_change(
             question.steps[-1],  # the read after the change, even when an earlier one matches
         ],
         checks=[*checks, guard_check(chain.initial_state, chain.final_state)],
-        reference_answer=_with_the_change(chain, question.answer),
+        reference_answer=_with_the_change(chain, question),
         expected_answer=question.expected,
     )
 
@@ -164,14 +164,23 @@ def _report_after_change(
 NUMBER_RANGE = re.compile(r"\d\s*[-–]\s*\d")
 
 
-def _with_the_change(chain: Chain, answer: str) -> str:
-    """The answer after a report of the work ("Done: the balance of account A2 is now $2.81;
-    …"), unless that report already says it: the user asked for both."""
+def _with_the_change(chain: Chain, question: Question) -> str:
+    """The answer after a report of the work ("I've closed account A2; its balance is now
+    $2.81."): the user asked for both. When the report already states the value asked for,
+    it is the whole answer; saying it twice reads as a template."""
     known = [[step.arguments, step.result] for step in chain.steps]
     done = what_changed(chain.initial_state, chain.final_state, known)
     if not done or NUMBER_RANGE.search(done):  # "(745)427-8739" reads as a hedge "7-8"
-        return answer
-    return f"Done: {done}. {answer}"
+        return question.answer
+    done = done[:1].upper() + done[1:]
+    said = question.said
+    if (
+        said
+        and question.field in done.lower()
+        and re.search(rf"(?<![\w$.,]){re.escape(said)}(?![\w]|[.,]\d)", done)
+    ):
+        return f"{done}."
+    return f"{done}. {question.answer}"
 
 
 def _question_about_change(

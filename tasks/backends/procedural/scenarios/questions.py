@@ -62,6 +62,8 @@ class Question:
     vague: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
     subject: str = ""
+    said: str = ""  # the value as the answer writes it ("$2.81"): a report that states it is enough
+    field: str = ""  # the field asked for, in words ("balance")
 
     def in_first_person(self) -> Question:
         """The question as the record's owner asks it ("my account …", answered "your …")."""
@@ -69,8 +71,19 @@ class Question:
             return self
         asked = self.text.replace(self.subject, f"my {self.subject}")
         told = self.answer.replace(self.subject, f"your {self.subject}")
+        told = told.replace(_capital(self.subject), f"Your {self.subject}")  # a sentence's start
         told = told[:1].upper() + told[1:]
-        return Question(asked, self.steps, told, self.expected, self.vague, self.facts, "")
+        return Question(
+            asked,
+            self.steps,
+            told,
+            self.expected,
+            self.vague,
+            self.facts,
+            "",
+            self.said,
+            self.field,
+        )
 
 
 def value_kind(value: Any) -> ValueKind | None:
@@ -134,8 +147,9 @@ def ask_field(
     chosen = rng.choice(words("answers", template))
     text = _fill(rng, "", template=chosen, field=field_noun(name), subject=subject.text)
     vague = _fill(rng, "", template=chosen, field=field_noun(name), subject=vague_subject(entity))
+    kind_of_answer = "status_answers" if name == "status" else "field_answers"
     answer = _fill(
-        rng, "field_answers", field=field_noun(name), subject=subject.text, value=say(name, value)
+        rng, kind_of_answer, field=field_noun(name), subject=subject.text, value=say(name, value)
     )
     expected = expected_answer(
         value,
@@ -147,7 +161,10 @@ def ask_field(
     facts = subject_facts(subject)
     shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
     steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
-    return Question(text, steps, answer, expected, vague, facts, subject.text)
+    said = say(name, value)
+    return Question(
+        text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
+    )
 
 
 def _shows(data: Any, rid: Any, name: str, value: Any) -> bool:
@@ -221,6 +238,7 @@ def _aggregate_question(
         "filter": after,
         "owner": subject.text,
         "value": shown,
+        "are": "is" if value == 1 else "are",
     }
     rivals = [unfiltered] if unfiltered not in (None, value) else []
     if op.kind != "sum":
@@ -323,7 +341,11 @@ def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) 
 
 def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> str:
     template = template or rng.choice(words("answers", key))
-    values["subject_cap"] = values.get("subject", "")[:1].upper() + values.get("subject", "")[1:]
-    values["owner_cap"] = values.get("owner", "")[:1].upper() + values.get("owner", "")[1:]
+    values["subject_cap"] = _capital(values.get("subject", ""))
+    values["owner_cap"] = _capital(values.get("owner", ""))
     values.setdefault("is", "are" if is_plural(values.get("field", "")) else "is")
     return tidy_text(template.format(**values))
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -110,3 +110,12 @@ def test_a_reply_that_quotes_a_fact_asks_for_it_first():
     said = [m["content"] for m in messages if m["role"] == "user"]
     assert any("6172.28" in text for text in said[1:])
     assert messages[-2]["role"] == "user" and "6172.28" in messages[-2]["content"]
+
+
+def test_a_note_read_from_a_tool_name_says_what_the_call_is_for():
+    from envmill.tasks.rollout.reference import _tool_note
+
+    assert _tool_note("check_in_booking", False) == "I'll check in the booking now."
+    assert _tool_note("list_member_loans", True) == "Let me look up the member loans."
+    assert _tool_note("add_to_course", False) is None  # no object to name
+    assert _tool_note("cancel", False) is None

@@ -1,0 +1,72 @@
+"""How a reply says that a record's status changed: with the verb a person uses.
+
+"I've cancelled order O1" for a status the agent brings about, "I've marked order O1 as
+delivered" for one that happened and was recorded, "matter M1 is now on hold" for a state. The
+status word itself is kept, so a judge that reads the status in the reply still finds it. Which
+status is which is data (``wording/statuses.yaml``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+STATUS_FILE = Path(__file__).resolve().parent / "wording" / "statuses.yaml"
+PLACES = frozenset({"on", "off", "in", "out", "under", "en", "do", "at", "sold"})
+
+
+@cache
+def status_lists() -> dict[str, frozenset[str]]:
+    """The lists of ``statuses.yaml``: ``recorded``, ``irregular`` and ``particles``."""
+    try:
+        data = yaml.safe_load(STATUS_FILE.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"wording 'statuses': cannot read {STATUS_FILE.name}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("wording 'statuses': expected a mapping")
+    return {key: frozenset(str(w) for w in data.get(key) or []) for key in data}
+
+
+def status_kind(status: str) -> str:
+    """``action`` (the agent did it), ``recorded`` (it happened; the agent marked it) or
+    ``state`` (an adjective or phrase: "on hold", "available")."""
+    lists = status_lists()
+    said = status.strip().lower()
+    if said in lists["recorded"]:
+        return "recorded"
+    first = said.split(" ")[0] if said else ""
+    if first.endswith("ed") or first in lists["irregular"]:
+        return "action"
+    return "state"
+
+
+def status_news(noun: str, status: str, pick: int) -> str:
+    """One clause saying ``noun`` (lower case, "order O1") reached ``status`` (in words),
+    chosen by ``pick`` among the ways a person says it."""
+    kind = status_kind(status)
+    if kind == "action":
+        ways = (f"I've {_with_particle(status, noun)}", f"{noun} has been {status}")
+    elif kind == "recorded":
+        ways = (f"I've marked {noun} as {status}", f"{noun} is now marked {status}")
+    elif status.split(" ")[0] in PLACES:  # "on leave": not "I've set employee E1 to on leave"
+        ways = (f"{noun} is now {status}", f"{noun} is {status} now")
+    else:
+        ways = (
+            f"{noun} is now {status}",
+            f"{noun} is {status} now",
+            f"I've set {noun} to {status}",
+        )
+    return ways[pick % len(ways)]
+
+
+def _with_particle(status: str, noun: str) -> str:
+    """ "checked in booking B1", "returned item I1 to stock": a particle stays with its verb,
+    the rest of the phrase follows the record."""
+    words = status.split(" ")
+    if len(words) > 1 and words[1] in status_lists()["particles"]:
+        verb, rest = " ".join(words[:2]), " ".join(words[2:])
+    else:
+        verb, rest = words[0], " ".join(words[1:])
+    return f"{verb} {noun}" + (f" {rest}" if rest else "")
