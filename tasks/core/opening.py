@@ -24,7 +24,7 @@ STAFF = re.compile(
     r"^You are [^(.]+\((?:you work (?:at|on|in) the (?P<place>[^()]+?)|you are an? (?P<role>"
     r"[a-z ]*?(?:officer|clerk|agent|adviser|handler|planner|dispatcher|manager|coordinator|"
     r"receptionist|recruiter|teller|pharmacist|librarian|administrator|technician|nurse))"
-    r" (?:at|in|on|with|for) the [^()]+?)\)"
+    r" (?:at|in|on|with|for) the (?P<where>[^()]+?))\)"
 )
 WANT_TO_KNOW = re.compile(r"^I(?:'d like| want) to know (.+?)\.((?:\s.*)?)$", re.S)
 ASKING = (
@@ -102,8 +102,9 @@ def _greeting(task: str, choice: int) -> str:
     found = STAFF.match(task)
     if found is None:
         return GREETINGS[choice % len(GREETINGS)]
-    if found.group("place"):
-        return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(found.group("place"))
+    place = found.group("place") or (found.group("role") == "agent" and found.group("where"))
+    if place:  # "an agent at the reservations desk" says where, not "agent here"
+        return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(place)
     return ROLE_GREETINGS[choice % len(ROLE_GREETINGS)].format(found.group("role"))
 
 
