@@ -146,7 +146,7 @@ def test_the_reference_conversation_ends_with_the_reference_answer(
     plain_report = certify_scenario(plain, clinic, sandbox)
     closing = reference_messages(plain, plain_report)[-1]["content"]
     assert "appointment a0002 as completed" in closing.lower(), closing
-    assert "invoice INV0002 is paid for Bram Okafor for $64.00" in closing, closing
+    assert "nvoice INV0002 is paid for Bram Okafor for $64.00" in closing, closing
     assert "(" not in closing, closing
 
 
