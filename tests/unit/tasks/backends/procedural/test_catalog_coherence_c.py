@@ -189,3 +189,14 @@ def test_phrases_do_not_assume_what_the_arguments_may_contradict(
     domain: str, operation: str, word: str
 ) -> None:
     assert not [p for p in _phrases(domain, operation) if word in p]
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_example_text_is_curated_text(domain: str) -> None:
+    """A create's free-text argument must come from its field's sample: an example name
+    missing from the sample would reach the task as uncurated text."""
+    for name, entity in load_domain(domain).entities.items():
+        for example in entity.examples:
+            for field_name, value in example.items():
+                sample = entity.fields[field_name].sample
+                assert not sample or value in sample, (domain, name, field_name, value)
