@@ -369,3 +369,23 @@ def test_every_email_belongs_to_the_name_on_its_record(generated):
                     assert last in local, (domain, name, record["email"])
                     checked += 1
     assert checked > 100
+
+
+def test_records_keep_what_their_examples_tie_to_their_name_even_as_namesakes(generated):
+    """A decoy that shares a part's name shares its category too ("Air Filter" never sits in
+    brakes), so the task tells them apart by something else."""
+    clashes = []
+    for domain, compiled, scenarios in generated:
+        for name, entity in compiled.spec.entities.items():
+            attr = compiled.entity_attrs.get(name)
+            tied = [e for e in entity.examples if entity.label in e]
+            if not attr or not tied:
+                continue
+            for scenario in scenarios:
+                for record in (scenario.initial_state.get(attr) or {}).values():
+                    same = [e for e in tied if e[entity.label] == record.get(entity.label)]
+                    if same and not any(
+                        all(record.get(f) == v for f, v in e.items()) for e in same
+                    ):
+                        clashes.append((domain, scenario.kind, record.get(entity.label)))
+    assert not clashes, clashes[:5]

@@ -62,8 +62,11 @@ def disambiguate(
         other, field = twin
         attr = compiled.entity_attrs[mention.entity or ""]
         initial, final = copy.deepcopy(chain.initial_state), copy.deepcopy(chain.final_state)
+        tied = _tied_to_label(compiled, mention)  # as the target started, in both states
+        target = chain.initial_state[attr][mention.value]
         for state in (initial, final):
             state[attr][other][mention.label_field] = mention.label
+            state[attr][other].update({f: target[f] for f in tied if f in target})
             _own_contact(state[attr], other, str(mention.label))
         if not _finds_both(chain, episode, initial, mention, other):
             continue
@@ -114,14 +117,24 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
     touched = {tuple(c["path"][:2]) for c in diff_states(chain.initial_state, chain.final_state)}
     others = [k for k in sorted(records, key=str) if k not in used and (attr, k) not in touched]
     rng.shuffle(others)
+    tied = _tied_to_label(compiled, mention)
     for other in others:
-        fields = _telling_fields(records, target, mention, other)
+        fields = [f for f in _telling_fields(records, target, mention, other) if f not in tied]
         fields = [
             f for f in fields if _value_at(chain.final_state, [attr, mention.value, f]) == target[f]
         ]
         if fields:
             return other, rng.choice(fields)
     return None
+
+
+def _tied_to_label(compiled: CompiledEnvironment, mention: ArgMention) -> set[str]:
+    """Fields the entity's examples keep with its label (an Air Filter is in filters): the
+    namesake takes them too, and they never tell the two apart."""
+    entity = compiled.spec.entities.get(mention.entity or "")
+    examples = entity.examples if entity else []
+    label = mention.label_field or ""
+    return {f for e in examples if label in e for f in e if f != label}
 
 
 def _telling_fields(records: dict, target: dict, mention: ArgMention, other: Any) -> list[str]:
