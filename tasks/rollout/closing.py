@@ -106,7 +106,12 @@ def changed_news(
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
     now = final.get("current_time")
-    names = Names(_labels(final), _labels(final, _shown_as), _people(final), now)
+    labels, shown_as = _labels(final), _labels(final, _shown_as)
+    if shown is not None:  # a name no call or result showed would be news the agent made up
+        known = _texts(shown)
+        labels = {k: v for k, v in labels.items() if v in known}
+        shown_as = {k: v for k, v in shown_as.items() if v in known}
+    names = Names(labels, shown_as, _people(final), now)
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         news += _money_moved([c for c in changes if c not in seen], names, shown)
@@ -157,6 +162,16 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
         _holds(result, lambda d: rid in d.values() and d.get(field) == change["new"])
         for result in shown or []
     )
+
+
+def _texts(value: Any) -> set[str]:
+    """Every string or whole number in ``value``, however deep, as text."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return {str(value).strip()}
+    items = value.values() if isinstance(value, dict) else value
+    if isinstance(items, list | tuple) or isinstance(value, dict):
+        return {text for item in items for text in _texts(item)}
+    return set()
 
 
 def _holds(value: Any, test: Any) -> bool:

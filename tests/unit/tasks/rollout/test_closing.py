@@ -243,7 +243,9 @@ def test_money_the_change_moved_on_another_record_is_named():
     shown = [[{"order_id": "O1"}, {"data": {"order_id": "O1", "status": "returned"}}]]
     said = closing_message(before, after, "s", shown)
     assert "returned" in said and "store credit went up" in said, said
-    assert "Kevin Ball" in said and "by $220.40" not in said, said
+    assert "by $220.40" not in said and "Kevin Ball" not in said, said  # no result named him
+    shown[0][1]["data"]["customer"] = "Kevin Ball"
+    assert "Kevin Ball's store credit" in closing_message(before, after, "s", shown)
     listed = [[{}, {"data": [{"order_id": "O1", "total": 220.4}]}], *shown]
     assert "store credit went up by $220.40" in closing_message(before, after, "s", listed)
     assert "313.55" not in closing_message(before, after, "s", listed)
@@ -256,3 +258,21 @@ def test_most_replies_carry_no_stock_opener_or_closer():
     plain = [r for r in replies if r[:1] in "IO"]  # "I've closed …", "O1 …"
     assert len(plain) > len(replies) / 2
     assert sum("Let me know" in r or "Happy to" in r for r in replies) < len(replies) / 3
+
+
+def test_a_record_is_named_only_by_what_the_agent_was_shown():
+    """Closing a trip frees its vehicle; the result showed the vehicle's id, not its plate, so
+    the reply names it by id (a plate no result held would be made up)."""
+    before = {
+        "trips": {"TR1": {"status": "ongoing", "vehicle_id": "VEH-1"}},
+        "vehicles": {"VEH-1": {"plate": "YXP 196", "status": "on_trip"}},
+    }
+    after = {
+        "trips": {"TR1": {"status": "completed", "vehicle_id": "VEH-1"}},
+        "vehicles": {"VEH-1": {"plate": "YXP 196", "status": "available"}},
+    }
+    result = {"data": {"trip_id": "TR1", "status": "completed", "vehicle_id": "VEH-1"}}
+    said = closing_message(before, after, "s1", [[{"trip_id": "TR1"}, result]])
+    assert "YXP 196" not in said and "VEH-1" in said, said
+    result["data"]["plate"] = "YXP 196"
+    assert "YXP 196" in closing_message(before, after, "s1", [[{"trip_id": "TR1"}, result]])
