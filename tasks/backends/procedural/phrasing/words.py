@@ -114,9 +114,22 @@ NEWS = re.compile(r"\b(?:was|were|has been|have been)\s+[a-z]+(?:ed|en)\b")
 
 def order_phrases(phrases: Iterable[str]) -> list[str]:
     """The orders among ``phrases``, each cut to its order ("Please cancel my order {id}; I
-    changed my mind" → its first clause): what a branch of a condition can say."""
-    cut = [re.split(r"[;:]", p)[0].strip() for p in phrases if not is_statement(p)]
+    changed my mind" → its first clause, "X's case is about to start; add {amount} to their
+    retainer" → its second, which holds the values): what a branch of a condition can say."""
+    cut = [_order_clause(p) for p in phrases if not is_statement(p)]
     return [p for p in cut if "{" in p and not is_statement(p) and not NEWS.search(p)]
+
+
+def _order_clause(phrase: str) -> str:
+    """The clause with the most values other than a record's name, the first of equals."""
+    clauses = [c.strip() for c in re.split(r"[;:]", phrase)]
+    valued = [c for c in clauses if not is_statement(c)] or clauses
+
+    def values(clause: str) -> tuple[int, int]:
+        names = re.findall(r"\{[^}]*\}", clause)
+        return sum(not n.endswith(".label}") for n in names), len(names)
+
+    return max(valued, key=values)
 
 
 def is_statement(phrase: str) -> bool:

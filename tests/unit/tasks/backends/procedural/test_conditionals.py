@@ -14,6 +14,7 @@ import pytest
 
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import condition_subject, conditional_clause
+from envmill.tasks.backends.procedural.phrasing.words import order_phrases
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.conditions import (
     _threshold,
@@ -154,3 +155,14 @@ def test_a_search_that_showed_the_number_needs_no_second_read():
     assert shows_field(found, "CLT-0004", "retainer_balance")
     assert not shows_field(found, "CLT-0005", "retainer_balance")
     assert not shows_field([{"client_id": "CLT-0004", "name": "Ryan Reed"}], "CLT-0004", "x")
+
+
+def test_a_branch_says_the_order_not_the_reason_before_it():
+    """From the rating: "if not, their case is about to start, with the amount set to $500"."""
+    said = order_phrases(
+        [
+            "{client_id.label}'s case is about to start; add {amount} to their retainer.",
+            "Please cancel my order {order_id}; I changed my mind.",
+        ]
+    )
+    assert said == ["add {amount} to their retainer.", "Please cancel my order {order_id}"]
