@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -217,7 +218,8 @@ def answer_with(pairs: list[tuple[str, str]], turn: int) -> str:
         clauses = [fact_clause(noun, v) for noun, v in pairs if not _says_what_it_is(noun, v)]
         parts = [", ".join(bare)] if bare else []
         parts += [join_words(clauses)] if clauses else []
-        answer = LEADS[turn % len(LEADS)] + "; ".join(parts) + "."
+        lead = LEADS[zlib.crc32(repr(pairs).encode()) % len(LEADS)]  # the same from any user
+        answer = lead + "; ".join(parts) + "."
     return re.sub(r"([.!?])\.$", r"\1", answer)
 
 

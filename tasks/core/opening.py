@@ -91,7 +91,7 @@ def opening_message(scenario: ScenarioSpec) -> str:
         greeting = _greeting(task, choice)
         if greeting.endswith(",") and not re.match(r"I\b", text):  # "Hi, I …" but "Hi! The …"
             greeting = greeting[:-1] + "!"
-        text = f"{greeting} {text}"
+        text = f"{greeting} {text}".strip()
     text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
     return text.strip() or FALLBACK_OPENING
 

@@ -322,7 +322,8 @@ def test_conversational_tasks_are_personas(generated):
         assert re.match(r"You are [A-Z]", scenario.task), scenario.task
         assert any(line in scenario.task for line in load_wording("conduct")["knowledge"])
         opening = opening_message(scenario)
-        assert not re.search(r"\b(?:you|your)\b", opening, re.I), opening
+        asked = re.sub(r"\b(?:Could|Can) you\b", "", opening)  # the user asks the agent
+        assert not re.search(r"\b(?:you|your)\b", asked, re.I), opening
         assert "volunteer" not in opening and opening[:1].isupper(), opening
 
 

@@ -8,6 +8,7 @@ certification, so these tests follow the trajectory contract, not the gates' cur
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -174,7 +175,7 @@ def test_procedural_opening_is_the_persona_request_not_the_facts(procedural_pair
 def test_hand_written_instructions_become_the_users_own_words(clinic_pairs):
     spec = next(s for s, _ in clinic_pairs if s.user_facts.get("name") == "Alice Moreno")
     opening = opening_message(spec)
-    assert opening.startswith("I cannot make my cardiology appointment")
+    assert re.match(r"^(?:\w[\w ]*[.!,] )?I cannot make my cardiology appointment", opening)
     assert "Alice Moreno" not in opening and "You" not in opening and " your " not in opening
     report = next(r for s, r in clinic_pairs if s.scenario_id == spec.scenario_id)
     messages = trajectory_of(spec, report).messages
