@@ -7,24 +7,12 @@ from __future__ import annotations
 import pytest
 
 from envmill.tasks.backends.procedural.catalog import load_domain
-from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from tests.catalog_fill import filled_records
 
 DOMAINS = (
     "airline auto_repair banking city_requests clinic courses coworking donations ecommerce "
     "events farm_coop fleet food_delivery"
 ).split()
-SEEDS = range(3)
-
-
-def _records(domain: str, entity: str) -> list[dict]:
-    """The filled records of ``entity`` over a few compile/fill seeds."""
-    found = []
-    for seed in SEEDS:
-        compiled = compile_environment(load_domain(domain), seed)
-        if entity in compiled.entity_attrs:
-            found += build_initial_state(compiled, seed)[compiled.entity_attrs[entity]].values()
-    return found
 
 
 def _whole(record: dict, examples: list[dict]) -> bool:
@@ -39,7 +27,7 @@ def test_every_record_named_in_an_example_agrees_with_it(domain: str) -> None:
     for name, entity in load_domain(domain).entities.items():
         if not entity.examples:
             continue
-        records = _records(domain, name)
+        records = filled_records(domain, name)
         bad = [r for r in records if not _whole(r, entity.examples)]
         assert not bad, (domain, name, bad[:2])
 
@@ -63,12 +51,12 @@ def test_a_named_record_never_sits_in_a_clashing_group(
     examples = load_domain(domain).entities[entity].examples
     assert any(e.get(key) == value for e in examples)
     assert all(e.get(field) != wrong for e in examples if e.get(key) == value)
-    assert all(r[field] != wrong for r in _records(domain, entity) if r[key] == value)
+    assert all(r[field] != wrong for r in filled_records(domain, entity) if r[key] == value)
 
 
 def test_an_organisation_donor_is_never_a_person() -> None:
     """'a donor of type foundation is a person named Noah Le' cannot come back."""
-    records = _records("donations", "donor")
+    records = filled_records("donations", "donor")
     assert records
     for record in records:
         if record["donor_type"] == "foundation":
@@ -94,7 +82,7 @@ def test_an_organisation_donor_is_never_a_person() -> None:
 )
 def test_prices_the_business_sets_are_price_like(domain: str, entity: str, field: str) -> None:
     """A fee or a shelf price ends in .00, .50, .95 or .99, never $64.03."""
-    records = _records(domain, entity)
+    records = filled_records(domain, entity)
     assert records
     for record in records:
         cents = round(record[field] * 100) % 100
@@ -109,5 +97,5 @@ def test_no_event_title_names_a_time_of_day() -> None:
 
 
 def test_a_raised_total_never_passes_the_campaign_goal() -> None:
-    records = _records("donations", "campaign")
+    records = filled_records("donations", "campaign")
     assert records and all(r["raised"] <= r["goal"] for r in records)

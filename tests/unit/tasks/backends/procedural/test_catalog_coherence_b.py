@@ -14,23 +14,13 @@ from envmill.tasks.backends.procedural.catalog import load_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgumentDrawer
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from tests.catalog_fill import filled_records
 
 DOMAINS = [
     "gym", "hotel", "hr_leave", "insurance_claims", "legal_cases", "library", "loans",
     "manufacturing", "parcel_shipping", "parking", "payroll", "permits", "pharmacy",
     "property_leases",
 ]  # fmt: skip
-SEEDS = range(3)
-
-
-def _records(domain: str, entity: str) -> list[dict]:
-    """The ``entity`` records of ``domain`` filled over a few compile and fill seeds."""
-    found: list[dict] = []
-    for seed in SEEDS:
-        compiled = compile_environment(load_domain(domain), seed)
-        if entity in compiled.entity_attrs:
-            found += build_initial_state(compiled, seed)[compiled.entity_attrs[entity]].values()
-    return found
 
 
 def _whole(record: dict, examples: list[dict]) -> bool:
@@ -47,7 +37,7 @@ def test_every_record_takes_one_whole_example(domain: str) -> None:
         if not entity.examples:
             continue
         label_keyed = entity.label in entity.examples[0]
-        for record in _records(domain, name):
+        for record in filled_records(domain, name):
             if label_keyed:
                 mine = [e for e in entity.examples if e[entity.label] == record[entity.label]]
                 assert not mine or _whole(record, mine), (domain, name, record)
@@ -67,7 +57,7 @@ def test_labelled_examples_outnumber_the_fill(domain: str) -> None:
 
 def test_class_titles_name_no_time_of_day_and_sit_in_their_room() -> None:
     rooms = {"Spin Express": "spin_room", "Aqua Fit": "pool", "Power Lifting": "weights_floor"}
-    for record in _records("gym", "gym_class"):
+    for record in filled_records("gym", "gym_class"):
         assert not re.search(r"Morning|Evening|Afternoon|Night|Sunrise", record["title"])
         assert rooms.get(record["title"], record["room"]) == record["room"], record
 
@@ -75,13 +65,13 @@ def test_class_titles_name_no_time_of_day_and_sit_in_their_room() -> None:
 def test_payroll_job_titles_belong_to_their_department() -> None:
     examples = load_domain("payroll").entities["employee"].examples
     pairs = {(e["department"], e["job_title"]) for e in examples}
-    records = _records("payroll", "employee")
+    records = filled_records("payroll", "employee")
     assert records and all((r["department"], r["job_title"]) in pairs for r in records)
     assert all(r["annual_salary"] % 1000 == 0 for r in records)
 
 
 def test_hr_leave_titles_fit_any_team() -> None:
-    for record in _records("hr_leave", "employee"):
+    for record in filled_records("hr_leave", "employee"):
         assert not re.search(r"Engineer|Recruit|Design|Marketing|Financ", record["job_title"])
 
 
@@ -93,7 +83,7 @@ def test_firms_are_not_named_like_people(domain: str, entity: str, kind: str) ->
     never a faker person's name ("a business client Bethany Velasquez")."""
     examples = load_domain(domain).entities[entity].examples
     firms = {e["name"] for e in examples if e[kind] != "individual"}
-    for record in _records(domain, entity):
+    for record in filled_records(domain, entity):
         if record[kind] != "individual":
             assert record["name"] in firms, record
 
@@ -106,12 +96,12 @@ def test_firms_are_not_named_like_people(domain: str, entity: str, kind: str) ->
 ])  # fmt: skip
 def test_prices_a_business_sets_look_set(domain: str, entity: str, field: str) -> None:
     """$49.99, $4.50 or $1,250.00, never $64.03."""
-    cents = {round(r[field] * 100) % 100 for r in _records(domain, entity)}
+    cents = {round(r[field] * 100) % 100 for r in filled_records(domain, entity)}
     assert cents and cents <= {0, 25, 49, 50, 75, 95, 99}, (domain, field, cents)
 
 
 def test_parcel_weights_suit_their_contents() -> None:
-    for record in _records("parcel_shipping", "parcel"):
+    for record in filled_records("parcel_shipping", "parcel"):
         if record["contents"] in ("laptop", "documents", "phone accessories"):
             assert record["weight_kg"] < 5, record
 

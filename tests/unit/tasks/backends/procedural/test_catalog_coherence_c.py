@@ -5,15 +5,13 @@ plan's name its fee and allowance, a meter's serial its utility, and the clashes
 from __future__ import annotations
 
 import random
-from functools import cache
 
 import pytest
 from faker import Faker
 
 from envmill.tasks.backends.procedural.catalog import load_domain
-from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgumentDrawer
-from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from tests.catalog_fill import filled_records, filled_states
 
 DOMAINS = [
     "recruiting",
@@ -30,27 +28,6 @@ DOMAINS = [
     "vet_clinic",
     "warehouse",
 ]
-SEEDS = range(3)
-
-
-@cache
-def _states(domain: str) -> list[tuple]:
-    """(compiled, state) per seed: filling is the slow part, shared by the tests below."""
-    spec = load_domain(domain)
-    out = []
-    for seed in SEEDS:
-        compiled = compile_environment(spec, seed)
-        out.append((compiled, build_initial_state(compiled, seed)))
-    return out
-
-
-def _records(domain: str, entity: str) -> list[dict]:
-    found = []
-    for compiled, state in _states(domain):
-        attr = compiled.entity_attrs.get(entity)
-        if attr is not None:
-            found.extend(state[attr].values())
-    return found
 
 
 def _disagreement(record: dict, entity) -> bool:
@@ -73,7 +50,7 @@ def test_filled_records_agree_with_their_examples(domain: str) -> None:
     for name, entity in spec.entities.items():
         if not entity.examples:
             continue
-        records = _records(domain, name)
+        records = filled_records(domain, name)
         bad = [r for r in records if _disagreement(r, entity)]
         assert not bad, (domain, name, bad[:2])
         checked += len(records)
@@ -90,7 +67,7 @@ def test_labelled_examples_outlast_the_fill(domain: str) -> None:
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_creates_draw_one_whole_example(domain: str) -> None:
-    for compiled, state in _states(domain)[:1]:
+    for compiled, state in filled_states(domain)[:1]:
         drawer = ArgumentDrawer(compiled, random.Random(5), Faker())
         for tool in (t for t in compiled.tools if t.examples):
             for _ in range(10):
@@ -102,7 +79,7 @@ def test_creates_draw_one_whole_example(domain: str) -> None:
 
 
 def _pairs(domain: str, entity: str, *fields: str) -> set[tuple]:
-    return {tuple(r[f] for f in fields) for r in _records(domain, entity)}
+    return {tuple(r[f] for f in fields) for r in filled_records(domain, entity)}
 
 
 def test_beach_and_harbour_homes_are_not_in_the_desert() -> None:
