@@ -37,7 +37,8 @@ DECLINE = re.compile(
     r"|prevents?|not authori[sz]ed|say no|have to pass|must pass|out of the question"
     r"|not in a position|no longer possible|not available|isn't available|can only|only be"
     r"|doesn't permit|does not permit|don't permit|not an option|can no longer|(?:is|are) final"
-    r"|can't be|cannot be|too late|too early|no longer|(?:has|have) (?:expired|closed|lapsed))\b"
+    r"|can't be|cannot be|too late|too early|no longer|(?:has|have) (?:expired|closed|lapsed)"
+    r"|(?:don't|doesn't|do not|does not) have (?:the )?(?:\w+ )?permission)\b"
 )
 SUCCESS = re.compile(
     r"\b(?:successfully|all set|all done|done|went through|taken care of|processed|completed"
@@ -49,6 +50,10 @@ CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|\s+-\s+|\s+but\s+|:\s+|,?\s+so\s+|,\s+
 NOT = re.compile(r"\b(?:not|never|no)\b|n't\b")
 # "can be marked completed", "would have been refunded": what may happen, not what did
 MODAL = re.compile(r"\b(?:can|could|would|will|may|might|should|must|to)\s+(?:\w+\s+){0,2}$")
+# "… so I changed its status to closed": a value set, not a verb after "to"
+SET_TO = re.compile(
+    r"\b(?:changed|set|switched|moved|updated|turned|put|marked)\b(?:\s+\S+){0,4}\s+(?:to|as)\s+$"
+)
 CONDITION_FRAME = re.compile(
     r"\b(?:only|must|unless|until|while|needs?|requires?|required|has to be|have to be|once)"
     r"\s+(?:\w+\s+){0,6}$"
@@ -143,7 +148,9 @@ def _claim(text: str, refusal: Refusal) -> str | None:
             before = clause[: match.start()]
             if negated(clause, match.start()) or DECLINE.search(before) or NOT.search(before):
                 continue
-            if MODAL.search(before) or CONDITION_FRAME.search(before):
+            if (MODAL.search(before) and not SET_TO.search(before)) or CONDITION_FRAME.search(
+                before
+            ):
                 continue  # "only delivered orders can be returned": the rule, not the work
             if RULE_AFTER.match(clause[match.end() :]):
                 continue  # "approved amount (6172.28) must be at most …": a word of the rule
