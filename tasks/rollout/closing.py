@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
@@ -67,12 +67,17 @@ STAMP = re.compile(
 
 
 def closing_message(
-    initial: dict[str, Any], final: dict[str, Any], seed: str, shown: list[Any] | None = None
+    initial: dict[str, Any],
+    final: dict[str, Any],
+    seed: str,
+    shown: list[Any] | None = None,
+    said: str = "",
 ) -> str:
     """What changed from ``initial`` to ``final``, as a person reports finished work; with
-    ``shown`` (the calls the agent made and their results), only what it can know."""
+    ``shown`` (the calls the agent made and their results) and ``said`` (the user's words),
+    only what it can know."""
     pick = int(sha256_hex(seed)[:8], 16)
-    news = changed_news(initial, final, shown)
+    news = changed_news(initial, final, shown, said)
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
@@ -96,7 +101,7 @@ def what_changed(
 
 
 def changed_news(
-    initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None
+    initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None, said: str = ""
 ) -> list[str]:
     """One clause per changed record. With ``shown`` (the calls' arguments and results), a
     change the agent cannot know is left out, unless none is known at all: a cascade no result
@@ -107,18 +112,16 @@ def changed_news(
     seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
     now = final.get("current_time")
     labels, shown_as = _labels(final), _labels(final, _shown_as)
-    if shown is not None:  # a name no call or result showed would be news the agent made up
-        known = _texts(shown)
-        labels = {k: v for k, v in labels.items() if v in known}
-        shown_as = {k: v for k, v in shown_as.items() if v in known}
+    if shown is not None:  # a name no call, result or user message showed would be made up
+        labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
     names = Names(labels, shown_as, _people(final), now)
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         news += _money_moved([c for c in changes if c not in seen], names, shown)
     news = news or _news(changes, names)
-    said = news[:MAX_RECORDS]
-    rest = len(news) - len(said)
-    return said + (
+    told = news[:MAX_RECORDS]
+    rest = len(news) - len(told)
+    return told + (
         [f"there {'were' if rest > 1 else 'was'} {rest} more change{'s' if rest > 1 else ''}"]
         if rest
         else []
@@ -164,13 +167,24 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
     )
 
 
+def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]:
+    """The names a call, a result or the user's words showed."""
+    texts = _texts(shown)
+    return {
+        key: name
+        for key, name in names.items()
+        if name in texts or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", said)
+    }
+
+
 def _texts(value: Any) -> set[str]:
     """Every string or whole number in ``value``, however deep, as text."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return {str(value).strip()}
-    items = value.values() if isinstance(value, dict) else value
-    if isinstance(items, list | tuple) or isinstance(value, dict):
-        return {text for item in items for text in _texts(item)}
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return {text for item in value for text in _texts(item)}
     return set()
 
 
@@ -270,9 +284,17 @@ def _counter(change: dict[str, Any]) -> bool:
     """A count the system keeps: a whole number, not money, that moved by one or is called a
     count ("enrolled" said "enrolment count", "pauses", "reopen count")."""
     old, new, field = change.get("old"), change.get("new"), str(change["path"][-1])
-    if len(change["path"]) < 3 or not all(type(v) is int for v in (old, new)):
+    if len(change["path"]) < 3 or not (_is_whole(old) and _is_whole(new)):
         return False
     return not is_money_field(field) and (abs(new - old) == 1 or _words(field).endswith("count"))
+
+
+def _is_whole(value: Any) -> TypeGuard[int]:
+    return type(value) is int
+
+
+def _is_amount(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | None) -> list[str]:
@@ -286,7 +308,7 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
         field = str(path[-1])
         if len(path) != 3 or not is_money_field(field) or is_generated(change):
             continue
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)):
+        if not (_is_amount(old) and _is_amount(new)):
             continue
         key = str(path[1])
         owner = names.shown_as.get(key) or f"{singular(_words(str(path[0])))} {key}"

@@ -125,6 +125,7 @@ def reference_messages(
         report.final_state or scenario.initial_state,
         report.scenario_id,
         shown=[[step.arguments, result] for step, result in steps],  # no news it never saw
+        said=" ".join(m["content"] for m in messages if m["role"] == "user"),
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first

@@ -54,6 +54,8 @@ def _message_patterns(lines: list[str]) -> list[re.Pattern[str]]:
         if not stripped.startswith("return {"):
             continue
         node = ast.parse(stripped.removeprefix("return "), mode="eval").body
+        if not isinstance(node, ast.Dict):
+            continue
         message = next(
             (v for k, v in zip(node.keys, node.values, strict=True) if _is(k, "error")), None
         )
