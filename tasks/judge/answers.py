@@ -46,6 +46,10 @@ ANSWER_HEDGES = re.compile(
 )
 EITHER = re.compile(r"\beither\b[^.;!?]*\bor\b")  # "either Dr. Becker or Dr. Patel": two candidates
 CHANGE_REPORT = re.compile(r"\bfrom\s+\$?[\d,.]+\s+to\b")
+# a value said as what it was ("went from 14 to 12", "it was $2.81"), not as what it is
+SAID_BEFORE = re.compile(
+    r"\b(?:from|was|were|previously|had been|used to be)\s+\$?(\d[\d,]*(?:\.\d+)?)\b"
+)
 NUMERIC = frozenset({"count", "number", "money", "duration"})
 MOMENTS = frozenset({"date", "datetime", "time"})
 DURATION_MINUTES = {"minutes": 1, "hours": 60, "days": 1440, "weeks": 10080}
@@ -109,11 +113,14 @@ def _numeric(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ve
         return Verdict(False, f"the reply does not state {_shown(expected)}")
     rivals = [float(r) for r in expected.rivals if _is_number(r)]
     context = [float(c) for c in expected.context if _is_number(c)] + list(setting.asked)
+    before = [float(n.replace(",", "")) for n in SAID_BEFORE.findall(reading.text)]
     for value in stated:
-        if abs(value - target) <= tolerance or _near(value, context):
+        if abs(value - target) <= tolerance:
             continue
-        if _near(value, rivals):
+        if _near(value, rivals) and not _near(value, before):  # a stale value beside the answer
             return Verdict(False, f"the reply also states {value:g}, a competing value")
+        if _near(value, context):
+            continue
         if not (_near(value, setting.numbers) and _other_kind(expected, value, reading)):
             return Verdict(
                 False, f"the reply states {value:g}, which nothing in the state supports"

@@ -312,3 +312,14 @@ def test_a_name_the_question_says_holds_no_rival():
     assert judge_answer(expected, "Parks Crew North sits in lighting.", setting).passed
     wrong = "The department of crew Parks Crew North is parks, not lighting."
     assert not judge_answer(expected, wrong, setting).passed
+
+
+def test_a_stale_value_beside_the_answer_is_a_second_candidate():
+    """From the red team: the seats before the booking (14, a rival and the change's old
+    value) said as they are now, beside the right 12, took full reward."""
+    seats = ExpectedAnswer(type="count", value=12, rivals=[14, 9], context=[14])
+    setting = setting_of("How many seats are left on SK216?", {"flights": {"F1": {"seats": 12}}})
+    both = "Flight SK216 has 12 available seats. Flight SK216 has 14 available seats."
+    assert not judge_answer(seats, both, setting).passed
+    assert judge_answer(seats, "The seats went from 14 to 12.", setting).passed
+    assert judge_answer(seats, "It was 14; now there are 12 seats.", setting).passed
