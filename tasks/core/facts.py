@@ -214,8 +214,12 @@ def answer_with(pairs: list[tuple[str, str]], turn: int) -> str:
     if len(pairs) == 1:
         answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=pairs[0][1])
     else:
-        bare = [value for noun, value in pairs if _says_what_it_is(noun, value)]
-        clauses = [fact_clause(noun, v) for noun, v in pairs if not _says_what_it_is(noun, v)]
+        bare, clauses = [], []
+        for noun, value in pairs:
+            if _says_what_it_is(noun, value):
+                bare.append(value)
+            else:
+                clauses.append(fact_clause(noun, value))
         parts = [", ".join(bare)] if bare else []
         parts += [join_words(clauses)] if clauses else []
         lead = LEADS[zlib.crc32(repr(pairs).encode()) % len(LEADS)]  # the same from any user

@@ -113,7 +113,8 @@ def _asked(text: str, choice: int) -> str:
     found = WANT_TO_KNOW.match(text)
     if found is None:
         return text
-    return ASKING[choice // 7 % len(ASKING)].format(found.group(1)) + found.group(2)
+    way = choice // len(GREETINGS) % len(ASKING)  # not tied to the greeting drawn
+    return ASKING[way].format(found.group(1)) + found.group(2)
 
 
 def sentences_of(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -179,13 +180,18 @@ def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]
 
 def _texts(value: Any) -> set[str]:
     """Every string or whole number in ``value``, however deep, as text."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return {str(value).strip()}
+    return {str(v).strip() for v in _scalars(value) if isinstance(v, str) or _is_whole(v)}
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    """The leaves of the calls and results the agent saw."""
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, list | tuple):
-        return {text for item in value for text in _texts(item)}
-    return set()
+        for item in value:
+            yield from _scalars(item)
+    else:
+        yield value
 
 
 def _holds(value: Any, test: Any) -> bool:
@@ -322,15 +328,7 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
 
 def _numbers(value: Any) -> list[float]:
     """Every number in the calls and results the agent saw."""
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int | float):
-        return [float(value)]
-    if isinstance(value, dict):
-        return [n for v in value.values() for n in _numbers(v)]
-    if isinstance(value, list):
-        return [n for v in value for n in _numbers(v)]
-    return []
+    return [float(v) for v in _scalars(value) if _is_amount(v)]
 
 
 def _made_with_name(changes: list[dict[str, Any]]) -> bool:

@@ -32,8 +32,8 @@ def refusing_rules(plan: EnvPlan) -> dict[str, list[RefusingRule]]:
     """Per tool name, its preconditions in the order the code checks them."""
     found: dict[str, list[RefusingRule]] = {}
     for tool in plan.tools:
+        scope = OpScope(plan, tool)
         for pre in tool.op.preconditions:
-            scope = OpScope(plan, tool)
             for pattern in _message_patterns(precondition_lines(scope, pre)):
                 rule = RefusingRule(pre.kind, pattern, rule_text(scope, pre))
                 found.setdefault(tool.name, []).append(rule)

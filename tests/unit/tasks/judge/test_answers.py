@@ -323,3 +323,6 @@ def test_a_stale_value_beside_the_answer_is_a_second_candidate():
     assert not judge_answer(seats, both, setting).passed
     assert judge_answer(seats, "The seats went from 14 to 12.", setting).passed
     assert judge_answer(seats, "It was 14; now there are 12 seats.", setting).passed
+    assert judge_answer(seats, "There are 12 seats left (down from 14).", setting).passed
+    # the same words turned around: the old value said as now
+    assert not judge_answer(seats, "It was 12; now there are 14 seats.", setting).passed
