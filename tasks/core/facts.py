@@ -190,28 +190,42 @@ def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]
         question += " " + WHICH_QUESTION.format(noun=fact.noun.removesuffix(WHICH))
         answer += f" {the_one(say_value(fact.value))}"
     if needed:  # after the namesakes, which the agent has just found
-        asked, given = _ask_plainly(needed, turn, ALSO if which else QUESTIONS)
+        asked, given = _ask_plainly(needed, turn, ALSO if which else QUESTIONS, also=bool(which))
         question += f" {asked}"
         answer += f" {given}"
     return question.strip(), answer.strip()
 
 
 def _ask_plainly(
-    needed: list[tuple[str, Fact]], turn: int, questions: tuple[str, ...] = QUESTIONS
+    needed: list[tuple[str, Fact]],
+    turn: int,
+    questions: tuple[str, ...] = QUESTIONS,
+    also: bool = False,
 ) -> tuple[str, str]:
     nouns = [fact.noun for _, fact in needed]
     pairs = zip(needed, nouns, strict=True)
     names = [noun_of(arg) if nouns.count(noun) > 1 else noun for (arg, _), noun in pairs]
-    question = questions[turn % len(questions)].format(things=join_words(names))
+    asked = [_as_asked(name, fact.value) for name, (_, fact) in zip(names, needed, strict=True)]
+    question = questions[turn % len(questions)].format(things=join_words(asked))
     values = [say_value(fact.value) for _, fact in needed]
-    return question, answer_with(list(zip(names, values, strict=True)), turn)
+    return question, answer_with(list(zip(names, values, strict=True)), turn, also)
 
 
-def answer_with(pairs: list[tuple[str, str]], turn: int) -> str:
+def _as_asked(noun: str, value: Any) -> str:
+    """A count asked as one ("the number of seats"), not "what's the seats?"."""
+    counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
+    return f"number of {noun}" if counted and " " not in noun else noun
+
+
+def answer_with(pairs: list[tuple[str, str]], turn: int, also: bool = False) -> str:
     """The user's answer giving each (noun, said value), each value verbatim: values that
     say what they are (a name, an email, a phone number) go first and bare, as a person
-    answers a form's questions ("Amy Holt, amy@x.org, 682-957-7876"), the rest in clauses."""
-    if len(pairs) == 1:
+    answers a form's questions ("Amy Holt, amy@x.org, 682-957-7876"), the rest in clauses;
+    ``also`` after another answer in the same message ("I mean Ann Lee, …. And the amount is
+    259.64.", not "… Of course: 259.64.")."""
+    if also:
+        answer = f"And {join_words([fact_clause(noun, value) for noun, value in pairs])}."
+    elif len(pairs) == 1:
         answer = ONE_ANSWER[turn % len(ONE_ANSWER)].format(value=pairs[0][1])
     else:
         bare, clauses = [], []

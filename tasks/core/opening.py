@@ -16,14 +16,23 @@ from envmill.schemas.scenario import ScenarioSpec
 
 FALLBACK_OPENING = "Hi, I need some help."
 GREETINGS = ("Hi!", "Hello.", "Hi there,", "Hey,", "Hi,", "", "Hello,")
-PLACE_GREETINGS = ("Hi, this is the {}.", "Hello from the {}.", "Hi, it's the {}.")
-ROLE_GREETINGS = ("Hi, I'm a {} here.", "Hello, {} here.", "Hi, I'm one of the {}s.")
+# {name}: the first name a colleague goes by; the full name stays a fact asked for
+PLACE_GREETINGS = (
+    "Hi, it's {name} from the {place}.",
+    "Hello, this is {name} at the {place}.",
+    "Hi, {name} from the {place} here.",
+)
+ROLE_GREETINGS = (
+    "Hi, it's {name}, {a} {role} here.",
+    "Hello, {name} here, one of the {role}s.",
+    "Hi, this is {name}; I'm {a} {role} here.",
+)
 # staff say where they work: Ann Lee works at the box office, Tim Pope is a loan officer at
 # the lender; a student at the university is a customer
 STAFF = re.compile(
-    r"^You are [^(.]+\((?:you work (?:at|on|in) the (?P<place>[^()]+?)|you are an? (?P<role>"
-    r"[a-z ]*?(?:officer|clerk|agent|adviser|handler|planner|dispatcher|manager|coordinator|"
-    r"receptionist|recruiter|teller|pharmacist|librarian|administrator|technician|nurse))"
+    r"^You are (?P<name>[^(.]+?)\s*\((?:you work (?:at|on|in) the (?P<place>[^()]+?)|"
+    r"you are an? (?P<role>[a-z ]*?(?:officer|clerk|agent|adviser|handler|planner|dispatcher|"
+    r"manager|coordinator|receptionist|recruiter|teller|pharmacist|librarian|administrator|technician|nurse))"
     r" (?:at|in|on|with|for) the (?P<where>[^()]+?))\)"
 )
 WANT_TO_KNOW = re.compile(r"^I(?:'d like| want) to know (.+?)\.((?:\s.*)?)$", re.S)
@@ -103,9 +112,18 @@ def _greeting(task: str, choice: int) -> str:
     if found is None:
         return GREETINGS[choice % len(GREETINGS)]
     place = found.group("place") or (found.group("role") == "agent" and found.group("where"))
+    name = _first_name(found.group("name"))
     if place:  # "an agent at the reservations desk" says where, not "agent here"
-        return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(place)
-    return ROLE_GREETINGS[choice % len(ROLE_GREETINGS)].format(found.group("role"))
+        return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(name=name, place=place)
+    role = found.group("role")
+    a = "an" if role[:1] in "aeiou" else "a"
+    return ROLE_GREETINGS[choice % len(ROLE_GREETINGS)].format(name=name, a=a, role=role)
+
+
+def _first_name(name: str) -> str:
+    """ "Lisa" of "Lisa Conner", "Ruth" of "Dr. Ruth Ames": what a colleague says on the phone."""
+    words = [w for w in name.split() if w not in TITLES]
+    return words[0] if words else name.strip()
 
 
 def _asked(text: str, choice: int) -> str:

@@ -26,7 +26,14 @@ def status_lists() -> dict[str, frozenset[str]]:
         raise ValueError(f"wording 'statuses': cannot read {STATUS_FILE.name}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError("wording 'statuses': expected a mapping")
-    return {key: frozenset(str(w) for w in data.get(key) or []) for key in data}
+    return {k: frozenset(str(w) for w in v or []) for k, v in data.items() if k != "places"}
+
+
+@cache
+def place_words() -> dict[str, str]:
+    """Status -> the word before it, from ``places`` in ``statuses.yaml``."""
+    data = yaml.safe_load(STATUS_FILE.read_text(encoding="utf-8")) or {}
+    return {str(s): word for word, said in (data.get("places") or {}).items() for s in said}
 
 
 def status_kind(status: str) -> str:
@@ -50,7 +57,8 @@ def status_news(noun: str, status: str, pick: int) -> str:
         ways = (f"I've {_with_particle(status, noun)}", f"{noun} has been {status}")
     elif kind == "recorded":
         ways = (f"I've marked {noun} as {status}", f"{noun} is now marked {status}")
-    elif status.split(" ")[0] in PLACES:  # "on leave": not "I've set employee E1 to on leave"
+    elif status.split(" ")[0] in PLACES or status in place_words():
+        status = _in_place(status)  # "on leave", "under maintenance": not "set … to on leave"
         ways = (f"{noun} is now {status}", f"{noun} is {status} now")
     else:
         ways = (
@@ -59,6 +67,26 @@ def status_news(noun: str, status: str, pick: int) -> str:
             f"I've set {noun} to {status}",
         )
     return ways[pick % len(ways)]
+
+
+def where_it_stands(noun: str, status: str) -> str:
+    """Where a record stands, with the verb its status takes: "claim C-9 has been denied" (the
+    staff did it), "inspection I-2 is marked as failed" (it happened), "vehicle V-3 is on
+    trip", "event E-5 is a draft" — never "is failed"."""
+    if status in status_lists()["nouns"]:
+        return f"{noun} is {'an' if status[:1] in 'aeiou' else 'a'} {status}"
+    kind = status_kind(status)
+    if kind == "action":
+        return f"{noun} has been {status}"
+    if kind == "recorded":
+        return f"{noun} is marked as {status}"
+    return f"{noun} is {_in_place(status)}"
+
+
+def _in_place(status: str) -> str:
+    """A status that is a place or a process, with its preposition: "under maintenance"."""
+    word = place_words().get(status)
+    return f"{word} {status}" if word else status
 
 
 def _with_particle(status: str, noun: str) -> str:

@@ -117,7 +117,7 @@ def user_reply(prompt: UserPrompt, said: list[str], agent: str) -> str:
     asked = _question_of(_WHICH.sub("", agent)) if which else question
     things = _things_asked(asked) if asked else []
     if which:
-        plain = _answer(prompt.facts, said, things, turn=len(said) - 1) if things else ""
+        plain = _answer(prompt.facts, said, things, len(said) - 1, also=True) if things else ""
         meant = next((f for f in prompt.facts if f.noun == which["noun"] + WHICH), None)
         told = the_one(say_value(meant.value)) if meant else UNKNOWN
         return f"{told} {plain}".strip()
@@ -147,7 +147,9 @@ def _things_asked(question: str) -> list[str]:
     return []
 
 
-def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) -> str:
+def _answer(
+    facts: list[Fact], said: list[str], things: list[str], turn: int, also: bool = False
+) -> str:
     ledger = FactLedger(facts)
     for text in said:
         ledger.hear(text)
@@ -157,6 +159,7 @@ def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) ->
     unknown: list[str] = []
     chosen: list[Fact] = []
     for thing in things:
+        thing = thing.removeprefix("number of ")  # "the number of seats": the seats
         fact = _fact_for(ledger, thing, chosen, anchor)
         if fact is None:
             unknown.append(thing)
@@ -165,7 +168,7 @@ def _answer(facts: list[Fact], said: list[str], things: list[str], turn: int) ->
             known.append((thing, fact.value))
     if not known:
         return UNKNOWN
-    answer = answer_with([(name, str(value)) for name, value in known], turn)
+    answer = answer_with([(name, str(value)) for name, value in known], turn, also)
     if unknown:
         answer += f" I'm sorry, I don't know the {join_words(unknown)}."
     return answer

@@ -43,8 +43,8 @@ READ_NOTES = (
 CHANGE_NOTES = ("Now I'll go ahead with that.", "Going ahead now.", "I'll make that change now.")
 # said only after a tool result the note can refer to
 CHECKED_NOTES = (
-    "Everything checks out, so I'll make the change now.",
-    "That's confirmed; making the change.",
+    "Found it, so I'll make the change now.",
+    "Got it; making the change.",
 )
 MAX_PARALLEL = 3  # independent reads sent in one message
 PARTICLES = frozenset({"in", "out", "off", "up", "down", "back", "over"})
@@ -95,7 +95,8 @@ def reference_messages(
     sight.read_text(opening)
     seed = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
     turn = seed
-    steps = list(zip(scenario.reference_solution, report.step_results, strict=True))
+    solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
+    steps = _without_repeated_reads(solved, tool_kinds or {})
     index = 0
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
@@ -124,7 +125,7 @@ def reference_messages(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
         report.scenario_id,
-        shown=[[step.arguments, result] for step, result in steps],  # no news it never saw
+        shown=[[step.arguments, result] for step, result in solved],  # no news it never saw
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
     )
     quoted = _unsaid_in(ledger, closing)
@@ -136,6 +137,30 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _without_repeated_reads(
+    steps: list[tuple[SolutionStep, dict[str, Any]]], tool_kinds: dict[str, str]
+) -> list[tuple[SolutionStep, dict[str, Any]]]:
+    """The solution without a read whose every record an earlier result already showed as it
+    is (``get_course`` after ``search_courses`` returned that course whole): a person does
+    not look again, and a model copying the reference learns to waste a call. A read whose
+    record changed since is kept: it shows the new values."""
+    kept: list[tuple[SolutionStep, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for step, result in steps:
+        records = {canonical_json(r) for r in _records_of(result)}
+        if tool_kinds.get(step.tool) == "query" and records and records <= seen:
+            continue
+        seen |= records
+        kept.append((step, result))
+    return kept
+
+
+def _records_of(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records a tool result shows: its data, one record or a list of them."""
+    data = result.get("data") if isinstance(result, dict) else None
+    return [data] if isinstance(data, dict) else _listed_records(result)
 
 
 def _independent_reads(
@@ -285,6 +310,6 @@ def reference_trajectory(
         check_results=report.check_results,
         reward=score.reward,
         success=score.success,
-        steps=len(scenario.reference_solution),
+        steps=sum(len(m.get("tool_calls") or []) for m in conversation),
         termination="finished",
     )

@@ -390,3 +390,48 @@ def test_records_keep_what_their_examples_tie_to_their_name_even_as_namesakes(ge
                     ):
                         clashes.append((domain, scenario.kind, record.get(entity.label)))
     assert not clashes, clashes[:5]
+
+
+# database words for a filter or a time: "whose status is enrolled", "with the earliest booking
+# time", "the most recent order time" (raters' verbatim); "my latest booking" is how people say it
+DATABASE_FILTERS = re.compile(
+    r"\bwhose status (?:is|are)\b|\bwith the (?:latest|earliest|most recent) \w+ (?:time|date)\b"
+)
+
+
+def test_no_task_filters_records_in_database_words(generated):
+    found = [
+        (domain, scenario.task)
+        for domain, _, scenarios in generated
+        for scenario in scenarios
+        if DATABASE_FILTERS.search(scenario.task)
+    ]
+    assert not found, found[:5]
+
+
+AGGREGATE = re.compile(r"\b(?:total|add up|altogether)\b", re.I)
+
+
+def test_an_answer_about_a_closed_record_says_it_is_closed(generated):
+    """ "the price is $169.00" of a cancelled booking leaves out what matters most."""
+    missing = []
+    for domain, compiled, scenarios in generated:
+        for scenario in scenarios:
+            if not scenario.kind.startswith("answer") or not scenario.reference_answer:
+                continue
+            expected = scenario.expected_answer
+            if expected is None or expected.type == "count" or AGGREGATE.search(scenario.task):
+                continue  # a count or total over a record's children, not a field of it
+            for entity, attr in compiled.entity_attrs.items():
+                machine = compiled.spec.entities[entity].status
+                if machine is None:
+                    continue
+                leaving = {origin for step in machine.transitions for origin in step.from_}
+                for rid, record in (scenario.initial_state.get(attr) or {}).items():
+                    status = record.get(machine.field)
+                    asked = re.search(rf"(?<![\w-]){re.escape(str(rid))}(?![\w-])", scenario.task)
+                    answer = scenario.reference_answer
+                    if asked and status not in leaving and status in machine.states:
+                        if status.replace("_", " ") not in answer:
+                            missing.append((domain, scenario.task, answer))
+    assert not missing, missing[:5]

@@ -15,3 +15,20 @@ def test_it_says_which_namesake_it_means_like_the_reference():
         reply = user_reply(prompt, ["Please book a visit."], f"Thanks. {question}")
         assert reply == answer, (question, reply)
     assert "I mean Megan Ellis, the one whose fee is $144.45." in answer
+
+
+def test_a_count_is_asked_as_a_number_and_answered_like_the_reference():
+    """ "what's the cabin and number of seats?", not "what's the cabin and seats?"; the
+    offline user, reading that question, gives what the reference's user gives."""
+    cabin, seats = Fact("cabin", "cabin", "business"), Fact("seats", "seats", 3)
+    question, answer = ask_and_answer([("cabin", cabin), ("seats", seats)], 0)
+    assert "cabin and number of seats" in question and "3 seats" in answer
+    prompt = UserPrompt("You want the agent to reserve seats.", [cabin, seats])
+    assert user_reply(prompt, ["Please reserve seats."], question) == answer
+
+
+def test_a_plain_answer_after_which_one_follows_with_and():
+    meant = Fact("customer you mean", "customer you mean", "Ann Lee (whose email is a@x.org)")
+    amount = Fact("amount", "amount", 259.64)
+    _, answer = ask_and_answer([("customer_id", meant), ("amount", amount)], 0)
+    assert answer == "I mean Ann Lee, the one whose email is a@x.org. And the amount is 259.64."

@@ -145,7 +145,7 @@ def phrase_step(
     if step.condition is not None:
         return conditional_clause(step, step.condition, rng, vague=vague, voice=voice)
     if vague and is_create(step):
-        return create_goal(step, rng)
+        return create_goal(step, rng, voice)
     template = _choose_template(step, rng, vague, voice, plain)
     if vague and _names_a_value(template, step.mentions):  # the user says the values when asked
         freed = value_free_template(template, step.mentions)
@@ -175,6 +175,10 @@ def once_introduced(text: str) -> str:
     return " ".join(kept)
 
 
+# a record described by its owner's name ("Ann Lee's pending order")
+NAMED_OWNER = re.compile(r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*'s\s")
+
+
 def _choose_template(
     step: ChainStep, rng: random.Random, vague: bool, voice: Voice, plain: bool = False
 ) -> str:
@@ -184,12 +188,20 @@ def _choose_template(
     its vague form for a conversational goal."""
     names = {m.name for m in step.mentions}
     usable = [p for p in step.manifest.phrases if _names_in(p) <= names]
+    # a phrase that says every value, not one with ", with the amount set to $500" tacked on
+    said = names - {m.name for m in step.mentions if m.described}
+    usable = [p for p in usable if said <= _names_in(p)] or usable
     if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
         orders = [p for p in order_phrases(usable) if not BESIDES_THE_ACT.search(p)]
         usable = orders or [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
+    if vague:  # "The adjuster knows that area well; put them on a claim": which adjuster?
+        usable = [p for p in usable if sum("{" in c for c in re.split(r"[;:]", p)) < 2] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         usable = mine or usable
+    elif any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
+        # "Amanda Miller's latest order": someone else's, so not "I changed my mind, cancel …"
+        usable = [p for p in usable if not FIRST_PERSON.search(p)] or usable
     template = rng.choice(usable) if usable else _fallback_template(step)
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)
@@ -316,6 +328,8 @@ def as_it(branch: str, record: ArgMention) -> str:
     branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)
     pronoun = "them" if its == "their" else "it"  # not in "to Main Hall Annex"
     branch = re.sub(rf"{said}(?!['\w-]|\s+(?-i:[A-Z]))", pronoun, branch, flags=re.I)
+    if re.search(rf"\b{its}\b", branch):  # "add $500 to their retainer, for them"
+        branch = re.sub(rf", for {pronoun}$", "", branch)
     return re.sub(r"\b(out|up|off|down|back|in) (it|them)\b", r"\2 \1", branch)
 
 
@@ -404,8 +418,9 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
 
 
-def create_goal(step: ChainStep, rng: random.Random) -> Clause:
-    """A vague goal for a create ("I'd like to book an appointment"), from the tool's words."""
+def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Clause:
+    """A vague goal for a create ("I'd like to book an appointment"), from the tool's words;
+    staff put someone else in ("enroll a student in a course", not "enroll in a course")."""
     words = words_of(step.manifest.tool).split()
     entity = words_of(step.manifest.entity).split()
     index = 2 if len(words) >= 2 and words[1] in PARTICLES else 1  # "sign up guest"
@@ -418,6 +433,11 @@ def create_goal(step: ChainStep, rng: random.Random) -> Clause:
         words, index, obj = ["add"], 1, ["new", *entity]
     verb = SPOKEN_VERBS.get(words[0], words[0]).split()
     words, index = [*verb, *words[1:]], index + len(verb) - 1
+    ids = [mention_entity(m) for m in step.mentions if m.source == "entity_id"]
+    person = next((noun for noun in ids if noun in PEOPLE), None)
+    if voice == "staff" and person and index == 2 and words[1] in SUBJECT_DOES:
+        words = [words[0], article_for(person), person, *words[1:]]
+        index += 2
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
     described = next((m.described for m in step.mentions if m.described), None)
     if described:  # "assign a courier for the only ready order of Le Petit Bistro"

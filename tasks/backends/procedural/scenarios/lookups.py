@@ -25,6 +25,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
 from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.status_words import status_lists
 
 # record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
 # reads before the noun ("the checking account", "the company donor")
@@ -72,8 +73,11 @@ class LookupSampler(_ChainSampler):
     def _filtered(self, arg: ArgManifest, value: Any, records: dict, calls: list) -> str | None:
         tools = [t for t in self._lists_of(arg.entity) if self._shape(t) == "list"]
         self.rng.shuffle(tools)
+        mine = self._owned_by_signed_in(records[value])
         for tool in tools:
             parent = _parent_arg(tool, arg.entity)
+            if mine and (parent is None or not self._is_signed_in(records[value][parent.name])):
+                continue  # the student's own enrolment is "my earliest", not the course's
             siblings = _siblings(records, value, parent)
             if len(siblings) < 2:
                 continue
@@ -107,12 +111,8 @@ class LookupSampler(_ChainSampler):
         entity = words_of(tool.entity)
         field_words = field_noun(field)
         named = isinstance(record.get(field), str)  # an enum value: "the only lapsed donor"
-        if how == "only" and owner is None:
-            key, owner = ("only_named_anywhere" if named else "only_anywhere"), ""
-        elif how == "only":
-            key = "only_with_status" if named else "only_with_field"
-        else:
-            key = how
+        key, done = _phrase_key(how, field, entity, named, anywhere=owner is None)
+        owner = "" if owner is None else owner
         value_words = shown(field, record.get(field))
         if named and field.endswith("type") and entity in GENERIC_NOUNS:  # "the van"
             entity, value_words = value_words, ""
@@ -121,7 +121,15 @@ class LookupSampler(_ChainSampler):
         elif named and " " in value_words and key.startswith("only_"):  # "Ann's event on sale"
             key = f"{key}_after"
         whose = "my" if mine else f"{owner}'s"
-        text = say(key, self.rng, entity=entity, whose=whose, field=field_words, value=value_words)
+        text = say(
+            key,
+            self.rng,
+            entity=entity,
+            whose=whose,
+            field=field_words,
+            value=value_words,
+            done=done,
+        )
         text = re.sub(r"\s{2,}", " ", text)
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
@@ -131,6 +139,12 @@ class LookupSampler(_ChainSampler):
         """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""
         acting = self.state.get(self.compiled.acting_id_attr or "")
         return acting is not None and str(acting) == str(record_id)
+
+    def _owned_by_signed_in(self, record: dict) -> bool:
+        """Whether a field of ``record`` points at the signed-in person's own record."""
+        return any(
+            self._is_signed_in(v) for k, v in record.items() if k.endswith("_id") and v is not None
+        )
 
     def _name_parent(self, parent: ArgManifest, pid: Any, trail: list[SolutionStep]) -> str:
         """The parent by label (its find call joins ``trail``), else by noun and id."""
@@ -200,18 +214,54 @@ def _only_options(tool: ToolManifest, record: dict, siblings: dict, value: Any) 
 
 
 def _extreme_options(record: dict, siblings: dict, value: Any) -> list:
-    """Time fields in which ``record`` holds the one latest or earliest value of its siblings."""
-    options = []
+    """Time fields in which ``record`` holds the one latest or earliest value of its siblings:
+    one a participle stamps ("my most recently placed order"), or any when the record is the
+    latest (earliest) by every time it has, so "my latest appointment" cannot mean another
+    (``latest_any``); never "with the earliest start time"."""
+    extremes = {}
     for name, own in record.items():
-        if name.endswith("_id") or _comparable(own) is None:
+        if name.endswith("_id") or not isinstance(_comparable(own), date):
             continue
         values = {k: _comparable(r.get(name)) for k, r in siblings.items()}
         if any(v is None or type(v) is not type(_comparable(own)) for v in values.values()):
+            extremes[name] = None
             continue
-        extreme = _unique_extreme(values, value)
-        if extreme is not None and isinstance(values[value], date):  # "my most recent order";
-            options.append(({"most": "latest", "least": "earliest"}[extreme], name))
+        extremes[name] = _unique_extreme(values, value)
+    options = []
+    for name, extreme in extremes.items():
+        how = {"most": "latest", "least": "earliest", None: None}[extreme]
+        if how and _done_at(name):
+            options.append((how, name))
+        elif how and set(extremes.values()) == {extreme}:
+            options.append((f"{how}_any", name))
     return options  # nobody picks "the account with the smallest balance" without a reason
+
+
+def _phrase_key(how: str, field: str, entity: str, named: bool, anywhere: bool) -> tuple[str, str]:
+    """The ``lookups.yaml`` key that names the record, and the participle its time stamps:
+    "my most recently booked shipment", not "… with the latest booking time"; the time that
+    makes the record what it is ("booked" of a booking) goes without saying: "my latest
+    booking"."""
+    if how == "only":
+        if anywhere:
+            return ("only_named_anywhere" if named else "only_anywhere"), ""
+        return ("only_with_status" if named else "only_with_field"), ""
+    if how.endswith("_any"):  # the latest by every time it has: "my latest appointment"
+        return f"{how.removesuffix('_any')}_own", ""
+    done = _done_at(field)
+    if done and done[:4] == entity[:4]:
+        return f"{how}_own", ""
+    return (f"{how}_done", done) if done else (how, "")
+
+
+def _done_at(field: str) -> str | None:
+    """The participle a time field stamps ("booked" of ``booked_at``, "hired" of ``hired_on``),
+    so the latest record reads "most recently booked"; None for other times (``starts_at``)."""
+    found = re.fullmatch(r"([a-z]+)_(?:at|on)", field)
+    if not found:
+        return None
+    stem = found[1]
+    return stem if stem.endswith("ed") or stem in status_lists()["irregular"] else None
 
 
 def _comparable(value: Any) -> Any:

@@ -36,6 +36,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.subjects import (
     Subject,
+    is_finished,
     name_subject,
     reader_of,
     run_query,
@@ -43,6 +44,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.status_words import where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -151,6 +153,10 @@ def ask_field(
     answer = _fill(
         rng, kind_of_answer, field=field_noun(name), subject=subject.text, value=say(name, value)
     )
+    status = record.get("status")
+    if name != "status" and isinstance(status, str) and is_finished(compiled, entity, state, rid):
+        # "the price is $169.00" of a cancelled booking leaves out what matters most
+        answer += f" Note that {where_it_stands('it', words_of(status))}."
     expected = expected_answer(
         value,
         kind or "text",
@@ -298,8 +304,11 @@ def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, A
     arg = rng.choice(enums)
     value = rng.choice(arg.values)
     said = words_of(str(value))
-    if arg.name == "status" and said[:4] != words_of(tool.entity)[:4]:  # not "enrolled enrolments"
-        return {**args, arg.name: value}, f"{said} ", ""
+    same_stem = said[:4] == words_of(tool.entity)[:4]
+    if arg.name == "status" and not same_stem:
+        return {**args, arg.name: value}, f"{said} ", ""  # "active loans"
+    if arg.name == "status" and " " not in said:  # "current enrolments", not "enrolled …"
+        return {**args, arg.name: value}, "current ", ""
     return {**args, arg.name: value}, "", f" whose {field_noun(arg.name)} is {said}"
 
 

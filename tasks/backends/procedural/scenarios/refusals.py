@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+import zlib
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,12 +35,14 @@ from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.backends.procedural.scenarios.subjects import (
     Subject,
+    is_finished,
     name_subject,
     reader_of,
     run_query,
 )
 from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
+from envmill.tasks.core.status_words import status_lists, where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 MAX_TRIES = 40
@@ -126,21 +129,10 @@ def _already_over(
     if rule is not None and rule.kind in STATUS_RULES or TRANSITION_SAID.match(error.rstrip(".")):
         return False
     return any(
-        _finished(compiled, arg.entity, state, arguments[arg.name])
+        is_finished(compiled, arg.entity, state, arguments[arg.name])
         for arg in manifest.args
         if arg.source == "entity_id" and arg.entity and arg.name in arguments
     )
-
-
-def _finished(compiled: CompiledEnvironment, entity: str, state: dict[str, Any], rid: Any) -> bool:
-    """The record is in a state its machine never leaves (completed, cancelled, closed)."""
-    spec = compiled.spec.entities.get(entity)
-    machine = spec.status if spec is not None else None
-    record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid)
-    if machine is None or not isinstance(record, dict):
-        return False
-    leaving = {origin for step in machine.transitions for origin in step.from_}
-    return record.get(machine.field) in set(machine.states) - leaving
 
 
 def _near_miss(
@@ -477,8 +469,8 @@ def _transition_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "… is 'on trip' and cannot become 'in maintenance' (only from available)" → "vehicle
     VH-3 is on trip, and that can only be done while it is available"."""
     allowed = re.sub(r",\s*(?:or\s+)?", " or ", found["from"])
-    fact = f"{found['who']} is {_state(found['now'])}"
-    return fact if ruled else f"{fact}, and that can only be done while it is {allowed}"
+    fact = where_it_stands(found["who"], found["now"])
+    return fact if ruled else _only_while(fact, allowed)
 
 
 def _status_said(found: re.Match[str], ruled: bool = False) -> str:
@@ -494,18 +486,28 @@ def _status_said(found: re.Match[str], ruled: bool = False) -> str:
         return fact if ruled else f"{fact}, and that needs it to be {needs}{field}"
     if field != "status":
         who = f"the {field} of {who[:1].lower() + who[1:] if not who[:2].isupper() else who}"
-    fact = f"{who} is {_state(now)}"
+    if field != "status":
+        fact = f"{who} is {_state(now)}"
+    else:
+        fact = where_it_stands(who, now)
     if ruled:
         return fact
     if found["negated"]:
         return f"{fact}, and that can't be done while it is {allowed}"
-    return f"{fact}, and that can only be done while it is {allowed}"
+    return _only_while(fact, allowed)
 
 
 def _state(value: str) -> str:
     """A status as said of a record: "voided", "on trip"; a noun with its article ("a draft")."""
-    noun = value in load_wording("refusals")["noun_states"]
+    noun = value in status_lists()["nouns"]
     return f"{article_for(value)} {value}" if noun else value
+
+
+def _only_while(fact: str, allowed: str) -> str:
+    """The status a step needs, in one of the ways a person says it, picked by the fact so a
+    record's refusal reads the same each time."""
+    ways = load_wording("refusals")["only_while"]
+    return ways[zlib.crc32(fact.encode()) % len(ways)].format(fact=fact, allowed=allowed)
 
 
 def _time_said(found: re.Match[str], ruled: bool = False) -> str:

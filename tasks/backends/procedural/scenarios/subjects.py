@@ -16,6 +16,19 @@ from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, Tool
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 
+def is_finished(
+    compiled: CompiledEnvironment, entity: str, state: dict[str, Any], rid: Any
+) -> bool:
+    """The record is in a state its machine never leaves (completed, cancelled, closed)."""
+    spec = compiled.spec.entities.get(entity)
+    machine = spec.status if spec is not None else None
+    record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid)
+    if machine is None or not isinstance(record, dict):
+        return False
+    leaving = {origin for step in machine.transitions for origin in step.from_}
+    return record.get(machine.field) in set(machine.states) - leaving
+
+
 @dataclass
 class Subject:
     """A record as the request names it ("account ACC-0003", "customer Jane Doe"), with the

@@ -76,14 +76,14 @@ STAFF_CASES = [
     (
         "You are Ann Lee (you work at the box office). You need to book some tickets.",
         PLACE_GREETINGS,
-        "box office",
+        {"name": "Ann", "place": "box office"},
         "I need to book some tickets.",
     ),
     (
         "You are Tim Pope (you are a loan officer at the lender). You want to know the income of "
         "a borrower.",
         ROLE_GREETINGS,
-        "loan officer",
+        {"name": "Tim", "a": "a", "role": "loan officer"},
         None,
     ),
 ]
@@ -92,7 +92,7 @@ STAFF_CASES = [
 @pytest.mark.parametrize(("task", "forms", "who", "wanted"), STAFF_CASES)
 def test_staff_say_where_they_work_and_customers_just_say_hello(task, forms, who, wanted):
     said = opening_message(SimpleNamespace(task=task, mode="conversational"))
-    assert any(said.startswith(form.format(who)) for form in forms), said
+    assert any(said.startswith(form.format(**who)) for form in forms), said
     assert "Ann Lee" not in said and "Tim Pope" not in said
     if wanted:
         assert said.endswith(wanted)

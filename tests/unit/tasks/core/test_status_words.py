@@ -3,7 +3,9 @@ for what happened, "now" for a state; the status word itself always stays."""
 
 from __future__ import annotations
 
-from envmill.tasks.core.status_words import status_kind, status_news
+import pytest
+
+from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
 
 
 def test_each_kind_of_status_reads_as_a_person_says_it():
@@ -18,3 +20,24 @@ def test_each_kind_of_status_reads_as_a_person_says_it():
     marked = {status_news("order O1", "delivered", pick) for pick in range(4)}
     assert marked == {"I've marked order O1 as delivered", "order O1 is now marked delivered"}
     assert all("on hold" in status_news("matter M1", "on hold", p) for p in range(6))
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("denied", "claim C-9 has been denied"),
+        ("failed", "claim C-9 is marked as failed"),  # it happened: never "is failed"
+        ("ended", "claim C-9 is marked as ended"),
+        ("under review", "claim C-9 is under review"),
+        ("draft", "claim C-9 is a draft"),
+        ("maintenance", "claim C-9 is under maintenance"),  # not "is maintenance"
+        ("upheld", "claim C-9 has been upheld"),
+    ],
+)
+def test_where_a_record_stands_takes_the_verb_its_status_needs(status, said):
+    assert where_it_stands("claim C-9", status) == said
+
+
+def test_a_status_that_is_a_process_gets_its_preposition_in_the_news():
+    said = {status_news("desk D1", "maintenance", pick) for pick in range(3)}
+    assert said == {"desk D1 is now under maintenance", "desk D1 is under maintenance now"}

@@ -119,3 +119,37 @@ def test_a_note_read_from_a_tool_name_says_what_the_call_is_for():
     assert _tool_note("list_member_loans", True) == "Let me look up the member loans."
     assert _tool_note("add_to_course", False) is None  # no object to name
     assert _tool_note("cancel", False) is None
+
+
+def test_a_read_that_shows_only_records_already_seen_is_left_out():
+    """``get_course`` after ``search_courses`` returned the course whole teaches a wasted call;
+    a read that shows the record changed since stays."""
+    course = {"course_id": "CRS-2", "title": "Cell Biology", "status": "open"}
+    spec = ScenarioSpec(
+        env_id="e1",
+        task="Please close Cell Biology, then tell me its status.",
+        initial_state={"courses": {}},
+        reference_solution=[
+            {"tool": "search_courses", "arguments": {"title": "Cell Biology"}},
+            {"tool": "get_course", "arguments": {"course_id": "CRS-2"}},
+            {"tool": "close_course", "arguments": {"course_id": "CRS-2"}},
+            {"tool": "get_course", "arguments": {"course_id": "CRS-2"}},
+        ],
+        checks=[],
+        reference_answer="Cell Biology is closed now.",
+    )
+    closed = {**course, "status": "closed"}
+    results = [
+        {"success": True, "data": [course]},
+        {"success": True, "data": course},
+        {"success": True, "message": "Closed."},
+        {"success": True, "data": closed},
+    ]
+    report = CertificationReport(scenario_id="cd" * 8, gates=[], step_results=results)
+    kinds = {"search_courses": "query", "get_course": "query", "close_course": "state_change"}
+    calls = [
+        c["function"]["name"]
+        for m in reference_messages(spec, report, kinds)
+        for c in m.get("tool_calls") or []
+    ]
+    assert calls == ["search_courses", "close_course", "get_course"]

@@ -38,8 +38,8 @@ def test_the_reply_gives_the_rule_applied_to_the_record_not_the_comparison():
     checked_in = "Booking BKG-9 has status 'checked_in'; this needs status confirmed"
     said = spoken_reason(checked_in, "Checked-in bookings cannot be cancelled by the desk.")
     assert (
-        said
-        == "Booking BKG-9 is checked in, and checked-in bookings cannot be cancelled by the desk"
+        said == "Booking BKG-9 has been checked in, and checked-in bookings cannot be cancelled by "
+        "the desk"
     )
     assert "; this is only possible" not in spoken_reason(checked_in)
 

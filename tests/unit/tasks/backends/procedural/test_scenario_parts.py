@@ -11,6 +11,7 @@ import copy
 import json
 import random
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 from faker import Faker
@@ -607,6 +608,51 @@ def test_a_branch_of_a_condition_is_the_bare_request(seed):
     assert body.startswith("Remove member Cy Moss") and "moving" not in body
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_someone_else_s_record_is_not_asked_for_in_the_first_person(seed):
+    """ "I changed my mind, please cancel Amanda Miller's order" mixes two people: a record
+    described by its owner's name takes a phrase without "I" or "my" where one exists."""
+    from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+
+    step = _remove_step()
+    mine = "I'm moving away; please close my membership {member_id}."
+    plain = "Remove member {member_id} from the library."
+    manifest = step.manifest.model_copy(update={"phrases": [mine, plain]})
+    described = replace(step.mentions[0], described="Cy Moss's oldest membership")
+    body = phrase_step(ChainStep(manifest, step.arguments, [described], []), random.Random(seed))
+    assert "Cy Moss's oldest membership" in body.body and "my " not in body.body
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_vague_goal_does_not_open_with_a_story_about_a_record_not_yet_named(seed):
+    """ "The member is moving away; please remove them": which member? A conversational goal
+    takes a phrase whose values sit in one clause."""
+    from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+
+    step = _remove_step()
+    story = "{member_id.label} is moving away; please remove member {member_id}."
+    plain = "Remove member {member_id.label} from the library."
+    manifest = step.manifest.model_copy(update={"phrases": [story, plain]})
+    step = ChainStep(manifest, step.arguments, step.mentions, [])
+    assert "moving" not in phrase_step(step, random.Random(seed), vague=True).body
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_staff_enrol_someone_else(seed):
+    """A registrar says "enroll a student in a course", not "I'd like to enroll in a course"."""
+    from envmill.tasks.backends.procedural.phrasing.task import create_goal
+
+    step = _remove_step()
+    manifest = step.manifest.model_copy(update={"tool": "enroll_in_course", "entity": "enrolment"})
+    mentions = [
+        ArgMention("student_id", "S-1", "entity_id", "student", "Cy Moss", "name"),
+        ArgMention("course_id", "CRS-2", "entity_id", "course", "Cell Biology", "title"),
+    ]
+    step = ChainStep(manifest, {"student_id": "S-1", "course_id": "CRS-2"}, mentions, [])
+    assert "enroll a student in a course" in create_goal(step, random.Random(seed), "staff").body
+    assert "enroll in a course" in create_goal(step, random.Random(seed), "self").body
+
+
 def test_a_type_word_the_name_already_says_is_not_repeated():
     from envmill.tasks.backends.procedural.phrasing.task import without_repeated_type
 
@@ -695,6 +741,34 @@ def test_a_person_is_them_in_a_branch():
         == "return $20 of their retainer"
     )
     assert as_it("pause client Kelly Lewis", client) == "pause them"
+    # the record is already "their": no ", for them" tacked on after it
+    assert (
+        as_it("add $500 to their retainer, for Kelly Lewis", client) == "add $500 to their retainer"
+    )
+    assert as_it("pause the plan, for Kelly Lewis", client) == "pause the plan, for them"
+
+
+@pytest.mark.parametrize(
+    ("how", "field", "entity", "key", "done"),
+    [
+        ("latest", "placed_at", "order", "latest_done", "placed"),
+        ("earliest", "hired_on", "employee", "earliest_done", "hired"),
+        ("earliest", "booked_at", "booking", "earliest_own", ""),  # not "earliest-booked booking"
+        ("latest", "enrolled_at", "enrolment", "latest_own", ""),
+        ("latest", "starts_at", "class", "latest", ""),  # no participle: by the field's words
+        ("earliest", "incident_on", "claim", "earliest", ""),
+        ("earliest_any", "starts_at", "appointment", "earliest_own", ""),  # first by every time
+    ],
+)
+def test_the_latest_record_is_named_by_what_its_time_stamps(how, field, entity, key, done):
+    """ "Amanda Miller's most recently placed order", "my latest booking", never "… with the
+    most recent order time" where a participle says it."""
+    from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+    from envmill.tasks.backends.procedural.scenarios.lookups import _phrase_key
+
+    assert _phrase_key(how, field, entity, named=False, anywhere=False) == (key, done)
+    text = say(key, random.Random(1), whose="my", entity=entity, field="x", value="", done=done)
+    assert entity in text and "{" not in text and (" x" not in text) == bool(done or "own" in key)
 
 
 def test_a_refused_amount_is_a_near_miss():
@@ -748,3 +822,19 @@ def test_a_refusal_quotes_only_amounts_the_agent_saw():
     assert not _reason_shown(error, [invoice], {"invoice_id": "LI-4"})
     assert _reason_shown(error, [invoice, client], {"invoice_id": "LI-4"})
     assert _reason_shown("Hours (56) must be at most 15", [invoice], {"hours": 56})
+
+
+def test_a_time_without_a_participle_names_the_latest_only_when_every_time_agrees():
+    """ "Gabriel Nelson's earliest appointment" only when it is first by start and by booking
+    time alike; otherwise that appointment is not named by a time at all."""
+    from envmill.tasks.backends.procedural.scenarios.lookups import _extreme_options
+
+    first = {"appointment_id": "A1", "starts_at": "2025-02-01T09:00:00", "note": "x"}
+    later = {"appointment_id": "A2", "starts_at": "2025-02-03T09:00:00", "note": "y"}
+    assert _extreme_options(first, {"A1": first, "A2": later}, "A1") == [
+        ("earliest_any", "starts_at")
+    ]
+    booked_late = {**first, "booked_at": "2025-01-20T10:00:00"}
+    booked_early = {**later, "booked_at": "2025-01-02T10:00:00"}
+    options = _extreme_options(booked_late, {"A1": booked_late, "A2": booked_early}, "A1")
+    assert options == [("latest", "booked_at")]  # "most recently booked", not "earliest"
