@@ -171,11 +171,12 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
 def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]:
     """The names a call, a result or the user's words showed."""
     texts = _texts(shown)
-    return {
-        key: name
-        for key, name in names.items()
-        if name in texts or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", said)
-    }
+    known = {}
+    for key, name in names.items():
+        plain = name.removesuffix(f" ({key})")  # "Jason Weber (FRM-0002)": the name was shown
+        if plain in texts or re.search(rf"(?<!\w){re.escape(plain)}(?!\w)", said):
+            known[key] = name
+    return known
 
 
 def _texts(value: Any) -> set[str]:
@@ -235,9 +236,11 @@ def _labels(state: dict[str, Any], own: Any = None) -> dict[str, str]:
                 label = (own or _own_label)(record)
                 if label:
                     found[str(key)] = label
-    # a name two records share says neither ("its adjuster is now Emma Nelson"): the id does
+    # a name two records share says neither ("its adjuster is now Emma Nelson"): with its id
     counts = Counter(found.values())
-    return {key: label for key, label in found.items() if counts[label] == 1}
+    return {
+        key: label if counts[label] == 1 else f"{label} ({key})" for key, label in found.items()
+    }
 
 
 def _shown_as(record: Any) -> str | None:

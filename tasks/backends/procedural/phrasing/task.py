@@ -154,6 +154,7 @@ def phrase_step(
     if vague and (not template or _names_a_value(template, step.mentions)):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
+    body = SELF_WHICH.sub(r"I'm \1 (my \2 \3 \4)", body)
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
     if extras and not vague:
@@ -175,6 +176,8 @@ def once_introduced(text: str) -> str:
     return " ".join(kept)
 
 
+# "I'm Ann Lee (the one whose phone is 555)": a person says "I'm Ann Lee (my phone is 555)"
+SELF_WHICH = re.compile(r"\bI'm ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) ([^()]+)\)")
 # a record described by its owner's name ("Ann Lee's pending order")
 NAMED_OWNER = re.compile(r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*'s\s")
 

@@ -398,6 +398,17 @@ def _not_done(otherwise: ChainStep, final: dict[str, Any]) -> bool:
     return True
 
 
+def _given(chain: Chain) -> list[float]:
+    """The numbers the request itself gave ("move $20"): a reply may repeat them ("account
+    ACC-1's balance went up by $20.00") without guessing."""
+    return [
+        v
+        for step in chain.steps
+        for v in step.arguments.values()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+
+
 def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[ExpectedAnswer, str] | None:
     """What a conditional's reply must say (DESIGN §3.3): the value the condition read, typed,
     so an agent that guessed a branch without the lookup cannot state it; and the reference's
@@ -422,7 +433,7 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         value,
         "number",
         answer_type="money" if money else None,
-        exempt=[condition.threshold, *changed_numbers(before, after)],
+        exempt=[condition.threshold, *changed_numbers(before, after), *_given(chain)],
     )
     said_value = say(condition.field, value)
     limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
@@ -433,7 +444,7 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     )
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
-    done = what_changed(before, after, known)
+    done = what_changed(chain.initial_state, chain.final_state, known)
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
     subject = condition_subject(condition.record, noun, vague=False)  # as the task named it

@@ -249,7 +249,7 @@ def _phrase_key(how: str, field: str, entity: str, named: bool, anywhere: bool) 
     if how.endswith("_any"):  # the latest by every time it has: "my latest appointment"
         return f"{how.removesuffix('_any')}_own", ""
     done = _done_at(field)
-    if done and done[:4] == entity[:4]:
+    if done and done[:4] == entity.split()[-1][:4]:  # "credit purchase": purchased
         return f"{how}_own", ""
     return (f"{how}_done", done) if done else (how, "")
 

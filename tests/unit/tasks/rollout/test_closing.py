@@ -144,14 +144,15 @@ def test_a_change_that_reads_as_none_is_not_news():
     assert "off shift" in said and "273.38" not in said, said
 
 
-def test_a_name_two_records_share_is_not_used_and_people_come_first():
-    """From the break-it review: "its adjuster is now Emma Nelson" with two Emma Nelsons, "Fine
+def test_a_name_two_records_share_comes_with_its_id_and_people_come_first():
+    """From the break-it review: "its adjuster is now Emma Nelson" with two Emma Nelsons says
+    neither (now "Emma Nelson (A2)"; the bare id read as terse to raters), "Fine
     FN-8 is unpaid for Market Square Garage" (the fine is the driver's), a clock stamp."""
     two = {"A1": {"name": "Emma Nelson"}, "A2": {"name": "Emma Nelson"}}
     before = {"current_time": "2025-03-01T09:00:00", "claims": {"C1": {"adjuster_id": None}}}
     after = {**before, "claims": {"C1": {"adjuster_id": "A2"}}, "adjusters": two}
     said = closing_message({**before, "adjusters": two}, after, "s")
-    assert "A2" in said and "Emma Nelson" not in said, said
+    assert "Emma Nelson (A2)" in said, said
     lots = {"L4": {"name": "Market Square Garage"}}
     people = {"D1": {"name": "Ann Lee", "phone": "555-0101"}}
     fine = {

@@ -166,3 +166,35 @@ def test_a_branch_says_the_order_not_the_reason_before_it():
         ]
     )
     assert said == ["add {amount} to their retainer.", "Please cancel my order {order_id}"]
+
+
+def test_a_branch_reply_says_where_the_money_went_and_the_judge_takes_it():
+    """ "…, so I went ahead: I've changed account ACC-000006's balance to $41.18" never said
+    the $20 went to ACC-000001; the amount the user gave is no guess beside the answer."""
+    from types import SimpleNamespace
+
+    from envmill.schemas.answers import ExpectedAnswer
+    from envmill.tasks.backends.procedural.scenarios.chains import Chain
+    from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
+    from envmill.tasks.judge.answers import judge_answer
+    from envmill.tasks.judge.setting import setting_of
+
+    out, into, record = _branches((20.0, 30.0))
+    out.condition = Condition(record, "balance", ">=", 30.0, True, into, {})
+    accounts = {
+        "ACC-000006": {"account_id": "ACC-000006", "balance": 61.18},
+        "ACC-000001": {"account_id": "ACC-000001", "balance": 4104.43},
+    }
+    moved = {
+        "ACC-000006": {**accounts["ACC-000006"], "balance": 41.18},
+        "ACC-000001": {**accounts["ACC-000001"], "balance": 4124.43},
+    }
+    out.result = {"success": True, "data": moved["ACC-000006"]}
+    chain = Chain({"accounts": accounts}, {"accounts": moved}, steps=[out])
+    compiled = SimpleNamespace(entity_attrs={"account": "accounts"})
+    expected, reply = branch_answer(compiled, chain)
+    assert "ACC-000001" in reply and "$20.00" in reply and "$61.18" in reply, reply
+    assert isinstance(expected, ExpectedAnswer)
+    task = "If the balance of account ACC-000006 is $30 or more, move $20 to ACC-000001."
+    setting = setting_of(task, chain.initial_state, chain.final_state)
+    assert judge_answer(expected, reply, setting).passed, reply

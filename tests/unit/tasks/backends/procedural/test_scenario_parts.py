@@ -838,3 +838,15 @@ def test_a_time_without_a_participle_names_the_latest_only_when_every_time_agree
     booked_early = {**later, "booked_at": "2025-01-02T10:00:00"}
     options = _extreme_options(booked_late, {"A1": booked_late, "A2": booked_early}, "A1")
     assert options == [("latest", "booked_at")]  # "most recently booked", not "earliest"
+
+
+def test_a_person_tells_themself_apart_in_their_own_words():
+    """ "I'm Katie Ramirez (the one whose phone is 333)" reads as a database; a person says
+    "I'm Katie Ramirez (my phone is 333)"."""
+    from envmill.tasks.backends.procedural.phrasing.task import phrase_step
+
+    step = _remove_step()
+    manifest = step.manifest.model_copy(update={"phrases": ["Close my membership. I'm {member_id}."]})
+    me = replace(step.mentions[0], described="Cy Moss (the one whose phone is 555-0101)")
+    body = phrase_step(ChainStep(manifest, step.arguments, [me], []), random.Random(0)).body
+    assert body.endswith("I'm Cy Moss (my phone is 555-0101)"), body
