@@ -846,7 +846,8 @@ def test_a_person_tells_themself_apart_in_their_own_words():
     from envmill.tasks.backends.procedural.phrasing.task import phrase_step
 
     step = _remove_step()
-    manifest = step.manifest.model_copy(update={"phrases": ["Close my membership. I'm {member_id}."]})
+    phrase = "Close my membership. I'm {member_id}."
+    manifest = step.manifest.model_copy(update={"phrases": [phrase]})
     me = replace(step.mentions[0], described="Cy Moss (the one whose phone is 555-0101)")
     body = phrase_step(ChainStep(manifest, step.arguments, [me], []), random.Random(0)).body
     assert body.endswith("I'm Cy Moss (my phone is 555-0101)"), body
