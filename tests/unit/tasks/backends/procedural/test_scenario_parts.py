@@ -848,6 +848,6 @@ def test_a_person_tells_themself_apart_in_their_own_words():
     step = _remove_step()
     phrase = "Close my membership. I'm {member_id}."
     manifest = step.manifest.model_copy(update={"phrases": [phrase]})
-    me = replace(step.mentions[0], described="Cy Moss (the one whose phone is 555-0101)")
+    me = replace(step.mentions[0], hint="Cy Moss (the one whose phone is 555-0101)")
     body = phrase_step(ChainStep(manifest, step.arguments, [me], []), random.Random(0)).body
     assert body.endswith("I'm Cy Moss (my phone is 555-0101)"), body
