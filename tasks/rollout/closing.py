@@ -321,11 +321,11 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
             continue
         key = str(path[1])
         owner = names.shown_as.get(key) or f"{singular(_words(str(path[0])))} {key}"
-        whose = f"{owner}'" if owner.endswith("s") else f"{owner}'s"
+        whose = _field_of(owner, _words(field))
         way = "went up" if new > old else "went down"
         delta = round(abs(new - old), 2)
         by = f" by {say_money(delta)}" if any(abs(n - delta) < 0.005 for n in seen_numbers) else ""
-        said.append(f"{whose} {_words(field)} {way}{by} as a result")
+        said.append(f"{whose} {way}{by} as a result")
     return said[:1]
 
 
@@ -375,10 +375,17 @@ def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: i
         return f"{its} {field} {verb} now {value}"
     if value in ("set", "cleared") or pick % 3 == 0:
         return f"the {field} of {noun} {verb} now {value}"
-    whose = f"{noun}'" if noun.endswith("s") else f"{noun}'s"
     if pick % 3 == 1:
-        return f"{whose} {field} {verb} now {value}"
-    return f"I've {('changed', 'updated')[pick // 3 % 2]} {whose} {field} to {value}"
+        return f"{_field_of(noun, field)} {verb} now {value}"
+    return f"I've {('changed', 'updated')[pick // 3 % 2]} {_field_of(noun, field)} to {value}"
+
+
+def _field_of(noun: str, field: str) -> str:
+    """ "member Ann's phone", "member Cruz' phone"; "the phone of Ann Lee (C-7)", never
+    "Ann Lee (C-7)'s phone"."""
+    if noun.endswith(")"):
+        return f"the {field} of {noun}"
+    return f"{noun}' {field}" if noun.endswith("s") else f"{noun}'s {field}"
 
 
 def _pick(*parts: str) -> int:

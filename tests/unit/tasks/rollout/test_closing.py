@@ -153,6 +153,10 @@ def test_a_name_two_records_share_comes_with_its_id_and_people_come_first():
     after = {**before, "claims": {"C1": {"adjuster_id": "A2"}}, "adjusters": two}
     said = closing_message({**before, "adjusters": two}, after, "s")
     assert "Emma Nelson (A2)" in said, said
+    moved = {**two, "A2": {"name": "Emma Nelson", "phone": "555-0199"}}
+    for pick in "abcdefgh":  # every way of saying a field's news
+        said = closing_message({"adjusters": two}, {"adjusters": moved}, pick)
+        assert "555-0199" in said and ")'s" not in said, said
     lots = {"L4": {"name": "Market Square Garage"}}
     people = {"D1": {"name": "Ann Lee", "phone": "555-0101"}}
     fine = {
