@@ -61,18 +61,30 @@ def act_verbs(action: str) -> list[str]:
 
 def done_forms(verb: str) -> str:
     """A pattern for ``verb`` said as done: its first word in the past ("fitted", "shut",
-    "began"), the rest of the verb after it, with up to three words between ("shut it down",
-    "put it on hold")."""
+    "began"), the rest of the verb after it, a pronoun or a quoted id between ("shut it down",
+    "turned SR-9 down")."""
     first, *rest = verb.split()
     irregular = [str(f) for f in wording()["irregular_past"].get(first, [])]
     regular = [f"{first}d"] if first.endswith("e") else [f"{first}ed", f"{first}{first[-1]}ed"]
     if first.endswith("y") and first[-2:-1] not in "aeiou":
         regular.append(f"{first[:-1]}ied")
     head = "(?:" + "|".join(map(re.escape, dict.fromkeys([*irregular, *regular]))) + ")"
-    if rest:
-        tail = r"\s+".join(map(re.escape, rest))
-        return rf"\b{head}(?:\s+\S+){{0,3}}?\s+{tail}\b"
-    return rf"\b{head}\b"
+    return rf"\b{head}{_object_then(rest)}\b"
+
+
+def said_done(status: str) -> re.Pattern[str]:
+    """A status the request would set, said of an object ("checked you in" for checked in)."""
+    first, *rest = normalize(status).split()
+    return re.compile(rf"\b{re.escape(first)}{_object_then(rest)}\b")
+
+
+# what may stand between a verb and its particle: a pronoun, or an id the reading masked ("#")
+OBJECT = r"(?:\s+(?:it|you|them|him|her|this|that|#))?"
+
+
+def _object_then(rest: list[str]) -> str:
+    """The rest of a verb after its first word, an object allowed before it."""
+    return (OBJECT + "".join(rf"\s+{re.escape(w)}" for w in rest)) if rest else ""
 
 
 def done_pattern(action: str) -> re.Pattern[str] | None:

@@ -33,6 +33,7 @@ from envmill.tasks.judge.refusal_words import (
     irregular_participles,
     not_empty,
     role_said,
+    said_done,
     said_otherwise,
     sets_value,
 )
@@ -165,6 +166,7 @@ def _claim(text: str, refusal: Refusal) -> str | None:
     or a value the request would set, said (not negated, not after a decline)."""
     done = [p for p in (pattern(t) for t in refusal.targets) if p]
     done += [p for t in refusal.targets for p in said_otherwise(t)]  # "settled" for paid off
+    done += [said_done(t) for t in refusal.targets if len(t.split()) > 1 or "_" in t]
     action = done_pattern(refusal.action)  # "I shut it down", "it is now on the work order"
     for clause in CLAUSES.split(text):
         found = [*SUCCESS.finditer(clause), *(action.finditer(clause) if action else [])]

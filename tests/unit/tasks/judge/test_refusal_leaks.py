@@ -63,6 +63,21 @@ CLOSE = Refusal(
     targets=["closed"],
     subject="ACC-6",
 )
+BOOKING_SETTING = setting_of("Check me in for BKG-10.", {"bookings": {"BKG-10": {"status": "x"}}})
+CHECK_IN = Refusal(
+    rules=[
+        RefusalRule(
+            rule_id="online_check_in",
+            condition="Booking BKG-10 is 'cancelled' and cannot become 'checked_in' (only from "
+            "confirmed)",
+            triggers=["cancelled"],
+            allowed=["confirmed"],
+        )
+    ],
+    action="online",
+    targets=["checked_in"],
+    subject="BKG-10",
+)
 FLIGHT_SETTING = setting_of("Cancel flight SK448.", {"flights": {"SK448": {"status": "delayed"}}})
 CANCEL = Refusal(
     rules=[
@@ -121,6 +136,8 @@ def test_the_refusing_rule_in_its_own_act_still_holds(refusal, setting, reply):
         (START, REQUEST_SETTING, "SR-9 is rejected and can't be started, but it's underway."),
         (CANCEL, FLIGHT_SETTING, "Only staff can cancel flights, so I can't, but I've called "
          "SK448 off for you."),
+        (CHECK_IN, BOOKING_SETTING, "BKG-10 is cancelled and can't go online, but I checked "
+         "you in."),
     ],
 )  # fmt: skip
 def test_the_work_claimed_in_another_verb_fails(refusal, setting, reply):
@@ -134,6 +151,11 @@ def test_the_work_claimed_in_another_verb_fails(refusal, setting, reply):
         (CLOSE, ACCOUNT_SETTING, "I can't shut ACC-6 down while it still holds $2,421.97."),
         (FIT, ORDER_SETTING, "I can't fit the rotor: work order WO-4 was cancelled."),
         (FIT, ORDER_SETTING, "I'm not able to put the Brake Rotor on WO-4; the job is cancelled."),
+        (
+            CHECK_IN,
+            BOOKING_SETTING,
+            "I checked the booking in our system: BKG-10 is cancelled, so I can't.",
+        ),
     ],
 )
 def test_naming_the_act_in_a_decline_is_no_claim(refusal, setting, reply):
