@@ -14,8 +14,15 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from envmill.schemas.answers import ExpectedAnswer
-from envmill.tasks.judge.phrases import HEDGE_ANYWHERE, asserts, denies, mentions, states
+from envmill.schemas.answers import FUNCTION_WORDS, ExpectedAnswer
+from envmill.tasks.judge.phrases import (
+    ALTERNATIVE_VALUE,
+    HEDGE_ANYWHERE,
+    asserts,
+    denies,
+    mentions,
+    states,
+)
 from envmill.tasks.judge.reading import LIST_MARKER, MOMENT, Reading, mask, normalize, read
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
@@ -32,7 +39,7 @@ HEDGE_NEAR_NUMBER = re.compile(
     rf"|\d\s*(?:or|to|-|/)\s*{VALUE}|{VALUE}[^.;!?]{{0,30}}?\b(?:at least|at most|or fewer|max"
     rf"|tops|estimated|give or take)\b"
     rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
-    rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|\bor\s+(?:\w+\s+)?{VALUE}|\d\s*\+"
+    rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|{ALTERNATIVE_VALUE.pattern}|\d\s*\+"
 )
 # what follows a list's items and denies them all: "… are not on your order", "… aren't included"
 NOT_AMONG = re.compile(  # bounded and with one quantifier: no backtracking blow-up
@@ -119,6 +126,13 @@ def _numeric(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ve
             continue
         if _near(value, rivals) and not _near(value, before):  # a stale value beside the answer
             return Verdict(False, f"the reply also states {value:g}, a competing value")
+        said_as_now = not _near(value, before)
+        if (
+            _near(value, context)
+            and said_as_now
+            and _restates(reading.text, value, target, tolerance, setting)
+        ):
+            return Verdict(False, f"the reply also states {value:g} as the answer")
         if _near(value, context):
             continue
         if not (_near(value, setting.numbers) and _other_kind(expected, value, reading)):
@@ -126,6 +140,29 @@ def _numeric(expected: ExpectedAnswer, reading: Reading, setting: Setting) -> Ve
                 False, f"the reply states {value:g}, which nothing in the state supports"
             )
     return Verdict(True, f"the reply states {_shown(expected)}")
+
+
+def _restates(text: str, value: float, target: float, tolerance: float, setting: Setting) -> bool:
+    """A context value said in a clause with no words but the answer's ("has 12 available
+    seats. … has 14 available seats"): a second answer, though the state or the question holds
+    it. Said of something else ("I booked 2 seats", "it had 14 before") it stays context."""
+    clauses = [(clause, read(clause, setting.today).numbers) for clause in CLAUSES.split(text)]
+    answers = [_content(c) for c, numbers in clauses if _near_target(numbers, target, tolerance)]
+    return any(
+        _content(clause) <= words
+        for clause, numbers in clauses
+        if _near(value, numbers) and not _near_target(numbers, target, tolerance)
+        for words in answers
+    )
+
+
+def _near_target(numbers: list[float], target: float, tolerance: float) -> bool:
+    return any(abs(n - target) <= tolerance for n in numbers)
+
+
+def _content(clause: str) -> set[str]:
+    """The words of a clause beyond those every sentence holds and its figures."""
+    return {w for w in re.findall(r"[a-z]{3,}", clause) if w not in FUNCTION_WORDS}
 
 
 def _other_kind(expected: ExpectedAnswer, value: float, reading: Reading) -> bool:

@@ -29,6 +29,11 @@ HEDGE_ANYWHERE = re.compile(
 )
 
 
+# a value offered as an alternative ("$2,421.97, or $0", "12 or 14"): two candidates; \u00a7 is
+# where a date or time stood
+ALTERNATIVE_VALUE = re.compile(r"\bor\s+(?:\w+\s+)?(?:\$?\d|\u00a7)")
+
+
 def pattern(phrase: str) -> re.Pattern[str] | None:
     """A pattern for ``phrase``'s words in order, each in any common form, ``-`` or space
     between; None for a phrase with no words."""

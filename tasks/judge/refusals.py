@@ -11,9 +11,12 @@ no reason at all fails. Any of the scenario's rules is a true reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 
 from envmill.schemas.answers import FUNCTION_WORDS, Refusal, RefusalRule
 from envmill.tasks.judge.phrases import (
+    ALTERNATIVE_VALUE,
     HEDGE_ANYWHERE,
     asserts,
     denies,
@@ -23,11 +26,23 @@ from envmill.tasks.judge.phrases import (
     states,
 )
 from envmill.tasks.judge.reading import NUMBER, Reading, normalize, number_of, read
+from envmill.tasks.judge.refusal_words import (
+    act_verbs,
+    any_act,
+    done_pattern,
+    irregular_participles,
+    not_empty,
+    role_said,
+    said_done,
+    said_otherwise,
+    sets_value,
+)
 from envmill.tasks.judge.setting import Setting
 from envmill.tasks.judge.verdict import Verdict
 
 MAX_REPLY_CHARS = 2000
 CENT = 0.005
+Fits = Callable[[re.Match[str]], bool]  # whether a mention may stand as this rule's reason
 DECLINE = re.compile(
     r"\b(?:can ?not|can't|cannot|couldn't|could not|unable|not able|won't|will not|wouldn't"
     r"|not possible|impossible|isn't possible|not allowed|isn't allowed|aren't allowed"
@@ -90,6 +105,17 @@ LACKS_PERMISSION = re.compile(
     re.I,
 )
 ROLE_REFUSED = re.compile(r"signed-in role '([^']+)' may not use", re.I)
+ONLY_ROLE = re.compile(r";\s*only (.+?) may\b", re.I)  # "…; only staff may": who may act
+# a sum the rule needs at zero: "The balance of account ACC-6 (2421.97) must be at most 0"
+ZERO_BOUND = re.compile(r"\bmust be at most (?:the limit )?\$?0(?:\.0+)?\s*$", re.I)
+RULE_SENTENCE = re.compile(r"\b(?:only|may|can|could|must|should|unless|until|requires?|needs?)\b")
+# the verb a rule sentence is about: "only staff may register …", "requests are inspected"
+RULE_VERB = re.compile(
+    r"\b(?:may|can|could|must|should|will|would|permission to|allowed to|able to)\s+"
+    r"(?:(?:not|only|also|ever|be|been|get)\s+)*([a-z]+)"
+    r"|\b(?:are|is|be|been|get|gets|got)\s+(?:(?:only|not|also|ever|already|being)\s+)*"
+    r"([a-z]{2,}ed|" + "|".join(irregular_participles()) + r")\b"
+)
 # A rule's condition led by its name ("Too late: this is only possible within 7 days …")
 LABELLED = re.compile(r"^\s*([A-Za-z][\w ']{2,30}?)\s*:")
 
@@ -103,7 +129,9 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     text = reading.text
     if not DECLINE.search(text):
         return Verdict(False, "the reply does not decline")
-    hedge = HEDGE_ANYWHERE.search(text)
+    hedge = HEDGE_ANYWHERE.search(text) or ALTERNATIVE_VALUE.search(
+        _without_policies(reading.rest, refusal.rules)  # "its balance is $2,421.97, or $0"
+    )
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
     claim = _claim(_without_policies(text, refusal.rules), refusal)
@@ -112,7 +140,7 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     problem = _invented(reading, refusal, setting)
     if problem:
         return Verdict(False, problem)
-    verdicts = [_reason(rule, reading, setting) for rule in refusal.rules]
+    verdicts = [_reason(rule, reading, setting, refusal) for rule in refusal.rules]
     wrong = next((why for ok, why in verdicts if ok is False), None)
     if wrong:
         return Verdict(False, wrong)
@@ -137,7 +165,9 @@ def _claim(text: str, refusal: Refusal) -> str | None:
     """A clause that reports the work as done: success words, the action in the past tense,
     or a value the request would set, said (not negated, not after a decline)."""
     done = [p for p in (pattern(t) for t in refusal.targets) if p]
-    action = _past_tense(refusal.action)
+    done += [p for t in refusal.targets for p in said_otherwise(t)]  # "settled" for paid off
+    done += [said_done(t) for t in refusal.targets if len(t.split()) > 1 or "_" in t]
+    action = done_pattern(refusal.action)  # "I shut it down", "it is now on the work order"
     for clause in CLAUSES.split(text):
         found = [*SUCCESS.finditer(clause), *(action.finditer(clause) if action else [])]
         found += [m for p in done for m in p.finditer(clause)]
@@ -169,43 +199,92 @@ def _names_the_field(word: str, rest: str, refusal: Refusal) -> bool:
     )
 
 
-IRREGULAR_PAST = {"send": "sent", "pay": "paid", "give": "given|gave", "make": "made",
-                  "buy": "bought", "sell": "sold", "take": "taken|took", "set": "set",
-                  "put": "put", "cut": "cut", "shut": "shut", "lend": "lent", "spend": "spent",
-                  "withdraw": "withdrawn|withdrew", "rebook": "rebooked"}  # fmt: skip
-
-
-def _past_tense(action: str) -> re.Pattern[str] | None:
-    words = normalize(action).split()
-    if not words:
-        return None
-    verb = re.escape(words[0])
-    irregular = IRREGULAR_PAST.get(words[0])
-    forms = rf"{verb}(?:ed|d|led|ted|ped)" + (f"|{irregular}" if irregular else "")
-    return re.compile(rf"\b(?:{forms})\b")
-
-
-def _reason(rule: RefusalRule, reading: Reading, setting: Setting) -> tuple[bool | None, str]:
+def _reason(
+    rule: RefusalRule, reading: Reading, setting: Setting, refusal: Refusal
+) -> tuple[bool | None, str]:
     """(True, why) when the reply names this rule's reason the right way round; (False, why)
-    when it states it inverted or guesses; (None, "") when it says nothing of this rule."""
-    wrong = _misstated(rule, _without_policies(reading.text, [rule]))
+    when it states it inverted or guesses; (None, "") when it says nothing of this rule. The
+    system prompt's rule quoted word for word shows nothing read, and a rule sentence about
+    another act ("only resolved requests are inspected") is no reason for this one."""
+    text = _without_policies(reading.text, [rule])
+    reading = replace(reading, text=text, rest=_without_policies(reading.rest, [rule]))
+    wrong = _misstated(rule, text)
     if wrong:
         return False, wrong
+    ours = _own_stems(rule, refusal)
+
+    def fits(match: re.Match[str]) -> bool:
+        return not _of_another_act(text, match.start(), ours)
+
     for trigger in rule.triggers:
         if _says_nothing_of_why(trigger, setting):
             continue
-        if _names(reading, trigger, rule.condition) or (
-            trigger == "permission" and LACKS_PERMISSION.search(reading.text)
-        ):
+        lacked = trigger == "permission" and LACKS_PERMISSION.search(text)
+        if _names(reading, trigger, rule.condition, fits) or (lacked and fits(lacked)):
             return True, f"names {trigger!r}"
     label = _label(rule)
-    if label and asserts(reading.text, label):
+    if label and asserts(text, label):
         return True, f"says it is {label.lower()}"
-    if any(
-        _in_condition(reading.text, m) for v in rule.allowed for m in mentions(reading.text, str(v))
-    ):
+    stated = [m for v in rule.allowed for m in mentions(text, str(v))]
+    if any(_in_condition(text, m) and fits(m) for m in stated):
         return True, "states the rule's condition"
+    return _said_in_other_words(rule, text, fits)
+
+
+def _said_in_other_words(rule: RefusalRule, text: str, fits: Fits) -> tuple[bool | None, str]:
+    """A reason no value of the state words: a sum the rule needs at zero said as not zero
+    ("it still has money in it"), or a role rule as who may act ("is for airline staff") or
+    who the caller is ("you're signed in as a passenger")."""
+    if ZERO_BOUND.search(rule.condition) and any(
+        not negated(text, m.start()) for m in not_empty(text)
+    ):
+        return True, "says the sum is not zero"
+    role = ROLE_REFUSED.search(rule.condition)
+    if role is None:
+        return None, ""
+    caller = role.group(1).replace("_", " ")
+    if any(not negated(text, m.start()) for m in role_said("role_self", caller).finditer(text)):
+        return True, f"says the caller is {caller!r}"
+    allowed = ONLY_ROLE.search(rule.condition)
+    for who in re.split(r",\s*|\s+(?:and|or)\s+", allowed.group(1) if allowed else ""):
+        found = [m for m in role_said("role_rule", who).finditer(text) if fits(m)]
+        if who.strip() and any(not negated(text, m.start()) for m in found):
+            return True, f"says only {who!r} may"
     return None, ""
+
+
+def _own_stems(rule: RefusalRule, refusal: Refusal) -> set[str]:
+    """The words of this rule and its act: the action in any of its verbs, the values it sets
+    and reads, the condition and the policy."""
+    words = [*act_verbs(refusal.action), *refusal.targets, rule.condition, rule.policy]
+    words += [str(v) for v in [*rule.triggers, *rule.allowed, *rule.rivals]]
+    return _stems(normalize(" ".join(words)))
+
+
+def _of_another_act(text: str, start: int, ours: set[str]) -> bool:
+    """The clause at ``start`` states a rule ("only …", "may …") of another act: its rule
+    verb ("may register", "are inspected") is none of this rule's words, nor a verb any act is
+    said with ("done"); a verb that sets a value by the value it sets ("mark … delayed")."""
+    clause = _clause_at(text, start)
+    if not RULE_SENTENCE.search(clause):
+        return False  # "it is checked out and its invoice is issued": facts, not a rule
+    for found in RULE_VERB.finditer(clause):
+        verb = found.group(1) or found.group(2)
+        if verb in FUNCTION_WORDS or verb in any_act():
+            continue
+        said = _heads(verb)
+        if said & _heads(" ".join(sets_value())):
+            said = _heads(" ".join(clause[found.end() :].split()[:3]))
+        if said - ours:
+            return True
+    return False
+
+
+def _clause_at(text: str, start: int) -> str:
+    """The clause of ``text`` that holds position ``start``."""
+    begin = max([0, *(m.end() for m in CLAUSES.finditer(text) if m.end() <= start)])
+    end = next((m.start() for m in CLAUSES.finditer(text, start)), len(text))
+    return text[begin:end]
 
 
 def _misstated(rule: RefusalRule, text: str) -> str | None:
@@ -272,7 +351,11 @@ def _says_nothing_of_why(trigger: object, setting: Setting) -> bool:
     return (_is_moment(text) and text[:10] == today) or bool(DECLINE.fullmatch(text))
 
 
-def _names(reading: Reading, trigger: object, condition: str = "") -> bool:
+def _names(
+    reading: Reading, trigger: object, condition: str = "", fits: Fits | None = None
+) -> bool:
+    """The reply states ``trigger`` as a fact of this rule: a figure, a day, or a word (in any
+    of its act's verbs: "turned it down" for rejected) where ``fits`` says it may stand."""
     if isinstance(trigger, bool):
         return False
     if isinstance(trigger, int | float):
@@ -281,9 +364,13 @@ def _names(reading: Reading, trigger: object, condition: str = "") -> bool:
     if _is_moment(text):
         return text[:10] in reading.dates
     topic = _stems(normalize(f"{condition} {text}"))
+    found = mentions(reading.text, text)
+    found += [m for p in said_otherwise(text) for m in p.finditer(reading.text)]
     return any(
-        states(reading.text, m) and not _of_another_noun(reading.text, m, topic)
-        for m in mentions(reading.text, text)
+        states(reading.text, m)
+        and not _of_another_noun(reading.text, m, topic)
+        and (fits is None or fits(m))
+        for m in found
     )
 
 
@@ -328,11 +415,16 @@ KINDRED = [
 ]
 
 
+def _heads(text: str) -> set[str]:
+    """The content words of ``text`` by their first four letters, without kindred."""
+    return {w[:4] for w in re.findall(r"[a-z]{3,}", text) if w not in FUNCTION_WORDS}
+
+
 def _stems(text: str) -> set[str]:
     """The content words of ``text`` by their first four letters ("loans" is "loan"), with
     their kindred (``KINDRED``); words every sentence holds ("the", "has") say nothing of a
     rule."""
-    stems = {w[:4] for w in re.findall(r"[a-z]{3,}", text) if w not in FUNCTION_WORDS}
+    stems = _heads(text)
     return stems.union(*(group for group in KINDRED if group & stems))
 
 

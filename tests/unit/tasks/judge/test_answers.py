@@ -326,3 +326,22 @@ def test_a_stale_value_beside_the_answer_is_a_second_candidate():
     assert judge_answer(seats, "There are 12 seats left (down from 14).", setting).passed
     # the same words turned around: the old value said as now
     assert not judge_answer(seats, "It was 12; now there are 14 seats.", setting).passed
+
+
+def test_a_context_value_said_in_the_answers_words_is_a_second_answer():
+    """From the red team: the seats before the booking (14, only context: no other flight has
+    14) said as they are now, in the same words as the right 12, took full reward."""
+    seats = ExpectedAnswer(type="number", value=12, rivals=[33, 16], context=[14, 2, 12])
+    setting = setting_of("Book 2 seats on SK734, then tell me its seats.", {"f": {"F1": {"s": 12}}})
+    both = "Flight SK734 has 12 available seats. Flight SK734 has 14 available seats."
+    verdict = judge_answer(seats, both, setting)
+    assert not verdict.passed and "as the answer" in verdict.reason, verdict
+    asked = "Flight SK734 has 12 available seats; flight SK734 has 2 available seats."
+    assert not judge_answer(seats, asked, setting).passed  # the question's own figure, too
+    for right in (
+        "Flight SK734 has 12 available seats; I booked 2 seats for Lori White.",
+        "Flight SK734 has 12 available seats (it had 14 before the booking).",
+        "It was 14; now flight SK734 has 12 available seats.",
+        "Booking BKG-9 is confirmed with 2 seats. On flight SK734, the available seats are 12.",
+    ):
+        assert judge_answer(seats, right, setting).passed, right
