@@ -352,6 +352,10 @@ def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> st
     template = template or rng.choice(words("answers", key))
     values["subject_cap"] = _capital(values.get("subject", ""))
     values["owner_cap"] = _capital(values.get("owner", ""))
+    # "deduction D-8 is marked as ended", not "is ended": the status with the verb it takes
+    values["stands_cap"] = _capital(
+        where_it_stands(values.get("subject", ""), values.get("value", ""))
+    )
     values.setdefault("is", "are" if is_plural(values.get("field", "")) else "is")
     return tidy_text(template.format(**values))
 
