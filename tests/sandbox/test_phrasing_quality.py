@@ -435,3 +435,16 @@ def test_an_answer_about_a_closed_record_says_it_is_closed(generated):
                         if status.replace("_", " ") not in answer:
                             missing.append((domain, scenario.task, answer))
     assert not missing, missing[:5]
+
+
+def test_no_reply_says_a_status_that_happened_without_its_verb(generated):
+    """ "Inspection INS-2 is failed", "Deduction DED-8 is ended" (raters' verbatim): a status
+    that happened is "marked as failed"; one the staff did "has been denied"."""
+    wrong = re.compile(r"\b(?:is|are) (?:failed|ended|lapsed|expired|finished)\b")
+    found = [
+        (domain, scenario.reference_answer)
+        for domain, _, scenarios in generated
+        for scenario in scenarios
+        if scenario.reference_answer and wrong.search(scenario.reference_answer)
+    ]
+    assert not found, found[:5]
