@@ -25,6 +25,8 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
     base = entity.fields.get(field.after or "")
     if field.after is not None and (base is None or base.type not in TIMES):
         return f"fills after missing date field '{field.after}'"
+    if field.months is not None and (field.after is None or field.type != "date"):
+        return "counts whole months but is not a date filled after another"
     cap = entity.fields.get(field.at_most or "")
     if field.at_most is not None and (
         cap is None or cap.type not in NUMERIC or field.type not in NUMERIC

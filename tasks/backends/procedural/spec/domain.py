@@ -59,12 +59,13 @@ effects, field defaults, or None for nullable fields.
 min/max; "not found" for every id argument and every record a path reaches; a transition's legal
 source states (checked first); an increment/decrement keeping the field within its min/max.
 
-**State-fill hints** on fields (used only by ``statefill``): ``range`` (numbers), ``days`` from
-now or ``after`` another date field, ``by_status`` day ranges, ``set_when`` (nullable fields set
-only in these statuses), ``value_when`` (fixed value per status), ``at_most`` (capped by another
-field), ``derive`` (``product_id.price * quantity``), ``claims`` (``{ongoing: on_trip}``: this
-record's status puts its parent in a status, one parent per claim) and ``follows``
-(``{cancelled: cancelled}``: a parent's status forces this record's).
+**State-fill hints** on fields (used only by ``statefill``): ``range`` (numbers), ``days`` from now
+or ``after`` another date field (an implied invariant: never before it), ``months`` (whole months
+after ``after``: a monthly plan ends on the day of the month it started), ``by_status`` day ranges,
+``set_when`` (nullable fields set only in these statuses), ``value_when`` (fixed value per status),
+``at_most`` (capped by another field), ``derive`` (``product_id.price * quantity``), ``claims``
+(``{ongoing: on_trip}``: this record's status puts its parent in a status, one parent per claim) and
+``follows`` (``{cancelled: cancelled}``: a parent's status forces this record's).
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -79,6 +80,9 @@ violation); a path is a field or follows ref fields (``flight_id.status``):
   early). The fill redraws the left operand, so a record's own field goes on the left.
 - ``implies``: every path of ``then`` holds one of its values (``null`` = empty).
 - ``filled``: ``field`` has a value.
+- ``order``: the records naming one parent through ``via`` happen in the order of the enum
+  ``by`` (sorted by ``time``, a shipment's events read booked, in_transit, delivered); the fill
+  hands their times out again in that order.
 Implied for every ref field: a value names an existing record.
 
 **Timelines** are such invariants: a child's time against its parent's, read through the ref
@@ -132,8 +136,14 @@ from envmill.tasks.backends.procedural.spec.rules import (
 )
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "date", "datetime", "ref"]
+TIMES = ("date", "datetime")
 _SHORTHAND = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*(\?)?\s*$")
 DERIVE = re.compile(r"^(\w+)\.(\w+)(?:\s*\*\s*(\w+))?$")
+
+
+def spaced(name: str) -> str:
+    """``filed_at`` as ``filed at``, for rule words the spec does not write itself."""
+    return name.replace("_", " ")
 
 
 class SpecError(ValueError):
@@ -188,6 +198,9 @@ class FieldSpec(ValueSpec):
         default=None, description="date fill: days from now (or `after`)"
     )
     after: str | None = Field(default=None, description="date fill relative to this field")
+    months: list[int] | None = Field(
+        default=None, description="date fill: whole months after `after` (a monthly plan's end)"
+    )
     at_most: str | None = Field(default=None, description="numeric fill capped by this field")
     derive: str | None = Field(
         default=None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'"
@@ -295,6 +308,24 @@ class EntitySpec(SpecModel):
         description="field values that belong together (a part's name and its category); "
         "the fill and the drawn arguments of a create take one whole",
     )
+
+    @model_validator(mode="after")
+    def _after_orders_times(self) -> EntitySpec:
+        """A time filled ``after`` another is never before it (a claim is filed after the
+        incident): the hint is a timeline too, so the fill's repairs keep it when they redraw
+        the earlier time, and the invariant check reports a state that breaks it."""
+        for name, field in self.fields.items():
+            base = self.fields.get(field.after or "")
+            if base is None or field.type not in TIMES or base.type not in TIMES:
+                continue  # check_fill reports an `after` that names no time
+            sides = {name, field.after}
+            if any(i.kind == "compare" and {i.left, i.right} == sides for i in self.invariants):
+                continue
+            rule = f"The {spaced(name)} is not before the {spaced(field.after or '')}."
+            self.invariants.append(
+                CompareInvariant(kind="compare", left=name, op=">=", right=field.after, rule=rule)
+            )
+        return self
 
     @property
     def id_field(self) -> str:

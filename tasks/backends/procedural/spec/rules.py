@@ -241,7 +241,20 @@ class FilledInvariant(_Invariant):
     field: str
 
 
+class OrderInvariant(_Invariant):
+    """The records naming one parent through ``via`` happen in the order of ``by``'s enum values:
+    sorted by ``time``, a shipment's tracking events read booked, in_transit, delivered, never
+    delivered before booked. (What events a parent may have is an ``implies`` on ``by``.)
+    ``distinct``: each value happens at most once per parent (a shipment is delivered once)."""
+
+    kind: Literal["order"]
+    via: str
+    by: str
+    time: str
+    distinct: bool = False
+
+
 Invariant = Annotated[
-    CountInvariant | CompareInvariant | ImpliesInvariant | FilledInvariant,
+    CountInvariant | CompareInvariant | ImpliesInvariant | FilledInvariant | OrderInvariant,
     Field(discriminator="kind"),
 ]
