@@ -36,6 +36,11 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
         field.type not in NUMERIC or not _derive_ok(spec, entity, field.derive)
     ):
         return f"derives a number from unknown '{field.derive}'"
+    by = entity.fields.get(field.scale.by) if field.scale else None
+    if field.scale is not None and (
+        field.derive is None or by is None or set(field.scale.factors) != set(by.values)
+    ):
+        return f"scales a derive by '{field.scale.by}', not an own enum with a factor each"
     states = entity.status.states if entity.status else []
     for status in [*field.by_status, *field.set_when, *field.value_when, *field.claims]:
         if status not in states:

@@ -65,7 +65,8 @@ def field_order(entity: EntitySpec) -> list[str]:
         derived = [match.group(1), match.group(3)] if match else []
         names = [n for n, f in entity.fields.items() if f.faker == "name"]
         named = names if is_email_provider(field.faker) else []
-        for base in (field.after, field.at_most, *derived, *named):
+        scaled = [field.scale.by] if field.scale else []
+        for base in (field.after, field.at_most, *derived, *scaled, *named):
             if base:
                 visit(base)
         order.append(name)
@@ -218,6 +219,8 @@ def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: R
     value = source[copied]
     if factor is not None:
         value = value * values[factor]
+    if field.scale is not None:  # a business seat costs more than the economy fare
+        value = value * field.scale.factors.get(values[field.scale.by], 1)
     return round(value, 2) if isinstance(value, float) else value
 
 
