@@ -24,7 +24,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from envmill.tasks.backends.procedural.catalog import load_domain
@@ -68,7 +68,9 @@ def record_problems(spec: DomainSpec, state: dict, entity: EntitySpec, row: dict
                 found["after"] += 1
     if "starts_on" in row and "ends_on" in row and "monthly_fee" in row:
         start, end = moment(row["starts_on"]), moment(row["ends_on"])
-        if start and end and end.day != start.day and row.get("status") != "ended":
+        month_end = end is not None and (end + timedelta(days=1)).day == 1
+        clamped = start is not None and month_end and start.day > end.day
+        if start and end and end.day != start.day and not clamped and row.get("status") != "ended":
             found["month"] += 1
     return found
 

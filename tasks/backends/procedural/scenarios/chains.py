@@ -19,8 +19,12 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.manifest import (
     ArgManifest,
     CompiledEnvironment,
-    RecordRead,
     ToolManifest,
+)
+from envmill.tasks.backends.procedural.scenarios.plausible import (
+    Reading,
+    later_time,
+    plausible_window,
 )
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.backends.procedural.state.contact import (
@@ -467,56 +471,21 @@ class ArgumentDrawer:
         if arg.source == "bool":
             return self.rng.random() < 0.5
         if arg.source in ("date", "datetime"):
-            later = self._later_than(arg, state, chosen)
+            now = _parse_time(state.get("current_time"))
+            later = later_time(arg, Reading(state, chosen, now), self.rng)
             return later if later is not None else self._moment(arg.source, state)
         return self._text(arg)
 
     def _number(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         """An int or a 2-decimal float within the manifest's bounds (defaults 1..10, 1..100),
-        narrowed to what the records make plausible (``_plausible``)."""
+        narrowed to what the records make plausible (see ``plausible``)."""
         whole = arg.source == "int"
         low, high = _bounds(arg, 1, 10) if whole else _bounds(arg, 1.0, 100.0)
-        low, high = self._plausible(arg, state, chosen, low, high)
+        now = _parse_time(state.get("current_time"))
+        low, high = plausible_window(arg, Reading(state, chosen, now), low, high, self.rng)
         if whole:
             return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
         return min(high, max(low, round(self.rng.uniform(low, high), 2)))
-
-    def _plausible(
-        self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any], low: Any, high: Any
-    ) -> tuple[float, float]:
-        """[low, high] narrowed by the records: so many per hour since a recorded time (241 km
-        in an hour and a quarter is no trip), near the value an update replaces (a new income
-        is not a tenth of the old one), and, most of the time (a refusal needs the rest),
-        within the record values a rule bounds it by (approve at most what was claimed)."""
-        since = _time_or_none(arg.since.read(state, chosen)) if arg.since else None
-        if arg.per_hour and since is not None:
-            spent = _parse_time(state.get("current_time")) - since
-            hours = max(spent.total_seconds(), MIN_SECONDS) / 3600
-            low, high = _within(low, high, arg.per_hour[0] * hours, arg.per_hour[1] * hours)
-        current = arg.near.read(state, chosen) if arg.near else None
-        if _is_amount(current) and current > 0:
-            step = 1 if arg.source == "int" else 0.01
-            if current * (NEAR[1] - NEAR[0]) >= 3 * step:  # a seat count of 2 has no "near"
-                low, high = _within(low, high, current * NEAR[0], current * NEAR[1])
-        if self.rng.random() < PREFER_CHANCE:
-            low, high = _held(low, high, _amounts(arg.at_most, state, chosen), max_of=False)
-            low, high = _held(low, high, _amounts(arg.at_least, state, chosen), max_of=True)
-        return low, high
-
-    def _later_than(
-        self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]
-    ) -> str | None:
-        """A time a few hours (a date: days) after the latest record time a rule wants it
-        after (a delayed departure, an extended end date), or None when no rule reads one."""
-        read = [_time_or_none(read.read(state, chosen)) for read in arg.at_least]
-        floors = [moment for moment in read if moment is not None]
-        if not floors:
-            return None
-        base = max([*floors, _parse_time(state.get("current_time"))])
-        if arg.source == "date":  # an end date a few days or weeks on
-            return (base.date() + timedelta(days=self.rng.randint(3, 30))).isoformat()
-        later = base.replace(second=0, microsecond=0)
-        return (later + timedelta(minutes=30 * self.rng.randint(2, 12))).isoformat()
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")
@@ -560,53 +529,6 @@ class ArgumentDrawer:
             value = self.faker.word()
         isoformat = getattr(value, "isoformat", None)
         return str(isoformat()) if callable(isoformat) else str(value)
-
-
-NEAR = (0.8, 1.25)  # an updated amount within a quarter of the one it replaces
-CAP_SHARE = 0.5  # a cap below the typical amounts: from half of it up
-
-
-MIN_SECONDS = 900  # a trip just started counts a quarter of an hour
-
-
-def _amounts(reads: list[RecordRead], state: dict[str, Any], chosen: dict[str, Any]) -> list:
-    return [v for v in (read.read(state, chosen) for read in reads) if _is_amount(v)]
-
-
-def _held(low: float, high: float, bounds: list, max_of: bool) -> tuple[float, float]:
-    """[low, high] under the lowest cap (from ``CAP_SHARE`` of it when the typical low is
-    above it), or over the highest floor; as it was when there is none (or a cap of zero
-    leaves no room)."""
-    if not bounds:
-        return low, high
-    if max_of:
-        low = max(low, max(bounds))
-        return low, max(high, low)
-    cap = min(bounds)
-    if cap <= 0:
-        return low, high
-    high = min(high, cap)
-    return (low if low <= high else high * CAP_SHARE), high
-
-
-def _is_amount(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _within(low: float, high: float, near_low: float, near_high: float) -> tuple[float, float]:
-    """The overlap of [low, high] and the plausible [near_low, near_high]; the plausible one
-    alone when they miss each other (the manifest's bounds are typical, not hard)."""
-    if near_low > high or near_high < low:
-        return near_low, near_high
-    return max(low, near_low), min(high, near_high)
-
-
-def _time_or_none(value: Any) -> datetime | None:
-    """A recorded date or datetime, parsed; None for anything else (a number, no record)."""
-    try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
 
 
 def _bounds(arg: ArgManifest, low: float, high: float) -> tuple[float, float]:
