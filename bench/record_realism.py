@@ -25,6 +25,7 @@ import subprocess
 import sys
 from collections import Counter
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from envmill.tasks.backends.procedural.catalog import load_domain
@@ -166,7 +167,15 @@ def rows_of(out: str) -> list[dict]:
         "select e.domain, s.kind, s.initial_state_json, s.reference_solution_json, s.refusal_json,"
         " s.status from scenarios s join environments e using (env_id)"
     )
-    cmd = [".venv/bin/envmill", "sql", "--out", out, "--format", "json", query]
+    cmd = [
+        str(Path(sys.executable).with_name("envmill")),
+        "sql",
+        "--out",
+        out,
+        "--format",
+        "json",
+        query,
+    ]
     return json.loads(subprocess.run(cmd, capture_output=True, check=True, text=True).stdout)
 
 
