@@ -17,6 +17,25 @@ from envmill.tasks.backends.procedural.spec.domain import DomainSpec
 ArgSource = Literal["entity_id", "enum", "int", "float", "str", "date", "datetime", "bool"]
 
 
+class RecordRead(BaseModel):
+    """A value of the record an id argument names, read through ref fields: the record is
+    ``state[attrs[0]][arguments[arg]]``, each further attr the entity of the ref ``fields[i]``
+    names; the value is the last field (``claim_id`` → claims → ``amount_claimed``)."""
+
+    arg: str
+    attrs: list[str]
+    fields: list[str]
+
+    def read(self, state: dict[str, Any], arguments: dict[str, Any]) -> Any:
+        """The value, or None when an argument, record or field is not there."""
+        record: Any = (state.get(self.attrs[0]) or {}).get(arguments.get(self.arg))
+        for attr, ref in zip(self.attrs[1:], self.fields[:-1], strict=True):
+            record = (
+                (state.get(attr) or {}).get(record.get(ref)) if isinstance(record, dict) else None
+            )
+        return record.get(self.fields[-1]) if isinstance(record, dict) else None
+
+
 class ArgManifest(BaseModel):
     """How to choose a value for one tool argument."""
 
@@ -47,6 +66,21 @@ class ArgManifest(BaseModel):
     lookup_arg: str | None = Field(
         default=None, description="that tool's argument taking the label"
     )
+    at_most: list[RecordRead] = Field(
+        default_factory=list,
+        description="record values a compare rule keeps it at or below (the amount claimed)",
+    )
+    at_least: list[RecordRead] = Field(
+        default_factory=list,
+        description="record values a compare rule keeps it at or above (a time: after them)",
+    )
+    near: RecordRead | None = Field(
+        default=None, description="the record value an update replaces with it (a price)"
+    )
+    per_hour: list[float] | None = Field(
+        default=None, description="[low, high] per hour since ``since`` (km driven on a trip)"
+    )
+    since: RecordRead | None = None
 
 
 class OwnedManifest(BaseModel):

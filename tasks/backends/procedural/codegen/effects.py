@@ -44,8 +44,12 @@ def eff_assign(scope: OpScope, effect: Any) -> list[str]:
     code = scope.operand(effect.value)
     if effect.times is not None:
         code = f"{code} * {scope.operand(effect.times)}"
-        if resolve_path(scope.spec, scope.op, effect.path).spec.type == "float":
-            code = f"round({code}, 2)"
+    if effect.scale is not None:
+        factors = ", ".join(f"{lit(k)}: {lit(v)}" for k, v in effect.scale.factors.items())
+        code = f"{code} * {{{factors}}}[{scope.operand(effect.scale.by)}]"
+    scaled = effect.times is not None or effect.scale is not None
+    if scaled and resolve_path(scope.spec, scope.op, effect.path).spec.type == "float":
+        code = f"round({code}, 2)"
     arg = find_arg(scope.op, str(effect.value))
     lines = set_field(scope, effect.path, code)
     if arg is not None and arg.optional and lines:

@@ -25,6 +25,12 @@ OP_WORDS = {
     "==": "equal to",
     "!=": "different from",
 }
+TIME_OP_WORDS = OP_WORDS | {
+    "<": "before",
+    "<=": "no later than",
+    ">": "after",
+    ">=": "no earlier than",
+}
 
 
 def fail_if(test: str, text: str) -> list[str]:
@@ -48,9 +54,14 @@ def pre_field_in(scope: OpScope, pre: Any) -> list[str]:
 
 
 def pre_compare(scope: OpScope, pre: Any) -> list[str]:
+    """Numbers compare as they are; two times as parsed moments (a delay must move later)."""
     left, right = scope.operand(pre.left), scope.operand(pre.right)
     left_text, right_text = scope.operand_text(pre.left), scope.operand_text(pre.right)
-    text = f"{left_text} must be {OP_WORDS[pre.op]} {right_text}"
+    words = OP_WORDS
+    if resolve_operand(scope.spec, scope.op, pre.left).spec.type in ("date", "datetime"):
+        left, right = f"self._parse_time({left})", f"self._parse_time({right})"
+        words = TIME_OP_WORDS
+    text = f"{left_text} must be {words[pre.op]} {right_text}"
     return fail_if(f"{left} {NEGATE[pre.op]} {right}", text)
 
 

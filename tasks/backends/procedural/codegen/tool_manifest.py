@@ -14,7 +14,12 @@ from faker import Faker
 from envmill.tasks.backends.procedural.codegen.roles import role_rule, roles_rules
 from envmill.tasks.backends.procedural.codegen.rules import rule_text
 from envmill.tasks.backends.procedural.codegen.scope import OpScope
-from envmill.tasks.backends.procedural.manifest import ArgManifest, OwnedManifest, ToolManifest
+from envmill.tasks.backends.procedural.manifest import (
+    ArgManifest,
+    OwnedManifest,
+    RecordRead,
+    ToolManifest,
+)
 from envmill.tasks.backends.procedural.plan import EnvPlan, ToolPlan
 from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
@@ -126,6 +131,8 @@ def arg_manifest(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> ArgManifest:
     base |= {"minimum": arg.min, "maximum": arg.max, "faker": arg.faker}
     if arg.type in ("int", "float"):
         base |= typical_bounds(plan, tool, arg)
+    if arg.type in ("int", "float", "date", "datetime"):
+        base |= record_bounds(plan, tool, arg)
     if arg.type == "enum":
         base["values"] = list(arg.values)
     elif arg.type == "str" and not tool.op.is_query:
@@ -167,6 +174,54 @@ def typical_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, flo
     if low is not None and high is not None and high < low:
         return {}
     return {"minimum": low, "maximum": high}
+
+
+MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def record_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:
+    """Where a plausible value sits against the records the call reads: below or above the
+    record values a ``compare`` rule holds it to (approve at most what was claimed, delay to
+    after the current departure), near the value an update's ``assign`` replaces, and
+    ``per_hour`` since a recorded time (a trip's kilometres)."""
+    found: dict[str, Any] = {"at_most": [], "at_least": []}
+    for pre in tool.op.preconditions:
+        if pre.kind != "compare" or pre.op not in MIRROR:
+            continue
+        sides = {pre.left: (pre.right, pre.op), pre.right: (pre.left, MIRROR[pre.op])}
+        other, op = sides.get(arg.name, (None, ""))
+        read = record_read(plan, tool, other) if isinstance(other, str) else None
+        if read is not None:
+            found["at_most" if op.startswith("<") else "at_least"].append(read)
+    replaced = [
+        effect.path
+        for effect in tool.op.effects
+        if effect.kind == "assign" and effect.value == arg.name and effect.times is None
+    ]
+    found["near"] = record_read(plan, tool, replaced[0]) if replaced else None
+    if arg.per_hour is not None and arg.since is not None:
+        found |= {"per_hour": arg.per_hour, "since": record_read(plan, tool, arg.since)}
+    return found
+
+
+def record_read(plan: EnvPlan, tool: ToolPlan, operand: str) -> RecordRead | None:
+    """``target.policy_id.remaining_cover`` as a read from the call's id argument; None for
+    anything but a path from an existing record (an argument, a limit, the new record)."""
+    ref = resolve_operand(plan.spec, tool.op, operand)
+    if ref.kind != "path" or ref.at.subject == "new":
+        return None
+    at = ref.at
+    root = plan.entity(tool.op.entity) if at.subject == "target" else None
+    if root is None:
+        own = next((a for a in tool.op.args if a.name == at.subject and a.type == "ref"), None)
+        root = plan.entity(own.entity or "") if own is not None else None
+    if root is None:
+        return None
+    entities = [root]
+    for hop in at.hops:
+        entities.append(plan.entity(entities[-1].fields[hop].entity or ""))
+    arg = root.id_field if at.subject == "target" else at.subject
+    return RecordRead(arg=arg, attrs=[e.plural for e in entities], fields=[*at.hops, at.field])
 
 
 def text_choices(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]:

@@ -21,6 +21,11 @@ from envmill.tasks.backends.procedural.manifest import (
     CompiledEnvironment,
     ToolManifest,
 )
+from envmill.tasks.backends.procedural.scenarios.plausible import (
+    Reading,
+    later_time,
+    plausible_window,
+)
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
@@ -462,19 +467,24 @@ class ArgumentDrawer:
         if arg.source == "enum":
             return self.rng.choice(arg.values) if arg.values else (None if arg.required else _OMIT)
         if arg.source in ("int", "float"):
-            return self._number(arg)
+            return self._number(arg, state, chosen)
         if arg.source == "bool":
             return self.rng.random() < 0.5
         if arg.source in ("date", "datetime"):
-            return self._moment(arg.source, state)
+            now = _parse_time(state.get("current_time"))
+            later = later_time(arg, Reading(state, chosen, now), self.rng)
+            return later if later is not None else self._moment(arg.source, state)
         return self._text(arg)
 
-    def _number(self, arg: ArgManifest) -> int | float:
-        """An int or a 2-decimal float within the manifest's bounds (defaults 1..10, 1..100)."""
-        if arg.source == "int":
-            low, high = _bounds(arg, 1, 10)
+    def _number(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
+        """An int or a 2-decimal float within the manifest's bounds (defaults 1..10, 1..100),
+        narrowed to what the records make plausible (see ``plausible``)."""
+        whole = arg.source == "int"
+        low, high = _bounds(arg, 1, 10) if whole else _bounds(arg, 1.0, 100.0)
+        now = _parse_time(state.get("current_time"))
+        low, high = plausible_window(arg, Reading(state, chosen, now), low, high, self.rng)
+        if whole:
             return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
-        low, high = _bounds(arg, 1.0, 100.0)
         return min(high, max(low, round(self.rng.uniform(low, high), 2)))
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:

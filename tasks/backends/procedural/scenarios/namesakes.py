@@ -107,7 +107,9 @@ def _own_contact(records: dict[Any, Any], other: Any, name: str) -> None:
 
 
 def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] | None:
-    """Another record to share ``mention``'s label, and a field that tells them apart."""
+    """Another record to share ``mention``'s label, and a field that tells them apart. Only
+    what the examples tie to the label is shared: a record that happens to hold the target's
+    example values untied to it (85000 and 734 for two Pamela Austins) would read as a copy."""
     attr = compiled.entity_attrs.get(mention.entity or "", "")
     records = chain.initial_state.get(attr) or {}
     target = records.get(mention.value)
@@ -115,9 +117,14 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         return None
     used = {v for step in chain.solution for v in step.arguments.values() if isinstance(v, str)}
     touched = {tuple(c["path"][:2]) for c in diff_states(chain.initial_state, chain.final_state)}
-    others = [k for k in sorted(records, key=str) if k not in used and (attr, k) not in touched]
-    rng.shuffle(others)
     tied = _tied_to_label(compiled, mention)
+    copied = _example_fields(compiled, mention) - tied
+    others = [
+        k
+        for k in sorted(records, key=str)
+        if k not in used and (attr, k) not in touched and not _copies(records[k], target, copied)
+    ]
+    rng.shuffle(others)
     for other in others:
         fields = [f for f in _telling_fields(records, target, mention, other) if f not in tied]
         fields = [
@@ -126,6 +133,18 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         if fields:
             return other, rng.choice(fields)
     return None
+
+
+def _copies(record: dict, target: dict, fields: set[str]) -> bool:
+    """The record holds every one of the target's values of ``fields`` (one example twice)."""
+    held = [f for f in fields if target.get(f) is not None]
+    return bool(held) and all(record.get(f) == target[f] for f in held)
+
+
+def _example_fields(compiled: CompiledEnvironment, mention: ArgMention) -> set[str]:
+    """Fields the entity's examples fill together (a borrower's income and FICO score)."""
+    entity = compiled.spec.entities.get(mention.entity or "")
+    return {f for e in (entity.examples if entity else []) for f in e}
 
 
 def _tied_to_label(compiled: CompiledEnvironment, mention: ArgMention) -> set[str]:

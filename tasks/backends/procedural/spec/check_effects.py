@@ -34,9 +34,16 @@ def check_set(ctx: OpContext, effect: Any) -> None:
 
 def check_assign(ctx: OpContext, effect: Any) -> None:
     field = target_field(ctx, effect.path).spec
-    value = ctx.operand(effect.value, "effect reads", numeric=effect.times is not None)
+    scaled = effect.times is not None or effect.scale is not None
+    value = ctx.operand(effect.value, "effect reads", numeric=scaled)
     if effect.times is not None:
         ctx.operand(effect.times, "effect reads")
+    if effect.scale is not None:
+        by = ctx.operand(effect.scale.by, "effect scales by", numeric=False).spec
+        if by.type != "enum" or set(effect.scale.factors) != set(by.values):
+            ctx.fail(
+                f"effect scales by '{effect.scale.by}' without a factor for each of its values"
+            )
     if (field.type in NUMERIC) != (value.spec.type in NUMERIC) or (
         field.type == "int" and value.spec.type == "float"
     ):

@@ -25,6 +25,8 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
     base = entity.fields.get(field.after or "")
     if field.after is not None and (base is None or base.type not in TIMES):
         return f"fills after missing date field '{field.after}'"
+    if field.months is not None and (field.after is None or field.type != "date"):
+        return "counts whole months but is not a date filled after another"
     cap = entity.fields.get(field.at_most or "")
     if field.at_most is not None and (
         cap is None or cap.type not in NUMERIC or field.type not in NUMERIC
@@ -34,6 +36,11 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
         field.type not in NUMERIC or not _derive_ok(spec, entity, field.derive)
     ):
         return f"derives a number from unknown '{field.derive}'"
+    by = entity.fields.get(field.scale.by) if field.scale else None
+    if field.scale is not None and (
+        field.derive is None or by is None or set(field.scale.factors) != set(by.values)
+    ):
+        return f"scales a derive by '{field.scale.by}', not an own enum with a factor each"
     states = entity.status.states if entity.status else []
     for status in [*field.by_status, *field.set_when, *field.value_when, *field.claims]:
         if status not in states:

@@ -1,6 +1,6 @@
-"""Checks of entity invariants (``count``, ``compare``, ``implies``, ``filled``): every path
-resolves, listed values fit their field, compared operands are both numbers or both times, and a
-count names a real reference back to the entity. A malformed invariant raises SpecError naming
+"""Checks of entity invariants (``count``, ``compare``, ``implies``, ``filled``, ``order``): every
+path resolves, listed values fit their field, compared operands are both numbers or both times, and
+a count names a real reference back to the entity. A malformed invariant raises SpecError naming
 spec, entity and invariant (its position and kind)."""
 
 from __future__ import annotations
@@ -141,9 +141,20 @@ def filled_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str 
     return None
 
 
+def order_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str | None:
+    """``via`` is a ref (the parent), ``by`` an enum (the order), ``time`` a date or datetime."""
+    wanted = {invariant.via: ("ref",), invariant.by: ("enum",), invariant.time: TIMES}
+    for name, types in wanted.items():
+        field = entity.fields.get(name)
+        if field is None or field.type not in types:
+            return f"'{name}' is not a {' or '.join(types)} field of '{entity.name}'"
+    return None
+
+
 KIND_CHECKS: dict[str, Callable[[DomainSpec, EntitySpec, Any], str | None]] = {
     "count": count_problem,
     "compare": compare_problem,
     "implies": implies_problem,
     "filled": filled_problem,
+    "order": order_problem,
 }

@@ -37,10 +37,7 @@ from envmill.tasks.backends.procedural.spec.paths import (
 def check_operation(spec: DomainSpec, entity: EntitySpec, op: OperationSpec) -> None:
     ctx = OpContext(spec, op)
     for arg in op.args:
-        if arg.type == "ref" and arg.entity not in spec.entities:
-            ctx.fail(f"argument '{arg.name}' refers to unknown entity '{arg.entity}'")
-        if arg.type == "enum" and not arg.values:
-            ctx.fail(f"enum argument '{arg.name}' has no values")
+        check_arg(ctx, spec, arg)
     check_op_roles(ctx, op)
     if op.is_query:
         check_query(ctx, entity, op)
@@ -55,6 +52,17 @@ def check_operation(spec: DomainSpec, entity: EntitySpec, op: OperationSpec) -> 
         assigned = {path.split(".", 1)[1] for path in paths if path.startswith("new.")}
         check_complete(ctx, entity, assigned | {a.name for a in op.args})
     check_texts(ctx, op)
+
+
+def check_arg(ctx: OpContext, spec: DomainSpec, arg: Any) -> None:
+    if arg.type == "ref" and arg.entity not in spec.entities:
+        ctx.fail(f"argument '{arg.name}' refers to unknown entity '{arg.entity}'")
+    if arg.type == "enum" and not arg.values:
+        ctx.fail(f"enum argument '{arg.name}' has no values")
+    if (arg.per_hour is None) != (arg.since is None):
+        ctx.fail(f"argument '{arg.name}' needs both per_hour and since, or neither")
+    if arg.since is not None:
+        check_time(ctx, arg.since, f"argument '{arg.name}' counts since")
 
 
 def check_query(ctx: OpContext, entity: EntitySpec, op: OperationSpec) -> None:
@@ -88,6 +96,16 @@ def interval(ref: OperandRef) -> tuple[float | None, float | None]:
 
 
 def check_compare(ctx: OpContext, pre: Any) -> None:
+    sides = [ctx.operand(v, "precondition reads", numeric=False) for v in (pre.left, pre.right)]
+    kinds = [side.spec.type for side in sides]
+    if any(kind in TIMES for kind in kinds):
+        if kinds[0] != kinds[1]:
+            ctx.fail(f"precondition compares a {kinds[0]} with a {kinds[1]}")
+        if any(side.spec.nullable or getattr(side.spec, "optional", False) for side in sides):
+            ctx.fail(
+                f"precondition '{pre.left} {pre.op} {pre.right}' reads a time that may be missing"
+            )
+        return
     left = ctx.operand(pre.left, "precondition reads")
     right = ctx.operand(pre.right, "precondition reads")
     (l_lo, l_hi), (r_lo, r_hi) = interval(left), interval(right)

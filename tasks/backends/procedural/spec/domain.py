@@ -23,7 +23,8 @@ take an optional ``parent`` (a related list, e.g. the loans of a member) and opt
 **Preconditions** (all checked before any effect; each failure returns an error dict):
 - ``exists``: argument ``arg`` names an existing entity (added for every id argument).
 - ``field_in`` / ``field_not_in``: the field at ``path`` is / is not one of ``values``.
-- ``compare``: ``left op right`` on numbers, op in ``< <= > >= == !=``.
+- ``compare``: ``left op right`` on numbers, or on two times of one type (a delay moves a
+  departure later), op in ``< <= > >= == !=``.
 - ``count_below``: fewer than ``limit`` ``entity`` records have ``via == of`` and match ``where``.
 - ``unique``: no ``entity`` record has ``field`` equal (case-insensitively) to argument ``arg``.
 - ``distinct``: arguments ``left`` and ``right`` differ.
@@ -43,7 +44,8 @@ chosen by the state fill and reported by a generated session query tool.
 
 **Effects** (applied in order once every precondition holds):
 - ``set``: the field at ``path`` := literal ``value``.
-- ``assign``: field := operand ``value`` (times operand ``times`` when given).
+- ``assign``: field := operand ``value`` (times operand ``times`` when given, and times the
+  ``scale`` factor of an enum's value: ``{by: cabin, factors: {economy: 1, business: 2.5}}``).
 - ``stamp``: date/datetime field := current_time (+ ``days`` and/or ``hours`` operands).
 - ``transition``: status field := ``to``; the current status must have a transition to ``to``.
 - ``increment`` / ``decrement``: numeric field +=/-= operand ``by``.
@@ -52,6 +54,12 @@ chosen by the state fill and reported by a generated session query tool.
 - ``update_related``: on every ``entity`` record with ``via`` == the target's id matching
   ``where``, set the literals in ``set``.
 
+**Drawn arguments** (the scenario generator's, through the manifest): a number or time an
+update's ``compare`` bounds by a record's value is drawn within it (approve at most what was
+claimed), one an ``assign`` puts in a field near the value it replaces, and a number with
+``per_hour: [low, high]`` and ``since`` (a time path) as that many per hour since then (a trip's
+kilometres at a plausible speed).
+
 A ``create`` fills ``new`` from arguments of the same name as a field, the initial status, ``new.*``
 effects, field defaults, or None for nullable fields.
 
@@ -59,12 +67,14 @@ effects, field defaults, or None for nullable fields.
 min/max; "not found" for every id argument and every record a path reaches; a transition's legal
 source states (checked first); an increment/decrement keeping the field within its min/max.
 
-**State-fill hints** on fields (used only by ``statefill``): ``range`` (numbers), ``days`` from
-now or ``after`` another date field, ``by_status`` day ranges, ``set_when`` (nullable fields set
-only in these statuses), ``value_when`` (fixed value per status), ``at_most`` (capped by another
-field), ``derive`` (``product_id.price * quantity``), ``claims`` (``{ongoing: on_trip}``: this
-record's status puts its parent in a status, one parent per claim) and ``follows``
-(``{cancelled: cancelled}``: a parent's status forces this record's).
+**State-fill hints** on fields (used only by ``statefill``): ``range`` (numbers), ``days`` from now
+or ``after`` another date field (an implied invariant: never before it), ``months`` (whole months
+after ``after``: a monthly plan ends on the day of the month it started), ``by_status`` day ranges,
+``set_when`` (nullable fields set only in these statuses), ``value_when`` (fixed value per status),
+``at_most`` (capped by another field), ``derive`` (``product_id.price * quantity``, times a
+``scale`` factor of an own enum), ``claims`` (``{ongoing: on_trip}``: this record's status puts its
+parent in a status, one parent per claim) and ``follows`` (``{cancelled: cancelled}``: a parent's
+status forces this record's).
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -79,6 +89,9 @@ violation); a path is a field or follows ref fields (``flight_id.status``):
   early). The fill redraws the left operand, so a record's own field goes on the left.
 - ``implies``: every path of ``then`` holds one of its values (``null`` = empty).
 - ``filled``: ``field`` has a value.
+- ``order``: the records naming one parent through ``via`` happen in the order of the enum
+  ``by`` (sorted by ``time``, a shipment's events read booked, in_transit, delivered); the fill
+  hands their times out again in that order.
 Implied for every ref field: a value names an existing record.
 
 **Timelines** are such invariants: a child's time against its parent's, read through the ref
@@ -121,6 +134,7 @@ from envmill.tasks.backends.procedural.spec.rules import (
     RecordEffect,
     RoleSpec,
     Scalar,
+    Scale,
     SetEffect,
     SpecModel,
     StampEffect,
@@ -132,8 +146,14 @@ from envmill.tasks.backends.procedural.spec.rules import (
 )
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "date", "datetime", "ref"]
+TIMES = ("date", "datetime")
 _SHORTHAND = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*(\?)?\s*$")
 DERIVE = re.compile(r"^(\w+)\.(\w+)(?:\s*\*\s*(\w+))?$")
+
+
+def spaced(name: str) -> str:
+    """``filed_at`` as ``filed at``, for rule words the spec does not write itself."""
+    return name.replace("_", " ")
 
 
 class SpecError(ValueError):
@@ -188,6 +208,9 @@ class FieldSpec(ValueSpec):
         default=None, description="date fill: days from now (or `after`)"
     )
     after: str | None = Field(default=None, description="date fill relative to this field")
+    months: list[int] | None = Field(
+        default=None, description="date fill: whole months after `after` (a monthly plan's end)"
+    )
     at_most: str | None = Field(default=None, description="numeric fill capped by this field")
     derive: str | None = Field(
         default=None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'"
@@ -198,6 +221,7 @@ class FieldSpec(ValueSpec):
     claims: dict[str, str] = Field(
         default_factory=dict, description="ref: own status -> status it gives its own parent"
     )
+    scale: Scale | None = Field(default=None, description="derive: times a factor per enum value")
     follows: dict[str, str] = Field(
         default_factory=dict, description="ref: parent status -> status it forces on this record"
     )
@@ -209,6 +233,10 @@ class ArgSpec(ValueSpec):
     name: str
     type: FieldType | None = None  # type: ignore[assignment]
     optional: bool = False
+    per_hour: list[float] | None = Field(
+        default=None, description="drawn as [low, high] per hour since `since` (km on a trip)"
+    )
+    since: str | None = Field(default=None, description="the time path `per_hour` counts from")
 
     @model_validator(mode="before")
     @classmethod
@@ -296,6 +324,24 @@ class EntitySpec(SpecModel):
         "the fill and the drawn arguments of a create take one whole",
     )
 
+    @model_validator(mode="after")
+    def _after_orders_times(self) -> EntitySpec:
+        """A time filled ``after`` another is never before it (a claim is filed after the
+        incident): the hint is a timeline too, so the fill's repairs keep it when they redraw
+        the earlier time, and the invariant check reports a state that breaks it."""
+        for name, field in self.fields.items():
+            base = self.fields.get(field.after or "")
+            if base is None or field.type not in TIMES or base.type not in TIMES:
+                continue  # check_fill reports an `after` that names no time
+            sides = {name, field.after}
+            if any(i.kind == "compare" and {i.left, i.right} == sides for i in self.invariants):
+                continue
+            rule = f"The {spaced(name)} is not before the {spaced(field.after or '')}."
+            self.invariants.append(
+                CompareInvariant(kind="compare", left=name, op=">=", right=field.after, rule=rule)
+            )
+        return self
+
     @property
     def id_field(self) -> str:
         return f"{self.name}_id"
@@ -367,6 +413,7 @@ __all__ = [
     "Precondition",
     "RecordEffect",
     "RoleSpec",
+    "Scale",
     "SetEffect",
     "SpecError",
     "StampEffect",

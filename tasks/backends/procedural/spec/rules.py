@@ -128,11 +128,20 @@ class SetEffect(SpecModel):
     value: Scalar | None
 
 
+class Scale(SpecModel):
+    """A multiple chosen by an enum's value (``by``: an argument or path naming one): a
+    business seat costs 2.5 economy fares, a premium one 1.6."""
+
+    by: str
+    factors: dict[str, float]
+
+
 class AssignEffect(SpecModel):
     kind: Literal["assign"]
     path: str
     value: Operand
     times: Operand | None = None
+    scale: Scale | None = None
 
 
 class StampEffect(SpecModel):
@@ -241,7 +250,20 @@ class FilledInvariant(_Invariant):
     field: str
 
 
+class OrderInvariant(_Invariant):
+    """The records naming one parent through ``via`` happen in the order of ``by``'s enum values:
+    sorted by ``time``, a shipment's tracking events read booked, in_transit, delivered, never
+    delivered before booked. (What events a parent may have is an ``implies`` on ``by``.)
+    ``distinct``: each value happens at most once per parent (a shipment is delivered once)."""
+
+    kind: Literal["order"]
+    via: str
+    by: str
+    time: str
+    distinct: bool = False
+
+
 Invariant = Annotated[
-    CountInvariant | CompareInvariant | ImpliesInvariant | FilledInvariant,
+    CountInvariant | CompareInvariant | ImpliesInvariant | FilledInvariant | OrderInvariant,
     Field(discriminator="kind"),
 ]

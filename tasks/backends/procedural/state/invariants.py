@@ -241,9 +241,48 @@ def filled_violation(view: StateView, entity: EntitySpec, record: Record, inv: A
     return f"{inv.field} is empty" + (f" although {reason}" if reason else "")
 
 
+def order_violation(view: StateView, entity: EntitySpec, record: Record, inv: Any) -> str | None:
+    """A sibling (same parent through ``via``) earlier in ``by``'s order but later in time."""
+    if matches(view, entity, record, inv.when) is not True:
+        return None
+    rank, moment = ordered_key(entity, record, inv)
+    if rank is None or moment is None:
+        return None
+    for other in siblings(view, entity, record, inv.via):
+        other_rank, other_moment = ordered_key(entity, other, inv)
+        if other_rank is None or other_moment is None:
+            continue
+        shown = f"{inv.by} {other[inv.by]!r} at {other[inv.time]!r}"
+        if other_rank < rank and other_moment > moment:
+            return f"{inv.time} ({record[inv.time]!r}) is before the {shown}"
+        earlier = str(other[entity.id_field]) < str(record[entity.id_field])
+        if inv.distinct and other_rank == rank and earlier:
+            return f"{inv.by} {record[inv.by]!r} happened already: the {shown}"
+    return None
+
+
+def siblings(view: StateView, entity: EntitySpec, record: Record, via: str) -> list[Record]:
+    """The other records of ``entity`` that name the same parent through ``via``."""
+    own = record.get(entity.id_field)
+    return [
+        row
+        for row in (view.rows(entity.name) or {}).values()
+        if row.get(via) == record.get(via) and row.get(entity.id_field) != own
+    ]
+
+
+def ordered_key(entity: EntitySpec, record: Record, inv: Any) -> tuple[int | None, Any]:
+    """(position of the record's ``by`` value among the enum's, its time), None when unknown."""
+    values = entity.fields[inv.by].values
+    rank = values.index(record[inv.by]) if record.get(inv.by) in values else None
+    moment = as_comparable(record.get(inv.time), "datetime", False)
+    return rank, None if moment is MISSING else moment
+
+
 KIND_VIOLATIONS: dict[str, Callable[[StateView, EntitySpec, Record, Any], str | None]] = {
     "count": count_violation,
     "compare": compare_violation,
     "implies": implies_violation,
     "filled": filled_violation,
+    "order": order_violation,
 }

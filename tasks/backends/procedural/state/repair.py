@@ -6,6 +6,8 @@ invariant is mended, parents before children:
 - ``compare``: the left operand, when it is the record's own field, is drawn again between the
   bounds every applicable ``compare`` on that field sets (a start time before ``now``, an end
   time between the start and ``now``, a capacity at least the enrolled count);
+- ``order``: the times of one parent's children are handed out again in the order of their
+  events (booked before delivered);
 - ``implies`` / ``filled``: the record's own fields get an allowed value / a fresh one; a path
   through a ref (``reservation_id.status``) moves the ref to a parent that fits;
 - otherwise, when the rule applies only in some statuses, the record is made again in a status
@@ -28,8 +30,9 @@ from envmill.tasks.backends.procedural.state.invariants import (
     operand,
     read_path,
     shifted,
+    siblings,
 )
-from envmill.tasks.backends.procedural.state.values import fill_typed, make_record
+from envmill.tasks.backends.procedural.state.values import fill_time, fill_typed, make_record
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.state.fill import Filler
@@ -105,10 +108,20 @@ def repair_compare(
     if value is None:
         return False
     record[inv.left] = value
+    refill_terms(filler, entity, record, inv.left)
     if own_field(inv.right) and KIND_VIOLATIONS["compare"](view, entity, record, inv):
         value = bounded_value(filler, view, entity, record, inv.right)
         record[inv.right] = record[inv.right] if value is None else value
     return True
+
+
+def refill_terms(filler: Filler, entity: EntitySpec, record: Record, moved: str) -> None:
+    """A term of whole months after the field just redrawn (a plan's end after its start) is
+    drawn again from it, so the start moving does not leave the plan a month and ten days."""
+    status = record.get(entity.status.field) if entity.status else None
+    for name, field in entity.fields.items():
+        if field.months and field.after == moved and record.get(name) is not None:
+            record[name] = fill_time(filler, field, status, record)
 
 
 def own_field(value: Any) -> bool:
@@ -136,7 +149,14 @@ def bounds_on(entity: EntitySpec, name: str) -> list[tuple[str, Any, Any, float 
 def repair_implies(
     filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
 ) -> bool:
+    """A record whose own enum puts it under the rule (an event saying delivered) takes another
+    value first; otherwise each path of ``then`` gets an allowed value (through a ref: another
+    parent that fits)."""
     status = entity.status.field if entity.status else None
+    own = [name for name in inv.when if "." not in name and name != status]
+    if own and entity.fields[own[0]].type == "enum":
+        if redraw_own(filler, view, entity, record, own[0], inv.when[own[0]]):
+            return True
     for path, values in inv.then.items():
         if read_path(view, entity, record, path) in values:
             continue
@@ -182,11 +202,59 @@ def repair_filled(
     return record[inv.field] is not None
 
 
+def repair_order(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, inv: Any
+) -> bool:
+    """A value that happened already takes another (one no sibling has, that every ``implies``
+    allows), or the record moves to another parent; otherwise the times of the record and its
+    siblings are handed out again in ``by``'s order: the same moments, so every other bound on
+    them (after the booking, not after now) still holds."""
+    group = [record, *siblings(view, entity, record, inv.via)]
+    if inv.distinct and any(row[inv.by] == record[inv.by] for row in group[1:]):
+        parents = sorted(view.rows(entity.fields[inv.via].entity or "") or {})
+        filler.rng.shuffle(parents)
+        for parent in [record[inv.via], *parents]:
+            record[inv.via] = parent
+            taken = [row[inv.by] for row in siblings(view, entity, record, inv.via)]
+            if redraw_own(filler, view, entity, record, inv.by, taken):
+                break
+        return True
+    values = entity.fields[inv.by].values
+    timed = [row for row in group if row.get(inv.time) is not None]
+
+    def rank(row: Record) -> int:
+        return values.index(row[inv.by]) if row[inv.by] in values else 0
+
+    ranked = sorted(timed, key=rank)
+    for row, moment in zip(ranked, sorted((row[inv.time] for row in timed), key=str), strict=True):
+        row[inv.time] = moment
+    return True
+
+
+def redraw_own(
+    filler: Filler, view: StateView, entity: EntitySpec, record: Record, name: str, avoid: list
+) -> bool:
+    """Give the record's enum field ``name`` a value outside ``avoid`` that every ``implies`` of
+    the entity accepts (a tracking event that fits its shipment's status); False with none."""
+    rules = [inv for inv in entity.invariants if inv.kind == "implies"]
+
+    def fits(value: Any) -> bool:
+        trial = {**record, name: value}
+        return not any(KIND_VIOLATIONS["implies"](view, entity, trial, inv) for inv in rules)
+
+    fitting = [value for value in entity.fields[name].values if value not in avoid and fits(value)]
+    if not fitting:
+        return False
+    record[name] = filler.rng.choice(fitting)
+    return True
+
+
 REPAIRS = {
     "count": repair_count,
     "compare": repair_compare,
     "implies": repair_implies,
     "filled": repair_filled,
+    "order": repair_order,
 }
 
 

@@ -5,7 +5,8 @@ and fill hints.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import calendar
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from envmill.tasks.backends.procedural.spec.check import reachable_states
@@ -64,7 +65,8 @@ def field_order(entity: EntitySpec) -> list[str]:
         derived = [match.group(1), match.group(3)] if match else []
         names = [n for n, f in entity.fields.items() if f.faker == "name"]
         named = names if is_email_provider(field.faker) else []
-        for base in (field.after, field.at_most, *derived, *named):
+        scaled = [field.scale.by] if field.scale else []
+        for base in (field.after, field.at_most, *derived, *scaled, *named):
             if base:
                 visit(base)
         order.append(name)
@@ -217,6 +219,8 @@ def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: R
     value = source[copied]
     if factor is not None:
         value = value * values[factor]
+    if field.scale is not None:  # a business seat costs more than the economy fare
+        value = value * field.scale.factors.get(values[field.scale.by], 1)
     return round(value, 2) if isinstance(value, float) else value
 
 
@@ -240,6 +244,10 @@ def fill_number(filler: Filler, entity: EntitySpec, name: str, values: Record) -
 
 
 def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Record) -> str:
+    if field.months and field.after and values.get(field.after):
+        term = whole_months(filler, field, status, date.fromisoformat(values[field.after][:10]))
+        if term is not None:
+            return term.isoformat()
     base = filler.now
     days = field.by_status.get(status or "") if status else None
     if days is None:
@@ -253,6 +261,26 @@ def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Reco
     if base is not filler.now and moment <= base:  # `after` on the same day, at an earlier hour
         moment = base + timedelta(hours=filler.rng.randint(1, 4))
     return moment.isoformat(timespec="seconds")
+
+
+def whole_months(filler: Filler, field: FieldSpec, status: str | None, start: date) -> date | None:
+    """``start`` plus a whole number of ``months`` (the same day of the month, or the month's
+    last day); in a status with its own day range (an ended plan), only a count of months that
+    lands in that range from now; None when none does."""
+    low, high = field.months or [1, 1]
+    window = field.by_status.get(status or "") if status else None
+    ends = [plus_months(start, n) for n in range(low, high + 1)]
+    if window is not None:
+        today = filler.now.date()
+        ends = [end for end in ends if window[0] <= (end - today).days <= window[1]]
+    return filler.rng.choice(ends) if ends else None
+
+
+def plus_months(start: date, months: int) -> date:
+    """The same day ``months`` later; the 31st of a shorter month is its last day."""
+    year, month = divmod(start.month - 1 + months, 12)
+    year, month = start.year + year, month + 1
+    return date(year, month, min(start.day, calendar.monthrange(year, month)[1]))
 
 
 def fill_text(

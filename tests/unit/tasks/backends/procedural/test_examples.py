@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import random
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -12,7 +13,8 @@ from faker import Faker
 
 from envmill.tasks.backends.procedural.catalog import list_domains, load_domain, parse_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-from envmill.tasks.backends.procedural.scenarios.chains import ArgumentDrawer
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer
+from envmill.tasks.backends.procedural.scenarios.namesakes import _twin
 from envmill.tasks.backends.procedural.spec.domain import SpecError
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 
@@ -84,3 +86,25 @@ def test_an_example_naming_an_unknown_field_or_choice_is_refused() -> None:
         parse_domain(yaml.safe_load(text.replace("EXAMPLE", "c")))
     with pytest.raises(SpecError, match="not a plain field"):
         parse_domain(yaml.safe_load(text.replace("category: EXAMPLE", "colour: red")))
+
+
+def test_a_namesake_is_not_a_copy_of_the_target_example():
+    """Two Pamela Austins with the same income and FICO (85000/734) read as a copy: a record
+    holding the target's untied example values is never made its namesake."""
+    compiled = compile_environment(load_domain("loans"), 0)
+    people = {
+        "BR-1": ("Pamela Austin", 85000.0, 734),
+        "BR-2": ("Jo Diaz", 85000.0, 734),
+        "BR-3": ("Li Wong", 52000.0, 671),
+    }
+    borrowers = {
+        key: {"borrower_id": key, "name": name, "email": f"{key}@example.com",
+              "phone": "555-0100", "annual_income": income, "fico_score": fico}
+        for key, (name, income, fico) in people.items()
+    }  # fmt: skip
+    state = {"borrowers": borrowers}
+    chain = SimpleNamespace(initial_state=state, final_state=state, solution=[])
+    mention = ArgMention("borrower_id", "BR-1", "entity_id", "borrower", "Pamela Austin", "name",
+                         by_label=True)  # fmt: skip
+    twins = {(_twin(chain, compiled, mention, random.Random(s)) or (None,))[0] for s in range(12)}
+    assert twins == {"BR-3"}

@@ -264,3 +264,158 @@ def test_filled_states_have_no_timeline_violation(domain):
         if any(rule and rule in problem for rule in rules)
     ]
     assert broken == []
+
+
+# -- times filled `after` another, events in order, whole-month terms ------------------------------
+
+CLAIMS = {
+    "name": "tiny_claims",
+    "title": "Tiny claims",
+    "topic": "A tiny insurer used to test implied timelines.",
+    "introduction": "Claims are filed after an incident inside the policy's term.",
+    "class_names": ["TinyClaims"],
+    "entities": {
+        "policy": {
+            "id_format": "P-{n}",
+            "count": [2, 3],
+            "fields": {"starts_on": {"type": "date", "days": [-20, -10]},
+                       "ends_on": {"type": "date", "after": "starts_on", "months": [1, 1]}},
+            "operations": [{"name": "get_policy", "kind": "get"}],
+        },
+        "claim": {
+            "id_format": "C-{n}",
+            "count": [8, 10],
+            "fields": {
+                "policy_id": "ref(policy)",
+                "incident_on": {"type": "date", "days": [-60, -1]},
+                "filed_at": {"type": "datetime", "after": "incident_on", "days": [0, 1]},
+            },
+            "invariants": [
+                {"kind": "compare", "left": "incident_on", "op": ">=",
+                 "right": "policy_id.starts_on", "rule": "Incidents fall in the policy's term."},
+            ],
+            "status": {"states": ["filed", "closed"], "initial": "filed",
+                       "transitions": [{"from": ["filed"], "to": "closed"}]},
+            "operations": [
+                {"name": "get_claim", "kind": "get"},
+                {"name": "close_claim", "kind": "update",
+                 "effects": [{"kind": "transition", "to": "closed"}],
+                 "phrases": ["Close claim {claim_id}.", "Please close {claim_id}."]},
+            ],
+        },
+    },
+}  # fmt: skip
+
+
+def test_a_time_filled_after_another_is_never_before_it():
+    """`after` is a timeline: a state with a claim filed before its incident is reported."""
+    spec = parse_domain(copy.deepcopy(CLAIMS))
+    state = {
+        "policies": {"P-1": {"policy_id": "P-1", "starts_on": "2025-03-01", "ends_on": None}},
+        "claims": {"C-1": {"claim_id": "C-1", "policy_id": "P-1", "incident_on": "2025-03-20",
+                           "filed_at": "2025-03-15T10:00:00", "status": "filed"}},
+        "current_time": "2025-03-25T09:00:00",
+    }  # fmt: skip
+    problems = check_invariants(spec, state)
+    assert any("filed at is not before the incident on" in p for p in problems), problems
+    state["claims"]["C-1"]["filed_at"] = "2025-03-20T10:00:00"
+    assert check_invariants(spec, state) == []
+
+
+def test_fill_keeps_after_when_a_repair_moves_the_earlier_time():
+    """An incident redrawn into the policy's term takes the filing along (the rater's claim
+    filed on 06-15 for an incident on 06-30)."""
+    spec = parse_domain(copy.deepcopy(CLAIMS))
+    for seed in range(10):
+        state = build_initial_state(compile_environment(spec, 0), seed)
+        assert check_invariants(spec, state) == [], seed
+        for claim in state["claims"].values():
+            assert claim["filed_at"][:10] >= claim["incident_on"], (seed, claim)
+
+
+def test_months_end_on_the_day_the_term_started():
+    spec = parse_domain(copy.deepcopy(CLAIMS))
+    for seed in range(5):
+        state = build_initial_state(compile_environment(spec, 0), seed)
+        for policy in state["policies"].values():
+            start, end = policy["starts_on"], policy["ends_on"]
+            assert end[8:] == start[8:] or end[8:] >= "28", policy
+            assert int(end[5:7]) % 12 == int(start[5:7]) % 12 + 1 - 12 * (start[5:7] == "12")
+
+
+@pytest.mark.parametrize(
+    ("start", "months", "end"),
+    [
+        ("2025-01-31", 1, "2025-02-28"),
+        ("2025-11-13", 1, "2025-12-13"),
+        ("2025-12-05", 2, "2026-02-05"),
+    ],
+)
+def test_plus_months(start, months, end):
+    from datetime import date
+
+    from envmill.tasks.backends.procedural.state.values import plus_months
+
+    assert plus_months(date.fromisoformat(start), months).isoformat() == end
+
+
+def test_spec_refuses_months_without_after():
+    spec = copy.deepcopy(CLAIMS)
+    del spec["entities"]["policy"]["fields"]["ends_on"]["after"]
+    with pytest.raises(SpecError, match="whole months"):
+        parse_domain(spec)
+
+
+def _shipping_events(state: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """Per shipment, its tracking events as (time, event), in time order."""
+    events: dict[str, list[tuple[str, str]]] = {}
+    for row in state["tracking_events"].values():
+        events.setdefault(row["shipment_id"], []).append((row["occurred_at"], row["event"]))
+    return {shipment: sorted(rows) for shipment, rows in events.items()}
+
+
+def test_order_reports_events_out_of_order_and_twice():
+    spec = load_domain("parcel_shipping")
+    shipment = {
+        "shipment_id": "S-1",
+        "sender_id": None,
+        "status": "delivered",
+        "booked_at": "2025-11-20T09:00:00",
+        "delivered_at": "2025-11-29T10:00:00",
+    }
+    events = {
+        "T-1": ("booked", "2025-11-30T09:00:00"),
+        "T-2": ("delivered", "2025-11-29T10:00:00"),
+        "T-3": ("delivered", "2025-11-29T11:00:00"),
+    }
+    state = {
+        "shipments": {"S-1": shipment},
+        "tracking_events": {
+            key: {"tracking_event_id": key, "shipment_id": "S-1", "event": event, "occurred_at": at}
+            for key, (event, at) in events.items()
+        },
+        "current_time": "2025-12-01T09:00:00",
+    }  # fmt: skip
+    problems = check_invariants(spec, state)
+    assert any("is before the event 'booked'" in p for p in problems), problems
+    state["tracking_events"]["T-1"]["occurred_at"] = "2025-11-20T09:00:00"
+    problems = check_invariants(spec, state)
+    assert [p for p in problems if "T-3" in p and "'delivered' happened already" in p], problems
+    assert not [p for p in problems if "T-1" in p or "T-2" in p], problems
+
+
+def test_filled_tracking_events_follow_their_shipment():
+    """Each shipment's events happen once, in the order of the statuses, and only those its
+    status has reached (no 'returned' then 'delivered' then 'booked')."""
+    spec = load_domain("parcel_shipping")
+    order = spec.entities["tracking_event"].fields["event"].values
+    reached = {"delivered": {"delivered", "disputed"}, "returned": {"returned"}}
+    for seed in range(8):
+        state = build_initial_state(compile_environment(spec, 0), seed)
+        for shipment, rows in _shipping_events(state).items():
+            events = [event for _, event in rows]
+            assert events == sorted(events, key=order.index), (seed, shipment, rows)
+            assert len(set(events)) == len(events), (seed, shipment, rows)
+            status = state["shipments"][shipment]["status"]
+            for event in events:
+                assert status in reached.get(event, {status}), (seed, shipment, status, event)
