@@ -406,7 +406,7 @@ def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _created(noun: str, key: str, record: Any, names: Names) -> str:
     """A new record as a person reports it: "I've registered Hunter Gomez as member GM-5",
-    "booking BK-9 is booked for Hunter Gomez, with gym class Evening Stretch", "I've scheduled
+    "I've made booking BK-9 for Hunter Gomez, with gym class Evening Stretch", "I've scheduled
     appointment A9 for Ann Lee on 24 Sep 2025 at 14:00, with knee pain as the reason"."""
     if not isinstance(record, dict):
         return f"{noun} is created, with {_say(record)}"
@@ -429,6 +429,8 @@ def _created(noun: str, key: str, record: Any, names: Names) -> str:
     stem = noun.split(" ")[-2][:4] if " " in noun else noun[:4]
     if status_kind(state) == "action" and not state.startswith(stem) and pick % 3:
         head = f"I've {state} {named}{whom}"  # "I've scheduled appointment A9 for Ann"
+    elif state.startswith(stem):  # not "booking BK-9 is booked": "I've made booking BK-9 for …"
+        head = f"I've {('made', 'set up')[pick % 2]} {named}{whom}"
     else:
         head = f"{named} is {state}{whom}"
     head = head.replace(",,", ",").rstrip(",")

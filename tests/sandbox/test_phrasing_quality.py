@@ -448,3 +448,16 @@ def test_no_reply_says_a_status_that_happened_without_its_verb(generated):
         if scenario.reference_answer and wrong.search(scenario.reference_answer)
     ]
     assert not found, found[:5]
+
+
+def test_a_count_is_asked_how_many(generated):
+    """ "Could you tell me the nights of a guest's reservation?" (raters' verbatim): a field
+    that counts is asked "how many nights"."""
+    counts = re.compile(r"\bthe (?:nights|seats|adults|visits|parcels|renewals|pauses) of\b")
+    found = [
+        (domain, scenario.task)
+        for domain, _, scenarios in generated
+        for scenario in scenarios
+        if counts.search(scenario.task)
+    ]
+    assert not found, found[:5]

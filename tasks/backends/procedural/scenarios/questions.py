@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, singular
 from envmill.tasks.core.status_words import where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -146,12 +146,20 @@ def ask_field(
     value, kind = record[name], value_kind(record[name])
     others = [r.get(name) for k, r in sorted(records.items()) if k != rid and isinstance(r, dict)]
     others += enum_values(compiled, entity, name)  # listing every status must not pass
+    kind_of_answer = "status_answers" if name == "status" else "field_answers"
+    if template in COUNTED and _counted(name, value):  # "how many nights …"
+        template, kind_of_answer = COUNTED[template], "count_field_answers"
     chosen = rng.choice(words("answers", template))
     text = _fill(rng, "", template=chosen, field=field_noun(name), subject=subject.text)
     vague = _fill(rng, "", template=chosen, field=field_noun(name), subject=vague_subject(entity))
-    kind_of_answer = "status_answers" if name == "status" else "field_answers"
     answer = _fill(
-        rng, kind_of_answer, field=field_noun(name), subject=subject.text, value=say(name, value)
+        rng,
+        kind_of_answer,
+        field=field_noun(name),
+        subject=subject.text,
+        value=say(name, value),
+        field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
+        are="is" if value == 1 else "are",
     )
     status = record.get("status")
     if name != "status" and isinstance(status, str) and is_finished(compiled, entity, state, rid):
@@ -171,6 +179,16 @@ def ask_field(
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
     )
+
+
+# how a question about a field that counts is asked ("how many nights …")
+COUNTED = {"field_questions": "count_field_questions", "after_change": "count_after_change"}
+
+
+def _counted(name: str, value: Any) -> bool:
+    """A field that counts something ("nights", "seats"): asked "how many", not "the nights of"."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    return whole and is_plural(field_noun(name)) and not is_money(name, value)
 
 
 def _shows(data: Any, rid: Any, name: str, value: Any) -> bool:

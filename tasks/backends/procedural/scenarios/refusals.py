@@ -310,7 +310,8 @@ def _refusal(
     clause = phrase_step(step, rng, voice=voice)
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
-    answer = rng.choice(words("refusals", "answers")).format(reason=spoken_reason(error, policy))
+    reason = _by_name(spoken_reason(error, policy), mentions)
+    answer = rng.choice(words("refusals", "answers")).format(reason=reason)
     record = refusal_record(
         manifest.tool,
         error,
@@ -325,6 +326,17 @@ def _refusal(
     )
     facts = collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
+
+
+def _by_name(reason: str, mentions: list[ArgMention]) -> str:
+    """ "Student Karen Morris (ST-00002) is marked as graduated": a record the user named by
+    its name keeps the name beside its id, once."""
+    for mention in mentions:
+        if mention.by_label and mention.label and mention.label not in reason:
+            rid = rf"(?<![\w-]){re.escape(str(mention.value))}(?![\w-])"
+            named = f"{mention.label} ({mention.value})"
+            reason = re.sub(rid, named.replace("\\", "\\\\"), reason, count=1)
+    return reason
 
 
 def _reads_to_reason(reads: dict[str, list[SolutionStep]], error: str) -> list[SolutionStep]:

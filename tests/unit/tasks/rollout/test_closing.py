@@ -133,7 +133,7 @@ def test_links_read_as_names_and_new_records_as_a_person_reports_them():
         "s",
     )
     assert said.index("Hunter Gomez") < said.index("ooking BK-9") and "member GM-5" in said
-    assert "ooking BK-9 is booked for Hunter Gomez, with class Evening Stretch" in said, said
+    assert "I've made booking BK-9 for Hunter Gomez, with class Evening Stretch" in said, said
     assert "h@x.org" not in said and "active" not in said
 
 

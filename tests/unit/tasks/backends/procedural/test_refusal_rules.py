@@ -64,3 +64,19 @@ def test_a_notice_period_is_no_refusal_for_a_class_already_over():
     soon = over.replace("2025-08-21T10:15:00", "2025-08-11T08:15:00")
     assert _already_over(None, tool, {}, over, None, {})
     assert not _already_over(None, tool, {}, soon, None, {})
+
+
+def test_a_record_the_user_named_keeps_its_name_in_the_refusal():
+    """ "Student ST-00002 is marked as graduated" after the user said "Karen Morris": the
+    reply names her beside the id, once; a record named by id stays as it was."""
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+    from envmill.tasks.backends.procedural.scenarios.refusals import _by_name
+
+    named = ArgMention(
+        "student_id", "ST-00002", "entity_id", "student", "Karen Morris", "name", True
+    )
+    by_id = ArgMention("course_id", "CRS-2", "entity_id", "course", "Cell Biology", "title", False)
+    reason = "Student ST-00002 is marked as graduated; course CRS-2 is full"
+    assert _by_name(reason, [named, by_id]) == (
+        "Student Karen Morris (ST-00002) is marked as graduated; course CRS-2 is full"
+    )
