@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from envmill.tasks.backends.procedural.manifest import ArgManifest, RecordRead
 
@@ -90,7 +90,7 @@ def within(low: float, high: float, near_low: float, near_high: float) -> tuple[
     return max(low, near_low), min(high, near_high)
 
 
-def is_amount(value: Any) -> bool:
+def is_amount(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -330,15 +330,17 @@ class EntitySpec(SpecModel):
         incident): the hint is a timeline too, so the fill's repairs keep it when they redraw
         the earlier time, and the invariant check reports a state that breaks it."""
         for name, field in self.fields.items():
-            base = self.fields.get(field.after or "")
+            after = field.after or ""
+            base = self.fields.get(after)
             if base is None or field.type not in TIMES or base.type not in TIMES:
                 continue  # check_fill reports an `after` that names no time
-            sides = {name, field.after}
-            if any(i.kind == "compare" and {i.left, i.right} == sides for i in self.invariants):
+            if any(
+                i.kind == "compare" and {i.left, i.right} == {name, after} for i in self.invariants
+            ):
                 continue
-            rule = f"The {spaced(name)} is not before the {spaced(field.after or '')}."
+            rule = f"The {spaced(name)} is not before the {spaced(after)}."
             self.invariants.append(
-                CompareInvariant(kind="compare", left=name, op=">=", right=field.after, rule=rule)
+                CompareInvariant(kind="compare", left=name, op=">=", right=after, rule=rule)
             )
         return self
 
