@@ -55,6 +55,10 @@ SORT_WORDS = frozenset(
 )
 NUMBER_FIELD = re.compile(r"(?:\w+_)?(?:number|plate|code)")
 CONTACT_FIELDS = ("email", "phone", "address")
+# a tool's message that tells of money moving ("refund credited", "postage refunded")
+MONEY_TOLD = re.compile(
+    r"\b(?:refund\w*|credit\w*|charg\w*|paid|bill\w*|fees?|transferr\w*|debit\w*)\b", re.I
+)
 # a new record's usual first status goes without saying ("Ann is registered as member M9")
 FRESH = {"", "active", "open", "new", "available", "created", "draft", "pending"}
 ISO = re.compile(
@@ -307,10 +311,13 @@ def _is_amount(value: Any) -> TypeGuard[int | float]:
 
 
 def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | None) -> list[str]:
-    """The money a change moved on a record no result showed (the customer's store credit a
-    return refunded, the member's fines a lost book charged): a person tells the customer, by
-    how much when a result showed that amount, else without one."""
+    """The money a change moved on a record no result's data showed, where a tool's message
+    told of it ("Transferred 20.0 from ACC-6 to ACC-1", "refund credited"): a person tells the
+    customer, by how much when a result showed that amount, else without one. A change no
+    message told of (the patient's balance a closed visit billed) the agent cannot know, so the
+    reply does not say it."""
     seen_numbers = _numbers(shown)
+    told = " ".join(_messages(shown))
     said = []
     for change in hidden:
         path, old, new = change["path"], change.get("old"), change.get("new")
@@ -320,6 +327,9 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
         if not (_is_amount(old) and _is_amount(new)):
             continue
         key = str(path[1])
+        named = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", told)
+        if shown is not None and not (named or MONEY_TOLD.search(told)):
+            continue
         owner = names.shown_as.get(key) or f"{singular(_words(str(path[0])))} {key}"
         whose = _field_of(owner, _words(field))
         way = "went up" if new > old else "went down"
@@ -327,6 +337,16 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
         by = f" by {say_money(delta)}" if any(abs(n - delta) < 0.005 for n in seen_numbers) else ""
         said.append(f"{whose} {way}{by} as a result")
     return said[:1]
+
+
+def _messages(shown: list[Any] | None) -> list[str]:
+    """The tools' own messages among the calls and results the agent saw."""
+    return [
+        item["message"]
+        for call in shown or []
+        for item in (call if isinstance(call, list | tuple) else [call])
+        if isinstance(item, dict) and isinstance(item.get("message"), str)
+    ]
 
 
 def _numbers(value: Any) -> list[float]:

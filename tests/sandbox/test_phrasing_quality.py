@@ -461,3 +461,22 @@ def test_a_count_is_asked_how_many(generated):
         if counts.search(scenario.task)
     ]
     assert not found, found[:5]
+
+
+def test_sums_the_user_picks_are_round(generated):
+    """ "top up the wallet with $259.64" (raters' verbatim) reads as copied from a machine: a
+    top-up, deposit or withdrawal is a round sum, unless its window holds none."""
+    from envmill.tasks.backends.procedural.scenarios.round_numbers import grid_near
+
+    sums = [
+        value
+        for _, _, scenarios in generated
+        for scenario in scenarios
+        for step in scenario.reference_solution
+        for name, value in step.arguments.items()
+        if re.fullmatch(r"amount|credits|.*_amount", name)
+        and isinstance(value, int | float)
+        and value > 0
+    ]
+    odd = [v for v in sums if v != int(v) and not any(abs(v - g) < 1e-6 for g in grid_near(v))]
+    assert sums and len(odd) <= len(sums) // 10, odd

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +27,7 @@ from envmill.tasks.backends.procedural.scenarios.plausible import (
     later_time,
     plausible_window,
 )
+from envmill.tasks.backends.procedural.scenarios.round_numbers import SMALLEST_MONEY, round_within
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
@@ -33,6 +35,7 @@ from envmill.tasks.backends.procedural.state.contact import (
     person_name,
 )
 from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.field_words import is_money_field
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -42,6 +45,8 @@ _MISSING = object()
 _OMIT = object()
 DEFAULT_NOW = "2025-01-06T09:00:00"
 PREFER_CHANCE = 0.9
+# a sum the user picks (a top-up, a deposit, a withdrawal): said as a round number
+CHOSEN_SUM = re.compile(r"^(?:amount|credits|.*_amount)$")
 
 
 @dataclass(frozen=True)
@@ -485,7 +490,10 @@ class ArgumentDrawer:
         low, high = plausible_window(arg, Reading(state, chosen, now), low, high, self.rng)
         if whole:
             return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
-        return min(high, max(low, round(self.rng.uniform(low, high), 2)))
+        value = min(high, max(low, round(self.rng.uniform(low, high), 2)))
+        if CHOSEN_SUM.search(arg.name) and is_money_field(arg.name):  # "top up $250", not $259.64
+            return round_within(value, max(low, min(SMALLEST_MONEY, high)), high)
+        return value
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")

@@ -34,6 +34,14 @@ def round_down(value: float) -> float | None:
     return below[-1] if below else None
 
 
+def round_within(value: float, low: float, high: float) -> float:
+    """The round number nearest ``value`` inside [low, high]; else the nearest whole one;
+    ``value`` when neither fits (a window narrower than a dollar)."""
+    fits = [g for g in grid_near(max(value, 1e-9)) if low - 1e-9 <= g <= high + 1e-9]
+    fits = fits or [float(n) for n in (math.floor(value), math.ceil(value)) if low <= n <= high]
+    return min(fits, key=lambda g: (abs(g - value), g)) if fits else value
+
+
 def rounded_amount(arg: ArgManifest, value: Any, money: bool) -> Any:
     """``value`` as the round number a person would pick, within the argument's bounds (an
     int stays an int); the value itself when no round number fits."""

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 Record = dict[str, Any]
 SPREAD = {"date": 2, "datetime": 16}  # steps a time may move away from its one known bound
+NEAR_NOW = timedelta(days=45)  # a time bounded far on both sides stays this close to the clock
 STEP = {"date": timedelta(days=1), "datetime": timedelta(minutes=15), "int": 1, "float": 0.01}
 
 
@@ -348,11 +349,21 @@ def pick_between(filler: Filler, field: FieldSpec, kind: str, low: Any, high: An
     if low is None and high is None:
         return None
     step = STEP[kind]
+    if low is not None and high is not None:  # a birth date to now: a time near now
+        low, high = _near_now(filler, kind, low, high)
     if low is None:
         low = high - SPREAD[kind] * step
     if high is None or high < low:
         high = low + SPREAD[kind] * step if high is None else low
     return from_bound(low + filler.rng.randint(0, int((high - low) / step)) * step, kind)
+
+
+def _near_now(filler: Filler, kind: str, low: Any, high: Any) -> tuple[Any, Any]:
+    """[low, high] narrowed to within ``NEAR_NOW`` of the state's clock where the two overlap:
+    a checked-in appointment bounded by the patient's birth and now starts today, not in 1994."""
+    now = filler.now.date() if kind == "date" else filler.now
+    near_low, near_high = max(low, now - NEAR_NOW), min(high, now + NEAR_NOW)
+    return (near_low, near_high) if near_low <= near_high else (low, high)
 
 
 def pick_number(filler: Filler, field: FieldSpec, kind: str, low: Any, high: Any) -> Any:

@@ -245,7 +245,11 @@ def test_money_the_change_moved_on_another_record_is_named():
         "customers": {"C3": {"name": "Kevin Ball", "email": "k@x.org", "store_credit": 313.55}},
         "orders": {"O1": {"status": "returned", "total": 220.4, "customer_id": "C3"}},
     }
-    shown = [[{"order_id": "O1"}, {"data": {"order_id": "O1", "status": "returned"}}]]
+    result = {"data": {"order_id": "O1", "status": "returned"}}
+    shown = [[{"order_id": "O1"}, result]]
+    said = closing_message(before, after, "s", shown)  # no message told of the refund: unknown
+    assert "returned" in said and "store credit" not in said, said
+    result["message"] = "Return of order O1 accepted; refund credited."
     said = closing_message(before, after, "s", shown)
     assert "returned" in said and "store credit went up" in said, said
     assert "by $220.40" not in said and "Kevin Ball" not in said, said  # no result named him

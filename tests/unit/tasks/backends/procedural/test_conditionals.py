@@ -189,7 +189,11 @@ def test_a_branch_reply_says_where_the_money_went_and_the_judge_takes_it():
         "ACC-000006": {**accounts["ACC-000006"], "balance": 41.18},
         "ACC-000001": {**accounts["ACC-000001"], "balance": 4124.43},
     }
-    out.result = {"success": True, "data": moved["ACC-000006"]}
+    out.result = {
+        "success": True,
+        "data": moved["ACC-000006"],
+        "message": "Transferred 20.0 from ACC-000006 to ACC-000001.",
+    }
     chain = Chain({"accounts": accounts}, {"accounts": moved}, steps=[out])
     compiled = SimpleNamespace(entity_attrs={"account": "accounts"})
     expected, reply = branch_answer(compiled, chain)
@@ -198,3 +202,13 @@ def test_a_branch_reply_says_where_the_money_went_and_the_judge_takes_it():
     task = "If the balance of account ACC-000006 is $30 or more, move $20 to ACC-000001."
     setting = setting_of(task, chain.initial_state, chain.final_state)
     assert judge_answer(expected, reply, setting).passed, reply
+
+
+def test_a_sum_the_user_picks_is_the_round_number_nearest_inside_its_window():
+    from envmill.tasks.backends.procedural.scenarios.round_numbers import round_within
+
+    assert round_within(259.64, 10, 500) == 250
+    assert round_within(204.59, 10, 3000) == 200
+    assert round_within(17.3, 14, 18.5) == 15  # the grid has the halves people say
+    assert round_within(17.3, 16, 18.5) == 17  # none on the grid: a whole sum
+    assert round_within(17.31, 17.3, 17.32) == 17.31  # no whole number fits: kept

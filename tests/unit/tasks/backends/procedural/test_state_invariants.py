@@ -319,3 +319,27 @@ def test_catalog_invariants_catch_the_reviewed_defects(domain):
     state = next(state for state in states if breaks(state))
     problems = check_invariants(spec, state)
     assert len(problems) == 1 and field in problems[0], problems
+
+
+# times that may lie years back: when someone was born, joined, was hired, a thing was built
+LONG_AGO = ("birth", "hired", "opened", "joined", "since", "built", "year", "founded", "installed")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_filled_times_stay_near_the_clock_unless_they_may_lie_years_back(domain):
+    """A checked-in appointment bounded by the patient's birth and now once started in 1994:
+    a repair redraws a time near now, not anywhere between its two bounds."""
+    from datetime import datetime, timedelta
+
+    compiled = compile_environment(load_domain(domain), 0)
+    for fill_seed in range(4):
+        state = build_initial_state(compiled, fill_seed)
+        now = datetime.fromisoformat(state["current_time"])
+        for records in state.values():
+            for record in records.values() if isinstance(records, dict) else []:
+                for field, value in record.items() if isinstance(record, dict) else []:
+                    if any(word in field for word in LONG_AGO) or not isinstance(value, str):
+                        continue
+                    if len(value) >= 10 and value[4] == "-" and value[:4].isdigit():
+                        moment = datetime.fromisoformat(value[:10])
+                        assert moment > now - timedelta(days=3 * 365), (field, value, record)
