@@ -80,7 +80,11 @@ def where_it_stands(noun: str, status: str) -> str:
         return f"{noun} has been {status}"
     if kind == "recorded":
         return f"{noun} is marked as {status}"
-    return f"{noun} is {_in_place(status)}"
+    placed = _in_place(status)
+    if " " in status and placed == status and status.split(" ")[0] not in PLACES - {"do"}:
+        whose = "its status" if noun == "it" else f"the status of {noun}"
+        return f"{whose} is {status}"  # not "it is do not contact"
+    return f"{noun} is {placed}"
 
 
 def _in_place(status: str) -> str:

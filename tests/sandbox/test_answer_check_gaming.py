@@ -290,8 +290,8 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
         "Permission denied: customer C-1 may act only on their own records; "
         "this one belongs to customer C-7"
     )
-    assert spoken_reason(owned) == (
-        "Permission denied: customer C-1 may act only on their own records"
+    assert spoken_reason(owned) == (  # no signed-in id the agent never looked up
+        "You have no permission for that record; you can act only on your own records"
     )
     role = "Permission denied: the signed-in role 'customer' may not use put_event_on_sale"
     assert spoken_reason(role) == (

@@ -155,6 +155,7 @@ def phrase_step(
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
     body = SELF_WHICH.sub(r"I'm \1 (my \2 \3 \4)", body)
+    body = OWNED_AFTER_NOTE.sub(r"the \2 of \1", body)
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
     if extras and not vague:
@@ -178,6 +179,11 @@ def once_introduced(text: str) -> str:
 
 # "I'm Ann Lee (the one whose phone is 555)": a person says "I'm Ann Lee (my phone is 555)"
 SELF_WHICH = re.compile(r"\bI'm ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) ([^()]+)\)")
+# "resident Zachary Adams (whose email is z@x.org)'s phone": the possessive after a note
+OWNED_AFTER_NOTE = re.compile(
+    r"(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my)\b)[a-z]+ "
+    r"(?:[A-Z][\w.'-]* )+\([^()]*\))'s ((?:\w+ ){0,2}?\w+)(?= to\b| from\b|[.,;?!]|$)"
+)
 # a record described by its owner's name ("Ann Lee's pending order")
 NAMED_OWNER = re.compile(r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*'s\s")
 

@@ -16,7 +16,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, singular
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
@@ -248,9 +248,7 @@ def _one_of_a_compound(match: re.Match[str]) -> str:
 
 
 def _one(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return singular(word)  # "1 completed batch", not "batche"
 
 
 def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:

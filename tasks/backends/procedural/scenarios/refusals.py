@@ -53,6 +53,9 @@ NUMBER = re.compile(r"(?<![\w.\-/:'])(\d+(?:\.\d+)?)(?![\w/:\-']|\.\d)")
 # an error about a field that is not set ("within 9 days after the resolved at … (None)") is an
 # environment's gap, not a rule a person could explain
 OTHER_OWNER = re.compile(r";\s*this one belongs to .*$")
+# "Permission denied: customer C-1 may act only on their own records": whose the record is,
+# without the signed-in id the agent never looked up
+OWN_ONLY = re.compile(r"^Permission denied: \w[\w ]* \S+ may act only on their own records", re.I)
 READ_VALUE = re.compile(r"\((\d+(?:\.\d+)?)\)")
 NOT_A_RULE = re.compile(
     r"^Invalid |not found|nothing to update|^[A-Za-z]+Error: |\(None\)", re.IGNORECASE
@@ -357,6 +360,9 @@ def spoken_reason(error: str, policy: str | None = None) -> str:
     other customer's record named ("this one belongs to customer C-7" is theirs to keep), words
     not identifiers ("on_sale": "on sale")."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    reason = OWN_ONLY.sub(
+        "you have no permission for that record; you can act only on your own records", reason
+    )
     ruled = bool(policy)
     for form, say in _sayings():
         found = form.match(reason)

@@ -41,3 +41,8 @@ def test_where_a_record_stands_takes_the_verb_its_status_needs(status, said):
 def test_a_status_that_is_a_process_gets_its_preposition_in_the_news():
     said = {status_news("desk D1", "maintenance", pick) for pick in range(3)}
     assert said == {"desk D1 is now under maintenance", "desk D1 is under maintenance now"}
+
+
+def test_a_status_of_words_that_is_no_place_is_said_as_the_status():
+    assert where_it_stands("it", "do not contact") == "its status is do not contact"
+    assert where_it_stands("donor D1", "on hold") == "donor D1 is on hold"

@@ -851,3 +851,16 @@ def test_a_person_tells_themself_apart_in_their_own_words():
     me = replace(step.mentions[0], hint="Cy Moss (the one whose phone is 555-0101)")
     body = phrase_step(ChainStep(manifest, step.arguments, [me], []), random.Random(0)).body
     assert body.endswith("I'm Cy Moss (my phone is 555-0101)"), body
+
+
+def test_one_of_a_thing_ending_in_ches_or_xes_reads_right_and_no_possessive_follows_a_note():
+    """ "1 completed batche" and "resident Zachary Adams (whose email is …)'s phone" (red team)."""
+    from envmill.tasks.backends.procedural.phrasing.task import OWNED_AFTER_NOTE
+    from envmill.tasks.backends.procedural.phrasing.words import tidy_text
+
+    assert tidy_text("There is 1 completed batches.") == "There is 1 completed batch."
+    assert tidy_text("It has 1 boxes.") == "It has 1 box."
+    noted = "Update resident Zachary Adams (whose email is z@x.org)'s phone to 555."
+    assert OWNED_AFTER_NOTE.sub(r"the \2 of \1", noted) == (
+        "Update the phone of resident Zachary Adams (whose email is z@x.org) to 555."
+    )
