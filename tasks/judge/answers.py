@@ -31,7 +31,7 @@ MAX_REPLY_CHARS = 2000  # an answer, not a dump of every record a policy could p
 CENT = 0.005
 CLAUSES = re.compile(r"(?<=[.;!?])\s+|\n+|,\s+(?!\d{4}\b)|\s+but\s+|\s+-\s+")  # "May 3, 2025"
 NEGATION_BEFORE = re.compile(r"\b(?:not|never|no longer|cannot|without)\b|n't\b")
-VALUE = r"(?:\$?\d|\u00a7)"  # a figure, or where a date or time stood
+VALUE = r"(?:\$?\d|(?:\$\s?)?\u00a7)"  # a figure, or where the answer, a date or a time stood
 HEDGE_NEAR_NUMBER = re.compile(
     rf"\b(?:about|around|roughly|approximately|approx\.?|almost|nearly|some|over|under|more than"
     rf"|less than|up to|close to|somewhere|at least|at most|at minimum|a minimum of|a maximum of"
@@ -40,6 +40,11 @@ HEDGE_NEAR_NUMBER = re.compile(
     rf"|tops|estimated|give or take)\b"
     rf"|{VALUE}[\d.,]*\s+or\s+(?:more|less|fewer|so)\b"
     rf"|\u00a7\s*(?:or|to)\s*{VALUE}|\bbetween\s+{VALUE}|{ALTERNATIVE_VALUE.pattern}|\d\s*\+"
+)
+# a value compared with a line: "more than (your) $40", "under $700", "$40 or more"
+COMPARED = re.compile(
+    r"\b(?:more than|less than|over|under|above|below|at least|at most)\s+(?:your\s+|the\s+)?"
+    r"\$?(\d[\d,]*(?:\.\d+)?)|\$?(\d[\d,]*(?:\.\d+)?)\s+or\s+(?:more|less|fewer|above|below)\b"
 )
 # what follows a list's items and denies them all: "… are not on your order", "… aren't included"
 NOT_AMONG = re.compile(  # bounded and with one quantifier: no backtracking blow-up
@@ -74,6 +79,7 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
     reading = read(reply, setting.today, masks)
     plain = mask(reading.rest, sorted(_own_words(expected)), MOMENT)  # "+1 555-0199": no range
     rest = CHANGE_REPORT.sub(" to ", plain)  # "from $1,893.41 to …": no range
+    rest = _without_compared_context(rest, expected)  # "more than your $40": the user's line
     hedge = (
         HEDGE_ANYWHERE.search(reading.text)
         or ANSWER_HEDGES.search(reading.text)
@@ -85,6 +91,19 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
     if expected.type in NUMERIC or expected.type in MOMENTS:
         reading = asserted(reply, setting, masks)
     return JUDGES[expected.type](expected, reading, setting)
+
+
+def _without_compared_context(text: str, expected: ExpectedAnswer) -> str:
+    """``text`` without a comparison with a context value ("$61.18, more than your $40", "under
+    $700", "$40 or more"): a conditional's reply compares the value with the user's own line;
+    that is the branch it took, not a hedge about the answer."""
+    lines = [float(v) for v in expected.context if isinstance(v, int | float) and v is not True]
+
+    def drop(found: re.Match[str]) -> str:
+        said = float((found.group(1) or found.group(2)).replace(",", ""))
+        return " " if any(abs(said - line) < CENT for line in lines) else found.group(0)
+
+    return COMPARED.sub(drop, text) if lines else text
 
 
 def asserted(reply: str, setting: Setting, masks: list[str]) -> Reading:

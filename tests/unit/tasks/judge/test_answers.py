@@ -345,3 +345,21 @@ def test_a_context_value_said_in_the_answers_words_is_a_second_answer():
         "Booking BKG-9 is confirmed with 2 seats. On flight SK734, the available seats are 12.",
     ):
         assert judge_answer(seats, right, setting).passed, right
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("ACC-6 had $61.18, which is at least your $40, so I moved $40; it now has $21.18.", True),
+        ("ACC-6 has $61.18, more than $40, so I moved the $40 to ACC-1.", True),
+        ("ACC-6 has $61.18 ($40 or more), so I moved the money.", True),
+        ("ACC-6 has about $61.18, so I moved the money.", False),  # a hedge on the answer
+        ("ACC-6 has $61.18 or more, so I moved the money.", False),
+    ],
+)
+def test_a_conditional_reply_may_compare_the_value_with_the_users_line(reply, passes):
+    """ "…$61.18, more than your $40 …" compares the answer with the user's own line (a context
+    value): the branch taken, not a hedge (red team); a hedge on the answer itself still loses."""
+    expected = ExpectedAnswer(type="money", value=61.18, context=[40.0, 21.18])
+    setting = setting_of("If its balance is $40 or more, move $40 to ACC-1.", {"a": 61.18})
+    assert judge_answer(expected, reply, setting).passed is passes, reply
