@@ -399,13 +399,17 @@ DATABASE_FILTERS = re.compile(
 )
 
 
-def test_no_task_filters_records_in_database_words(generated):
-    found = [
+def _tasks_saying(generated, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    return [
         (domain, scenario.task)
         for domain, _, scenarios in generated
         for scenario in scenarios
-        if DATABASE_FILTERS.search(scenario.task)
+        if pattern.search(scenario.task)
     ]
+
+
+def test_no_task_filters_records_in_database_words(generated):
+    found = _tasks_saying(generated, DATABASE_FILTERS)
     assert not found, found[:5]
 
 
@@ -454,12 +458,7 @@ def test_a_count_is_asked_how_many(generated):
     """ "Could you tell me the nights of a guest's reservation?" (raters' verbatim): a field
     that counts is asked "how many nights"."""
     counts = re.compile(r"\bthe (?:nights|seats|adults|visits|parcels|renewals|pauses) of\b")
-    found = [
-        (domain, scenario.task)
-        for domain, _, scenarios in generated
-        for scenario in scenarios
-        if counts.search(scenario.task)
-    ]
+    found = _tasks_saying(generated, counts)
     assert not found, found[:5]
 
 
