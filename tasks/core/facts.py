@@ -283,9 +283,11 @@ def join_words(items: list[str]) -> str:
 
 def say_value(value: Any) -> str:
     """A value as a person says it: "yes", "11 March 2025 at 11:00" for an ISO moment (the
-    agent converts it back), anything else as it is."""
+    agent converts it back), "500" for 500.0, anything else as it is."""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     if isinstance(value, str):
         return said_moment(value) or value
     return str(value) if isinstance(value, int | float) else json.dumps(value)

@@ -154,7 +154,7 @@ def phrase_step(
     if vague and (not template or _names_a_value(template, step.mentions)):
         return value_free_goal(step, rng)
     body, end = split_end(fill_template(template, step.mentions, vague))
-    body = SELF_WHICH.sub(r"I'm \1 (my \2 \3 \4)", body)
+    body = SELF_WHICH.sub(r"\1 \2 (my \3 \4 \5)", body)
     body = OWNED_AFTER_NOTE.sub(r"the \2 of \1", body)
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
@@ -178,11 +178,21 @@ def once_introduced(text: str) -> str:
 
 
 # "I'm Ann Lee (the one whose phone is 555)": a person says "I'm Ann Lee (my phone is 555)"
-SELF_WHICH = re.compile(r"\bI'm ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) ([^()]+)\)")
+SELF_WHICH = re.compile(
+    r"\b(I'm|My name is) ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) ([^()]+)\)"
+)
 # "resident Zachary Adams (whose email is z@x.org)'s phone": the possessive after a note
 OWNED_AFTER_NOTE = re.compile(
     r"(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my)\b)[a-z]+ "
     r"(?:[A-Z][\w.'-]* )+\([^()]*\))'s ((?:\w+ ){0,2}?\w+)(?= to\b| from\b|[.,;?!]|$)"
+)
+# a story that says which way a number went ("our rates went up", "drop it to …")
+GOES_UP = re.compile(
+    r"\b(?:went up|gone up|raised?|raising|increas\w*|higher|more expensive)\b", re.I
+)
+GOES_DOWN = re.compile(
+    r"\b(?:went down|gone down|drop\w*|lower\w*|reduc\w*|cut|cheaper|discount\w*|decreas\w*)\b",
+    re.I,
 )
 # a record described by its owner's name ("Ann Lee's pending order")
 NAMED_OWNER = re.compile(r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*'s\s")
@@ -203,6 +213,7 @@ def _choose_template(
     if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
         orders = [p for p in order_phrases(usable) if not BESIDES_THE_ACT.search(p)]
         usable = orders or [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable
+    usable = _same_way(usable, step) or usable  # "our rates went up" only with a higher rate
     if vague:  # "The adjuster knows that area well; put them on a claim": which adjuster?
         usable = [p for p in usable if sum("{" in c for c in re.split(r"[;:]", p)) < 2] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
@@ -215,6 +226,24 @@ def _choose_template(
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)
     return vague_template(template, step.mentions) if vague else template
+
+
+def _same_way(phrases: list[str], step: ChainStep) -> list[str]:
+    """The phrases whose story goes the way the step moves a number: "the supplier raised
+    prices" not with a lower price, "drop it to $0.65" not with a higher one."""
+    moves = [
+        c["new"] > c["old"]
+        for c in step.changes
+        if all(
+            isinstance(c.get(k), int | float) and not isinstance(c.get(k), bool)
+            for k in ("old", "new")
+        )
+        and c["new"] != c["old"]
+    ]
+    if len(set(moves)) != 1:
+        return phrases
+    against = GOES_DOWN if moves[0] else GOES_UP
+    return [p for p in phrases if not against.search(p)]
 
 
 def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str:

@@ -43,3 +43,10 @@ def test_the_namesake_question_comes_first():
     assert answer.startswith("I mean Mary Ramirez, the one whose email is m@x.net.")
     assert "2660 Amanda Curve" in answer
     assert name.value not in question
+
+
+def test_a_whole_sum_is_said_without_its_point_zero():
+    """ "the amount is 500.0" (raters): a person says "500"."""
+    from envmill.tasks.core.facts import say_value
+
+    assert say_value(500.0) == "500" and say_value(259.64) == "259.64" and say_value(3) == "3"

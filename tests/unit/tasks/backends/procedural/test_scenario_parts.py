@@ -851,6 +851,11 @@ def test_a_person_tells_themself_apart_in_their_own_words():
     me = replace(step.mentions[0], hint="Cy Moss (the one whose phone is 555-0101)")
     body = phrase_step(ChainStep(manifest, step.arguments, [me], []), random.Random(0)).body
     assert body.endswith("I'm Cy Moss (my phone is 555-0101)"), body
+    named = manifest.model_copy(
+        update={"phrases": ["Close my membership. My name is {member_id}."]}
+    )
+    body = phrase_step(ChainStep(named, step.arguments, [me], []), random.Random(0)).body
+    assert body.endswith("My name is Cy Moss (my phone is 555-0101)"), body
 
 
 def test_one_of_a_thing_ending_in_ches_or_xes_reads_right_and_no_possessive_follows_a_note():
@@ -864,3 +869,17 @@ def test_one_of_a_thing_ending_in_ches_or_xes_reads_right_and_no_possessive_foll
     assert OWNED_AFTER_NOTE.sub(r"the \2 of \1", noted) == (
         "Update the phone of resident Zachary Adams (whose email is z@x.org) to 555."
     )
+
+
+def test_a_story_goes_the_way_the_number_moves():
+    """ "our rates went up; bill $342.74 an hour" on a $425 rate (raters): a phrase that says
+    a number rose is not used for one that fell, nor the other way round."""
+    from envmill.tasks.backends.procedural.phrasing.task import _same_way
+
+    up, down, plain = "Our rates went up; bill {rate}.", "Drop it to {rate}.", "Set it to {rate}."
+    step = _remove_step()
+    fell = replace(step, changes=[{"path": ["m", "M1", "rate"], "old": 425.0, "new": 342.74}])
+    rose = replace(step, changes=[{"path": ["m", "M1", "rate"], "old": 0.55, "new": 0.65}])
+    assert _same_way([up, down, plain], fell) == [down, plain]
+    assert _same_way([up, down, plain], rose) == [up, plain]
+    assert _same_way([up, down, plain], step) == [up, down, plain]  # no number moved
