@@ -45,7 +45,8 @@ _MISSING = object()
 _OMIT = object()
 DEFAULT_NOW = "2025-01-06T09:00:00"
 PREFER_CHANCE = 0.9
-# a sum the user picks (a top-up, a deposit, a withdrawal): said as a round number
+# a sum the user picks (a top-up, a deposit, a withdrawal): said as a round number, as is
+# any price or rate a business sets
 CHOSEN_SUM = re.compile(r"^(?:amount|credits|.*_amount)$")
 
 
@@ -491,8 +492,10 @@ class ArgumentDrawer:
         if whole:
             return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
         value = min(high, max(low, round(self.rng.uniform(low, high), 2)))
-        if CHOSEN_SUM.search(arg.name) and is_money_field(arg.name):  # "top up $250", not $259.64
+        if CHOSEN_SUM.search(arg.name):  # "top up $250", not $259.64
             return round_within(value, max(low, min(SMALLEST_MONEY, high)), high)
+        if is_money_field(arg.name):  # a new rate or price a business sets: "$350 an hour"
+            return round_within(value, low, high)
         return value
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
