@@ -107,12 +107,13 @@ RULE_AFTER = re.compile(
 # at-least rule on the balance.
 RULE_BOUND = re.compile(r"\bmust be (at most|at least|less than|more than)\b", re.I)
 _BELOW = (
-    r"(?:must|has to|have to|should|needs? to|can only) be (?:at least|more than|no less than)"
+    r"(?:must|has to|have to|should|needs? to|can only) be (?:at least|more than|no less than"
+    r"|over|above|greater than|higher than)|(?:must|has to|have to|needs? to) exceed"
     r"|can(?:no|')t be (?:less|fewer|lower) than|\bminimum\b"
 )
 _ABOVE = (
-    r"(?:must|has to|have to|should|needs? to|can only) be (?:at most|less than|no more than)"
-    r"|can(?:no|')t be (?:more|greater|higher) than|\bmaximum\b"
+    r"(?:must|has to|have to|should|needs? to|can only) be (?:at most|less than|no more than"
+    r"|under|below|lower than)|can(?:no|')t be (?:more|greater|higher) than|\bmaximum\b"
 )
 OPPOSITE_BOUND = {  # the rule caps the value: a reply may not say it needs more, and so on
     "at most": re.compile(_BELOW, re.I),

@@ -254,3 +254,30 @@ def test_the_policy_quoted_with_a_contraction_is_still_only_the_policy():
     quoted = "I can't cancel it; checked-in bookings can't be cancelled by the desk."
     assert not judge_refusal(refusal, quoted, setting).passed
     assert judge_refusal(refusal, "I can't cancel BKG-9: it's already checked in.", setting).passed
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("I can't submit it: applications need to be over $30,000.", False),
+        ("I can't submit it: the amount must exceed $30,000.", False),
+        ("I can't submit it: $39,792.53 is more than the $30,000 limit.", True),
+        ("I can't submit it: the amount can be at most $30,000.", True),
+    ],
+)
+def test_an_at_most_rule_said_the_wrong_way_round_in_other_words_loses(reply, passes):
+    """ "applications need to be over $30,000" for a cap of $30,000 (second red team)."""
+    refusal = Refusal(
+        rules=[
+            RefusalRule(
+                rule_id="submit_application",
+                condition="Requested amount (39792.53) must be at most the limit 30000",
+                triggers=[39792.53, 30000.0],
+            )
+        ],
+        action="submit",
+        targets=[],
+        subject="APP-2",
+    )
+    setting = setting_of("Submit application APP-2 for $39,792.53.", {"apps": {"APP-2": {}}})
+    assert judge_refusal(refusal, reply, setting).passed is passes, reply
