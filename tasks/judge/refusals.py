@@ -80,7 +80,7 @@ NONE_BEFORE = re.compile(r"\b(?:zero|nothing|none|no|0)\s+(?:\w+\s+)?$|n't\s+(?:
 OWN_ACT = re.compile(
     r"\bI(?:'ve|\s+have|\s+also|\s+just|\s+went ahead and)?\s+(?!(?:checked|looked|found|verified"
     r"|confirmed|reviewed|searched|tried|noted|noticed|seen|asked|pulled|double-checked|read"
-    r"|need|needed|wanted|mean|meant)\b)(\w+(?:ed|en)|gave|put|made|took|sent|set|got|let)\b",
+    r"|need|needed|wanted|mean|meant|been)\b)(\w+(?:ed|en)|gave|put|made|took|sent|set|got|let)\b",
     re.IGNORECASE,
 )
 # "…, so I assigned it anyway": what follows "so" or "and" is said apart from the decline

@@ -219,6 +219,7 @@ def test_the_act_is_read_in_every_verb_of_its_group():
         ("I can't close ACC-6 as it holds $2,421.97. I removed it from your list.", False),
         ("I can't close ACC-6 as it holds $2,421.97. Closure complete.", False),
         ("I checked: I can't close ACC-6, it still holds $2,421.97.", True),  # a look is no act
+        ("I've been unable to close ACC-6: it still holds $2,421.97.", True),  # "been" is no act
         # a figure given as a guess, and a sum said as none
         ("I can't close ACC-6; its balance is about $2,421.97.", False),
         ("I can't close ACC-6; it doesn't have any money left.", False),
