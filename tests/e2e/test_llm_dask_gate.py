@@ -39,8 +39,12 @@ def test_the_limits_hold_through_dask_too(endpoint, tmp_path):
     assert set(kinds) == {"dask"}
     assert endpoint.stats()["peak_in_flight"] == 2
     starts = sorted(entry["at"] for entry in endpoint.requests("dask"))[1:]
+    # Paced 60 / 1200 = 0.05 s apart when sent; the server sees them with the loopback's jitter
+    # (up to ~0.03 s on a loaded machine), so a burst shows as gaps near 0 and pacing as a span.
     gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
-    assert min(gaps) >= 0.025 and starts[-1] - starts[0] >= 9 * 0.05 * 0.95  # 60 / 1200 s apart
+    threes = [later - earlier for earlier, later in zip(starts, starts[2:], strict=False)]
+    assert min(gaps) >= 0.01 and min(threes) >= 2 * 0.05 - 0.03
+    assert starts[-1] - starts[0] >= 9 * 0.05 * 0.95
 
 
 def test_the_cap_holds_across_worker_processes(endpoint, tmp_path):
