@@ -46,7 +46,11 @@ QUESTIONS = (
 ALSO = ("And what's the {things}?", "Also, what's the {things}?")
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
-ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "Of course: {value}.")
+# the same question listing what the agent found: "…by that name: one whose email is a@x.org
+# and one whose email is b@y.org. Which one do you mean?"
+WHICH_LISTED = "I found more than one {noun} by that name: {listed}. Which one do you mean?"
+CONFIRM = "Yes, please go ahead."  # the user's answer when the agent asks to go ahead
+ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "That would be {value}.")
 LEADS = ("Sure: ", "Here you go: ", "OK, ", "Yes: ")
 
 
@@ -180,14 +184,21 @@ class FactLedger:
         self.revealed.update(f.key for f in facts)
 
 
-def ask_and_answer(needed: list[tuple[str, Fact]], turn: int) -> tuple[str, str]:
+def ask_and_answer(
+    needed: list[tuple[str, Fact]], turn: int, listed: dict[str, str] | None = None
+) -> tuple[str, str]:
     """The agent's question for the facts a call needs and the user's answer, giving each
-    value verbatim. Two facts with one noun ("account id" twice) are named by their argument."""
+    value verbatim. Two facts with one noun ("account id" twice) are named by their argument.
+    ``listed`` holds, per which-one fact's key, the records the agent found by that name as
+    it lists them ("one whose email is … and one whose email is …"): an agent that asks "which
+    one?" says what it is choosing between."""
     which = [fact for _, fact in needed if fact.noun.endswith(WHICH)]
     needed = [(arg, fact) for arg, fact in needed if not fact.noun.endswith(WHICH)]
     question, answer = "", ""
-    for fact in which:  # "I found more than one vehicle by that name. Which one do you mean?"
-        question += " " + WHICH_QUESTION.format(noun=fact.noun.removesuffix(WHICH))
+    for fact in which:  # "I found more than one vehicle by that name: …. Which one do you mean?"
+        noun, found = fact.noun.removesuffix(WHICH), (listed or {}).get(fact.key)
+        asked = WHICH_LISTED.format(noun=noun, listed=found) if found else None
+        question += " " + (asked or WHICH_QUESTION.format(noun=noun))
         answer += f" {the_one(say_value(fact.value))}"
     if needed:  # after the namesakes, which the agent has just found
         asked, given = _ask_plainly(needed, turn, ALSO if which else QUESTIONS, also=bool(which))
@@ -222,7 +233,7 @@ def answer_with(pairs: list[tuple[str, str]], turn: int, also: bool = False) -> 
     say what they are (a name, an email, a phone number) go first and bare, as a person
     answers a form's questions ("Amy Holt, amy@x.org, 682-957-7876"), the rest in clauses;
     ``also`` after another answer in the same message ("I mean Ann Lee, …. And the amount is
-    259.64.", not "… Of course: 259.64.")."""
+    259.64.", not "… That would be 259.64.")."""
     if also:
         answer = f"And {join_words([fact_clause(noun, value) for noun, value in pairs])}."
     elif len(pairs) == 1:

@@ -12,7 +12,8 @@ reference trajectory (``tasks/core/facts.py``):
   those it gives with it or said last (facts are listed in the order the request needs them);
   what it does not hold: "I'm sorry, I don't know that.";
 - the agent asks which of two same-named records it means ("I found more than one member by
-  that name. Which one do you mean?"): "I mean Ann Lee, the one whose phone is 555.";
+  that name[: one whose phone is 555 and one whose phone is 556]. Which one do you mean?"):
+  "I mean Ann Lee, the one whose phone is 555.";
 - the agent asks whether to go ahead: "Yes, please go ahead.";
 - the agent says anything else (the work is done, it cannot be done, "anything else?"): the
   stop marker alone.
@@ -27,6 +28,7 @@ from typing import Any
 
 from envmill.schemas.rollout import STOP_MARKER
 from envmill.tasks.core.facts import (
+    CONFIRM,
     QUESTIONS,
     WHICH,
     WHICH_QUESTION,
@@ -41,7 +43,6 @@ from envmill.tasks.core.facts import (
 from envmill.tasks.core.opening import opening_message
 
 UNKNOWN = "I'm sorry, I don't know that."
-CONFIRM = "Yes, please go ahead."
 DEFAULT_OPENING = "Hi, I need some help, please."
 _TASK = re.compile(r"What you want done:[ \t]*\n(.*?)\n[ \t]*\nWhat you know", re.DOTALL)
 _FACTS = re.compile(r"What you know[^\n]*\n(.*?)(?:\n[ \t]*\n|\nRules:|\Z)", re.DOTALL)
@@ -61,8 +62,11 @@ _ASKS = [
         rf"\b(?:please )?(?:tell|give|provide|share|send) (?:me|us) (?:your|the) {_THINGS}\?",
     )
 ]
-_WHICH = re.compile(
-    re.escape(WHICH_QUESTION).replace(re.escape("{noun}"), r"(?P<noun>[\w' -]+?)"), re.I
+_WHICH = re.compile(  # with or without the records listed after "by that name"
+    re.escape(WHICH_QUESTION)
+    .replace(re.escape("{noun}"), r"(?P<noun>[\w' -]+?)")
+    .replace(re.escape("name."), r"name(?::[^?]*?)?\."),
+    re.I,
 )
 _SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _ARTICLE = re.compile(r"^(?:the|your|my|a|an)\s+", re.IGNORECASE)

@@ -17,14 +17,19 @@ from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.certify.grounding import Sight
 from envmill.tasks.certify.reward import score_checks
 from envmill.tasks.core.facts import (
+    CONFIRM,
+    WHICH,
     Fact,
     FactLedger,
     argument_leaves,
     as_text,
     ask_and_answer,
     flatten_facts,
+    join_words,
     mentions,
+    say_value,
 )
+from envmill.tasks.core.field_words import field_noun, is_money_field
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -47,6 +52,17 @@ CHECKED_NOTES = (
     "Got it; making the change.",
 )
 MAX_PARALLEL = 3  # independent reads sent in one message
+# in conversational mode, the first call that ends or removes something is confirmed first
+FINAL_VERBS = frozenset(
+    "cancel delete remove close terminate withdraw void revoke deactivate discharge retire "
+    "archive evict expel dismiss unenroll unregister drop end".split()
+)
+CONFIRM_QUESTIONS = (
+    "To confirm: I'll {action}. Shall I go ahead?",
+    "Before I {action}, can you confirm that's what you want?",
+    "That will {action}, which can't be undone. Do you want me to go ahead?",
+)
+MAX_LISTED = 4  # same-named records the agent lists when it asks which one is meant
 PARTICLES = frozenset({"in", "out", "off", "up", "down", "back", "over"})
 PREPOSITIONS = frozenset({"to", "from", "for", "on", "by", "with", "into", "at", "as"})
 
@@ -97,7 +113,7 @@ def reference_messages(
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
     steps = _without_repeated_reads(solved, tool_kinds or {})
-    index = 0
+    index, confirmed = 0, False
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
         needed = ledger.needed_for(steps[index][0])
@@ -107,13 +123,20 @@ def reference_messages(
             if all(pair[1] is not fact for _, fact in needed)
         ]
         if needed:
-            question, answer = ask_and_answer(needed, turn)
+            listed = namesakes_listed(needed, steps[index][0], earlier)
+            question, answer = ask_and_answer(needed, turn, listed)
             turn += 1
             ledger.hear(answer, [fact for _, fact in needed])
             sight.read_text(answer)
             messages += [
                 {"role": "assistant", "content": question},
                 {"role": "user", "content": answer},
+            ]
+        if conversational and not confirmed and _undoable(steps[index][0], tool_kinds or {}):
+            confirmed = True  # once: the user agreed to the plan that ends in it
+            messages += [
+                {"role": "assistant", "content": confirm_question(steps[index][0], turn)},
+                {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
         note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=index > 0)
@@ -137,6 +160,21 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _undoable(step: SolutionStep, tool_kinds: dict[str, str]) -> bool:
+    """A call a person confirms first: it ends or removes something (``cancel_booking``)."""
+    words = set(step.tool.lower().split("_"))
+    return tool_kinds.get(step.tool, "query") != "query" and bool(words & FINAL_VERBS)
+
+
+def confirm_question(step: SolutionStep, turn: int) -> str:
+    """ "To confirm: I'll cancel booking BK-12. Shall I go ahead?" (the record by its id)."""
+    words = step.tool.split("_")
+    ids = [(k, v) for k, v in step.arguments.items() if k.endswith("id") and isinstance(v, str)]
+    ids.sort(key=lambda pair: pair[0].removesuffix("_id").split("_")[-1] not in words)
+    action = " ".join([*words, *[str(v) for _, v in ids[:1]]])  # "cancel order O-12"
+    return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(action=action)
 
 
 def _without_repeated_reads(
@@ -217,6 +255,12 @@ def _listed_records(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]]) -> bool:
     """``text`` states a value of ``chosen`` that no other listed record has."""
+    return _telling_field(text, chosen, records) is not None
+
+
+def _telling_field(text: str, chosen: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """The field by which ``text`` tells ``chosen`` from the other listed records: it states
+    the chosen one's value, which no other record has."""
     said, reading = normalize(text), read(text)
     for field, value in chosen.items():
         if any(other is not chosen and other.get(field) == value for other in records):
@@ -225,14 +269,57 @@ def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]
             continue
         if isinstance(value, int | float):
             if any(abs(float(value) - n) < 0.005 for n in reading.numbers):
-                return True
+                return field
         elif isinstance(value, str) and ISO_MOMENT.match(value):
             if value[:10] in reading.dates:
-                return True
+                return field
         elif isinstance(value, str) and len(value) >= 3:
             if re.search(rf"(?<!\w){re.escape(normalize(value))}(?!\w)", said):
-                return True
-    return False
+                return field
+    return None
+
+
+def namesakes_listed(
+    needed: list[tuple[str, Fact]], step: SolutionStep, earlier: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Per which-one fact the agent is about to ask, the same-named records the last listing
+    showed, as the agent lists them by what the user's answer tells them apart by: "one whose
+    email is a@x.org and one whose email is b@y.org"."""
+    ids = {str(v) for _, v in argument_leaves(step.arguments) if isinstance(v, str)}
+    listed: dict[str, str] = {}
+    for _, fact in needed:
+        if not fact.noun.endswith(WHICH) or not isinstance(fact.value, str):
+            continue
+        for result in reversed(earlier):
+            records = _listed_records(result)
+            chosen = [r for r in records if ids & {str(v) for v in r.values()}]
+            field = _telling_field(fact.value, chosen[0], records) if len(chosen) == 1 else None
+            if len(records) >= 2 and field is not None:
+                listed[fact.key] = _listing(_named_like(fact.value, records), field)
+                break
+    return listed
+
+
+def _named_like(which: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records that bear the name a which-one fact starts with ("Ann Lee (whose …)")."""
+    name = which.split(" (")[0].strip().casefold()
+    named = [r for r in records if any(str(v).casefold() == name for v in r.values())]
+    return named if len(named) >= 2 else records
+
+
+def _listing(records: list[dict[str, Any]], field: str) -> str:
+    noun = field_noun(field)
+    return join_words(
+        [f"one whose {noun} is {_said(field, r.get(field))}" for r in records[:MAX_LISTED]]
+    )
+
+
+def _said(field: str, value: Any) -> str:
+    """A listed value as the agent writes it: "$1,250.50", "do not contact", "5 May 2025"."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(field):
+        return f"${value:,.2f}"
+    text = say_value(value)
+    return text.replace("_", " ") if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text) else text
 
 
 def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:

@@ -295,7 +295,7 @@ def test_rule_based_user_opens_answers_and_stops(endpoint):
     assert given.startswith(LEADS) and given.endswith(
         "the date is 2025-03-11 and the appointment id is AP-1."
     ), given
-    assert exchange("Before I go ahead, what's the appointment id?") == "Of course: AP-2."
+    assert exchange("Before I go ahead, what's the appointment id?") == "That would be AP-2."
     assert exchange("What is your email address?") == "I'm sorry, I don't know that."
     assert (
         exchange("Could you tell me your patient_id and email address?")
@@ -421,7 +421,7 @@ def shape(messages: list[dict]) -> list[tuple]:
         ]
         text = message.get("content")
         if message["role"] == "user":
-            text = re.sub(r"^(Sure, it's|It's|Of course:) ", "", text)
+            text = re.sub(r"^(Sure, it's|It's|That would be) ", "", text)
         shaped.append((message["role"], text, calls))
     return shaped
 

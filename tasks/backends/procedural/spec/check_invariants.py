@@ -81,8 +81,13 @@ def count_problem(spec: DomainSpec, entity: EntitySpec, invariant: Any) -> str |
     targets = [invariant.field, invariant.exactly, invariant.at_least, invariant.at_most]
     if sum(target is not None for target in targets) != 1:
         return "needs exactly one of field, exactly, at_least and at_most"
-    if invariant.total is not None and invariant.field is None:
-        return "total is only used with field"
+    if (invariant.total is not None or invariant.sum_of is not None) and invariant.field is None:
+        return "total and sum_of are only used with field"
+    if invariant.total is not None and invariant.sum_of is not None:
+        return "a field is a count left (total) or a sum (sum_of), not both"
+    summed = counted.fields.get(invariant.sum_of or "")
+    if invariant.sum_of is not None and (summed is None or summed.type not in NUMERIC):
+        return f"sum_of '{invariant.sum_of}' is not a number field of '{counted.name}'"
     for name in (invariant.field, invariant.total):
         field = entity.fields.get(name or "")
         if name is not None and (field is None or field.type not in NUMERIC):

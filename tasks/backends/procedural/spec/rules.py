@@ -208,13 +208,18 @@ class _Invariant(SpecModel):
 class CountInvariant(_Invariant):
     """The ``entity`` records whose ``via`` names this record and match ``where`` are counted;
     ``field`` equals that count (or ``total`` minus it, when ``total`` is given), or the count is
-    ``exactly`` / ``at_least`` / ``at_most`` a number (a delivered shipment has a parcel)."""
+    ``exactly`` / ``at_least`` / ``at_most`` a number (a delivered shipment has a parcel).
+    With ``sum_of``, ``field`` is the sum of that field over them instead (a pay run's gross is
+    its payslips' gross pay added up)."""
 
     kind: Literal["count"]
     entity: str
     via: str
     where: dict[str, list[Scalar]] = Field(default_factory=dict)
     field: str | None = None
+    sum_of: str | None = Field(
+        default=None, description="the counted records' field whose sum ``field`` holds"
+    )
     total: str | None = None
     exactly: int | None = None
     at_least: int | None = None

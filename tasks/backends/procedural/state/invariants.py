@@ -128,6 +128,18 @@ def ref_violations(view: StateView, entity: EntitySpec, record: Record) -> list[
     return found
 
 
+def counted_sum(rows: dict[Any, Record], inv: Any, own: Any) -> float:
+    """The sum of ``inv.sum_of`` over the records a count invariant counts, to the cent."""
+    return round(
+        sum(
+            float(row.get(inv.sum_of) or 0)
+            for row in rows.values()
+            if row.get(inv.via) == own and all(row.get(k) in v for k, v in inv.where.items())
+        ),
+        2,
+    )
+
+
 def count_violation(view: StateView, entity: EntitySpec, record: Record, inv: Any) -> str | None:
     rows = view.rows(inv.entity)
     if rows is None or matches(view, entity, record, inv.when) is not True:
@@ -151,6 +163,11 @@ def count_violation(view: StateView, entity: EntitySpec, record: Record, inv: An
     if inv.field is None:
         return None
     actual = record.get(inv.field)
+    if inv.sum_of is not None:
+        total = counted_sum(rows, inv, own)
+        if isinstance(actual, int | float) and round(actual - total, 2) == 0:
+            return None
+        return f"{inv.field} is {actual!r}, but the {inv.sum_of} of {counted} adds up to {total}"
     if inv.total is None:
         return None if actual == count else f"{inv.field} is {actual!r}, but {counted} refer to it"
     total = record.get(inv.total)

@@ -26,6 +26,7 @@ from envmill.tasks.backends.procedural.state.invariants import (
     MISSING,
     NOW,
     StateView,
+    counted_sum,
     matches,
     operand,
     read_path,
@@ -82,6 +83,9 @@ def repair_count(
         return False
     own = record[entity.id_field]
     rows = view.rows(inv.entity) or {}
+    if inv.sum_of is not None:
+        record[inv.field] = counted_sum(rows, inv, own)
+        return True
     count = sum(
         1
         for row in rows.values()

@@ -153,3 +153,50 @@ def test_a_read_that_shows_only_records_already_seen_is_left_out():
         for c in m.get("tool_calls") or []
     ]
     assert calls == ["search_courses", "close_course", "get_course"]
+
+
+def _namesakes_conversation(kinds: dict[str, str] | None = None) -> list[dict]:
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="You are front-desk staff. Cancel the member's class booking.",
+        user_facts={
+            "member name": "Ann Lee",
+            "member you mean": "Ann Lee (whose phone is 555-0101)",
+        },
+        initial_state={"members": {}},
+        reference_solution=[
+            {"tool": "find_members", "arguments": {"name": "Ann Lee"}},
+            {"tool": "cancel_booking", "arguments": {"member_id": "M-1", "booking_id": "B-4"}},
+        ],
+        checks=[],
+    )
+    found = {
+        "success": True,
+        "data": [
+            {"member_id": "M-1", "name": "Ann Lee", "phone": "555-0101", "booking": "B-4"},
+            {"member_id": "M-9", "name": "Ann Lee", "phone": "555-0199", "booking": "B-2"},
+        ],
+    }
+    report = CertificationReport(scenario_id="ef" * 8, gates=[], step_results=[found, {}])
+    return reference_messages(spec, report, kinds)
+
+
+def test_asking_which_namesake_is_meant_lists_what_was_found():
+    """ "Which one?" says what the agent is choosing between: each namesake by the detail the
+    user's answer picks by, and the simulated user still recognises the question."""
+    from envmill.tasks.offline_llm.simulated_user import _WHICH
+
+    asked = next(m["content"] for m in _namesakes_conversation() if "Which" in (m["content"] or ""))
+    assert "one whose phone is 555-0101 and one whose phone is 555-0199" in asked
+    assert _WHICH.search(asked)["noun"] == "member"
+
+
+def test_a_conversational_reference_confirms_before_it_cancels_and_a_task_does_not():
+    messages = _namesakes_conversation({"find_members": "query", "cancel_booking": "change"})
+    cancel = next(i for i, m in enumerate(messages) if "cancel_booking" in str(m.get("tool_calls")))
+    question, answer = messages[cancel - 2]["content"], messages[cancel - 1]["content"]
+    assert "cancel booking B-4" in question and question.endswith("?"), question
+    assert answer == "Yes, please go ahead."
+    one_shot = [m["content"] for m in _messages() if m["role"] == "assistant" and m["content"]]
+    assert not any("go ahead?" in text or "confirm" in text for text in one_shot)
