@@ -43,6 +43,12 @@ QUESTIONS = (
     "Could you give me the {things}, please?",
     "Sure, what's the {things}?",
 )
+# after tool results, not a reply to the user's last words: no "Sure, …"
+LATER_QUESTIONS = (
+    "Could you tell me the {things}?",
+    "Could you give me the {things}, please?",
+    "What's the {things}?",
+)
 ALSO = ("And what's the {things}?", "Also, what's the {things}?")
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
@@ -185,7 +191,10 @@ class FactLedger:
 
 
 def ask_and_answer(
-    needed: list[tuple[str, Fact]], turn: int, listed: dict[str, str] | None = None
+    needed: list[tuple[str, Fact]],
+    turn: int,
+    listed: dict[str, str] | None = None,
+    after_results: bool = False,
 ) -> tuple[str, str]:
     """The agent's question for the facts a call needs and the user's answer, giving each
     value verbatim. Two facts with one noun ("account id" twice) are named by their argument.
@@ -201,7 +210,8 @@ def ask_and_answer(
         question += " " + (asked or WHICH_QUESTION.format(noun=noun))
         answer += f" {the_one(say_value(fact.value))}"
     if needed:  # after the namesakes, which the agent has just found
-        asked, given = _ask_plainly(needed, turn, ALSO if which else QUESTIONS, also=bool(which))
+        plain = LATER_QUESTIONS if after_results else QUESTIONS
+        asked, given = _ask_plainly(needed, turn, ALSO if which else plain, also=bool(which))
         question += f" {asked}"
         answer += f" {given}"
     return question.strip(), answer.strip()

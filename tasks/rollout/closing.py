@@ -134,16 +134,12 @@ def changed_news(
 
 
 def changed_numbers(initial: dict[str, Any], final: dict[str, Any]) -> list[float]:
-    """The new numbers a report of this change may state ("the balance is now $40.29"): an
-    answer's judge takes them as context, not as a guess. Counters and clocks are not among
-    them; nothing reports those."""
-    return [
-        c["new"]
-        for c in diff_states(initial, final)
-        if isinstance(c.get("new"), int | float)
-        and not isinstance(c.get("new"), bool)
-        and not is_generated(c)
-    ]
+    """The new numbers a report of this change may state ("the balance is now $40.29", "went
+    up by $300.00"): an answer's judge takes them as context, not as a guess. Counters and
+    clocks are not among them; nothing reports those."""
+    changes = [c for c in diff_states(initial, final) if not is_generated(c)]
+    numbers = [c["new"] for c in changes if _is_amount(c.get("new"))]
+    return numbers + [abs(m) for c in changes if (m := _moved_by(c)) is not None]
 
 
 def _same_said(change: dict[str, Any]) -> bool:
@@ -374,7 +370,7 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
         return f"{noun} {_now(whole['new'], record[0])}"
     its = "their" if key in names.people and key in names.labels else "its"  # a person
     said = []
-    for index, change in enumerate(_fields_worth_saying(changes)):
+    for index, change in enumerate(_fields_worth_saying(changes, names.now)):
         name, new = str(change["path"][-1]), change["new"]
         if name == "status" and isinstance(new, str) and new.strip():
             said.append(status_news(noun, _say(new, name), pick))
@@ -383,8 +379,23 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
             field, value = _words(name[:-3]), names.labels[str(new)]
         else:
             field, value = _words(name), _now(new, name).removeprefix("is now ")
+        moved = _moved_by(change)
+        if moved and not index:  # "member Ann's fines due went down by $10.00 and are now $3.47"
+            way, by = "up" if moved > 0 else "down", _say(abs(moved), name)
+            said.append(f"{_field_of(noun, field)} went {way} by {by} and {_is(name)} now {value}")
+            continue
         said.append(_field_news(noun, its, field, value, index, pick))
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + ", and " + said[-1]
+
+
+def _moved_by(change: dict[str, Any]) -> float | None:
+    """How far a number moved (a deposit, a payment, a restock), to the cent; None for no
+    number or a counter moved by one (a count is news as it stands, not as a step)."""
+    old, new = change.get("old"), change.get("new")
+    if not (_is_amount(old) and _is_amount(new)) or change["op"] != "change":
+        return None
+    moved = round(float(new) - float(old), 2)
+    return moved if abs(moved) not in (0, 1) else None
 
 
 def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: int) -> str:
@@ -413,15 +424,23 @@ def _pick(*parts: str) -> int:
     return int(sha256_hex("|".join(parts))[:8], 16)
 
 
-def _fields_worth_saying(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _fields_worth_saying(changes: list[dict[str, Any]], now: Any = None) -> list[dict[str, Any]]:
     """The status first; beside a new status, at most one other field and no time stamp ("its
-    decision time is now …" is the clock's, not news)."""
+    decision time is now …" is the clock's, not news), but a day still to come ("valid until
+    22 Jan 2026" after a renewal) is."""
     fields = [c for c in changes if len(c["path"]) >= 3]
     fields.sort(key=lambda c: c["path"][-1] != "status")
     if fields and fields[0]["path"][-1] == "status":
-        rest = [c for c in fields[1:] if not (isinstance(c["new"], str) and _moment(c["new"]))]
+        rest = [c for c in fields[1:] if not _clock_stamp(c["new"], now)]
         return [fields[0], *rest[:1]]
     return fields[:MAX_FIELDS]
+
+
+def _clock_stamp(value: Any, now: Any) -> bool:
+    """A moment no later than today's date: when the change happened, which is no news."""
+    if not (isinstance(value, str) and _moment(value)):
+        return False
+    return not (isinstance(now, str) and value[:10] > now[:10])
 
 
 def _created(noun: str, key: str, record: Any, names: Names) -> str:

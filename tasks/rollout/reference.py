@@ -52,16 +52,13 @@ CHECKED_NOTES = (
     "Got it; making the change.",
 )
 MAX_PARALLEL = 3  # independent reads sent in one message
-# in conversational mode, the first call that ends or removes something is confirmed first
-FINAL_VERBS = frozenset(
-    "cancel delete remove close terminate withdraw void revoke deactivate discharge retire "
-    "archive evict expel dismiss unenroll unregister drop end".split()
-)
+# in conversational mode the agent says what it will change and waits for a yes first
 CONFIRM_QUESTIONS = (
-    "To confirm: I'll {action}. Shall I go ahead?",
-    "Before I {action}, can you confirm that's what you want?",
-    "That will {action}, which can't be undone. Do you want me to go ahead?",
+    "To confirm: I'll {actions}. Shall I go ahead?",
+    "Before I {actions}, can you confirm that's what you want?",
+    "I'm ready to {actions}. Do you want me to go ahead?",
 )
+MAX_CONFIRMED = 3  # changes named in one confirmation
 MAX_LISTED = 4  # same-named records the agent lists when it asks which one is meant
 PARTICLES = frozenset({"in", "out", "off", "up", "down", "back", "over"})
 PREPOSITIONS = frozenset({"to", "from", "for", "on", "by", "with", "into", "at", "as"})
@@ -113,6 +110,7 @@ def reference_messages(
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
     steps = _without_repeated_reads(solved, tool_kinds or {})
+    steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
     index, confirmed = 0, False
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
@@ -124,7 +122,8 @@ def reference_messages(
         ]
         if needed:
             listed = namesakes_listed(needed, steps[index][0], earlier)
-            question, answer = ask_and_answer(needed, turn, listed)
+            after_results = messages[-1]["role"] == "tool"
+            question, answer = ask_and_answer(needed, turn, listed, after_results)
             turn += 1
             ledger.hear(answer, [fact for _, fact in needed])
             sight.read_text(answer)
@@ -132,10 +131,11 @@ def reference_messages(
                 {"role": "assistant", "content": question},
                 {"role": "user", "content": answer},
             ]
-        if conversational and not confirmed and _undoable(steps[index][0], tool_kinds or {}):
-            confirmed = True  # once: the user agreed to the plan that ends in it
+        changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
+        if conversational and not confirmed and changes and changes[0] is steps[index][0]:
+            confirmed = True  # once, before the first change, for every change to come
             messages += [
-                {"role": "assistant", "content": confirm_question(steps[index][0], turn)},
+                {"role": "assistant", "content": confirm_question(changes, sight, turn)},
                 {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
@@ -153,7 +153,7 @@ def reference_messages(
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
-        question, answer = ask_and_answer(quoted, turn)
+        question, answer = ask_and_answer(quoted, turn, after_results=True)
         messages += [
             {"role": "assistant", "content": question},
             {"role": "user", "content": answer},
@@ -162,19 +162,28 @@ def reference_messages(
     return messages
 
 
-def _undoable(step: SolutionStep, tool_kinds: dict[str, str]) -> bool:
-    """A call a person confirms first: it ends or removes something (``cancel_booking``)."""
-    words = set(step.tool.lower().split("_"))
-    return tool_kinds.get(step.tool, "query") != "query" and bool(words & FINAL_VERBS)
+def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
+    """A call that changes something: known only where ``tool_kinds`` says which tools read."""
+    return tool_kinds is not None and tool_kinds.get(step.tool, "query") != "query"
 
 
-def confirm_question(step: SolutionStep, turn: int) -> str:
-    """ "To confirm: I'll cancel booking BK-12. Shall I go ahead?" (the record by its id)."""
+def confirm_question(changes: list[SolutionStep], sight: Sight, turn: int) -> str:
+    """ "To confirm: I'll cancel order O-12 and update customer email. Shall I go ahead?": each
+    change by its tool's words and the record it acts on, where the agent has seen its id."""
+    actions = [_action(step, sight) for step in changes[:MAX_CONFIRMED]]
+    return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(actions=join_words(actions))
+
+
+def _action(step: SolutionStep, sight: Sight) -> str:
+    """ "cancel order O-12": the tool's words, then the id of the record it is named after."""
     words = step.tool.split("_")
-    ids = [(k, v) for k, v in step.arguments.items() if k.endswith("id") and isinstance(v, str)]
+    ids = [
+        (k, v)
+        for k, v in step.arguments.items()
+        if k.endswith("id") and isinstance(v, str) and sight.sees(v)
+    ]
     ids.sort(key=lambda pair: pair[0].removesuffix("_id").split("_")[-1] not in words)
-    action = " ".join([*words, *[str(v) for _, v in ids[:1]]])  # "cancel order O-12"
-    return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(action=action)
+    return " ".join([*words, *[str(v) for _, v in ids[:1]]])
 
 
 def _without_repeated_reads(
@@ -193,6 +202,59 @@ def _without_repeated_reads(
         seen |= records
         kept.append((step, result))
     return kept
+
+
+def _looked_up_first(
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    tool_kinds: dict[str, str],
+    initial: dict[str, Any],
+) -> list[tuple[SolutionStep, dict[str, Any]]]:
+    """Each read moved before the changes just ahead of it where that shows the same: a person
+    finds the customer before cancelling their order, not after. A read moves over a change
+    only when every record it showed is as it was at the start (the change did not touch it),
+    the change's own record is of another kind, and the read needs nothing the change showed."""
+    unchanged = {canonical_json(r) for r in _state_records(initial)}
+    ordered = list(steps)
+    for index in range(1, len(ordered)):
+        read = ordered[index]
+        records = _records_of(read[1])
+        if tool_kinds.get(read[0].tool) != "query" or not records:
+            continue
+        if any(canonical_json(r) not in unchanged for r in records):
+            continue
+        place = index
+        while place > 0 and _may_pass(read, ordered[place - 1], tool_kinds):
+            place -= 1
+        ordered.insert(place, ordered.pop(index))
+    return ordered
+
+
+def _may_pass(
+    read: tuple[SolutionStep, dict[str, Any]],
+    change: tuple[SolutionStep, dict[str, Any]],
+    tool_kinds: dict[str, str],
+) -> bool:
+    """``read`` may go before ``change``: it is a change, of a record of another kind (other
+    fields), and shows nothing the read's arguments use."""
+    if tool_kinds.get(change[0].tool, "query") == "query":
+        return False
+    shapes = {frozenset(r) for r in _records_of(read[1])}
+    if any(frozenset(r) in shapes for r in _records_of(change[1])):
+        return False
+    shown = {str(v) for _, v in argument_leaves(change[1]) if v is not None}
+    shown |= {str(v) for _, v in argument_leaves(change[0].arguments) if v is not None}
+    return not any(str(v) in shown for _, v in argument_leaves(read[0].arguments))
+
+
+def _state_records(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every record of a state's collections (``{"orders": {"O-1": {...}}}``)."""
+    return [
+        record
+        for collection in state.values()
+        if isinstance(collection, dict)
+        for record in collection.values()
+        if isinstance(record, dict)
+    ]
 
 
 def _records_of(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -330,7 +330,7 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     assert spoken_reason(cap).endswith("is $39,792.53, and it can be at most $30,000")
     none = "Parcels of shipment S-8 (0) must be at least 1"
     assert spoken_reason(none) == (
-        "The parcels of shipment S-8 are 0, and they have to be at least 1"
+        "Shipment S-8 has no parcels, and it needs at least 1"
     )
     assert spoken_reason(busy) == (
         "Work order PO-5 already has 1 batch with status running, and that isn't possible while "

@@ -178,8 +178,9 @@ def once_introduced(text: str) -> str:
 
 
 # "I'm Ann Lee (the one whose phone is 555)": a person says "I'm Ann Lee (my phone is 555)"
-SELF_WHICH = re.compile(
-    r"\b(I'm|My name is) ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) ([^()]+)\)"
+SELF_WHICH = re.compile(  # the value may hold parentheses: "(801)517-9086"
+    r"\b(I'm|My name is) ([^()]+?) \((?:the one )?whose ([^()]+?) (is|are) "
+    r"((?:[^()]|\([^()]*\))+)\)"
 )
 # "resident Zachary Adams (whose email is z@x.org)'s phone": the possessive after a note
 OWNED_AFTER_NOTE = re.compile(

@@ -437,9 +437,18 @@ class ArgumentDrawer:
             if value is not _OMIT:
                 arguments[arg.name] = value
         if manifest.examples:  # values that belong together: a part's name and its category
-            example = self.rng.choice(manifest.examples)
+            example = self.rng.choice(self._unused_examples(manifest, state) or manifest.examples)
             arguments |= {name: v for name, v in example.items() if name in arguments}
         return self._own_email(manifest, arguments, state)
+
+    def _unused_examples(self, manifest: ToolManifest, state: dict[str, Any]) -> list[dict]:
+        """The examples whose name no record of the entity has yet: a new client named like
+        one on file ("Rivera Auto Body" twice) is a duplicate, not a new client."""
+        label = self.compiled.label_fields.get(manifest.entity)
+        records = state.get(self.compiled.entity_attrs.get(manifest.entity, ""))
+        rows = records.values() if isinstance(records, dict) else []
+        taken = {str(r.get(label)).casefold() for r in rows if isinstance(r, dict)}
+        return [e for e in manifest.examples if str(e.get(label)).casefold() not in taken]
 
     def _own_email(
         self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]

@@ -448,6 +448,8 @@ def _limit_said(found: re.Match[str], ruled: bool = False) -> str:
     is_ = "are" if _it_is(what) == "they are" else "is"
     only = "only " if low and float(found["given"]) > 0 else ""  # "only 3", but plainly 0
     fact = f"{the}{what} {is_} {only}{given}"
+    counted = _has_count(what, float(found["given"]), only) if is_ == "are" and not money else None
+    fact = counted or fact  # "pay run RUN-4 has no payslips", not "… payslips are 0"
     if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
         named = other if re.match(r"(?:the|a|an|my|its|their)\b", other) else f"the {other}"
         limit = _amount(found["limit"], _sum_named(other))
@@ -461,6 +463,8 @@ def _limit_said(found: re.Match[str], ruled: bool = False) -> str:
     if not re.match(r"(?:the|a|an|my|its|their|-?\$?\d)", other):
         other = f"the {other}"  # "at least the days (2)"
     bound = LIMIT_WORDS[found["bound"]]
+    if counted:  # "…has no payslips, and it needs at least 1"
+        return f"{fact}, and it {'needs' if low else 'can have'} {found['bound']} {other}"
     if is_ == "are":
         return f"{fact}, and they {bound.replace('has to', 'have to')} {other}"
     return f"{fact}, and it {bound} {other}"
@@ -473,6 +477,18 @@ LIMIT_WORDS = {
     "at least": "has to be at least",
     "more than": "has to be more than",
 }
+
+
+def _has_count(what: str, count: float, only: str) -> str | None:
+    """ "the payslips of pay run RUN-4" and 0 → "pay run RUN-4 has no payslips"; 1 → "… has
+    only 1 payslip"; None when ``what`` is no count of a record's things."""
+    found = re.fullmatch(r"(?:the )?(?P<things>[a-z]+(?: [a-z]+)?) of (?P<owner>.+)", what)
+    if found is None or not count.is_integer() or count < 0:
+        return None
+    things, owner = found["things"], found["owner"]
+    if count == 0:
+        return f"{owner} has no {things}"
+    return f"{owner} has {only}{int(count)} {singular(things) if count == 1 else things}"
 
 
 def _it_is(words: str) -> str:

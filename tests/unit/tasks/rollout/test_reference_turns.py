@@ -200,3 +200,41 @@ def test_a_conversational_reference_confirms_before_it_cancels_and_a_task_does_n
     assert answer == "Yes, please go ahead."
     one_shot = [m["content"] for m in _messages() if m["role"] == "assistant" and m["content"]]
     assert not any("go ahead?" in text or "confirm" in text for text in one_shot)
+
+
+def _cancel_then_find(found_customer: dict) -> list[str]:
+    order = {"order_id": "O-2", "customer_id": "C-7", "status": "cancelled"}
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="You are Ann Lee. Cancel an order, then change your email.",
+        user_facts={"order id": "O-2", "customer name": "Ann Lee", "email": "ann@new.org"},
+        initial_state={
+            "orders": {"O-2": {**order, "status": "pending"}},
+            "customers": {"C-7": {"customer_id": "C-7", "name": "Ann Lee", "email": "a@x.org"}},
+        },
+        reference_solution=[
+            {"tool": "cancel_order", "arguments": {"order_id": "O-2"}},
+            {"tool": "search_customers", "arguments": {"name": "Ann Lee"}},
+            {"tool": "set_email", "arguments": {"customer_id": "C-7", "email": "ann@new.org"}},
+        ],
+        checks=[],
+    )
+    results = [
+        {"success": True, "data": order},
+        {"success": True, "data": [found_customer]},
+        {"success": True, "data": {**found_customer, "email": "ann@new.org"}},
+    ]
+    kinds = {"cancel_order": "change", "search_customers": "query", "set_email": "change"}
+    report = CertificationReport(scenario_id="ab" * 8, gates=[], step_results=results)
+    messages = reference_messages(spec, report, kinds)
+    return [c["function"]["name"] for m in messages for c in m.get("tool_calls") or []]
+
+
+def test_the_reference_finds_the_customer_before_it_cancels_their_order():
+    """A read the change did not touch goes first, as a person looks someone up before acting;
+    a read that shows what a change made stays after it."""
+    customer = {"customer_id": "C-7", "name": "Ann Lee", "email": "a@x.org"}
+    assert _cancel_then_find(customer) == ["search_customers", "cancel_order", "set_email"]
+    changed = {**customer, "email": "other@x.org"}  # not as it was at the start: it stays
+    assert _cancel_then_find(changed) == ["cancel_order", "search_customers", "set_email"]
