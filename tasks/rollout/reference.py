@@ -114,12 +114,15 @@ def reference_messages(
     index, confirmed = 0, False
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
+        changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
+        confirming = conversational and not confirmed and changes and changes[0] is steps[index][0]
         needed = ledger.needed_for(steps[index][0])
-        needed += [
-            pair
-            for pair in choosing_facts(ledger, steps[index][0], earlier)
-            if all(pair[1] is not fact for _, fact in needed)
-        ]
+        for pair in [
+            *choosing_facts(ledger, steps[index][0], earlier),
+            *(_plain_facts(ledger, changes[1:]) if confirming else []),  # all, before the yes
+        ]:
+            if all(pair[1] is not fact for _, fact in needed):
+                needed.append(pair)
         if needed:
             listed = namesakes_listed(needed, steps[index][0], earlier)
             after_results = messages[-1]["role"] == "tool"
@@ -131,15 +134,15 @@ def reference_messages(
                 {"role": "assistant", "content": question},
                 {"role": "user", "content": answer},
             ]
-        changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
-        if conversational and not confirmed and changes and changes[0] is steps[index][0]:
+        if confirming:
             confirmed = True  # once, before the first change, for every change to come
             messages += [
                 {"role": "assistant", "content": confirm_question(changes, sight, turn)},
                 {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
-        note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=index > 0)
+        after_results = messages[-1]["role"] == "tool"
+        note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=after_results)
         messages += tool_call_messages(index, group, note)
         for _, result in group:
             sight.read_value(result)
@@ -162,6 +165,18 @@ def reference_messages(
     return messages
 
 
+def _plain_facts(ledger: FactLedger, steps: list[SolutionStep]) -> list[tuple[str, Fact]]:
+    """The facts later changes need that the user can say now (not which of two namesakes
+    they mean, asked once the agent has found both)."""
+    found: list[tuple[str, Fact]] = []
+    for step in steps:
+        for pair in ledger.needed_for(step):
+            plain = not pair[1].noun.endswith(WHICH)
+            if plain and all(pair[1] is not fact for _, fact in found):
+                found.append(pair)
+    return found
+
+
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
     """A call that changes something: known only where ``tool_kinds`` says which tools read."""
     return tool_kinds is not None and tool_kinds.get(step.tool, "query") != "query"
@@ -175,15 +190,21 @@ def confirm_question(changes: list[SolutionStep], sight: Sight, turn: int) -> st
 
 
 def _action(step: SolutionStep, sight: Sight) -> str:
-    """ "cancel order O-12": the tool's words, then the id of the record it is named after."""
+    """ "cancel order O-12", "move money ACC-6 to ACC-1 ($40.00)", "update customer email
+    CU-2 to ann@x.org": the tool's words, the record it is named after, where the money goes,
+    the amount and the new value of the field it is named after, each only once seen."""
     words = step.tool.split("_")
-    ids = [
-        (k, v)
-        for k, v in step.arguments.items()
-        if k.endswith("id") and isinstance(v, str) and sight.sees(v)
-    ]
+    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
+    ids = [(k, v) for k, v in seen if k.endswith("id") and isinstance(v, str)]
     ids.sort(key=lambda pair: pair[0].removesuffix("_id").split("_")[-1] not in words)
-    return " ".join([*words, *[str(v) for _, v in ids[:1]]])
+    said = [*words, *[str(v) for _, v in ids[:1]]]
+    for name, value in seen:
+        if name.startswith(("to_", "from_")) and (name, value) in ids[1:]:
+            said.append(f"{name.split('_')[0]} {value}")
+        elif name == words[-1] and not name.endswith("id"):
+            said.append(f"to {_said(name, value)}")
+    money = [v for k, v in seen if isinstance(v, int | float) and is_money_field(k)]
+    return " ".join(said) + (f" ({_said('amount', money[0])})" if money else "")
 
 
 def _without_repeated_reads(
