@@ -375,8 +375,13 @@ def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
         return [(label_key, mention.label), (phrase("which_fact", entity=entity), mention.hint)]
     if mention.by_label:
         return [(label_key, mention.label)]
-    pairs: list[tuple[str, Any]] = [(f"{entity} id", mention.value)]
+    role = ROLE_WORDS.get(mention.name.split("_")[0], "")  # "to_account_id": receiving
+    pairs: list[tuple[str, Any]] = [(f"{role} {entity} id".strip(), mention.value)]
     return pairs + ([(label_key, mention.label)] if mention.label else [])
+
+
+# what an id argument's prefix says of its record's part in the call ("to_account_id")
+ROLE_WORDS = {"to": "receiving", "from": "sending", "source": "source", "target": "target"}
 
 
 def _put_fact(facts: dict[str, Any], key: str, value: Any) -> None:
