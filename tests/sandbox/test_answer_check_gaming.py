@@ -329,9 +329,7 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     cap = "Requested amount (39792.53) must be at most the limit 30000"
     assert spoken_reason(cap).endswith("is $39,792.53, and it can be at most $30,000")
     none = "Parcels of shipment S-8 (0) must be at least 1"
-    assert spoken_reason(none) == (
-        "Shipment S-8 has no parcels, and it needs at least 1"
-    )
+    assert spoken_reason(none) == ("Shipment S-8 has no parcels, and it needs at least 1")
     assert spoken_reason(busy) == (
         "Work order PO-5 already has 1 batch with status running, and that isn't possible while "
         "it has any"

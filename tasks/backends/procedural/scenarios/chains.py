@@ -446,9 +446,9 @@ class ArgumentDrawer:
         one on file ("Rivera Auto Body" twice) is a duplicate, not a new client."""
         label = self.compiled.label_fields.get(manifest.entity)
         records = state.get(self.compiled.entity_attrs.get(manifest.entity, ""))
-        rows = records.values() if isinstance(records, dict) else []
+        rows = records.values() if isinstance(records, dict) and label else []
         taken = {str(r.get(label)).casefold() for r in rows if isinstance(r, dict)}
-        return [e for e in manifest.examples if str(e.get(label)).casefold() not in taken]
+        return [e for e in manifest.examples if str(e.get(label or "")).casefold() not in taken]
 
     def _own_email(
         self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]
