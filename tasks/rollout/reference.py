@@ -111,7 +111,7 @@ def reference_messages(
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
     steps = _without_repeated_reads(solved, tool_kinds or {})
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
-    index, confirmed = 0, False
+    index, confirmed, read_last = 0, False, False
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
         changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
@@ -141,11 +141,12 @@ def reference_messages(
                 {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
-        after_results = messages[-1]["role"] == "tool"
+        after_results = messages[-1]["role"] == "tool" and read_last  # "Found it" after a read
         note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=after_results)
         messages += tool_call_messages(index, group, note)
         for _, result in group:
             sight.read_value(result)
+        read_last = all((tool_kinds or {}).get(step.tool) == "query" for step, _ in group)
         index += len(group)
     closing = scenario.reference_answer or closing_message(
         scenario.initial_state,
