@@ -15,6 +15,7 @@ from envmill.tasks.backends.procedural.codegen.scope import OpScope, to_single_q
 from envmill.tasks.backends.procedural.codegen.text import error_return, human_list, lit
 from envmill.tasks.backends.procedural.phrasing.words import article_for as article
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
+from envmill.tasks.core.field_words import singular
 
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 OP_WORDS = {
@@ -225,7 +226,8 @@ def action_words(scope: OpScope) -> str:
 
 def one_of_each(text: str) -> str:
     """ "at most 1 open work orders" reads "at most one open work order"."""
-    return re.sub(r"\b1 ((?:[a-z]+ )?[a-z]+?)s\b", r"one \1", text)
+    found = r"\b1 ((?:[a-z]+ )?)([a-z]+s)\b"  # "1 batches" reads "one batch", not "one batche"
+    return re.sub(found, lambda m: f"one {m.group(1)}{singular(m.group(2))}", text)
 
 
 def _field_words(scope: OpScope, pre: Any) -> str:
