@@ -29,7 +29,7 @@ from envmill.tasks.core.facts import (
     mentions,
     say_value,
 )
-from envmill.tasks.core.field_words import field_noun, is_money_field
+from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -324,7 +324,7 @@ def choosing_facts(
             if (
                 fresh
                 and isinstance(fact.value, str)
-                and _singles_out(fact.value, chosen[0], records)
+                and _telling_field(fact.value, chosen[0], records) is not None
             ):
                 found.append(("", fact))
     return found
@@ -335,11 +335,6 @@ def _listed_records(result: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(data, dict):
         data = list(data.values())
     return [r for r in data if isinstance(r, dict)] if isinstance(data, list) else []
-
-
-def _singles_out(text: str, chosen: dict[str, Any], records: list[dict[str, Any]]) -> bool:
-    """``text`` states a value of ``chosen`` that no other listed record has."""
-    return _telling_field(text, chosen, records) is not None
 
 
 def _telling_field(text: str, chosen: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
@@ -401,7 +396,7 @@ def _listing(records: list[dict[str, Any]], field: str) -> str:
 def _said(field: str, value: Any) -> str:
     """A listed value as the agent writes it: "$1,250.50", "do not contact", "5 May 2025"."""
     if isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(field):
-        return f"${value:,.2f}"
+        return say_money(value)
     text = say_value(value)
     return text.replace("_", " ") if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text) else text
 
