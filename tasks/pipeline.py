@@ -305,5 +305,6 @@ def _certify_into(
                 introduction=draft.introduction,
                 business_rules=draft.business_rules,
                 tool_kinds=dict(env.tool_kinds),
+                descriptions={t.function.name: t.function.description for t in env.tools},
             )
         )

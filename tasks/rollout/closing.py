@@ -155,7 +155,7 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
     """Whether a tool result holds the change: the changed record (a dict naming its id) with
     the new value, or, for a record made or removed, its id."""
     path = change["path"]
-    if len(path) == 3 and path[2] == "status" and _holds(shown, lambda d: path[1] in d.values()):
+    if len(path) == 3 and path[2] == "status" and _named_by_a_call(shown, path[1]):
         return True  # "complete appointment A2" succeeded: A2 is completed
     if len(path) < 2:
         return any(_holds(result, lambda d: change["new"] in d.values()) for result in shown or [])
@@ -165,6 +165,15 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
     return any(
         _holds(result, lambda d: rid in d.values() and d.get(field) == change["new"])
         for result in shown or []
+    )
+
+
+def _named_by_a_call(shown: list[Any] | None, rid: Any) -> bool:
+    """A call's arguments named the record, not only a result that points at it (the machine
+    of a finished batch)."""
+    return any(
+        isinstance(pair, list | tuple) and pair and _holds(pair[0], lambda d: rid in d.values())
+        for pair in shown or []
     )
 
 

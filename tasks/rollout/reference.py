@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, content_id, sha256_hex
@@ -27,13 +28,13 @@ from envmill.tasks.core.facts import (
     flatten_facts,
     join_words,
     mentions,
-    say_value,
 )
-from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
+from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import closing_message
+from envmill.tasks.rollout.saying import say_action, say_field_value
 
 REFERENCE_POLICY = "reference"
 
@@ -45,12 +46,9 @@ READ_NOTES = (
     "One moment while I find that.",
     "Let me pull up the details.",
 )
-CHANGE_NOTES = ("Now I'll go ahead with that.", "Going ahead now.", "I'll make that change now.")
-# said only after a tool result the note can refer to
-CHECKED_NOTES = (
-    "Found it, so I'll make the change now.",
-    "Got it; making the change.",
-)
+# a change's note says which change, in the tool's words (``saying.py``); "Next" only after
+# an earlier call
+CHANGE_NOTES = ("I'll {action} now.", "Next, I'll {action}.")
 MAX_PARALLEL = 3  # independent reads sent in one message
 # in conversational mode the agent says what it will change and waits for a yes first
 CONFIRM_QUESTIONS = (
@@ -92,13 +90,15 @@ def reference_messages(
     scenario: ScenarioSpec,
     report: CertificationReport,
     tool_kinds: dict[str, str] | None = None,
+    descriptions: dict[str, str] | None = None,
 ) -> list[dict]:
     """User opening, then per turn (in conversational mode, the questions for the facts it
     needs first) the calls and their results, then the final answer: the scenario's reference
     answer when it expects a reply, else what the solution changed (``closing.py``).
 
     Reads that need nothing the turn before them shows go out together as parallel calls,
-    when ``tool_kinds`` says which tools only read; some turns carry a short note."""
+    when ``tool_kinds`` says which tools only read; some turns carry a short note. The agent
+    says a change in its tool's ``descriptions`` words."""
     opening = opening_message(scenario)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
@@ -111,7 +111,12 @@ def reference_messages(
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
     steps = _without_repeated_reads(solved, tool_kinds or {})
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
-    index, confirmed, read_last = 0, False, False
+    index, confirmed = 0, False
+
+    def said(step: SolutionStep) -> str:
+        shown = [result for _, result in steps[:index]]
+        return say_action(step, (descriptions or {}).get(step.tool, ""), sight, shown)
+
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
         changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
@@ -137,16 +142,15 @@ def reference_messages(
         if confirming:
             confirmed = True  # once, before the first change, for every change to come
             messages += [
-                {"role": "assistant", "content": confirm_question(changes, sight, turn)},
+                {"role": "assistant", "content": confirm_question(changes, said, turn)},
                 {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
-        after_results = messages[-1]["role"] == "tool" and read_last  # "Found it" after a read
-        note = _note(seed + index, steps[index][0], tool_kinds or {}, after_results=after_results)
+        action = None if confirmed else said(steps[index][0])  # a yes already named it
+        note = _note(seed + index, steps[index][0], tool_kinds or {}, action, first=index == 0)
         messages += tool_call_messages(index, group, note)
         for _, result in group:
             sight.read_value(result)
-        read_last = all((tool_kinds or {}).get(step.tool) == "query" for step, _ in group)
         index += len(group)
     closing = scenario.reference_answer or closing_message(
         scenario.initial_state,
@@ -183,29 +187,13 @@ def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
     return tool_kinds is not None and tool_kinds.get(step.tool, "query") != "query"
 
 
-def confirm_question(changes: list[SolutionStep], sight: Sight, turn: int) -> str:
-    """ "To confirm: I'll cancel order O-12 and update customer email. Shall I go ahead?": each
-    change by its tool's words and the record it acts on, where the agent has seen its id."""
-    actions = [_action(step, sight) for step in changes[:MAX_CONFIRMED]]
+def confirm_question(
+    changes: list[SolutionStep], said: Callable[[SolutionStep], str], turn: int
+) -> str:
+    """ "To confirm: I'll cancel order O-12 and change Ann Lee's email address to a@x.org.
+    Shall I go ahead?": each change as ``said`` puts it (``saying.say_action``)."""
+    actions = [said(step) for step in changes[:MAX_CONFIRMED]]
     return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(actions=join_words(actions))
-
-
-def _action(step: SolutionStep, sight: Sight) -> str:
-    """ "cancel order O-12", "move money ACC-6 to ACC-1 ($40.00)", "update customer email
-    CU-2 to ann@x.org": the tool's words, the record it is named after, where the money goes,
-    the amount and the new value of the field it is named after, each only once seen."""
-    words = step.tool.split("_")
-    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
-    ids = [(k, v) for k, v in seen if k.endswith("id") and isinstance(v, str)]
-    ids.sort(key=lambda pair: pair[0].removesuffix("_id").split("_")[-1] not in words)
-    said = [*words, *[str(v) for _, v in ids[:1]]]
-    for name, value in seen:
-        if name.startswith(("to_", "from_")) and (name, value) in ids[1:]:
-            said.append(f"{name.split('_')[0]} {value}")
-        elif name == words[-1] and not name.endswith("id"):
-            said.append(f"to {_said(name, value)}")
-    money = [v for k, v in seen if isinstance(v, int | float) and is_money_field(k)]
-    return " ".join(said) + (f" ({_said('amount', money[0])})" if money else "")
 
 
 def _without_repeated_reads(
@@ -389,16 +377,11 @@ def _named_like(which: str, records: list[dict[str, Any]]) -> list[dict[str, Any
 def _listing(records: list[dict[str, Any]], field: str) -> str:
     noun = field_noun(field)
     return join_words(
-        [f"one whose {noun} is {_said(field, r.get(field))}" for r in records[:MAX_LISTED]]
+        [
+            f"one whose {noun} is {say_field_value(field, r.get(field))}"
+            for r in records[:MAX_LISTED]
+        ]
     )
-
-
-def _said(field: str, value: Any) -> str:
-    """A listed value as the agent writes it: "$1,250.50", "do not contact", "5 May 2025"."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(field):
-        return say_money(value)
-    text = say_value(value)
-    return text.replace("_", " ") if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text) else text
 
 
 def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
@@ -418,34 +401,30 @@ def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
 
 
 def _note(
-    pick: int, step: SolutionStep, tool_kinds: dict[str, str], *, after_results: bool
+    pick: int, step: SolutionStep, tool_kinds: dict[str, str], action: str | None, *, first: bool
 ) -> str | None:
-    """A short note for some tool-call turns; "that checks out" only once a result came back."""
+    """A short note for some tool-call turns: what a read is for, or which change comes
+    (``action``; none where the user just confirmed it)."""
     if int(sha256_hex(str(pick))[:4], 16) % 10 >= NOTE_SHARE:
         return None
-    if tool_kinds.get(step.tool) == "query":
-        notes = READ_NOTES
-    else:
-        notes = CHANGE_NOTES + CHECKED_NOTES if after_results else CHANGE_NOTES
-    if (pick // 7) % 2:  # half the notes say what the call is for
-        return (
-            _tool_note(step.tool, tool_kinds.get(step.tool) == "query") or notes[pick % len(notes)]
-        )
-    return notes[pick % len(notes)]
+    if tool_kinds.get(step.tool) != "query":
+        notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
+        return notes[pick % len(notes)].format(action=action) if action else None
+    if (pick // 7) % 2:  # half the read notes say what the call is for
+        return _read_note(step.tool) or READ_NOTES[pick % len(READ_NOTES)]
+    return READ_NOTES[pick % len(READ_NOTES)]
 
 
-def _tool_note(tool: str, query: bool) -> str | None:
-    """A note read from the tool's name, as a person says what they are about to do: "Let me
-    look up the member loans.", "I'll accept the return now." None for a name of one word."""
+def _read_note(tool: str) -> str | None:
+    """A note read from a query's name: "Let me look up the member loans." None for a name of
+    one word or one that names no object."""
     verb, _, rest = tool.replace("_", " ").partition(" ")
     first = rest.split(" ")[0]
-    if first in PARTICLES:  # "I'll check in the booking now."
-        verb, rest = f"{verb} {first}", rest[len(first) :].strip()
-    if not rest or rest.split(" ")[0] in PREPOSITIONS:  # "add_to_course" says no object
+    if first in PARTICLES:
+        rest = rest[len(first) :].strip()
+    if not rest or rest.split(" ")[0] in PREPOSITIONS:
         return None
-    if query:
-        return f"Let me look up the {rest.removeprefix('the ')}."
-    return f"I'll {verb} the {rest.removeprefix('the ')} now."
+    return f"Let me look up the {rest.removeprefix('the ')}."
 
 
 def reference_trajectory(
@@ -455,14 +434,15 @@ def reference_trajectory(
     introduction: str = "",
     business_rules: list[str] | None = None,
     tool_kinds: dict[str, str] | None = None,
+    descriptions: dict[str, str] | None = None,
 ) -> TrajectoryRecord:
     """The certified solution as a conversation; raises ValueError for an uncertified scenario.
     ``tool_kinds`` (tool name -> "query" or "state_change") lets independent reads go out as
-    parallel calls."""
+    parallel calls; ``descriptions`` (tool name -> description) give the words for a change."""
     if report.status != "certified":
         raise ValueError(f"scenario {report.scenario_id} is not certified ({report.rejected_gate})")
     system = system_prompt(introduction, business_rules or [], scenario.initial_state)
-    conversation = reference_messages(scenario, report, tool_kinds)
+    conversation = reference_messages(scenario, report, tool_kinds, descriptions)
     messages = [{"role": "system", "content": system}, *conversation]
     score = score_checks(report.check_results)
     return TrajectoryRecord(

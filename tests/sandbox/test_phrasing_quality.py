@@ -5,6 +5,7 @@ it took off, a booking fits its property, a ticket is resolved after it was open
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -479,3 +480,42 @@ def test_sums_the_user_picks_are_round(generated):
     ]
     odd = [v for v in sums if v != int(v) and not any(abs(v - g) < 1e-6 for g in grid_near(v))]
     assert sums and len(odd) <= len(sums) // 10, odd
+
+
+def test_staff_never_speak_as_the_customer(generated):
+    """The box office does not say "refund my tickets": a staff sign-in relays the request."""
+    from envmill.tasks.backends.procedural.phrasing.task import FIRST_PERSON, voice_of
+
+    for domain, compiled, scenarios in generated:
+        for scenario in scenarios:
+            staff = voice_of(compiled, scenario.initial_state) == "staff"
+            if staff and scenario.mode == "non_conversational" and scenario.kind == "change":
+                body = re.sub(r"^[^.!?]*[.!?]\s+", "", scenario.task)  # past the greeting
+                assert not re.search(r"\b[Mm]y\b", body), (domain, scenario.task)
+    assert FIRST_PERSON.search("My plans changed")  # a capital "My" is the first person too
+
+
+def test_a_change_acts_only_on_a_record_the_solution_looked_at(generated, sandbox):
+    """Every state change names a record an earlier call showed (or the chain made): a careful
+    agent reads the shipment before it dispatches it, and checks who is signed in first."""
+    from envmill.tasks.backends.procedural.phrasing.task import voice_of
+
+    checked = 0
+    for domain, compiled, scenarios in generated:
+        kinds = {t.tool: t.kind for t in compiled.tools}
+        for scenario in scenarios:
+            if compiled.session_tool and voice_of(compiled, scenario.initial_state) == "self":
+                tools = [step.tool for step in scenario.reference_solution]
+                assert compiled.session_tool in tools, (domain, tools)
+            if scenario.kind != "change":
+                continue
+            with sandbox.episode(compiled.source, compiled.class_name) as episode:
+                episode.load_state(scenario.initial_state)
+                seen = ""
+                for step in scenario.reference_solution:
+                    own = [str(v) for k, v in step.arguments.items() if k.endswith("_id") and v]
+                    if kinds.get(step.tool) != "query" and own:
+                        assert any(f'"{rid}"' in seen for rid in own), (domain, step)
+                        checked += 1
+                    seen += json.dumps(episode.call(step.tool, dict(step.arguments)).result)
+    assert checked >= 40

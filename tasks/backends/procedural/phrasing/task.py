@@ -72,7 +72,7 @@ ADJECTIVES = frozenset({"new", "extra", "another"})  # tool names that start wit
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
 # a template that tells a story around its request ("the car is sold, so please cancel …")
 BESIDES_THE_ACT = re.compile(r"[;:]|[.!?]\s+\S|,\s+(?:so|please)\b")
-FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine)\b")
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e|[Mm]ine)\b")
 
 
 def voice_of(compiled: CompiledEnvironment, state: dict[str, Any]) -> Voice:
@@ -219,7 +219,9 @@ def _choose_template(
         usable = [p for p in usable if sum("{" in c for c in re.split(r"[;:]", p)) < 2] or usable
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
-        usable = mine or usable
+        if voice == "staff" and not mine:  # never "refund my tickets" from the box office
+            mine = [t for t in (as_relayed(p) for p in usable) if t is not None]
+        usable = mine or ([] if voice == "staff" else usable)
     elif any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
         # "Amanda Miller's latest order": someone else's, so not "I changed my mind, cancel …"
         usable = [p for p in usable if not FIRST_PERSON.search(p)] or usable
@@ -227,6 +229,17 @@ def _choose_template(
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)
     return vague_template(template, step.mentions) if vague else template
+
+
+def as_relayed(template: str) -> str | None:
+    """A member's own request as staff pass it on: "Cancel my appointment {id}" -> "Cancel the
+    appointment {id}", "I want to drop the course in {id}" -> "Please drop the course in {id}";
+    None when the first person is part of the story ("my plans changed")."""
+    relayed = re.sub(r"^(?:I want|I'd like|I need) to\b", "Please", template.strip())
+    relayed = re.sub(
+        r"\b([Mm])y(?=(?: [a-z]+){0,2} \{)", lambda m: "The" if m[1] == "M" else "the", relayed
+    )
+    return None if FIRST_PERSON.search(relayed) else relayed
 
 
 def _same_way(phrases: list[str], step: ChainStep) -> list[str]:

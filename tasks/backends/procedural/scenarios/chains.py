@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.manifest import (
     ArgManifest,
@@ -63,6 +64,7 @@ class ArgMention:
     by_label: bool = False
     described: str | None = None  # how the task names the record instead ("her only frozen card")
     hint: str | None = None  # after the label, what tells two same-named records apart
+    signed_in: bool = False  # the speaker's own record: the agent reads it from the session
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,7 @@ class _ChainSampler:
         drawer.acting_id = member[1] if member else None
         self.chain = Chain(initial_state=self.state, final_state=self.state)
         self.inform_left = 1 if rng.random() < INFORM_CHANCE else 0
+        self.read: dict[str, dict[str, Any]] = {}  # each query's result, by its call
 
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         while self.changers and len(self.chain.solution) < target_len:
@@ -285,7 +288,17 @@ class _ChainSampler:
         if after != self.state:
             self._restore(self.state, after)
             return None
+        if ok:
+            self.read[canonical_json([tool, arguments])] = result
         return result if ok else None
+
+    def _shown(self, value: Any, calls: list[SolutionStep]) -> bool:
+        """An earlier read among ``calls`` showed the record ``value`` names."""
+        for step in calls:
+            result = self.read.get(canonical_json([step.tool, step.arguments]))
+            if result is not None and _shows_record(result.get("data"), value):
+                return True
+        return False
 
     def _restore(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         if after != before:
@@ -322,6 +335,12 @@ class _ChainSampler:
         label_field = arg.label_field or self.compiled.label_fields.get(entity or "")
         label = _label_of(self.state, attr, value, label_field)
         mention = ArgMention(arg.name, value, arg.source, entity, label, label_field)
+        session = self.compiled.session_tool
+        if session and label is not None and value == self.drawer.acting_id:
+            look = SolutionStep(tool=session, arguments={})  # "my email": who "my" is
+            if look not in calls and look not in self.chain.solution:
+                calls.append(look)
+            return replace(mention, by_label=True, signed_in=True)
         if label is None or not arg.lookup_tool or not arg.lookup_arg:
             return mention
         if not _label_is_unique(self.state, attr, label_field, label):
@@ -338,23 +357,38 @@ class _ChainSampler:
         return ArgMention(arg.name, value, arg.source, entity, label, label_field, by_label=True)
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
-        """Now and then, look at an entity before changing it, as a careful agent would."""
-        if not self.inform_left or self.rng.random() >= 0.5:
-            return
+        """Look at the record a change acts on (a create: the record it is made on) before
+        changing it, as a careful agent does (the shipment before dispatching it): unless the
+        chain made it (its create showed it), a lookup already found it, or an earlier call
+        read it. Now and then, also another record the call names."""
+        named = _named_ids(manifest, arguments)  # a create: the record it is made on
+        acted = _acted_on(manifest, arguments) or (named[0] if named else None)
+        extra = self.inform_left and self.rng.random() < 0.5
         for arg in manifest.args:
-            if arg.source != "entity_id" or arg.name not in arguments:
+            value = arguments.get(arg.name)
+            if arg.source != "entity_id" or value is None or str(value) in self._created():
                 continue
-            if str(arguments[arg.name]) in self._created():  # its create result showed it
+            if str(value) != acted and not extra:
                 continue
-            for query in self.queries.values():
-                if _reads_one(query, arg.entity):
-                    step = SolutionStep(
-                        tool=query.tool, arguments={query.args[0].name: arguments[arg.name]}
-                    )
-                    if self._query(step.tool, step.arguments) is not None:
-                        calls.append(step)
-                        self.inform_left = 0
-                    return
+            query = next((q for q in self.queries.values() if _reads_one(q, arg.entity)), None)
+            if query is None:
+                continue
+            step = SolutionStep(tool=query.tool, arguments={query.args[0].name: value})
+            if self._shown(value, [*self.chain.solution, *calls]):
+                continue
+            if self._query(step.tool, step.arguments) is not None:
+                calls.append(step)
+                if str(value) != acted:
+                    self.inform_left, extra = 0, False
+
+
+def _shows_record(data: Any, rid: Any) -> bool:
+    """Whether ``data`` holds the record ``rid`` itself (its id first, or keyed by it), not
+    only a record that points at it (a loan naming the book)."""
+    if isinstance(data, dict):
+        first = next(iter(data.values()), None)
+        return first == rid or rid in data or any(_shows_record(v, rid) for v in data.values())
+    return isinstance(data, list) and any(_shows_record(v, rid) for v in data)
 
 
 def _reads_one(query: ToolManifest, entity: str | None) -> bool:

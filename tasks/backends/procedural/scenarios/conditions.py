@@ -438,9 +438,9 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     said_value = say(condition.field, value)
     limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
     test = (
-        f"which reaches your {limit} mark"
+        f"which meets the {limit} you set"
         if value >= condition.threshold
-        else (f"short of your {limit} mark")
+        else f"below the {limit} you set"
     )
     branch = "so I went ahead" if condition.holds else "so I went with your other option"
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know

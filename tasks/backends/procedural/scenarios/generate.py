@@ -17,7 +17,7 @@ from faker import Faker
 
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.run import SkippedScenario
-from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
@@ -186,13 +186,28 @@ def build_scenario(
 def _spoken(
     spec: ScenarioSpec, compiled: CompiledEnvironment, faker: Any, seed: int
 ) -> ScenarioSpec:
-    """A conversational scenario's task as an instruction to its simulated user (a persona)."""
+    """A conversational scenario's task as an instruction to its simulated user (a persona);
+    where someone signs in as themself, the solution first reads who (``_session_first``)."""
+    spec = _session_first(spec, compiled)
     if spec.mode != "conversational":
         return spec
     rng = random.Random(seed)
     faker.seed_instance(rng.getrandbits(32))
     voice = voice_of(compiled, spec.initial_state)
     return spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
+
+
+def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> ScenarioSpec:
+    """The solution starts by reading the session when a member is signed in as themself: the
+    policy says to check who is signed in before acting for them, and a reference that skips
+    it teaches an agent to trust the user's word."""
+    session = compiled.session_tool
+    if not session or voice_of(compiled, spec.initial_state) != "self":
+        return spec
+    if any(step.tool == session for step in spec.reference_solution):
+        return spec
+    first = SolutionStep(tool=session, arguments={})
+    return spec.model_copy(update={"reference_solution": [first, *spec.reference_solution]})
 
 
 def _run_chain(

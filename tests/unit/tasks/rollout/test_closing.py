@@ -271,7 +271,8 @@ def test_most_replies_carry_no_stock_opener_or_closer():
 
 def test_a_record_is_named_only_by_what_the_agent_was_shown():
     """Closing a trip frees its vehicle; the result showed the vehicle's id, not its plate, so
-    the reply names it by id (a plate no result held would be made up)."""
+    the reply names it by id (a plate no result held would be made up). A vehicle the result
+    only points at is not news: no result said it is free."""
     before = {
         "trips": {"TR1": {"status": "ongoing", "vehicle_id": "VEH-1"}},
         "vehicles": {"VEH-1": {"plate": "YXP 196", "status": "on_trip"}},
@@ -280,8 +281,12 @@ def test_a_record_is_named_only_by_what_the_agent_was_shown():
         "trips": {"TR1": {"status": "completed", "vehicle_id": "VEH-1"}},
         "vehicles": {"VEH-1": {"plate": "YXP 196", "status": "available"}},
     }
-    result = {"data": {"trip_id": "TR1", "status": "completed", "vehicle_id": "VEH-1"}}
+    pointing = {"data": {"trip_id": "TR1", "status": "completed", "vehicle_id": "VEH-1"}}
+    said = closing_message(before, after, "s1", [[{"trip_id": "TR1"}, pointing]])
+    assert "TR1" in said and "VEH-1" not in said, said
+    vehicle = {"vehicle_id": "VEH-1", "status": "available"}
+    result = {"data": {"trip_id": "TR1", "status": "completed", "vehicle": vehicle}}
     said = closing_message(before, after, "s1", [[{"trip_id": "TR1"}, result]])
     assert "YXP 196" not in said and "VEH-1" in said, said
-    result["data"]["plate"] = "YXP 196"
+    vehicle["plate"] = "YXP 196"
     assert "YXP 196" in closing_message(before, after, "s1", [[{"trip_id": "TR1"}, result]])

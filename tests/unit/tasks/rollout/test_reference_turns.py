@@ -112,13 +112,37 @@ def test_a_reply_that_quotes_a_fact_asks_for_it_first():
     assert messages[-2]["role"] == "user" and "6172.28" in messages[-2]["content"]
 
 
-def test_a_note_read_from_a_tool_name_says_what_the_call_is_for():
-    from envmill.tasks.rollout.reference import _tool_note
+def test_a_note_read_from_a_query_name_says_what_the_call_is_for():
+    from envmill.tasks.rollout.reference import _read_note
 
-    assert _tool_note("check_in_booking", False) == "I'll check in the booking now."
-    assert _tool_note("list_member_loans", True) == "Let me look up the member loans."
-    assert _tool_note("add_to_course", False) is None  # no object to name
-    assert _tool_note("cancel", False) is None
+    assert _read_note("list_member_loans") == "Let me look up the member loans."
+    assert _read_note("check_in_booking") == "Let me look up the booking."
+    assert _read_note("add_to_course") is None  # no object to name
+    assert _read_note("cancel") is None
+
+
+def test_a_confirmation_says_each_change_in_its_tools_words():
+    """ "To confirm: I'll dispatch shipment SHP-6 …", never "hand to network SHP-6"."""
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="Send my shipment off.",
+        user_facts={"shipment id": "SHP-6"},
+        initial_state={"shipments": {}},
+        reference_solution=[
+            {"tool": "get_shipment", "arguments": {"shipment_id": "SHP-6"}},
+            {"tool": "hand_to_network", "arguments": {"shipment_id": "SHP-6"}},
+        ],
+        checks=[],
+    )
+    shipment = {"shipment_id": "SHP-6", "status": "booked"}
+    results = [{"success": True, "data": shipment}, {"success": True, "data": shipment}]
+    report = CertificationReport(scenario_id="cd" * 8, gates=[], step_results=results)
+    kinds = {"get_shipment": "query", "hand_to_network": "state_change"}
+    words = {"hand_to_network": "Dispatch a booked shipment that holds a parcel."}
+    messages = reference_messages(spec, report, kinds, words)
+    confirmation = next(m["content"] for m in messages if "go ahead" in (m["content"] or ""))
+    assert "dispatch shipment SHP-6" in confirmation and "hand to network" not in confirmation
 
 
 def test_a_read_that_shows_only_records_already_seen_is_left_out():

@@ -1,0 +1,189 @@
+"""How the reference agent says what it is about to change, in the tool's own words.
+
+A confirmation or a note built from a tool's name reads as code ("hand to network SHP-6",
+"make deposit ACC-1"). Every tool's description opens with what it does, as an instruction
+("Dispatch a booked shipment that holds at least one parcel."), so the agent says that clause
+with the records it acts on put in: "dispatch shipment SHP-6", "deposit $300.00 into account
+ACC-1", "record that employee Hannah Stewart (EMP-3) has left".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.certify.grounding import Sight
+from envmill.tasks.core.facts import say_value
+from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
+
+MAX_WORDS = 14  # a clause longer than this is cut back to its verb and object
+MAX_REACH = 6  # words past the clause the agent reads on to find a record's noun
+# where the clause stops saying what is done and starts saying when or how
+OTHER_ENDS = (
+    r"[.;:(]|,| — | - | with | within | unless | if | once | when | while | before | after "
+    r"| so | and | but | only | as long as "
+)
+CLAUSE_END = re.compile(rf"{OTHER_ENDS}| that | which | who | whose ")
+# verbs whose particle comes after the object, past a relative clause: "put a courier who is
+# off shift back on the road"
+PARTICLE_VERBS = frozenset({"put", "take", "bring", "set", "turn", "send", "hand", "move"})
+# verbs that set a value: "raise the salary to $80,000.00"
+SETTING_VERBS = frozenset(
+    {"change", "update", "set", "raise", "lower", "revise", "adjust", "reprice", "edit", "move"}
+)
+LABEL_FIELDS = ("name", "full_name", "title", "display_name")
+ARTICLES = r"(?:a|an|the|one|this|their|its|another)"
+YOU = "\0you"  # the label of the signed-in person's own record: "for you", "your address"
+PREPOSITIONS = r"(?:for|to|from|with|of|by|on|at|into)"
+ROLE_PREFIXES = frozenset({"to", "from", "new", "receiving", "sending", "source", "target"})
+
+
+def tool_clause(tool: str, description: str) -> str:
+    """ "dispatch a booked shipment" from "Dispatch a booked shipment that holds …": the
+    description's opening clause in lower case; the tool's words when it has none."""
+    sentence = _first_sentence(description)
+    verb, _, rest = sentence.partition(" ")
+    if rest.startswith("that "):  # "Record that an employee has left"
+        verb, rest = f"{verb} that", rest.removeprefix("that ")
+    ends = re.compile(OTHER_ENDS) if verb.lower() in PARTICLE_VERBS else CLAUSE_END
+    clause = f"{verb} {ends.split(f' {rest} ', maxsplit=1)[0].strip()}".strip()
+    words = clause.split()
+    if not words or len(words) > MAX_WORDS:
+        return tool.replace("_", " ")
+    verb = words[0].lower()
+    own = tool.split("_")[0]
+    if verb != own and verb.rstrip("s") == own.rstrip("s"):  # "Cancels an order"
+        verb = own
+    if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
+        return tool.replace("_", " ")
+    return " ".join([verb, *words[1:]])
+
+
+def _first_sentence(description: str) -> str:
+    first = description.strip().split("\n")[0]
+    return re.split(r"[.;](?:\s|$)", first, maxsplit=1)[0].strip()
+
+
+def say_action(
+    step: SolutionStep, description: str, sight: Sight, shown: list[dict[str, Any]]
+) -> str:
+    """The change ``step`` makes, as the agent says it: the tool's clause with each record it
+    names (once the agent has seen its id) in place of "a shipment", the amount in place of
+    "money", and the new value a setting tool sets."""
+    clause = tool_clause(step.tool, description)
+    sentence = _first_sentence(description)
+    sentence = sentence[:1].lower() + sentence[1:]
+    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
+    ids = [(k, v) for k, v in seen if k.endswith("_id") and isinstance(v, str)]
+    for name, _ in ids:
+        clause = _read_on(clause, sentence, _record_pattern(name))
+    for name, value in ids:
+        clause = _put_record(clause, name, value, _label(value, shown))
+    labels = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
+    if labels and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
+        clause = _put_new(clause, labels[0].strip())
+    verb = clause.split(" ")[0]
+    for name, value in seen:
+        money = isinstance(value, int | float) and is_money_field(name)
+        if verb in SETTING_VERBS and name.split("_")[-1] in clause and not name.endswith("_id"):
+            clause += f" to {say_field_value(name, value)}"
+        elif money and re.search(r"\bmoney\b", clause):
+            clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
+        elif money:
+            noun = field_noun(name)
+            said = say_money(value)
+            clause += f" ({said})" if noun == "amount" else f" ({noun} {said})"
+    return clause
+
+
+def _record_pattern(argument: str) -> str:
+    """An indefinite mention of the noun an id argument names: "an active account", "a
+    client's", "a customer account"."""
+    noun = re.escape(argument.removesuffix("_id").split("_")[-1])
+    return rf"\b{ARTICLES}\s+(?:[a-z-]+\s+){{0,2}}?{noun}('s)?(?:\s+(?:account|record|profile))?\b"
+
+
+def _read_on(clause: str, sentence: str, pattern: str) -> str:
+    """The clause read on into its sentence up to a mention of the record when it stops short
+    of one ("book an appointment for a patient" + " with a doctor")."""
+    if re.search(pattern, clause) or not sentence.startswith(clause):
+        return clause
+    later = re.search(pattern, sentence[len(clause) :])
+    reach = sentence[len(clause) : len(clause) + later.end()] if later else ""
+    return clause + reach if later and len(reach.split()) <= MAX_REACH else clause
+
+
+def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
+    """The clause with its first indefinite mention of the record's noun ("an active account",
+    "another", "a client's") made this record; else the record said after it."""
+    words = argument.removesuffix("_id").split("_")
+    kind = " ".join(w for w in words if w not in ROLE_PREFIXES) or words[-1]
+    named = f"{label} ({rid})" if label else f"{kind} {rid}"
+    if rid in clause:
+        return clause
+    found = re.search(_record_pattern(argument), clause)
+    you = label == YOU
+    if you:  # "for you", "your wallet"; never "change you ships from"
+        after_word = found and re.search(rf"\b{PREPOSITIONS}\s+$", clause[: found.start()])
+        if found and (found.group(1) or after_word):
+            owner = "your" if found.group(1) else "you"
+            return clause[: found.start()] + owner + clause[found.end() :]
+        named, label = f"{kind} {rid}", None
+    if found:
+        owner = f"{label}'s" if label and found.group(1) else f"{named}{found.group(1) or ''}"
+        return clause[: found.start()] + owner + clause[found.end() :]
+    other = re.search(r"\banother\b", clause)
+    if other:
+        return clause[: other.start()] + named + clause[other.end() :]
+    bare = re.match(rf"(\w+ ){re.escape(words[-1])}$", clause)  # the tool's words: "cancel booking"
+    if bare:
+        return f"{bare.group(1)}{named}"
+    return clause if clause.count(" ") < 2 else f"{clause}, for {'you' if you else named}"
+
+
+def _put_new(clause: str, label: str) -> str:
+    """The clause with the new record's name after its first indefinite mention."""
+    word = r"(?!(?:as|to|for|from|of|in|into|on|with|at|by)\b)[a-z-]+"
+    found = re.search(rf"\b(?:a|an)\s+(?:{word}\s+){{0,2}}{word}\b", clause)
+    if found is None or label in clause:
+        return clause
+    after = clause[found.end() :]
+    if re.search(r"(?:account|profile|record)$", found.group()):  # "a passenger profile for Jo"
+        return f"{clause[: found.end()]} for {label}{after}"
+    return f"{clause[: found.end()]}, {label}" + (f",{after}" if after.strip() else "")
+
+
+def _label(rid: str, shown: list[dict[str, Any]]) -> str | None:
+    """A person's or a thing's name for a record a tool result showed (``YOU`` for the
+    signed-in person the session showed), else None."""
+    records = _records(shown)
+    if any(record.get("acting_id") == rid for record in records):
+        return YOU
+    for record in records:
+        if next(iter(record.values()), None) == rid:
+            for field in LABEL_FIELDS:
+                if isinstance(record.get(field), str) and record[field].strip():
+                    return record[field].strip()
+    return None
+
+
+def _records(values: list[Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            stack += list(value.values())
+        elif isinstance(value, list):
+            stack += value
+    return found
+
+
+def say_field_value(field: str, value: Any) -> str:
+    """A value as the agent writes it: "$1,250.50", "do not contact", "5 May 2025"."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(field):
+        return say_money(value)
+    text = say_value(value)
+    return text.replace("_", " ") if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text) else text

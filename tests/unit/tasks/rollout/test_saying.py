@@ -1,0 +1,90 @@
+"""The reference agent says a change in its tool's words, never its tool's name."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.certify.grounding import Sight
+from envmill.tasks.rollout.saying import say_action, tool_clause
+
+
+@pytest.mark.parametrize(
+    ("tool", "description", "clause"),
+    [
+        ("hand_to_network", "Dispatch a booked shipment that holds a parcel. Only agents.",
+         "dispatch a booked shipment"),
+        ("record_leaver", "Record that an employee has left; their deductions end.",
+         "record that an employee has left"),
+        ("start_courier_shift", "Put a courier who is off shift back on the road.",
+         "put a courier who is off shift back on the road"),
+        ("cancel_order", "Cancels an order.", "cancel an order"),
+        ("make_deposit", "", "make deposit"),  # no description: the tool's words
+        ("odd_tool", "Following the rules, do something long " + "very " * 20, "odd tool"),
+    ],
+)  # fmt: skip
+def test_the_clause_is_the_descriptions_opening_instruction(tool, description, clause):
+    assert tool_clause(tool, description) == clause
+
+
+def _said(tool: str, description: str, arguments: dict, shown: list) -> str:
+    sight = Sight()
+    for value in shown:
+        sight.read_value(value)
+    return say_action(SolutionStep(tool=tool, arguments=arguments), description, sight, shown)
+
+
+def test_records_the_agent_saw_replace_the_indefinite_nouns():
+    shown = [{"data": {"employee_id": "EMP-3", "name": "Hannah Stewart"}}]
+    said = _said(
+        "record_leaver", "Record that an employee has left.", {"employee_id": "EMP-3"}, shown
+    )
+    assert said == "record that Hannah Stewart (EMP-3) has left"
+    moved = _said(
+        "move_money",
+        "Move money from one active account to another.",
+        {"account_id": "ACC-6", "to_account_id": "ACC-1", "amount": 40.0},
+        [{"data": [{"account_id": "ACC-6"}, {"account_id": "ACC-1"}]}, {"amount": 40.0}],
+    )
+    assert moved == "move $40.00 from account ACC-6 to account ACC-1"
+
+
+def test_an_unseen_id_is_not_said_and_a_setting_verb_says_the_new_value():
+    unseen = _said("cancel_order", "Cancel an order.", {"order_id": "OR-9"}, [])
+    assert unseen == "cancel an order"
+    raised = _said(
+        "raise_salary",
+        "Raise an employee's annual salary.",
+        {"employee_id": "EMP-1", "annual_salary": 80000.0},
+        [{"data": {"employee_id": "EMP-1", "name": "Brandi Cooper"}}, {"v": 80000.0}],
+    )
+    assert raised == "raise Brandi Cooper's annual salary to $80,000.00"
+
+
+def test_the_signed_in_person_is_you_and_a_noun_past_the_clause_is_read_on_to():
+    session = {"data": {"acting_id": "PX-3", "role": "passenger"}}
+    flights = {"data": [{"flight_id": "FL-8", "flight_number": "SK513"}]}
+    booked = _said(
+        "reserve_seats",
+        "Book seats on a flight for a passenger; the price is the fare times the seats.",
+        {"passenger_id": "PX-3", "flight_id": "FL-8", "seats": 1},
+        [session, flights],
+    )
+    assert booked == "book seats on flight FL-8 for you"
+    appointment = _said(
+        "book_appointment",
+        "Book an appointment for a patient with a doctor at a future time.",
+        {"doctor_id": "DR-4", "patient_id": "PT-6"},
+        [{"data": [{"doctor_id": "DR-4", "name": "Pamela Shaw"}]}, {"patient_id": "PT-6"}],
+    )
+    assert appointment == "book an appointment for patient PT-6 with Pamela Shaw (DR-4)"
+
+
+def test_a_new_record_is_named_by_the_name_it_is_given():
+    said = _said(
+        "join_coop",
+        "Admit a farmer as a member of the cooperative.",
+        {"name": "Ann Lee", "region": "valley"},
+        [{"name": "Ann Lee", "region": "valley"}],
+    )
+    assert said == "admit a farmer, Ann Lee, as a member of the cooperative"
