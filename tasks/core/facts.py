@@ -276,7 +276,7 @@ def fact_clause(name: str, value: Any) -> str:
     but "the grade is standard" (not "the nights are 3", a form read aloud)."""
     said = str(value)
     if re.fullmatch(r"\d+", said) and " " not in name and is_plural(name):
-        return f"{said} {name}"
+        return f"{said} {name.removesuffix('s') if said == '1' else name}"  # "1 adult"
     measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
     if measured and NUMBER.match(said):
         return f"{said} {measured.group(1)}"

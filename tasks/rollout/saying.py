@@ -18,6 +18,7 @@ from envmill.tasks.core.facts import say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 
 MAX_WORDS = 14  # a clause longer than this is cut back to its verb and object
+MAX_DETAILS = 3  # values a change sets, said after it
 MAX_REACH = 6  # words past the clause the agent reads on to find a record's noun
 # where the clause stops saying what is done and starts saying when or how
 OTHER_ENDS = (
@@ -27,13 +28,16 @@ OTHER_ENDS = (
 CLAUSE_END = re.compile(rf"{OTHER_ENDS}| that | which | who | whose ")
 # verbs whose particle comes after the object, past a relative clause: "put a courier who is
 # off shift back on the road"
-PARTICLE_VERBS = frozenset({"put", "take", "bring", "set", "turn", "send", "hand", "move"})
+PARTICLE_VERBS = frozenset({"put", "take", "bring", "set", "turn", "hand"})
 # verbs that set a value: "raise the salary to $80,000.00"
 SETTING_VERBS = frozenset(
     {"change", "update", "set", "raise", "lower", "revise", "adjust", "reprice", "edit", "move"}
 )
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
 ARTICLES = r"(?:a|an|the|one|this|their|its|another)"
+# a word between an article and its noun: not itself an article or a preposition ("the
+# address a sender ships from" holds no noun phrase "the address a sender")
+MODIFIER = r"(?!(?:a|an|the|one|this|their|its|another|of|for|to|from|with|as|in|on|at)\b)[a-z-]+"
 YOU = "\0you"  # the label of the signed-in person's own record: "for you", "your address"
 PREPOSITIONS = r"(?:for|to|from|with|of|by|on|at|into)"
 ROLE_PREFIXES = frozenset({"to", "from", "new", "receiving", "sending", "source", "target"})
@@ -83,7 +87,7 @@ def say_action(
     labels = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
     if labels and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
         clause = _put_new(clause, labels[0].strip())
-    verb = clause.split(" ")[0]
+    verb, extras = clause.split(" ")[0], []
     for name, value in seen:
         money = isinstance(value, int | float) and is_money_field(name)
         if verb in SETTING_VERBS and name.split("_")[-1] in clause and not name.endswith("_id"):
@@ -92,16 +96,40 @@ def say_action(
             clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
         elif money:
             noun = field_noun(name)
-            said = say_money(value)
-            clause += f" ({said})" if noun == "amount" else f" ({noun} {said})"
-    return clause
+            extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
+    if ids and verb not in SETTING_VERBS:  # what else the change sets: "(destination city …)"
+        extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
+    return clause + (f" ({', '.join(extras[:MAX_DETAILS])})" if extras else "")
+
+
+def _is_detail(name: str, value: Any, clause: str) -> bool:
+    """A value the change sets that the clause does not say yet: not an id, a name, money or
+    a flag."""
+    if name.endswith("_id") or name in LABEL_FIELDS or isinstance(value, bool | dict | list):
+        return False
+    if isinstance(value, int | float) and is_money_field(name):
+        return False
+    return say_field_value(name, value) not in clause
+
+
+def _detail(name: str, value: Any) -> str:
+    """ "5 nights", "destination city Plymouth", "check-in date 30 Sep 2025"."""
+    noun, said = field_noun(name), say_field_value(name, value)
+    if isinstance(value, int) and noun.endswith("s") and " " not in noun:
+        return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
+    unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
+    return (
+        f"{said} {unit.group(1)}" if unit and isinstance(value, int | float) else f"{noun} {said}"
+    )
 
 
 def _record_pattern(argument: str) -> str:
     """An indefinite mention of the noun an id argument names: "an active account", "a
     client's", "a customer account"."""
     noun = re.escape(argument.removesuffix("_id").split("_")[-1])
-    return rf"\b{ARTICLES}\s+(?:[a-z-]+\s+){{0,2}}?{noun}('s)?(?:\s+(?:account|record|profile))?\b"
+    return (
+        rf"\b{ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}?{noun}(?:('s)|\s+(?:account|record|profile))?\b"
+    )
 
 
 def _read_on(clause: str, sentence: str, pattern: str) -> str:
