@@ -171,13 +171,6 @@ def _start_order(item: pytest.Item) -> tuple[int, int]:
     return slow, START_ORDER.index(_tier(item) or "unit")
 
 
-def pytest_xdist_auto_num_workers(config):
-    """One and a half workers per core (``-n auto``): an end-to-end test spends much of its time
-    waiting for the processes it started, and measured on two cores three workers finish the
-    suite 15 % sooner than two, with less CPU in all."""
-    return max(2, (os.cpu_count() or 1) * 3 // 2)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark each test with its tier; stretch per-test timeouts by the measured start-up (a busy
