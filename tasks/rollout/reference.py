@@ -115,7 +115,11 @@ def reference_messages(
 
     def said(step: SolutionStep) -> str:
         shown = [result for _, result in steps[:index]]
-        return say_action(step, (descriptions or {}).get(step.tool, ""), sight, shown)
+        before = steps[: next(i for i, (s, _) in enumerate(steps) if s is step)]
+        made = frozenset(  # ids the changes before it return: "the new farmer"
+            str(v) for s, r in before if _changes(s, tool_kinds) for _, v in argument_leaves(r)
+        )
+        return say_action(step, (descriptions or {}).get(step.tool, ""), sight, shown, made)
 
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]

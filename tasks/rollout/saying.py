@@ -34,6 +34,7 @@ SETTING_VERBS = frozenset(
     {"change", "update", "set", "raise", "lower", "revise", "adjust", "reprice", "edit", "move"}
 )
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
+NUMBER_FIELDS = ("number", "flight_number", "plate", "code")
 ARTICLES = r"(?:a|an|the|one|this|their|its|another)"
 # a word between an article and its noun: not itself an article or a preposition ("the
 # address a sender ships from" holds no noun phrase "the address a sender")
@@ -56,8 +57,13 @@ def tool_clause(tool: str, description: str) -> str:
     if not words or len(words) > MAX_WORDS:
         return tool.replace("_", " ")
     verb = words[0].lower()
-    own = tool.split("_")[0]
+    own, *named = tool.split("_")
     if verb != own and verb.rstrip("s") == own.rstrip("s"):  # "Cancels an order"
+        verb = own
+    object_named = len(named) == 1 and re.search(
+        rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}\b", clause.lower()
+    )
+    if object_named and re.fullmatch(r"[a-z]+", own):  # "redirect a shipment", not "send"
         verb = own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
         return tool.replace("_", " ")
@@ -70,23 +76,47 @@ def _first_sentence(description: str) -> str:
 
 
 def say_action(
-    step: SolutionStep, description: str, sight: Sight, shown: list[dict[str, Any]]
+    step: SolutionStep,
+    description: str,
+    sight: Sight,
+    shown: list[dict[str, Any]],
+    made: frozenset[str] = frozenset(),
 ) -> str:
     """The change ``step`` makes, as the agent says it: the tool's clause with each record it
     names (once the agent has seen its id) in place of "a shipment", the amount in place of
-    "money", and the new value a setting tool sets."""
+    "money", the new value a setting tool sets, and a few other values it sets; a record an
+    earlier change of the same request ``made`` is "the new farmer"."""
+    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
     clause = tool_clause(step.tool, description)
+    clause = _with_records(clause, description, step, seen, shown, made)
+    return _with_values(clause, seen)
+
+
+def _with_records(
+    clause: str,
+    description: str,
+    step: SolutionStep,
+    seen: list,
+    shown: list[dict[str, Any]],
+    made: frozenset[str],
+) -> str:
     sentence = _first_sentence(description)
     sentence = sentence[:1].lower() + sentence[1:]
-    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
     ids = [(k, v) for k, v in seen if k.endswith("_id") and isinstance(v, str)]
     for name, _ in ids:
         clause = _read_on(clause, sentence, _record_pattern(name))
     for name, value in ids:
-        clause = _put_record(clause, name, value, _label(value, shown))
+        clause = _put_record(clause, name, value, _label(value, name, shown))
+    for name, value in step.arguments.items():  # made by an earlier change the agent named
+        if name.endswith("_id") and value in made and (name, value) not in ids:
+            clause = _put_created(clause, name)
     labels = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
     if labels and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
         clause = _put_new(clause, labels[0].strip())
+    return clause
+
+
+def _with_values(clause: str, seen: list) -> str:
     verb, extras = clause.split(" ")[0], []
     for name, value in seen:
         money = isinstance(value, int | float) and is_money_field(name)
@@ -97,7 +127,7 @@ def say_action(
         elif money:
             noun = field_noun(name)
             extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
-    if ids and verb not in SETTING_VERBS:  # what else the change sets: "(destination city …)"
+    if verb not in SETTING_VERBS:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
     return clause + (f" ({', '.join(extras[:MAX_DETAILS])})" if extras else "")
 
@@ -170,6 +200,17 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     return clause if clause.count(" ") < 2 else f"{clause}, for {'you' if you else named}"
 
 
+def _put_created(clause: str, argument: str) -> str:
+    """ "… from the new farmer": a record whose id the agent has not seen yet is the one an
+    earlier change of the same request makes."""
+    noun = argument.removesuffix("_id").split("_")[-1]
+    found = re.search(_record_pattern(argument), clause)
+    if found is None or found.group().startswith("the "):
+        return clause
+    owner = f"the new {noun}{found.group(1) or ''}"
+    return clause[: found.start()] + owner + clause[found.end() :]
+
+
 def _put_new(clause: str, label: str) -> str:
     """The clause with the new record's name after its first indefinite mention."""
     word = r"(?!(?:as|to|for|from|of|in|into|on|with|at|by)\b)[a-z-]+"
@@ -182,17 +223,21 @@ def _put_new(clause: str, label: str) -> str:
     return f"{clause[: found.end()]}, {label}" + (f",{after}" if after.strip() else "")
 
 
-def _label(rid: str, shown: list[dict[str, Any]]) -> str | None:
-    """A person's or a thing's name for a record a tool result showed (``YOU`` for the
-    signed-in person the session showed), else None."""
+def _label(rid: str, argument: str, shown: list[dict[str, Any]]) -> str | None:
+    """A person's or a thing's name for a record a tool result showed ("Ann Lee", "room
+    402"; ``YOU`` for the signed-in person the session showed), else None."""
     records = _records(shown)
     if any(record.get("acting_id") == rid for record in records):
         return YOU
+    noun = argument.removesuffix("_id").split("_")[-1]
     for record in records:
-        if next(iter(record.values()), None) == rid:
+        if record.get(f"{noun}_id") == rid or record.get("id") == rid:
             for field in LABEL_FIELDS:
                 if isinstance(record.get(field), str) and record[field].strip():
                     return record[field].strip()
+            for field in NUMBER_FIELDS:  # "room 402", "flight SK513"
+                if isinstance(record.get(field), str) and record[field].strip():
+                    return f"{noun} {record[field].strip()}"
     return None
 
 

@@ -504,7 +504,7 @@ def test_a_change_acts_only_on_a_record_the_solution_looked_at(generated, sandbo
     for domain, compiled, scenarios in generated:
         kinds = {t.tool: t.kind for t in compiled.tools}
         for scenario in scenarios:
-            if compiled.session_tool and voice_of(compiled, scenario.initial_state) == "self":
+            if compiled.session_tool and voice_of(compiled, scenario.initial_state):
                 tools = [step.tool for step in scenario.reference_solution]
                 assert compiled.session_tool in tools, (domain, tools)
             if scenario.kind != "change":

@@ -198,11 +198,11 @@ def _spoken(
 
 
 def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> ScenarioSpec:
-    """The solution starts by reading the session when a member is signed in as themself: the
-    policy says to check who is signed in before acting for them, and a reference that skips
-    it teaches an agent to trust the user's word."""
+    """The solution starts by reading the session where someone is signed in: the policy says
+    to check who is signed in before acting for them, and a reference that skips it teaches
+    an agent to trust the user's word ("it's Noah from the branch counter")."""
     session = compiled.session_tool
-    if not session or voice_of(compiled, spec.initial_state) != "self":
+    if not session or voice_of(compiled, spec.initial_state) is None:
         return spec
     if any(step.tool == session for step in spec.reference_solution):
         return spec

@@ -19,6 +19,8 @@ from envmill.tasks.rollout.saying import say_action, tool_clause
         ("start_courier_shift", "Put a courier who is off shift back on the road.",
          "put a courier who is off shift back on the road"),
         ("cancel_order", "Cancels an order.", "cancel an order"),
+        ("redirect_shipment", "Send a shipment that is not delivered yet to another city.",
+         "redirect a shipment"),  # the tool's own verb where it names the same record
         ("make_deposit", "", "make deposit"),  # no description: the tool's words
         ("odd_tool", "Following the rules, do something long " + "very " * 20, "odd tool"),
     ],
@@ -70,7 +72,7 @@ def test_the_signed_in_person_is_you_and_a_noun_past_the_clause_is_read_on_to():
         {"passenger_id": "PX-3", "flight_id": "FL-8", "seats": 1},
         [session, flights],
     )
-    assert booked == "book seats on flight FL-8 for you"
+    assert booked == "book seats on flight SK513 (FL-8) for you"
     appointment = _said(
         "book_appointment",
         "Book an appointment for a patient with a doctor at a future time.",
@@ -87,4 +89,4 @@ def test_a_new_record_is_named_by_the_name_it_is_given():
         {"name": "Ann Lee", "region": "valley"},
         [{"name": "Ann Lee", "region": "valley"}],
     )
-    assert said == "admit a farmer, Ann Lee, as a member of the cooperative"
+    assert said == "admit a farmer, Ann Lee, as a member of the cooperative (region valley)"
