@@ -112,6 +112,14 @@ def reference_messages(
     steps = _without_repeated_reads(solved, tool_kinds or {})
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
     index, confirmed = 0, False
+    records = {  # what each record is called, as the state holds it
+        str(key): record
+        for state in (scenario.initial_state, report.final_state or {})
+        for collection in state.values()
+        if isinstance(collection, dict)
+        for key, record in collection.items()
+        if isinstance(record, dict)
+    }
 
     def said(step: SolutionStep) -> str:
         shown = [result for _, result in steps[:index]]
@@ -119,7 +127,8 @@ def reference_messages(
         made = frozenset(  # ids the changes before it return: "the new farmer"
             str(v) for s, r in before if _changes(s, tool_kinds) for _, v in argument_leaves(r)
         )
-        return say_action(step, (descriptions or {}).get(step.tool, ""), sight, shown, made)
+        description = (descriptions or {}).get(step.tool, "")
+        return say_action(step, description, sight, shown, made, records)
 
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]

@@ -22,8 +22,8 @@ MAX_DETAILS = 3  # values a change sets, said after it
 MAX_REACH = 6  # words past the clause the agent reads on to find a record's noun
 # where the clause stops saying what is done and starts saying when or how
 OTHER_ENDS = (
-    r"[.;:(]|,| — | - | with | within | unless | if | once | when | while | before | after "
-    r"| so | and | but | only | as long as "
+    r"[;:(]|\.(?:\s|$)|,| — | - | with | within | unless | if | once | when | while | before "
+    r"| after | so | and | but | only | as long as | such as | e\.g\.| for example "
 )
 CLAUSE_END = re.compile(rf"{OTHER_ENDS}| that | which | who | whose ")
 # verbs whose particle comes after the object, past a relative clause: "put a courier who is
@@ -42,6 +42,12 @@ MODIFIER = r"(?!(?:a|an|the|one|this|their|its|another|of|for|to|from|with|as|in
 YOU = "\0you"  # the label of the signed-in person's own record: "for you", "your address"
 PREPOSITIONS = r"(?:for|to|from|with|of|by|on|at|into)"
 ROLE_PREFIXES = frozenset({"to", "from", "new", "receiving", "sending", "source", "target"})
+# first words of a description that is not an instruction ("This tool voids …", "Allows …")
+NOT_VERBS = frozenset(
+    {"this", "the", "a", "an", "it", "allows", "lets", "will", "use", "used", "when", "if"}
+)
+MAX_SAID = 40  # characters of a value worth saying back; a longer note is not read out
+MAX_MONEY = 1e9
 
 
 def tool_clause(tool: str, description: str) -> str:
@@ -54,24 +60,36 @@ def tool_clause(tool: str, description: str) -> str:
     ends = re.compile(OTHER_ENDS) if verb.lower() in PARTICLE_VERBS else CLAUSE_END
     clause = f"{verb} {ends.split(f' {rest} ', maxsplit=1)[0].strip()}".strip()
     words = clause.split()
-    if not words or len(words) > MAX_WORDS:
-        return tool.replace("_", " ")
-    verb = words[0].lower()
+    fallback = tool.replace("_", " ")
+    if not words or len(words) > MAX_WORDS or re.search(r"\d", clause) or not clause.isascii():
+        return fallback  # a figure or an id in a description is not the agent's to say
+    verb = _base_form(words[0].lower())
+    if verb in NOT_VERBS or any(w.isupper() and len(w) > 1 for w in words):
+        return fallback
     own, *named = tool.split("_")
-    if verb != own and verb.rstrip("s") == own.rstrip("s"):  # "Cancels an order"
-        verb = own
     object_named = len(named) == 1 and re.search(
         rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}\b", clause.lower()
     )
     if object_named and re.fullmatch(r"[a-z]+", own):  # "redirect a shipment", not "send"
         verb = own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
-        return tool.replace("_", " ")
+        return fallback
     return " ".join([verb, *words[1:]])
 
 
+def _base_form(verb: str) -> str:
+    """ "cancel" of "Cancels", "apply" of "Applies", "dispatch" of "Dispatches"."""
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return verb[:-2]
+    return verb[:-1] if verb.endswith("s") and not verb.endswith(("ss", "us", "is")) else verb
+
+
 def _first_sentence(description: str) -> str:
+    """Up to its first full stop, and before an example ("e.g. ORD-1", "such as …")."""
     first = description.strip().split("\n")[0]
+    first = re.split(r"\s(?:e\.g\.|i\.e\.|such as|for example)", first, maxsplit=1)[0]
     return re.split(r"[.;](?:\s|$)", first, maxsplit=1)[0].strip()
 
 
@@ -81,14 +99,20 @@ def say_action(
     sight: Sight,
     shown: list[dict[str, Any]],
     made: frozenset[str] = frozenset(),
+    records: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The change ``step`` makes, as the agent says it: the tool's clause with each record it
     names (once the agent has seen its id) in place of "a shipment", the amount in place of
     "money", the new value a setting tool sets, and a few other values it sets; a record an
-    earlier change of the same request ``made`` is "the new farmer"."""
+    earlier change of the same request ``made`` is "the new farmer". ``records`` (id ->
+    record, as the state holds it) say what a record is called."""
     seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
     clause = tool_clause(step.tool, description)
-    clause = _with_records(clause, description, step, seen, shown, made)
+    named = {rid: (records or {}).get(rid) for _, rid in seen if isinstance(rid, str)}
+    labels = {
+        rid: _label(rid, k, shown, sight, named.get(rid)) for k, rid in seen if k.endswith("_id")
+    }
+    clause = _with_records(clause, description, step, seen, labels, made)
     return _with_values(clause, seen)
 
 
@@ -97,7 +121,7 @@ def _with_records(
     description: str,
     step: SolutionStep,
     seen: list,
-    shown: list[dict[str, Any]],
+    labels: dict[Any, str | None],
     made: frozenset[str],
 ) -> str:
     sentence = _first_sentence(description)
@@ -106,7 +130,7 @@ def _with_records(
     for name, _ in ids:
         clause = _read_on(clause, sentence, _record_pattern(name))
     for name, value in ids:
-        clause = _put_record(clause, name, value, _label(value, name, shown))
+        clause = _put_record(clause, name, value, labels.get(value))
     for name, value in step.arguments.items():  # made by an earlier change the agent named
         if name.endswith("_id") and value in made and (name, value) not in ids:
             clause = _put_created(clause, name)
@@ -117,19 +141,34 @@ def _with_records(
 
 
 def _with_values(clause: str, seen: list) -> str:
-    verb, extras = clause.split(" ")[0], []
+    """The clause with the values the change sets: "to $80,000.00" after the field a setting
+    verb names, the amount for "money", the rest in brackets. A value too long, too large or
+    not a single value (a list) is not read back."""
+    verb, extras, set_to = clause.split(" ")[0], [], False
+    seen = [(k, v) for k, v in seen if _sayable(k, v)]
     for name, value in seen:
         money = isinstance(value, int | float) and is_money_field(name)
-        if verb in SETTING_VERBS and name.split("_")[-1] in clause and not name.endswith("_id"):
-            clause += f" to {say_field_value(name, value)}"
+        field = re.escape(name.split("_")[-1])
+        setting = verb in SETTING_VERBS and not set_to and name not in LABEL_FIELDS
+        if setting and not name.endswith("_id") and re.search(rf"\b{field}\b", clause):
+            clause, set_to = clause + f" to {say_field_value(name, value)}", True
         elif money and re.search(r"\bmoney\b", clause):
             clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
         elif money:
             noun = field_noun(name)
             extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
-    if verb not in SETTING_VERBS:  # what else the change sets: "(destination city …)"
+    if not set_to:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
     return clause + (f" ({', '.join(extras[:MAX_DETAILS])})" if extras else "")
+
+
+def _sayable(name: str, value: Any) -> bool:
+    """One short value: not a list or a record, not a 40 KB note, not $1e300."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    if isinstance(value, str):
+        return 0 < len(value.strip()) <= MAX_SAID and "\n" not in value
+    return abs(value) < MAX_MONEY
 
 
 def _is_detail(name: str, value: Any, clause: str) -> bool:
@@ -176,6 +215,8 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     """The clause with its first indefinite mention of the record's noun ("an active account",
     "another", "a client's") made this record; else the record said after it."""
     words = argument.removesuffix("_id").split("_")
+    if not words[-1].isalpha() or not rid.strip():  # "_id", "1_id", an id of spaces
+        return clause
     kind = " ".join(w for w in words if w not in ROLE_PREFIXES) or words[-1]
     named = f"{label} ({rid})" if label else f"{kind} {rid}"
     if rid in clause:
@@ -223,21 +264,27 @@ def _put_new(clause: str, label: str) -> str:
     return f"{clause[: found.end()]}, {label}" + (f",{after}" if after.strip() else "")
 
 
-def _label(rid: str, argument: str, shown: list[dict[str, Any]]) -> str | None:
-    """A person's or a thing's name for a record a tool result showed ("Ann Lee", "room
-    402"; ``YOU`` for the signed-in person the session showed), else None."""
+def _label(
+    rid: str, argument: str, shown: list[Any], sight: Sight, own: dict[str, Any] | None
+) -> str | None:
+    """A person's or a thing's name for the record ("Ann Lee", "room 402"; ``YOU`` for the
+    signed-in person the session showed), once the agent has seen it; else None. ``own`` is
+    the record as the state holds it; without it, a shown record that is plainly this one."""
     records = _records(shown)
     if any(record.get("acting_id") == rid for record in records):
         return YOU
     noun = argument.removesuffix("_id").split("_")[-1]
-    for record in records:
-        if record.get(f"{noun}_id") == rid or record.get("id") == rid:
-            for field in LABEL_FIELDS:
-                if isinstance(record.get(field), str) and record[field].strip():
-                    return record[field].strip()
-            for field in NUMBER_FIELDS:  # "room 402", "flight SK513"
-                if isinstance(record.get(field), str) and record[field].strip():
-                    return f"{noun} {record[field].strip()}"
+    plainly = [  # its own id and no other: not the employee whose manager it is
+        r for r in records if r.get(f"{noun}_id") == rid and sum(k.endswith("_id") for k in r) == 1
+    ]
+    for record in [own] if own is not None else plainly:
+        for field in (*LABEL_FIELDS, *NUMBER_FIELDS):
+            value = record.get(field)
+            if not isinstance(value, str) or not value.strip() or not sight.sees(value):
+                continue
+            said = " ".join(value.split())
+            if len(said) <= MAX_SAID:  # "room 402", "flight SK513"
+                return said if field in LABEL_FIELDS else f"{noun} {said}"
     return None
 
 

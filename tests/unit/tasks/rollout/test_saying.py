@@ -19,6 +19,10 @@ from envmill.tasks.rollout.saying import say_action, tool_clause
         ("start_courier_shift", "Put a courier who is off shift back on the road.",
          "put a courier who is off shift back on the road"),
         ("cancel_order", "Cancels an order.", "cancel an order"),
+        ("apply_coupon", "Applies a discount to a cart.", "apply a discount to a cart"),
+        ("void_invoice", "This tool voids an invoice.", "void invoice"),  # not an instruction
+        ("apply_discount", "Apply a 20% discount to an order.", "apply discount"),  # a figure
+        ("cancel_order", "Cancel an order e.g. ORD-1 for the customer.", "cancel an order"),
         ("redirect_shipment", "Send a shipment that is not delivered yet to another city.",
          "redirect a shipment"),  # the tool's own verb where it names the same record
         ("make_deposit", "", "make deposit"),  # no description: the tool's words
@@ -90,3 +94,29 @@ def test_a_new_record_is_named_by_the_name_it_is_given():
         [{"name": "Ann Lee", "region": "valley"}],
     )
     assert said == "admit a farmer, Ann Lee, as a member of the cooperative (region valley)"
+
+
+def test_what_is_not_one_seen_value_is_not_said_back():
+    """A list, a long note, a name the agent has not seen, a field named inside another word,
+    and a record that only points at the one meant are never said."""
+    items = _said(
+        "update_order",
+        "Update an order's items.",
+        {"order_id": "O-1", "items": [{"sku": "SECRET", "qty": 9}]},
+        [{"data": {"order_id": "O-1"}}],
+    )
+    assert "SECRET" not in items and "[" not in items
+    dated = _said(
+        "update_booking",
+        "Update a booking's guest count.",
+        {"booking_id": "B-1", "start_date": "2025-05-05", "guests": 5},
+        [{"data": {"booking_id": "B-1"}}, {"start_date": "2025-05-05", "guests": 5}],
+    )
+    assert "count to 5 May" not in dated
+    managed = _said(
+        "assign_manager",
+        "Assign a manager to an employee.",
+        {"employee_id": "E-2", "manager_id": "E-1"},
+        [{"data": [{"employee_id": "E-2", "name": "Bob", "manager_id": "E-1"}]}],
+    )
+    assert "Bob (E-1)" not in managed, managed
