@@ -117,13 +117,11 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import ProgressBar, print_rollout_summary
-    from envmill.flows.runtime.cluster import rollout_on_dask, start_forkserver
+    from envmill.flows.runtime.cluster import rollout_on_dask
     from envmill.flows.runtime.leftovers import reap_leftovers
     from envmill.flows.runtime.prefect_api import prefect_api
     from envmill.flows.timeline import mark
 
-    if not settings.dask_address:  # its imports overlap the server's start
-        start_forkserver()
     reap_leftovers(root)
     with prefect_api(root / "_prefect") as api, rollout_on_dask(settings) as rollout_flow:
         mark("cluster_up")

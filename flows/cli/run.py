@@ -166,13 +166,10 @@ def _run_on_local_endpoint(settings, root: Path) -> None:
 
 def _run_and_record(settings, root: Path) -> None:
     from envmill.flows.cli.report import print_summary
-    from envmill.flows.runtime.cluster import start_forkserver
     from envmill.flows.runtime.leftovers import reap_leftovers
     from envmill.flows.runtime.prefect_api import prefect_api
     from envmill.flows.timeline import mark
 
-    if not settings.dask_address:  # its imports overlap the server's start
-        start_forkserver()
     reap_leftovers(root)  # what a run killed by SIGKILL left: temp folders, its Prefect server
     with prefect_api(root / "_prefect") as api:
         mark("server_started")

@@ -63,20 +63,6 @@ def _preload_forkserver() -> None:
     _forkserver_home()
 
 
-def start_forkserver() -> None:
-    """Start the forkserver now, with SIGINT ignored as every worker is: its imports (about
-    three CPU-seconds) then overlap whatever this process does before it starts a cluster (a
-    run's Prefect server), and the cluster forks its workers from it."""
-    from multiprocessing import forkserver
-
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        _preload_forkserver()
-        forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 _FORKSERVER_HOMES: list[str] = []
 SOCKET_PATH_ROOM = 40  # what multiprocessing adds: /pymp-xxxxxxxx/listener-xxxxxxxx, and slack
 
