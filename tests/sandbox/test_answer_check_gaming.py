@@ -308,7 +308,8 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     assert failed.startswith("Inspection INS-2 is marked as failed") and "scheduled" in failed
     moved = "Vehicle VH-3 is 'on_trip' and cannot become 'in_maintenance' (only from available)"
     assert (
-        spoken_reason(moved) == "Vehicle VH-3 is on trip; I can only do that when it is available"
+        spoken_reason(moved)
+        == "Vehicle VH-3 is on trip, and that can only be done when it is available"
     )
     # limits as a person explains them: money written out, "has 1, the limit is 1" made sense of
     limit = "Amount (0.18) must be at most the fines due of member MB-6 (0.15)."
