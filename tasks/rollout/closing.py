@@ -119,7 +119,9 @@ def changed_news(
     labels, shown_as = _labels(final), _labels(final, _shown_as)
     if shown is not None:  # a name no call, result or user message showed would be made up
         labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
-    names = Names(labels, shown_as, _people(final), now)
+    you = _signed_in(final, shown)
+    labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
+    names = Names(labels, shown_as, _people(final), now, you)
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         news += _money_moved([c for c in changes if c not in seen], names, shown)
@@ -131,6 +133,16 @@ def changed_news(
         if rest
         else []
     )
+
+
+def _signed_in(state: dict[str, Any], shown: list[Any] | None) -> str | None:
+    """The signed-in person's own record, once a session read showed who it is: the reply
+    talks to them ("your address"), not about them ("customer Debra Moss' address")."""
+    you = state.get("acting_id")
+    if not isinstance(you, str) or not _holds(shown, lambda d: d.get("acting_id") == you):
+        return None
+    own = any(isinstance(c, dict) and isinstance(c.get(you), dict) for c in state.values())
+    return you if own else None
 
 
 def changed_numbers(initial: dict[str, Any], final: dict[str, Any]) -> list[float]:
@@ -223,6 +235,7 @@ class Names:
     shown_as: dict[str, str]
     people: set[str]
     now: Any
+    you: str | None = None  # the signed-in person the session showed: "your address"
 
 
 def _people(state: dict[str, Any]) -> set[str]:
@@ -373,6 +386,8 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
         return _created(f"{kind} {key}", key, whole["new"], names)
     noun = f"{kind} {names.shown_as.get(key, key)}"  # "guest Meghan Dennis", "room 512"
     pick = _pick(key, *(str(c["path"][-1]) for c in changes))
+    statuses = any(c["path"][-1] == "status" for c in changes)
+    noun = "you" if key == names.you and whole is None and not statuses else noun
     if whole is not None and whole["op"] == "remove":
         return (f"{noun} is removed", f"I've removed {noun}")[pick % 2]
     if whole is not None:  # a value keyed by name ("stock": {"apple": 5})
@@ -410,7 +425,11 @@ def _moved_by(change: dict[str, Any]) -> float | None:
 def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: int) -> str:
     """ "the phone of member Ann is now 555", "I've changed member Ann's phone to 555"; after the
     first field, "its"/"their" ("and their earnings are now $273.38")."""
-    verb = "are" if is_plural(field) else "is"
+    verb = "are" if is_plural(field.split(" ")[0]) else "is"  # "its spots left are now 23"
+    if noun == "you":  # "your address is now …", "I've updated your address to …"
+        if index or pick % 2:
+            return f"your {field} {verb} now {value}"
+        return f"I've updated your {field} to {value}"
     if index:
         return f"{its} {field} {verb} now {value}"
     if value in ("set", "cleared") or pick % 3 == 0:
@@ -423,6 +442,8 @@ def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: i
 def _field_of(noun: str, field: str) -> str:
     """ "member Ann's phone", "member Cruz' phone"; "the phone of Ann Lee (C-7)", never
     "Ann Lee (C-7)'s phone"."""
+    if noun == "you":
+        return f"your {field}"
     if noun.endswith(")"):
         return f"the {field} of {noun}"
     return f"{noun}' {field}" if noun.endswith("s") else f"{noun}'s {field}"
@@ -492,7 +513,7 @@ def _details(
 ) -> str:
     """A new record's values worked into the sentence: " on 3 Aug 2025 for 3 nights, with a
     premium cabin and 2 seats"; values still at nothing (a $0.00 tip) are no news."""
-    said = [(f"{_words(field[:-3])} {label}", False) for field, label, _ in links]
+    said = [(f"{_words(field[:-3])} {label}", False) for field, label, _ in links if label != "you"]
     for field, value in record.items():
         if (
             not _plain(value)

@@ -290,3 +290,22 @@ def test_a_record_is_named_only_by_what_the_agent_was_shown():
     assert "YXP 196" not in said and "VEH-1" in said, said
     vehicle["plate"] = "YXP 196"
     assert "YXP 196" in closing_message(before, after, "s1", [[{"trip_id": "TR1"}, result]])
+
+
+def test_the_signed_in_person_is_told_of_their_own_record_as_you():
+    """After a session read shows who is signed in, the reply talks to them: "your address",
+    "booking BK-9 for you"; before it, it names them as anyone else."""
+    before = {
+        "acting_id": "C-3",
+        "customers": {"C-3": {"name": "Debra Moss", "email": "d@x.org", "address": "1 Old Rd"}},
+        "bookings": {},
+    }
+    after = {**before, "customers": {"C-3": {**before["customers"]["C-3"], "address": "2 New St"}}}
+    after["bookings"] = {"BK-9": {"booking_id": "BK-9", "customer_id": "C-3", "status": "booked"}}
+    session = [{}, {"data": {"acting_id": "C-3", "role": "customer"}}]
+    change = [{"customer_id": "C-3", "address": "2 New St"}, {"data": after["customers"]["C-3"]}]
+    booked = [{"customer_id": "C-3"}, {"data": after["bookings"]["BK-9"]}]
+    said = closing_message(before, after, "s1", [session, change, booked])
+    assert "your address" in said.lower() and "for you" in said and "Debra Moss" not in said, said
+    unseen = closing_message(before, after, "s1", [change, booked])
+    assert "your" not in unseen and "Debra Moss" in unseen, unseen
