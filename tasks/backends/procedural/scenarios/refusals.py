@@ -501,7 +501,7 @@ def _it_is(words: str) -> str:
 
 def _transition_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "… is 'on trip' and cannot become 'in maintenance' (only from available)" → "vehicle
-    VH-3 is on trip, and that can only be done when it is available"."""
+    VH-3 is on trip, and that can only be done while it is available"."""
     allowed = re.sub(r",\s*(?:or\s+)?", " or ", found["from"])
     fact = where_it_stands(found["who"], found["now"])
     return fact if ruled else _only_while(fact, allowed)
@@ -509,7 +509,7 @@ def _transition_said(found: re.Match[str], ruled: bool = False) -> str:
 
 def _status_said(found: re.Match[str], ruled: bool = False) -> str:
     """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is a draft,
-    and that can only be done when it is on sale"; another field by its name ("the
+    and that can only be done while it is on sale"; another field by its name ("the
     housekeeping of room R-3 is dirty"), a yes/no one as a quality ("… is not customer
     approved"). With the rule's words to follow, only what the record is."""
     field, who, now = found["field"].strip(), found["who"], found["now"]
