@@ -134,9 +134,9 @@ def _with_records(
     for name, value in step.arguments.items():  # made by an earlier change the agent named
         if name.endswith("_id") and value in made and (name, value) not in ids:
             clause = _put_created(clause, name)
-    labels = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
-    if labels and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
-        clause = _put_new(clause, labels[0].strip())
+    given = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
+    if given and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
+        clause = _put_new(clause, given[0].strip())
     return clause
 
 

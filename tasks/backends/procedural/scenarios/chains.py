@@ -292,7 +292,7 @@ class _ChainSampler:
             self.read[canonical_json([tool, arguments])] = result
         return result if ok else None
 
-    def _shown(self, value: Any, calls: list[SolutionStep]) -> bool:
+    def _read_before(self, value: Any, calls: list[SolutionStep]) -> bool:
         """An earlier read among ``calls`` showed the record ``value`` names."""
         for step in calls:
             result = self.read.get(canonical_json([step.tool, step.arguments]))
@@ -374,7 +374,7 @@ class _ChainSampler:
             if query is None:
                 continue
             step = SolutionStep(tool=query.tool, arguments={query.args[0].name: value})
-            if self._shown(value, [*self.chain.solution, *calls]):
+            if self._read_before(value, [*self.chain.solution, *calls]):
                 continue
             if self._query(step.tool, step.arguments) is not None:
                 calls.append(step)
