@@ -528,6 +528,8 @@ def _details(
         if isinstance(value, str) and _moment(value) and any(p.startswith(DAYS) for p, _ in said):
             continue  # one day is the news; "on 18 Sep 2025 on 28 Oct 2025" is a dump
         said.append(_detail(field, value))
+    # what it cost first: "for $84.00" is what a buyer needs told, before "a quantity of 2"
+    said.sort(key=lambda item: not item[0].startswith("for $"))
     said = said[: MAX_FIELDS - 1]
     lead = [phrase for phrase, first in said if first]
     rest = [phrase for phrase, first in said if not first]
