@@ -155,7 +155,10 @@ def reference_messages(
         if confirming:
             confirmed = True  # once, before the first change, for every change to come
             messages += [
-                {"role": "assistant", "content": confirm_question(changes, said, turn)},
+                {
+                    "role": "assistant",
+                    "content": confirm_question(_decided(changes, ledger, earlier), said, turn),
+                },
                 {"role": "user", "content": CONFIRM},
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
@@ -181,6 +184,20 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _decided(
+    changes: list[SolutionStep], ledger: FactLedger, earlier: list[dict[str, Any]]
+) -> list[SolutionStep]:
+    """The changes the agent can name now: up to the first that waits on which of two
+    namesakes the user means (asked once both are found), never a guess at it."""
+    decided: list[SolutionStep] = []
+    for step in changes:
+        waits = any(fact.noun.endswith(WHICH) for _, fact in ledger.needed_for(step))
+        if decided and (waits or choosing_facts(ledger, step, earlier)):
+            break
+        decided.append(step)
+    return decided
 
 
 def _plain_facts(ledger: FactLedger, steps: list[SolutionStep]) -> list[tuple[str, Fact]]:
@@ -431,6 +448,9 @@ def _note(
 def _read_note(tool: str) -> str | None:
     """A note read from a query's name: "Let me look up the member loans." None for a name of
     one word or one that names no object."""
+    if re.search(r"session|signed_in|whoami|current_user", tool):
+        return "Let me check who is signed in."
+    tool = re.sub(r"_by_\w+$", "", tool)  # "the lots", not "the lots by name"
     verb, _, rest = tool.replace("_", " ").partition(" ")
     first = rest.split(" ")[0]
     if first in PARTICLES:

@@ -67,10 +67,10 @@ def tool_clause(tool: str, description: str) -> str:
     if verb in NOT_VERBS or any(w.isupper() and len(w) > 1 for w in words):
         return fallback
     own, *named = tool.split("_")
-    object_named = len(named) == 1 and re.search(
-        rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}\b", clause.lower()
+    object_named = len(named) == 1 and re.search(  # and nothing after it: not "on sale"
+        rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}$", clause.lower()
     )
-    if object_named and re.fullmatch(r"[a-z]+", own):  # "redirect a shipment", not "send"
+    if object_named and re.fullmatch(r"[a-z]+", own) and own not in NOT_VERBS | {"new", "my"}:
         verb = own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
         return fallback
@@ -150,7 +150,14 @@ def _with_values(clause: str, seen: list) -> str:
         money = isinstance(value, int | float) and is_money_field(name)
         field = re.escape(name.split("_")[-1])
         setting = verb in SETTING_VERBS and not set_to and name not in LABEL_FIELDS
-        if setting and not name.endswith("_id") and re.search(rf"\b{field}\b", clause):
+        other = re.search(rf"\banother {field}\b", clause)  # "to another tariff"
+        if setting and not name.endswith("_id") and other:
+            said = say_field_value(name, value)
+            clause, set_to = (
+                f"{clause[: other.start()]}the {said} {field}{clause[other.end() :]}",
+                True,
+            )
+        elif setting and not name.endswith("_id") and re.search(rf"\b{field}\b", clause):
             clause, set_to = clause + f" to {say_field_value(name, value)}", True
         elif money and re.search(r"\bmoney\b", clause):
             clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
@@ -159,7 +166,10 @@ def _with_values(clause: str, seen: list) -> str:
             extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
     if not set_to:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
-    return clause + (f" ({', '.join(extras[:MAX_DETAILS])})" if extras else "")
+    said = ", ".join(extras[:MAX_DETAILS])
+    if not said:
+        return clause
+    return f"{clause}: {said}" if clause.endswith(")") else f"{clause} ({said})"  # no ") ("
 
 
 def _sayable(name: str, value: Any) -> bool:
@@ -238,6 +248,8 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     bare = re.match(rf"(\w+ ){re.escape(words[-1])}$", clause)  # the tool's words: "cancel booking"
     if bare:
         return f"{bare.group(1)}{named}"
+    if not you and clause.count(" ") >= 2 and not clause.endswith(")"):
+        return f"{clause} ({label}, {rid})" if label else f"{clause} ({kind} {rid})"
     return clause if clause.count(" ") < 2 else f"{clause}, for {'you' if you else named}"
 
 

@@ -204,10 +204,9 @@ def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> Scenari
     session = compiled.session_tool
     if not session or voice_of(compiled, spec.initial_state) is None:
         return spec
-    if any(step.tool == session for step in spec.reference_solution):
-        return spec
-    first = SolutionStep(tool=session, arguments={})
-    return spec.model_copy(update={"reference_solution": [first, *spec.reference_solution]})
+    first = SolutionStep(tool=session, arguments={})  # a read: moving it changes no state
+    rest = [step for step in spec.reference_solution if step.tool != session]
+    return spec.model_copy(update={"reference_solution": [first, *rest]})
 
 
 def _run_chain(
