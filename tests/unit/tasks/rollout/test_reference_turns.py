@@ -262,3 +262,43 @@ def test_the_reference_finds_the_customer_before_it_cancels_their_order():
     assert _cancel_then_find(customer) == ["search_customers", "cancel_order", "set_email"]
     changed = {**customer, "email": "other@x.org"}  # not as it was at the start: it stays
     assert _cancel_then_find(changed) == ["cancel_order", "search_customers", "set_email"]
+
+
+def test_a_confirmation_never_names_a_namesake_the_user_has_not_chosen_yet():
+    """Two changes, the second for one of two same-named customers: the confirmation before the
+    first names only the first; the second waits until the user says which one."""
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="Close the event, then refund a customer's tickets.",
+        user_facts={
+            "event id": "EV-4",
+            "customer name": "Jo Gale",
+            "customer you mean": "Jo Gale (whose email is jo@b.org)",
+        },
+        initial_state={"customers": {}},
+        reference_solution=[
+            {"tool": "find_customers", "arguments": {"name": "Jo Gale"}},
+            {"tool": "close_event", "arguments": {"event_id": "EV-4"}},
+            {"tool": "refund_customer", "arguments": {"customer_id": "CS-6"}},
+        ],
+        checks=[],
+    )
+    found = {
+        "success": True,
+        "data": [
+            {"customer_id": "CS-6", "name": "Jo Gale", "email": "jo@b.org"},
+            {"customer_id": "CS-2", "name": "Jo Gale", "email": "jo@a.org"},
+        ],
+    }
+    results = [found, {"success": True}, {"success": True}]
+    report = CertificationReport(scenario_id="ab" * 8, gates=[], step_results=results)
+    kinds = {"find_customers": "query", "close_event": "state_change"}
+    kinds["refund_customer"] = "state_change"
+    words = {"close_event": "Close an event.", "refund_customer": "Refund a customer."}
+    messages = reference_messages(spec, report, kinds, words)
+    texts = [m["content"] or "" for m in messages if m["role"] == "assistant"]
+    confirmation = next(t for t in texts if "go ahead" in t)
+    assert "EV-4" in confirmation and "CS-6" not in confirmation and "Jo Gale" not in confirmation
+    asked = next(i for i, t in enumerate(texts) if "Which one" in t)
+    assert asked > texts.index(confirmation)
