@@ -16,81 +16,26 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
 from envmill.tasks.core.facts import say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
+from envmill.tasks.core.instructions import (
+    ARTICLES,
+    MODIFIER,
+    first_sentence,
+    tool_clause,
+)
 
-MAX_WORDS = 14  # a clause longer than this is cut back to its verb and object
 MAX_DETAILS = 3  # values a change sets, said after it
 MAX_REACH = 6  # words past the clause the agent reads on to find a record's noun
-# where the clause stops saying what is done and starts saying when or how
-OTHER_ENDS = (
-    r"[;:(]|\.(?:\s|$)|,| — | - | with | within | unless | if | once | when | while | before "
-    r"| after | so | and | but | only | as long as | such as | e\.g\.| for example "
-)
-CLAUSE_END = re.compile(rf"{OTHER_ENDS}| that | which | who | whose ")
-# verbs whose particle comes after the object, past a relative clause: "put a courier who is
-# off shift back on the road"
-PARTICLE_VERBS = frozenset({"put", "take", "bring", "set", "turn", "hand"})
 # verbs that set a value: "raise the salary to $80,000.00"
 SETTING_VERBS = frozenset(
     {"change", "update", "set", "raise", "lower", "revise", "adjust", "reprice", "edit", "move"}
 )
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
 NUMBER_FIELDS = ("number", "flight_number", "plate", "code")
-ARTICLES = r"(?:a|an|the|one|this|their|its|another)"
-# a word between an article and its noun: not itself an article or a preposition ("the
-# address a sender ships from" holds no noun phrase "the address a sender")
-MODIFIER = r"(?!(?:a|an|the|one|this|their|its|another|of|for|to|from|with|as|in|on|at)\b)[a-z-]+"
 YOU = "\0you"  # the label of the signed-in person's own record: "for you", "your address"
 PREPOSITIONS = r"(?:for|to|from|with|of|by|on|at|into)"
 ROLE_PREFIXES = frozenset({"to", "from", "new", "receiving", "sending", "source", "target"})
-# first words of a description that is not an instruction ("This tool voids …", "Allows …")
-NOT_VERBS = frozenset(
-    {"this", "the", "a", "an", "it", "allows", "lets", "will", "use", "used", "when", "if"}
-)
 MAX_SAID = 40  # characters of a value worth saying back; a longer note is not read out
 MAX_MONEY = 1e9
-
-
-def tool_clause(tool: str, description: str) -> str:
-    """ "dispatch a booked shipment" from "Dispatch a booked shipment that holds …": the
-    description's opening clause in lower case; the tool's words when it has none."""
-    sentence = _first_sentence(description)
-    verb, _, rest = sentence.partition(" ")
-    if rest.startswith("that "):  # "Record that an employee has left"
-        verb, rest = f"{verb} that", rest.removeprefix("that ")
-    ends = re.compile(OTHER_ENDS) if verb.lower() in PARTICLE_VERBS else CLAUSE_END
-    clause = f"{verb} {ends.split(f' {rest} ', maxsplit=1)[0].strip()}".strip()
-    words = clause.split()
-    fallback = tool.replace("_", " ")
-    if not words or len(words) > MAX_WORDS or re.search(r"\d", clause) or not clause.isascii():
-        return fallback  # a figure or an id in a description is not the agent's to say
-    verb = _base_form(words[0].lower())
-    if verb in NOT_VERBS or any(w.isupper() and len(w) > 1 for w in words):
-        return fallback
-    own, *named = tool.split("_")
-    object_named = len(named) == 1 and re.search(  # and nothing after it: not "on sale"
-        rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}$", clause.lower()
-    )
-    if object_named and re.fullmatch(r"[a-z]+", own) and own not in NOT_VERBS | {"new", "my"}:
-        verb = own
-    if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
-        return fallback
-    return " ".join([verb, *words[1:]])
-
-
-def _base_form(verb: str) -> str:
-    """ "cancel" of "Cancels", "apply" of "Applies", "dispatch" of "Dispatches"."""
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    if verb.endswith(("ches", "shes", "xes", "zes", "sses")):
-        return verb[:-2]
-    return verb[:-1] if verb.endswith("s") and not verb.endswith(("ss", "us", "is")) else verb
-
-
-def _first_sentence(description: str) -> str:
-    """Up to its first full stop, and before an example ("e.g. ORD-1", "such as …")."""
-    first = description.strip().split("\n")[0]
-    first = re.split(r"\s(?:e\.g\.|i\.e\.|such as|for example)", first, maxsplit=1)[0]
-    return re.split(r"[.;](?:\s|$)", first, maxsplit=1)[0].strip()
 
 
 def say_action(
@@ -124,7 +69,7 @@ def _with_records(
     labels: dict[Any, str | None],
     made: frozenset[str],
 ) -> str:
-    sentence = _first_sentence(description)
+    sentence = first_sentence(description)
     sentence = sentence[:1].lower() + sentence[1:]
     ids = [(k, v) for k, v in seen if k.endswith("_id") and isinstance(v, str)]
     for name, _ in ids:

@@ -9,6 +9,7 @@ from envmill.tasks.backends.procedural.codegen.scope import to_single_quotes
 from envmill.tasks.backends.procedural.codegen.text import docstring, error_return, lit
 from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand
+from envmill.tasks.core.instructions import tool_clause
 
 if TYPE_CHECKING:
     from envmill.tasks.backends.procedural.codegen.scope import OpScope
@@ -39,11 +40,21 @@ def words_of_roles(names: list[str]) -> str:
 
 
 def role_rule(plan: EnvPlan, tool: ToolPlan) -> str | None:
-    """``Only staff may use freeze_account.`` for a restricted tool, else None."""
+    """ "Only agents may dispatch a booked shipment." for a restricted tool, in the words of
+    what it does, not its name ("hand to network"); else None."""
     allowed = plan.allowed_roles(tool.op)
     if not tool.op.roles or allowed == list(plan.roles):
         return None
-    return f"Only {words_of_roles(allowed)} may {tool.name.replace('_', ' ')}."
+    people = words_of_roles([_people(name) for name in allowed])
+    return f"Only {people} may {tool_clause(tool.name, tool.op.doc)}."
+
+
+def _people(role: str) -> str:
+    """ "agents", "dispatchers", "staff", "the front desk": a role as people are named."""
+    words = role.replace("_", " ")
+    if words.endswith(("staff", "desk", "office", "team")):
+        return words if words.endswith("staff") else f"the {words}"
+    return words if words.endswith("s") else f"{words}s"
 
 
 def role_check_lines(plan: EnvPlan, tool: ToolPlan) -> list[str]:

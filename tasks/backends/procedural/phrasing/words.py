@@ -288,7 +288,7 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
         said = (
             "some money"
             if is_money(mention.name, mention.value)
-            else f"the {words_of(mention.name)}"
+            else f"the {field_noun(mention.name)}"
         )
         template = re.sub(rf"\b(?:the|an?)\s+{ph}", said, template)
         template = re.sub(ph, said, template)
