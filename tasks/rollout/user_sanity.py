@@ -32,6 +32,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.schemas.trajectory import TrajectoryRecord
 from envmill.tasks.core.facts import (
     EXACT,
+    WHICH,
     argument_leaves,
     flatten_facts,
     match_strength,
@@ -105,6 +106,8 @@ def hidden_texts(scenario: ScenarioSpec) -> list[tuple[str, list[str]]]:
             continue
         if any(match_strength(fact.value, value) == EXACT for value in used):
             continue  # the reference user says it verbatim when asked
+        if fact.noun.endswith(WHICH):
+            continue  # "which one?" is answered by what tells them apart, said as it is
         texts.append((f"user_facts.{fact.key}", words_of(fact.value)))
     return [(source, words) for source, words in texts if len(words) >= PASTE_MIN_WORDS]
 

@@ -362,7 +362,7 @@ def procedural(sandbox):
         envs=1,
         scenarios_per_env=10,
         batch_size=100,
-        seed=13,  # both modes; a conversational question for two facts (12 lost it)
+        seed=15,  # both modes; a conversational question for two facts (12 and 13 lost it)
         sandbox=TEST_LIMITS,
         domains=["clinic"],
     )

@@ -370,6 +370,16 @@ def test_reciting_a_narrative_fact_is_a_paste_unless_it_is_an_argument():
     assert sanity(with_message(1, user(story)), scenario(facts={"note": story}, solution=used)).kept
 
 
+def test_naming_which_namesake_in_the_facts_words_is_an_answer_not_a_paste():
+    """ "Which one?" is answered by what tells them apart, as the fact says it."""
+    which = "Karen Melton (the one whose date of birth is 4 Apr 1957 in Springfield)"
+    said = "I mean Karen Melton, the one whose date of birth is 4 Apr 1957 in Springfield."
+    spec = scenario(facts=FACTS | {"patient you mean": which})
+    assert sanity(with_message(3, user(said)), spec).kept
+    story = scenario(facts=FACTS | {"patient story": which})  # the same words, not asked for
+    assert not sanity(with_message(3, user(said)), story).kept
+
+
 @pytest.mark.parametrize(
     ("said", "source"),
     [
