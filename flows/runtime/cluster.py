@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 # threads per worker that is seconds of CPU nobody reads (the dashboard is off).
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
 WORKER_IMPORTS = "envmill.flows.runtime.worker_imports"
-# Workers fork from one process that imported the task code once (see worker_imports.py).
-FORKED_WORKERS = {
-    "distributed.worker.preload": [WORKER_IMPORTS],
-    "distributed.worker.multiprocessing-method": "forkserver",
-}
+# Workers fork from one process that imported the task code once (see worker_imports.py), and
+# each preloads it (a no-op once forked) before its first task.
+FORKED_WORKERS = {"distributed.worker.multiprocessing-method": "forkserver"}
+# The model client's library (about a second of imports), preloaded only where a run asks a
+# model: imported later by two batch threads at once, it could meet the import-lock deadlock
+# detection as Prefect did (worker_imports.py).
+MODEL_CLIENT = "openai"
 SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, its terminating NUL aside)
 RUN_ENVIRON = "ENVMILL_RUN_ENVIRON"  # the starting process's environment, as JSON
 
@@ -54,12 +56,12 @@ def warm_worker(limits: SandboxLimits) -> None:
     process_sandbox(limits).spawn_host().close()
 
 
-def _preload_forkserver() -> None:
+def _preload_forkserver(preload: list[str]) -> None:
     """What the forkserver imports when it starts (the first cluster of a process starts it;
     later ones fork from the same), and where its socket lives."""
     from distributed.utils import get_mp_context
 
-    get_mp_context().set_forkserver_preload(["distributed", WORKER_IMPORTS])
+    get_mp_context().set_forkserver_preload(["distributed", *preload])
     _forkserver_home()
 
 
@@ -93,10 +95,15 @@ def _forkserver_home() -> None:
 
 @contextmanager
 def dask_scheduler(
-    address: str | None, workers: int, limits: SandboxLimits, threads: int = 1
+    address: str | None,
+    workers: int,
+    limits: SandboxLimits,
+    threads: int = 1,
+    asks_a_model: bool = True,
 ) -> Iterator[str]:
     """Yield a scheduler address; a cluster started here (``threads`` tasks at once per worker
-    process) is warmed, and closed on the way out."""
+    process, the model client preloaded when the run ``asks_a_model``) is warmed, and closed on
+    the way out."""
     if address:
         yield address
         return
@@ -104,11 +111,17 @@ def dask_scheduler(
     from distributed import Client
 
     scratch = owned_tempdir("dask")
-    config = {**QUIET_WORKERS, **FORKED_WORKERS, "temporary-directory": scratch}  # scheduler's too
+    preload = [WORKER_IMPORTS, MODEL_CLIENT] if asks_a_model else [WORKER_IMPORTS]
+    config = {
+        **QUIET_WORKERS,
+        **FORKED_WORKERS,
+        "distributed.worker.preload": preload,
+        "temporary-directory": scratch,  # the scheduler's too
+    }
     # held for the cluster's life: a nanny that restarts its worker reads it again then
     with dask.config.set(config):
         try:
-            cluster = _local_cluster(workers, threads, scratch)
+            cluster = _local_cluster(workers, threads, scratch, preload)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
@@ -128,14 +141,14 @@ def dask_scheduler(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _local_cluster(workers: int, threads: int, scratch: str) -> Any:
+def _local_cluster(workers: int, threads: int, scratch: str, preload: list[str]) -> Any:
     """The cluster's worker processes start (and the forkserver with them) with SIGINT ignored;
     each worker ignores it again as it starts (``worker_imports.dask_setup``), restarted or not."""
     from distributed import LocalCluster
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _preload_forkserver()
+        _preload_forkserver(preload)
         return LocalCluster(
             n_workers=workers,
             threads_per_worker=threads,
@@ -160,11 +173,12 @@ def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str
     from prefect_dask.task_runners import DaskTaskRunner
 
     from envmill.flows.synthesize import synthesize
-    from envmill.tasks.backends import task_threads
+    from envmill.tasks.backends import task_threads, uses_llm
 
     threads = task_threads(settings)
+    asks = uses_llm(settings) or settings.reward.judge == "llm"
     with dask_scheduler(
-        settings.dask_address, settings.workers, settings.sandbox, threads
+        settings.dask_address, settings.workers, settings.sandbox, threads, asks
     ) as address:
         yield synthesize.with_options(task_runner=DaskTaskRunner(address=address))
 

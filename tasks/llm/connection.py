@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 import httpcore2
 import httpx2
-import openai
 
 
 class DeadlineExceeded(httpcore2.ReadTimeout):
@@ -142,6 +141,8 @@ class DeadlineTransport(httpx2.HTTPTransport):
 
 def http_client(base_url: str, timeout: httpx2.Timeout) -> httpx2.Client:
     """The httpx2 client for one endpoint: deadline-bound sockets, the proxy it should use."""
+    import openai  # lazily: a run that asks no model never pays its import (about a second)
+
     transport = DeadlineTransport(
         proxy=proxy_for(base_url), limits=openai.DEFAULT_CONNECTION_LIMITS, trust_env=True
     )

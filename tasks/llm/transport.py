@@ -26,10 +26,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
-import openai
+
+if TYPE_CHECKING:
+    import openai
 
 from envmill.tasks.llm.connection import (
     DeadlineExceeded,
@@ -138,6 +140,8 @@ class Tally:
 
 def shared_openai(base_url: str, api_key: str) -> openai.OpenAI:
     """One ``openai.OpenAI`` per process, endpoint and proxy, so connections are reused."""
+    import openai  # lazily: a run that asks no model never pays its import (about a second)
+
     register_secret(api_key)
     digest = hashlib.sha256(api_key.encode()).hexdigest()
     key = (os.getpid(), base_url, digest, proxy_for(base_url))
@@ -244,6 +248,8 @@ def classify(
     exc: Exception, base_url: str, budget: float, deadline_seconds: float | None = None
 ) -> Failure:
     """The Failure an exception from the openai client (or from reading its reply) stands for."""
+    import openai
+
     if isinstance(exc, EmptyReplyError):
         _mark_reached(base_url)
         reason = str(exc) or "the reply had no content and no tool calls"
