@@ -65,8 +65,10 @@ def spoken_fields(text: str) -> str:
 
 def is_money_field(field: str) -> bool:
     """A sum of money, by its name: its last word says so ("net_pay", "fines_due", "total")
-    and no word says it counts something else ("leave_balance", "copies_total")."""
+    and no word says it counts something else ("leave_balance", "copies_total"); a sum per
+    unit by the words before "per" ("price_per_kg")."""
     said = field_noun(field).split()
+    said = said[: said.index("per")] if "per" in said[1:] else said
     if not said or said[-1] not in MONEY_WORDS or set(said) & COUNTED:
         return False
     return said[-1] != "rate" or bool(set(said) & PRICED_RATES)

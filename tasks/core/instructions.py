@@ -71,3 +71,42 @@ def first_sentence(description: str) -> str:
     first = description.strip().split("\n")[0]
     first = re.split(r"\s(?:e\.g\.|i\.e\.|such as|for example)", first, maxsplit=1)[0]
     return re.split(r"[.;](?:\s|$)", first, maxsplit=1)[0].strip()
+
+
+# the verbs of tool descriptions whose participle is not made by rule ("sold", "taken")
+IRREGULAR_PARTICIPLES = {
+    "begin": "begun", "bring": "brought", "buy": "bought", "choose": "chosen", "cut": "cut",
+    "draw": "drawn", "forgive": "forgiven", "freeze": "frozen", "get": "got", "give": "given",
+    "hold": "held", "keep": "kept", "lay": "laid", "leave": "left", "lend": "lent",
+    "let": "let", "make": "made", "pay": "paid", "put": "put", "read": "read",
+    "rebuild": "rebuilt", "repay": "repaid", "reset": "reset", "resend": "resent",
+    "retake": "retaken", "sell": "sold", "send": "sent", "set": "set", "shut": "shut",
+    "spend": "spent", "take": "taken", "tell": "told", "undo": "undone", "upset": "upset",
+    "wind": "wound", "withdraw": "withdrawn", "withhold": "withheld", "write": "written",
+}  # fmt: skip
+# endings stressed last, whose consonant doubles: "admitted", "transferred", "controlled"
+STRESSED_LAST = ("mit", "fer", "cur", "trol", "pel", "gret", "bid")
+
+
+def past_participle(clause: str) -> str:
+    """ "sold 1 ticket" of "sell 1 ticket": the clause's first word as a participle, the rest
+    as it is, in British spelling as the rest of the corpus ("cancelled", "enrolled")."""
+    verb, space, rest = clause.partition(" ")
+    return f"{_participle(verb.lower())}{space}{rest}"
+
+
+def _participle(verb: str) -> str:
+    if "-" in verb:  # "re-open"
+        head, _, last = verb.rpartition("-")
+        return f"{head}-{_participle(last)}"
+    if verb in IRREGULAR_PARTICIPLES:
+        return IRREGULAR_PARTICIPLES[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ied"
+    single = re.search(r"[^aeiou][aeiou]([^aeiouwxy])$", verb)
+    one_syllable = len(re.findall(r"[aeiouy]+", verb)) == 1
+    if single and (one_syllable or verb.endswith(STRESSED_LAST) or single.group(1) == "l"):
+        return verb + single.group(1) + "ed"  # "dropped", "admitted", "cancelled"
+    return verb + "ed"

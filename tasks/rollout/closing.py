@@ -11,6 +11,7 @@ stock opener or closer, so no one sentence opens or closes a corpus.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -77,12 +78,14 @@ def closing_message(
     seed: str,
     shown: list[Any] | None = None,
     said: str = "",
+    made_by: dict[str, str] | None = None,
 ) -> str:
     """What changed from ``initial`` to ``final``, as a person reports finished work; with
     ``shown`` (the calls the agent made and their results) and ``said`` (the user's words),
-    only what it can know."""
+    only what it can know; ``made_by`` (a new record's id → the change that made it, done:
+    "sold 1 ticket for Modern Dance Festival to Kim Serrano") says a new record by its making."""
     pick = int(sha256_hex(seed)[:8], 16)
-    news = changed_news(initial, final, shown, said)
+    news = changed_news(initial, final, shown, said, made_by)
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
@@ -106,7 +109,11 @@ def what_changed(
 
 
 def changed_news(
-    initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None = None, said: str = ""
+    initial: dict[str, Any],
+    final: dict[str, Any],
+    shown: list[Any] | None = None,
+    said: str = "",
+    made_by: dict[str, str] | None = None,
 ) -> list[str]:
     """One clause per changed record. With ``shown`` (the calls' arguments and results), a
     change the agent cannot know is left out, unless none is known at all: a cascade no result
@@ -121,7 +128,7 @@ def changed_news(
         labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
     you = _signed_in(final, shown)
     labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
-    names = Names(labels, shown_as, _people(final), now, you)
+    names = Names(labels, shown_as, _people(final), now, you, made_by or {})
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         news += _money_moved([c for c in changes if c not in seen], names, shown)
@@ -236,6 +243,7 @@ class Names:
     people: set[str]
     now: Any
     you: str | None = None  # the signed-in person the session showed: "your address"
+    made_by: dict[str, str] = dataclasses.field(default_factory=dict)  # new id → the change, done
 
 
 def _people(state: dict[str, Any]) -> set[str]:
@@ -486,6 +494,8 @@ def _created(noun: str, key: str, record: Any, names: Names) -> str:
     if label and any(f in record for f in CONTACT_FIELDS):  # a person
         head = (f"{label} is registered as {noun}", f"I've registered {label} as {noun}")
         return head[pick % 2] + (f", {state}" if state not in FRESH else "")
+    if key in names.made_by:
+        return _made(names.made_by[key], noun, key, record, pick)
     links = [
         (field, names.labels[str(value)], str(value))
         for field, value in record.items()
@@ -506,6 +516,24 @@ def _created(noun: str, key: str, record: Any, names: Names) -> str:
     if label:
         return head
     return head + _details(record, key, links[1:], names)
+
+
+def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> str:
+    """A new record said by the change that made it, then what only its making told: its
+    reference and what it came to ("I've sold 1 ticket for Modern Dance Festival to Kim
+    Serrano; it's ticket TK-000010, and it came to $42.00"). Its status is the making's."""
+    said = f"I've {done}"
+    if key not in done:
+        ways = (f"; it's {noun}", f"; the reference is {key}", f" as {noun}")
+        said += ways[pick % (2 if ")" in done or ":" in done else 3)]  # not "…: cabin premium as"
+    prices = [say_money(v) for k, v in record.items() if _is_amount(v) and v > 0 and _is_price(k)]
+    if prices and prices[0] not in done:
+        said += f", and it came to {prices[0]}" if pick % 2 else f", and the total is {prices[0]}"
+    return said
+
+
+def _is_price(name: str) -> bool:
+    return is_money_field(name) and _words(name).split()[-1] in PRICE_WORDS
 
 
 def _details(

@@ -30,6 +30,7 @@ from envmill.tasks.core.facts import (
     mentions,
 )
 from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.instructions import past_participle
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -174,6 +175,7 @@ def reference_messages(
         report.scenario_id,
         shown=[[step.arguments, result] for step, result in solved],  # no news it never saw
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
+        made_by=_made_by(steps, tool_kinds, _new_records(scenario, report), said),
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
@@ -184,6 +186,34 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _made_by(
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    tool_kinds: dict[str, str] | None,
+    new: set[str],
+    said: Callable[[SolutionStep], str],
+) -> dict[str, str]:
+    """Each ``new`` record → the change whose result first returned its id, done, as the agent
+    says it at the end ("sold 1 ticket for Modern Dance Festival to Kim Serrano")."""
+    made: dict[str, str] = {}
+    for step, result in steps:
+        if not _changes(step, tool_kinds):
+            continue
+        returned = [str(v) for _, v in argument_leaves(result) if isinstance(v, str)]
+        key = next((k for k in returned if k in new and k not in made), None)
+        if key is not None:  # the record it made; others it returned are links
+            made[key] = past_participle(said(step))
+    return made
+
+
+def _new_records(scenario: ScenarioSpec, report: CertificationReport) -> set[str]:
+    """The ids of the records the solution made."""
+
+    def keys(state: dict[str, Any]) -> set[str]:
+        return {str(k) for records in state.values() if isinstance(records, dict) for k in records}
+
+    return keys(report.final_state or {}) - keys(scenario.initial_state)
 
 
 def _decided(

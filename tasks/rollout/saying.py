@@ -23,7 +23,7 @@ from envmill.tasks.core.instructions import (
     tool_clause,
 )
 
-MAX_DETAILS = 3  # values a change sets, said after it
+MAX_DETAILS = 4  # values a change sets, said after it (the fourth is often its price)
 MAX_REACH = 6  # words past the clause the agent reads on to find a record's noun
 # verbs that set a value: "raise the salary to $80,000.00"
 SETTING_VERBS = frozenset(

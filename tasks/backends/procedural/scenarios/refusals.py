@@ -315,6 +315,8 @@ def _refusal(
     policy = rule.rule if rule is not None else None
     reason = _by_name(spoken_reason(error, policy), mentions)
     answer = rng.choice(words("refusals", "answers")).format(reason=reason)
+    offer = next_step(error)
+    answer = f"{answer} {offer}" if offer else answer
     record = refusal_record(
         manifest.tool,
         error,
@@ -377,6 +379,30 @@ def spoken_reason(error: str, policy: str | None = None) -> str:
     reason = spoken_fields(ISO_VALUE.sub(lambda m: _said(m.group(0)), reason))
     reason = reason[:1].upper() + reason[1:]
     return _with_policy(reason, policy) if ruled and policy else reason
+
+
+def next_step(error: str) -> str | None:
+    """What the user can do instead, where the rule says it: who may do it, or the most an
+    amount may be. A refusal that only says no leaves the user nowhere to go (a rater's words:
+    "refusals offer no next step"). A status the step waits for is no offer: a voided ticket
+    never becomes valid again, and the error does not say which statuses come later."""
+    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    if (found := ROLE_SAID.match(reason)) and found["who"]:
+        if found["who"].strip() in ("staff", "personnel"):
+            return "A member of staff can do it for you."
+        who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
+        return f"{who[:1].upper()}{who[1:]} can do it for you."  # not "signed in as": yours
+    found = LIMIT_SAID.match(reason)
+    if found and found["bound"] == "at most" and ASKED.fullmatch(found["what"].strip()):
+        limit = _limit_of(found)
+        if limit is not None and limit > 0:
+            amount = say_money(limit) if _sum_named(found["what"]) else f"{limit:g}"
+            return f"I can do it for up to {amount} instead, if that helps."
+    return None
+
+
+# what the user asked for, as a limit names it: an offer of less is one they can take
+ASKED = re.compile(r"(?:the )?(?:amount|quantity|number of \w+|nights|seats|tickets|days)", re.I)
 
 
 def _sayings():

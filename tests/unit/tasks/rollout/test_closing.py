@@ -309,3 +309,25 @@ def test_the_signed_in_person_is_told_of_their_own_record_as_you():
     assert "your address" in said.lower() and "for you" in said and "Debra Moss" not in said, said
     unseen = closing_message(before, after, "s1", [change, booked])
     assert "your" not in unseen and "Debra Moss" in unseen, unseen
+
+
+def test_a_new_record_is_said_by_the_change_that_made_it():
+    """From the rating: "Ticket TK-10 is valid for Kim Serrano for $42.00, with event Modern
+    Dance Festival" read as a template. Said by its making, the reply names the reference and
+    the price the tool worked out, once each, in any of its forms; its usual status goes
+    without saying."""
+    ticket = {"event_id": "EV-1", "status": "valid", "quantity": 1, "total": 42.0}
+    done = {"TK-10": "sold 1 ticket for Modern Dance Festival to Kim Serrano"}
+    replies = {
+        closing_message({"tickets": {}}, {"tickets": {"TK-10": ticket}}, f"s{i}", made_by=done)
+        for i in range(20)
+    }
+    assert len(replies) > 2
+    for said in replies:
+        assert "I've sold 1 ticket for Modern Dance Festival to Kim Serrano" in said, said
+        assert said.count("TK-10") == 1 and said.count("$42.00") == 1, said
+        assert "with event" not in said and "valid" not in said, said  # the sale says it
+    lot = {"crop": "carrots", "status": "available", "price_per_kg": 1.5}
+    done = {"LOT-7": "taken in a lot of carrots as lot LOT-7 ($1.50 a kg)"}
+    said = closing_message({"lots": {}}, {"lots": {"LOT-7": lot}}, "s", made_by=done)
+    assert said.count("LOT-7") == 1 and "as the crop" not in said, said

@@ -302,3 +302,30 @@ def test_a_confirmation_never_names_a_namesake_the_user_has_not_chosen_yet():
     assert "EV-4" in confirmation and "CS-6" not in confirmation and "Jo Gale" not in confirmation
     asked = next(i for i, t in enumerate(texts) if "Which one" in t)
     assert asked > texts.index(confirmation)
+
+
+def test_the_closing_says_a_new_record_by_the_change_that_made_it():
+    """The record a change made is said by that change, done, in its tool's words, with the
+    reference and the price its result returned ("I've sold 1 ticket …; it's ticket TK-9")."""
+    event = {"event_id": "EV-1", "name": "Modern Dance Festival", "price": 42.0}
+    ticket = {"ticket_id": "TK-9", "event_id": "EV-1", "quantity": 1, "total": 42.0}
+    spec = ScenarioSpec(
+        env_id="e1",
+        task="Sell one ticket for event EV-1.",
+        initial_state={"events": {"EV-1": event}, "tickets": {}},
+        reference_solution=[
+            {"tool": "get_event", "arguments": {"event_id": "EV-1"}},
+            {"tool": "sell_ticket", "arguments": {"event_id": "EV-1", "quantity": 1}},
+        ],
+        checks=[],
+    )
+    final = {"events": {"EV-1": event}, "tickets": {"TK-9": ticket}}
+    results = [{"success": True, "data": event}, {"success": True, "data": ticket}]
+    report = CertificationReport(
+        scenario_id="cd" * 8, gates=[], step_results=results, final_state=final
+    )
+    kinds = {"get_event": "query", "sell_ticket": "state_change"}
+    words = {"sell_ticket": "Sell tickets for an event to the signed-in customer."}
+    closing = reference_messages(spec, report, kinds, words)[-1]["content"]
+    assert "I've sold tickets for Modern Dance Festival" in closing, closing
+    assert closing.count("TK-9") == 1 and closing.count("$42.00") == 1, closing

@@ -4,11 +4,17 @@ that is already over."""
 
 from __future__ import annotations
 
+import pytest
+
 from envmill.tasks.backends.procedural.catalog import load_domain
 from envmill.tasks.backends.procedural.codegen.refused_by import refused_by, refusing_rules
 from envmill.tasks.backends.procedural.manifest import ToolManifest
 from envmill.tasks.backends.procedural.plan import plan_environment
-from envmill.tasks.backends.procedural.scenarios.refusals import _already_over, spoken_reason
+from envmill.tasks.backends.procedural.scenarios.refusals import (
+    _already_over,
+    next_step,
+    spoken_reason,
+)
 
 RESERVE = "The stock of part PRT-0007 (3) must be more than the limit 3"
 
@@ -80,3 +86,30 @@ def test_a_record_the_user_named_keeps_its_name_in_the_refusal():
     assert _by_name(reason, [named, by_id]) == (
         "Student Karen Morris (ST-00002) is marked as graduated; course CRS-2 is full"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "offer"),
+    [
+        (
+            "Permission denied: the signed-in role 'resident' may not use decline_request; "
+            "only dispatcher may",
+            "A dispatcher can do it for you.",
+        ),
+        (
+            "Permission denied: the signed-in role 'sender' may not use record_delivery; "
+            "only staff may",
+            "A member of staff can do it for you.",
+        ),
+        (
+            "amount (4.08) must be at most the fines due of member MB-5 (3.86)",
+            "I can do it for up to $3.86 instead, if that helps.",
+        ),
+        # a status the step waits for is no offer: a voided ticket is never valid again
+        ("ticket TK-7 has status 'voided'; this needs status valid", None),
+        ("the stock of part PRT-7 (3) must be at least 5", None),  # not what the user asked
+    ],
+)
+def test_a_refusal_offers_what_the_rule_leaves_open(error, offer):
+    """From the ratings: "refusals offer no next step"."""
+    assert next_step(error) == offer
