@@ -228,6 +228,8 @@ def ask_aggregate(
     state = known_state(episode)
     for tool in rng.sample(tools, len(tools)):
         op, parent = ops[tool.tool], tool.args[0]
+        if op.kind != "sum" and _holds_several(compiled, tool.entity):
+            continue
         records = state.get(compiled.entity_attrs.get(parent.entity or "", ""), {})
         owners = sorted((r for r in records if allowed is None or r in allowed), key=str)
         if not owners:
@@ -247,6 +249,14 @@ def ask_aggregate(
             rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words
         )
     return None
+
+
+def _holds_several(compiled: CompiledEnvironment, entity: str | None) -> bool:
+    """A record that stands for several things ("ticket" with a quantity: an order of 2
+    tickets): "how many used tickets" would count orders (a rater's worst item: "I count 1
+    used ticket" of one order of 2)."""
+    spec = compiled.spec.entities.get(entity or "")
+    return spec is not None and any(name in ("quantity", "qty") for name in spec.fields)
 
 
 def _aggregate_question(

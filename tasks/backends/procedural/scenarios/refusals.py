@@ -97,12 +97,41 @@ def find_refusal(
         if (
             error
             and reasons
+            and not _someone_elses(compiled, manifest, arguments, error, state)
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
         ):
             found = (manifest, arguments, error, reasons, rule)
             return _refusal(compiled, episode, rng, found, targets)
     return None
+
+
+def _someone_elses(
+    compiled: CompiledEnvironment,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+    state: dict[str, Any],
+) -> bool:
+    """A role refusal for a record of another client than the one signed in (a sender asking
+    to confirm the delivery of another sender's shipment): the premise makes no sense, and the
+    reply could not say whose it is (a rater's worst item)."""
+    you = state.get("acting_id")
+    if not isinstance(you, str) or "-" not in you or not ROLE_SAID.match(error.replace("_", " ")):
+        return False
+    prefix = you.split("-")[0] + "-"
+    for arg in manifest.args:
+        if arg.source != "entity_id" or arg.name not in arguments:
+            continue
+        records = state.get(compiled.entity_attrs.get(arg.entity or "", ""), {})
+        record = records.get(arguments[arg.name]) if isinstance(records, dict) else None
+        owners = [
+            v for k, v in (record or {}).items()
+            if k.endswith("_id") and isinstance(v, str) and v.startswith(prefix)
+        ]  # fmt: skip
+        if owners and you not in owners:
+            return True
+    return False
 
 
 # "Too late: … at least 6 hours before the start time of class CL-4 (2025-08-11T12:15:00);
