@@ -178,13 +178,29 @@ def _run_and_record(settings, root: Path) -> None:
     print_summary(root, summary)
 
 
+def _nothing_left(settings, root: Path) -> bool:
+    """Whether a committed batch holds every item the run plans (a rerun of a finished run,
+    a retry with nothing to retry): the flow then records the run and starts no cluster. A
+    batch found damaged then is redone in the flow's own process, as safely (generated code
+    runs in the sandbox either way)."""
+    from envmill.tasks.pipeline import iter_batches
+    from envmill.warehouse.resume import CommitIndex
+
+    commits = CommitIndex(root).commits.values()
+    done = {item for commit in commits if commit.kind == "batch" for item in commit.items}
+    try:
+        return done != set() and next(iter_batches(settings, done=done), None) is None
+    except Exception:  # the flow reports a plan it cannot make, in its own words
+        return False
+
+
 def _run_flow(settings, root: Path, api) -> dict[str, Any]:
     """Start (and warm) the cluster while the Prefect server starts, then run the flow."""
     from envmill.flows.cli.report import ProgressBar
     from envmill.flows.runtime.cluster import synthesize_on_dask
     from envmill.flows.timeline import mark
 
-    with synthesize_on_dask(settings) as synthesize:
+    with synthesize_on_dask(settings, _nothing_left(settings, root)) as synthesize:
         mark("cluster_up")
         api.wait()
         mark("flow_start")

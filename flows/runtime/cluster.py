@@ -163,10 +163,13 @@ def _local_cluster(workers: int, threads: int, scratch: str, preload: list[str])
 
 
 @contextmanager
-def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, Any]]]:
+def synthesize_on_dask(
+    settings: EnvmillSettings, nothing_left: bool = False
+) -> Iterator[Flow[..., dict[str, Any]]]:
     """The ``synthesize`` flow with a Dask task runner on the cluster ``settings`` ask for: their
     ``dask_address``, else a local one of ``workers`` processes, each running as many batches at
-    once as the backend needs (``task_threads``); a local cluster closes on the way out.
+    once as the backend needs (``task_threads``); a local cluster closes on the way out. With
+    ``nothing_left``, the flow as it is, on no cluster.
 
     Prefect is imported only here, so a caller can export its Prefect API first.
     """
@@ -175,6 +178,9 @@ def synthesize_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str
     from envmill.flows.synthesize import synthesize
     from envmill.tasks.backends import task_threads, uses_llm
 
+    if nothing_left:  # a rerun of a finished run: no batch to fan out, no cluster to start
+        yield synthesize
+        return
     threads = task_threads(settings)
     asks = uses_llm(settings) or settings.reward.judge == "llm"
     with dask_scheduler(

@@ -25,6 +25,11 @@ ARTICLES = r"(?:a|an|the|one|this|their|its|another)"
 # address a sender ships from" holds no noun phrase "the address a sender")
 MODIFIER = r"(?!(?:a|an|the|one|this|their|its|another|of|for|to|from|with|as|in|on|at)\b)[a-z-]+"
 # first words of a description that is not an instruction ("This tool voids …", "Allows …")
+# what a cut at "after", "before" or a relative clause leaves hanging: "on or", "and"
+DANGLING = re.compile(r"(?:\s+(?:on|at|by|from|to))?\s+(?:or|and)$")
+# verbs that say nothing without what the record becomes: "mark … as lapsed"
+NEEDS_AS = frozenset({"mark", "flag", "record", "register", "list", "classify", "label"})
+AS_WHAT = re.compile(r"\bas ([a-z][a-z -]*)$")
 NOT_VERBS = frozenset(
     {"this", "the", "a", "an", "it", "allows", "lets", "will", "use", "used", "when", "if"}
 )
@@ -39,6 +44,10 @@ def tool_clause(tool: str, description: str) -> str:
         verb, rest = f"{verb} that", rest.removeprefix("that ")
     ends = re.compile(OTHER_ENDS) if verb.lower() in PARTICLE_VERBS else CLAUSE_END
     clause = f"{verb} {ends.split(f' {rest} ', maxsplit=1)[0].strip()}".strip()
+    clause = DANGLING.sub("", clause)  # "check a guest in on or [after …]": "check a guest in"
+    complement = AS_WHAT.search(sentence)
+    if verb.lower() in NEEDS_AS and complement and " as " not in f" {clause} ":
+        clause += f" as {complement[1]}"  # "mark an active donor [who …] as lapsed"
     words = clause.split()
     fallback = tool.replace("_", " ")
     if not words or len(words) > MAX_WORDS or re.search(r"\d", clause) or not clause.isascii():
@@ -50,8 +59,9 @@ def tool_clause(tool: str, description: str) -> str:
     object_named = len(named) == 1 and re.search(  # and nothing after it: not "on sale"
         rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}$", clause.lower()
     )
+    echoed = any(w.startswith(own[:4]) for w in words[1:-1])  # "fail a failed inspection"
     if object_named and re.fullmatch(r"[a-z]+", own) and own not in NOT_VERBS | {"new", "my"}:
-        verb = own
+        verb = verb if echoed else own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
         return fallback
     return " ".join([verb, *words[1:]])

@@ -42,6 +42,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 )
 from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
+from envmill.tasks.core.instructions import tool_clause
 from envmill.tasks.core.status_words import status_lists, where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -342,7 +343,7 @@ def _refusal(
     clause = phrase_step(step, rng, voice=voice)
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
-    reason = _by_name(spoken_reason(error, policy), mentions)
+    reason = _by_name(spoken_reason(error, policy, _action(compiled, manifest.tool)), mentions)
     answer = rng.choice(words("refusals", "answers")).format(reason=reason)
     offer = next_step(error)
     answer = f"{answer} {offer}" if offer else answer
@@ -360,6 +361,14 @@ def _refusal(
     )
     facts = collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
+
+
+def _action(compiled: CompiledEnvironment, tool: str) -> str:
+    """What the refused tool does, in its description's words ("check a guest out")."""
+    plan = plan_environment(compiled.spec, compiled.seed)
+    doc = next((t.op.doc for t in plan.tools if t.name == tool), "") or ""
+    clause = tool_clause(tool, doc)
+    return "" if clause == tool.replace("_", " ") else clause  # no words: "that"
 
 
 def _by_name(reason: str, mentions: list[ArgMention]) -> str:
@@ -384,7 +393,7 @@ def _reads_to_reason(reads: dict[str, list[SolutionStep]], error: str) -> list[S
     return steps
 
 
-def spoken_reason(error: str, policy: str | None = None) -> str:
+def spoken_reason(error: str, policy: str | None = None, action: str = "") -> str:
     """The tool's error as the reply says it: what the record shows ("the stock of part PRT-7 is
     only 3"), then the business rule behind it in the system prompt's words (``policy``: "the
     last 3 units of a part stay in reserve"), or without one the rule as the error states it; no
@@ -399,7 +408,7 @@ def spoken_reason(error: str, policy: str | None = None) -> str:
         found = form.match(reason)
         if found:
             ruled = ruled and form is not ROLE_SAID  # who may is the rule itself
-            reason = say(found, ruled)
+            reason = say(found, ruled, action)
             break
     else:
         ruled = False  # a permission, a duplicate: the error says it plainly
@@ -490,7 +499,7 @@ TIME_SAID = re.compile(
 )
 
 
-def _limit_said(found: re.Match[str], ruled: bool = False) -> str:
+def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "amount (188.42) must be at most the fines due of member M-6 (0.15)" → "the amount is
     $188.42, and it can be at most the fines due of member M-6 ($0.15)"; with the rule's own
     words to follow, only the values ("the stock of part PRT-7 is only 3")."""
@@ -554,15 +563,15 @@ def _it_is(words: str) -> str:
     return "they are" if is_plural(head[-1]) else "it is"
 
 
-def _transition_said(found: re.Match[str], ruled: bool = False) -> str:
+def _transition_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "… is 'on trip' and cannot become 'in maintenance' (only from available)" → "vehicle
     VH-3 is on trip, and that can only be done while it is available"."""
     allowed = re.sub(r",\s*(?:or\s+)?", " or ", found["from"])
     fact = where_it_stands(found["who"], found["now"])
-    return fact if ruled else _only_while(fact, allowed)
+    return fact if ruled else _only_while(fact, allowed, action)
 
 
-def _status_said(found: re.Match[str], ruled: bool = False) -> str:
+def _status_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "event EV-5 has status 'draft'; this needs status on sale" → "event EV-5 is a draft,
     and that can only be done while it is on sale"; another field by its name ("the
     housekeeping of room R-3 is dirty"), a yes/no one as a quality ("… is not customer
@@ -583,7 +592,7 @@ def _status_said(found: re.Match[str], ruled: bool = False) -> str:
         return fact
     if found["negated"]:
         return f"{fact}, and that can't be done while it is {allowed}"
-    return _only_while(fact, allowed)
+    return _only_while(fact, allowed, action)
 
 
 def _state(value: str) -> str:
@@ -592,14 +601,21 @@ def _state(value: str) -> str:
     return f"{article_for(value)} {value}" if noun else value
 
 
-def _only_while(fact: str, allowed: str) -> str:
+def _only_while(fact: str, allowed: str, action: str = "") -> str:
     """The status a step needs, in one of the ways a person says it, picked by the fact so a
-    record's refusal reads the same each time."""
-    ways = load_wording("refusals")["only_while"]
-    return ways[zlib.crc32(fact.encode()) % len(ways)].format(fact=fact, allowed=allowed)
+    record's refusal reads the same each time; with the ``action`` the user asked for, in its
+    tool's words ("I can only check a guest out while it is checked in"), not "that"."""
+    noun = fact.split(" ")[0].lower()  # "Pay run RUN-1 …": the action must be about a pay run
+    if not re.search(rf"\b{re.escape(noun)}\b", action):
+        action = ""  # "vehicle VH-1 is on trip; I can only start a work order while it …"
+    if any(re.search(rf"\b{re.escape(a)}\b", action) for a in allowed.split(" or ")):
+        return f"{fact}, and I can only {action}"  # "… deny a claim under review"
+    ways = load_wording("refusals")["only_while_doing" if action else "only_while"]
+    way = ways[zlib.crc32(fact.encode()) % len(ways)]
+    return way.format(fact=fact, allowed=allowed, action=action)
 
 
-def _time_said(found: re.Match[str], ruled: bool = False) -> str:
+def _time_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "Too late: this must be done at least 6 hours before the starts at of class CL-4
     (2025-08-21T14:00:00); current time …" → "the starts at of class CL-4 is … and it is now
     …, so it is too late" (the rule's words follow), or without them "it is too late: this
@@ -610,7 +626,7 @@ def _time_said(found: re.Match[str], ruled: bool = False) -> str:
     return f"it is {label}: {found['rule']} ({found['at']}); current time {found['now']}"
 
 
-def _role_said(found: re.Match[str], ruled: bool = False) -> str:
+def _role_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "permission denied: the signed-in role 'sender' may not use record delivery; only
     agent may" → "only an agent has permission to record delivery, and you are signed in as
     a sender" (said as a permission someone has: "you don't have permission" reads as
@@ -636,7 +652,7 @@ def _limit_of(found: re.Match[str]) -> float | None:
     return float(constant[2]) if constant else None
 
 
-def _count_said(found: re.Match[str], ruled: bool = False) -> str:
+def _count_said(found: re.Match[str], ruled: bool = False, action: str = "") -> str:
     """ "work order W-5 already has 1 batches with status running; the limit is 1" → "work
     order W-5 already has 1 batch with status running, and that isn't possible while it has
     any" (the rule refuses at the limit, whether the call adds one or needs none)."""

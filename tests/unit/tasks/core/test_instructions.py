@@ -2,7 +2,7 @@
 
 import pytest
 
-from envmill.tasks.core.instructions import past_participle
+from envmill.tasks.core.instructions import past_participle, tool_clause
 
 
 @pytest.mark.parametrize(
@@ -29,3 +29,30 @@ from envmill.tasks.core.instructions import past_participle
 )
 def test_the_first_word_becomes_its_participle(clause, done):
     assert past_participle(clause) == done
+
+
+@pytest.mark.parametrize(
+    ("tool", "description", "clause"),
+    [
+        # from a rating: "Only the front desk may check a guest in on or."
+        (
+            "check_in",
+            "Check a guest in on or after the arrival day into a clean, free room.",
+            "check a guest in",
+        ),
+        # from a rating: "Before I mark Grace Holloway (DN-00004), can you confirm …"
+        # from a rating: "Only dispatchers may fail a failed inspection."
+        (
+            "fail_inspection",
+            "Record a failed inspection; the request goes back to its crew.",
+            "record a failed inspection",
+        ),
+        (
+            "mark_donor_lapsed",
+            "Mark an active donor who stopped giving as lapsed.",
+            "mark an active donor as lapsed",
+        ),
+    ],
+)
+def test_a_clause_cut_short_keeps_what_it_needs_and_nothing_hanging(tool, description, clause):
+    assert tool_clause(tool, description) == clause

@@ -113,3 +113,18 @@ def test_a_record_the_user_named_keeps_its_name_in_the_refusal():
 def test_a_refusal_offers_what_the_rule_leaves_open(error, offer):
     """From the ratings: "refusals offer no next step"."""
     assert next_step(error) == offer
+
+
+def test_a_status_refusal_says_what_was_asked_in_its_tools_words():
+    """From a rating: "has been booked, and that can only be done while it is checked in"
+    read as garbled; with the tool's words it says what cannot be done, once, about the record
+    the fact names."""
+    paid = "Pay run RUN-1 has status 'paid'; this needs status draft, approved"
+    said = spoken_reason(paid, action="cancel a pay run")
+    assert said.endswith("I can only cancel a pay run while it is draft or approved"), said
+    filed = "Claim CLM-8 has status 'filed'; this needs status under_review"
+    said = spoken_reason(filed, action="deny a claim under review")
+    assert said.endswith("and I can only deny a claim under review"), said  # not twice
+    on_trip = "Vehicle VH-1 has status 'on_trip'; this needs status available"
+    said = spoken_reason(on_trip, action="start a scheduled work order")
+    assert "work order" not in said and "while it is available" in said, said  # another record
