@@ -93,7 +93,19 @@ IRREGULAR_PARTICIPLES = {
     "retake": "retaken", "sell": "sold", "send": "sent", "set": "set", "shut": "shut",
     "spend": "spent", "take": "taken", "tell": "told", "undo": "undone", "upset": "upset",
     "wind": "wound", "withdraw": "withdrawn", "withhold": "withheld", "write": "written",
+    "bid": "bid", "broadcast": "broadcast", "build": "built", "cast": "cast", "do": "done",
+    "equip": "equipped", "find": "found", "go": "gone", "hit": "hit", "lead": "led",
+    "meet": "met", "overdraw": "overdrawn", "override": "overridden", "overpay": "overpaid",
+    "prepay": "prepaid", "quiz": "quizzed", "quit": "quit", "redo": "redone", "rerun": "rerun",
+    "rewrite": "rewritten", "run": "run", "split": "split", "spin": "spun", "stand": "stood",
+    "teach": "taught", "win": "won", "format": "formatted", "dial": "dialled",
+    "fuel": "fuelled", "refuel": "refuelled",
 }  # fmt: skip
+PARTICLES = frozenset({"in", "up", "out", "off", "on", "down", "over", "back"})
+# stressed first, so nothing doubles though the ending says it might: "offered", "limited"
+FIRST_STRESSED = frozenset(
+    {"offer", "differ", "suffer", "proffer", "limit", "vomit", "prohibit", "inhibit", "exhibit"}
+)
 # endings stressed last, whose consonant doubles: "admitted", "transferred", "controlled"
 STRESSED_LAST = ("mit", "fer", "cur", "trol", "pel", "gret", "bid")
 
@@ -106,6 +118,9 @@ def past_participle(clause: str) -> str:
 
 
 def _participle(verb: str) -> str:
+    head, _, last = verb.partition("-")
+    if last in PARTICLES:  # "check-in": "checked in"
+        return f"{_participle(head)} {last}"
     if "-" in verb:  # "re-open"
         head, _, last = verb.rpartition("-")
         return f"{head}-{_participle(last)}"
@@ -113,6 +128,10 @@ def _participle(verb: str) -> str:
         return IRREGULAR_PARTICIPLES[verb]
     if verb.endswith("e"):
         return verb + "d"
+    if verb.endswith("c"):
+        return verb + "ked"  # "panicked"
+    if verb in FIRST_STRESSED:
+        return verb + "ed"
     if re.search(r"[^aeiou]y$", verb):
         return verb[:-1] + "ied"
     single = re.search(r"[^aeiou][aeiou]([^aeiouwxy])$", verb)

@@ -47,6 +47,9 @@ MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
 # a new record's money said "for $64.00" (what it costs), others "with a monthly fee of $64.00"
 PRICE_WORDS = frozenset({"amount", "total", "price", "cost", "fare"})
+CHARGE_WORDS = frozenset({"total", "price", "cost", "fare"})  # what a new record came to
+MAX_PRICE = 1e9
+NOT_YET = re.compile(r"wait|hold|pending|review|request", re.I)  # news beside a making
 DAYS = ("on ", "from ", "until ")
 ENDS = frozenset({"end", "ends", "until", "expiry", "expires", "to", "due"})
 DURATIONS = frozenset({"nights", "days", "hours", "weeks", "months", "minutes", "years"})
@@ -520,20 +523,25 @@ def _created(noun: str, key: str, record: Any, names: Names) -> str:
 
 def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> str:
     """A new record said by the change that made it, then what only its making told: its
-    reference and what it came to ("I've sold 1 ticket for Modern Dance Festival to Kim
-    Serrano; it's ticket TK-000010, and it came to $42.00"). Its status is the making's."""
+    reference, what it came to ("I've sold 1 ticket for Modern Dance Festival to Kim Serrano;
+    it's ticket TK-000010, and it came to $42.00"), and a status that says it is not done yet
+    (waitlisted, on hold); the usual one (confirmed, valid) is the making's own."""
     said = f"I've {done}"
-    if key not in done:
-        ways = (f"; it's {noun}", f"; the reference is {key}", f" as {noun}")
-        said += ways[pick % (2 if ")" in done or ":" in done else 3)]  # not "…: cabin premium as"
-    prices = [say_money(v) for k, v in record.items() if _is_amount(v) and v > 0 and _is_price(k)]
-    if prices and prices[0] not in done:
-        said += f", and it came to {prices[0]}" if pick % 2 else f", and the total is {prices[0]}"
+    if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", done):
+        said += (f"; it's {noun}", f"; the reference is {key}")[pick % 2]
+    prices = [v for k, v in record.items() if _is_price(k) and _is_amount(v) and 0 < v < MAX_PRICE]
+    status = record.get("status")
+    if isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done:
+        said += f", and it's {_say(status, 'status')} for now"
+    if prices and say_money(prices[0]) not in done:
+        price = say_money(prices[0])
+        said += f", and it came to {price}" if pick % 2 else f", and the total is {price}"
     return said
 
 
 def _is_price(name: str) -> bool:
-    return is_money_field(name) and _words(name).split()[-1] in PRICE_WORDS
+    """What a purchase cost ("total", "price"), not a sum asked for ("amount claimed")."""
+    return is_money_field(name) and _words(name).split()[-1] in CHARGE_WORDS
 
 
 def _details(

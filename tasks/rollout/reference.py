@@ -30,7 +30,7 @@ from envmill.tasks.core.facts import (
     mentions,
 )
 from envmill.tasks.core.field_words import field_noun
-from envmill.tasks.core.instructions import past_participle
+from envmill.tasks.core.instructions import past_participle, tool_clause
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -175,7 +175,7 @@ def reference_messages(
         report.scenario_id,
         shown=[[step.arguments, result] for step, result in solved],  # no news it never saw
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
-        made_by=_made_by(steps, tool_kinds, _new_records(scenario, report), said),
+        made_by=_made_by(steps, tool_kinds, _new_records(scenario, report), said, descriptions),
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
@@ -193,17 +193,20 @@ def _made_by(
     tool_kinds: dict[str, str] | None,
     new: set[str],
     said: Callable[[SolutionStep], str],
+    descriptions: dict[str, str] | None,
 ) -> dict[str, str]:
-    """Each ``new`` record → the change whose result first returned its id, done, as the agent
-    says it at the end ("sold 1 ticket for Modern Dance Festival to Kim Serrano")."""
+    """Each ``new`` record → the change whose result returned its id, done, as the agent says
+    it at the end ("sold 1 ticket for Modern Dance Festival to Kim Serrano"); none for a change
+    that made several (which is which?) or whose description gave no words (its name would)."""
     made: dict[str, str] = {}
     for step, result in steps:
         if not _changes(step, tool_kinds):
             continue
-        returned = [str(v) for _, v in argument_leaves(result) if isinstance(v, str)]
-        key = next((k for k in returned if k in new and k not in made), None)
-        if key is not None:  # the record it made; others it returned are links
-            made[key] = past_participle(said(step))
+        returned = {str(v) for _, v in argument_leaves(result) if isinstance(v, str)}
+        keys = [k for k in returned if k in new and k not in made]
+        worded = tool_clause(step.tool, (descriptions or {}).get(step.tool, ""))
+        if len(keys) == 1 and worded != step.tool.replace("_", " "):
+            made[keys[0]] = past_participle(said(step))  # one new record, in the tool's words
     return made
 
 

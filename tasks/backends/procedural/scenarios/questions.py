@@ -256,7 +256,12 @@ def _holds_several(compiled: CompiledEnvironment, entity: str | None) -> bool:
     tickets): "how many used tickets" would count orders (a rater's worst item: "I count 1
     used ticket" of one order of 2)."""
     spec = compiled.spec.entities.get(entity or "")
-    return spec is not None and any(name in ("quantity", "qty") for name in spec.fields)
+    named = (entity or "").split("_")[-1] in UNIT_RECORDS  # an order of stock counts as orders
+    return named and spec is not None and any(n in ("quantity", "qty") for n in spec.fields)
+
+
+# records named after the unit their quantity counts: a "ticket" of quantity 2 is 2 tickets
+UNIT_RECORDS = frozenset({"ticket", "seat", "pass", "voucher"})
 
 
 def _aggregate_question(

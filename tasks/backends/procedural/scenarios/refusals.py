@@ -40,6 +40,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
+from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ROLE_ATTR
 from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
 from envmill.tasks.core.instructions import tool_clause
@@ -126,13 +127,25 @@ def _someone_elses(
             continue
         records = state.get(compiled.entity_attrs.get(arg.entity or "", ""), {})
         record = records.get(arguments[arg.name]) if isinstance(records, dict) else None
-        owners = [
-            v for k, v in (record or {}).items()
-            if k.endswith("_id") and isinstance(v, str) and v.startswith(prefix)
-        ]  # fmt: skip
+        owners = _owners(record, prefix, state)
         if owners and you not in owners:
             return True
     return False
+
+
+def _owners(record: Any, prefix: str, state: dict[str, Any], depth: int = 2) -> set[str]:
+    """The ids starting with ``prefix`` (the signed-in person's kind) that ``record`` points
+    at, itself or through the records it points at (an inspection's service request's
+    resident)."""
+    links = [v for k, v in (record or {}).items() if k.endswith("_id") and isinstance(v, str)]
+    owners = {v for v in links if v.startswith(prefix)}
+    if owners or depth <= 1:
+        return owners
+    for link in links:
+        for records in state.values():
+            if isinstance(records, dict) and isinstance(records.get(link), dict):
+                owners |= _owners(records[link], prefix, state, depth - 1)
+    return owners
 
 
 # "Too late: … at least 6 hours before the start time of class CL-4 (2025-08-11T12:15:00);
@@ -209,6 +222,46 @@ def _refused_by_rule(
         return None
     error = outcome.result.get("error")
     return error if isinstance(error, str) and not NOT_A_RULE.search(error) else None
+
+
+def _offer_holds(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    tool: str,
+    arguments: dict[str, Any],
+    error: str,
+    state: dict[str, Any],
+) -> bool:
+    """Whether what ``next_step`` offers would go through, tried as the rule says: the call at
+    the limit, or made by the role the rule names. An offer the tool would refuse in turn (50
+    units of an item with 30 on hand) is a promise the agent cannot keep."""
+    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    if found := LIMIT_SAID.match(reason):
+        limit, given = _limit_of(found), float(found["given"])
+        names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
+        if limit is None or not names:
+            return False
+        value = int(limit) if isinstance(arguments[names[0]], int) else limit
+        return _goes_through(episode, tool, {**arguments, names[0]: value}, state, state)
+    if (found := ROLE_SAID.match(reason)) and found["who"]:
+        roles = [r for r in compiled.roles if r.replace("_", " ") in found["who"]]
+        as_role = {**state, ACTING_ROLE_ATTR: roles[0]} if roles else None
+        return as_role is not None and _goes_through(episode, tool, arguments, as_role, state)
+    return False
+
+
+def _goes_through(
+    episode: ToolEpisode,
+    tool: str,
+    arguments: dict[str, Any],
+    start: dict[str, Any],
+    state: dict[str, Any],
+) -> bool:
+    """Whether the call succeeds from ``start``; the episode is left at ``state``."""
+    episode.load_state(start)
+    outcome = episode.call(tool, dict(arguments))
+    episode.load_state(state)
+    return outcome.ok and outcome.succeeded
 
 
 def target_values(compiled: CompiledEnvironment) -> dict[str, set[str]]:
@@ -346,7 +399,8 @@ def _refusal(
     reason = _by_name(spoken_reason(error, policy, _action(compiled, manifest.tool)), mentions)
     answer = rng.choice(words("refusals", "answers")).format(reason=reason)
     offer = next_step(error)
-    answer = f"{answer} {offer}" if offer else answer
+    if offer and _offer_holds(compiled, episode, manifest.tool, arguments, error, state):
+        answer = f"{answer} {offer}"
     record = refusal_record(
         manifest.tool,
         error,
@@ -426,19 +480,27 @@ def next_step(error: str) -> str | None:
     never becomes valid again, and the error does not say which statuses come later."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
     if (found := ROLE_SAID.match(reason)) and found["who"]:
-        if found["who"].strip() in ("staff", "personnel"):
+        who = found["who"].strip()
+        if who in STAFF_WORDS:  # "agent" would read as the AI agent itself
             return "A member of staff can do it for you."
-        who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
-        return f"{who[:1].upper()}{who[1:]} can do it for you."  # not "signed in as": yours
+        if who.split()[-1] in TEAM_WORDS:  # "the front desk", not "a front desk"
+            return f"Someone from the {who} can do it for you."
+        if " " in who:  # "manager and admin"
+            return f"Someone signed in as {who} can do it for you."
+        return f"{_a(who)[:1].upper()}{_a(who)[1:]} can do it for you."  # "A dispatcher …"
     found = LIMIT_SAID.match(reason)
     if found and found["bound"] == "at most" and ASKED.fullmatch(found["what"].strip()):
         limit = _limit_of(found)
-        if limit is not None and limit > 0:
-            amount = say_money(limit) if _sum_named(found["what"]) else f"{limit:g}"
+        what = found["what"].strip().removeprefix("the ")
+        if limit is not None and limit >= 0.01:
+            unit = "" if what in ("amount", "quantity") or what.startswith("number") else f" {what}"
+            amount = say_money(limit) if _sum_named(what) else f"{limit:g}{unit}"
             return f"I can do it for up to {amount} instead, if that helps."
     return None
 
 
+STAFF_WORDS = frozenset({"staff", "personnel", "agent", "agents", "employee"})
+TEAM_WORDS = frozenset({"desk", "office", "team", "support", "reception", "counter", "crew"})
 # what the user asked for, as a limit names it: an offer of less is one they can take
 ASKED = re.compile(r"(?:the )?(?:amount|quantity|number of \w+|nights|seats|tickets|days)", re.I)
 
