@@ -225,7 +225,9 @@ def _ask_plainly(
 ) -> tuple[str, str]:
     nouns = [fact.noun for _, fact in needed]
     pairs = zip(needed, nouns, strict=True)
-    names = [noun_of(arg) if nouns.count(noun) > 1 else noun for (arg, _), noun in pairs]
+    names = [
+        whose_name(noun_of(arg) if nouns.count(noun) > 1 else noun) for (arg, _), noun in pairs
+    ]
     asked = [_as_asked(name, fact.value) for name, (_, fact) in zip(names, needed, strict=True)]
     question = questions[turn % len(questions)].format(things=join_words(asked))
     values = [say_value(fact.value) for _, fact in needed]
@@ -236,6 +238,18 @@ def _as_asked(noun: str, value: Any) -> str:
     """A count asked as one ("the number of seats"), not "what's the seats?"."""
     counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
     return f"number of {noun}" if counted and " " not in noun else noun
+
+
+def whose_name(noun: str) -> str:
+    """ "the doctor's name", as a person says it, not as a form's field ("the doctor name")."""
+    whose = re.fullmatch(r"([a-z]+) name", noun)
+    return f"{whose[1]}'s name" if whose and whose[1] not in NAME_KINDS else noun
+
+
+# words that say which name, not whose: "the first name", "the company name"
+NAME_KINDS = frozenset(
+    {"first", "last", "full", "middle", "user", "display", "company", "business", "product"}
+)
 
 
 def answer_with(pairs: list[tuple[str, str]], turn: int, also: bool = False) -> str:

@@ -196,4 +196,5 @@ def _fact_for(ledger: FactLedger, thing: str, chosen: list[Fact], anchor: int) -
 
 
 def _plain(noun: str) -> str:
-    return " ".join(noun.casefold().split())
+    """A noun as facts are named: "the doctor's name" asks for the fact "doctor name"."""
+    return " ".join(re.sub(r"'s\b", "", noun.casefold()).split())

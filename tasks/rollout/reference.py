@@ -48,7 +48,7 @@ READ_NOTES = (
     "Let me pull up the details.",
 )
 # a change's note says which change, in the tool's words (``saying.py``); "Next" only after
-# an earlier call
+# an earlier change
 CHANGE_NOTES = ("I'll {action} now.", "Next, I'll {action}.")
 MAX_PARALLEL = 3  # independent reads sent in one message
 # in conversational mode the agent says what it will change and waits for a yes first
@@ -164,7 +164,13 @@ def reference_messages(
             ]
         group = _independent_reads(steps, index, ledger, sight, tool_kinds or {})
         action = None if confirmed else said(steps[index][0])  # a yes already named it
-        note = _note(seed + index, steps[index][0], tool_kinds or {}, action, first=index == 0)
+        note = _note(
+            seed + index,
+            steps[index][0],
+            tool_kinds or {},
+            action,
+            first=not any(_changes(step, tool_kinds) for step, _ in steps[:index]),
+        )
         messages += tool_call_messages(index, group, note)
         for _, result in group:
             sight.read_value(result)

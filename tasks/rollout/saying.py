@@ -80,7 +80,9 @@ def _with_records(
         if name.endswith("_id") and value in made and (name, value) not in ids:
             clause = _put_created(clause, name)
     given = [v for k, v in seen if k in LABEL_FIELDS and isinstance(v, str) and v.strip()]
-    if given and not ids:  # a new record: "admit a farmer, Ann Lee, as a member of …"
+    if (
+        given
+    ):  # a new record: "admit a farmer, Ann Lee, as …"; "open a new matter, Delgado Custody,"
         clause = _put_new(clause, given[0].strip())
     return clause
 

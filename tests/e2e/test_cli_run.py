@@ -62,10 +62,11 @@ def _batch_commits(root) -> list:
 
 
 @pytest.mark.timeout(300)  # three runs and three reads: a hang guard on a loaded machine
-def test_sigterm_then_resume_and_rerun(tmp_path):
+def test_sigterm_then_resume_and_rerun(tmp_path, cli):
     """SIGTERM, as a supervisor sends it, ends a run as Ctrl-C does (exit 143); the same command
     resumes, and once more changes nothing. Ctrl-C itself (exit 130, no process or folder left):
-    tests/sandbox/test_process_lifetime.py."""
+    tests/sandbox/test_process_lifetime.py. The reads after it run in this process (``cli``):
+    the runs are the processes under test."""
     root = tmp_path / "data"
     interrupted = _terminate_after_first_batch(tmp_path, root)
     assert interrupted.returncode == 143, interrupted.stderr[-2000:]
@@ -94,7 +95,7 @@ def test_sigterm_then_resume_and_rerun(tmp_path):
 
     again = envmill(tmp_path, *RUN, "--out", str(root), "--batch-size", "4")
     assert again.returncode == 0 and _counts(root) == after  # idempotent: nothing duplicated
-    listed = json.loads(envmill(tmp_path, "runs", "--out", str(root), "--format", "json").stdout)
+    listed = json.loads(cli("runs", "--out", str(root), "--format", "json").stdout)
     assert [r["status"] for r in listed] == ["interrupted", "finished", "finished"]
     assert listed[1]["environments"] >= 1 and listed[1]["seconds"] > 0 and listed[1]["envs"] == ENVS
     assert listed[2]["environments"] is None and "rlimits" in listed[2]["isolation"]
@@ -105,16 +106,16 @@ def test_sigterm_then_resume_and_rerun(tmp_path):
     assert query(root, sql).to_pylist()[0]["n"] == after["scenarios"]
     assert processes_started_under(str(tmp_path)) == []
 
-    stats = envmill(tmp_path, "stats", "--out", str(root), "--format", "json")
+    stats = cli("stats", "--out", str(root), "--format", "json")
     funnel = json.loads(stats.stdout)["certification_funnel"]
     assert [row["gate"] for row in funnel][:2] == ["loads", "solution_runs"]
     scenario_id = query(root, "SELECT scenario_id FROM scenarios LIMIT 1").to_pylist()[0][
         "scenario_id"
     ]
-    shown = envmill(tmp_path, "show", "scenario", scenario_id[:8], "--out", str(root))
+    shown = cli("show", "scenario", scenario_id[:8], "--out", str(root))
     assert shown.returncode == 0 and json.loads(shown.stdout)["scenario_id"] == scenario_id
     env_id = query(root, "SELECT env_id FROM environments LIMIT 1").to_pylist()[0]["env_id"]
-    shown = envmill(tmp_path, "show", "env", env_id, "--out", str(root))
+    shown = cli("show", "env", env_id, "--out", str(root))
     assert shown.returncode == 0 and "# source" in shown.stdout and "class " in shown.stdout
 
 

@@ -131,16 +131,17 @@ def uninterrupted(tmp_path_factory) -> dict[str, object]:
 def test_a_run_killed_twice_leaves_nothing_behind_and_resumes_to_the_same_corpus(
     tmp_path, uninterrupted
 ):
-    """Killed while its server and cluster start, then again once batches are committed."""
+    """Killed while its server and cluster start, then again once batches are committed (that
+    run, and the one that resumes, on the shared server: the first run's own server is the one
+    a kill must not leave behind)."""
     root = tmp_path / "data"
     for when in ("starting", "working"):
-        _killed(tmp_path, root, when)
+        _killed(tmp_path, root, when, own_server=when == "starting")
         deadline = time.monotonic() + scaled(20)  # its children notice their parent is gone
         while processes_started_under(str(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert processes_started_under(str(tmp_path)) == [], when
 
-    # on the shared server: the dead runs' own servers are reaped all the same (asserted below)
     again = _envmill(tmp_path, *RUN, "--out", str(root), own_server=False)
     assert again.returncode == 0, again.stderr[-2000:]
     made = _corpus(root)

@@ -32,3 +32,15 @@ def test_a_plain_answer_after_which_one_follows_with_and():
     amount = Fact("amount", "amount", 259.64)
     _, answer = ask_and_answer([("customer_id", meant), ("amount", amount)], 0)
     assert answer == "I mean Ann Lee, the one whose email is a@x.org. And the amount is 259.64."
+
+
+def test_a_records_name_is_asked_as_a_person_asks_it_and_still_answered():
+    """From a rating: "What's the doctor name?" reads as a form's field; "the doctor's name"
+    is what a person asks, and the offline user still finds the fact it asks for."""
+    name = Fact("doctor name", "doctor name", "Megan Ellis")
+    question, answer = ask_and_answer([("name", name)], 0)
+    assert "doctor's name" in question and "doctor name" not in question, question
+    prompt = UserPrompt("You want the agent to book a visit.", [name])
+    assert user_reply(prompt, ["Please book a visit."], question) == answer
+    first = Fact("first name", "first name", "Megan")
+    assert "first name" in ask_and_answer([("first_name", first)], 0)[0]  # which name, not whose

@@ -697,7 +697,8 @@ def _role_said(found: re.Match[str], ruled: bool = False, action: str = "") -> s
     if not found["who"]:
         return f"{found['tool']} needs another role's permission, and {signed_in}"
     who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
-    has = "have" if re.search(r"\b(?:and|or)\b", who) else "has"  # "only manager and admin have"
+    plural = re.search(r"\b(?:and|or)\b", who) or who in ("staff", "personnel")
+    has = "have" if plural else "has"  # "only manager and admin have", "only staff have"
     return f"only {who} {has} permission to {found['tool']}, and {signed_in}"
 
 
