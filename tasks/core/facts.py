@@ -242,8 +242,14 @@ def _as_asked(noun: str, value: Any) -> str:
 
 def whose_name(noun: str) -> str:
     """ "the doctor's name", as a person says it, not as a form's field ("the doctor name")."""
+    owner = name_owner(noun)
+    return f"{owner}'s name" if owner else noun
+
+
+def name_owner(noun: str) -> str | None:
+    """Whose name a field noun names ("doctor" of "doctor name"); None for "first name"."""
     whose = re.fullmatch(r"([a-z]+) name", noun)
-    return f"{whose[1]}'s name" if whose and whose[1] not in NAME_KINDS else noun
+    return whose[1] if whose and whose[1] not in NAME_KINDS else None
 
 
 # words that say which name, not whose: "the first name", "the company name"

@@ -75,6 +75,7 @@ def test_kill_9_mid_rollout_then_the_same_command_resumes(tmp_path, corpus):
         first = len(_rows(corpus, ROLLOUTS))
         assert 0 < first < len(ids)
 
+        endpoint.configure(latency=0.0)  # slow only so the kill lands mid-run
         again = envmill(tmp_path, "rollout", "--out", str(corpus), extra_env=env)
     assert again.returncode == 0, again.stderr
     assert f"resuming: {first} of {len(ids)} episodes were already done" in again.stderr

@@ -25,6 +25,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.backends.procedural.state.contact import email_for
+from envmill.tasks.core.facts import name_owner
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode
@@ -76,7 +77,7 @@ def disambiguate(
             rng,
             label=mention.label,
             entity=words_of(mention.entity or ""),
-            field=field_noun(field),
+            field=_said_field(field),
             value=shown(field, value),
         )
         chain.initial_state, chain.final_state = initial, final
@@ -200,6 +201,13 @@ def _with_hint(mention: ArgMention, hint: str) -> ArgMention:
         by_label=True,
         hint=hint,
     )
+
+
+def _said_field(field: str) -> str:
+    """ "whose manager is Ann Lee", not "whose manager name is": a person's name field is said
+    by whose name it is ("first name" stays: it says which name)."""
+    noun = field_noun(field)
+    return name_owner(noun) or noun
 
 
 def _hint_key(compiled: CompiledEnvironment, entity: str, field: str, value: object) -> str:
