@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from envmill.schemas.llm import LlmCallRecord, LlmSettings, StageModel, check_base_url
 from envmill.tasks.llm.accounting import CallCollector, estimate_cost
 from envmill.tasks.llm.cache import CachedChat, CachedVectors, ResponseCache, request_key
-from envmill.tasks.llm.connection import deadline_scope
+from envmill.tasks.llm.connection import deadline_scope, load_openai
 from envmill.tasks.llm.conversation import Question, answer
 from envmill.tasks.llm.limits import (
     CallLimits,
@@ -118,6 +118,7 @@ class LlmClient:
         self.gate_name = run_id or f"client-{uuid.uuid4().hex[:12]}"
         self.collector = collector or CallCollector()
         self.gate, self._limits = gate, limits
+        load_openai()  # now, not inside an LLM slot: a worker unpickling this client imports it
 
     def __repr__(self) -> str:
         return f"LlmClient(base_url={self.base_url!r}, run_id={self.run_id!r})"

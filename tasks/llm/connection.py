@@ -15,6 +15,7 @@ break ``envmill llm check --local``); any other follows ``*_PROXY`` / ``NO_PROXY
 from __future__ import annotations
 
 import ipaddress
+import threading
 import time
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -139,10 +140,23 @@ class DeadlineTransport(httpx2.HTTPTransport):
         pool._network_backend = _DeadlineBackend(pool._network_backend)
 
 
+def load_openai() -> Any:
+    """The ``openai`` package, imported when a client is first made, not with this module: a run
+    that asks no model never pays its import (about a second). One thread imports it at a time
+    (threads importing one package at once can meet the import-lock deadlock detection, as
+    Prefect's did), and before any LLM slot is taken (``LlmClient`` loads it as it is made or
+    unpickled on a worker): an import inside a slot held it for seconds on a loaded machine."""
+    with _OPENAI_IMPORT:
+        import openai
+    return openai
+
+
+_OPENAI_IMPORT = threading.Lock()
+
+
 def http_client(base_url: str, timeout: httpx2.Timeout) -> httpx2.Client:
     """The httpx2 client for one endpoint: deadline-bound sockets, the proxy it should use."""
-    import openai  # lazily: a run that asks no model never pays its import (about a second)
-
+    openai = load_openai()
     transport = DeadlineTransport(
         proxy=proxy_for(base_url), limits=openai.DEFAULT_CONNECTION_LIMITS, trust_env=True
     )

@@ -37,6 +37,7 @@ from envmill.tasks.llm.connection import (
     DeadlineExceeded,
     deadline_scope,
     http_client,
+    load_openai,
     proxy_for,
     shown_proxy,
 )
@@ -140,8 +141,7 @@ class Tally:
 
 def shared_openai(base_url: str, api_key: str) -> openai.OpenAI:
     """One ``openai.OpenAI`` per process, endpoint and proxy, so connections are reused."""
-    import openai  # lazily: a run that asks no model never pays its import (about a second)
-
+    openai = load_openai()
     register_secret(api_key)
     digest = hashlib.sha256(api_key.encode()).hexdigest()
     key = (os.getpid(), base_url, digest, proxy_for(base_url))
@@ -248,8 +248,7 @@ def classify(
     exc: Exception, base_url: str, budget: float, deadline_seconds: float | None = None
 ) -> Failure:
     """The Failure an exception from the openai client (or from reading its reply) stands for."""
-    import openai
-
+    openai = load_openai()
     if isinstance(exc, EmptyReplyError):
         _mark_reached(base_url)
         reason = str(exc) or "the reply had no content and no tool calls"

@@ -344,7 +344,30 @@ def conditional_clause(
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
+    if not vague and _balances(step, condition):  # why one would ask it: the number's target
+        subject = condition_subject(record, field_noun(condition.field), vague=False)
+        value = shown(condition.field, condition.threshold)
+        body = body.replace(f"check {subject}: ", "", 1).replace(subject, "it", 1)
+        body = f"I'd like to keep {subject} near {value}, so {body}"
     return Clause(body)
+
+
+def _balances(step: ChainStep, condition: Condition) -> bool:
+    """Whether the branches move the tested number in opposite directions (add to a retainer
+    below the mark, return some above it): the request is to keep it near the mark, and says
+    so, or it reads as a logic puzzle (a rater's words)."""
+    moves = [_moved(s.changes, condition.field) for s in (step, condition.otherwise)]
+    return all(moves) and (moves[0] or 0) * (moves[1] or 0) < 0
+
+
+def _moved(changes: list[dict[str, Any]], field: str) -> float | None:
+    for change in changes:
+        old, new = change.get("old"), change.get("new")
+        if change.get("path", [None])[-1] == field and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)
+        ):
+            return float(new) - float(old)
+    return None
 
 
 def condition_subject(record: ArgMention, noun: str, *, vague: bool) -> str:

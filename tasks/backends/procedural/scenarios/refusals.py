@@ -40,7 +40,6 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
-from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ROLE_ATTR
 from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
 from envmill.tasks.core.instructions import tool_clause
@@ -225,40 +224,31 @@ def _refused_by_rule(
 
 
 def _offer_holds(
-    compiled: CompiledEnvironment,
     episode: ToolEpisode,
     tool: str,
     arguments: dict[str, Any],
     error: str,
     state: dict[str, Any],
 ) -> bool:
-    """Whether what ``next_step`` offers would go through, tried as the rule says: the call at
-    the limit, or made by the role the rule names. An offer the tool would refuse in turn (50
-    units of an item with 30 on hand) is a promise the agent cannot keep."""
-    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
-    if found := LIMIT_SAID.match(reason):
-        limit, given = _limit_of(found), float(found["given"])
-        names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
-        if limit is None or not names:
-            return False
-        value = int(limit) if isinstance(arguments[names[0]], int) else limit
-        return _goes_through(episode, tool, {**arguments, names[0]: value}, state, state)
-    if (found := ROLE_SAID.match(reason)) and found["who"]:
-        roles = [r for r in compiled.roles if r.replace("_", " ") in found["who"]]
-        as_role = {**state, ACTING_ROLE_ATTR: roles[0]} if roles else None
-        return as_role is not None and _goes_through(episode, tool, arguments, as_role, state)
-    return False
+    """Whether what ``next_step`` offers would go through: the call at the limit itself. An
+    offer the tool would refuse in turn (50 units of an item with 30 on hand) is a promise the
+    agent cannot keep."""
+    found = LIMIT_SAID.match(OTHER_OWNER.sub("", error).replace("_", " ").rstrip("."))
+    if found is None:
+        return False
+    limit, given = _limit_of(found), float(found["given"])
+    names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
+    if limit is None or not names:
+        return False
+    value = int(limit) if isinstance(arguments[names[0]], int) else limit
+    return _goes_through(episode, tool, {**arguments, names[0]: value}, state)
 
 
 def _goes_through(
-    episode: ToolEpisode,
-    tool: str,
-    arguments: dict[str, Any],
-    start: dict[str, Any],
-    state: dict[str, Any],
+    episode: ToolEpisode, tool: str, arguments: dict[str, Any], state: dict[str, Any]
 ) -> bool:
-    """Whether the call succeeds from ``start``; the episode is left at ``state``."""
-    episode.load_state(start)
+    """Whether the call succeeds from ``state``; the episode is left at ``state``."""
+    episode.load_state(state)
     outcome = episode.call(tool, dict(arguments))
     episode.load_state(state)
     return outcome.ok and outcome.succeeded
@@ -399,7 +389,7 @@ def _refusal(
     reason = _by_name(spoken_reason(error, policy, _action(compiled, manifest.tool)), mentions)
     answer = rng.choice(words("refusals", "answers")).format(reason=reason)
     offer = next_step(error)
-    if offer and _offer_holds(compiled, episode, manifest.tool, arguments, error, state):
+    if offer and _offer_holds(episode, manifest.tool, arguments, error, state):
         answer = f"{answer} {offer}"
     record = refusal_record(
         manifest.tool,
@@ -474,20 +464,12 @@ def spoken_reason(error: str, policy: str | None = None, action: str = "") -> st
 
 
 def next_step(error: str) -> str | None:
-    """What the user can do instead, where the rule says it: who may do it, or the most an
-    amount may be. A refusal that only says no leaves the user nowhere to go (a rater's words:
-    "refusals offer no next step"). A status the step waits for is no offer: a voided ticket
-    never becomes valid again, and the error does not say which statuses come later."""
+    """What the user can do instead, where the rule says it: the most an amount may be. A
+    refusal that only says no leaves the user nowhere to go (a rater's words: "refusals offer
+    no next step"). Not a status to wait for (a voided ticket never becomes valid again), nor
+    the role that may (raters read "A member of staff can do it for you", said to a passenger
+    who asked to delay a flight, as a promise no one would keep)."""
     reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
-    if (found := ROLE_SAID.match(reason)) and found["who"]:
-        who = found["who"].strip()
-        if who in STAFF_WORDS:  # "agent" would read as the AI agent itself
-            return "A member of staff can do it for you."
-        if who.split()[-1] in TEAM_WORDS:  # "the front desk", not "a front desk"
-            return f"Someone from the {who} can do it for you."
-        if " " in who:  # "manager and admin"
-            return f"Someone signed in as {who} can do it for you."
-        return f"{_a(who)[:1].upper()}{_a(who)[1:]} can do it for you."  # "A dispatcher …"
     found = LIMIT_SAID.match(reason)
     if found and found["bound"] == "at most" and ASKED.fullmatch(found["what"].strip()):
         limit = _limit_of(found)
@@ -499,8 +481,6 @@ def next_step(error: str) -> str | None:
     return None
 
 
-STAFF_WORDS = frozenset({"staff", "personnel", "agent", "agents", "employee"})
-TEAM_WORDS = frozenset({"desk", "office", "team", "support", "reception", "counter", "crew"})
 # what the user asked for, as a limit names it: an offer of less is one they can take
 ASKED = re.compile(r"(?:the )?(?:amount|quantity|number of \w+|nights|seats|tickets|days)", re.I)
 

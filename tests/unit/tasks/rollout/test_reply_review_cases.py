@@ -62,14 +62,12 @@ def test_a_huge_price_is_not_read_out():
 
 
 @pytest.mark.parametrize("role", ["support", "reception", "agent"])  # streaming, vet, telecom
-def test_a_role_offer_is_grammatical_and_not_the_ai_agent(role):
+def test_a_role_refusal_offers_no_role(role):
+    """Once "A support can do it for you." and "An agent can …" (the AI agent itself); then, in
+    rating round 23, "A member of staff can do it for you." to a passenger asking to delay a
+    flight, read as a promise: a role refusal offers no one."""
     error = f"Permission denied: the signed-in role 'member' may not use x; only {role} may"
-    offer = next_step(error)
-    assert offer not in (
-        "A support can do it for you.",
-        "A reception can do it for you.",
-        "An agent can do it for you.",
-    ), offer
+    assert next_step(error) is None
 
 
 def test_an_offer_says_its_unit():

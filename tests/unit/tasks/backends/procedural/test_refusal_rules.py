@@ -94,12 +94,12 @@ def test_a_record_the_user_named_keeps_its_name_in_the_refusal():
         (
             "Permission denied: the signed-in role 'resident' may not use decline_request; "
             "only dispatcher may",
-            "A dispatcher can do it for you.",
+            None,  # read as a promise: a passenger asking to delay a flight
         ),
         (
             "Permission denied: the signed-in role 'sender' may not use record_delivery; "
             "only staff may",
-            "A member of staff can do it for you.",
+            None,
         ),
         (
             "amount (4.08) must be at most the fines due of member MB-5 (3.86)",
