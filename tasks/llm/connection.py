@@ -140,7 +140,7 @@ class DeadlineTransport(httpx2.HTTPTransport):
         pool._network_backend = _DeadlineBackend(pool._network_backend)
 
 
-def load_openai() -> Any:
+def load_openai():  # unannotated: inferred as the openai module, so isinstance narrows
     """The ``openai`` package, imported when a client is first made, not with this module: a run
     that asks no model never pays its import (about a second). One thread imports it at a time
     (threads importing one package at once can meet the import-lock deadlock detection, as

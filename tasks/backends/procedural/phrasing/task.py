@@ -363,9 +363,9 @@ def _balances(step: ChainStep, condition: Condition) -> bool:
 def _moved(changes: list[dict[str, Any]], field: str) -> float | None:
     for change in changes:
         old, new = change.get("old"), change.get("new")
-        if change.get("path", [None])[-1] == field and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new)
-        ):
+        if not (isinstance(old, int | float) and isinstance(new, int | float)):
+            continue
+        if change.get("path", [None])[-1] == field and type(old) is not bool:
             return float(new) - float(old)
     return None
 
