@@ -38,6 +38,12 @@ NOT_VERBS = frozenset(
 def tool_clause(tool: str, description: str) -> str:
     """ "dispatch a booked shipment" from "Dispatch a booked shipment that holds …": the
     description's opening clause in lower case; the tool's words when it has none."""
+    return described_clause(tool, description) or tool.replace("_", " ")
+
+
+def described_clause(tool: str, description: str) -> str | None:
+    """The description's opening clause (:func:`tool_clause`); None when it gives none: not
+    an instruction, too long, or holding a figure, an id or an acronym."""
     sentence = first_sentence(description)
     verb, _, rest = sentence.partition(" ")
     if rest.startswith("that "):  # "Record that an employee has left"
@@ -49,12 +55,11 @@ def tool_clause(tool: str, description: str) -> str:
     if verb.lower() in NEEDS_AS and complement and " as " not in f" {clause} ":
         clause += f" as {complement[1]}"  # "mark an active donor [who …] as lapsed"
     words = clause.split()
-    fallback = tool.replace("_", " ")
     if not words or len(words) > MAX_WORDS or re.search(r"\d", clause) or not clause.isascii():
-        return fallback  # a figure or an id in a description is not the agent's to say
+        return None  # a figure or an id in a description is not the agent's to say
     verb = _base_form(words[0].lower())
     if verb in NOT_VERBS or any(w.isupper() and len(w) > 1 for w in words):
-        return fallback
+        return None
     own, *named = tool.split("_")
     object_named = len(named) == 1 and re.search(  # and nothing after it: not "on sale"
         rf"^\S+ {ARTICLES}\s+(?:{MODIFIER}\s+){{0,2}}{re.escape(named[0])}$", clause.lower()
@@ -63,7 +68,7 @@ def tool_clause(tool: str, description: str) -> str:
     if object_named and re.fullmatch(r"[a-z]+", own) and own not in NOT_VERBS | {"new", "my"}:
         verb = verb if echoed else own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
-        return fallback
+        return None
     return " ".join([verb, *words[1:]])
 
 

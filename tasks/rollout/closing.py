@@ -47,7 +47,7 @@ MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
 # a new record's money said "for $64.00" (what it costs), others "with a monthly fee of $64.00"
 PRICE_WORDS = frozenset({"amount", "total", "price", "cost", "fare"})
-CHARGE_WORDS = frozenset({"total", "price", "cost", "fare"})  # what a new record came to
+CHARGE_WORDS = PRICE_WORDS - {"amount"}  # what a new record came to, not a sum asked for
 MAX_PRICE = 1e9
 NOT_YET = re.compile(r"wait|hold|pending|review|request", re.I)  # news beside a making
 DAYS = ("on ", "from ", "until ")
@@ -532,7 +532,7 @@ def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> 
     prices = [v for k, v in record.items() if _is_price(k) and _is_amount(v) and 0 < v < MAX_PRICE]
     status = record.get("status")
     if isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done:
-        said += f", and it's {_say(status, 'status')} for now"
+        said += f", and it's {_say(status)} for now"
     if prices and say_money(prices[0]) not in done:
         price = say_money(prices[0])
         said += f", and it came to {price}" if pick % 2 else f", and the total is {price}"

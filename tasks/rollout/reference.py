@@ -30,7 +30,7 @@ from envmill.tasks.core.facts import (
     mentions,
 )
 from envmill.tasks.core.field_words import field_noun
-from envmill.tasks.core.instructions import past_participle, tool_clause
+from envmill.tasks.core.instructions import described_clause, past_participle
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -210,8 +210,8 @@ def _made_by(
             continue
         returned = {str(v) for _, v in argument_leaves(result) if isinstance(v, str)}
         keys = [k for k in returned if k in new and k not in made]
-        worded = tool_clause(step.tool, (descriptions or {}).get(step.tool, ""))
-        if len(keys) == 1 and worded != step.tool.replace("_", " "):
+        worded = described_clause(step.tool, (descriptions or {}).get(step.tool, ""))
+        if len(keys) == 1 and worded:
             made[keys[0]] = past_participle(said(step))  # one new record, in the tool's words
     return made
 

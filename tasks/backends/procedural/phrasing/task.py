@@ -356,8 +356,8 @@ def _balances(step: ChainStep, condition: Condition) -> bool:
     """Whether the branches move the tested number in opposite directions (add to a retainer
     below the mark, return some above it): the request is to keep it near the mark, and says
     so, or it reads as a logic puzzle (a rater's words)."""
-    moves = [_moved(s.changes, condition.field) for s in (step, condition.otherwise)]
-    return all(moves) and (moves[0] or 0) * (moves[1] or 0) < 0
+    taken, other = (_moved(s.changes, condition.field) for s in (step, condition.otherwise))
+    return taken is not None and other is not None and taken * other < 0
 
 
 def _moved(changes: list[dict[str, Any]], field: str) -> float | None:

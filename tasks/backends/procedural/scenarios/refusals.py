@@ -42,7 +42,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 )
 from envmill.tasks.core.facts import is_plural, said_moment
 from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
-from envmill.tasks.core.instructions import tool_clause
+from envmill.tasks.core.instructions import described_clause
 from envmill.tasks.core.status_words import status_lists, where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -195,7 +195,7 @@ def _near_miss(
     if found is None or limit is None:
         return arguments, error
     given, bound = float(found["given"]), found["bound"]
-    names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
+    names = _holding(arguments, given)
     if not names or limit <= 0:
         return arguments, error
     factor = rng.uniform(1.05, 1.35) if bound in ("at most", "less than") else rng.uniform(0.6, 0.9)
@@ -233,15 +233,20 @@ def _offer_holds(
     """Whether what ``next_step`` offers would go through: the call at the limit itself. An
     offer the tool would refuse in turn (50 units of an item with 30 on hand) is a promise the
     agent cannot keep."""
-    found = LIMIT_SAID.match(OTHER_OWNER.sub("", error).replace("_", " ").rstrip("."))
+    found = LIMIT_SAID.match(_plain_error(error))
     if found is None:
         return False
     limit, given = _limit_of(found), float(found["given"])
-    names = [n for n, v in arguments.items() if _is_number(v) and float(v) == given]
+    names = _holding(arguments, given)
     if limit is None or not names:
         return False
     value = int(limit) if isinstance(arguments[names[0]], int) else limit
     return _goes_through(episode, tool, {**arguments, names[0]: value}, state)
+
+
+def _holding(arguments: dict[str, Any], given: float) -> list[str]:
+    """The arguments whose number a limit's error quotes ("amount (188.42) must be …")."""
+    return [name for name, v in arguments.items() if _is_number(v) and float(v) == given]
 
 
 def _goes_through(
@@ -411,8 +416,7 @@ def _action(compiled: CompiledEnvironment, tool: str) -> str:
     """What the refused tool does, in its description's words ("check a guest out")."""
     plan = plan_environment(compiled.spec, compiled.seed)
     doc = next((t.op.doc for t in plan.tools if t.name == tool), "") or ""
-    clause = tool_clause(tool, doc)
-    return "" if clause == tool.replace("_", " ") else clause  # no words: "that"
+    return described_clause(tool, doc) or ""  # no words: "that"
 
 
 def _by_name(reason: str, mentions: list[ArgMention]) -> str:
@@ -443,7 +447,7 @@ def spoken_reason(error: str, policy: str | None = None, action: str = "") -> st
     last 3 units of a part stay in reserve"), or without one the rule as the error states it; no
     other customer's record named ("this one belongs to customer C-7" is theirs to keep), words
     not identifiers ("on_sale": "on sale")."""
-    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    reason = _plain_error(error)
     reason = OWN_ONLY.sub(
         "you have no permission for that record; you can act only on your own records", reason
     )
@@ -463,13 +467,18 @@ def spoken_reason(error: str, policy: str | None = None, action: str = "") -> st
     return _with_policy(reason, policy) if ruled and policy else reason
 
 
+def _plain_error(error: str) -> str:
+    """The error as the sayings read it: no other owner named, words not identifiers."""
+    return OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+
+
 def next_step(error: str) -> str | None:
     """What the user can do instead, where the rule says it: the most an amount may be. A
     refusal that only says no leaves the user nowhere to go (a rater's words: "refusals offer
     no next step"). Not a status to wait for (a voided ticket never becomes valid again), nor
     the role that may (raters read "A member of staff can do it for you", said to a passenger
     who asked to delay a flight, as a promise no one would keep)."""
-    reason = OTHER_OWNER.sub("", error).replace("_", " ").rstrip(".")
+    reason = _plain_error(error)
     found = LIMIT_SAID.match(reason)
     if found and found["bound"] == "at most" and ASKED.fullmatch(found["what"].strip()):
         limit = _limit_of(found)
