@@ -94,7 +94,7 @@ SET_TO = re.compile(
 )
 CONDITION_FRAME = re.compile(
     r"\b(?:only|must|unless|until|while|needs?|requires?|required|has to be|have to be|once)"
-    r"\s+(?:\w+\s+){0,6}$"
+    r"\s+(?:[\w']+\s+){0,6}$"  # "while it's a draft or approved": a contraction is a word
 )
 # the past form names a field the rule is about ("approved amount (6172.28) must be at most …")
 RULE_AFTER = re.compile(

@@ -54,6 +54,8 @@ THREE_RULES = Refusal(
         (VOID, "Our policy doesn't permit that: the reservation is checked out."),
         (VOID, "It can no longer be voided, since the reservation is checked out."),
         (VOID, "That isn't possible: it is checked out and its invoice is issued or paid."),
+        # a contraction in the rule's condition is still the condition, not the record's state
+        (VOID, "I can't: it's checked out, and a charge is voided only while it's booked."),
     ],
 )
 def test_a_right_refusal_in_other_words_holds(refusal, reply):
@@ -76,6 +78,7 @@ def test_a_right_refusal_in_other_words_holds(refusal, reply):
         ("I can't: it isn't, as far as I can tell, checked out.", "hedges"),
         ("I can't void it, it might be checked out.", "hedges"),
         ("", "says nothing"),
+        ("I can't void it, since it's booked.", "other way"),  # the contraction still states it
     ],
 )
 def test_a_wrong_refusal_loses(reply, why):
