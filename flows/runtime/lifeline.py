@@ -1,9 +1,13 @@
 """Run a command that must not outlive the process that started it, even by ``kill -9``.
 
-Run as ``python -I -S lifeline.py WATCH_FD COMMAND...`` (by path, stdlib only), in a session of
-its own. ``WATCH_FD`` is the read end of a pipe whose write end only the starting process holds:
-the kernel closes it however that process ends, so end of file here means it is gone. Then the
-lifeline kills its whole process group (the command and whatever the command started) and itself.
+Run as ``python -I -S lifeline.py WATCH_FD STARTER COMMAND...`` (by path, stdlib only), in a
+session of its own. ``WATCH_FD`` is the read end of a pipe whose write end the starting process
+holds: the kernel closes it however that process ends, so end of file here means it is gone, at
+once. ``STARTER`` is that process's pid, for the case the pipe cannot tell: a child the starter
+forked without exec (a library's, not ours) holds a copy of the write end and outlives it. So the
+lifeline also ends when its parent is no longer the starter (the kernel reparents an orphan at
+once). Either way it kills its whole process group (the command and whatever the command
+started) and itself.
 
 The command runs in a child forked from the lifeline's only thread, with ``PR_SET_PDEATHSIG``:
 should the lifeline itself be killed, the kernel kills the command too. (The signal follows the
@@ -36,7 +40,15 @@ def start_tied(command: list[str], **popen: Any) -> tuple[Any, int]:
     watched, held = os.pipe()  # both close-on-exec: no other child inherits the write end
     try:
         process = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(watched), *command],
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                os.path.abspath(__file__),
+                str(watched),
+                str(os.getpid()),
+                *command,
+            ],  # fmt: skip
             start_new_session=True,
             pass_fds=[watched],
             **popen,
@@ -71,14 +83,14 @@ def _status(wait_status: int) -> int:
     return code if code >= 0 else 128 - code
 
 
-def _watch(child: int, watch_fd: int) -> int:
+def _watch(child: int, watch_fd: int, starter: int) -> int:
     """Wait for the command to end (its exit status) or the starter to go (kill everything)."""
     while True:
         try:
             readable, _, _ = select.select([watch_fd], [], [], POLL_SECONDS)
         except InterruptedError:
             readable = []
-        if readable and not os.read(watch_fd, 1):
+        if (readable and not os.read(watch_fd, 1)) or os.getppid() != starter:
             os.killpg(os.getpgrp(), signal.SIGKILL)  # the command, its children, ourselves
         done, status = os.waitpid(child, os.WNOHANG)
         if done:
@@ -86,7 +98,7 @@ def _watch(child: int, watch_fd: int) -> int:
 
 
 def main() -> None:
-    watch_fd, command = int(sys.argv[1]), sys.argv[2:]
+    watch_fd, starter, command = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
     child = _start(command, watch_fd)
 
     def pass_on(signum: int, _frame: object) -> None:
@@ -97,7 +109,7 @@ def main() -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, pass_on)
-    sys.exit(_watch(child, watch_fd))
+    sys.exit(_watch(child, watch_fd, starter))
 
 
 if __name__ == "__main__":

@@ -344,6 +344,34 @@ def test_a_tied_command_and_what_it_started_die_with_the_starter():
     assert _survivors(group) == []
 
 
+FORKING_STARTER = """
+import os, sys, time
+from envmill.flows.runtime.lifeline import start_tied
+process, held = start_tied(["sleep", "300"])
+holder = os.fork()  # no exec: the child keeps a copy of every descriptor, the pipe's write end too
+if holder == 0:
+    time.sleep(300)
+    os._exit(0)
+print(process.pid, holder, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_tied_command_dies_with_its_starter_though_a_forked_child_holds_the_pipe():
+    """The pipe's end of file cannot tell the starter is gone while a child it forked without
+    exec (as a library may) still holds the write end: the lifeline sees its parent change."""
+    starter = subprocess.Popen(
+        [sys.executable, "-c", FORKING_STARTER], stdout=subprocess.PIPE, text=True
+    )
+    lifeline, holder = map(int, starter.stdout.readline().split())
+    try:
+        starter.kill()
+        starter.wait()
+        assert _survivors({lifeline: "lifeline"}) == []
+    finally:
+        os.kill(holder, signal.SIGKILL)
+
+
 SANDBOX_OWNER = """
 import json, sys, threading, time
 from envmill.schemas.settings import SandboxLimits
