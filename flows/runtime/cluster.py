@@ -173,14 +173,18 @@ def synthesize_on_dask(
 
     Prefect is imported only here, so a caller can export its Prefect API first.
     """
+    if nothing_left:  # a rerun of a finished run: no batch to fan out, no cluster to start
+        from envmill.flows.synthesize import synthesize as alone
+
+        yield alone  # and no Dask imports, seconds of them
+        return
+    # Dask before Prefect: imported after Prefect set up logging, Dask's own set-up turns its
+    # INFO lines back on (every worker's start and close, on the user's terminal)
     from prefect_dask.task_runners import DaskTaskRunner
 
     from envmill.flows.synthesize import synthesize
     from envmill.tasks.backends import task_threads, uses_llm
 
-    if nothing_left:  # a rerun of a finished run: no batch to fan out, no cluster to start
-        yield synthesize
-        return
     threads = task_threads(settings)
     asks = uses_llm(settings) or settings.reward.judge == "llm"
     with dask_scheduler(
