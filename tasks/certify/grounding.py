@@ -8,7 +8,8 @@ figures or codes, which are examples, not records). A value the agent could conv
 "23 Dec 2025" grounds ``2025-12-23``, "2:30 pm" grounds ``14:30``, "two" grounds ``2``, "checked
 in" grounds ``checked_in``. Text the agent writes itself (a note, a reason: several words, no
 digits) is grounded when most of its words were seen; a code, a name or a figure must have
-been seen.
+been seen, or be the difference between a figure the user gave and one the agent read ("bring
+the retainer to $8,000": $1,686.70 onto a balance of $6,313.30).
 
 The same ``Sight`` serves certification (from a scenario and its step results) and any stored
 trajectory (from its messages), so a corpus can be measured by the rule that certifies it.
@@ -71,6 +72,12 @@ class Sight:
     dates: set[str] = field(default_factory=set)
     times: set[str] = field(default_factory=set)
     words: set[str] = field(default_factory=set)
+    marks: set[float] = field(default_factory=set)  # figures the user gave
+
+    def hear(self, text: str) -> None:
+        """A message from the user: read, and its figures kept as marks to measure from."""
+        self.read_text(text)
+        self.marks.update(read(text, self.today).numbers if text else ())
 
     def read_text(self, text: str) -> None:
         """A message the agent read: its words, and the values it states in any form."""
@@ -157,7 +164,11 @@ class Sight:
                 self.times.add(f"{hour}:{minute}")
 
     def _sees_number(self, number: float) -> bool:
-        return any(abs(number - seen) < 0.005 for seen in self.numbers)
+        if any(abs(number - seen) < 0.005 for seen in self.numbers):
+            return True
+        return number > 0 and any(
+            abs(abs(mark - seen) - number) < 0.005 for mark in self.marks for seen in self.numbers
+        )
 
     def _sees_moment(self, moment: re.Match[str]) -> bool:
         year, month, day, hour, minute = moment.groups()
@@ -187,7 +198,7 @@ def ungrounded_reference(
         sight.read_tool_schema(tool)
     sight.read_text(system_message)
     opening = opening_message(scenario)
-    sight.read_text(opening)
+    sight.hear(opening)
     conversational = scenario.mode == "conversational"
     ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
     ledger.hear(opening)
@@ -197,7 +208,7 @@ def ungrounded_reference(
         if needed:  # the reference asks, and the user answers with the values
             _, answer = ask_and_answer(needed, index)
             ledger.hear(answer, [fact for _, fact in needed])
-            sight.read_text(answer)
+            sight.hear(answer)
         found += [Unseen(index, step.tool, a, v) for a, v in sight.unseen(step.arguments)]
         sight.read_value(result)
         sight.read_text(canonical_json(result))
@@ -224,7 +235,9 @@ def ungrounded_trajectory(
         if message.get("role") == "tool" and isinstance(content, str):
             sight.read_value(_json_or_text(content))
             sight.read_text(content)
-        elif isinstance(content, str) and message.get("role") in ("system", "user"):
+        elif isinstance(content, str) and message.get("role") == "user":
+            sight.hear(content)
+        elif isinstance(content, str) and message.get("role") == "system":
             sight.read_text(content)
     return found
 

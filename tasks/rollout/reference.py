@@ -106,7 +106,7 @@ def reference_messages(
     ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
     ledger.hear(opening)
     sight = Sight()
-    sight.read_text(opening)
+    sight.hear(opening)
     seed = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
@@ -148,7 +148,7 @@ def reference_messages(
             question, answer = ask_and_answer(needed, turn, listed, after_results)
             turn += 1
             ledger.hear(answer, [fact for _, fact in needed])
-            sight.read_text(answer)
+            sight.hear(answer)
             messages += [
                 {"role": "assistant", "content": question},
                 {"role": "user", "content": answer},

@@ -93,6 +93,7 @@ def _with_values(clause: str, seen: list) -> str:
     not a single value (a list) is not read back."""
     verb, extras, set_to = clause.split(" ")[0], [], False
     seen = [(k, v) for k, v in seen if _sayable(k, v)]
+    clause = _in_place(clause, seen)
     for name, value in seen:
         money = isinstance(value, int | float) and is_money_field(name)
         field = re.escape(name.split("_")[-1])
@@ -117,6 +118,21 @@ def _with_values(clause: str, seen: list) -> str:
     if not said:
         return clause
     return f"{clause}: {said}" if clause.endswith(")") else f"{clause} ({said})"  # no ") ("
+
+
+def _in_place(clause: str, seen: list) -> str:
+    """Values put where the clause has their indefinite noun: "a report of a problem at an
+    address" with the address given is "… at 115 Pruitt Fork", not "at an address (address
+    115 Pruitt Fork)" (round 23)."""
+    for name, value in seen:
+        if name.endswith("_id") or name in LABEL_FIELDS or not isinstance(value, str):
+            continue
+        noun = re.escape(field_noun(name))
+        found = re.search(rf"\b(?:at|to|in|on)\s+(an?\s+{noun})\b(?!')", clause)
+        if found:
+            said = say_field_value(name, value)
+            clause = clause[: found.start(1)] + said + clause[found.end(1) :]
+    return clause
 
 
 def _sayable(name: str, value: Any) -> bool:
@@ -219,7 +235,8 @@ def _put_new(clause: str, label: str) -> str:
         return clause
     after = clause[found.end() :]
     if re.search(r"(?:account|profile|record)$", found.group()):  # "a passenger profile for Jo"
-        return f"{clause[: found.end()]} for {label}{after}"
+        whom = re.match(r"\s+for\s+(?:a|an)\s+[a-z-]+\b", after)  # not "… for Jo for a resident"
+        return f"{clause[: found.end()]} for {label}{after[whom.end() :] if whom else after}"
     return f"{clause[: found.end()]}, {label}" + (f",{after}" if after.strip() else "")
 
 

@@ -302,14 +302,14 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     )
     assert spoken_reason(only).startswith("Only an agent has permission to record delivery")
     assert spoken_reason("Event EV-5 has status 'draft'; this needs status on_sale.") == (
-        "Event EV-5 is a draft; I can only do that while it is on sale"
+        "Event EV-5 is a draft; I could only do that if it were on sale"
     )
     failed = spoken_reason("Inspection INS-2 has status 'failed'; this needs status scheduled")
     assert failed.startswith("Inspection INS-2 is marked as failed") and "scheduled" in failed
     moved = "Vehicle VH-3 is 'on_trip' and cannot become 'in_maintenance' (only from available)"
     assert (
         spoken_reason(moved)
-        == "Vehicle VH-3 is on trip, and that can only be done while it is available"
+        == "Vehicle VH-3 is on trip, and it would have to be available for me to do that"
     )
     # limits as a person explains them: money written out, "has 1, the limit is 1" made sense of
     limit = "Amount (0.18) must be at most the fines due of member MB-6 (0.15)."

@@ -266,8 +266,9 @@ def test_a_conditional_reads_a_number_once_and_names_round_sums(sandbox, monkeyp
              if t.kind == "query"}]  # fmt: skip
     assert len(reads) == 1, spec.reference_solution  # the search, which shows the balance
     assert condition.threshold == round(condition.threshold, -2), condition.threshold
-    amounts = [
-        v for s in (chain.steps[0], condition.otherwise) for k, v in s.arguments.items()
-        if k == "amount"
-    ]  # fmt: skip
-    assert amounts and all(a == round(a, -1) for a in amounts), amounts
+    # a deposit against a refund aims at the mark: the taken amount is the distance to it,
+    # which the agent works out (the task says "the difference"), never a sum from nowhere
+    assert condition.target and "the difference" in spec.task, spec.task
+    value = chain.initial_state["clients"][condition.record.value][condition.field]
+    (amount,) = [v for k, v in chain.steps[0].arguments.items() if k == "amount"]
+    assert abs(abs(condition.threshold - value) - amount) < 0.005, (value, amount)

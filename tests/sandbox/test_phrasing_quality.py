@@ -465,13 +465,15 @@ def test_a_count_is_asked_how_many(generated):
 
 def test_sums_the_user_picks_are_round(generated):
     """ "top up the wallet with $259.64" (raters' verbatim) reads as copied from a machine: a
-    top-up, deposit or withdrawal is a round sum, unless its window holds none."""
+    top-up, deposit or withdrawal is a round sum, unless its window holds none. (The user picks
+    no sum in a conditional aimed at a mark: "add the difference" is the agent's to work out.)"""
     from envmill.tasks.backends.procedural.scenarios.round_numbers import grid_near
 
     sums = [
         value
         for _, _, scenarios in generated
         for scenario in scenarios
+        if not re.search(r"\bthe (?:difference|excess)\b", scenario.task)
         for step in scenario.reference_solution
         for name, value in step.arguments.items()
         if re.fullmatch(r"amount|credits|.*_amount", name)

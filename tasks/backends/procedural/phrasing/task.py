@@ -280,6 +280,8 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
             if re.search(r"\b(?:my|your|our)\s+$", before, re.I):  # "my Ann Lee's order"
                 text = re.sub(r"^[^,;]+?'s\s+", "", text)
             return text
+        if vague and mention.signed_in and mention.source == "entity_id":
+            return ME  # the speaker's own record: "my phone", never "the phone of a guest"
         if vague:
             text = _vague_text(mention)
             determined = mention.source == "entity_id" and has_determiner(before)
@@ -293,7 +295,19 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         as_label = bool(match.group(2)) or (mention.by_label and mention.name not in both)
         return _exact_text(mention, as_label, money=not before.endswith("$"))
 
-    return without_repeated_type(PLACEHOLDER.sub(replace, template).strip(), mentions)
+    return without_repeated_type(_as_mine(PLACEHOLDER.sub(replace, template).strip()), mentions)
+
+
+ME = "\0me"
+
+
+def _as_mine(text: str) -> str:
+    """ "the phone of ME" → "my phone", "ME's booking" → "my booking", else "me"."""
+    text = re.sub(
+        rf"\b(?:the|a|an) ((?:[a-z]+ ){{0,2}}[a-z]+) of (?:(?:the|a|an) )?{ME}", r"my \1", text
+    )
+    text = re.sub(rf"(?:\b(?:the|a|an|my) )?{ME}'s\b", "my", text)
+    return re.sub(rf"(?:\b(?:the|a|an) (?:[a-z]+ )?)?{ME}", "me", text)
 
 
 def in_dollar_signs(template: str, by_name: dict[str, ArgMention]) -> str:
@@ -326,10 +340,19 @@ def conditional_clause(
     ``condition`` is ``step.condition``, handed in by the caller that checked it is set."""
     # the branches keep their values even in a goal: "move $20.89 from it", never "move the
     # amount"; only the record the condition reads waits to be asked for
-    taken = phrase_step(replace(step, condition=None), rng, voice=voice, plain=True)
-    other = phrase_step(condition.otherwise, rng, voice=voice, plain=True)
+    taken = _branch(replace(step, condition=None), rng, voice, condition.target)
+    other = _branch(condition.otherwise, rng, voice, condition.target)
     then, otherwise = (taken, other) if condition.holds else (other, taken)
     record = condition.record
+    if condition.target:  # each branch moves the number by its distance to the mark
+        below, above = (then, otherwise) if condition.op == "<" else (otherwise, then)
+        subject = condition_subject(record, field_noun(condition.field), vague=vague)
+        body = (
+            f"I'd like {subject} to be {shown(condition.field, condition.threshold)}: if it is "
+            f"below that, {as_it(below.lead(), record)}; if it is above, "
+            f"{as_it(above.lead(), record)}"
+        )
+        return Clause(re.sub(r"\$?\b(the (?:difference|excess))(?: of\b)?", _from, body))
     comparison = say(
         "at_least" if condition.op == ">=" else "below",
         rng,
@@ -344,30 +367,27 @@ def conditional_clause(
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
-    if not vague and _balances(step, condition):  # why one would ask it: the number's target
-        subject = condition_subject(record, field_noun(condition.field), vague=False)
-        value = shown(condition.field, condition.threshold)
-        body = body.replace(f"check {subject}: ", "", 1).replace(subject, "it", 1)
-        body = f"I'd like to keep {subject} near {value}, so {body}"
     return Clause(body)
 
 
-def _balances(step: ChainStep, condition: Condition) -> bool:
-    """Whether the branches move the tested number in opposite directions (add to a retainer
-    below the mark, return some above it): the request is to keep it near the mark, and says
-    so, or it reads as a logic puzzle (a rater's words)."""
-    taken, other = (_moved(s.changes, condition.field) for s in (step, condition.otherwise))
-    return taken is not None and other is not None and taken * other < 0
+def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> Clause:
+    """A branch as a request; aimed at a mark, not one that hands the money over ("here's the
+    difference towards the retainer": the user hands nothing over, the agent works it out)."""
+    clause = phrase_step(step, rng, voice=voice, plain=True)
+    for _ in range(MAX_REPHRASES if target else 0):
+        if not HANDING_OVER.match(clause.lead()):
+            break
+        clause = phrase_step(step, rng, voice=voice, plain=True)
+    return clause
 
 
-def _moved(changes: list[dict[str, Any]], field: str) -> float | None:
-    for change in changes:
-        old, new = change.get("old"), change.get("new")
-        if not (isinstance(old, int | float) and isinstance(new, int | float)):
-            continue
-        if change.get("path", [None])[-1] == field and type(old) is not bool:
-            return float(new) - float(old)
-    return None
+MAX_REPHRASES = 6
+HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
+
+
+def _from(found: re.Match[str]) -> str:
+    """ "refund the excess of their retainer" → "refund the excess from their retainer"."""
+    return f"{found.group(1)} from" if found.group(0).endswith(" of") else found.group(1)
 
 
 def condition_subject(record: ArgMention, noun: str, *, vague: bool) -> str:
@@ -395,9 +415,12 @@ def as_it(branch: str, record: ArgMention) -> str:
         return branch
     nouns = {*mention_entity(record).split(), *TYPE_SYNONYMS}
     noun = "|".join(re.escape(w) for w in sorted(nouns, key=len, reverse=True))
-    name = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    said = rf"(?:\b(?:my|the)\s+(?:[a-z]+\s+)?)?(?:\b(?:{noun})\s+){{0,2}}(?:{name})\b"
-    branch = re.sub(rf",? (?:my|the) [a-z]+ (?:[a-z]+ )?is (?:{name})\b", "", branch)
+    name = "|".join(  # "Lakeside Medical Group Inc." is said without its full stop before ";"
+        re.escape(n.rstrip(".")) + (r"\.?" if n.endswith(".") else "")
+        for n in sorted(names, key=len, reverse=True)
+    )
+    said = rf"(?:\b(?:my|the)\s+(?:[a-z]+\s+)?)?(?:\b(?:{noun})\s+){{0,2}}(?:{name})(?!\w)"
+    branch = re.sub(rf",? (?:my|the) [a-z]+ (?:[a-z]+ )?is (?:{name})(?!\w)", "", branch)
     its = "their" if mention_entity(record) in PEOPLE else "its"
     branch = re.sub(rf"{said}'s\b", its, branch, flags=re.I)
     branch = re.sub(rf"\bthe ((?:[a-z]+ )?[a-z]+) of {said}(?!['\w-])", rf"{its} \1", branch)

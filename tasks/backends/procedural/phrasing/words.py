@@ -365,7 +365,7 @@ def collect_user_facts(steps: list[ChainStep]) -> dict[str, Any]:
 
 def _facts_of(mention: ArgMention) -> list[tuple[str, Any]]:
     if mention.source != "entity_id":  # "weight in kg", not "weight kg"
-        return [(field_noun(mention.name), mention.value)]
+        return [] if mention.described else [(field_noun(mention.name), mention.value)]
     if mention.described or mention.signed_in:  # the agent finds the id: the task says which
         return []  # record, or it is the speaker's own (the session shows it)
     entity = mention_entity(mention)

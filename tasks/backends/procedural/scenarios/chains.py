@@ -79,6 +79,8 @@ class Condition:
     holds: bool
     otherwise: ChainStep
     untaken: dict[str, Any]  # the state ``otherwise`` would have made from the initial state
+    # the threshold is a mark the number is brought to: each branch moves it by the difference
+    target: bool = False
 
 
 @dataclass

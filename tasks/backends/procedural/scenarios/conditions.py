@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envmill.schemas.answers import ExpectedAnswer
@@ -70,6 +71,7 @@ class ConditionalSampler(_ChainSampler):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.otherwise: tuple[ChainStep, dict[str, Any]] | None = None
+        self.mark: Mark | None = None
 
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         """A few pairs of branches are tried: most pairs make no policy together ("void the
@@ -144,6 +146,7 @@ class ConditionalSampler(_ChainSampler):
             return False
         arguments[arg.name] = other.arguments[record.name]
         in_round_numbers(manifest, arguments)
+        self.mark = _aim(manifest, arguments, other, self.state)
         return True
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
@@ -164,7 +167,7 @@ class ConditionalSampler(_ChainSampler):
     def _kept(self, step: ChainStep) -> None:
         if len(self.chain.steps) != 1 or self.otherwise is None:
             return
-        condition, read = self._condition(step)
+        condition, read = self._aimed(step, self.mark) if self.mark else self._condition(step)
         if condition is None:
             return
         step.condition = condition
@@ -201,8 +204,8 @@ class ConditionalSampler(_ChainSampler):
             field = self.rng.choice(fields)
             holds, op = self.rng.random() < 0.5, self.rng.choice((">=", "<"))
             moved = _moved_by(step, other, [attr, mention.value, field])
-            if moved is not None and any(_undoes(b) for b in (step, other)):
-                continue  # "arrears under $3,000: terminate the lease": no one's policy
+            if _no_policy(step, other, [attr, mention.value, field]):
+                continue
             if moved is not None:  # "below 30, restock it": the branch for low values raises it
                 by_taken, raises = moved
                 holds = by_taken == ((op == "<") == raises)
@@ -223,6 +226,34 @@ class ConditionalSampler(_ChainSampler):
             return condition, read
         return None, None
 
+    def _aimed(self, step: ChainStep, mark: Mark) -> tuple[Condition | None, Any]:
+        """The condition of branches aimed at a mark (``_aim``): the number is below the mark
+        and the taken branch adds the difference, or above it and the branch takes the excess
+        away; each branch's amount is said as that ("add the difference to their retainer")."""
+        assert self.otherwise is not None
+        other, untaken = self.otherwise
+        for mention in step.mentions:
+            if mention.entity != step.manifest.entity or not self._readable(mention):
+                continue
+            path = [self.compiled.entity_attrs[mention.entity or ""], mention.value, mark.field]
+            value = _value_at(self.chain.initial_state, path)
+            moved = [c["new"] - c["old"] for c in step.changes if c["path"] == path]
+            getter = self._getter(mention.entity)
+            if not _is_number(value) or len(moved) != 1 or getter is None:
+                continue
+            if abs(value + moved[0] - mark.value) > 0.005:
+                continue
+            for branch in (step, other):
+                said = "the difference" if mark.raises == (branch is step) else "the excess"
+                branch.mentions = [
+                    replace(m, described=said) if m.name == mark.amount(branch) else m
+                    for m in branch.mentions
+                ]
+            read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
+            op = "<" if mark.raises else ">="
+            return Condition(mention, mark.field, op, mark.value, True, other, untaken, True), read
+        return None, None
+
     def _readable(self, mention: ArgMention) -> bool:
         """An existing record with a number field and a get tool an agent can read it with."""
         if mention.source != "entity_id" or not mention.entity:
@@ -234,6 +265,78 @@ class ConditionalSampler(_ChainSampler):
 
     def _getter(self, entity: str | None) -> ToolManifest | None:
         return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A round number the branches bring a field to: the taken one ``raises`` it to the mark
+    from below (adding the difference), or lowers it from above (taking the excess away)."""
+
+    field: str
+    value: float
+    raises: bool
+    amounts: tuple[tuple[str, str], ...]  # (tool, its amount argument) of each branch
+
+    def amount(self, branch: ChainStep) -> str | None:
+        return dict(self.amounts).get(branch.manifest.tool)
+
+
+MARK_BEYOND = (1.15, 0.85)  # the mark lies this far past the number, then rounds outward
+
+
+def _aim(
+    manifest: ToolManifest, arguments: dict[str, Any], other: ChainStep, state: dict[str, Any]
+) -> Mark | None:
+    """Branches that move one money field of the record in opposite directions (a deposit
+    and a refund on a retainer) aim at a mark: the taken branch's amount becomes the difference
+    between the field and a round number past it, so the request is "bring it to $8,000" and
+    each amount has its reason (raters read "if below $8,000, add $20; if not, refund $400" as
+    a logic puzzle). None when the branches are of another shape."""
+    moves = [  # of the record both act on (a transfer moves the receiving account's too)
+        c
+        for c in other.changes
+        if len(c.get("path", [])) == 3
+        and c["path"][1] in arguments.values()
+        and _is_number(c.get("old"))
+        and _is_number(c.get("new"))
+    ]
+    ours = _money_args(manifest, arguments)
+    theirs = _money_args(other.manifest, other.arguments)
+    if len(moves) != 1 or len(ours) != 1 or len(theirs) != 1:
+        return None
+    attr, record_id, field = moves[0]["path"]
+    value = _value_at(state, [attr, record_id, field])
+    if not _is_number(value) or value <= 0:
+        return None
+    raises = moves[0]["new"] < moves[0]["old"]  # the other branch lowers it: ours raises it
+    mark = round_up(value * MARK_BEYOND[0]) if raises else round_down(value * MARK_BEYOND[1])
+    amount = round(abs(mark - value), 2) if mark else 0.0
+    arg = ours[0]
+    if amount < 1 or (arg.maximum is not None and amount > arg.maximum):
+        return None
+    if arg.source == "int":
+        return None  # a count moved to a mark: a whole-number difference is a coincidence
+    arguments[arg.name] = amount
+    amounts = ((manifest.tool, arg.name), (other.manifest.tool, theirs[0].name))
+    return Mark(field, float(mark or 0), raises, amounts)
+
+
+def _money_args(manifest: ToolManifest, arguments: dict[str, Any]) -> list[Any]:
+    return [
+        a
+        for a in manifest.args
+        if a.source == "float" and a.name in arguments and is_money(a.name, arguments[a.name])
+    ]
+
+
+def _no_policy(taken: ChainStep, other: ChainStep, path: list) -> bool:
+    """Branches no one would pair on this number: moves both ways with amounts chosen apart
+    ("below $8,000, add $20; if not, refund $400": ``_aim`` pairs them by a mark instead), or
+    an ending for a number that moves ("arrears under $3,000: terminate the lease")."""
+    moves = _moves(taken, other, path)
+    if len({raises for _, raises in moves}) > 1:
+        return True
+    return bool(moves) and any(_undoes(b) for b in (taken, other))
 
 
 def _undoes(branch: ChainStep) -> bool:
@@ -437,12 +540,16 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     )
     said_value = say(condition.field, value)
     limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
-    test = (
-        f"which meets the {limit} you set"
-        if value >= condition.threshold
-        else f"below the {limit} you set"
-    )
-    branch = "so I went ahead" if condition.holds else "so I went with your other option"
+    if condition.target:  # "above the $150 you want, so I took off the excess" ("up to": a hedge)
+        test = f"{'below' if condition.op == '<' else 'above'} the {limit} you want"
+        branch = f"so I {'added the difference' if condition.op == '<' else 'took off the excess'}"
+    else:
+        test = (
+            f"which meets the {limit} you set"
+            if value >= condition.threshold
+            else f"below the {limit} you set"
+        )
+        branch = "so I went ahead" if condition.holds else "so I went with your other option"
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
     done = what_changed(chain.initial_state, chain.final_state, known)
     noun = field_noun(condition.field)

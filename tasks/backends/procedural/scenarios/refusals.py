@@ -98,7 +98,8 @@ def find_refusal(
         if (
             error
             and reasons
-            and not _someone_elses(compiled, manifest, arguments, error, state)
+            and _in_the_policy(rule, error)
+            and not _not_theirs_to_ask(compiled, manifest, arguments, error, state)
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
         ):
@@ -107,18 +108,29 @@ def find_refusal(
     return None
 
 
-def _someone_elses(
+def _in_the_policy(rule: Any, error: str) -> bool:
+    """Whether the system message states the rule the refusal rests on: a precondition with a
+    rule's words, or who may use the tool. A status move the tool's own machine forbids ("I can
+    only refund a valid ticket order") is in no policy the agent was given, and raters read the
+    refusal as resting on a rule from nowhere (round 24)."""
+    return bool(rule is not None and rule.rule) or bool(ROLE_SAID.match(error.replace("_", " ")))
+
+
+def _not_theirs_to_ask(
     compiled: CompiledEnvironment,
     manifest: ToolManifest,
     arguments: dict[str, Any],
     error: str,
     state: dict[str, Any],
 ) -> bool:
-    """A role refusal for a record of another client than the one signed in (a sender asking
-    to confirm the delivery of another sender's shipment): the premise makes no sense, and the
-    reply could not say whose it is (a rater's worst item)."""
+    """A role refusal a client would never ask for: staff work on a record that is not the
+    signed-in client's own (a passenger asking to delay a flight, a sender confirming another
+    sender's delivery; raters' worst items). A client asks staff's help with their own booking,
+    order or request; a member of staff may well try what only a manager may."""
     you = state.get("acting_id")
     if not isinstance(you, str) or "-" not in you or not ROLE_SAID.match(error.replace("_", " ")):
+        return False
+    if state.get("acting_role") not in plan_environment(compiled.spec, compiled.seed).entity_roles:
         return False
     prefix = you.split("-")[0] + "-"
     for arg in manifest.args:
@@ -126,10 +138,9 @@ def _someone_elses(
             continue
         records = state.get(compiled.entity_attrs.get(arg.entity or "", ""), {})
         record = records.get(arguments[arg.name]) if isinstance(records, dict) else None
-        owners = _owners(record, prefix, state)
-        if owners and you not in owners:
-            return True
-    return False
+        if arguments[arg.name] == you or you in _owners(record, prefix, state):
+            return False
+    return True
 
 
 def _owners(record: Any, prefix: str, state: dict[str, Any], depth: int = 2) -> set[str]:
@@ -391,10 +402,16 @@ def _refusal(
     clause = phrase_step(step, rng, voice=voice)
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
-    reason = _by_name(spoken_reason(error, policy, _action(compiled, manifest.tool)), mentions)
-    answer = rng.choice(words("refusals", "answers")).format(reason=reason)
-    offer = next_step(error)
-    if offer and _offer_holds(episode, manifest.tool, arguments, error, state):
+    own = _not_yours(error, mentions)
+    if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
+        reason, offer = own
+    else:
+        reason = spoken_reason(error, policy, _action(compiled, manifest.tool))
+        offer = next_step(error)
+        if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
+            offer = None
+    answer = rng.choice(words("refusals", "answers")).format(reason=_by_name(reason, mentions))
+    if offer:
         answer = f"{answer} {offer}"
     record = refusal_record(
         manifest.tool,
@@ -412,11 +429,59 @@ def _refusal(
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
 
 
+# "… resident RES-1 may act only on their own records; this one belongs to resident RES-6"
+OWN_ONLY_PARTS = re.compile(
+    r"^Permission denied: (?P<role>\w[\w ]*?) (?P<you>\S+) may act only on their own records"
+    r"(?:; this one belongs to (?P<owner>\w[\w ]*?) (?P<other>[^\s;]+?))?\.?$",
+    re.I,
+)
+
+
+def _not_yours(error: str, mentions: list[ArgMention]) -> tuple[str, str | None] | None:
+    """An ownership refusal that says whose record it is and what to do: "This is for resident
+    Kenneth Hill (RES-00006), but you're signed in as a different resident …; if you are Kenneth
+    Hill, please sign in …" (round 23 read "you can act only on your own records", naming no
+    record and no way on, as robotic). Another client is named only when the user named them."""
+    found = OWN_ONLY_PARTS.match(error.strip())
+    if not found:
+        return None
+    role = found["role"].replace("_", " ").lower()
+    owner = (found["owner"] or "").replace("_", " ").lower()
+    named = next((m for m in mentions if str(m.value) == found["other"]), None)
+    if named is not None and owner:
+        reason = (
+            f"This is for {owner} {found['other']}, but you're signed in as a different {role}, "
+            "so I don't have permission to do it from this account"
+        )
+        if named.by_label and named.label:
+            return reason, f"If you are {named.label}, please sign in to your own account first."
+        return reason, "If that's your account, please sign in to it first."
+    record = next((m for m in mentions if m.source == "entity_id"), None)
+    what = "That record"
+    if record is not None:
+        what = f"{(record.entity or '').replace('_', ' ').capitalize()} {record.value}".strip()
+    whose = f"another {owner}" if owner else "someone else"
+    return (
+        f"{what} belongs to {whose}: you're signed in as {_a(role)}, and I can only act on "
+        "your own records",
+        None,
+    )
+
+
 def _action(compiled: CompiledEnvironment, tool: str) -> str:
-    """What the refused tool does, in its description's words ("check a guest out")."""
+    """What the refused tool does, in its description's words ("check a guest out"); with
+    none, its verb on "it" when its name is that verb and the record's noun ("cancel_leave" on
+    a leave request: "cancel it"), else nothing ("that")."""
     plan = plan_environment(compiled.spec, compiled.seed)
-    doc = next((t.op.doc for t in plan.tools if t.name == tool), "") or ""
-    return described_clause(tool, doc) or ""  # no words: "that"
+    found = next((t for t in plan.tools if t.name == tool), None)
+    if found is None:
+        return ""
+    clause = described_clause(tool, found.op.doc or "")
+    if clause:
+        return clause
+    verb, *noun = tool.split("_")
+    title = plan.entity(found.op.entity).title.lower().split() if found.op.entity else []
+    return f"{verb} it" if len(noun) == 1 and title[:1] == noun else ""
 
 
 def _by_name(reason: str, mentions: list[ArgMention]) -> str:
@@ -657,7 +722,7 @@ def _only_while(fact: str, allowed: str, action: str = "") -> str:
     record's refusal reads the same each time; with the ``action`` the user asked for, in its
     tool's words ("I can only check a guest out while it is checked in"), not "that"."""
     noun = fact.split(" ")[0].lower()  # "Pay run RUN-1 …": the action must be about a pay run
-    if not re.search(rf"\b{re.escape(noun)}\b", action):
+    if not action.endswith(" it") and not re.search(rf"\b{re.escape(noun)}\b", action):
         action = ""  # "vehicle VH-1 is on trip; I can only start a work order while it …"
     if any(re.search(rf"\b{re.escape(a)}\b", action) for a in allowed.split(" or ")):
         return f"{fact}, and I can only {action}"  # "… deny a claim under review"

@@ -7,7 +7,7 @@ import pytest
 
 from envmill.tasks.backends.procedural.catalog import load_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-from envmill.tasks.backends.procedural.scenarios.refusals import _someone_elses, next_step
+from envmill.tasks.backends.procedural.scenarios.refusals import _not_theirs_to_ask, next_step
 from envmill.tasks.core.instructions import past_participle
 from envmill.tasks.rollout.closing import closing_message
 
@@ -112,7 +112,16 @@ def test_no_role_refusal_for_an_inspection_of_another_residents_request():
         f"Permission denied: the signed-in role 'resident' may not use {manifest.tool}; "
         "only dispatcher may"
     )
-    assert _someone_elses(compiled, manifest, {"inspection_id": "INS-00001"}, error, state)
+    asked = {"inspection_id": "INS-00001"}
+    assert _not_theirs_to_ask(compiled, manifest, asked, error, state)
+    theirs = {**state, "acting_id": "RES-00004"}  # their own request's inspection: they may ask
+    assert not _not_theirs_to_ask(compiled, manifest, asked, error, theirs)
+    # round 23, a passenger delaying a flight: a record no client owns is staff's business
+    no_one = {**state, compiled.entity_attrs["service_request"]: {}}
+    assert _not_theirs_to_ask(compiled, manifest, asked, error, no_one)
+    # a member of staff trying what another role may is a premise a person has
+    staff = {**state, "acting_role": "dispatcher", "acting_id": "DSP-01"}
+    assert not _not_theirs_to_ask(compiled, manifest, asked, error, staff)
 
 
 def _reference_closing(tool, description, record, rid, coll, args):

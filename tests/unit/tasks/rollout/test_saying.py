@@ -120,3 +120,27 @@ def test_what_is_not_one_seen_value_is_not_said_back():
         [{"data": [{"employee_id": "E-2", "name": "Bob", "manager_id": "E-1"}]}],
     )
     assert "Bob (E-1)" not in managed, managed
+
+
+def test_a_given_value_takes_the_place_of_its_noun_and_a_new_account_is_for_its_holder_once():
+    """Round 23: "create a city services account for Tracy Miller for a resident" and "a
+    report of a problem at an address (…, address 115 Pruitt Fork, …)"."""
+    sight = Sight()
+    sight.hear("An account for Tracy Miller, south district; a trash request at 115 Pruitt Fork.")
+    account = {"name": "Tracy Miller", "district": "south"}
+    said = say_action(
+        SolutionStep(tool="create_resident_account", arguments=account),
+        "Create a city services account for a resident.",
+        sight,
+        [],
+    )
+    assert said == "create a city services account for Tracy Miller (district south)", said
+    report = {"resident_id": "RES-9", "category": "trash", "address": "115 Pruitt Fork"}
+    said = say_action(
+        SolutionStep(tool="report_problem", arguments=report),
+        "Log a resident's report of a problem at an address.",
+        sight,
+        [],
+        records={"RES-9": {"name": "Tracy Miller"}},
+    )
+    assert said == "log a resident's report of a problem at 115 Pruitt Fork (category trash)", said

@@ -1,32 +1,105 @@
-"""A conditional whose branches move the tested number in opposite directions says why one
-would ask it (raters, every round: "conditionals read as logic puzzles")."""
+"""A conditional whose branches move the tested number in opposite directions aims at a mark:
+"I'd like the retainer to be $8,000: if it is below that, add the difference; if it is above,
+refund the excess" (round 23 read "if below $8,000, add $20; if not, refund $400" as a logic
+puzzle with amounts from nowhere)."""
 
 from __future__ import annotations
 
-from envmill.tasks.backends.procedural.manifest import ToolManifest
-from envmill.tasks.backends.procedural.phrasing.task import _balances
+import random
+
+from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.task import conditional_clause
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
+from envmill.tasks.backends.procedural.scenarios.conditions import _aim, _no_policy
+from envmill.tasks.certify.grounding import Sight
+
+PATH = ["clients", "C-1", "retainer_balance"]
+CLIENT = ArgMention("client_id", "C-1", "entity_id", "client", "Ann Lee", "name", True)
 
 
-def _step(tool: str, old: float, new: float) -> ChainStep:
-    manifest = ToolManifest(tool=tool, kind="state_change", entity="client")
-    change = {
-        "op": "change",
-        "path": ["clients", "C-1", "retainer_balance"],
-        "old": old,
-        "new": new,
-    }
-    return ChainStep(manifest, {"client_id": "C-1"}, [], [change])
+def _tool(name: str, phrase: str) -> ToolManifest:
+    args = [
+        ArgManifest(name="client_id", source="entity_id", entity="client"),
+        ArgManifest(name="amount", source="float"),
+    ]
+    return ToolManifest(
+        tool=name, kind="state_change", entity="client", args=args, phrases=[phrase]
+    )
 
 
-def _condition(otherwise: ChainStep) -> Condition:
-    record = ArgMention("client_id", "C-1", "entity_id", "client", "Ann Lee", "name", True)
-    return Condition(record, "retainer_balance", "<", 700.0, True, otherwise, {})
+def _step(tool: ToolManifest, amount: float, old: float, new: float) -> ChainStep:
+    change = {"op": "change", "path": PATH, "old": old, "new": new}
+    mentions = [CLIENT, ArgMention("amount", amount, "float")]
+    return ChainStep(tool, {"client_id": "C-1", "amount": amount}, mentions, [change])
 
 
-def test_opposite_moves_balance_and_a_deferral_does_not():
-    top_up, refund = _step("add_retainer", 400, 700), _step("refund_retainer", 400, 150)
-    assert _balances(top_up, _condition(refund))
-    assert not _balances(top_up, _condition(_step("add_retainer", 400, 650)))
-    flag = ChainStep(ToolManifest(tool="flag", kind="state_change", entity="client"), {}, [], [])
-    assert not _balances(top_up, _condition(flag))  # one branch leaves the number alone
+TOP_UP = _tool("add_retainer", "add {amount} to the retainer of {client_id}")
+REFUND = _tool("refund_retainer", "refund {amount} of the retainer of {client_id}")
+STATE = {"clients": {"C-1": {"client_id": "C-1", "retainer_balance": 6313.30}}}
+
+
+def test_a_deposit_against_a_refund_is_aimed_at_a_round_mark_above_the_balance():
+    refund = _step(REFUND, 400.0, 6313.30, 5913.30)  # the branch not taken lowers it
+    arguments = {"client_id": "C-1", "amount": 20.0}
+    mark = _aim(TOP_UP, arguments, refund, STATE)
+    assert mark is not None and mark.raises and mark.field == "retainer_balance"
+    assert mark.value > 6313.30 and mark.value % 500 == 0  # round, past the balance
+    assert abs(arguments["amount"] - (mark.value - 6313.30)) < 0.005  # the difference
+    assert mark.amount(refund) == "amount"
+
+
+def test_branches_moving_the_number_both_ways_without_a_mark_make_no_policy():
+    top_up, refund = _step(TOP_UP, 20, 6313.30, 6333.30), _step(REFUND, 400, 6313.30, 5913.30)
+    assert _no_policy(top_up, refund, PATH)
+    assert not _no_policy(top_up, _step(TOP_UP, 50, 6313.30, 6363.30), PATH)
+
+
+def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
+    taken = _step(TOP_UP, 1686.70, 6313.30, 8000.0)
+    other = _step(REFUND, 400.0, 6313.30, 5913.30)
+    taken.mentions[1] = ArgMention("amount", 1686.70, "float", described="the difference")
+    other.mentions[1] = ArgMention("amount", 400.0, "float", described="the excess")
+    condition = Condition(CLIENT, "retainer_balance", "<", 8000.0, True, other, {}, target=True)
+    text = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
+    assert text.startswith("I'd like Ann Lee's retainer balance to be $8,000: if it is below"), text
+    assert "add the difference to" in text and "refund the excess from" in text, text
+    assert "1,686.70" not in text and "$400" not in text, text
+
+
+def test_the_difference_between_a_figure_the_user_gave_and_one_read_is_grounded():
+    sight = Sight()
+    sight.hear("I'd like the retainer to be $8,000.")
+    sight.read_value({"retainer_balance": 6313.30})
+    assert sight.sees(1686.70)  # 8,000 less what was read
+    assert not sight.sees(1234.56)  # a guess
+    unheard = Sight()
+    unheard.read_text("The retainer target is $8,000.")  # the system message: not the user's
+    unheard.read_value({"retainer_balance": 6313.30})
+    assert not unheard.sees(1686.70)
+
+
+def test_a_goal_names_the_speakers_own_record_as_theirs():
+    """Round 23: a signed-in guest's goal read "change the phone of a guest"."""
+    from envmill.tasks.backends.procedural.phrasing.task import fill_template
+
+    guest = ArgMention("guest_id", "GST-2", "entity_id", "guest", "Gary Rogers", signed_in=True)
+    assert fill_template("change the phone of {guest_id}", [guest], True) == "change my phone"
+    assert fill_template("update {guest_id.label}'s email", [guest], True) == "update my email"
+    booked = fill_template("book a room for the guest {guest_id}", [guest], True)
+    assert booked == "book a room for me"
+    other = ArgMention("guest_id", "GST-3", "entity_id", "guest", "Ann Lee")
+    assert fill_template("change the phone of {guest_id}", [other], True) == (
+        "change the phone of the guest"
+    )
+
+
+def test_a_branch_aimed_at_a_mark_hands_no_money_over():
+    """Round 24: "here's the difference towards the retainer" when the user hands nothing over."""
+    from envmill.tasks.backends.procedural.phrasing.task import _branch
+
+    paying = _tool("add_retainer", "here's {amount} towards the retainer of {client_id}")
+    paying.phrases.append("add {amount} to the retainer of {client_id}")
+    step = _step(paying, 1686.70, 6313.30, 8000.0)
+    step.mentions[1] = ArgMention("amount", 1686.70, "float", described="the difference")
+    said = {_branch(step, random.Random(seed), None, True).lead() for seed in range(8)}
+    assert all(not s.startswith("here's") for s in said), said

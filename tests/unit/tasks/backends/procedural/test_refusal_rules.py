@@ -127,4 +127,38 @@ def test_a_status_refusal_says_what_was_asked_in_its_tools_words():
     assert said.endswith("and I can only deny a claim under review"), said  # not twice
     on_trip = "Vehicle VH-1 has status 'on_trip'; this needs status available"
     said = spoken_reason(on_trip, action="start a scheduled work order")
-    assert "work order" not in said and "while it is available" in said, said  # another record
+    assert "work order" not in said and said.endswith("available"), said  # another record
+
+
+def test_a_status_refusal_without_the_tools_words_says_what_was_asked_not_what_was_done():
+    """Round 23: "Leave request LR-00006 has been withdrawn, and that can only be done while
+    it is approved" read as the withdrawing being what needs approval."""
+    withdrawn = "Leave request LR-00006 has status 'withdrawn'; this needs status approved"
+    assert spoken_reason(withdrawn, action="cancel it") == (
+        "Leave request LR-00006 has been withdrawn, and I can only cancel it while it is approved"
+    )
+    said = spoken_reason(withdrawn)
+    assert "can only be done" not in said and said.endswith("approved for me to do that"), said
+
+
+def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
+    """Round 23: "You have no permission for that record; you can act only on your own
+    records" named no record and left the user nowhere to go."""
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+    from envmill.tasks.backends.procedural.scenarios.refusals import _by_name, _not_yours
+
+    error = (
+        "Permission denied: resident RES-00001 may act only on their own records; "
+        "this one belongs to resident RES-00006"
+    )
+    kenneth = ArgMention("resident_id", "RES-00006", "entity_id", "resident", "Kenneth Hill",
+                         "name", by_label=True)  # fmt: skip
+    reason, offer = _not_yours(error, [kenneth])
+    assert _by_name(reason, [kenneth]).startswith("This is for resident Kenneth Hill (RES-00006)")
+    assert "signed in as a different resident" in reason and "RES-00001" not in reason
+    assert offer == "If you are Kenneth Hill, please sign in to your own account first."
+    request = ArgMention("service_request_id", "SR-000004", "entity_id", "service_request")
+    reason, offer = _not_yours(error, [request])  # a record the user gave by id: not whose
+    assert reason.startswith("Service request SR-000004 belongs to another resident") and not offer
+    assert "RES-00006" not in reason
+    assert _not_yours("Event EV-5 has status 'draft'; this needs status on_sale", []) is None
