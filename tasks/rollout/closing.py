@@ -436,7 +436,7 @@ def _moved_by(change: dict[str, Any]) -> float | None:
 def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: int) -> str:
     """ "the phone of member Ann is now 555", "I've changed member Ann's phone to 555"; after the
     first field, "its"/"their" ("and their earnings are now $273.38")."""
-    verb = "are" if is_plural(field.split(" ")[0]) else "is"  # "its spots left are now 23"
+    verb = "are" if _plural_field(field) else "is"  # "its spots left are now 23"
     if noun == "you":  # "your address is now …", "I've updated your address to …"
         if index or pick % 2:
             return f"your {field} {verb} now {value}"
@@ -448,6 +448,17 @@ def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: i
     if pick % 3 == 1:
         return f"{_field_of(noun, field)} {verb} now {value}"
     return f"I've {('changed', 'updated')[pick // 3 % 2]} {_field_of(noun, field)} to {value}"
+
+
+FIELD_PREPOSITIONS = frozenset("since of per in at on for from to after before until".split())
+
+
+def _plural_field(field: str) -> bool:
+    """A field said in the plural: its first word ("spots left") or the noun before its first
+    preposition ("running hours since the last service": round 24 read "… is now 0")."""
+    words = field.split() or [""]
+    head = next((i for i, w in enumerate(words) if w in FIELD_PREPOSITIONS), len(words))
+    return is_plural(words[0]) or (head > 0 and is_plural(words[head - 1]))
 
 
 def _field_of(noun: str, field: str) -> str:

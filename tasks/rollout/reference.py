@@ -57,6 +57,12 @@ CONFIRM_QUESTIONS = (
     "Before I {actions}, can you confirm that's what you want?",
     "I'm ready to {actions}. Do you want me to go ahead?",
 )
+# several changes, one after another: "Before I register a new patient, Jack Hogan (…) and
+# book an appointment …, can you confirm" read as one run-on sentence (round 24)
+CONFIRM_STEPS = (
+    "Here's what I'll do: first {first}; then {rest}. Shall I go ahead?",
+    "To confirm, I'll {first}, and then {rest}. Is that right?",
+)
 MAX_CONFIRMED = 3  # changes named in one confirmation
 MAX_LISTED = 4  # same-named records the agent lists when it asks which one is meant
 PARTICLES = frozenset({"in", "out", "off", "up", "down", "back", "over"})
@@ -136,23 +142,13 @@ def reference_messages(
         changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
         confirming = conversational and not confirmed and changes and changes[0] is steps[index][0]
         needed = ledger.needed_for(steps[index][0])
-        for pair in [
-            *choosing_facts(ledger, steps[index][0], earlier),
-            *(_plain_facts(ledger, changes[1:]) if confirming else []),  # all, before the yes
-        ]:
+        for pair in choosing_facts(ledger, steps[index][0], earlier):
             if all(pair[1] is not fact for _, fact in needed):
                 needed.append(pair)
-        if needed:
-            listed = namesakes_listed(needed, steps[index][0], earlier)
-            after_results = messages[-1]["role"] == "tool"
-            question, answer = ask_and_answer(needed, turn, listed, after_results)
-            turn += 1
-            ledger.hear(answer, [fact for _, fact in needed])
-            sight.hear(answer)
-            messages += [
-                {"role": "assistant", "content": question},
-                {"role": "user", "content": answer},
-            ]
+        # every change's facts before the yes, asked change by change: one question naming
+        # seven fields read as a form to fill in (round 24)
+        later = [_plain_facts(ledger, [c]) for c in changes[1:]] if confirming else []
+        turn = _ask_each([needed, *later], ledger, sight, messages, turn, steps[index][0], earlier)
         if confirming:
             confirmed = True  # once, before the first change, for every change to come
             messages += [
@@ -251,6 +247,34 @@ def _plain_facts(ledger: FactLedger, steps: list[SolutionStep]) -> list[tuple[st
     return found
 
 
+def _ask_each(
+    groups: list[list[tuple[str, Fact]]],
+    ledger: FactLedger,
+    sight: Sight,
+    messages: list[dict[str, Any]],
+    turn: int,
+    step: SolutionStep,
+    earlier: list[dict[str, Any]],
+) -> int:
+    """Ask each group of facts the user has not given yet, a question and its answer apiece,
+    onto ``messages``; the next turn's number."""
+    for group in groups:
+        group = [pair for pair in group if pair[1].key not in ledger.revealed]
+        if not group:
+            continue
+        listed = namesakes_listed(group, step, earlier)
+        after_results = messages[-1]["role"] == "tool"
+        question, answer = ask_and_answer(group, turn, listed, after_results)
+        turn += 1
+        ledger.hear(answer, [fact for _, fact in group])
+        sight.hear(answer)
+        messages += [
+            {"role": "assistant", "content": question},
+            {"role": "user", "content": answer},
+        ]
+    return turn
+
+
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
     """A call that changes something: known only where ``tool_kinds`` says which tools read."""
     return tool_kinds is not None and tool_kinds.get(step.tool, "query") != "query"
@@ -262,7 +286,12 @@ def confirm_question(
     """ "To confirm: I'll cancel order O-12 and change Ann Lee's email address to a@x.org.
     Shall I go ahead?": each change as ``said`` puts it (``saying.say_action``)."""
     actions = [said(step) for step in changes[:MAX_CONFIRMED]]
-    return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(actions=join_words(actions))
+    if len(actions) > 1:
+        first, *rest = actions
+        form = CONFIRM_STEPS[turn % len(CONFIRM_STEPS)]
+        return form.format(first=first, rest="; then ".join(rest) if "first" in form[:20]
+                           else ", and then ".join(rest))  # fmt: skip
+    return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(actions=actions[0])
 
 
 def _without_repeated_reads(

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     NOT_NOUNS,
     TYPE_SYNONYMS,
@@ -48,11 +48,6 @@ from envmill.tasks.core.field_words import field_noun
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
 SPOKEN_VERBS = {"intake": "take in", "onboard": "sign up"}
 # records that are people: "their retainer", not "its"
-PEOPLE = frozenset(
-    """client customer member patient borrower donor farmer student employee tenant owner guest
-    candidate sender driver passenger subscriber user applicant taxpayer resident adjuster agent
-    instructor doctor vet technician supplier policyholder claimant volunteer""".split()
-)
 PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
 OPENERS = tuple(words("requests", "openers"))
 CLOSERS = tuple(words("requests", "closers"))
@@ -347,9 +342,10 @@ def conditional_clause(
     if condition.target:  # each branch moves the number by its distance to the mark
         below, above = (then, otherwise) if condition.op == "<" else (otherwise, then)
         subject = condition_subject(record, field_noun(condition.field), vague=vague)
+        lead = MARK_LEADS[0] if vague else rng.choice(MARK_LEADS)  # a goal: the user's own
         body = (
-            f"I'd like {subject} to be {shown(condition.field, condition.threshold)}: if it is "
-            f"below that, {as_it(below.lead(), record)}; if it is above, "
+            f"{lead.format(subject=subject, mark=shown(condition.field, condition.threshold))}: "
+            f"if it is below that, {as_it(below.lead(), record)}; if it is above, "
             f"{as_it(above.lead(), record)}"
         )
         return Clause(re.sub(r"\$?\b(the (?:difference|excess))(?: of\b)?", _from, body))
@@ -382,6 +378,9 @@ def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> 
 
 
 MAX_REPHRASES = 6
+# why a balance is brought to a mark: a wish, or what was agreed (round 25: "make the retainer
+# exactly $X" read as synthetic)
+MARK_LEADS = ("I'd like {subject} to be {mark}", "We agreed to keep {subject} at {mark}")
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
 
 
@@ -537,9 +536,12 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
         words = [words[0], article_for(person), person, *words[1:]]
         index += 2
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
-    described = next((m.described for m in step.mentions if m.described), None)
-    if described:  # "assign a courier for the only ready order of Le Petit Bistro"
-        phrase += f" for {described}"
+    which = next((m for m in step.mentions if m.described), None)
+    if which is not None:  # "assign a courier for the only ready order of Le Petit Bistro"
+        noun = re.escape(mention_entity(which))
+        said = re.sub(rf"\b(?:a|an) {noun}\b", str(which.described), phrase, count=1)
+        # "enrol a student in Kathryn Anderson's latest course", not "… in a course for …"
+        phrase = said if said != phrase else f"{phrase} for {which.described}"
     lead = rng.choice(CREATE_LEADS)
     if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
         lead = "I'd like to"

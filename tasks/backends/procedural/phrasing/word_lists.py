@@ -12,6 +12,13 @@ from typing import Any
 
 import yaml
 
+# the kinds of record that are people: named by name ("Jane Doe"), said "their", "them"
+PEOPLE = frozenset(
+    """client customer member patient borrower donor farmer student employee tenant owner guest
+    candidate sender driver passenger subscriber user applicant taxpayer resident adjuster agent
+    instructor doctor vet technician supplier policyholder claimant volunteer""".split()
+)
+
 WORDING_DIR = Path(__file__).resolve().parent.parent / "wording"
 
 

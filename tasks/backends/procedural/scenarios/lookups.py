@@ -82,7 +82,8 @@ class LookupSampler(_ChainSampler):
             if len(siblings) < 2:
                 continue
             options = _only_options(tool, records[value], siblings, value)
-            options += _extreme_options(records[value], siblings, value) if parent else []
+            now = str(self.state.get("current_time") or "")[:10]
+            options += _extreme_options(records[value], siblings, value, now) if parent else []
             self.rng.shuffle(options)
             for option in options:
                 text = self._try_filtered(tool, parent, records[value], value, option, calls)
@@ -213,7 +214,7 @@ def _only_options(tool: ToolManifest, record: dict, siblings: dict, value: Any) 
     return options
 
 
-def _extreme_options(record: dict, siblings: dict, value: Any) -> list:
+def _extreme_options(record: dict, siblings: dict, value: Any, today: str = "") -> list:
     """Time fields in which ``record`` holds the one latest or earliest value of its siblings:
     one a participle stamps ("my most recently placed order"), or any when the record is the
     latest (earliest) by every time it has, so "my latest appointment" cannot mean another
@@ -232,7 +233,7 @@ def _extreme_options(record: dict, siblings: dict, value: Any) -> list:
         how = {"most": "latest", "least": "earliest", None: None}[extreme]
         if how and _done_at(name):
             options.append((how, name))
-        elif how and set(extremes.values()) == {extreme}:
+        elif how and set(extremes.values()) == {extreme} and not _to_come(siblings, name, today):
             options.append((f"{how}_any", name))
     return options  # nobody picks "the account with the smallest balance" without a reason
 
@@ -262,6 +263,12 @@ def _done_at(field: str) -> str | None:
         return None
     stem = found[1]
     return stem if stem.endswith("ed") or stem in status_lists()["irregular"] else None
+
+
+def _to_come(siblings: dict, field: str, today: str) -> bool:
+    """Some of the records' times are still to come: "her most recent course" could then be the
+    last begun or the last to begin (round 24), so no one names a record so."""
+    return bool(today) and any(str(r.get(field) or "")[:10] >= today for r in siblings.values())
 
 
 def _comparable(value: Any) -> Any:

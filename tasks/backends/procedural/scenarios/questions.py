@@ -71,7 +71,7 @@ class Question:
         """The question as the record's owner asks it ("my account …", answered "your …")."""
         if not self.subject:
             return self
-        asked = self.text.replace(self.subject, f"my {self.subject}")
+        asked = self.text.replace(self.subject, f"my {self.subject.removeprefix('the ')}")
         told = self.answer.replace(self.subject, f"your {self.subject}")
         told = told.replace(_capital(self.subject), f"Your {self.subject}")  # a sentence's start
         told = told[:1].upper() + told[1:]
@@ -162,7 +162,7 @@ def ask_field(
         are="is" if value == 1 else "are",
     )
     status = record.get("status")
-    if name != "status" and isinstance(status, str) and is_finished(compiled, entity, state, rid):
+    if name != "status" and isinstance(status, str) and _worth_noting(compiled, entity, state, rid):
         # "the price is $169.00" of a cancelled booking leaves out what matters most
         answer += f" Note that {where_it_stands('it', words_of(status))}."
     expected = expected_answer(
@@ -249,6 +249,25 @@ def ask_aggregate(
             rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words
         )
     return None
+
+
+# a status that changes what the value is worth to the asker: "the price is $14.00" of a dish
+# that is sold out (round 24: "the reply leaves out that the item is sold_out")
+UNAVAILABLE = re.compile(
+    r"^(?:sold_out|out_of_stock|unavailable|suspended|frozen|blocked|on_hold|inactive|"
+    r"discontinued|expired|overdue|closed|full|waitlisted|lapsed|delinquent)$"
+)
+
+
+def _worth_noting(
+    compiled: CompiledEnvironment, entity: str, state: dict[str, Any], rid: Any
+) -> bool:
+    status = ((state.get(compiled.entity_attrs.get(entity, ""), {}) or {}).get(rid) or {}).get(
+        "status"
+    )
+    if isinstance(status, str) and UNAVAILABLE.match(status):
+        return True
+    return is_finished(compiled, entity, state, rid)
 
 
 def _holds_several(compiled: CompiledEnvironment, entity: str | None) -> bool:

@@ -389,11 +389,12 @@ def _refusal(
         subject = name_subject(compiled, episode, state, arg.entity, value)
         mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
         reads[str(value)] = [*subject.steps, *_reads(compiled, episode, subject)]
-    steps = _reads_to_reason(reads, error)
+    mine = OTHER_OWNER.sub("", error)  # another client's file is not read to refuse (round 25)
+    steps = _reads_to_reason(reads, mine)
     if not steps:  # nothing to look at: the refusal would rest on the words alone
         return None
     results = [run_query(episode, s) for s in steps]
-    others = _reads_of_others(compiled, episode, error, steps, results)
+    others = _reads_of_others(compiled, episode, mine, steps, results)
     steps += [read for read, _ in others]
     if not _reason_shown(error, results + [result for _, result in others], arguments):
         return None  # "the retainer balance ($1,153.48) …" that no call showed: unfounded

@@ -7,12 +7,14 @@ episode: a query whose result does not show what the request relies on is not us
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 
@@ -81,8 +83,41 @@ def name_subject(
         if names_id(run_query(episode, step), rid):
             words = words_of(label_field or "name")
             key = words if words.startswith(noun) else f"{noun} {words}"
-            return Subject(entity, rid, f"{noun} {label}", [step], label, key)
+            return Subject(entity, rid, named_by_label(noun, label), [step], label, key)
     return Subject(entity, rid, f"{noun} {rid}")
+
+
+GENERIC_HEADS = frozenset({"item", "record", "entry", "unit", "product"})
+CODE_LIKE = re.compile(r"^[A-Z0-9][A-Z0-9-]*\d[A-Z0-9-]*$")  # "SK331", "PLT-4": "flight SK331"
+
+
+def _name_like(label: str) -> bool:
+    """A name in title case ("Endurance Ride", "The Hidden Life of Cells"), not a line of text
+    ("Data import stuck at 90 percent"), which "the … ticket" around it would bury."""
+    words = label.split()
+    return 0 < len(words) <= MAX_NAME_WORDS and all(
+        w[:1].isupper() or w[:1].isdigit() or w in SMALL_WORDS for w in words
+    )
+
+
+MAX_NAME_WORDS = 6
+SMALL_WORDS = frozenset("of the and a an in on for at to de la".split())
+
+
+def named_by_label(noun: str, label: str) -> str:
+    """A record by its label, as people say it: a person by name ("Jane Doe"), a thing by
+    its name and kind ("the Endurance Ride class", "Hot Desk 7"), a code after its kind
+    ("flight SK331"); never "gym class Endurance Ride" (raters: generator speak)."""
+    head = noun.split()[-1]
+    if noun in PEOPLE or head in PEOPLE:
+        return label
+    if CODE_LIKE.match(label) or not _name_like(label):
+        return f"{noun} {label}"  # "flight SK331"; "ticket Data import stuck at 90 percent"
+    if head in GENERIC_HEADS or label.lower().startswith("the "):
+        return label  # "Beef Pho", not "the Beef Pho item"; never "the The Hidden Life …"
+    if re.search(rf"\b{re.escape(head)}\b", label, re.I):
+        return label  # "Hot Desk 7"
+    return f"the {label} {head}"
 
 
 def _finder(compiled: CompiledEnvironment, entity: str) -> tuple[str, str] | None:

@@ -331,3 +331,12 @@ def test_a_new_record_is_said_by_the_change_that_made_it():
     done = {"LOT-7": "taken in a lot of carrots as lot LOT-7 ($1.50 a kg)"}
     said = closing_message({"lots": {}}, {"lots": {"LOT-7": lot}}, "s", made_by=done)
     assert said.count("LOT-7") == 1 and "as the crop" not in said, said
+
+
+def test_a_plural_field_agrees_with_its_verb_even_with_a_phrase_after_it():
+    """Round 24: "its running hours since the last service is now 0"."""
+    from envmill.tasks.rollout.closing import _plural_field
+
+    assert _plural_field("running hours since the last service")
+    assert _plural_field("spots left") and _plural_field("days of leave")
+    assert not _plural_field("price per kg") and not _plural_field("status")

@@ -329,3 +329,23 @@ def test_the_closing_says_a_new_record_by_the_change_that_made_it():
     closing = reference_messages(spec, report, kinds, words)[-1]["content"]
     assert "I've sold tickets for Modern Dance Festival" in closing, closing
     assert closing.count("TK-9") == 1 and closing.count("$42.00") == 1, closing
+
+
+def test_several_changes_are_confirmed_one_after_another_not_in_one_run_on_clause():
+    """Round 24: "Before I register a new patient, Jack Hogan (…) and book an appointment for
+    the new patient with …, can you confirm that's what you want?"."""
+    from envmill.schemas.scenario import SolutionStep
+    from envmill.tasks.rollout.reference import confirm_question
+
+    steps = [SolutionStep(tool=t, arguments={}) for t in ("register", "book")]
+    words = {"register": "register a new patient, Jack Hogan", "book": "book an appointment"}
+    asked = [confirm_question(steps, lambda s: words[s.tool], turn) for turn in range(2)]
+    assert asked[0] == (
+        "Here's what I'll do: first register a new patient, Jack Hogan; then book an "
+        "appointment. Shall I go ahead?"
+    )
+    assert asked[1].startswith("To confirm, I'll register") and ", and then book" in asked[1]
+    one = confirm_question(steps[:1], lambda s: words[s.tool], 1)
+    assert (
+        one == "Before I register a new patient, Jack Hogan, can you confirm that's what you want?"
+    )

@@ -1,0 +1,47 @@
+"""A record a request names by its label, as people say it (round 24: "How many attended
+bookings does gym class Endurance Ride have?", "the price of menu item Beef Pho")."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.tasks.backends.procedural.scenarios.subjects import named_by_label
+
+
+@pytest.mark.parametrize(
+    ("noun", "label", "said"),
+    [
+        ("gym class", "Endurance Ride", "the Endurance Ride class"),
+        ("machine", "Packaging Line", "the Packaging Line machine"),
+        ("menu item", "Beef Pho", "Beef Pho"),  # a generic kind adds nothing
+        ("desk", "Hot Desk 7", "Hot Desk 7"),  # the name already says the kind
+        ("book", "The Hidden Life of Cells", "The Hidden Life of Cells"),  # never "the The"
+        ("flight", "SK331", "flight SK331"),  # a code after its kind
+        ("customer", "Jane Doe", "Jane Doe"),  # a person by name
+    ],
+)
+def test_a_record_is_named_as_people_name_it(noun, label, said):
+    assert named_by_label(noun, label) == said
+
+
+def test_a_described_record_takes_the_place_of_its_indefinite_noun_in_a_goal():
+    """Round 24: "enroll a student in a course for Kathryn Anderson's most recent course"."""
+    import random
+
+    from envmill.tasks.backends.procedural.manifest import ToolManifest
+    from envmill.tasks.backends.procedural.phrasing.task import create_goal
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+
+    tool = ToolManifest(tool="enroll_in_course", kind="state_change", entity="enrolment")
+    latest = "Kathryn Anderson's latest course"
+    mentions = [
+        ArgMention("student_id", "ST-4", "entity_id", "student"),
+        ArgMention("course_id", "CRS-3", "entity_id", "course", described=latest),
+    ]
+    goal = create_goal(ChainStep(tool, {}, mentions, []), random.Random(1), "staff").body
+    assert goal.endswith("enroll a student in Kathryn Anderson's latest course"), goal
+
+
+def test_a_label_that_is_a_line_of_text_keeps_its_kind_before_it():
+    said = named_by_label("ticket", "Data import stuck at 90 percent")
+    assert said == "ticket Data import stuck at 90 percent"
