@@ -508,15 +508,19 @@ def _note(
     if tool_kinds.get(step.tool) != "query":
         notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
         return notes[pick % len(notes)].format(action=action) if action else None
-    if (pick // 7) % 2:  # half the read notes say what the call is for
-        return _read_note(step.tool) or READ_NOTES[pick % len(READ_NOTES)]
+    if (pick // 7) % 2 or SESSION_READ.search(step.tool):  # half say what the call is for;
+        return _read_note(step.tool) or READ_NOTES[pick % len(READ_NOTES)]  # a session read, all
     return READ_NOTES[pick % len(READ_NOTES)]
+
+
+# a read of who is signed in: "Let me look that up." before it read as a non sequitur (round 25)
+SESSION_READ = re.compile(r"session|signed_in|whoami|current_user")
 
 
 def _read_note(tool: str) -> str | None:
     """A note read from a query's name: "Let me look up the member loans." None for a name of
     one word or one that names no object."""
-    if re.search(r"session|signed_in|whoami|current_user", tool):
+    if SESSION_READ.search(tool):
         return "Let me check who is signed in."
     tool = re.sub(r"_by_\w+$", "", tool)  # "the lots", not "the lots by name"
     verb, _, rest = tool.replace("_", " ").partition(" ")

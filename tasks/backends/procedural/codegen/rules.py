@@ -16,6 +16,7 @@ from envmill.tasks.backends.procedural.codegen.text import error_return, human_l
 from envmill.tasks.backends.procedural.phrasing.words import article_for as article
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
 from envmill.tasks.core.field_words import singular
+from envmill.tasks.core.instructions import past_participle
 
 NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 OP_WORDS = {
@@ -239,9 +240,32 @@ def _field_words(scope: OpScope, pre: Any) -> str:
         title = words_of(resolved.subject.removesuffix("_id"))
     values = " or ".join(words_of(str(v)) for v in pre.values)
     field = words_of(resolved.field)
+    passive = _passive(scope, title, values, pre.kind == "field_in") if field == "status" else None
+    if passive:
+        return passive
     if pre.kind == "field_in":
         return f"You can {action_words(scope)} only when the {title}'s {field} is {values}"
     return f"You cannot {action_words(scope)} when the {title}'s {field} is {values}"
+
+
+def _passive(scope: OpScope, title: str, values: str, only: bool) -> str | None:
+    """ "An event can be rescheduled only while it is draft or on sale", as a policy is written
+    (round 25 read "you can reschedule an event only when the event's status is draft or on
+    sale" as a rule recited); None when the action is not a verb and its object ("check in a
+    guest")."""
+    verb, _, thing = action_words(scope).partition(" ")
+    counted = re.match(r"(?:a|an|the) [a-z]", thing) or re.fullmatch(r"[a-z ]+s", thing)
+    if not counted or len(thing.split()) > MAX_THING_WORDS:  # "tickets", "an event"
+        return None
+    own = singular(thing.split()[-1]) == title.split()[-1]  # the record the action is on
+    plural = not re.match(r"(?:a|an|the) ", thing)  # "tickets", not "a class"
+    subject = ("they are" if plural else "it is") if own else f"the {title} is"
+    done = past_participle(verb)
+    said = f"can be {done} only while" if only else f"cannot be {done} while"
+    return f"{thing[:1].upper()}{thing[1:]} {said} {subject} {values}"
+
+
+MAX_THING_WORDS = 4
 
 
 def _compare_words(scope: OpScope, pre: Any) -> str:

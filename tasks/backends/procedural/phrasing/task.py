@@ -348,7 +348,10 @@ def conditional_clause(
             f"if it is below that, {as_it(below.lead(), record)}; if it is above, "
             f"{as_it(above.lead(), record)}"
         )
-        return Clause(re.sub(r"\$?\b(the (?:difference|excess))(?: of\b)?", _from, body))
+        body = re.sub(r"\$?\b(the (?:difference|excess))(?: of\b)?", _from, body)
+        if voice is None and not vague and record.by_label and record.label:
+            body = _as_the_client(body, subject, record.label, field_noun(condition.field))
+        return Clause(body)
     comparison = say(
         "at_least" if condition.op == ">=" else "below",
         rng,
@@ -382,6 +385,22 @@ MAX_REPHRASES = 6
 # exactly $X" read as synthetic)
 MARK_LEADS = ("I'd like {subject} to be {mark}", "We agreed to keep {subject} at {mark}")
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
+
+
+def _as_the_client(body: str, subject: str, label: str, noun: str) -> str:
+    """Where no one signs in, the client whose balance it is asks for it, saying who they are
+    ("This is Summit Logistics Corp.; we'd like our retainer balance to be $150: …"): staff
+    moving a client's money to a mark of no one's read as unmotivated, from an unknown caller
+    (round 25)."""
+    mark = re.search(r"(?: to be | at )(\S+?):", body)
+    if not subject.startswith(f"{label}'s ") or mark is None:
+        return body
+    own, us = ("our", "we") if COMPANY.search(label) else ("my", "I")
+    branches = re.sub(r"\btheir\b", own, body[mark.end() :])
+    return f"This is {label}; {us}'d like {own} {noun} to be {mark.group(1)}:{branches}"
+
+
+COMPANY = re.compile(r"\b(?:Inc|Corp|LLC|Ltd|Group|Co|Company|Partners|Associates)\b\.?|&")
 
 
 def _from(found: re.Match[str]) -> str:
@@ -431,23 +450,30 @@ def as_it(branch: str, record: ArgMention) -> str:
 
 
 def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:
-    """Join clauses into sentences ("First, …, and then …", "Then, …", "Finally, …")."""
+    """Join clauses into sentences ("First, …, and then …", "Then, …", "Finally, …"), with one
+    "please" to a request (round 25: "Please mark …, and then cancel an appointment, please.")."""
     if len(clauses) == 1:
         return clauses[0].sentence()
     first, *rest = clauses
+    polite = bool(PLEASE.search(first.body))
+    leads = [PLEASE_AFTER.sub("", c.lead()) if polite else c.lead() for c in rest]
     say_first = rng.random() < 0.4 or not first.body[:1].isalpha()  # "First, 139 units of …"
     if all(c.simple for c in clauses) and rng.random() < 0.6:
         if len(clauses) == 2:
             opening = f"First, {first.lead()}" if say_first else first.sentence()[:-1]
-            return f"{opening}, and then {rest[0].lead()}."
-        middle = "".join(f"; then {c.lead()}" for c in rest[:-1])
-        return f"First, {first.lead()}{middle}; and finally {rest[-1].lead()}."
+            return f"{opening}, and then {leads[0]}."
+        middle = "".join(f"; then {lead}" for lead in leads[:-1])
+        return f"First, {first.lead()}{middle}; and finally {leads[-1]}."
     sentences = [f"First, {first.lead()}{first.end}" if say_first else first.sentence()]
-    for index, clause in enumerate(rest):
+    for index, (clause, lead) in enumerate(zip(rest, leads, strict=True)):
         last = index == len(rest) - 1 and len(clauses) >= 3
         connector = rng.choice(LAST_CONNECTORS if last else MIDDLE_CONNECTORS)
-        sentences.append(f"{connector} {clause.lead()}{clause.end}")
+        sentences.append(f"{connector} {lead}{clause.end}")
     return " ".join(sentences)
+
+
+PLEASE = re.compile(r"\bplease\b", re.I)
+PLEASE_AFTER = re.compile(r",?\s*please$", re.I)
 
 
 def choose_opening(steps: list[ChainStep], rng: random.Random, voice: Voice = None) -> str:

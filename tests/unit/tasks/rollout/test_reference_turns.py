@@ -349,3 +349,14 @@ def test_several_changes_are_confirmed_one_after_another_not_in_one_run_on_claus
     assert (
         one == "Before I register a new patient, Jack Hogan, can you confirm that's what you want?"
     )
+
+
+def test_a_read_of_who_is_signed_in_says_so_when_it_has_a_note():
+    """Round 25: "Let me look that up." before a session check."""
+    from envmill.schemas.scenario import SolutionStep
+    from envmill.tasks.rollout.reference import _note
+
+    session = SolutionStep(tool="get_signed_in_user", arguments={})
+    kinds = {"get_signed_in_user": "query"}
+    notes = {_note(pick, session, kinds, None, first=True) for pick in range(60)}
+    assert notes - {None} == {"Let me check who is signed in."}, notes

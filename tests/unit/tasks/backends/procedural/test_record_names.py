@@ -45,3 +45,14 @@ def test_a_described_record_takes_the_place_of_its_indefinite_noun_in_a_goal():
 def test_a_label_that_is_a_line_of_text_keeps_its_kind_before_it():
     said = named_by_label("ticket", "Data import stuck at 90 percent")
     assert said == "ticket Data import stuck at 90 percent"
+
+
+def test_two_requests_joined_ask_please_once():
+    """Round 25: "Please mark a doctor as on leave, and then cancel an appointment, please."."""
+    import random
+
+    from envmill.tasks.backends.procedural.phrasing.task import Clause, compose_clauses
+
+    clauses = [Clause("please mark a doctor as on leave"), Clause("cancel an appointment, please")]
+    said = {compose_clauses(clauses, random.Random(seed)) for seed in range(20)}
+    assert all(s.lower().count("please") == 1 for s in said), said
