@@ -45,7 +45,8 @@ ASKING = (
 TITLES = ("Dr.", "Mr.", "Mrs.", "Ms.", "Mx.", "Prof.", "St.", "Jr.", "Sr.")
 PARTICLES = frozenset("de da del della di du la le van von der den ter bin ibn al el".split())
 INTRODUCTION = re.compile(r"^(?:You are|You're|Your name is)\s+(.+?)\s*([.!])$", re.S)
-NAMED = re.compile(r"\s+(?:named|called)\s+[^,.;!?]+")
+# "a guest named Ann Lee", not "my trip was called off" (round 26: "My trip was; please …")
+NAMED = re.compile(r"\s+(?:named|called)\s+(?=[A-Z\"“'])[^,.;!?]+")
 # lines about how the user behaves, not what they want
 CONDUCT = re.compile(
     r"^(?:When the agent asks|If the agent|Once the agent|The agent\b|If asked\b|"

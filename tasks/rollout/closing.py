@@ -129,7 +129,7 @@ def changed_news(
     labels, shown_as = _labels(final), _labels(final, _shown_as)
     if shown is not None:  # a name no call, result or user message showed would be made up
         labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
-    you = _signed_in(final, shown)
+    you = _signed_in(final, shown) or _introduced(labels, _people(final), said)
     labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
     names = Names(labels, shown_as, _people(final), now, you, made_by or {})
     news = _news(seen, names)
@@ -153,6 +153,19 @@ def _signed_in(state: dict[str, Any], shown: list[Any] | None) -> str | None:
         return None
     own = any(isinstance(c, dict) and isinstance(c.get(you), dict) for c in state.values())
     return you if own else None
+
+
+def _introduced(labels: dict[str, str], people: set[str], said: str) -> str | None:
+    """The person the user said they are ("I'm Laura Molina"), where no one signs in: the
+    reply talks to them, not about them ("I've taken in a lot from Laura Molina" read as the
+    third person to the farmer herself, round 25). None when no one, or two, fit."""
+    found = {
+        rid
+        for rid, label in labels.items()
+        if rid in people
+        and re.search(rf"\b(?:I'm|I am|my name is|this is)\s+{re.escape(label)}\b", said, re.I)
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def changed_numbers(initial: dict[str, Any], final: dict[str, Any]) -> list[float]:

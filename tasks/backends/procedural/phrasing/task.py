@@ -275,7 +275,7 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
             if re.search(r"\b(?:my|your|our)\s+$", before, re.I):  # "my Ann Lee's order"
                 text = re.sub(r"^[^,;]+?'s\s+", "", text)
             return text
-        if vague and mention.signed_in and mention.source == "entity_id":
+        if mention.signed_in and mention.source == "entity_id":
             return ME  # the speaker's own record: "my phone", never "the phone of a guest"
         if vague:
             text = _vague_text(mention)
@@ -297,9 +297,13 @@ ME = "\0me"
 
 
 def _as_mine(text: str) -> str:
-    """ "the phone of ME" → "my phone", "ME's booking" → "my booking", else "me"."""
+    """ "the phone of ME" → "my phone", "ME's booking" → "my booking", else "me"; "I'm ME"
+    goes: the session says who is signed in."""
+    text = re.sub(rf"\s*\b(?:I'm|I am|my name is|this is) {ME}\b[.,;]?", "", text, flags=re.I)
     text = re.sub(
-        rf"\b(?:the|a|an) ((?:[a-z]+ ){{0,2}}[a-z]+) of (?:(?:the|a|an) )?{ME}", r"my \1", text
+        rf"\b(?:the|a|an) ((?:[a-z]+ ){{0,2}}[a-z]+) of (?:(?:the|a|an) )?(?:[a-z]+ )?{ME}",
+        r"my \1",
+        text,
     )
     text = re.sub(rf"(?:\b(?:the|a|an|my) )?{ME}'s\b", "my", text)
     return re.sub(rf"(?:\b(?:the|a|an) (?:[a-z]+ )?)?{ME}", "me", text)

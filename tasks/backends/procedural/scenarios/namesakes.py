@@ -217,4 +217,11 @@ def _hint_key(compiled: CompiledEnvironment, entity: str, field: str, value: obj
     kind = spec.fields.get(field) if spec is not None else None
     if kind is None or not getattr(kind, "values", None) or value in ("none", "other", "unknown"):
         return "disambiguation"  # "(the one with the none loyalty tier)" says nothing
+    if field in PLACES:  # "the one in the east region", not "the one with the east region"
+        return "disambiguation_place"
     return "disambiguation_status" if field == "status" else "disambiguation_enum"
+
+
+PLACES = frozenset(
+    "region district zone area city county neighborhood department branch floor wing ward".split()
+)

@@ -675,7 +675,7 @@ def _has_count(what: str, count: float, only: str) -> str | None:
 def _it_is(words: str) -> str:
     """ "it is", or "they are" after a plural ("the parcels of shipment S-8")."""
     head = re.split(r"\s+of\s+", words.removeprefix("the ").strip())[0].split() or [""]
-    if head[-1] in ("left", "remaining", "available", "due", "owed", "used") and len(head) > 1:
+    if head[-1] in ("left", "remaining", "available", "due", "owed", "used", "free") and head[1:]:
         head = head[:-1]  # "the portions left": the portions
     return "they are" if is_plural(head[-1]) else "it is"
 

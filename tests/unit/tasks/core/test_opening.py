@@ -61,6 +61,10 @@ CASES = [
         "Please let me know when it is done.",
     ),
     ("You are tired. You want to go home.", "I am tired. I want to go home."),
+    (  # round 26: "My trip was; please cancel a reservation."
+        "You are Leslie Coleman. My trip was called off; you want the agent to cancel it.",
+        "My trip was called off; please cancel it.",
+    ),
 ]
 
 

@@ -340,3 +340,14 @@ def test_a_plural_field_agrees_with_its_verb_even_with_a_phrase_after_it():
     assert _plural_field("running hours since the last service")
     assert _plural_field("spots left") and _plural_field("days of leave")
     assert not _plural_field("price per kg") and not _plural_field("status")
+
+
+def test_a_user_who_said_who_they_are_is_told_about_their_own_record_as_you():
+    """Round 25: the farmer who said "I'm Laura Molina" read "… their phone … Laura Molina"."""
+    farmers = {"FRM-5": {"name": "Laura Molina", "phone": "555-0101", "region": "east"}}
+    moved = {"farmers": {"FRM-5": {**farmers["FRM-5"], "phone": "555-0199"}}}
+    before = {"farmers": farmers}
+    mine = closing_message(before, moved, "s2", said="Hi, I'm Laura Molina; my phone changed.")
+    assert "your phone" in mine.lower() or "you" in mine.lower().split(), mine
+    theirs = closing_message(before, moved, "s2", said="Laura Molina's phone changed.")
+    assert "Laura Molina" in theirs and "your" not in theirs.lower(), theirs

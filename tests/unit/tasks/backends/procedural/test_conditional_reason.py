@@ -60,9 +60,13 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     taken.mentions[1] = ArgMention("amount", 1686.70, "float", described="the difference")
     other.mentions[1] = ArgMention("amount", 400.0, "float", described="the excess")
     condition = Condition(CLIENT, "retainer_balance", "<", 8000.0, True, other, {}, target=True)
-    text = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
+    staff = conditional_clause(taken, condition, random.Random(0), vague=False, voice="staff")
+    text = staff.sentence()
     assert text.startswith("I'd like Ann Lee's retainer balance to be $8,000: if it is below"), text
     assert "add the difference to" in text and "refund the excess from" in text, text
+    # where no one signs in, the client asks for their own balance (round 25: "unknown caller")
+    own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
+    assert own.startswith("This is Ann Lee; I'd like my retainer balance to be $8,000:"), own
     assert "1,686.70" not in text and "$400" not in text, text
 
 

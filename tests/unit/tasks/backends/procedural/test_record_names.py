@@ -56,3 +56,19 @@ def test_two_requests_joined_ask_please_once():
     clauses = [Clause("please mark a doctor as on leave"), Clause("cancel an appointment, please")]
     said = {compose_clauses(clauses, random.Random(seed)) for seed in range(20)}
     assert all(s.lower().count("please") == 1 for s in said), said
+
+
+def test_a_namesake_told_apart_by_a_place_is_the_one_in_it():
+    """Round 25: "I mean Cameron Munoz, the one with the east region"."""
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.namesakes import _hint_key
+
+    kinds = {
+        "region": SimpleNamespace(values=["east", "west"]),
+        "plan": SimpleNamespace(values=["team"]),
+    }
+    spec = SimpleNamespace(entities={"driver": SimpleNamespace(fields=kinds)})
+    compiled = SimpleNamespace(spec=spec)
+    assert _hint_key(compiled, "driver", "region", "east") == "disambiguation_place"
+    assert _hint_key(compiled, "driver", "plan", "team") == "disambiguation_enum"

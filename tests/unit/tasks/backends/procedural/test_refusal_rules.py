@@ -162,3 +162,10 @@ def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
     assert reason.startswith("Service request SR-000004 belongs to another resident") and not offer
     assert "RES-00006" not in reason
     assert _not_yours("Event EV-5 has status 'draft'; this needs status on_sale", []) is None
+
+
+def test_a_count_named_after_its_noun_is_said_in_the_plural():
+    """Round 26: "The free spaces of lot … is only 11"."""
+    error = "The spaces free of lot LOT-001 (11) must be at least the capacity of lot LOT-001 (12)"
+    said = spoken_reason(error, "A lot can be closed only when no car is parked in it.")
+    assert said.startswith("Lot LOT-001 has only 11 spaces free"), said
