@@ -8,8 +8,9 @@ figures or codes, which are examples, not records). A value the agent could conv
 "23 Dec 2025" grounds ``2025-12-23``, "2:30 pm" grounds ``14:30``, "two" grounds ``2``, "checked
 in" grounds ``checked_in``. Text the agent writes itself (a note, a reason: several words, no
 digits) is grounded when most of its words were seen; a code, a name or a figure must have
-been seen, or be the difference between a figure the user gave and one the agent read ("bring
-the retainer to $8,000": $1,686.70 onto a balance of $6,313.30).
+been seen. One computed figure counts: a sum of money that is the difference between an amount
+the user gave (with its currency) and one a tool result showed ("bring the retainer to
+$8,000": $1,686.70 onto a balance of $6,313.30), and only for a money argument.
 
 The same ``Sight`` serves certification (from a scenario and its step results) and any stored
 trajectory (from its messages), so a corpus can be measured by the rule that certifies it.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -31,6 +33,7 @@ from envmill.tasks.core.facts import (
     ask_and_answer,
     flatten_facts,
 )
+from envmill.tasks.core.field_words import is_money_field
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -72,12 +75,14 @@ class Sight:
     dates: set[str] = field(default_factory=set)
     times: set[str] = field(default_factory=set)
     words: set[str] = field(default_factory=set)
-    marks: set[float] = field(default_factory=set)  # figures the user gave
+    marks: set[float] = field(default_factory=set)  # amounts of money the user gave
+    results: list[float] = field(default_factory=list)  # numbers tool results showed
+    _sorted: bool = True
 
     def hear(self, text: str) -> None:
-        """A message from the user: read, and its figures kept as marks to measure from."""
+        """A message from the user: read, and its amounts kept as marks to measure from."""
         self.read_text(text)
-        self.marks.update(read(text, self.today).numbers if text else ())
+        self.marks.update(read(text, self.today).money if text else ())
 
     def read_text(self, text: str) -> None:
         """A message the agent read: its words, and the values it states in any form."""
@@ -92,9 +97,12 @@ class Sight:
         self.times.update(reading.times)
 
     def read_value(self, value: Any, depth: int = 0) -> None:
-        """A structured value the agent read (a tool result, a schema): every scalar and key."""
+        """A structured value the agent read (a tool result): every scalar and key."""
         if depth > MAX_DEPTH or len(self.values) > MAX_VALUES:
             return
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self.results.append(float(value))
+            self._sorted = False
         if isinstance(value, dict):
             for key, item in value.items():
                 self._scalar(key)
@@ -122,7 +130,26 @@ class Sight:
     def unseen(self, arguments: dict[str, Any]) -> list[tuple[str, Any]]:
         """(argument, value) for each leaf of ``arguments`` the agent could not have known."""
         leaves = argument_leaves(arguments)
-        return [(name, value) for name, value in leaves if not self.sees(value)]
+        return [
+            (name, value)
+            for name, value in leaves
+            if not self.sees(value) and not (is_money_field(name) and self._a_difference(value))
+        ]
+
+    def _a_difference(self, value: Any) -> bool:
+        """A positive amount that is a mark the user gave less a number a result showed, or
+        the other way round (``results`` sorted: a bisection per mark)."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return False
+        if not self._sorted:
+            self.results.sort()
+            self._sorted = True
+        for mark in self.marks:
+            for seen in (mark - value, mark + value):
+                at = bisect_left(self.results, seen - 0.005)
+                if at < len(self.results) and self.results[at] <= seen + 0.005:
+                    return True
+        return False
 
     def sees(self, value: Any) -> bool:
         if value is None or isinstance(value, bool):
@@ -164,11 +191,7 @@ class Sight:
                 self.times.add(f"{hour}:{minute}")
 
     def _sees_number(self, number: float) -> bool:
-        if any(abs(number - seen) < 0.005 for seen in self.numbers):
-            return True
-        return number > 0 and any(
-            abs(abs(mark - seen) - number) < 0.005 for mark in self.marks for seen in self.numbers
-        )
+        return any(abs(number - seen) < 0.005 for seen in self.numbers)
 
     def _sees_moment(self, moment: re.Match[str]) -> bool:
         year, month, day, hour, minute = moment.groups()

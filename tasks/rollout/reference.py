@@ -59,9 +59,9 @@ CONFIRM_QUESTIONS = (
 )
 # several changes, one after another: "Before I register a new patient, Jack Hogan (…) and
 # book an appointment …, can you confirm" read as one run-on sentence (round 24)
-CONFIRM_STEPS = (
-    "Here's what I'll do: first {first}; then {rest}. Shall I go ahead?",
-    "To confirm, I'll {first}, and then {rest}. Is that right?",
+CONFIRM_STEPS = (  # (the question, how the later changes join)
+    ("Here's what I'll do: first {first}; then {rest}. Shall I go ahead?", "; then "),
+    ("To confirm, I'll {first}, and then {rest}. Is that right?", ", and then "),
 )
 MAX_CONFIRMED = 3  # changes named in one confirmation
 MAX_LISTED = 4  # same-named records the agent lists when it asks which one is meant
@@ -288,9 +288,8 @@ def confirm_question(
     actions = [said(step) for step in changes[:MAX_CONFIRMED]]
     if len(actions) > 1:
         first, *rest = actions
-        form = CONFIRM_STEPS[turn % len(CONFIRM_STEPS)]
-        return form.format(first=first, rest="; then ".join(rest) if "first" in form[:20]
-                           else ", and then ".join(rest))  # fmt: skip
+        form, joiner = CONFIRM_STEPS[turn % len(CONFIRM_STEPS)]
+        return form.format(first=first, rest=joiner.join(rest))
     return CONFIRM_QUESTIONS[turn % len(CONFIRM_QUESTIONS)].format(actions=actions[0])
 
 

@@ -15,6 +15,7 @@ from envmill.tasks.backends.procedural.codegen.scope import OpScope, to_single_q
 from envmill.tasks.backends.procedural.codegen.text import human_list, lit
 from envmill.tasks.backends.procedural.spec.domain import EntitySpec
 from envmill.tasks.backends.procedural.spec.paths import find_arg, resolve_path
+from envmill.tasks.core.field_words import is_money_field
 
 
 def time_code(scope: OpScope, field_type: str, days: Any = None, hours: Any = None) -> str:
@@ -48,7 +49,8 @@ def eff_assign(scope: OpScope, effect: Any) -> list[str]:
         factors = ", ".join(f"{lit(k)}: {lit(v)}" for k, v in effect.scale.factors.items())
         code = f"{code} * {{{factors}}}[{scope.operand(effect.scale.by)}]"
     scaled = effect.times is not None or effect.scale is not None
-    if scaled and resolve_path(scope.spec, scope.op, effect.path).spec.type == "float":
+    money = is_money_field(effect.path.split(".")[-1])  # an amount an agent worked out: cents
+    if (scaled or money) and resolve_path(scope.spec, scope.op, effect.path).spec.type == "float":
         code = f"round({code}, 2)"
     arg = find_arg(scope.op, str(effect.value))
     lines = set_field(scope, effect.path, code)

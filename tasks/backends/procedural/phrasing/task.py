@@ -399,12 +399,25 @@ def _as_the_client(body: str, subject: str, label: str, noun: str) -> str:
     mark = re.search(r"(?: to be | at )(\S+?):", body)
     if not subject.startswith(f"{label}'s ") or mark is None:
         return body
-    own, us = ("our", "we") if COMPANY.search(label) else ("my", "I")
+    own, us = ("my", "I") if _a_person(label) else ("our", "we")
     branches = re.sub(r"\btheir\b", own, body[mark.end() :])
     return f"This is {label}; {us}'d like {own} {noun} to be {mark.group(1)}:{branches}"
 
 
-COMPANY = re.compile(r"\b(?:Inc|Corp|LLC|Ltd|Group|Co|Company|Partners|Associates)\b\.?|&")
+def _a_person(label: str) -> bool:
+    """ "Elena Novak", not "Lakeside Food Bank" or "Chen Design Studio": two or three names,
+    none of them a word businesses are named with."""
+    words = label.replace(".", "").split()
+    names = all(re.fullmatch(r"[A-Z][a-z'-]+", w) for w in words)
+    return names and 2 <= len(words) <= 3 and not set(words) & ORGANISATION_WORDS
+
+
+ORGANISATION_WORDS = frozenset(
+    """Inc Corp LLC Ltd Co Company Group Partners Associates Sons Holdings Trust Foundation Bank
+    Studio Bakery Landscaping Auto Body Design Logistics Medical Food Youth Center Centre Rescue
+    Animal Clinic Farm Farms Shop Cafe Services Consulting Market Agency School Church
+    Street""".split()
+)
 
 
 def _from(found: re.Match[str]) -> str:

@@ -40,8 +40,10 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.backends.procedural.scenarios.questions import say
 from envmill.tasks.backends.procedural.scenarios.round_numbers import (
+    grid_near,
     round_down,
     round_up,
+    round_within,
     rounded_amount,
 )
 from envmill.tasks.certify.generated import is_generated
@@ -146,7 +148,10 @@ class ConditionalSampler(_ChainSampler):
             return False
         arguments[arg.name] = other.arguments[record.name]
         in_round_numbers(manifest, arguments)
-        self.mark = _aim(manifest, arguments, other, self.state)
+        before = self.state  # which way this branch moves the number, tried and rolled back
+        _, after, _ = self._run(manifest.tool, arguments)
+        self._restore(before, after)
+        self.mark = _aim(manifest, arguments, other, before, diff_states(before, after))
         return True
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
@@ -281,44 +286,66 @@ class Mark:
         return dict(self.amounts).get(branch.manifest.tool)
 
 
-MARK_BEYOND = (1.15, 0.85)  # the mark lies this far past the number, then rounds outward
+MARK_BEYOND = 0.15  # the share of the number the mark lies past it, then made round
 
 
 def _aim(
-    manifest: ToolManifest, arguments: dict[str, Any], other: ChainStep, state: dict[str, Any]
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    other: ChainStep,
+    state: dict[str, Any],
+    ours: list[dict[str, Any]],
 ) -> Mark | None:
     """Branches that move one money field of the record in opposite directions (a deposit
-    and a refund on a retainer) aim at a mark: the taken branch's amount becomes the difference
-    between the field and a round number past it, so the request is "bring it to $8,000" and
-    each amount has its reason (raters read "if below $8,000, add $20; if not, refund $400" as
-    a logic puzzle). None when the branches are of another shape."""
-    moves = [  # of the record both act on (a transfer moves the receiving account's too)
+    and a refund on a retainer; ``ours``: this branch's changes, tried) aim at a mark: this
+    branch's amount becomes the difference between the field and a round number past it,
+    within what the tool takes, so the request is "bring it to $8,000" and each amount has its
+    reason (raters read "if below $8,000, add $20; if not, refund $400" as a logic puzzle).
+    None when the branches are of another shape, or move the number the same way."""
+    theirs = _record_moves(other.changes, arguments)
+    ours_args = _money_args(manifest, arguments)
+    if (
+        len(theirs) != 1
+        or len(ours_args) != 1
+        or len(_money_args(other.manifest, other.arguments)) != 1
+    ):
+        return None
+    path = theirs[0]["path"]
+    mine = [c for c in _record_moves(ours, arguments) if c["path"] == path]
+    value, arg = _value_at(state, path), ours_args[0]
+    if len(mine) != 1 or not _is_number(value) or value <= 0 or arg.source == "int":
+        return None  # (a count moved to a mark: a whole-number difference is a coincidence)
+    raises = mine[0]["new"] > mine[0]["old"]
+    if raises == (theirs[0]["new"] > theirs[0]["old"]):
+        return None  # both one way: "if below, withdraw; if not, refund" has no mark
+    reach = float(arg.maximum) if arg.maximum is not None else float(value)
+    step = min(value * MARK_BEYOND, reach)  # how far past the number, within the tool's reach
+    if raises:
+        mark = round_within(value + step, value + 1, value + reach)
+    else:
+        mark = round_within(value - step, max(value - reach, 1.0), value - 1)
+    amount = round(abs(mark - value), 2)
+    round_mark = any(abs(mark - g) < 1e-6 for g in grid_near(mark)) if mark > 0 else False
+    if not round_mark or amount < 1 or amount > reach or (mark > value) != raises:
+        return None  # "$6,957" is no one's mark
+    arguments[arg.name] = amount
+    amounts = (
+        (manifest.tool, arg.name),
+        (other.manifest.tool, _money_args(other.manifest, other.arguments)[0].name),
+    )
+    return Mark(path[-1], float(mark), raises, amounts)
+
+
+def _record_moves(changes: list[dict[str, Any]], arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Numbers moved on a record the call names (a transfer moves the receiving account too)."""
+    return [
         c
-        for c in other.changes
+        for c in changes
         if len(c.get("path", [])) == 3
         and c["path"][1] in arguments.values()
         and _is_number(c.get("old"))
         and _is_number(c.get("new"))
     ]
-    ours = _money_args(manifest, arguments)
-    theirs = _money_args(other.manifest, other.arguments)
-    if len(moves) != 1 or len(ours) != 1 or len(theirs) != 1:
-        return None
-    attr, record_id, field = moves[0]["path"]
-    value = _value_at(state, [attr, record_id, field])
-    if not _is_number(value) or value <= 0:
-        return None
-    raises = moves[0]["new"] < moves[0]["old"]  # the other branch lowers it: ours raises it
-    mark = round_up(value * MARK_BEYOND[0]) if raises else round_down(value * MARK_BEYOND[1])
-    amount = round(abs(mark - value), 2) if mark else 0.0
-    arg = ours[0]
-    if amount < 1 or (arg.maximum is not None and amount > arg.maximum):
-        return None
-    if arg.source == "int":
-        return None  # a count moved to a mark: a whole-number difference is a coincidence
-    arguments[arg.name] = amount
-    amounts = ((manifest.tool, arg.name), (other.manifest.tool, theirs[0].name))
-    return Mark(field, float(mark or 0), raises, amounts)
 
 
 def _money_args(manifest: ToolManifest, arguments: dict[str, Any]) -> list[Any]:

@@ -71,9 +71,10 @@ class Question:
         """The question as the record's owner asks it ("my account …", answered "your …")."""
         if not self.subject:
             return self
-        asked = self.text.replace(self.subject, f"my {self.subject.removeprefix('the ')}")
-        told = self.answer.replace(self.subject, f"your {self.subject}")
-        told = told.replace(_capital(self.subject), f"Your {self.subject}")  # a sentence's start
+        bare = self.subject.removeprefix("the ")  # "my Endurance Ride class", never "my the"
+        asked = self.text.replace(self.subject, f"my {bare}")
+        told = self.answer.replace(self.subject, f"your {bare}")
+        told = told.replace(_capital(self.subject), f"Your {bare}")  # a sentence's start
         told = told[:1].upper() + told[1:]
         return Question(
             asked,

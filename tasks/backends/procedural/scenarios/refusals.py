@@ -378,17 +378,14 @@ def _refusal(
     targets: dict[str, set[str]],
 ) -> Refusal | None:
     manifest, arguments, error, reasons, rule = found
-    state, mentions, reads = known_state(episode), [], {}
-    for arg in manifest.args:
-        if arg.name not in arguments:
-            continue
-        value = arguments[arg.name]
-        if arg.source != "entity_id" or not arg.entity:
-            mentions.append(ArgMention(arg.name, value, arg.source))
-            continue
-        subject = name_subject(compiled, episode, state, arg.entity, value)
-        mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
-        reads[str(value)] = [*subject.steps, *_reads(compiled, episode, subject)]
+    state = known_state(episode)
+    mentions, reads = _mentions_and_reads(compiled, episode, state, manifest, arguments)
+    other = _other_client(error)
+    kind = next((a.entity for a in manifest.args if str(arguments.get(a.name)) == other), None)
+    if other in reads:  # someone the user says they are: read who is signed in, not them
+        reads[other] = _own_record_read(compiled, state, kind)
+        if not reads[other]:
+            return None
     mine = OTHER_OWNER.sub("", error)  # another client's file is not read to refuse (round 25)
     steps = _reads_to_reason(reads, mine)
     if not steps:  # nothing to look at: the refusal would rest on the words alone
@@ -403,7 +400,7 @@ def _refusal(
     clause = phrase_step(step, rng, voice=voice)
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
-    own = _not_yours(error, mentions)
+    own = _not_yours(error, mentions, _own_label(compiled, state, kind))
     if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
         reason, offer = own
     else:
@@ -438,26 +435,29 @@ OWN_ONLY_PARTS = re.compile(
 )
 
 
-def _not_yours(error: str, mentions: list[ArgMention]) -> tuple[str, str | None] | None:
-    """An ownership refusal that says whose record it is and what to do: "This is for resident
-    Kenneth Hill (RES-00006), but you're signed in as a different resident …; if you are Kenneth
-    Hill, please sign in …" (round 23 read "you can act only on your own records", naming no
-    record and no way on, as robotic). Another client is named only when the user named them."""
+def _not_yours(
+    error: str, mentions: list[ArgMention], own_label: str | None = None
+) -> tuple[str, str | None] | None:
+    """An ownership refusal that says whose record it is and what to do: "You're signed in as
+    Mary Lee, not Kenneth Hill, so I don't have permission …; if you are Kenneth Hill, please
+    sign in …" (round 23 read "you can act only on your own records", naming no record and no
+    way on, as robotic). Another client is named only by the name the user gave, never by an
+    id, and their file is never read (``_own_record_read``)."""
     found = OWN_ONLY_PARTS.match(error.strip())
     if not found:
         return None
     role = found["role"].replace("_", " ").lower()
     owner = (found["owner"] or "").replace("_", " ").lower()
     named = next((m for m in mentions if str(m.value) == found["other"]), None)
-    if named is not None and owner:
-        reason = (
-            f"This is for {owner} {found['other']}, but you're signed in as a different {role}, "
-            "so I don't have permission to do it from this account"
+    if named is not None and named.by_label and named.label:
+        you = (
+            f"signed in as {own_label}, not {named.label}"
+            if own_label
+            else (f"signed in as a different {role}")
         )
-        if named.by_label and named.label:
-            return reason, f"If you are {named.label}, please sign in to your own account first."
-        return reason, "If that's your account, please sign in to it first."
-    record = next((m for m in mentions if m.source == "entity_id"), None)
+        reason = f"You're {you}, so I don't have permission to do it from this account"
+        return reason, f"If you are {named.label}, please sign in to your own account first."
+    record = next((m for m in mentions if m.source == "entity_id" and m is not named), None)
     what = "That record"
     if record is not None:
         what = f"{(record.entity or '').replace('_', ' ').capitalize()} {record.value}".strip()
@@ -467,6 +467,56 @@ def _not_yours(error: str, mentions: list[ArgMention]) -> tuple[str, str | None]
         "your own records",
         None,
     )
+
+
+def _mentions_and_reads(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    state: dict[str, Any],
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+) -> tuple[list[ArgMention], dict[str, list[SolutionStep]]]:
+    """How the request names each argument, and per record the reads that find and show it."""
+    mentions: list[ArgMention] = []
+    reads: dict[str, list[SolutionStep]] = {}
+    for arg in manifest.args:
+        if arg.name not in arguments:
+            continue
+        value = arguments[arg.name]
+        if arg.source != "entity_id" or not arg.entity:
+            mentions.append(ArgMention(arg.name, value, arg.source))
+            continue
+        subject = name_subject(compiled, episode, state, arg.entity, value)
+        mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
+        reads[str(value)] = [*subject.steps, *_reads(compiled, episode, subject)]
+    return mentions, reads
+
+
+def _other_client(error: str) -> str:
+    """The id of the other client an ownership error names ("" for none)."""
+    found = OWN_ONLY_PARTS.match(error.strip())
+    return (found["other"] or "") if found else ""
+
+
+def _own_record_read(
+    compiled: CompiledEnvironment, state: dict[str, Any], entity: str | None
+) -> list[SolutionStep]:
+    """The read of the signed-in person's own record, of the kind the other client is: what
+    shows the agent that the person the user says they are is not who is signed in (reading
+    the other client by name showed their email, phone and id to someone else, round 26)."""
+    you = state.get("acting_id")
+    reader = reader_of(compiled, entity) if entity and isinstance(you, str) else None
+    return [SolutionStep(tool=reader.tool, arguments={reader.args[0].name: you})] if reader else []
+
+
+def _own_label(
+    compiled: CompiledEnvironment, state: dict[str, Any], entity: str | None
+) -> str | None:
+    """The signed-in person's own name, as their record holds it."""
+    records = state.get(compiled.entity_attrs.get(entity or "", ""), {}) or {}
+    own = records.get(state.get("acting_id")) if isinstance(records, dict) else None
+    label = (own or {}).get(compiled.label_fields.get(entity or "") or "name")
+    return label if isinstance(label, str) and label.strip() else None
 
 
 def _action(compiled: CompiledEnvironment, tool: str) -> str:

@@ -41,11 +41,26 @@ STATE = {"clients": {"C-1": {"client_id": "C-1", "retainer_balance": 6313.30}}}
 def test_a_deposit_against_a_refund_is_aimed_at_a_round_mark_above_the_balance():
     refund = _step(REFUND, 400.0, 6313.30, 5913.30)  # the branch not taken lowers it
     arguments = {"client_id": "C-1", "amount": 20.0}
-    mark = _aim(TOP_UP, arguments, refund, STATE)
+    tried = [{"op": "change", "path": PATH, "old": 6313.30, "new": 6333.30}]  # ours raises it
+    mark = _aim(TOP_UP, arguments, refund, STATE, tried)
     assert mark is not None and mark.raises and mark.field == "retainer_balance"
-    assert mark.value > 6313.30 and mark.value % 500 == 0  # round, past the balance
+    assert mark.value > 6313.30 and mark.value % 100 == 0  # round, past the balance
     assert abs(arguments["amount"] - (mark.value - 6313.30)) < 0.005  # the difference
     assert mark.amount(refund) == "amount"
+
+
+def test_a_mark_is_one_the_tool_can_reach_and_branches_one_way_have_none():
+    """From a review: the mark 15 % past the balance was beyond a $500 deposit limit, and a
+    withdrawal paired with a refund (both lower it) was aimed as if one raised it."""
+    capped = _tool("add_retainer", "add {amount} to the retainer of {client_id}")
+    capped.args[1].maximum = 800.0  # $7,000 is in reach; $7,500 (15 % past) is not
+    refund = _step(REFUND, 400.0, 6313.30, 5913.30)
+    arguments = {"client_id": "C-1", "amount": 20.0}
+    tried = [{"op": "change", "path": PATH, "old": 6313.30, "new": 6333.30}]
+    mark = _aim(capped, arguments, refund, STATE, tried)
+    assert mark is not None and mark.value == 7000.0 and arguments["amount"] <= 800.0
+    lowered = [{"op": "change", "path": PATH, "old": 6313.30, "new": 6293.30}]
+    assert _aim(TOP_UP, {"client_id": "C-1", "amount": 20.0}, refund, STATE, lowered) is None
 
 
 def test_branches_moving_the_number_both_ways_without_a_mark_make_no_policy():
@@ -70,16 +85,26 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     assert "1,686.70" not in text and "$400" not in text, text
 
 
-def test_the_difference_between_a_figure_the_user_gave_and_one_read_is_grounded():
+def test_the_difference_between_an_amount_the_user_gave_and_one_read_is_grounded():
     sight = Sight()
     sight.hear("I'd like the retainer to be $8,000.")
     sight.read_value({"retainer_balance": 6313.30})
-    assert sight.sees(1686.70)  # 8,000 less what was read
-    assert not sight.sees(1234.56)  # a guess
-    unheard = Sight()
-    unheard.read_text("The retainer target is $8,000.")  # the system message: not the user's
-    unheard.read_value({"retainer_balance": 6313.30})
-    assert not unheard.sees(1686.70)
+    assert sight.unseen({"amount": 1686.70}) == []  # 8,000 less what was read
+    assert sight.unseen({"amount": 1234.56}) == [("amount", 1234.56)]  # a guess
+    assert sight.unseen({"quantity": 1686.70}) == [("quantity", 1686.70)]  # not money
+
+
+def test_a_difference_of_figures_the_agent_did_not_read_from_a_tool_is_no_ground():
+    """From a review: figures said together ("45 and 60"), or a figure of the system message,
+    made any difference of them look seen."""
+    plain = Sight()
+    plain.hear("Book 45 and 60.")  # no amount of money
+    plain.read_value({"slots": [45, 60]})
+    assert plain.unseen({"amount": 15}) == [("amount", 15)]
+    ruled = Sight()
+    ruled.read_text("Deposits over $1,000 need a manager.")  # the system message
+    ruled.hear("Please deposit $200.")
+    assert ruled.unseen({"amount": 800}) == [("amount", 800)]
 
 
 def test_a_goal_names_the_speakers_own_record_as_theirs():

@@ -72,3 +72,18 @@ def test_a_namesake_told_apart_by_a_place_is_the_one_in_it():
     compiled = SimpleNamespace(spec=spec)
     assert _hint_key(compiled, "driver", "region", "east") == "disambiguation_place"
     assert _hint_key(compiled, "driver", "plan", "team") == "disambiguation_enum"
+
+
+def test_a_record_named_with_the_is_mine_and_yours_without_it():
+    """From a review: "I count 1 completed top ups for your the 6014 2291 0043 card"."""
+    from envmill.tasks.backends.procedural.scenarios.questions import Question
+
+    asked = Question(
+        "How many top ups does the 6014 card have?",
+        [],
+        "The 6014 card has 1 top up; I count 1 for the 6014 card.",
+        None,
+        subject="the 6014 card",
+    ).in_first_person()
+    assert asked.text == "How many top ups does my 6014 card have?"
+    assert asked.answer == "Your 6014 card has 1 top up; I count 1 for your 6014 card."

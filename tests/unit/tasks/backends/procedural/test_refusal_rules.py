@@ -153,10 +153,12 @@ def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
     )
     kenneth = ArgMention("resident_id", "RES-00006", "entity_id", "resident", "Kenneth Hill",
                          "name", by_label=True)  # fmt: skip
-    reason, offer = _not_yours(error, [kenneth])
-    assert _by_name(reason, [kenneth]).startswith("This is for resident Kenneth Hill (RES-00006)")
-    assert "signed in as a different resident" in reason and "RES-00001" not in reason
+    reason, offer = _not_yours(error, [kenneth], "Mary Lee")
+    assert _by_name(reason, [kenneth]).startswith("You're signed in as Mary Lee, not Kenneth Hill")
+    assert "RES-0000" not in _by_name(reason, [kenneth])  # round 26: no other client's id
     assert offer == "If you are Kenneth Hill, please sign in to your own account first."
+    reason, _ = _not_yours(error, [kenneth])  # the own name not known: no one's name
+    assert reason.startswith("You're signed in as a different resident"), reason
     request = ArgMention("service_request_id", "SR-000004", "entity_id", "service_request")
     reason, offer = _not_yours(error, [request])  # a record the user gave by id: not whose
     assert reason.startswith("Service request SR-000004 belongs to another resident") and not offer
