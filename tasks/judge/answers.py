@@ -43,7 +43,8 @@ HEDGE_NEAR_NUMBER = re.compile(
 )
 # a value compared with a line: "more than (your) $40", "under $700", "$40 or more"
 COMPARED = re.compile(
-    r"\b(?:more than|less than|over|under|above|below|at least|at most)\s+(?:your\s+|the\s+)?"
+    r"\b(?:more than|less than|over|under|above|below|at least|at most|(?:up|down|back) to)\s+"
+    r"(?:your\s+|the\s+)?"
     r"\$?(\d[\d,]*(?:\.\d+)?)|\$?(\d[\d,]*(?:\.\d+)?)\s+or\s+(?:more|less|fewer|above|below)\b"
 )
 # what follows a list's items and denies them all: "… are not on your order", "… aren't included"

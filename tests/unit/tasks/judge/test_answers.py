@@ -363,3 +363,18 @@ def test_a_conditional_reply_may_compare_the_value_with_the_users_line(reply, pa
     expected = ExpectedAnswer(type="money", value=61.18, context=[40.0, 21.18])
     setting = setting_of("If its balance is $40 or more, move $40 to ACC-1.", {"a": 61.18})
     assert judge_answer(expected, reply, setting).passed is passes, reply
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("The balance was $307.40, so I deposited $92.60 to bring it up to $400.", True),
+        ("It had $307.40; I topped it up to $400.00 with $92.60.", True),
+        ("It had up to $307.40, so I deposited the difference.", False),  # a hedge, still
+    ],
+)
+def test_a_reply_may_say_the_mark_it_brought_the_number_to(reply, passes):
+    """From a review: "…to bring it up to $400" was read as the hedge "up to"."""
+    expected = ExpectedAnswer(type="money", value=307.4, context=[400.0, 92.6])
+    setting = setting_of("I'd like the balance to be $400.", {"a": 307.4})
+    assert judge_answer(expected, reply, setting).passed is passes, reply
