@@ -57,7 +57,7 @@ WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you me
 WHICH_LISTED = "I found more than one {noun} by that name: {listed}. Which one do you mean?"
 CONFIRM = "Yes, please go ahead."  # the user's answer when the agent asks to go ahead
 ONE_ANSWER = ("Sure, it's {value}.", "It's {value}.", "That would be {value}.")
-LEADS = ("Sure: ", "Here you go: ", "OK, ", "Yes: ")
+LEADS = ("Sure: ", "Here you go: ", "OK, ")  # no "Yes:": the question may be "What's …?"
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,9 @@ def _with_records(
     ids = [(k, v) for k, v in seen if k.endswith("_id") and isinstance(v, str)]
     for name, _ in ids:
         clause = _read_on(clause, sentence, _record_pattern(name))
+    # the records the clause has a noun for first, then the rest after it: never "… of Linen
+    # Throw Pillow (PR-6) (Jacqueline Krueger, CU-11)" (round 27)
+    ids.sort(key=lambda pair: not re.search(_record_pattern(pair[0]), clause))
     for name, value in ids:
         clause = _put_record(clause, name, value, labels.get(value))
     for name, value in step.arguments.items():  # made by an earlier change the agent named

@@ -144,3 +144,20 @@ def test_a_given_value_takes_the_place_of_its_noun_and_a_new_account_is_for_its_
         records={"RES-9": {"name": "Tracy Miller"}},
     )
     assert said == "log a resident's report of a problem at 115 Pruitt Fork (category trash)", said
+
+
+def test_a_record_the_clause_has_no_noun_for_follows_the_ones_it_has():
+    """Round 27: "an order for a quantity of Linen Throw Pillow (PR-0006) (Jacqueline Krueger,
+    CU-00011)"."""
+    sight = Sight()
+    sight.hear("3 Linen Throw Pillow PR-6 for Jacqueline Krueger, CU-11.")
+    said = say_action(
+        SolutionStep(tool="place_order", arguments={"customer_id": "CU-11", "product_id": "PR-6"}),
+        "Place an order for a quantity of a product.",
+        sight,
+        [],
+        records={"CU-11": {"name": "Jacqueline Krueger"}, "PR-6": {"name": "Linen Throw Pillow"}},
+    )
+    assert said == (
+        "place an order for a quantity of Linen Throw Pillow (PR-6), for Jacqueline Krueger (CU-11)"
+    ), said
