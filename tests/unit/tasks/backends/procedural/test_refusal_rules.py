@@ -161,7 +161,10 @@ def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
     assert reason.startswith("You're signed in as a different resident"), reason
     request = ArgMention("service_request_id", "SR-000004", "entity_id", "service_request")
     reason, offer = _not_yours(error, [request])  # a record the user gave by id: not whose
-    assert reason.startswith("Service request SR-000004 belongs to another resident") and not offer
+    assert reason.startswith("Service request SR-000004 belongs to another resident, not to")
+    assert (
+        offer == "Could you check the service request number? I can only act on your own records."
+    )
     assert "RES-00006" not in reason
     assert _not_yours("Event EV-5 has status 'draft'; this needs status on_sale", []) is None
 
@@ -171,3 +174,17 @@ def test_a_count_named_after_its_noun_is_said_in_the_plural():
     error = "The spaces free of lot LOT-001 (11) must be at least the capacity of lot LOT-001 (12)"
     said = spoken_reason(error, "A lot can be closed only when no car is parked in it.")
     assert said.startswith("Lot LOT-001 has only 11 spaces free"), said
+
+
+def test_a_status_policy_about_other_statuses_gives_way_to_the_status_needed():
+    """Round 27: "Order OR-000008 is marked as delivered. Unpaid orders can be cancelled
+    directly; paid orders need a refund" cited a rule that does not apply."""
+    error = "Order OR-000008 has status 'delivered'; this needs status placed"
+    said = spoken_reason(error, "Unpaid orders can be cancelled directly.", "cancel an order")
+    assert (
+        said
+        == "Order OR-000008 is marked as delivered; I can only cancel an order while it is placed"
+    )
+    paid = "Pay run RUN-1 has status 'paid'; this needs status draft, approved"
+    rule = "A pay run can be cancelled only while it is a draft or approved."
+    assert spoken_reason(paid, rule, "cancel a pay run").endswith(rule.rstrip(".").lower()[1:])
