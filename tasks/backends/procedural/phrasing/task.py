@@ -401,6 +401,14 @@ def _as_the_client(body: str, subject: str, label: str, noun: str) -> str:
         return body
     own, us = ("my", "I") if _a_person(label) else ("our", "we")
     branches = re.sub(r"\btheir\b", own, body[mark.end() :])
+    # who pays when it is short: "we'll pay in the difference, so please add it to our retainer"
+    # (round 27: "a deposit from nowhere")
+    branches = re.sub(
+        r"(if it is below that, )(?:please )?(.+?)\bthe difference\b",
+        rf"\1{us}'ll pay in the difference, so please \2it",
+        branches,
+        count=1,
+    )
     return f"This is {label}; {us}'d like {own} {noun} to be {mark.group(1)}:{branches}"
 
 

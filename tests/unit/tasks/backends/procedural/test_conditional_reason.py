@@ -82,6 +82,7 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     # where no one signs in, the client asks for their own balance (round 25: "unknown caller")
     own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
     assert own.startswith("This is Ann Lee; I'd like my retainer balance to be $8,000:"), own
+    assert "I'll pay in the difference, so please add it to my retainer" in own, own  # who pays
     assert "1,686.70" not in text and "$400" not in text, text
 
 
