@@ -81,13 +81,13 @@ class Sight:
 
     def hear(self, text: str) -> None:
         """A message from the user: read, and its amounts kept as marks to measure from."""
-        self.read_text(text)
-        self.marks.update(read(text, self.today).money if text else ())
+        self.marks.update(self.read_text(text))
 
-    def read_text(self, text: str) -> None:
-        """A message the agent read: its words, and the values it states in any form."""
+    def read_text(self, text: str) -> list[float]:
+        """A message the agent read: its words, and the values it states in any form; the
+        amounts of money it states."""
         if not text:
-            return
+            return []
         plain = normalize(text)
         self.texts.append(plain)
         self.words.update(WORD.findall(plain))
@@ -95,14 +95,16 @@ class Sight:
         self.numbers.update(reading.numbers)
         self.dates.update(reading.dates)
         self.times.update(reading.times)
+        return reading.money
 
     def read_value(self, value: Any, depth: int = 0) -> None:
         """A structured value the agent read (a tool result): every scalar and key."""
         if depth > MAX_DEPTH or len(self.values) > MAX_VALUES:
             return
         if isinstance(value, int | float) and not isinstance(value, bool):
-            self.results.append(float(value))
-            self._sorted = False
+            if len(self.results) < MAX_VALUES:  # a number read, bounded as the values are
+                self.results.append(float(value))
+                self._sorted = False
         if isinstance(value, dict):
             for key, item in value.items():
                 self._scalar(key)

@@ -345,17 +345,16 @@ def conditional_clause(
     record = condition.record
     if condition.target:  # each branch moves the number by its distance to the mark
         below, above = (then, otherwise) if condition.op == "<" else (otherwise, then)
-        subject = condition_subject(record, field_noun(condition.field), vague=vague)
+        noun = field_noun(condition.field)
+        subject = condition_subject(record, noun, vague=vague)
+        mark = shown(condition.field, condition.threshold)
         lead = MARK_LEADS[0] if vague else rng.choice(MARK_LEADS)  # a goal: the user's own
-        body = (
-            f"{lead.format(subject=subject, mark=shown(condition.field, condition.threshold))}: "
-            f"if it is below that, {as_it(below.lead(), record)}; if it is above, "
-            f"{as_it(above.lead(), record)}"
-        )
-        body = re.sub(r"\$?\b(the (?:difference|excess))(?: of\b)?", _from, body)
-        if voice is None and not vague and record.by_label and record.label:
-            body = _as_the_client(body, subject, record.label, field_noun(condition.field))
-        return Clause(body)
+        low, high = (DIFFERENCE_OF.sub(_from, as_it(c.lead(), record)) for c in (below, above))
+        label = record.label if record.by_label else None
+        if voice is None and not vague and label and subject.startswith(f"{label}'s "):
+            return Clause(_as_the_client(label, noun, mark, low, high))
+        said = lead.format(subject=subject, mark=mark)
+        return Clause(f"{said}: if it is below that, {low}; if it is above, {high}")
     comparison = say(
         "at_least" if condition.op == ">=" else "below",
         rng,
@@ -391,25 +390,24 @@ MARK_LEADS = ("I'd like {subject} to be {mark}", "We agreed to keep {subject} at
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
 
 
-def _as_the_client(body: str, subject: str, label: str, noun: str) -> str:
+def _as_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str:
     """Where no one signs in, the client whose balance it is asks for it, saying who they are
-    ("This is Summit Logistics Corp.; we'd like our retainer balance to be $150: …"): staff
-    moving a client's money to a mark of no one's read as unmotivated, from an unknown caller
-    (round 25)."""
-    mark = re.search(r"(?: to be | at )(\S+?):", body)
-    if not subject.startswith(f"{label}'s ") or mark is None:
-        return body
+    and who pays when it is short ("This is Summit Logistics Corp.; we'd like our retainer
+    balance to be $150: if it is below that, we'll pay in the difference, so please add it to
+    our retainer; …"): staff moving a client's money to a mark of no one's read as unmotivated,
+    from an unknown caller (round 25), and the money as coming from nowhere (round 27)."""
     own, us = ("my", "I") if _a_person(label) else ("our", "we")
-    branches = re.sub(r"\btheir\b", own, body[mark.end() :])
-    # who pays when it is short: "we'll pay in the difference, so please add it to our retainer"
-    # (round 27: "a deposit from nowhere")
-    branches = re.sub(
-        r"(if it is below that, )(?:please )?(.+?)\bthe difference\b",
-        rf"\1{us}'ll pay in the difference, so please \2it",
-        branches,
+    low, high = (re.sub(r"\btheir\b", own, branch) for branch in (low, high))
+    low = re.sub(
+        r"^(?:please )?(.+?)\bthe difference\b",
+        rf"{us}'ll pay in the difference, so please \1it",
+        low,
         count=1,
     )
-    return f"This is {label}; {us}'d like {own} {noun} to be {mark.group(1)}:{branches}"
+    return (
+        f"This is {label}; {us}'d like {own} {noun} to be {mark}: if it is below that, {low}; "
+        f"if it is above, {high}"
+    )
 
 
 def _a_person(label: str) -> bool:
@@ -426,6 +424,9 @@ ORGANISATION_WORDS = frozenset(
     Animal Clinic Farm Farms Shop Cafe Services Consulting Market Agency School Church
     Street""".split()
 )
+
+
+DIFFERENCE_OF = re.compile(r"\$?\b(the (?:difference|excess))(?: of\b)?")
 
 
 def _from(found: re.Match[str]) -> str:

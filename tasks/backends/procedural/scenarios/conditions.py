@@ -148,10 +148,12 @@ class ConditionalSampler(_ChainSampler):
             return False
         arguments[arg.name] = other.arguments[record.name]
         in_round_numbers(manifest, arguments)
-        before = self.state  # which way this branch moves the number, tried and rolled back
-        _, after, _ = self._run(manifest.tool, arguments)
-        self._restore(before, after)
-        self.mark = _aim(manifest, arguments, other, before, diff_states(before, after))
+        self.mark = None
+        if _record_moves(other.changes, arguments) and _money_args(manifest, arguments):
+            before = self.state  # which way this branch moves the number: tried, rolled back
+            _, after, _ = self._run(manifest.tool, arguments)
+            self._restore(before, after)
+            self.mark = _aim(manifest, arguments, other, before, diff_states(before, after))
         return True
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
@@ -304,11 +306,8 @@ def _aim(
     None when the branches are of another shape, or move the number the same way."""
     theirs = _record_moves(other.changes, arguments)
     ours_args = _money_args(manifest, arguments)
-    if (
-        len(theirs) != 1
-        or len(ours_args) != 1
-        or len(_money_args(other.manifest, other.arguments)) != 1
-    ):
+    theirs_args = _money_args(other.manifest, other.arguments)
+    if len(theirs) != 1 or len(ours_args) != 1 or len(theirs_args) != 1:
         return None
     path = theirs[0]["path"]
     mine = [c for c in _record_moves(ours, arguments) if c["path"] == path]
@@ -329,10 +328,7 @@ def _aim(
     if not round_mark or amount < 1 or amount > reach or (mark > value) != raises:
         return None  # "$6,957" is no one's mark
     arguments[arg.name] = amount
-    amounts = (
-        (manifest.tool, arg.name),
-        (other.manifest.tool, _money_args(other.manifest, other.arguments)[0].name),
-    )
+    amounts = ((manifest.tool, arg.name), (other.manifest.tool, theirs_args[0].name))
     return Mark(path[-1], float(mark), raises, amounts)
 
 

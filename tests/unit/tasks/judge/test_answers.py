@@ -371,6 +371,8 @@ def test_a_conditional_reply_may_compare_the_value_with_the_users_line(reply, pa
         ("The balance was $307.40, so I deposited $92.60 to bring it up to $400.", True),
         ("It had $307.40; I topped it up to $400.00 with $92.60.", True),
         ("It had up to $307.40, so I deposited the difference.", False),  # a hedge, still
+        # the same words with a wrong balance read
+        ("The balance was $317.40, so I deposited $82.60 to bring it up to $400.", False),
     ],
 )
 def test_a_reply_may_say_the_mark_it_brought_the_number_to(reply, passes):
