@@ -131,12 +131,16 @@ class Sight:
 
     def unseen(self, arguments: dict[str, Any]) -> list[tuple[str, Any]]:
         """(argument, value) for each leaf of ``arguments`` the agent could not have known."""
-        leaves = argument_leaves(arguments)
         return [
             (name, value)
-            for name, value in leaves
-            if not self.sees(value) and not (is_money_field(name) and self._a_difference(value))
+            for name, value in argument_leaves(arguments)
+            if not self.grounds(name, value)
         ]
+
+    def grounds(self, name: str, value: Any) -> bool:
+        """Whether the agent could know ``value`` for the argument ``name``: seen, or an amount
+        of money it works out (a mark the user gave less a number a result showed)."""
+        return self.sees(value) or (is_money_field(name) and self._a_difference(value))
 
     def _a_difference(self, value: Any) -> bool:
         """A positive amount that is a mark the user gave less a number a result showed, or

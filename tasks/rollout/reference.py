@@ -154,7 +154,8 @@ def reference_messages(
             messages += [
                 {
                     "role": "assistant",
-                    "content": confirm_question(_decided(changes, ledger, earlier), said, turn),
+                    "content": _because(scenario, opening)
+                    + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
                 {"role": "user", "content": CONFIRM},
             ]
@@ -171,7 +172,8 @@ def reference_messages(
         for _, result in group:
             sight.read_value(result)
         index += len(group)
-    closing = scenario.reference_answer or closing_message(
+    answer = scenario.reference_answer and to_the_speaker(scenario.reference_answer, opening)
+    closing = answer or closing_message(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
         report.scenario_id,
@@ -278,6 +280,33 @@ def _ask_each(
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
     """A call that changes something: known only where ``tool_kinds`` says which tools read."""
     return tool_kinds is not None and tool_kinds.get(step.tool, "query") != "query"
+
+
+def to_the_speaker(answer: str, opening: str) -> str:
+    """A reply to someone who said who they are talks to them: "This is Chen Design Studio; …"
+    → "Your retainer balance is $437.07, …", never "client Chen Design Studio's retainer
+    balance went up" said to the client (round 28)."""
+    found = SPEAKER.search(opening)
+    if found is None:
+        return answer
+    name = re.escape(found.group(1).rstrip("."))
+    yours = re.sub(rf"(?:\b[a-z]+ )?\b{name}\.?'s\b", "your", answer)
+    return re.sub(r"(^|[.!?]\s+)your\b", lambda m: f"{m.group(1)}Your", yours)
+
+
+SPEAKER = re.compile(
+    r"\b(?i:I'm|I am|my name is|this is)\s+([A-Z][\w&'.-]*(?: (?:&|[A-Z][\w&'.-]*)){0,4})"
+)
+
+
+def _because(scenario: ScenarioSpec, opening: str) -> str:
+    """What a conditional's confirmation says first: the number it read and the branch that
+    picks ("Priya Patel's retainer balance is $913.31, below the $1,000 you want. I'm ready to
+    add $86.69 …"); a yes to a bare "add the deposit" left the user blind (round 28). The
+    reference answer's own opening, up to its ", so I …"; nothing for another kind."""
+    reading = to_the_speaker(scenario.reference_answer or "", opening).partition(", so I ")
+    conditional = (scenario.kind or "").startswith("conditional")
+    return f"{reading[0]}. " if conditional and reading[1] else ""
 
 
 def confirm_question(
@@ -507,20 +536,21 @@ def _note(
     if tool_kinds.get(step.tool) != "query":
         notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
         return notes[pick % len(notes)].format(action=action) if action else None
-    if (pick // 7) % 2 or SESSION_READ.search(step.tool):  # half say what the call is for;
-        return _read_note(step.tool) or READ_NOTES[pick % len(READ_NOTES)]  # a session read, all
+    if SESSION_READ.search(step.tool):
+        return None  # who is signed in is the agent's own business (round 28)
+    if (pick // 7) % 2:  # half say what the call is for
+        return _read_note(step.tool) or READ_NOTES[pick % len(READ_NOTES)]
     return READ_NOTES[pick % len(READ_NOTES)]
 
 
-# a read of who is signed in: "Let me look that up." before it read as a non sequitur (round 25)
+# a read of who is signed in: "Let me look that up." before it read as a non sequitur (round
+# 25), "Let me check who is signed in." as narration (round 28): it goes without a note
 SESSION_READ = re.compile(r"session|signed_in|whoami|current_user")
 
 
 def _read_note(tool: str) -> str | None:
     """A note read from a query's name: "Let me look up the member loans." None for a name of
     one word or one that names no object."""
-    if SESSION_READ.search(tool):
-        return "Let me check who is signed in."
     tool = re.sub(r"_by_\w+$", "", tool)  # "the lots", not "the lots by name"
     verb, _, rest = tool.replace("_", " ").partition(" ")
     first = rest.split(" ")[0]

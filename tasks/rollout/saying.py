@@ -51,7 +51,9 @@ def say_action(
     "money", the new value a setting tool sets, and a few other values it sets; a record an
     earlier change of the same request ``made`` is "the new farmer". ``records`` (id ->
     record, as the state holds it) say what a record is called."""
-    seen = [(k, v) for k, v in step.arguments.items() if sight.sees(v) and not isinstance(v, bool)]
+    seen = [
+        (k, v) for k, v in step.arguments.items() if sight.grounds(k, v) and not isinstance(v, bool)
+    ]
     clause = tool_clause(step.tool, description)
     named = {rid: (records or {}).get(rid) for _, rid in seen if isinstance(rid, str)}
     labels = {

@@ -18,7 +18,7 @@ import re
 from functools import cache
 from typing import Any
 
-from envmill.schemas.scenario import ScenarioSpec
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
@@ -58,6 +58,7 @@ QUESTIONS = (
         r"^(?:What (?:is|are)|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
         r"You want to know \1.",
     ),
+    (r"^When (was|were) (.+?) (\w+)\?$", r"You want to know when \2 \1 \3."),
     (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),
     (r"^(.+)\?$", r"You want to know this: \1."),
 )
@@ -90,7 +91,7 @@ def persona_task(
     if voice != "self":  # staff serve a client: "cancel the customer's order", not "your order"
         request = re.sub(r"\byour\b", f"the {client}'s", request)
     else:  # the signed-in sender is "you", not "the sender"
-        own = _acting_entity(compiled, spec.initial_state, spec.user_facts)
+        own = _acting_entity(compiled, spec.initial_state, spec.user_facts, spec.reference_solution)
         request = as_yourself(request, own)
         name = _acting_label(compiled, spec.initial_state)
         if name:  # "Mary Young's loan" said by Mary Young
@@ -159,7 +160,9 @@ def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
     for pattern, replacement in FIRST_PERSON:
         body = re.sub(pattern, replacement, body)
     body = re.sub(r"^please,?\s+", "You want the agent to ", body, flags=re.I)
-    body = re.sub(r"([,;:]\s+(?:and\s+)?(?:then\s+)?)please\s+", r"\1you want the agent to ", body)
+    body = re.sub(
+        r"([,;:]\s+(?:and\s+)?(?:then\s+)?|\bso\s+)please\s+", r"\1you want the agent to ", body
+    )
     first = body.split(" ", 1)[0].lower()
     if first in verbs and first not in NOT_VERBS:  # an order: "Void the invoice."
         body = f"You want the agent to {body[:1].lower()}{body[1:]}"
@@ -284,15 +287,21 @@ def as_yourself(request: str, entity: str | None) -> str:
 
 
 def _acting_entity(
-    compiled: CompiledEnvironment, state: dict[str, Any], facts: dict[str, Any]
+    compiled: CompiledEnvironment,
+    state: dict[str, Any],
+    facts: dict[str, Any],
+    solution: list[SolutionStep] = (),  # type: ignore[assignment]
 ) -> str | None:
     """The words of the signed-in person's entity ("sender") when the request is about their
-    own record (a fact holds their name or id), else None."""
+    own record (a fact holds their name or id, or a step acts on their id: round 28's guest
+    asked to "change the phone of a guest", his own), else None."""
     role = compiled.roles.get(str(state.get(compiled.acting_role_attr or "")))
     if role is None or role.entity is None:
         return None
-    own = {_acting_label(compiled, state), str(state.get(compiled.acting_id_attr or ""))}
-    return words_of(role.entity) if own & {str(v) for v in facts.values()} else None
+    acting = str(state.get(compiled.acting_id_attr or ""))
+    own = {_acting_label(compiled, state), acting}
+    acted_on = any(acting == str(v) for step in solution for v in step.arguments.values())
+    return words_of(role.entity) if acted_on or own & {str(v) for v in facts.values()} else None
 
 
 def _acting_label(compiled: CompiledEnvironment, state: dict[str, Any]) -> str | None:

@@ -348,11 +348,13 @@ def conditional_clause(
         noun = field_noun(condition.field)
         subject = condition_subject(record, noun, vague=vague)
         mark = shown(condition.field, condition.threshold)
-        lead = MARK_LEADS[0] if vague else rng.choice(MARK_LEADS)  # a goal: the user's own
+        leads = SELF_MARK_LEADS if voice == "self" else MARK_LEADS
+        lead = leads[0] if vague else rng.choice(leads)  # a goal: the user's own
         low, high = (DIFFERENCE_OF.sub(_from, as_it(c.lead(), record)) for c in (below, above))
         label = record.label if record.by_label else None
         if voice is None and not vague and label and subject.startswith(f"{label}'s "):
             return Clause(_as_the_client(label, noun, mark, low, high))
+        low = _paid_in(low, "I'll pay in the difference" if voice == "self" else PAID_IN)
         said = lead.format(subject=subject, mark=mark)
         return Clause(f"{said}: if it is below that, {low}; if it is above, {high}")
     comparison = say(
@@ -387,6 +389,10 @@ MAX_REPHRASES = 6
 # why a balance is brought to a mark: a wish, or what was agreed (round 25: "make the retainer
 # exactly $X" read as synthetic)
 MARK_LEADS = ("I'd like {subject} to be {mark}", "We agreed to keep {subject} at {mark}")
+SELF_MARK_LEADS = ("I'd like {subject} to be {mark}", "I like to keep {subject} at {mark}")
+# money added to bring a number up to a mark comes from someone (round 28: "please put the
+# difference into it" read as money from nowhere)
+PAID_IN = "the difference is being paid in"
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
 
 
@@ -398,16 +404,26 @@ def _as_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str
     from an unknown caller (round 25), and the money as coming from nowhere (round 27)."""
     own, us = ("my", "I") if _a_person(label) else ("our", "we")
     low, high = (re.sub(r"\btheir\b", own, branch) for branch in (low, high))
-    low = re.sub(
-        r"^(?:please )?(.+?)\bthe difference\b",
-        rf"{us}'ll pay in the difference, so please \1it",
-        low,
-        count=1,
-    )
+    low = _paid_in(low, f"{us}'ll pay in the difference")
+    stop = " —" if label.endswith(".") else ";"  # never "Group Inc.;"
     return (
-        f"This is {label}; {us}'d like {own} {noun} to be {mark}: if it is below that, {low}; "
+        f"This is {label}{stop} {us}'d like {own} {noun} to be {mark}: if it is below that, {low}; "
         f"if it is above, {high}"
     )
+
+
+def _paid_in(low: str, payer: str) -> str:
+    """ "add the difference to my retainer" → "I'll pay in the difference, so please add it to
+    my retainer"; a branch that says where the money comes from ("move the difference into it
+    from ACC-1") stays as it is."""
+    found = re.match(r"^(?:please )?(.+?)\bthe difference\b(.*)$", low)
+    if found is None or re.search(r"\bfrom\b", low):
+        return low
+    before, after = found.groups()
+    said = f"{before}it{after}"
+    if re.search(r"\bit\b.*\bit\b", said):  # never "put it into it"
+        said = f"{before}that amount{after}"
+    return f"{payer}, so please {said}"
 
 
 def _a_person(label: str) -> bool:

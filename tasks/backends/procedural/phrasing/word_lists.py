@@ -16,7 +16,8 @@ import yaml
 PEOPLE = frozenset(
     """client customer member patient borrower donor farmer student employee tenant owner guest
     candidate sender driver passenger subscriber user applicant taxpayer resident adjuster agent
-    instructor doctor vet technician supplier policyholder claimant volunteer""".split()
+    instructor doctor vet technician supplier policyholder claimant volunteer courier host
+    rider""".split()
 )
 
 WORDING_DIR = Path(__file__).resolve().parent.parent / "wording"

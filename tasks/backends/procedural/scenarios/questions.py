@@ -150,20 +150,28 @@ def ask_field(
     kind_of_answer = "status_answers" if name == "status" else "field_answers"
     if template in COUNTED and _counted(name, value):  # "how many nights …"
         template, kind_of_answer = COUNTED[template], "count_field_answers"
+    verb = _moment_verb(name, value) if template == "field_questions" else None
+    if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
+        template, kind_of_answer = "moment_questions", "moment_answers"
+    noun = own_field_noun(name, entity)
     chosen = rng.choice(words("answers", template))
-    text = _fill(rng, "", template=chosen, field=field_noun(name), subject=subject.text)
-    vague = _fill(rng, "", template=chosen, field=field_noun(name), subject=vague_subject(entity))
+    text = _fill(rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "")
+    vague = _fill(
+        rng, "", template=chosen, field=noun, subject=vague_subject(entity), verb=verb or ""
+    )
     answer = _fill(
         rng,
         kind_of_answer,
-        field=field_noun(name),
+        verb=verb or "",
+        field=noun,
         subject=subject.text,
         value=say(name, value),
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
     status = record.get("status")
-    if name != "status" and isinstance(status, str) and _worth_noting(compiled, entity, state, rid):
+    noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
+    if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
         # "the price is $169.00" of a cancelled booking leaves out what matters most
         answer += f" Note that {where_it_stands('it', words_of(status))}."
     expected = expected_answer(
@@ -180,6 +188,38 @@ def ask_field(
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
     )
+
+
+def _moment_verb(name: str, value: Any) -> str | None:
+    """The participle a time field is named by ("booked_at" → "booked"), for a moment it
+    holds; None for another field ("starts_at" says no past event)."""
+    found = MOMENT_FIELD.match(name)
+    if found is None or value_kind(value) not in ("date", "datetime"):
+        return None
+    verb = found.group(1)
+    if verb in NOT_DONE_TO:
+        return None
+    return MOMENT_VERBS.get(verb, verb)
+
+
+MOMENT_FIELD = re.compile(r"^([a-z]+(?:ed|paid|sent|made|held|sold|taken|given|done))_(?:at|on)$")
+MOMENT_VERBS = {"booked": "made", "enrolled": "made"}  # "when was booking BKG-2 made?"
+# what happens, rather than is done to a record: never "when was the event occurred?"
+NOT_DONE_TO = frozenset(
+    """occurred happened arrived departed expired joined ended started finished updated
+    modified changed lasted stayed""".split()
+)
+
+
+def own_field_noun(name: str, entity: str) -> str:
+    """A field in words without its record's noun: "the type of permit PM-4", never "the permit
+    type of permit PM-4" (round 28)."""
+    noun, own = field_noun(name), words_of(entity)
+    rest = noun[len(own) + 1 :] if noun.startswith(f"{own} ") else ""
+    return rest if rest and rest in OWN_FIELD_NOUNS else noun
+
+
+OWN_FIELD_NOUNS = frozenset("type kind number name status date time category plan tier".split())
 
 
 # how a question about a field that counts is asked ("how many nights …")

@@ -398,7 +398,9 @@ def _refusal(
     step = ChainStep(manifest, arguments, mentions, [])
     voice = voice_of(compiled, state)
     clause = phrase_step(step, rng, voice=voice)
-    vague = phrase_step(step, rng, vague=True, voice=voice)
+    # the user names the person they act for from the start: asked "the member's name" by an
+    # agent that already knows who is signed in, "Mary Washington" came from nowhere (round 28)
+    vague = clause if other in reads else phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
     own = _not_yours(error, mentions, _own_label(compiled, state, kind))
     if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
@@ -450,13 +452,11 @@ def _not_yours(
     owner = (found["owner"] or "").replace("_", " ").lower()
     named = next((m for m in mentions if str(m.value) == found["other"]), None)
     if named is not None and named.by_label and named.label:
-        you = (
-            f"signed in as {own_label}, not {named.label}"
-            if own_label
-            else (f"signed in as a different {role}")
-        )
-        reason = f"You're {you}, so I don't have permission to do it from this account"
-        return reason, f"If you are {named.label}, please sign in to your own account first."
+        # whether the user acts for them or says they are them (round 28: "If you are Mary
+        # Washington, please sign in", to a user who had just asked on Mary's behalf)
+        you = f"You're signed in as {own_label or f'a different {role}'}"
+        reason = f"{you}, so I don't have permission to act on {named.label}'s records"
+        return reason, f"{named.label} would need to sign in to their own account for this."
     record = next((m for m in mentions if m.source == "entity_id" and m is not named), None)
     noun = (record.entity or "").replace("_", " ") if record is not None else ""
     what = f"{noun.capitalize()} {record.value}" if record is not None and noun else "That record"

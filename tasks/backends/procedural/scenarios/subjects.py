@@ -109,7 +109,7 @@ def named_by_label(noun: str, label: str) -> str:
     its name and kind ("the Endurance Ride class", "Hot Desk 7"), a code after its kind
     ("flight SK331"); never "gym class Endurance Ride" (raters: generator speak)."""
     head = noun.split()[-1]
-    if noun in PEOPLE or head in PEOPLE:
+    if noun in PEOPLE or head in PEOPLE or head == "pet":  # never "the John Green courier"
         return label
     if CODE_LIKE.match(label) or not _name_like(label):
         return f"{noun} {label}"  # "flight SK331"; "ticket Data import stuck at 90 percent"

@@ -351,12 +351,17 @@ def test_several_changes_are_confirmed_one_after_another_not_in_one_run_on_claus
     )
 
 
-def test_a_read_of_who_is_signed_in_says_so_when_it_has_a_note():
-    """Round 25: "Let me look that up." before a session check."""
+def test_a_read_of_who_is_signed_in_goes_without_a_note():
+    """Round 25: "Let me look that up." before a session check; round 28: "Let me check who
+    is signed in." read as narrating the agent's own business."""
     from envmill.schemas.scenario import SolutionStep
     from envmill.tasks.rollout.reference import _note
 
     session = SolutionStep(tool="get_signed_in_user", arguments={})
     kinds = {"get_signed_in_user": "query"}
     notes = {_note(pick, session, kinds, None, first=True) for pick in range(60)}
-    assert notes - {None} == {"Let me check who is signed in."}, notes
+    assert notes == {None}, notes
+    other = SolutionStep(tool="get_booking", arguments={"booking_id": "B-1"})
+    assert {_note(p, other, {"get_booking": "query"}, None, first=True) for p in range(60)} - {
+        None
+    }  # other reads still have some

@@ -161,3 +161,18 @@ def test_a_record_the_clause_has_no_noun_for_follows_the_ones_it_has():
     assert said == (
         "place an order for a quantity of Linen Throw Pillow (PR-6), for Jacqueline Krueger (CU-11)"
     ), said
+
+
+def test_an_amount_worked_out_from_the_users_mark_is_said():
+    """Round 28: "I'm ready to add Priya Patel's deposit to their retainer", no amount: the
+    difference to the user's mark is grounded, so the confirmation says it."""
+    sight = Sight()
+    sight.hear("I'd like her retainer balance to be $1,000.")
+    shown = [{"data": {"client_id": "CLT-5", "name": "Priya Patel", "retainer_balance": 913.31}}]
+    for value in shown:
+        sight.read_value(value)
+    step = SolutionStep(tool="deposit_retainer", arguments={"client_id": "CLT-5", "amount": 86.69})
+    said = say_action(step, "Add money to a client's retainer.", sight, shown)
+    assert "$86.69" in said and "Priya Patel" in said, said
+    guess = SolutionStep(tool="deposit_retainer", arguments={"client_id": "CLT-5", "amount": 12.5})
+    assert "12.5" not in say_action(guess, "Add money to a client's retainer.", sight, shown)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
-from envmill.tasks.backends.procedural.phrasing.task import conditional_clause
+from envmill.tasks.backends.procedural.phrasing.task import PAID_IN, _paid_in, conditional_clause
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.conditions import _aim, _no_policy
 from envmill.tasks.certify.grounding import Sight
@@ -78,12 +78,25 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     staff = conditional_clause(taken, condition, random.Random(0), vague=False, voice="staff")
     text = staff.sentence()
     assert text.startswith("I'd like Ann Lee's retainer balance to be $8,000: if it is below"), text
-    assert "add the difference to" in text and "refund the excess from" in text, text
+    assert "refund the excess from" in text, text
+    # money added comes from someone (round 28: "put the difference into it" from nowhere)
+    assert "the difference is being paid in, so please add it to their retainer" in text, text
+    member = conditional_clause(taken, condition, random.Random(1), vague=False, voice="self")
+    assert "I'll pay in the difference, so please add it to" in member.sentence(), member
+    assert "We agreed" not in member.sentence(), member  # a member speaks for themself
     # where no one signs in, the client asks for their own balance (round 25: "unknown caller")
     own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
     assert own.startswith("This is Ann Lee; I'd like my retainer balance to be $8,000:"), own
     assert "I'll pay in the difference, so please add it to my retainer" in own, own  # who pays
     assert "1,686.70" not in text and "$400" not in text, text
+
+
+def test_a_branch_that_says_where_the_money_comes_from_is_left_as_it_is():
+    moved = "move the difference into it from ACC-1"
+    assert _paid_in(moved, PAID_IN) == moved
+    assert _paid_in("put the difference into it", PAID_IN) == (
+        "the difference is being paid in, so please put that amount into it"
+    )
 
 
 def test_the_difference_between_an_amount_the_user_gave_and_one_read_is_grounded():

@@ -18,6 +18,8 @@ from envmill.tasks.backends.procedural.scenarios.subjects import named_by_label
         ("book", "The Hidden Life of Cells", "The Hidden Life of Cells"),  # never "the The"
         ("flight", "SK331", "flight SK331"),  # a code after its kind
         ("customer", "Jane Doe", "Jane Doe"),  # a person by name
+        ("courier", "John Green", "John Green"),  # never "the John Green courier" (round 28)
+        ("pet", "Biscuit", "Biscuit"),
     ],
 )
 def test_a_record_is_named_as_people_name_it(noun, label, said):

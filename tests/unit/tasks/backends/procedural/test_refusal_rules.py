@@ -154,9 +154,13 @@ def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
     kenneth = ArgMention("resident_id", "RES-00006", "entity_id", "resident", "Kenneth Hill",
                          "name", by_label=True)  # fmt: skip
     reason, offer = _not_yours(error, [kenneth], "Mary Lee")
-    assert _by_name(reason, [kenneth]).startswith("You're signed in as Mary Lee, not Kenneth Hill")
-    assert "RES-0000" not in _by_name(reason, [kenneth])  # round 26: no other client's id
-    assert offer == "If you are Kenneth Hill, please sign in to your own account first."
+    said = _by_name(reason, [kenneth])
+    assert said == (
+        "You're signed in as Mary Lee, so I don't have permission to act on Kenneth Hill's records"
+    ), said
+    assert "RES-0000" not in said  # round 26: no other client's id
+    # round 28: "If you are Kenneth Hill" to a user who asked on his behalf
+    assert offer == "Kenneth Hill would need to sign in to their own account for this."
     reason, _ = _not_yours(error, [kenneth])  # the own name not known: no one's name
     assert reason.startswith("You're signed in as a different resident"), reason
     request = ArgMention("service_request_id", "SR-000004", "entity_id", "service_request")

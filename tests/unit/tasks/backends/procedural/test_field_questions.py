@@ -1,0 +1,48 @@
+"""A question about one field, as a person asks it (round 28: "look up the booking time of one
+of your bookings", "the permit type of a permit", "the John Green courier")."""
+
+from __future__ import annotations
+
+import pytest
+
+from envmill.tasks.backends.procedural.phrasing.persona import COMMON_VERBS, in_second_person
+from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.scenarios.questions import _moment_verb, own_field_noun
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "verb"),
+    [
+        ("booked_at", "2025-09-02T08:15:00", "made"),  # a booking is made, not "booked"
+        ("placed_at", "2025-09-02T08:15:00", "placed"),
+        ("returned_on", "2025-04-08", "returned"),
+        ("occurred_at", "2025-04-25T15:45:00", None),  # never "when was it occurred?"
+        ("starts_at", "2025-04-25T15:45:00", None),  # no past event
+        ("booked_at", "soon", None),  # not a moment
+    ],
+)
+def test_a_time_field_is_asked_as_when_it_was_done(field, value, verb):
+    assert _moment_verb(field, value) == verb
+
+
+def test_every_moment_question_and_answer_names_the_verb():
+    for template in (*words("answers", "moment_questions"), *words("answers", "moment_answers")):
+        assert "{verb}" in template and "{field}" not in template, template
+
+
+@pytest.mark.parametrize(
+    ("field", "entity", "said"),
+    [
+        ("permit_type", "permit", "type"),  # "the type of permit PM-4"
+        ("doc_type", "document", "type"),
+        ("card_type", "account", "card type"),  # another record's noun stays
+        ("permit_fee", "permit", "permit fee"),  # not a noun that stands alone
+    ],
+)
+def test_a_field_is_said_without_its_own_records_noun(field, entity, said):
+    assert own_field_noun(field, entity) == said
+
+
+def test_a_when_question_becomes_the_users_wish_in_a_goal():
+    goal = in_second_person("When was one of my bookings made?", COMMON_VERBS)
+    assert goal == "You want to know when one of your bookings was made.", goal

@@ -1,0 +1,48 @@
+"""A reply talks to the person who said who they are, and a conditional's confirmation says
+what it read first (round 28: "client Chen Design Studio's retainer balance went up", said to
+the client; "I'm ready to add Priya Patel's deposit to their retainer", with no amount)."""
+
+from __future__ import annotations
+
+from envmill.schemas.scenario import ScenarioSpec
+from envmill.tasks.rollout.reference import _because, to_the_speaker
+
+ANSWER = (
+    "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want, so I added"
+    " the difference: client Baker & Sons Bakery's retainer balance went up by $84.21 and is now"
+    " $3,000.00."
+)
+
+
+def test_a_reply_to_a_client_who_said_who_they_are_says_your():
+    said = to_the_speaker(ANSWER, "Hi. This is Baker & Sons Bakery; we'd like our retainer …")
+    assert said.startswith("Your retainer balance is $2,915.79"), said
+    assert "difference: your retainer balance went up by $84.21" in said, said
+    assert "Baker" not in said, said
+
+
+def test_a_reply_to_someone_else_is_left_as_it_is():
+    assert to_the_speaker(ANSWER, "I'm ready to help a client of ours.") == ANSWER
+    assert to_the_speaker(ANSWER, "This is Elena Novak; …") == ANSWER
+
+
+def _scenario(kind: str) -> ScenarioSpec:
+    return ScenarioSpec(
+        env_id="e",
+        backend="procedural",
+        mode="conversational",
+        task="I'd like the retainer of a client to be $3,000: …",
+        initial_state={},
+        reference_solution=[],
+        checks=[],
+        kind=kind,
+        reference_answer=ANSWER,
+    )
+
+
+def test_a_conditionals_confirmation_first_says_what_it_read():
+    because = _because(_scenario("conditional"), "I'd like the retainer …")
+    assert because == (
+        "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want. "
+    ), because
+    assert _because(_scenario("answer"), "…") == ""  # another kind: nothing
