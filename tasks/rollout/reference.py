@@ -172,7 +172,10 @@ def reference_messages(
         for _, result in group:
             sight.read_value(result)
         index += len(group)
-    answer = scenario.reference_answer and to_the_speaker(scenario.reference_answer, opening)
+    # a refusal's speaker may say they are someone they are not signed in as: not "your"
+    refusal = (scenario.kind or "").startswith("refusal")
+    answer = scenario.reference_answer
+    answer = answer and (answer if refusal else to_the_speaker(answer, opening))
     closing = answer or closing_message(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
@@ -290,7 +293,8 @@ def to_the_speaker(answer: str, opening: str) -> str:
     if found is None:
         return answer
     name = re.escape(found.group(1).rstrip("."))
-    yours = re.sub(rf"(?:\b[a-z]+ )?\b{name}\.?'s\b", "your", answer)
+    noun = r"(?:\b(?!(?:on|of|for|to|from|with|at|by|in|and|or)\b)[a-z]+ )?"  # "client X's"
+    yours = re.sub(rf"{noun}\b{name}\.?'s\b", "your", answer)
     return re.sub(r"(^|[.!?]\s+)your\b", lambda m: f"{m.group(1)}Your", yours)
 
 
@@ -455,7 +459,10 @@ def _telling_field(text: str, chosen: dict[str, Any], records: list[dict[str, An
     """The field by which ``text`` tells ``chosen`` from the other listed records: it states
     the chosen one's value, which no other record has."""
     said, reading = normalize(text), read(text)
-    for field, value in chosen.items():
+    # the field the text names first: "whose job title is Head of Marketing" tells apart by
+    # job title, though "marketing" is also one's department (round 28)
+    named = sorted(chosen.items(), key=lambda item: normalize(field_noun(item[0])) not in said)
+    for field, value in named:
         if any(other is not chosen and other.get(field) == value for other in records):
             continue  # a value they share tells nothing apart
         if isinstance(value, bool) or value is None:

@@ -7,6 +7,7 @@ carries a fact the agent must ask for (DESIGN §3.4): it only frames the request
 from __future__ import annotations
 
 import random
+import re
 
 from envmill.tasks.backends.procedural.phrasing.word_lists import words
 from envmill.tasks.backends.procedural.phrasing.words import lower_first, tidy_text
@@ -19,7 +20,13 @@ def open_request(request: str, rng: random.Random) -> str:
     closer = rng.choice(words("openers", "closers"))
     parts = [part for part in (greeting, context, request, closer) if part]
     joined = [
-        lower_first(part) if index and parts[index - 1].endswith(",") else part
+        lower_first(part)
+        if index and parts[index - 1].endswith(",") and not NAME_FIRST.match(part)
+        else part
         for index, part in enumerate(parts)
     ]
     return tidy_text(" ".join(joined))
+
+
+# a request that opens with a name keeps its capital: "Hey, Airport Economy Lot is …" (round 28)
+NAME_FIRST = re.compile(r"[A-Z][\w&.-]*(?:'s)? [A-Z]")

@@ -365,3 +365,14 @@ def test_a_read_of_who_is_signed_in_goes_without_a_note():
     assert {_note(p, other, {"get_booking": "query"}, None, first=True) for p in range(60)} - {
         None
     }  # other reads still have some
+
+
+def test_namesakes_are_told_apart_by_the_field_the_user_names():
+    """Round 28: listed by department ("one whose department is marketing"), though the user
+    picks by job title ("the one whose job title is Head of Marketing")."""
+    from envmill.tasks.rollout.reference import _telling_field
+
+    chosen = {"employee_id": "E-6", "department": "marketing", "job_title": "Head of Marketing"}
+    other = {"employee_id": "E-2", "department": "operations", "job_title": "Analyst"}
+    which = "Jennifer Mccall (whose job title is Head of Marketing)"
+    assert _telling_field(which, chosen, [chosen, other]) == "job_title"

@@ -46,3 +46,8 @@ def test_a_conditionals_confirmation_first_says_what_it_read():
         "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want. "
     ), because
     assert _because(_scenario("answer"), "…") == ""  # another kind: nothing
+
+
+def test_a_name_after_a_preposition_keeps_its_preposition():
+    said = to_the_speaker("I added $5 on Ann Lee's account.", "This is Ann Lee; …")
+    assert said == "I added $5 on your account.", said

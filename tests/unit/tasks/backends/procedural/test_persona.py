@@ -72,3 +72,25 @@ def test_a_goal_the_user_does_is_never_asked_of_the_agent():
     goals = {create_goal(step, random.Random(seed)).body for seed in range(30)}
     assert "please enroll in a course" not in goals
     assert "I'd like to enroll in a course" in goals
+
+
+def test_every_tool_staff_may_use_has_words_staff_can_say():
+    """Round 28: "please sign up, with the name set to Maurice Montoya and with the email set
+    to …" from a box office whose account tool had only a customer's "I'd like an account"."""
+    import yaml
+
+    from envmill.tasks.backends.procedural.catalog import CATALOG_DIR
+    from envmill.tasks.backends.procedural.phrasing.task import FIRST_PERSON, as_relayed
+
+    missing = []
+    for path in sorted(CATALOG_DIR.glob("*.yaml")):
+        domain = yaml.safe_load(path.read_text())
+        if not domain.get("roles"):
+            continue
+        for entity in domain["entities"].values():
+            for tool in entity.get("operations") or []:
+                phrases = tool.get("phrases") or []
+                relayed = [p for p in phrases if not FIRST_PERSON.search(p) or as_relayed(p)]
+                if phrases and not relayed:
+                    missing.append(f"{path.stem}.{tool['name']}")
+    assert missing == [], missing
