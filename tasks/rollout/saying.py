@@ -165,9 +165,15 @@ def _detail(name: str, value: Any) -> str:
     if isinstance(value, int) and noun.endswith("s") and " " not in noun:
         return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
     unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
-    return (
-        f"{said} {unit.group(1)}" if unit and isinstance(value, int | float) else f"{noun} {said}"
-    )
+    if unit and isinstance(value, int | float):
+        return f"{said} {unit.group(1)}"
+    if isinstance(value, str) and KIND_WORD.fullmatch(said) and " " not in noun:
+        return f"{said} {noun}"  # "premium cabin", "high priority": never "cabin premium"
+    return f"{noun} {said}"
+
+
+# a value that names a kind, said before its noun: one or two lower-case words
+KIND_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)?")
 
 
 def _record_pattern(argument: str) -> str:

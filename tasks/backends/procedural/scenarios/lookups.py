@@ -120,7 +120,11 @@ class LookupSampler(_ChainSampler):
         elif named and re.fullmatch(r"[a-z]+ed [a-z]+", value_words):  # "checked-in booking"
             value_words = value_words.replace(" ", "-")
         elif named and " " in value_words and key.startswith("only_"):  # "Ann's event on sale"
-            key = f"{key}_after"
+            # a status of several words reads after the noun; another field says its name:
+            # "the doctor whose specialty is internal medicine", never "the one internal
+            # medicine doctor" (round 28)
+            other = "only_anywhere" if owner is None else "only_with_field"
+            key = f"{key}_after" if field == "status" else other
         whose = "my" if mine else f"{owner}'s"
         text = say(
             key,

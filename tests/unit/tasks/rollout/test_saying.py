@@ -93,7 +93,7 @@ def test_a_new_record_is_named_by_the_name_it_is_given():
         {"name": "Ann Lee", "region": "valley"},
         [{"name": "Ann Lee", "region": "valley"}],
     )
-    assert said == "admit a farmer, Ann Lee, as a member of the cooperative (region valley)"
+    assert said == "admit a farmer, Ann Lee, as a member of the cooperative (valley region)"
 
 
 def test_what_is_not_one_seen_value_is_not_said_back():
@@ -134,7 +134,7 @@ def test_a_given_value_takes_the_place_of_its_noun_and_a_new_account_is_for_its_
         sight,
         [],
     )
-    assert said == "create a city services account for Tracy Miller (district south)", said
+    assert said == "create a city services account for Tracy Miller (south district)", said
     report = {"resident_id": "RES-9", "category": "trash", "address": "115 Pruitt Fork"}
     said = say_action(
         SolutionStep(tool="report_problem", arguments=report),
@@ -143,7 +143,7 @@ def test_a_given_value_takes_the_place_of_its_noun_and_a_new_account_is_for_its_
         [],
         records={"RES-9": {"name": "Tracy Miller"}},
     )
-    assert said == "log a resident's report of a problem at 115 Pruitt Fork (category trash)", said
+    assert said == "log a resident's report of a problem at 115 Pruitt Fork (trash category)", said
 
 
 def test_a_record_the_clause_has_no_noun_for_follows_the_ones_it_has():
@@ -176,3 +176,19 @@ def test_an_amount_worked_out_from_the_users_mark_is_said():
     assert "$86.69" in said and "Priya Patel" in said, said
     guess = SolutionStep(tool="deposit_retainer", arguments={"client_id": "CLT-5", "amount": 12.5})
     assert "12.5" not in say_action(guess, "Add money to a client's retainer.", sight, shown)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("cabin", "premium", "premium cabin"),  # round 28: never "(cabin premium)"
+        ("priority", "high", "high priority"),
+        ("mechanic", "Ana Silva", "mechanic Ana Silva"),  # a name stays after its noun
+        ("destination_city", "Plymouth", "destination city Plymouth"),
+        ("nights", 5, "5 nights"),
+    ],
+)
+def test_a_detail_reads_as_people_write_it(name, value, said):
+    from envmill.tasks.rollout.saying import _detail
+
+    assert _detail(name, value) == said
