@@ -124,7 +124,7 @@ def changed_news(
     known from the call succeeding ("complete appointment A2"); money the change moved on
     another record (a refund, a fee) is named, with its amount only when a result showed it."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
-    seen = [c for c in changes if _shows(shown, c)] if shown is not None else changes
+    seen = [c for c in changes if _shows(shown, c, final)] if shown is not None else changes
     now = final.get("current_time")
     labels, shown_as = _labels(final), _labels(final, _shown_as)
     if shown is not None:  # a name no call, result or user message showed would be made up
@@ -186,7 +186,7 @@ def _same_said(change: dict[str, Any]) -> bool:
     return old != new and _say(old, field) == _say(new, field)
 
 
-def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
+def _shows(shown: list[Any] | None, change: dict[str, Any], final: dict[str, Any]) -> bool:
     """Whether a tool result holds the change: the changed record (a dict naming its id) with
     the new value, or, for a record made or removed, its id."""
     path = change["path"]
@@ -195,19 +195,41 @@ def _shows(shown: list[Any] | None, change: dict[str, Any]) -> bool:
     if len(path) < 2:
         return any(_holds(result, lambda d: change["new"] in d.values()) for result in shown or [])
     rid, field = path[1], path[2] if len(path) >= 3 else None
+    record = (final.get(path[0]) or {}).get(rid) if isinstance(final.get(path[0]), dict) else None
     if field is None:
         return any(_holds(result, lambda d: rid in d.values()) for result in shown or [])
     return any(
-        _holds(result, lambda d: rid in d.values() and d.get(field) == change["new"])
+        _holds(result, lambda d: _is_record(d, record, rid) and d.get(field) == change["new"])
         for result in shown or []
     )
 
 
+def _is_record(data: dict[str, Any], record: Any, rid: Any) -> bool:
+    """Whether ``data`` shows ``record`` (``rid``, as the state holds it) itself, not one that
+    points at it: a delivery's ``status: delivered`` beside its ``order_id`` says nothing of
+    the order's status (round 28). Most of its fields are the record's."""
+    if rid not in data.values():
+        return False
+    if not isinstance(record, dict):
+        return True
+    own = {key for key, value in data.items() if key in record or value == rid}
+    return len(own) >= RECORD_SHARE * len(data)
+
+
+RECORD_SHARE = 0.6  # of a result's fields that are the record's own, for it to show it
+
+
 def _named_by_a_call(shown: list[Any] | None, rid: Any) -> bool:
-    """A call's arguments named the record, not only a result that points at it (the machine
-    of a finished batch)."""
+    """A change's arguments named the record, not only a result that points at it (the machine
+    of a finished batch), nor a read ("list the courier's deliveries" says nothing of the
+    courier's status after the delivery, round 28). A change is told by its result's message,
+    which reads do not carry."""
     return any(
-        isinstance(pair, list | tuple) and pair and _holds(pair[0], lambda d: rid in d.values())
+        isinstance(pair, list | tuple)
+        and len(pair) >= 2
+        and _holds(pair[0], lambda d: rid in d.values())
+        and isinstance(pair[1], dict)
+        and "message" in pair[1]
         for pair in shown or []
     )
 

@@ -220,7 +220,7 @@ def fact_words(key: str) -> str:
 
 def fact_value(key: str, value: Any) -> str:
     """A fact's value as a person writes it: "$2.99", "23 Aug 2025 at 17:00"."""
-    text = format_value(value).rstrip(".")  # "We deployed a fix." before the next "; "
+    text = format_value(value).rstrip(".!?")  # "We deployed a fix." before the next "; "
     return humanize_value(text, dollars=is_money(key.replace(" ", "_"), value))
 
 

@@ -290,7 +290,10 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         as_label = bool(match.group(2)) or (mention.by_label and mention.name not in both)
         return _exact_text(mention, as_label, money=not before.endswith("$"))
 
-    return without_repeated_type(_as_mine(PLACEHOLDER.sub(replace, template).strip()), mentions)
+    filled = without_repeated_type(_as_mine(PLACEHOLDER.sub(replace, template).strip()), mentions)
+    # an order whose verb is the name after it: "Please mark Mark Thomas's delivery", never
+    # "Mark Mark Thomas's delivery" (round 28)
+    return re.sub(r"^([A-Z][a-z]+) (?=\1\b)", lambda m: f"Please {m[1].lower()} ", filled)
 
 
 ME = "\0me"
@@ -326,7 +329,10 @@ def without_repeated_type(text: str, mentions: list[ArgMention]) -> str:
     for mention in mentions:
         label = str(mention.label or "")
         for word in {w.casefold() for w in label.split() if w.isalpha()}:
-            text = re.sub(rf"\b{re.escape(word)}\s+(?={re.escape(label)})", "", text, flags=re.I)
+            verb = r"(?<!^)(?<!please )"  # the order's verb: "Mark Mark Thomas's delivery …"
+            text = re.sub(
+                rf"{verb}\b{re.escape(word)}\s+(?={re.escape(label)})", "", text, flags=re.I
+            )
     return text
 
 

@@ -170,8 +170,8 @@ def _telling_fields(records: dict, target: dict, mention: ArgMention, other: Any
     for name, value in target.items():
         if name in (label_field, "id") or name.endswith("_id") or value is None:
             continue
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            continue
+        if not isinstance(value, str):  # "the one whose stock is 19", "my price is $308.34":
+            continue  # a count or an amount is no one's way to say which (round 28)
         if len(str(value)) > MAX_LABEL_CHARS:
             continue
         if sum(r.get(name) == value for r in namesakes) == 1:

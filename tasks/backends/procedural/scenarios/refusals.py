@@ -398,9 +398,7 @@ def _refusal(
     step = ChainStep(manifest, arguments, mentions, [])
     voice = voice_of(compiled, state)
     clause = phrase_step(step, rng, voice=voice)
-    # the user names the person they act for from the start: asked "the member's name" by an
-    # agent that already knows who is signed in, "Mary Washington" came from nowhere (round 28)
-    vague = clause if other in reads else phrase_step(step, rng, vague=True, voice=voice)
+    vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
     own = _not_yours(error, mentions, _own_label(compiled, state, kind))
     if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
@@ -425,7 +423,10 @@ def _refusal(
         subject=next((m.label or str(m.value) for m in mentions if m.source == "entity_id"), ""),
         policy=policy or "",
     )
-    facts = collect_user_facts([step])
+    # one who says they are someone else says it in one message: asked "the member's name"
+    # by an agent that knows who is signed in, a persona of Lance Duffy answered "Mary
+    # Washington" (round 28); with no facts to give, the scenario is not a conversation
+    facts = {} if other in reads else collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
 
 

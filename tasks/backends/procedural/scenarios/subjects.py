@@ -101,6 +101,9 @@ def _name_like(label: str) -> bool:
 
 
 MAX_NAME_WORDS = 6
+# people who serve the business's clients, said with their role: "the room of Laurie Harper"
+# could be a patient's (round 28)
+STAFF = frozenset("doctor vet courier instructor technician adjuster driver mechanic".split())
 SMALL_WORDS = frozenset("of the and a an in on for at to de la".split())
 
 
@@ -109,7 +112,9 @@ def named_by_label(noun: str, label: str) -> str:
     its name and kind ("the Endurance Ride class", "Hot Desk 7"), a code after its kind
     ("flight SK331"); never "gym class Endurance Ride" (raters: generator speak)."""
     head = noun.split()[-1]
-    if noun in PEOPLE or head in PEOPLE or head == "pet":  # never "the John Green courier"
+    if head in STAFF:  # "Dr. Laurie Harper", "courier John Green": a patient may share the name
+        return f"Dr. {label}" if head == "doctor" else f"{head} {label}"
+    if noun in PEOPLE or head in PEOPLE or head == "pet":  # "Jane Doe", never "the Jane Doe pet"
         return label
     if CODE_LIKE.match(label) or not _name_like(label):
         return f"{noun} {label}"  # "flight SK331"; "ticket Data import stuck at 90 percent"

@@ -33,7 +33,7 @@ from envmill.tasks.backends.procedural.state.values import fill_entity, make_rec
 
 Record = dict[str, Any]
 REPAIR_ROUNDS = 8
-STAFF_SHARE = 0.75
+STAFF_SHARE = 0.5
 
 
 class Filler:

@@ -351,3 +351,28 @@ def test_a_user_who_said_who_they_are_is_told_about_their_own_record_as_you():
     assert "your phone" in mine.lower() or "you" in mine.lower().split(), mine
     theirs = closing_message(before, moved, "s2", said="Laura Molina's phone changed.")
     assert "Laura Molina" in theirs and "your" not in theirs.lower(), theirs
+
+
+def test_a_cascade_no_result_showed_is_not_reported():
+    """Round 28: "Courier Mark Thomas is now available … Order ORD-5 is now marked delivered"
+    after a call that completed the delivery and showed neither the courier nor the order."""
+    from envmill.tasks.rollout.closing import closing_message
+
+    delivery = {"delivery_id": "D-4", "courier_id": "CR-9", "order_id": "O-5", "status": "en_route"}
+    initial = {
+        "couriers": {"CR-9": {"courier_id": "CR-9", "name": "Mark Thomas", "status": "busy"}},
+        "deliveries": {"D-4": delivery},
+        "orders": {"O-5": {"order_id": "O-5", "status": "on_the_way"}},
+    }
+    final = {
+        "couriers": {"CR-9": {**initial["couriers"]["CR-9"], "status": "available"}},
+        "deliveries": {"D-4": {**delivery, "status": "delivered"}},
+        "orders": {"O-5": {"order_id": "O-5", "status": "delivered"}},
+    }
+    shown = [
+        [{"courier_id": "CR-9"}, {"data": [delivery]}],  # a read that names the courier
+        [{"delivery_id": "D-4"}, {"data": final["deliveries"]["D-4"], "message": "Completed."}],
+    ]
+    said = closing_message(initial, final, "seed", shown=shown)
+    assert "D-4" in said and "delivered" in said, said
+    assert "available" not in said and "O-5" not in said, said

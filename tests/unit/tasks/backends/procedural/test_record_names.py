@@ -18,7 +18,8 @@ from envmill.tasks.backends.procedural.scenarios.subjects import named_by_label
         ("book", "The Hidden Life of Cells", "The Hidden Life of Cells"),  # never "the The"
         ("flight", "SK331", "flight SK331"),  # a code after its kind
         ("customer", "Jane Doe", "Jane Doe"),  # a person by name
-        ("courier", "John Green", "John Green"),  # never "the John Green courier" (round 28)
+        ("courier", "John Green", "courier John Green"),  # never "the John Green courier"
+        ("doctor", "Laurie Harper", "Dr. Laurie Harper"),  # not a patient of that name
         ("pet", "Biscuit", "Biscuit"),
     ],
 )
@@ -89,3 +90,14 @@ def test_a_record_named_with_the_is_mine_and_yours_without_it():
     ).in_first_person()
     assert asked.text == "How many top ups does my 6014 card have?"
     assert asked.answer == "Your 6014 card has 1 top up; I count 1 for your 6014 card."
+
+
+def test_an_order_whose_verb_is_the_name_after_it_says_please():
+    """Round 28: "Mark Mark Thomas's delivery en route as delivered"."""
+    from envmill.tasks.backends.procedural.phrasing.task import fill_template
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+
+    mark = ArgMention("courier_id", "CR-9", "entity_id", "courier", "Mark Thomas", "name",
+                      by_label=True)  # fmt: skip
+    said = fill_template("Mark {courier_id.label}'s delivery as delivered.", [mark], False)
+    assert said == "Please mark Mark Thomas's delivery as delivered.", said
