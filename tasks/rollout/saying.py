@@ -167,13 +167,17 @@ def _detail(name: str, value: Any) -> str:
     unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
     if unit and isinstance(value, int | float):
         return f"{said} {unit.group(1)}"
-    if isinstance(value, str) and KIND_WORD.fullmatch(said) and " " not in noun:
+    if isinstance(value, str) and KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
         return f"{said} {noun}"  # "premium cabin", "high priority": never "cabin premium"
     return f"{noun} {said}"
 
 
-# a value that names a kind, said before its noun: one or two lower-case words
+# a value that names a kind, said before its noun: one or two lower-case words, of a noun
+# that names a kind ("honda make" is no one's English)
 KIND_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)?")
+KIND_NOUNS = frozenset(
+    "cabin priority service plan category tier class level size type region district".split()
+)
 
 
 def _record_pattern(argument: str) -> str:

@@ -79,6 +79,8 @@ def test_tasks_read_as_sentences(generated):
                 assert not re.search(r"[.?!,;][.,;]| [,.;?!]", text), (domain, text)
                 assert not any(re.search(rf"\b{t}\b", text, re.IGNORECASE) for t in tools), text
                 assert not re.search(r"\b(?:my|a|an|the) the\b", text, re.IGNORECASE), text
+                assert not re.search(r"(?:^|\s)'s\b", text), text  # "for 's doctor" (round 28)
+                assert not re.search(r"\bplease\b[^.?!]*\bplease\b", text, re.I), text
 
 
 def test_connectors_are_followed_by_lower_case_unless_a_name(generated):

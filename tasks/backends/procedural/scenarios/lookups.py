@@ -123,7 +123,7 @@ class LookupSampler(_ChainSampler):
             # a status of several words reads after the noun; another field says its name:
             # "the doctor whose specialty is internal medicine", never "the one internal
             # medicine doctor" (round 28)
-            other = "only_anywhere" if owner is None else "only_with_field"
+            other = "only_anywhere" if not owner else "only_with_field"
             key = f"{key}_after" if field == "status" else other
         whose = "my" if mine else f"{owner}'s"
         text = say(

@@ -184,6 +184,7 @@ def test_an_amount_worked_out_from_the_users_mark_is_said():
         ("cabin", "premium", "premium cabin"),  # round 28: never "(cabin premium)"
         ("priority", "high", "high priority"),
         ("mechanic", "Ana Silva", "mechanic Ana Silva"),  # a name stays after its noun
+        ("make", "honda", "make honda"),  # not a noun that names a kind
         ("destination_city", "Plymouth", "destination city Plymouth"),
         ("nights", 5, "5 nights"),
     ],
