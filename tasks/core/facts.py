@@ -235,9 +235,14 @@ def _ask_plainly(
 
 
 def _as_asked(noun: str, value: Any) -> str:
-    """A count asked as one ("the number of seats"), not "what's the seats?"."""
+    """A count asked as one ("the number of seats"), not "what's the seats?"; a noun as it is
+    asked for ("What's the phone number?", round 28)."""
     counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
-    return f"number of {noun}" if counted and " " not in noun else noun
+    return f"number of {noun}" if counted and " " not in noun else ASKED_AS.get(noun, noun)
+
+
+# a noun said alone in a statement ("my phone is …") that a question or a goal says in full
+ASKED_AS = {"phone": "phone number", "mobile": "mobile number"}
 
 
 def whose_name(noun: str) -> str:

@@ -42,6 +42,7 @@ FIRST_PERSON = (
     (r"\bmyself\b", "yourself"),
     (r"\bmine\b", "yours"),
     (r"\bmy\b", "your"),
+    (r"\bMy\b", "Your"),  # "You are Mary Ortiz. Your company's travel policy changed" (round 28)
     (r"\bme\b", "you"),
     (r"\bI\b", "you"),
 )

@@ -43,6 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.core.facts import ASKED_AS
 from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -179,7 +180,7 @@ SELF_WHICH = re.compile(  # the value may hold parentheses: "(801)517-9086"
 )
 # "resident Zachary Adams (whose email is z@x.org)'s phone": the possessive after a note
 OWNED_AFTER_NOTE = re.compile(
-    r"(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my)\b)[a-z]+ "
+    r"(?<!please )(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my)\b)[a-z]+ "
     r"(?:[A-Z][\w.'-]* )+\([^()]*\))'s ((?:\w+ ){0,2}?\w+)(?= to\b| from\b|[.,;?!]|$)"
 )
 # a story that says which way a number went ("our rates went up", "drop it to …")
@@ -585,6 +586,7 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
         # "change_resident_phone": "change the phone of the resident", never "change the
         # resident" (which a signed-in resident says as "change me")
         rest = " ".join(w for w in obj.split() if w not in entity.split())
+        rest = ASKED_AS.get(rest, field_noun(rest.replace(" ", "_"))) if rest else ""
         phrase = f"{verb} the {rest} of {record}" if rest else f"{verb} {record}"
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
 
@@ -685,7 +687,7 @@ def _extra_text(mention: ArgMention) -> str:
         return f"for {mention.described or mention.hint}"
     if mention.source == "entity_id":
         return f"for the {mention_entity(mention)} {_exact_text(mention, True)}"
-    return f"with the {words_of(mention.name)} set to {_exact_text(mention, False)}"
+    return f"with the {field_noun(mention.name)} set to {_exact_text(mention, False)}"
 
 
 def _fallback_template(step: ChainStep) -> str:

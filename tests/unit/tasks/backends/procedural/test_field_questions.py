@@ -46,3 +46,13 @@ def test_a_field_is_said_without_its_own_records_noun(field, entity, said):
 def test_a_when_question_becomes_the_users_wish_in_a_goal():
     goal = in_second_person("When was one of my bookings made?", COMMON_VERBS)
     assert goal == "You want to know when one of your bookings was made.", goal
+
+
+def test_a_phone_is_asked_for_as_a_phone_number_and_a_story_stays_in_one_person():
+    """Round 28: "What's the phone?"; "You are Mary Ortiz … My company's travel policy
+    changed; you want the agent to …"."""
+    from envmill.tasks.core.facts import _as_asked
+
+    assert _as_asked("phone", "555-0101") == "phone number"
+    story = in_second_person("My company's travel policy changed; please move it.", COMMON_VERBS)
+    assert story.startswith("Your company's travel policy changed"), story
