@@ -30,7 +30,11 @@ from envmill.tasks.backends.procedural.codegen.refused_by import (
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
-from envmill.tasks.backends.procedural.phrasing.words import article_for, collect_user_facts
+from envmill.tasks.backends.procedural.phrasing.words import (
+    article_for,
+    collect_user_facts,
+    plural_of,
+)
 from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
 from envmill.tasks.backends.procedural.scenarios.subjects import (
@@ -450,7 +454,6 @@ def _not_yours(
     if not found:
         return None
     role = found["role"].replace("_", " ").lower()
-    owner = (found["owner"] or "").replace("_", " ").lower()
     named = next((m for m in mentions if str(m.value) == found["other"]), None)
     if named is not None and named.by_label and named.label:
         # whether the user acts for them or says they are them (round 28: "If you are Mary
@@ -460,15 +463,13 @@ def _not_yours(
         return reason, f"{named.label} would need to sign in to their own account for this."
     record = next((m for m in mentions if m.source == "entity_id" and m is not named), None)
     noun = (record.entity or "").replace("_", " ") if record is not None else ""
-    what = f"{noun.capitalize()} {record.value}" if record is not None and noun else "That record"
-    whose = f"another {owner}" if owner else "someone else"
     # a number given for one's own that is someone else's is most likely mistyped (round 27:
-    # "offers nothing further, such as checking the booking number")
-    check = f"Could you check the {noun} number? " if noun else ""
-    return (
-        f"{what} belongs to {whose}, not to you, so I can't act on it",
-        f"{check}I can only act on your own records.",
-    )
+    # "offers nothing further"); whose it is is not told to whoever typed it (round 28: "tells
+    # a stranger that booking BKG-9 belongs to another passenger")
+    if record is None or not noun:
+        return "That record isn't one of your own, so I don't have permission to act on it", None
+    what = f"{noun[:1].upper()}{noun[1:]} {record.value} isn't one of your own {plural_of(noun)}"
+    return f"{what}, so I don't have permission to act on it", f"Could you check the {noun} number?"
 
 
 def _mentions_and_reads(
