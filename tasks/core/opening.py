@@ -103,7 +103,11 @@ def opening_message(scenario: ScenarioSpec) -> str:
             greeting = greeting[:-1] + "!"
         text = f"{greeting} {text}".strip()
     text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    text = ONE_PLEASE.sub(r"\1\2", text)  # "Please cancel my appointment, please."
     return text.strip() or FALLBACK_OPENING
+
+
+ONE_PLEASE = re.compile(r"(\bplease\b[^.?!]*?),? please([.?!])", re.I)
 
 
 def _greeting(task: str, choice: int) -> str:

@@ -213,7 +213,9 @@ def _is_record(data: dict[str, Any], record: Any, rid: Any) -> bool:
     if not isinstance(record, dict):
         return True
     own = {key for key, value in data.items() if key in record or value == rid}
-    return len(own) >= RECORD_SHARE * len(data)
+    # an id of its own the record has no field for: an invoice that names its order
+    other = any(key.endswith("_id") and key not in own for key in data)
+    return not other and len(own) >= RECORD_SHARE * len(data)
 
 
 RECORD_SHARE = 0.6  # of a result's fields that are the record's own, for it to show it
@@ -228,10 +230,17 @@ def _named_by_a_call(shown: list[Any] | None, rid: Any) -> bool:
         isinstance(pair, list | tuple)
         and len(pair) >= 2
         and _holds(pair[0], lambda d: rid in d.values())
-        and isinstance(pair[1], dict)
-        and "message" in pair[1]
+        and _a_change(pair)
         for pair in shown or []
     )
+
+
+def _a_change(pair: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether a shown call changed the state: as its caller says (a third item), else by its
+    result's message, which the procedural tools' reads do not carry."""
+    if len(pair) > 2:
+        return bool(pair[2])
+    return isinstance(pair[1], dict) and "message" in pair[1]
 
 
 def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]:

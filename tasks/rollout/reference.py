@@ -180,7 +180,11 @@ def reference_messages(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
         report.scenario_id,
-        shown=[[step.arguments, result] for step, result in solved],  # no news it never saw
+        # no news it never saw; each call with whether it changed the state, where known
+        shown=[
+            [step.arguments, result] + ([_changes(step, tool_kinds)] if tool_kinds else [])
+            for step, result in solved
+        ],
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
         made_by=_made_by(steps, tool_kinds, _new_records(scenario, report), said, descriptions),
     )
@@ -293,13 +297,18 @@ def to_the_speaker(answer: str, opening: str) -> str:
     if found is None:
         return answer
     name = re.escape(found.group(1).rstrip("."))
-    noun = r"(?:\b(?!(?:on|of|for|to|from|with|at|by|in|and|or)\b)[a-z]+ )?"  # "client X's"
-    yours = re.sub(rf"{noun}\b{name}\.?'s\b", "your", answer)
+    yours = re.sub(rf"{CLIENT_NOUN}\b{name}\.?'s\b", "your", answer)
     return re.sub(r"(^|[.!?]\s+)your\b", lambda m: f"{m.group(1)}Your", yours)
 
 
-SPEAKER = re.compile(
-    r"\b(?i:I'm|I am|my name is|this is)\s+([A-Z][\w&'.-]*(?: (?:&|[A-Z][\w&'.-]*)){0,4})"
+SPEAKER = re.compile(  # a name ends at a sentence's end, but for "Inc."
+    r"\b(?i:I'm|I am|my name is|this is)\s+"
+    r"([A-Z][\w&'-]*(?: (?:&|[A-Z][\w&'-]*)){0,4}(?: (?:Inc|Corp|Ltd|Co)\.)?)"
+)
+# the noun a reply may put before a client's name: "client Baker & Sons Bakery's retainer"
+CLIENT_NOUN = (
+    r"(?:\b(?:client|customer|member|patient|guest|passenger|donor|tenant|student|resident|"
+    r"sender|policyholder|borrower|subscriber|employee|farmer) )?"
 )
 
 

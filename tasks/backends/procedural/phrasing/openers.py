@@ -29,4 +29,5 @@ def open_request(request: str, rng: random.Random) -> str:
 
 
 # a request that opens with a name keeps its capital: "Hey, Airport Economy Lot is …" (round 28)
-NAME_FIRST = re.compile(r"[A-Z][\w&.-]*(?:'s)? [A-Z]")
+# (a name as the subject: "Airport Economy Lot is …", never "Register Julie Hunter as …")
+NAME_FIRST = re.compile(r"(?:[A-Z][\w&.'-]* ){2,}(?:is|are|was|were|has|have|needs?)\b")

@@ -145,7 +145,7 @@ def in_second_person(request: str, verbs: frozenset[str]) -> str:
     """ "Drop my class booking. Also, I'd like …" → "You want to drop your class booking. Also,
     you'd like …"; a "please" inside a sentence becomes "you want the agent to", which
     ``opening_message`` turns back into "please"."""
-    sentences = re.split(r"(?<=[.!?])\s+", request.strip())
+    sentences = re.split(r"(?<!\bDr\.)(?<=[.!?])\s+", request.strip())  # not at "Dr."
     return " ".join(_second_person_sentence(s, verbs) for s in sentences if s)
 
 

@@ -217,6 +217,7 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"([.?!])[.]+", r"\1", text)
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
+    text = re.sub(r"(\bplease\b[^.?!]*?),? please([.?!])", r"\1\2", text, flags=re.I)
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
     text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)
 

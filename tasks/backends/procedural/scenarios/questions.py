@@ -73,8 +73,11 @@ class Question:
             return self
         bare = self.subject.removeprefix("the ")  # "my Endurance Ride class", never "my the"
         asked = self.text.replace(self.subject, f"my {bare}")
-        told = self.answer.replace(self.subject, f"your {bare}")
-        told = told.replace(_capital(self.subject), f"Your {bare}")  # a sentence's start
+        told = re.sub(  # at a sentence's start, "Your"; never "your Your Coco" (a name)
+            rf"(^|[.!?]\s+)?{re.escape(self.subject)}|{re.escape(_capital(self.subject))}",
+            lambda m: f"{m.group(1) or ''}{'Your' if m.group(1) is not None else 'your'} {bare}",
+            self.answer,
+        )
         told = told[:1].upper() + told[1:]
         return Question(
             asked,
@@ -150,7 +153,8 @@ def ask_field(
     kind_of_answer = "status_answers" if name == "status" else "field_answers"
     if template in COUNTED and _counted(name, value):  # "how many nights …"
         template, kind_of_answer = COUNTED[template], "count_field_answers"
-    verb = _moment_verb(name, value) if template == "field_questions" else None
+    past = str(value) <= str(state.get("current_time") or "")[: len(str(value))]
+    verb = _moment_verb(name, value) if template == "field_questions" and past else None
     if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
         template, kind_of_answer = "moment_questions", "moment_answers"
     noun = own_field_noun(name, entity)
@@ -202,12 +206,13 @@ def _moment_verb(name: str, value: Any) -> str | None:
     return MOMENT_VERBS.get(verb, verb)
 
 
-MOMENT_FIELD = re.compile(r"^([a-z]+(?:ed|paid|sent|made|held|sold|taken|given|done))_(?:at|on)$")
+MOMENT_FIELD = re.compile(r"^([a-z]+ed|paid|sent|made|held|sold|taken|given|done)_(?:at|on)$")
 MOMENT_VERBS = {"booked": "made", "enrolled": "made"}  # "when was booking BKG-2 made?"
 # what happens, rather than is done to a record: never "when was the event occurred?"
 NOT_DONE_TO = frozenset(
     """occurred happened arrived departed expired joined ended started finished updated
-    modified changed lasted stayed""".split()
+    modified changed lasted stayed scheduled expected planned due speed need embed feed seed
+    bed red shed""".split()
 )
 
 

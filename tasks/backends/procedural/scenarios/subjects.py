@@ -112,8 +112,11 @@ def named_by_label(noun: str, label: str) -> str:
     its name and kind ("the Endurance Ride class", "Hot Desk 7"), a code after its kind
     ("flight SK331"); never "gym class Endurance Ride" (raters: generator speak)."""
     head = noun.split()[-1]
-    if head in STAFF:  # "Dr. Laurie Harper", "courier John Green": a patient may share the name
-        return f"Dr. {label}" if head == "doctor" else f"{head} {label}"
+    titled = label.startswith(("Dr.", "Dr ")) or CODE_LIKE.match(label)  # "Dr. Dr.", "Dr. DR-1"
+    if head in STAFF and not titled:  # "Dr. Laurie Harper", "courier John Green": a patient
+        return f"Dr. {label}" if head == "doctor" else f"{head} {label}"  # may share the name
+    if CODE_LIKE.match(label):  # "flight SK331", "doctor DR-001"
+        return f"{noun} {label}"
     if noun in PEOPLE or head in PEOPLE or head == "pet":  # "Jane Doe", never "the Jane Doe pet"
         return label
     if CODE_LIKE.match(label) or not _name_like(label):

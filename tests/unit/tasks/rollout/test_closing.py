@@ -376,3 +376,17 @@ def test_a_cascade_no_result_showed_is_not_reported():
     said = closing_message(initial, final, "seed", shown=shown)
     assert "D-4" in said and "delivered" in said, said
     assert "available" not in said and "O-5" not in said, said
+
+
+def test_a_record_that_names_another_is_not_that_record_and_a_read_names_no_change():
+    """From a review: an invoice's status beside its order id read as the order's; a change
+    whose result carries no message still names the record it changed."""
+    from envmill.tasks.rollout.closing import _a_change, _is_record
+
+    order = {"order_id": "O-5", "amount": 40.0, "status": "pending"}
+    invoice = {"invoice_id": "INV-2", "order_id": "O-5", "amount": 40.0, "status": "cancelled"}
+    assert not _is_record(invoice, order, "O-5")
+    assert _is_record({"order_id": "O-5", "status": "cancelled"}, order, "O-5")
+    assert _a_change([{"tool_id": "T-1"}, {"data": {"status": "lent"}}, True])
+    assert not _a_change([{"tool_id": "T-1"}, {"data": {}}, False])
+    assert _a_change([{"tool_id": "T-1"}, {"data": {}, "message": "Lent."}])  # as tools say

@@ -51,3 +51,18 @@ def test_a_conditionals_confirmation_first_says_what_it_read():
 def test_a_name_after_a_preposition_keeps_its_preposition():
     said = to_the_speaker("I added $5 on Ann Lee's account.", "This is Ann Lee; …")
     assert said == "I added $5 on your account.", said
+
+
+def test_only_the_speakers_name_becomes_your_and_no_word_before_it_is_lost():
+    """From a review: "Right now Mary Young's loan" became "Right your loan"; a name that ends
+    a sentence ("This is Priya Patel. Please …") was read on into the next one."""
+    said = to_the_speaker(
+        "Right now Mary Young's loan LN-4 shows as returned.", "Hi, I'm Mary Young."
+    )
+    assert said == "Right now your loan LN-4 shows as returned.", said
+    said = to_the_speaker("Priya Patel's balance is $5.", "This is Priya Patel. Please check it.")
+    assert said == "Your balance is $5.", said
+    company = to_the_speaker(
+        "Lakeside Corp Inc.'s balance is $5.", "This is Lakeside Corp Inc. — we"
+    )
+    assert company == "Your balance is $5.", company

@@ -56,3 +56,22 @@ def test_a_phone_is_asked_for_as_a_phone_number_and_a_story_stays_in_one_person(
     assert _as_asked("phone", "555-0101") == "phone number"
     story = in_second_person("My company's travel policy changed; please move it.", COMMON_VERBS)
     assert story.startswith("Your company's travel policy changed"), story
+
+
+def test_bare_participles_are_moments_and_odd_names_are_not():
+    """From a review: "paid_at" was never asked as a moment; "speed_at" was ("when was it
+    speed?"); "scheduled_at" reads as when it happens, not when it was booked."""
+    assert _moment_verb("paid_at", "2025-03-02T10:00:00") == "paid"
+    assert _moment_verb("speed_at", "2025-03-02T10:00:00") is None
+    assert _moment_verb("scheduled_at", "2025-03-02T10:00:00") is None
+
+
+def test_a_first_person_answer_says_your_once_before_a_name():
+    """From a review: "Your Your Coco currently has 1 cancelled appointment."."""
+    from envmill.tasks.backends.procedural.scenarios.questions import Question
+
+    asked = Question("How many … does Coco have?", [], "Coco currently has 1 visit.", None,
+                     subject="Coco")  # fmt: skip
+    assert asked.in_first_person().answer == "Your Coco currently has 1 visit."
+    inside = Question("…", [], "The weight of Coco is 9 kg.", None, subject="Coco")
+    assert inside.in_first_person().answer == "The weight of your Coco is 9 kg."

@@ -101,3 +101,20 @@ def test_an_order_whose_verb_is_the_name_after_it_says_please():
                       by_label=True)  # fmt: skip
     said = fill_template("Mark {courier_id.label}'s delivery as delivered.", [mark], False)
     assert said == "Please mark Mark Thomas's delivery as delivered.", said
+
+
+def test_a_titled_or_coded_staff_label_gets_no_second_title_and_a_greeting_keeps_verbs_low():
+    """From a review: "Dr. Dr. Ann Lee", "Dr. DR-001", "Hey, Register Julie Hunter …"."""
+    import random
+
+    from envmill.tasks.backends.procedural.phrasing.openers import open_request
+    from envmill.tasks.backends.procedural.phrasing.persona import COMMON_VERBS, in_second_person
+
+    assert named_by_label("doctor", "Dr. Ann Lee") == "Dr. Ann Lee"
+    assert named_by_label("doctor", "DR-001") == "doctor DR-001"
+    asked = in_second_person("What is the room of Dr. Chase Young?", COMMON_VERBS)
+    assert asked == "You want to know the room of Dr. Chase Young.", asked
+    said = [open_request("Register Julie Hunter as a patient.", random.Random(i)) for i in range(9)]
+    assert not any(", Register" in s for s in said), said
+    lot = [open_request("Airport Lot is shut; close it.", random.Random(i)) for i in range(9)]
+    assert not any("airport Lot" in s for s in lot), lot
