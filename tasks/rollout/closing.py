@@ -224,23 +224,23 @@ RECORD_SHARE = 0.6  # of a result's fields that are the record's own, for it to 
 def _named_by_a_call(shown: list[Any] | None, rid: Any) -> bool:
     """A change's arguments named the record, not only a result that points at it (the machine
     of a finished batch), nor a read ("list the courier's deliveries" says nothing of the
-    courier's status after the delivery, round 28). A change is told by its result's message,
-    which reads do not carry."""
+    courier's status after the delivery, round 28)."""
     return any(
         isinstance(pair, list | tuple)
         and len(pair) >= 2
         and _holds(pair[0], lambda d: rid in d.values())
-        and _a_change(pair)
+        and _a_change(list(pair))
         for pair in shown or []
     )
 
 
-def _a_change(pair: list[Any] | tuple[Any, ...]) -> bool:
+def _a_change(pair: list[Any]) -> bool:
     """Whether a shown call changed the state: as its caller says (a third item), else by its
     result's message, which the procedural tools' reads do not carry."""
     if len(pair) > 2:
         return bool(pair[2])
-    return isinstance(pair[1], dict) and "message" in pair[1]
+    result = pair[1] if len(pair) > 1 else None
+    return isinstance(result, dict) and "message" in result
 
 
 def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]:

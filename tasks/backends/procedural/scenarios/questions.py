@@ -177,7 +177,7 @@ def ask_field(
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
     if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
         # "the price is $169.00" of a cancelled booking leaves out what matters most
-        answer += f" Note that {where_it_stands('it', words_of(status))}."
+        answer += f" Note that {where_it_stands('it', words_of(str(status)))}."
     expected = expected_answer(
         value,
         kind or "text",
