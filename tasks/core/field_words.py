@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from envmill.tasks.core.status_words import status_lists
+
 FIELDS_FILE = Path(__file__).resolve().parent / "wording" / "fields.yaml"
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
@@ -50,6 +52,16 @@ def field_noun(field: str) -> str:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", field)
     words = re.sub(r"[_\-\s]+", " ", spaced).strip().lower().split()
     return " ".join(ABBREVIATIONS.get(word, word) for word in words)
+
+
+def stamped_participle(field: str) -> str | None:
+    """The participle a time field stamps ("booked" of ``booked_at``, "paid" of ``paid_on``);
+    None for other times (``starts_at``)."""
+    found = re.fullmatch(r"([a-z]+)_(?:at|on)", field)
+    if not found:
+        return None
+    stem = found[1]
+    return stem if stem.endswith("ed") or stem in status_lists()["irregular"] else None
 
 
 def spoken_fields(text: str) -> str:

@@ -107,6 +107,7 @@ def opening_message(scenario: ScenarioSpec) -> str:
     return text.strip() or FALLBACK_OPENING
 
 
+# a second "please" at the end of a sentence that already has one (the phrasing's tidy too)
 ONE_PLEASE = re.compile(r"(\bplease\b[^.?!]*?),? please([.?!])", re.I)
 
 

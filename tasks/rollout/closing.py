@@ -207,18 +207,15 @@ def _shows(shown: list[Any] | None, change: dict[str, Any], final: dict[str, Any
 def _is_record(data: dict[str, Any], record: Any, rid: Any) -> bool:
     """Whether ``data`` shows ``record`` (``rid``, as the state holds it) itself, not one that
     points at it: a delivery's ``status: delivered`` beside its ``order_id`` says nothing of
-    the order's status (round 28). Most of its fields are the record's."""
+    the order's status (round 28): it holds an id the record has no field for (its own, or
+    another record's), as an invoice that names its order does."""
     if rid not in data.values():
         return False
     if not isinstance(record, dict):
         return True
-    own = {key for key, value in data.items() if key in record or value == rid}
-    # an id of its own the record has no field for: an invoice that names its order
-    other = any(key.endswith("_id") and key not in own for key in data)
-    return not other and len(own) >= RECORD_SHARE * len(data)
-
-
-RECORD_SHARE = 0.6  # of a result's fields that are the record's own, for it to show it
+    return not any(
+        key.endswith("_id") and key not in record and value != rid for key, value in data.items()
+    )
 
 
 def _named_by_a_call(shown: list[Any] | None, rid: Any) -> bool:

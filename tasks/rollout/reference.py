@@ -107,6 +107,7 @@ def reference_messages(
     when ``tool_kinds`` says which tools only read; some turns carry a short note. The agent
     says a change in its tool's ``descriptions`` words."""
     opening = opening_message(scenario)
+    answer = _spoken_answer(scenario, opening)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
     ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
@@ -154,7 +155,7 @@ def reference_messages(
             messages += [
                 {
                     "role": "assistant",
-                    "content": _because(scenario, opening)
+                    "content": _because(scenario.kind, answer)
                     + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
                 {"role": "user", "content": CONFIRM},
@@ -172,10 +173,6 @@ def reference_messages(
         for _, result in group:
             sight.read_value(result)
         index += len(group)
-    # a refusal's speaker may say they are someone they are not signed in as: not "your"
-    refusal = (scenario.kind or "").startswith("refusal")
-    answer = scenario.reference_answer
-    answer = answer and (answer if refusal else to_the_speaker(answer, opening))
     closing = answer or closing_message(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
@@ -312,13 +309,22 @@ CLIENT_NOUN = (
 )
 
 
-def _because(scenario: ScenarioSpec, opening: str) -> str:
+def _spoken_answer(scenario: ScenarioSpec, opening: str) -> str | None:
+    """The scenario's reference answer, said to the speaker where they said who they are; a
+    refusal's speaker may claim to be someone they are not signed in as, so not to them."""
+    answer = scenario.reference_answer
+    if not answer or (scenario.kind or "").startswith("refusal"):
+        return answer
+    return to_the_speaker(answer, opening)
+
+
+def _because(kind: str | None, answer: str | None) -> str:
     """What a conditional's confirmation says first: the number it read and the branch that
     picks ("Priya Patel's retainer balance is $913.31, below the $1,000 you want. I'm ready to
     add $86.69 …"); a yes to a bare "add the deposit" left the user blind (round 28). The
     reference answer's own opening, up to its ", so I …"; nothing for another kind."""
-    reading = to_the_speaker(scenario.reference_answer or "", opening).partition(", so I ")
-    conditional = (scenario.kind or "").startswith("conditional")
+    reading = (answer or "").partition(", so I ")
+    conditional = (kind or "").startswith("conditional")
     return f"{reading[0]}. " if conditional and reading[1] else ""
 
 

@@ -167,10 +167,9 @@ def _detail(name: str, value: Any) -> str:
     unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
     if unit and isinstance(value, int | float):
         return f"{said} {unit.group(1)}"
-    if said[:4] == noun[:4]:  # "servicing", never "servicing service"
-        return said
     if isinstance(value, str) and KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
-        return f"{said} {noun}"  # "premium cabin", "high priority": never "cabin premium"
+        # "premium cabin", "high priority": never "cabin premium", nor "servicing service"
+        return said if said[:4] == noun[:4] else f"{said} {noun}"
     return f"{noun} {said}"
 
 

@@ -17,6 +17,7 @@ from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
 from envmill.tasks.core.field_words import field_noun, singular
+from envmill.tasks.core.opening import ONE_PLEASE
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
@@ -217,7 +218,7 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"([.?!])[.]+", r"\1", text)
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
-    text = re.sub(r"(\bplease\b[^.?!]*?),? please([.?!])", r"\1\2", text, flags=re.I)
+    text = ONE_PLEASE.sub(r"\1\2", text)  # "Please cancel my appointment, please."
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
     text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)
 

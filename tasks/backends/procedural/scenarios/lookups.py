@@ -24,8 +24,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     is_money,
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
-from envmill.tasks.core.field_words import field_noun
-from envmill.tasks.core.status_words import status_lists
+from envmill.tasks.core.field_words import field_noun, stamped_participle
 
 # record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
 # reads before the noun ("the checking account", "the company donor")
@@ -235,7 +234,7 @@ def _extreme_options(record: dict, siblings: dict, value: Any, today: str = "") 
     options = []
     for name, extreme in extremes.items():
         how = {"most": "latest", "least": "earliest", None: None}[extreme]
-        if how and _done_at(name):
+        if how and stamped_participle(name):
             options.append((how, name))
         elif how and set(extremes.values()) == {extreme} and not _to_come(siblings, name, today):
             options.append((f"{how}_any", name))
@@ -253,20 +252,10 @@ def _phrase_key(how: str, field: str, entity: str, named: bool, anywhere: bool) 
         return ("only_with_status" if named else "only_with_field"), ""
     if how.endswith("_any"):  # the latest by every time it has: "my latest appointment"
         return f"{how.removesuffix('_any')}_own", ""
-    done = _done_at(field)
+    done = stamped_participle(field)
     if done and done[:4] == entity.split()[-1][:4]:  # "credit purchase": purchased
         return f"{how}_own", ""
     return (f"{how}_done", done) if done else (how, "")
-
-
-def _done_at(field: str) -> str | None:
-    """The participle a time field stamps ("booked" of ``booked_at``, "hired" of ``hired_on``),
-    so the latest record reads "most recently booked"; None for other times (``starts_at``)."""
-    found = re.fullmatch(r"([a-z]+)_(?:at|on)", field)
-    if not found:
-        return None
-    stem = found[1]
-    return stem if stem.endswith("ed") or stem in status_lists()["irregular"] else None
 
 
 def _to_come(siblings: dict, field: str, today: str) -> bool:

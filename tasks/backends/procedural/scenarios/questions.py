@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
-from envmill.tasks.core.field_words import field_noun, singular
+from envmill.tasks.core.field_words import field_noun, singular, stamped_participle
 from envmill.tasks.core.status_words import where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -153,8 +153,8 @@ def ask_field(
     kind_of_answer = "status_answers" if name == "status" else "field_answers"
     if template in COUNTED and _counted(name, value):  # "how many nights …"
         template, kind_of_answer = COUNTED[template], "count_field_answers"
-    past = str(value) <= str(state.get("current_time") or "")[: len(str(value))]
-    verb = _moment_verb(name, value) if template == "field_questions" and past else None
+    now = str(state.get("current_time") or "")
+    verb = _moment_verb(name, value, now) if template == "field_questions" else None
     if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
         template, kind_of_answer = "moment_questions", "moment_answers"
     noun = own_field_noun(name, entity)
@@ -194,19 +194,18 @@ def ask_field(
     )
 
 
-def _moment_verb(name: str, value: Any) -> str | None:
-    """The participle a time field is named by ("booked_at" → "booked"), for a moment it
-    holds; None for another field ("starts_at" says no past event)."""
-    found = MOMENT_FIELD.match(name)
-    if found is None or value_kind(value) not in ("date", "datetime"):
+def _moment_verb(name: str, value: Any, now: str | None = None) -> str | None:
+    """The participle a time field is named by ("booked_at" → "made"), for a moment it holds
+    that is past by ``now`` (when given); None for another field ("starts_at" says no past
+    event) or a time still to come ("scheduled" of a visit next week)."""
+    verb = stamped_participle(name)
+    if verb is None or verb in NOT_DONE_TO or value_kind(value) not in ("date", "datetime"):
         return None
-    verb = found.group(1)
-    if verb in NOT_DONE_TO:
+    if now is not None and str(value) > now[: len(str(value))]:
         return None
     return MOMENT_VERBS.get(verb, verb)
 
 
-MOMENT_FIELD = re.compile(r"^([a-z]+ed|paid|sent|made|held|sold|taken|given|done)_(?:at|on)$")
 MOMENT_VERBS = {"booked": "made", "enrolled": "made"}  # "when was booking BKG-2 made?"
 # what happens, rather than is done to a record: never "when was the event occurred?"
 NOT_DONE_TO = frozenset(

@@ -112,15 +112,15 @@ def named_by_label(noun: str, label: str) -> str:
     its name and kind ("the Endurance Ride class", "Hot Desk 7"), a code after its kind
     ("flight SK331"); never "gym class Endurance Ride" (raters: generator speak)."""
     head = noun.split()[-1]
-    titled = label.startswith(("Dr.", "Dr ")) or CODE_LIKE.match(label)  # "Dr. Dr.", "Dr. DR-1"
-    if head in STAFF and not titled:  # "Dr. Laurie Harper", "courier John Green": a patient
-        return f"Dr. {label}" if head == "doctor" else f"{head} {label}"  # may share the name
     if CODE_LIKE.match(label):  # "flight SK331", "doctor DR-001"
         return f"{noun} {label}"
+    if head in STAFF and not label.startswith(("Dr.", "Dr ")):  # never "Dr. Dr. Ann Lee"
+        # "Dr. Laurie Harper", "courier John Green": a patient may share the name
+        return f"Dr. {label}" if head == "doctor" else f"{head} {label}"
     if noun in PEOPLE or head in PEOPLE or head == "pet":  # "Jane Doe", never "the Jane Doe pet"
         return label
-    if CODE_LIKE.match(label) or not _name_like(label):
-        return f"{noun} {label}"  # "flight SK331"; "ticket Data import stuck at 90 percent"
+    if not _name_like(label):
+        return f"{noun} {label}"  # "ticket Data import stuck at 90 percent"
     if head in GENERIC_HEADS or label.lower().startswith("the "):
         return label  # "Beef Pho", not "the Beef Pho item"; never "the The Hidden Life …"
     if re.search(rf"\b{re.escape(head)}\b", label, re.I):

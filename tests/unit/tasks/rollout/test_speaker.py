@@ -5,7 +5,7 @@ the client; "I'm ready to add Priya Patel's deposit to their retainer", with no 
 from __future__ import annotations
 
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.rollout.reference import _because, to_the_speaker
+from envmill.tasks.rollout.reference import _because, _spoken_answer, to_the_speaker
 
 ANSWER = (
     "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want, so I added"
@@ -41,11 +41,14 @@ def _scenario(kind: str) -> ScenarioSpec:
 
 
 def test_a_conditionals_confirmation_first_says_what_it_read():
-    because = _because(_scenario("conditional"), "I'd like the retainer …")
+    scenario = _scenario("conditional")
+    because = _because(scenario.kind, _spoken_answer(scenario, "I'd like the retainer …"))
     assert because == (
         "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want. "
     ), because
-    assert _because(_scenario("answer"), "…") == ""  # another kind: nothing
+    assert _because("answer", ANSWER) == ""  # another kind: nothing
+    refused = _scenario("refusal")  # a refusal's speaker is not told "your"
+    assert _spoken_answer(refused, "This is Baker & Sons Bakery; …") == ANSWER
 
 
 def test_a_name_after_a_preposition_keeps_its_preposition():

@@ -75,3 +75,9 @@ def test_a_first_person_answer_says_your_once_before_a_name():
     assert asked.in_first_person().answer == "Your Coco currently has 1 visit."
     inside = Question("…", [], "The weight of Coco is 9 kg.", None, subject="Coco")
     assert inside.in_first_person().answer == "The weight of your Coco is 9 kg."
+
+
+def test_a_time_still_to_come_is_not_asked_as_when_it_was_done():
+    """From a review: "Your vaccination VAX-4 was scheduled on 23 May" on 3 May."""
+    assert _moment_verb("returned_on", "2025-06-01", "2025-05-03T08:30:00") is None
+    assert _moment_verb("returned_on", "2025-04-08", "2025-05-03T08:30:00") == "returned"
