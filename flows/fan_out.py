@@ -19,6 +19,7 @@ from prefect.futures import PrefectFuture
 from envmill.flows.progress import report
 from envmill.flows.runtime.interrupt import was_interrupted
 from envmill.tasks.pipeline import failure_of
+from envmill.warehouse.lock import may_write
 from envmill.warehouse.resume import CommitIndex, FinishedItems
 from envmill.warehouse.rows import failure_row, write_failed_batch
 from envmill.warehouse.space import DiskFull, is_disk_full
@@ -68,10 +69,23 @@ def gather(
             counts["failed_batches"] += 1
             report("batch_failed", items=len(items), error=str(exc))
             continue
+        if not result.get("published", True) and may_write(Path(data_dir), run_id):
+            # the run stands, yet its worker found it gone: the items are not done
+            record_failed_batch(data_dir, run_id, batch.key, items, UnpublishedBatch())
+            counts["failed_batches"] += 1
+            report("batch_failed", items=len(items), error=str(UnpublishedBatch()))
+            continue
         counts.update(result["counts"])
         seconds.update(result["seconds"])
         report("batch_done", items=len(items), counts=result["counts"])
     return {"batches": submitted, "counts": dict(counts), "work_seconds": dict(seconds)}
+
+
+class UnpublishedBatch(RuntimeError):
+    """A batch made but not published by a worker that took its live run for a stopped one."""
+
+    def __init__(self) -> None:
+        super().__init__("the batch was made but not published: its worker found no live run")
 
 
 def in_windows(

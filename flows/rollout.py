@@ -63,12 +63,13 @@ def rollout_batch_task(
     """One batch of episodes on one worker, committed while the run still lives."""
     root = Path(data_dir)
     if not may_write(root, run_id):
-        return {"counts": {}, "seconds": {}}
+        return {"counts": {}, "seconds": {}, "published": False}
     client = process_client(settings, run_id, data_dir)
     sandbox = process_sandbox(settings.sandbox)
     output = rollout_batch(batch, settings.rollout, sandbox, client, settings.reward.judge)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
-    return {"counts": rollout_counts(output) if written else {}, "seconds": output.seconds}
+    counts = rollout_counts(output) if written else {}
+    return {"counts": counts, "seconds": output.seconds, "published": written}
 
 
 @flow(name="rollout", log_prints=False)

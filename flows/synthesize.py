@@ -43,12 +43,13 @@ def synthesize_batch_task(
     """One batch on one worker: synthesize, then commit its parts while the run still lives."""
     root = Path(data_dir)
     if not may_write(root, run_id):
-        return {"counts": {}, "seconds": {}}  # the run was stopped: nothing is published
+        return {"counts": {}, "seconds": {}, "published": False}  # the run was stopped
     backend = run_backend(settings, run_id, data_dir)
     judges = run_judges(settings, run_id, root, dask_gate)
     output = synthesize_batch(batch, settings, process_sandbox(settings.sandbox), backend, judges)
     written = write_batch(Warehouse(root), output, run_id, lambda: may_write(root, run_id))
-    return {"counts": output.counts() if written else {}, "seconds": output.seconds}
+    counts = output.counts() if written else {}
+    return {"counts": counts, "seconds": output.seconds, "published": written}
 
 
 @flow(name="synthesize", log_prints=False)

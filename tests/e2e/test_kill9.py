@@ -36,13 +36,16 @@ from tests.timing import scaled
 RUN = ["run", "--envs", "4", "--scenarios-per-env", "2", "--batch-size", "1", "--workers", "2",
        "--domains", "library,clinic,banking"]  # fmt: skip
 CLI = [sys.executable, "-c", "from envmill.flows.cli import main; main()"]
+# a sandbox request's wall time: what a run makes must not hang on how busy the machine is
+WALL = "20"
 
 
 def _env(folder: Path, own_server: bool) -> dict[str, str]:
     """Helper files under ``folder/tmp``; a run starts its own Prefect server (the one a kill
     must not leave behind) or reports to the test process's shared one."""
     (folder / "tmp").mkdir(exist_ok=True)
-    return clean_env(folder / "tmp", own_server=own_server)
+    wall = {"ENVMILL_SANDBOX__WALL_SECONDS": WALL}
+    return clean_env(folder / "tmp", own_server=own_server) | wall
 
 
 def _envmill(folder: Path, *args: str, own_server: bool = True) -> subprocess.CompletedProcess[str]:
@@ -106,6 +109,13 @@ def _corpus(root: Path) -> dict[str, object]:
     }
 
 
+def _why_not(root: Path, run: subprocess.CompletedProcess[str]) -> str:
+    """What a resumed run that made less than an uninterrupted one says of itself: its failure
+    rows (a batch can fail on a machine too busy for the sandbox's wall time) and its output."""
+    failures = query(root, "SELECT stage, item, message FROM failures").to_pylist()
+    return f"failures: {failures}\nrun output: {run.stdout[-3000:]}{run.stderr[-2000:]}"
+
+
 def _leftovers(folder: Path) -> list[str]:
     tmp = folder / "tmp"
     return sorted(p.name for p in tmp.iterdir()) if tmp.is_dir() else []
@@ -118,7 +128,7 @@ def uninterrupted(tmp_path_factory) -> dict[str, object]:
     a server's, a cluster's and an interpreter's start-up more and show nothing more)."""
     settings = EnvmillSettings(
         envs=4, scenarios_per_env=2, batch_size=1, workers=2,
-        domains=["library", "clinic", "banking"], sandbox=SandboxLimits(wall_seconds=5),
+        domains=["library", "clinic", "banking"], sandbox=SandboxLimits(wall_seconds=float(WALL)),
     )  # fmt: skip
     warehouse = Warehouse(tmp_path_factory.mktemp("reference") / "data")
     with Sandbox(settings.sandbox) as sandbox:
@@ -145,7 +155,7 @@ def test_a_run_killed_twice_leaves_nothing_behind_and_resumes_to_the_same_corpus
     again = _envmill(tmp_path, *RUN, "--out", str(root), own_server=False)
     assert again.returncode == 0, again.stderr[-2000:]
     made = _corpus(root)
-    assert made == uninterrupted
+    assert made == uninterrupted, _why_not(root, again)
     for table, ids in made.items():
         if table != "raw":
             assert made["raw"][table] == len(ids), f"{table}: rows committed twice"

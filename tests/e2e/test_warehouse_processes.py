@@ -139,3 +139,18 @@ def test_a_permit_ends_with_the_process_that_holds_it(wh):
     assert may_write(wh.root, "run-here") and not (wh.root / "_active" / "run-gone").exists()
     revoke(wh.root, "run-here")
     assert not may_write(wh.root, "run-here")
+
+
+def test_a_permit_holds_while_the_clock_moves_the_boot_time(wh, monkeypatch):
+    """The kernel's boot time, and so a process's start in wall-clock seconds, moves by a second
+    when the clock is adjusted: a live run read as dead left its batches unpublished without a
+    word (CI, stop 43). The permit names the start in ticks since boot, which nothing moves."""
+    import psutil
+
+    from envmill.warehouse.lock import grant, may_write
+
+    grant(wh.root, "run-here")
+    started, boot = psutil.Process().create_time(), psutil.boot_time()
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: boot + 1.0)
+    assert psutil.Process().create_time() == started + 1.0  # as the kernel moved it
+    assert may_write(wh.root, "run-here")
