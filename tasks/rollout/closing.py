@@ -23,7 +23,7 @@ from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.facts import is_plural, join_words, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.core.status_words import status_kind, status_news
+from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
 
 # most replies start with the news itself; a few with a short word, as a person varies it
 OPENERS = ("", "", "", "", "", "Done. ", "All set. ", "Okay, ")
@@ -82,13 +82,15 @@ def closing_message(
     shown: list[Any] | None = None,
     said: str = "",
     made_by: dict[str, str] | None = None,
+    done: list[Done] | None = None,
 ) -> str:
     """What changed from ``initial`` to ``final``, as a person reports finished work; with
     ``shown`` (the calls the agent made and their results) and ``said`` (the user's words),
     only what it can know; ``made_by`` (a new record's id → the change that made it, done:
-    "sold 1 ticket for Modern Dance Festival to Kim Serrano") says a new record by its making."""
+    "sold 1 ticket for Modern Dance Festival to Kim Serrano") says a new record by its making,
+    and ``done`` a change to records that were there by the change itself."""
     pick = int(sha256_hex(seed)[:8], 16)
-    news = changed_news(initial, final, shown, said, made_by)
+    news = changed_news(initial, final, shown, said, made_by, done)
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
@@ -117,12 +119,14 @@ def changed_news(
     shown: list[Any] | None = None,
     said: str = "",
     made_by: dict[str, str] | None = None,
+    done: list[Done] | None = None,
 ) -> list[str]:
-    """One clause per changed record. With ``shown`` (the calls' arguments and results), a
-    change the agent cannot know is left out, unless none is known at all: a cascade no result
-    showed (the member's bookings cancelled with them). The status of a record a call named is
-    known from the call succeeding ("complete appointment A2"); money the change moved on
-    another record (a refund, a fee) is named, with its amount only when a result showed it."""
+    """One clause per changed record, or per change that named it (``done``). With ``shown``
+    (the calls' arguments and results), a change the agent cannot know is left out, unless
+    none is known at all: a cascade no result showed (the member's bookings cancelled with
+    them). The status of a record a call named is known from the call succeeding ("complete
+    appointment A2"); money the change moved on another record (a refund, a fee) is named,
+    with its amount only when a result showed it."""
     changes = [c for c in diff_states(initial, final) if not _same_said(c)]
     seen = [c for c in changes if _shows(shown, c, final)] if shown is not None else changes
     now = final.get("current_time")
@@ -131,10 +135,14 @@ def changed_news(
         labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
     you = _signed_in(final, shown) or _introduced(labels, _people(final), said)
     labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
-    names = Names(labels, shown_as, _people(final), now, you, made_by or {})
+    names = Names(labels, shown_as, _people(final), now, you, made_by or {}, done or [])
     news = _news(seen, names)
     if news and len(seen) < len(changes):
-        news += _money_moved([c for c in changes if c not in seen], names, shown)
+        acted = {rid for act in names.done if act.phrase for rid in act.records}
+        hidden = [
+            c for c in changes if c not in seen and not (set(map(str, c["path"][1:2])) & acted)
+        ]  # "moved $400.00 from ACC-4 to ACC-1" says what ACC-1 gained
+        news += _money_moved(hidden, names, shown)
     news = news or _news(changes, names)
     told = news[:MAX_RECORDS]
     rest = len(news) - len(told)
@@ -288,6 +296,17 @@ class Names:
     now: Any
     you: str | None = None  # the signed-in person the session showed: "your address"
     made_by: dict[str, str] = dataclasses.field(default_factory=dict)  # new id → the change, done
+    done: list[Done] = dataclasses.field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Done:
+    """A change as the agent did it, in the past ("taken Michelle Rivera (CR-0008) off shift"),
+    and the ids of the records that were there before that its arguments named; no ``phrase``
+    for a change that made a record (its making says it)."""
+
+    phrase: str | None
+    records: frozenset[str]
 
 
 def _people(state: dict[str, Any]) -> set[str]:
@@ -356,7 +375,63 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
             if (kept := [c for c in found if not _counter(c)])
         }
     named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
-    return [_clause(record, found, names) for record, found in named_first]
+    clauses: list[str] = []
+    acted: list[Done] = []
+    for record, found in named_first:
+        act = next((d for d in names.done if len(record) == 2 and record[1] in d.records), None)
+        if act is None:
+            clauses.append(_clause(record, found, names))
+        elif act not in acted:
+            acted.append(act)
+            if act.phrase is not None:  # a making names its record where it is said
+                clauses.append(_acted(act.phrase, act.records, by_record, names))
+    return clauses
+
+
+def _acted(
+    phrase: str,
+    ids: frozenset[str],
+    by_record: dict[tuple[str, ...], list[dict[str, Any]]],
+    names: Names,
+) -> str:
+    """A change said as done, then only what the user needs beyond it: where a record now
+    stands when the phrase does not say it ("I've resumed work on MAT-4, and it is open"), and
+    money it moved ("your wallet balance is now $471.13"); the fields the system moved with it
+    ("its spots left are now 18") are the system's."""
+    touched = [(record, found) for record, found in by_record.items() if record[1] in ids]
+    alone = len(ids) == 1
+    extra: list[str] = []
+    for (collection, key), found in touched:
+        noun = f"{singular(_words(collection))} {names.shown_as.get(key, key)}"
+        person, you = key in names.people, key == names.you
+        for change in found:
+            field, new = str(change["path"][-1]), change["new"]
+            if field == "status" and isinstance(new, str) and not you:
+                status = _say(new, field)
+                if not _says_status(phrase, status):
+                    extra.append(where_it_stands("it" if alone else noun, status))
+            elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
+                value = _say(new, field)
+                if value in phrase:  # "changed the price … to $50.00": said once
+                    continue
+                if alone and _words(field).split()[-1] in PRICE_WORDS:
+                    extra.append(f"it came to {value}")  # a session's amount, an order's total
+                    continue
+                its = "your" if you else ("their" if person else "its") if alone else None
+                whose = f"{its} {_words(field)}" if its else _field_of(noun, _words(field))
+                extra.append(f"{whose} {_is(field)} now {value}")
+    head = f"I've {phrase}"
+    return head if not extra else f"{head}, and {join_words(extra[:2])}"
+
+
+def _says_status(phrase: str, status: str) -> bool:
+    """Whether a done phrase already says the status ("cancelled booking B2": cancelled)."""
+    stems = [word[:5] for word in status.split() if len(word) > 2]
+    return all(re.search(rf"\b{re.escape(stem)}", phrase, re.I) for stem in stems)
+
+
+def _is_money_or_balance(field: str) -> bool:
+    return is_money_field(field) or "balance" in field
 
 
 def _has_status(changes: list[dict[str, Any]]) -> bool:

@@ -34,7 +34,7 @@ from envmill.tasks.core.instructions import described_clause, past_participle
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
-from envmill.tasks.rollout.closing import closing_message
+from envmill.tasks.rollout.closing import Done, closing_message
 from envmill.tasks.rollout.saying import say_action, say_field_value
 
 REFERENCE_POLICY = "reference"
@@ -173,6 +173,7 @@ def reference_messages(
         for _, result in group:
             sight.read_value(result)
         index += len(group)
+    new = _new_records(scenario, report)
     closing = answer or closing_message(
         scenario.initial_state,
         report.final_state or scenario.initial_state,
@@ -183,7 +184,8 @@ def reference_messages(
             for step, result in solved
         ],
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
-        made_by=_made_by(steps, tool_kinds, _new_records(scenario, report), said, descriptions),
+        made_by=_made_by(steps, tool_kinds, new, said, descriptions),
+        done=_done(steps, tool_kinds, _record_ids(scenario.initial_state), new, said, descriptions),
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
@@ -218,13 +220,37 @@ def _made_by(
     return made
 
 
+def _done(
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    tool_kinds: dict[str, str] | None,
+    existing: set[str],
+    new: set[str],
+    said: Callable[[SolutionStep], str],
+    descriptions: dict[str, str] | None,
+) -> list[Done]:
+    """Each change, done, as the agent says it at the end ("taken Michelle Rivera (CR-0008) off
+    shift"), with the records its arguments named: the reply says the action, not the fields
+    it moved on them ("its spots left are now 18", round 30). A change that made one new
+    record is said by :func:`_made_by`; here it only claims the records it named."""
+    done: list[Done] = []
+    for step, result in steps:
+        if not _changes(step, tool_kinds):
+            continue
+        named = frozenset(str(v) for _, v in argument_leaves(step.arguments)) & existing
+        worded = described_clause(step.tool, (descriptions or {}).get(step.tool, ""))
+        made = {str(v) for _, v in argument_leaves(result)} & new
+        if named and (made or worded):
+            done.append(Done(None if made else past_participle(said(step)), named))
+    return done
+
+
 def _new_records(scenario: ScenarioSpec, report: CertificationReport) -> set[str]:
     """The ids of the records the solution made."""
+    return _record_ids(report.final_state or {}) - _record_ids(scenario.initial_state)
 
-    def keys(state: dict[str, Any]) -> set[str]:
-        return {str(k) for records in state.values() if isinstance(records, dict) for k in records}
 
-    return keys(report.final_state or {}) - keys(scenario.initial_state)
+def _record_ids(state: dict[str, Any]) -> set[str]:
+    return {str(k) for records in state.values() if isinstance(records, dict) for k in records}
 
 
 def _decided(

@@ -3,7 +3,7 @@ never one stock line."""
 
 from __future__ import annotations
 
-from envmill.tasks.rollout.closing import closing_message
+from envmill.tasks.rollout.closing import Done, closing_message
 
 INITIAL = {
     "current_time": "2025-03-10T09:00:00",
@@ -390,3 +390,49 @@ def test_a_record_that_names_another_is_not_that_record_and_a_read_names_no_chan
     assert _a_change([{"tool_id": "T-1"}, {"data": {"status": "lent"}}, True])
     assert not _a_change([{"tool_id": "T-1"}, {"data": {}}, False])
     assert _a_change([{"tool_id": "T-1"}, {"data": {}, "message": "Lent."}])  # as tools say
+
+
+def test_a_change_is_said_as_done_not_as_the_fields_it_moved():
+    """From the rating (round 30): "Class Gentle Stretch has been cancelled, and its spots left
+    are now 18" and "its copies total are now 8" read as a database diff. Said by the change
+    the agent made, the reply names the action, adds where the record stands only when the
+    action does not say it, and leaves the counters the system moved to the system."""
+    before = {"classes": {"CL-3": {"name": "Gentle Stretch", "status": "scheduled", "spots": 17}}}
+    after = {"classes": {"CL-3": {"name": "Gentle Stretch", "status": "cancelled", "spots": 18}}}
+    shown = [[{"class_id": "CL-3"}, {"data": {"class_id": "CL-3", "status": "cancelled"}}, True]]
+    done = [Done("cancelled Gentle Stretch (CL-3)", frozenset({"CL-3"}))]
+    for seed in ("a", "b", "c", "d"):
+        said = closing_message(before, after, seed, shown, done=done)
+        assert "I've cancelled Gentle Stretch (CL-3)" in said, said
+        assert "spots" not in said and "has been cancelled" not in said, said
+    before["classes"]["CL-3"]["status"], after["classes"]["CL-3"]["status"] = "paused", "open"
+    done = [Done("resumed Gentle Stretch (CL-3)", frozenset({"CL-3"}))]
+    said = closing_message(before, after, "a", shown, done=done)
+    assert "I've resumed Gentle Stretch (CL-3), and it is open" in said, said
+
+
+def test_money_a_change_moved_is_said_once_after_it():
+    """The balance the user will ask about next follows the action, in the voice the reply
+    takes ("your wallet balance"); a value the action already says is not said twice, and a
+    transfer that names both accounts says nothing more of the second one."""
+    before = {"customers": {"C1": {"name": "Ann Lee", "email": "a@x.org", "wallet_balance": 71.13}}}
+    after = {"customers": {"C1": {"name": "Ann Lee", "email": "a@x.org", "wallet_balance": 471.13}}}
+    shown = [
+        [{"customer_id": "C1"}, {"data": {"customer_id": "C1", "wallet_balance": 471.13}}, True]
+    ]
+    done = [Done("added funds to Ann Lee's wallet ($400.00)", frozenset({"C1"}))]
+    said = closing_message(before, after, "a", shown, done=done)
+    assert said.startswith(
+        "I've added funds to Ann Lee's wallet ($400.00), and their wallet balance is now $471.13"
+    ), said
+    done = [Done("changed Ann Lee's wallet to $471.13", frozenset({"C1"}))]
+    assert closing_message(before, after, "a", shown, done=done).count("$471.13") == 1
+    accounts = {"A4": {"balance": 500.0}, "A1": {"balance": 10.0}}
+    moved = {"A4": {"balance": 100.0}, "A1": {"balance": 410.0}}
+    result = {"data": {"account_id": "A4", "balance": 100.0}, "message": "Transferred 400.0"}
+    shown = [[{"from_id": "A4", "to_id": "A1"}, result, True]]
+    done = [Done("moved $400.00 from account A4 to account A1", frozenset({"A4", "A1"}))]
+    said = closing_message({"accounts": accounts}, {"accounts": moved}, "a", shown, done=done)
+    assert "I've moved $400.00 from account A4 to account A1" in said, said
+    assert "account A4's balance is now $100.00" in said, said  # not "its": which one?
+    assert "as a result" not in said and "A1's balance" not in said, said
