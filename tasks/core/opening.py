@@ -24,7 +24,7 @@ PLACE_GREETINGS = (
 )
 ROLE_GREETINGS = (
     "Hi, it's {name}, {a} {role} here.",
-    "Hello, {name} here, one of the {role}s.",
+    "Hello, this is {name}.",  # not "{name} here, one of the service advisers" (round 30)
     "Hi, this is {name}; I'm {a} {role} here.",
 )
 # staff say where they work: Ann Lee works at the box office, Tim Pope is a loan officer at
