@@ -569,9 +569,18 @@ def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
             continue
         whole = rf"(?<![\d.,]){text}(?![\d]|\.\d)"
         number = len(text) >= 2 and text.isdigit() and re.search(whole, said)
-        if (len(text) >= 3 and mentions(said, text.casefold())) or number:
+        written = any(mentions(said, form) for form in _grouped(fact.value))  # "$3,392.11"
+        if (len(text) >= 3 and mentions(said, text.casefold())) or number or written:
             quoted.append((fact.key, fact))  # "the hours (56) can't be more than 15"
     return quoted
+
+
+def _grouped(value: Any) -> list[str]:
+    """A number as a reply writes it with thousands grouped ("3,392.11", "1,500"): a refusal
+    quoted an amount the user never gave that way (round 31)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or abs(value) < 1000:
+        return []
+    return [f"{value:,.2f}", f"{value:,}"] if isinstance(value, float) else [f"{value:,}"]
 
 
 def _note(
@@ -583,7 +592,10 @@ def _note(
         return None
     if tool_kinds.get(step.tool) != "query":
         notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
-        return notes[pick % len(notes)].format(action=action) if action else None
+        if action is None:
+            return None
+        note = notes[pick % len(notes)].format(action=action)
+        return note.replace(" now now.", " now.")  # "end a membership now", said once
     if SESSION_READ.search(step.tool):
         return None  # who is signed in is the agent's own business (round 28)
     if (pick // 7) % 2:  # half say what the call is for

@@ -119,10 +119,15 @@ def _with_values(clause: str, seen: list) -> str:
             extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
     if not set_to:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
-    said = ", ".join(extras[:MAX_DETAILS])
+    extras = extras[:MAX_DETAILS]
+    # "on 8 May 2025 at 17:00", "for a follow-up visit" go on the sentence, the rest in brackets
+    joined = [e for e in extras if e.startswith(JOINED)]
+    clause = " ".join([clause, *joined]) if joined else clause
+    said = ", ".join(e for e in extras if not e.startswith(JOINED))
     if not said:
         return clause
-    return f"{clause}: {said}" if clause.endswith(")") else f"{clause} ({said})"  # no ") ("
+    bracketed = clause.endswith(")") or "(" in said  # no ") (", no "((284)469-3872)"
+    return f"{clause}: {said}" if bracketed else f"{clause} ({said})"
 
 
 def _in_place(clause: str, seen: list) -> str:
@@ -160,17 +165,40 @@ def _is_detail(name: str, value: Any, clause: str) -> bool:
 
 
 def _detail(name: str, value: Any) -> str:
-    """ "5 nights", "destination city Plymouth", "check-in date 30 Sep 2025"."""
+    """ "5 nights", "destination city Plymouth", "on 30 Sep 2025 at 14:00", "for a follow-up
+    visit": as a person writes it, never a form's label before its value ("start time 8 May
+    2025 at 17:00, reason review of test results", round 31)."""
     noun, said = field_noun(name), say_field_value(name, value)
     if isinstance(value, int) and noun.endswith("s") and " " not in noun:
         return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
     unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
     if unit and isinstance(value, int | float):
         return f"{said} {unit.group(1)}"
-    if isinstance(value, str) and KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
+    if not isinstance(value, str):
+        return f"{noun} {said}"
+    if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025"
+        return f"{'until' if ENDING.search(name) else 'on'} {said}"
+    if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms"
+        return f"for {said}" if said.split()[-1].endswith("s") else f"for {_a(said)} {said}"
+    if KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
         # "premium cabin", "high priority": never "cabin premium", nor "servicing service"
         return said if said[:4] == noun[:4] else f"{said} {noun}"
-    return f"{noun} {said}"
+    if noun in SORTS or (noun in BRANDS and said[:1].isupper()):
+        return said  # "a court order" deduction, a "Honda": the value says what it is
+    owner = re.fullmatch(r"(\w+) name", noun)  # "owner Christopher Santana"
+    return f"{owner.group(1)} {said}" if owner and said[:1].isupper() else f"{noun} {said}"
+
+
+def _a(phrase: str) -> str:
+    return "an" if phrase[:1].lower() in "aeiou" else "a"
+
+
+ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
+PURPOSES = frozenset({"reason", "purpose", "visit reason"})
+JOINED = ("on ", "until ", "for ")
+SORTS = frozenset({"kind", "type", "category"})
+BRANDS = frozenset({"make", "brand", "manufacturer"})
 
 
 # a value that names a kind, said before its noun: one or two lower-case words, of a noun

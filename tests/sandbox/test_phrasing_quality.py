@@ -535,3 +535,17 @@ def test_a_change_acts_only_on_a_record_the_solution_looked_at(generated, sandbo
                         checked += 1
                     seen += json.dumps(episode.call(step.tool, dict(step.arguments)).result)
     assert checked >= 40
+
+
+def test_a_request_about_another_s_record_is_one_message(generated):
+    """A persona told "your booking BKG-9" of a booking that is another's contradicts itself
+    and has no other number to give when the agent asks (round 31): such a request, like one
+    made in another's name, is the user's one message, never a conversation."""
+    refused = [
+        s
+        for _, _, scenarios in generated
+        for s in scenarios
+        if re.search(r"isn't one of your own|You're signed in as", s.reference_answer or "")
+    ]
+    assert refused
+    assert {s.mode for s in refused} == {"non_conversational"}, [s.task for s in refused]

@@ -429,8 +429,10 @@ def _refusal(
     )
     # one who says they are someone else says it in one message: asked "the member's name"
     # by an agent that knows who is signed in, a persona of Lance Duffy answered "Mary
-    # Washington" (round 28); with no facts to give, the scenario is not a conversation
-    facts = {} if other in reads else collect_user_facts([step])
+    # Washington" (round 28); with no facts to give, the scenario is not a conversation. So
+    # is one about another's record: a persona told "your booking BKG-9" of a booking that is
+    # not theirs contradicts itself, and has no other number to give when asked (round 31)
+    facts = {} if other in reads or own is not None else collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
 
 

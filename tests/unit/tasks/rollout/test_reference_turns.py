@@ -376,3 +376,28 @@ def test_namesakes_are_told_apart_by_the_field_the_user_names():
     other = {"employee_id": "E-2", "department": "operations", "job_title": "Analyst"}
     which = "Jennifer Mccall (whose job title is Head of Marketing)"
     assert _telling_field(which, chosen, [chosen, other]) == "job_title"
+
+
+def test_a_reply_that_quotes_an_amount_the_user_holds_asks_for_it_first():
+    """Round 31: a refusal said "The approved amount is $3,392.11" though the user had only
+    given the claim id; the amount, written with its thousands grouped, was not found in it."""
+    from envmill.tasks.core.facts import FactLedger, flatten_facts
+    from envmill.tasks.rollout.reference import _unsaid_in
+
+    ledger = FactLedger(flatten_facts({"claim id": "CLM-9", "approved amount": 3392.11}))
+    ledger.hear("It's CLM-9.")
+    reply = "The approved amount is $3,392.11, while the claimed amount is $2,937.03."
+    assert [key for key, _ in _unsaid_in(ledger, reply)] == ["approved amount"]
+    ledger.hear("It's $3,392.11.", [fact for fact in ledger.facts if fact.value == 3392.11])
+    assert _unsaid_in(ledger, reply) == []
+
+
+def test_a_note_before_a_change_says_now_once():
+    """Round 31: "I'll end membership MS-00003 now now." (the tool's words end in "now")."""
+    from envmill.schemas.scenario import SolutionStep
+    from envmill.tasks.rollout.reference import _note
+
+    step = SolutionStep(tool="terminate_membership", arguments={"membership_id": "MS-3"})
+    kinds = {"terminate_membership": "state_change"}
+    notes = {_note(p, step, kinds, "end membership MS-3 now", first=True) for p in range(60)}
+    assert "I'll end membership MS-3 now." in notes and not any("now now" in n for n in notes if n)

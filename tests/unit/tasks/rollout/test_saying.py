@@ -185,8 +185,16 @@ def test_an_amount_worked_out_from_the_users_mark_is_said():
         ("priority", "high", "high priority"),
         ("mechanic", "Ana Silva", "mechanic Ana Silva"),  # a name stays after its noun
         ("make", "honda", "make honda"),  # not a noun that names a kind
+        ("make", "Honda", "Honda"),  # a brand says what it is
         ("destination_city", "Plymouth", "destination city Plymouth"),
         ("nights", 5, "5 nights"),
+        # round 31: "start time 8 May 2025 at 17:00, reason review of test results"
+        ("start_time", "2025-05-08T17:00:00", "on 8 May 2025 at 17:00"),
+        ("ends_on", "2025-06-03", "until 3 June 2025"),
+        ("reason", "follow-up visit", "for a follow-up visit"),
+        ("reason", "new symptoms", "for new symptoms"),
+        ("kind", "court order", "court order"),
+        ("owner_name", "Christopher Santana", "owner Christopher Santana"),
     ],
 )
 def test_a_detail_reads_as_people_write_it(name, value, said):
