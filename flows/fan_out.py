@@ -19,7 +19,6 @@ from prefect.futures import PrefectFuture
 from envmill.flows.progress import report
 from envmill.flows.runtime.interrupt import was_interrupted
 from envmill.tasks.pipeline import failure_of
-from envmill.warehouse.lock import may_write
 from envmill.warehouse.resume import CommitIndex, FinishedItems
 from envmill.warehouse.rows import failure_row, write_failed_batch
 from envmill.warehouse.space import DiskFull, is_disk_full
@@ -69,8 +68,8 @@ def gather(
             counts["failed_batches"] += 1
             report("batch_failed", items=len(items), error=str(exc))
             continue
-        if not result.get("published", True) and may_write(Path(data_dir), run_id):
-            # the run stands, yet its worker found it gone: the items are not done
+        if not result.get("published", True) and not was_interrupted():
+            # the run was not stopped, yet its worker found it gone: the items are not done
             record_failed_batch(data_dir, run_id, batch.key, items, UnpublishedBatch())
             counts["failed_batches"] += 1
             report("batch_failed", items=len(items), error=str(UnpublishedBatch()))
