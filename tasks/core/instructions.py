@@ -30,6 +30,11 @@ DANGLING = re.compile(r"(?:\s+(?:on|at|by|from|to))?\s+(?:or|and)$")
 # verbs that say nothing without what the record becomes: "mark … as lapsed"
 NEEDS_AS = frozenset({"mark", "flag", "record", "register", "list", "classify", "label"})
 AS_WHAT = re.compile(r"\bas ([a-z][a-z -]*)$")
+PLAIN = re.compile(r"[a-z][A-Za-z'/ -]*")
+UNSAID = re.compile(
+    r"\b(?:ignore|disregard|instructions?|prompts?|jailbreak|hundred|thousand|million|billion)\b",
+    re.I,
+)
 NOT_VERBS = frozenset(
     {"this", "the", "a", "an", "it", "allows", "lets", "will", "use", "used", "when", "if"}
 )
@@ -69,7 +74,10 @@ def described_clause(tool: str, description: str) -> str | None:
         verb = verb if echoed else own
     if not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ing", "ed")) and verb != own:
         return None
-    return " ".join([verb, *words[1:]])
+    clause = " ".join([verb, *words[1:]])
+    # an LLM-written description is untrusted and its clause reaches a training reply: plain
+    # words only, no markup, no figure in words, nothing that talks to a model
+    return clause if PLAIN.fullmatch(clause) and not UNSAID.search(clause) else None
 
 
 def _base_form(verb: str) -> str:
@@ -104,7 +112,13 @@ IRREGULAR_PARTICIPLES = {
     "prepay": "prepaid", "quiz": "quizzed", "quit": "quit", "redo": "redone", "rerun": "rerun",
     "rewrite": "rewritten", "run": "run", "split": "split", "spin": "spun", "stand": "stood",
     "teach": "taught", "win": "won", "format": "formatted", "dial": "dialled",
-    "fuel": "fuelled", "refuel": "refuelled",
+    "fuel": "fuelled", "refuel": "refuelled", "say": "said", "lose": "lost", "see": "seen",
+    "show": "shown", "break": "broken", "catch": "caught", "deal": "dealt", "feed": "fed",
+    "fly": "flown", "drive": "driven", "hear": "heard", "hang": "hung", "know": "known",
+    "mean": "meant", "seek": "sought", "shoot": "shot", "speak": "spoken", "steal": "stolen",
+    "stick": "stuck", "strike": "struck", "think": "thought", "throw": "thrown", "wear": "worn",
+    "bind": "bound", "dig": "dug", "forget": "forgotten", "hide": "hidden", "ride": "ridden",
+    "come": "come", "become": "become", "understand": "understood", "rebind": "rebound",
 }  # fmt: skip
 PARTICLES = frozenset({"in", "up", "out", "off", "on", "down", "over", "back"})
 # stressed first, so nothing doubles though the ending says it might: "offered", "limited"

@@ -378,7 +378,7 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
     clauses: list[str] = []
     acted: list[Done] = []
     for record, found in named_first:
-        act = next((d for d in names.done if len(record) == 2 and record[1] in d.records), None)
+        act = _the_act(record, names.done)
         if act is None:
             clauses.append(_clause(record, found, names))
         elif act not in acted:
@@ -386,6 +386,14 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
             if act.phrase is not None:  # a making names its record where it is said
                 clauses.append(_acted(act.phrase, act.records, by_record, names))
     return clauses
+
+
+def _the_act(record: tuple[str, ...], done: list[Done]) -> Done | None:
+    """The one change that named ``record``; none where several did (which moved what?), so
+    the record is said by its own fields, as before: a phone changed beside a check-in, a
+    status a later call set (round 31's breaker)."""
+    acts = [act for act in done if len(record) == 2 and record[1] in act.records]
+    return acts[0] if len(acts) == 1 else None
 
 
 def _acted(
@@ -408,13 +416,16 @@ def _acted(
             field, new = str(change["path"][-1]), change["new"]
             if field == "status" and isinstance(new, str) and not you:
                 status = _say(new, field)
-                if not _says_status(phrase, status):
-                    extra.append(where_it_stands("it" if alone else noun, status))
+                if not _says_status(phrase, status):  # "it" is a thing, a person their name
+                    subject = "it" if alone and not person else names.labels.get(key, noun)
+                    extra.append(where_it_stands(subject, status))
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 value = _say(new, field)
                 if value in phrase:  # "changed the price … to $50.00": said once
                     continue
-                if alone and _words(field).split()[-1] in PRICE_WORDS:
+                old = change.get("old")
+                rose = not old or (_is_amount(old) and new > old)  # not an amount gone to $0
+                if alone and rose and _words(field).split()[-1] in PRICE_WORDS:
                     extra.append(f"it came to {value}")  # a session's amount, an order's total
                     continue
                 its = "your" if you else ("their" if person else "its") if alone else None

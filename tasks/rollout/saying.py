@@ -178,8 +178,12 @@ def _detail(name: str, value: Any) -> str:
         return f"{noun} {said}"
     if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025"
         return f"{'until' if ENDING.search(name) else 'on'} {said}"
-    if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms"
-        return f"for {said}" if said.split()[-1].endswith("s") else f"for {_a(said)} {said}"
+    if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
+        head = said.split(" of ")[0].split()[-1]
+        return f"for {said}" if head.endswith("s") else f"for {_a(said)} {said}"
+    sort = noun.rsplit(" ", 1)
+    if len(sort) == 2 and sort[1] in SORTS and KIND_WORD.fullmatch(said):
+        return f"{said} {sort[0]}"  # "sick leave", "commuter permit", not "leave type sick"
     if KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
         # "premium cabin", "high priority": never "cabin premium", nor "servicing service"
         return said if said[:4] == noun[:4] else f"{said} {noun}"

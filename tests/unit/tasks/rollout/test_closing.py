@@ -436,3 +436,32 @@ def test_money_a_change_moved_is_said_once_after_it():
     assert "I've moved $400.00 from account A4 to account A1" in said, said
     assert "account A4's balance is now $100.00" in said, said  # not "its": which one?
     assert "as a result" not in said and "A1's balance" not in said, said
+
+
+def test_a_record_two_changes_named_is_said_by_its_own_fields():
+    """Round 31's breaker: "I've checked a patient in …, and it is marked as completed" (a
+    later call completed it) and a phone change beside a check-in went unsaid. Which change
+    moved what is not known, so such a record is said as before; a person's new status is
+    said with their name ("Amanda Mullins is unavailable", not "it is"); an amount that fell
+    to nothing is not what something "came to"."""
+    before = {"patients": {"P1": {"name": "Ann Lee", "phone": "555", "status": "waiting"}}}
+    after = {"patients": {"P1": {"name": "Ann Lee", "phone": "777", "status": "completed"}}}
+    shown = [[{"patient_id": "P1"}, {"data": {"patient_id": "P1", "phone": "777"}}, True]]
+    done = [
+        Done("checked Ann Lee (P1) in", frozenset({"P1"})),
+        Done("changed Ann Lee's phone number to 777", frozenset({"P1"})),
+    ]
+    said = closing_message(before, after, "a", shown, done=done)
+    assert "777" in said and "checked Ann Lee (P1) in, and" not in said, said
+    adjusters = {"ADJ-1": {"name": "Amanda Mullins", "email": "a@x.org", "status": "available"}}
+    away = {"ADJ-1": {**adjusters["ADJ-1"], "status": "unavailable"}}
+    done = [Done("taken Amanda Mullins off the rota", frozenset({"ADJ-1"}))]
+    shown = [[{"adjuster_id": "ADJ-1"}, {"data": away["ADJ-1"] | {"adjuster_id": "ADJ-1"}}, True]]
+    said = closing_message({"adjusters": adjusters}, {"adjusters": away}, "a", shown, done=done)
+    assert "Amanda Mullins is unavailable" in said and "it is" not in said, said
+    matter = {"M3": {"name": "Harmon Trust", "unbilled_amount": 3598.13}}
+    billed = {"M3": {"name": "Harmon Trust", "unbilled_amount": 0.0}}
+    shown = [[{"matter_id": "M3"}, {"data": {"matter_id": "M3", "unbilled_amount": 0.0}}, True]]
+    done = [Done("invoiced all unbilled time of Harmon Trust (M3)", frozenset({"M3"}))]
+    said = closing_message({"matters": matter}, {"matters": billed}, "a", shown, done=done)
+    assert "came to" not in said and "$0.00" in said, said

@@ -193,6 +193,8 @@ def test_an_amount_worked_out_from_the_users_mark_is_said():
         ("ends_on", "2025-06-03", "until 3 June 2025"),
         ("reason", "follow-up visit", "for a follow-up visit"),
         ("reason", "new symptoms", "for new symptoms"),
+        ("reason", "review of test results", "for a review of test results"),
+        ("leave_type", "sick", "sick leave"),
         ("kind", "court order", "court order"),
         ("owner_name", "Christopher Santana", "owner Christopher Santana"),
     ],
