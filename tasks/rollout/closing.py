@@ -416,8 +416,9 @@ def _acted(
             field, new = str(change["path"][-1]), change["new"]
             if field == "status" and isinstance(new, str) and not you:
                 status = _say(new, field)
-                if not _says_status(phrase, status):  # "it" is a thing, a person their name
-                    subject = "it" if alone and not person else names.labels.get(key, noun)
+                if not _says_status(phrase, status):  # a named record by its name: a doctor
+                    label = names.labels.get(key)  # is not "it" (round 31)
+                    subject = label or ("it" if alone and not person else noun)
                     extra.append(where_it_stands(subject, status))
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 value = _say(new, field)
