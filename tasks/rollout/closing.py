@@ -421,19 +421,24 @@ def _acted(
                     subject = label or ("it" if alone and not person else noun)
                     extra.append(where_it_stands(subject, status))
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
-                value = _say(new, field)
-                if value in phrase:  # "changed the price … to $50.00": said once
-                    continue
-                old = change.get("old")
-                rose = not old or (_is_amount(old) and new > old)  # not an amount gone to $0
-                if alone and rose and _words(field).split()[-1] in PRICE_WORDS:
-                    extra.append(f"it came to {value}")  # a session's amount, an order's total
-                    continue
                 its = "your" if you else ("their" if person else "its") if alone else None
-                whose = f"{its} {_words(field)}" if its else _field_of(noun, _words(field))
-                extra.append(f"{whose} {_is(field)} now {value}")
+                extra += _money_after(change, phrase, its, noun)
     head = f"I've {phrase}"
     return head if not extra else f"{head}, and {join_words(extra[:2])}"
+
+
+def _money_after(change: dict[str, Any], phrase: str, its: str | None, noun: str) -> list[str]:
+    """Money a change moved, after the change: "it came to $6.00" (a price that rose, of the
+    one record it named), "your wallet balance is now $471.13"; nothing the phrase said."""
+    field, new, old = str(change["path"][-1]), change["new"], change.get("old")
+    value = _say(new, field)
+    if value in phrase:  # "changed the price … to $50.00": said once
+        return []
+    rose = not old or (_is_amount(old) and new > old)  # not an amount gone to $0.00
+    if its and rose and _words(field).split()[-1] in PRICE_WORDS:
+        return [f"it came to {value}"]  # a session's amount, an order's total
+    whose = f"{its} {_words(field)}" if its else _field_of(noun, _words(field))
+    return [f"{whose} {_is(field)} now {value}"]
 
 
 def _says_status(phrase: str, status: str) -> bool:
