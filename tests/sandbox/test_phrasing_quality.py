@@ -549,3 +549,21 @@ def test_a_request_about_another_s_record_is_one_message(generated):
     ]
     assert refused
     assert {s.mode for s in refused} == {"non_conversational"}, [s.task for s in refused]
+
+
+def test_no_two_records_share_a_value_a_rule_keeps_distinct(generated):
+    """Round 32: "send the client an invoice for Harmon Will and Trust (whose attorney is A.
+    Whitman)" — two matters shared a title under the policy line "Each matter has a distinct
+    title", so the agent learns that stated rules need not hold."""
+    from envmill.tasks.backends.procedural.scenarios.namesakes import _declared_unique
+
+    checked = 0
+    for domain, compiled, scenarios in generated:
+        for entity, field in _declared_unique(compiled):
+            attr = compiled.entity_attrs.get(entity or "")
+            for scenario in scenarios:
+                records = (scenario.initial_state.get(attr) or {}).values()
+                values = [r.get(field) for r in records if isinstance(r, dict) and r.get(field)]
+                assert len(values) == len(set(values)), (domain, scenario.task)
+                checked += 1
+    assert checked

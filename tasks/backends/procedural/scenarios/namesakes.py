@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.backends.procedural.spec.rules import Unique
 from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.facts import name_owner
 from envmill.tasks.core.field_words import field_noun
@@ -49,11 +50,15 @@ def disambiguate(
 ) -> bool:
     """Give another record the name a step's lookup uses, and make the task tell them apart by
     a second attribute; False (chain unchanged) when no step can be so."""
+    unique = _declared_unique(compiled)
     mentions = [
         m
         for step in chain.steps
         for m in step.mentions
-        if m.by_label and m.label and not UNIQUE_LABEL.search(m.label_field or "")
+        if m.by_label
+        and m.label
+        and not UNIQUE_LABEL.search(m.label_field or "")
+        and (m.entity, m.label_field) not in unique
     ]
     rng.shuffle(mentions)
     for mention in mentions:
@@ -88,6 +93,18 @@ def disambiguate(
             ]
         return True
     return False
+
+
+def _declared_unique(compiled: CompiledEnvironment) -> set[tuple[str | None, str | None]]:
+    """(entity, field) pairs a rule keeps distinct ("Each matter has a distinct title"): two
+    records sharing such a name break the policy the agent is given (round 32)."""
+    return {
+        (rule.entity, rule.field)
+        for entity in compiled.spec.entities.values()
+        for operation in entity.operations
+        for rule in operation.preconditions
+        if isinstance(rule, Unique)
+    }
 
 
 def _own_contact(records: dict[Any, Any], other: Any, name: str) -> None:
