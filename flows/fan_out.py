@@ -70,9 +70,10 @@ def gather(
             continue
         if not result.get("published", True) and not was_interrupted():
             # the run was not stopped, yet its worker found it gone: the items are not done
-            record_failed_batch(data_dir, run_id, batch.key, items, UnpublishedBatch())
+            lost = UnpublishedBatch()
+            record_failed_batch(data_dir, run_id, batch.key, items, lost)
             counts["failed_batches"] += 1
-            report("batch_failed", items=len(items), error=str(UnpublishedBatch()))
+            report("batch_failed", items=len(items), error=str(lost))
             continue
         counts.update(result["counts"])
         seconds.update(result["seconds"])

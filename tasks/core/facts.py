@@ -323,6 +323,11 @@ def is_plural(noun: str) -> bool:
     return noun.endswith("s") and not noun.endswith(("ss", "us", "is"))
 
 
+def a_or_an(phrase: str) -> str:
+    """The indefinite article a phrase takes by its first letter ("an engine", "a visit")."""
+    return "an" if phrase[:1].lower() in "aeiou" else "a"
+
+
 def join_words(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 

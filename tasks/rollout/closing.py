@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
-from envmill.tasks.core.facts import is_plural, join_words, said_day
+from envmill.tasks.core.facts import a_or_an, is_plural, join_words, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
@@ -139,9 +139,8 @@ def changed_news(
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         acted = {rid for act in names.done if act.phrase for rid in act.records}
-        hidden = [
-            c for c in changes if c not in seen and not (set(map(str, c["path"][1:2])) & acted)
-        ]  # "moved $400.00 from ACC-4 to ACC-1" says what ACC-1 gained
+        # "moved $400.00 from ACC-4 to ACC-1" says what ACC-1 gained
+        hidden = [c for c in changes if c not in seen and _record_id(c) not in acted]
         news += _money_moved(hidden, names, shown)
     news = news or _news(changes, names)
     told = news[:MAX_RECORDS]
@@ -386,6 +385,11 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
             if act.phrase is not None:  # a making names its record where it is said
                 clauses.append(_acted(act.phrase, act.records, by_record, names))
     return clauses
+
+
+def _record_id(change: dict[str, Any]) -> str | None:
+    """The id of the record a change is in; none for a top-level value."""
+    return str(change["path"][1]) if len(change["path"]) > 1 else None
 
 
 def _the_act(record: tuple[str, ...], done: list[Done]) -> Done | None:
@@ -729,7 +733,7 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
         if is_money_field(field):
             if noun.split()[-1] in PRICE_WORDS:
                 return f"for {shown}", True
-            return f"{_a(noun)} {noun} of {shown}", False
+            return f"{a_or_an(noun)} {noun} of {shown}", False
         if is_plural(noun):
             counted = singular(noun) if value == 1 else noun  # "1 night"
             return (
@@ -737,21 +741,17 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
                 if noun in DURATIONS
                 else (f"{shown} {counted}", False)
             )
-        return f"{_a(noun)} {noun} of {shown}", False
+        return f"{a_or_an(noun)} {noun} of {shown}", False
     said = _say(value, field)
     words = noun.split()
     if words[-1] in SORT_WORDS:  # "a premium cabin", "a checking account", "a business permit"
         rest = " ".join(words[:-1]) if words[-1] in ("type", "kind", "category") else noun
         if rest or words[-1] != "category":  # "a checking account", "a health plan"
             phrase = f"{said} {rest}".strip()
-            return f"{_a(phrase)} {phrase}", False
+            return f"{a_or_an(phrase)} {phrase}", False
     if isinstance(value, bool):
         return f"{noun} {said}", False
     return f"{said} as the {noun}", False
-
-
-def _a(phrase: str) -> str:
-    return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
 def _is_link(field: str) -> bool:

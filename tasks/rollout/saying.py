@@ -14,7 +14,7 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
-from envmill.tasks.core.facts import say_value
+from envmill.tasks.core.facts import a_or_an, say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.instructions import (
     ARTICLES,
@@ -180,7 +180,7 @@ def _detail(name: str, value: Any) -> str:
         return f"{'until' if ENDING.search(name) else 'on'} {said}"
     if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
         head = said.split(" of ")[0].split()[-1]
-        return f"for {said}" if head.endswith("s") else f"for {_a(said)} {said}"
+        return f"for {said}" if head.endswith("s") else f"for {a_or_an(said)} {said}"
     sort = noun.rsplit(" ", 1)
     if len(sort) == 2 and sort[1] in SORTS and KIND_WORD.fullmatch(said):
         return f"{said} {sort[0]}"  # "sick leave", "commuter permit", not "leave type sick"
@@ -191,10 +191,6 @@ def _detail(name: str, value: Any) -> str:
         return said  # "a court order" deduction, a "Honda": the value says what it is
     owner = re.fullmatch(r"(\w+) name", noun)  # "owner Christopher Santana"
     return f"{owner.group(1)} {said}" if owner and said[:1].isupper() else f"{noun} {said}"
-
-
-def _a(phrase: str) -> str:
-    return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")

@@ -3,7 +3,7 @@ a failure row, not work done, unless the run was stopped."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from envmill.flows import fan_out
@@ -15,7 +15,6 @@ class Finished:
     """A future that has finished with ``value``, as a Prefect future does."""
 
     value: dict[str, Any]
-    callbacks: list = field(default_factory=list)
 
     def add_done_callback(self, callback) -> None:
         callback(self)
