@@ -346,7 +346,7 @@ def _spoken_answer(scenario: ScenarioSpec, opening: str) -> str | None:
 
 def _because(kind: str | None, answer: str | None) -> str:
     """What a conditional's confirmation says first: the number it read and the branch that
-    picks ("Priya Patel's retainer balance is $913.31, below the $1,000 you want. I'm ready to
+    picks ("Priya Patel's retainer balance is $913.31, below the $1,000 target. I'm ready to
     add $86.69 …"); a yes to a bare "add the deposit" left the user blind (round 28). The
     reference answer's own opening, up to its ", so I …"; nothing for another kind."""
     reading = (answer or "").partition(", so I ")

@@ -98,7 +98,7 @@ def _with_values(clause: str, seen: list) -> str:
     not a single value (a list) is not read back."""
     verb, extras, set_to = clause.split(" ")[0], [], False
     seen = [(k, v) for k, v in seen if _sayable(k, v)]
-    clause = _in_place(clause, seen)
+    clause = _counted(_in_place(clause, seen), seen)
     for name, value in seen:
         money = isinstance(value, int | float) and is_money_field(name)
         field = re.escape(name.split("_")[-1])
@@ -145,6 +145,20 @@ def _in_place(clause: str, seen: list) -> str:
     return clause
 
 
+def _counted(clause: str, seen: list) -> str:
+    """A count said on the noun the clause has for it: "book 3 seats on flight SK330", not
+    "book seats on flight SK330" with the 3 left out (round 33)."""
+    for name, value in seen:
+        noun = field_noun(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or " " in noun:
+            continue
+        found = re.search(rf"\b(?:some\s+)?{re.escape(noun)}\b", clause)
+        if found and noun.endswith("s"):
+            counted = f"{value} {noun.removesuffix('s') if value == 1 else noun}"
+            clause = clause[: found.start()] + counted + clause[found.end() :]
+    return clause
+
+
 def _sayable(name: str, value: Any) -> bool:
     """One short value: not a list or a record, not a 40 KB note, not $1e300."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -161,7 +175,8 @@ def _is_detail(name: str, value: Any, clause: str) -> bool:
         return False
     if isinstance(value, int | float) and is_money_field(name):
         return False
-    return say_field_value(name, value) not in clause
+    said = re.escape(say_field_value(name, value))
+    return not re.search(rf"(?<![\w.,]){said}(?![\w]|[.,]\d)", clause)  # 3 is not in SK330
 
 
 def _detail(name: str, value: Any) -> str:
@@ -240,9 +255,13 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
         return clause
     found = re.search(_record_pattern(argument), clause)
     you = label == YOU
-    if you:  # "for you", "your wallet"; never "change you ships from"
-        after_word = found and re.search(rf"\b{PREPOSITIONS}\s+$", clause[: found.start()])
-        if found and (found.group(1) or after_word):
+    if you:  # "for you", "your wallet", "take you off shift"; never "change you ships from"
+        before = clause[: found.start()] if found else ""
+        after_word = re.search(rf"\b{PREPOSITIONS}\s+$", before)
+        object_of_verb = re.fullmatch(r"\w+ ", before) and not re.match(
+            r"\s+\w+s\b", clause[found.end() :] if found else ""
+        )  # "take a courier off shift"; not "change the address a sender ships from"
+        if found and (found.group(1) or after_word or object_of_verb):
             owner = "your" if found.group(1) else "you"
             return clause[: found.start()] + owner + clause[found.end() :]
         named, label = f"{kind} {rid}", None

@@ -360,10 +360,11 @@ def conditional_clause(
         low, high = (DIFFERENCE_OF.sub(_from, as_it(c.lead(), record)) for c in (below, above))
         label = record.label if record.by_label else None
         if voice is None and not vague and label and subject.startswith(f"{label}'s "):
-            return Clause(_as_the_client(label, noun, mark, low, high))
+            return Clause(_for_the_client(label, noun, mark, low, high))
         low = _paid_in(low, "I'll pay in the difference" if voice == "self" else PAID_IN)
         said = lead.format(subject=subject, mark=mark)
-        return Clause(f"{said}: if it is below that, {low}; if it is above, {high}")
+        said = f"{said[:1].upper()}{said[1:]}"
+        return Clause(f"{said} If it is below that, {low}; if it is above, {high}")
     comparison = say(
         "at_least" if condition.op == ">=" else "below",
         rng,
@@ -393,29 +394,34 @@ def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> 
 
 
 MAX_REPHRASES = 6
-# why a balance is brought to a mark: a wish, or what was agreed (round 25: "make the retainer
-# exactly $X" read as synthetic)
-MARK_LEADS = ("I'd like {subject} to be {mark}", "We agreed to keep {subject} at {mark}")
-SELF_MARK_LEADS = ("I'd like {subject} to be {mark}", "I like to keep {subject} at {mark}")
+# why a balance is brought to a mark: what the user keeps it at, or what was agreed, and a
+# request to look (round 25: "make the retainer exactly $X" read as synthetic; round 33: "I'd
+# like the balance to be $300" read as a template no one would write)
+MARK_LEADS = (
+    "{subject} is meant to stay at {mark}; please check where it stands.",
+    "{subject} is to be kept at {mark}, as its holder asked; please check where it stands.",
+)
+SELF_MARK_LEADS = (
+    "I like to keep {subject} at {mark}; please check where it stands.",
+    "I keep {subject} at {mark}; please look at where it stands now.",
+)
 # money added to bring a number up to a mark comes from someone (round 28: "please put the
 # difference into it" read as money from nowhere)
 PAID_IN = "the difference is being paid in"
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
 
 
-def _as_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str:
-    """Where no one signs in, the client whose balance it is asks for it, saying who they are
-    and who pays when it is short ("This is Summit Logistics Corp.; we'd like our retainer
-    balance to be $150: if it is below that, we'll pay in the difference, so please add it to
-    our retainer; …"): staff moving a client's money to a mark of no one's read as unmotivated,
-    from an unknown caller (round 25), and the money as coming from nowhere (round 27)."""
-    own, us = ("my", "I") if _a_person(label) else ("our", "we")
-    low, high = (re.sub(r"\btheir\b", own, branch) for branch in (low, high))
-    low = _paid_in(low, f"{us}'ll pay in the difference")
-    stop = " —" if label.endswith(".") else ";"  # never "Group Inc.;"
+def _for_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str:
+    """Where no one signs in, staff pass on what the client agreed and asked ("Summit
+    Logistics Corp. keeps their retainer balance at $150 under their agreement with us and has
+    asked us to check it. If it is below that, they're paying in the difference, so please add
+    it to their retainer; …"): a mark of no one's read as unmotivated (round 25), money as
+    coming from nowhere (round 27), and a caller saying "This is Baker & Sons Bakery" as a
+    stranger told a confidential balance (round 33)."""
+    low = _paid_in(low, "they're paying in the difference")
     return (
-        f"This is {label}{stop} {us}'d like {own} {noun} to be {mark}: if it is below that, {low}; "
-        f"if it is above, {high}"
+        f"{label} keeps their {noun} at {mark} under their agreement with us and has asked us to "
+        f"check it. If it is below that, {low}; if it is above, {high}"
     )
 
 

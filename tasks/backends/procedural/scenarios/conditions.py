@@ -563,8 +563,8 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     )
     said_value = say(condition.field, value)
     limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
-    if condition.target:  # "above the $150 you want, so I took off the excess" ("up to": a hedge)
-        test = f"{'below' if condition.op == '<' else 'above'} the {limit} you want"
+    if condition.target:  # "above the $150 target, so I took off the excess" ("up to": a hedge)
+        test = f"{'below' if condition.op == '<' else 'above'} the {limit} target"
         branch = f"so I {'added the difference' if condition.op == '<' else 'took off the excess'}"
     else:
         test = (

@@ -383,6 +383,10 @@ def _refusal(
 ) -> Refusal | None:
     manifest, arguments, error, reasons, rule = found
     state = known_state(episode)
+    if LIMIT_SAID.match(_plain_error(error)) and not _offer_holds(
+        episode, manifest.tool, arguments, error, state
+    ):  # the limit itself is refused too: a reply citing one rule leaves out the one that
+        return None  # matters ($3,392 against $2,937 claimed, past a $1,500 desk limit; round 33)
     mentions, reads = _mentions_and_reads(compiled, episode, state, manifest, arguments)
     other = _other_client(error)
     kind = next((a.entity for a in manifest.args if str(arguments.get(a.name)) == other), None)

@@ -203,3 +203,37 @@ def test_a_detail_reads_as_people_write_it(name, value, said):
     from envmill.tasks.rollout.saying import _detail
 
     assert _detail(name, value) == said
+
+
+def test_a_count_is_said_on_its_noun_and_a_digit_inside_a_flight_number_is_not_it():
+    session = {"data": {"acting_id": "PX-3", "role": "passenger"}}
+    flights = {"data": [{"flight_id": "FL-8", "flight_number": "SK330"}]}
+    booked = _said(
+        "reserve_seats",
+        "Book seats on a flight for a passenger.",
+        {"passenger_id": "PX-3", "flight_id": "FL-8", "cabin": "premium", "seats": 3},
+        [session, flights, {"cabin": "premium", "seats": 3}],
+    )
+    assert booked == "book 3 seats on flight SK330 (FL-8) for you (premium cabin)"
+
+
+def test_the_signed_in_person_as_the_object_of_the_verb_is_you():
+    session = {"data": {"acting_id": "CR-3", "role": "courier"}}
+    off = _said(
+        "end_shift", "Take an available courier off shift.", {"courier_id": "CR-3"}, [session]
+    )
+    assert off == "take you off shift"
+    other = _said(
+        "end_shift",
+        "Take an available courier off shift.",
+        {"courier_id": "CR-4"},
+        [session, {"data": {"courier_id": "CR-4"}}],
+    )
+    assert other == "take courier CR-4 off shift"
+    moved = _said(
+        "change_sender_address",
+        "Change the address a sender ships from.",
+        {"sender_id": "CR-3", "address": "1 Elm St"},
+        [session, {"address": "1 Elm St"}],
+    )
+    assert not moved.startswith("change the address you ships")

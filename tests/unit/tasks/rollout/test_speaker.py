@@ -8,7 +8,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.rollout.reference import _because, _spoken_answer, to_the_speaker
 
 ANSWER = (
-    "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want, so I added"
+    "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 target, so I added"
     " the difference: client Baker & Sons Bakery's retainer balance went up by $84.21 and is now"
     " $3,000.00."
 )
@@ -44,7 +44,7 @@ def test_a_conditionals_confirmation_first_says_what_it_read():
     scenario = _scenario("conditional")
     because = _because(scenario.kind, _spoken_answer(scenario, "I'd like the retainer …"))
     assert because == (
-        "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 you want. "
+        "Baker & Sons Bakery's retainer balance is $2,915.79, below the $3,000 target. "
     ), because
     assert _because("answer", ANSWER) == ""  # another kind: nothing
     refused = _scenario("refusal")  # a refusal's speaker is not told "your"

@@ -1,7 +1,7 @@
 """A conditional whose branches move the tested number in opposite directions aims at a mark:
-"I'd like the retainer to be $8,000: if it is below that, add the difference; if it is above,
-refund the excess" (round 23 read "if below $8,000, add $20; if not, refund $400" as a logic
-puzzle with amounts from nowhere)."""
+"The retainer is meant to stay at $8,000; please check where it stands. If it is below that,
+add the difference; if it is above, refund the excess" (round 23 read "if below $8,000, add
+$20; if not, refund $400" as a logic puzzle with amounts from nowhere)."""
 
 from __future__ import annotations
 
@@ -77,17 +77,19 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     condition = Condition(CLIENT, "retainer_balance", "<", 8000.0, True, other, {}, target=True)
     staff = conditional_clause(taken, condition, random.Random(0), vague=False, voice="staff")
     text = staff.sentence()
-    assert text.startswith("I'd like Ann Lee's retainer balance to be $8,000: if it is below"), text
-    assert "refund the excess from" in text, text
+    assert text.startswith("Ann Lee's retainer balance is meant to stay at $8,000; please"), text
+    assert "If it is below that, " in text and "refund the excess from" in text, text
     # money added comes from someone (round 28: "put the difference into it" from nowhere)
     assert "the difference is being paid in, so please add it to their retainer" in text, text
     member = conditional_clause(taken, condition, random.Random(1), vague=False, voice="self")
     assert "I'll pay in the difference, so please add it to" in member.sentence(), member
-    assert "We agreed" not in member.sentence(), member  # a member speaks for themself
-    # where no one signs in, the client asks for their own balance (round 25: "unknown caller")
+    assert member.sentence().startswith("I "), member  # a member speaks for themself
+    # where no one signs in, staff pass on what the client agreed and asked (round 25: "a mark
+    # of no one's"; round 33: a caller saying who they are told a confidential balance)
     own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
-    assert own.startswith("This is Ann Lee; I'd like my retainer balance to be $8,000:"), own
-    assert "I'll pay in the difference, so please add it to my retainer" in own, own  # who pays
+    assert own.startswith("Ann Lee keeps their retainer balance at $8,000 under their agree"), own
+    assert "they're paying in the difference, so please add it to their retainer" in own, own
+    assert "to be $8,000" not in text + own, text  # "I'd like it to be $X" (round 33)
     assert "1,686.70" not in text and "$400" not in text, text
 
 
