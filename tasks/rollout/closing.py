@@ -749,6 +749,7 @@ def _detail(field: str, value: Any) -> tuple[str, bool]:
         if rest or words[-1] != "category":  # "a checking account", "a health plan"
             phrase = f"{said} {rest}".strip()
             return f"{a_or_an(phrase)} {phrase}", False
+        return f"in the {said} category", True  # never "with minibar as the category"
     if isinstance(value, bool):
         return f"{noun} {said}", False
     return f"{said} as the {noun}", False

@@ -138,7 +138,7 @@ def _in_place(clause: str, seen: list) -> str:
         if name.endswith("_id") or name in LABEL_FIELDS or not isinstance(value, str):
             continue
         noun = re.escape(field_noun(name))
-        found = re.search(rf"\b(?:at|to|in|on)\s+(an?\s+{noun})\b(?!')", clause)
+        found = re.search(rf"\b(?:at|to|in|on|for)\s+(an?\s+{noun})\b(?!')", clause)
         if found:
             said = say_field_value(name, value)
             clause = clause[: found.start(1)] + said + clause[found.end(1) :]
@@ -191,8 +191,9 @@ def _detail(name: str, value: Any) -> str:
         return f"{said} {unit.group(1)}"
     if not isinstance(value, str):
         return f"{noun} {said}"
-    if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025"
-        return f"{'until' if ENDING.search(name) else 'on'} {said}"
+    if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025", "due 22 Mar 2025"
+        due = re.search(r"(?:^|_)due(?:_|$)", name)  # a work order is due, not planned "until"
+        return f"{'due' if due else 'until' if ENDING.search(name) else 'on'} {said}"
     if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
         head = said.split(" of ")[0].split()[-1]
         return f"for {said}" if head.endswith("s") else f"for {a_or_an(said)} {said}"
@@ -211,7 +212,7 @@ def _detail(name: str, value: Any) -> str:
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})
-JOINED = ("on ", "until ", "for ")
+JOINED = ("on ", "until ", "due ", "for ")
 SORTS = frozenset({"kind", "type", "category"})
 BRANDS = frozenset({"make", "brand", "manufacturer"})
 
@@ -220,7 +221,7 @@ BRANDS = frozenset({"make", "brand", "manufacturer"})
 # that names a kind ("honda make" is no one's English)
 KIND_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)?")
 KIND_NOUNS = frozenset(
-    "cabin priority service plan category tier class level size type region district".split()
+    "cabin priority service plan category tier class level size type region district period".split()
 )
 
 
