@@ -152,6 +152,7 @@ def phrase_step(
     body, end = split_end(fill_template(template, step.mentions, vague))
     body = SELF_WHICH.sub(r"\1 \2 (my \3 \4 \5)", body)
     body = OWNED_AFTER_NOTE.sub(r"the \2 of \1", body)
+    body = NAMED_AFTER_NOTE.sub(r"the \2 of \1", body)
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
     if extras and not vague:
@@ -180,8 +181,14 @@ SELF_WHICH = re.compile(  # the value may hold parentheses: "(801)517-9086"
 )
 # "resident Zachary Adams (whose email is z@x.org)'s phone": the possessive after a note
 OWNED_AFTER_NOTE = re.compile(
-    r"(?<!please )(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my)\b)[a-z]+ "
+    r"(?<!please )(\b(?!(?:for|to|from|of|with|and|the|an?|in|on|at|by|is|me|my|about|over|"
+    r"into|against|after|before|under|towards)\b)[a-z]+ "
     r"(?:[A-Z][\w.'-]* )+\([^()]*\))'s ((?:\w+ ){0,2}?\w+)(?= to\b| from\b|[.,;?!]|$)"
+)
+# "about April Woods (whose phone is 555)'s last lots": a name with no noun before it (round 33
+# read "complained the last lots of about April Woods")
+NAMED_AFTER_NOTE = re.compile(
+    r"((?:[A-Z][\w.'-]* )+\([^()]*\))'s ((?:\w+ ){0,2}?\w+)(?= to\b| from\b|[.,;?!]|$)"
 )
 # a story that says which way a number went ("our rates went up", "drop it to …")
 GOES_UP = re.compile(

@@ -860,7 +860,7 @@ def test_a_person_tells_themself_apart_in_their_own_words():
 
 def test_one_of_a_thing_ending_in_ches_or_xes_reads_right_and_no_possessive_follows_a_note():
     """ "1 completed batche" and "resident Zachary Adams (whose email is …)'s phone" (red team)."""
-    from envmill.tasks.backends.procedural.phrasing.task import OWNED_AFTER_NOTE
+    from envmill.tasks.backends.procedural.phrasing.task import NAMED_AFTER_NOTE, OWNED_AFTER_NOTE
     from envmill.tasks.backends.procedural.phrasing.words import tidy_text
 
     assert tidy_text("There is 1 completed batches.") == "There is 1 completed batch."
@@ -868,6 +868,12 @@ def test_one_of_a_thing_ending_in_ches_or_xes_reads_right_and_no_possessive_foll
     noted = "Update resident Zachary Adams (whose email is z@x.org)'s phone to 555."
     assert OWNED_AFTER_NOTE.sub(r"the \2 of \1", noted) == (
         "Update the phone of resident Zachary Adams (whose email is z@x.org) to 555."
+    )
+    # a name with no noun before it (round 33: "complained the last lots of about April Woods")
+    about = "Buyers complained about April Woods (the one whose phone is 555)'s last lots; stop."
+    about = NAMED_AFTER_NOTE.sub(r"the \2 of \1", OWNED_AFTER_NOTE.sub(r"the \2 of \1", about))
+    assert about == (
+        "Buyers complained about the last lots of April Woods (the one whose phone is 555); stop."
     )
 
 
