@@ -23,7 +23,7 @@ from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.facts import a_or_an, is_plural, join_words, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
+from envmill.tasks.core.status_words import status_kind, status_news
 
 # most replies start with the news itself; a few with a short word, as a person varies it
 OPENERS = ("", "", "", "", "", "Done. ", "All set. ", "Okay, ")
@@ -373,10 +373,9 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
             for record, found in by_record.items()
             if (kept := [c for c in found if not _counter(c)])
         }
-    named_first = sorted(by_record.items(), key=lambda item: not _made_with_name(item[1]))
     clauses: list[str] = []
     acted: list[Done] = []
-    for record, found in named_first:
+    for record, found in sorted(by_record.items(), key=lambda item: _said_order(item, names)):
         act = _the_act(record, names.done)
         if act is None:
             clauses.append(_clause(record, found, names))
@@ -385,6 +384,18 @@ def _news(changes: list[dict[str, Any]], names: Names) -> list[str]:
             if act.phrase is not None:  # a making names its record where it is said
                 clauses.append(_acted(act.phrase, act.records, by_record, names))
     return clauses
+
+
+def _said_order(item: tuple[tuple[str, ...], list[dict[str, Any]]], names: Names) -> tuple:
+    """Records in the order the calls made or changed them (a vehicle registered before the
+    session it parks in; round 34 read the other order as backwards), records made with a
+    name first among the rest, then the order of the state."""
+    record, found = item
+    key = record[1] if len(record) == 2 else None
+    made = list(names.made_by)
+    acts = [i for i, act in enumerate(names.done) if key in act.records]
+    at = made.index(key) if key in made else len(made) + (acts[0] if acts else len(names.done))
+    return (at, not _made_with_name(found))
 
 
 def _record_id(change: dict[str, Any]) -> str | None:
@@ -406,10 +417,10 @@ def _acted(
     by_record: dict[tuple[str, ...], list[dict[str, Any]]],
     names: Names,
 ) -> str:
-    """A change said as done, then only what the user needs beyond it: where a record now
-    stands when the phrase does not say it ("I've resumed work on MAT-4, and it is open"), and
-    money it moved ("your wallet balance is now $471.13"); the fields the system moved with it
-    ("its spots left are now 18") are the system's."""
+    """A change said as done, then only what the user needs beyond it: money it moved ("your
+    wallet balance is now $471.13"). Not the status it set: the act says it ("I've voided
+    shipment SHP-3, and it has been cancelled" read as saying it twice, round 34); nor the
+    fields the system moved with it ("its spots left are now 18")."""
     touched = [(record, found) for record, found in by_record.items() if record[1] in ids]
     alone = len(ids) == 1
     extra: list[str] = []
@@ -418,13 +429,7 @@ def _acted(
         person, you = key in names.people, key == names.you
         for change in found:
             field, new = str(change["path"][-1]), change["new"]
-            if field == "status" and isinstance(new, str) and not you:
-                status = _say(new, field)
-                if not _says_status(phrase, status):  # a named record by its name: a doctor
-                    label = names.labels.get(key)  # is not "it" (round 31)
-                    subject = label or ("it" if alone and not person else noun)
-                    extra.append(where_it_stands(subject, status))
-            elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
+            if _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 its = "your" if you else ("their" if person else "its") if alone else None
                 extra += _money_after(change, phrase, its, noun)
     head = f"I've {phrase}"
@@ -443,12 +448,6 @@ def _money_after(change: dict[str, Any], phrase: str, its: str | None, noun: str
         return [f"it came to {value}"]  # a session's amount, an order's total
     whose = f"{its} {_words(field)}" if its else _field_of(noun, _words(field))
     return [f"{whose} {_is(field)} now {value}"]
-
-
-def _says_status(phrase: str, status: str) -> bool:
-    """Whether a done phrase already says the status ("cancelled booking B2": cancelled)."""
-    stems = [word[:5] for word in status.split() if len(word) > 2]
-    return all(re.search(rf"\b{re.escape(stem)}", phrase, re.I) for stem in stems)
 
 
 def _is_money_or_balance(field: str) -> bool:

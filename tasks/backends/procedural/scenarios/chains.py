@@ -44,6 +44,7 @@ MAX_ATTEMPTS_PER_STEP = 30
 INFORM_CHANCE = 0.35
 _MISSING = object()
 _OMIT = object()
+PLACEHOLDER = re.compile(r"\{(\w+)")  # "{member_id.label}" names member_id
 DEFAULT_NOW = "2025-01-06T09:00:00"
 PREFER_CHANCE = 0.9
 # a sum the user picks (a top-up, a deposit, a withdrawal): said as a round number, as is
@@ -461,9 +462,11 @@ class ArgumentDrawer:
         """Arguments for one call, or None when a required entity has no candidate in the state."""
         arguments: dict[str, Any] = {}
         guarded = {rule.arg for rule in manifest.owned} if self.acting_id else set()
+        phrased = {name for p in manifest.phrases for name in PLACEHOLDER.findall(p)}
         for arg in manifest.args:
-            if not arg.required and self.rng.random() < 0.5:
-                continue
+            unsaid = bool(phrased) and arg.name not in phrased
+            if not arg.required and (self.rng.random() < 0.5 or unsaid):
+                continue  # a value no phrase says is a change no request asks for (round 34)
             if arg.name in guarded:
                 value = self._own_id(arg, state, arguments)
             else:

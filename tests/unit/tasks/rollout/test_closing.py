@@ -333,6 +333,18 @@ def test_a_new_record_is_said_by_the_change_that_made_it():
     assert said.count("LOT-7") == 1 and "as the crop" not in said, said
 
 
+def test_records_are_said_in_the_order_the_calls_made_them():
+    """Round 34: "I've started a parking session for vehicle 1NOP672 …. I've registered a
+    vehicle …" reported the second call first (the state lists sessions before vehicles)."""
+    after = {
+        "sessions": {"PS-7": {"vehicle_id": "VH-5", "status": "active"}},
+        "vehicles": {"VH-5": {"plate": "1NOP672", "status": "active"}},
+    }
+    made = {"VH-5": "registered vehicle 1NOP672", "PS-7": "started a session for 1NOP672"}
+    said = closing_message({"sessions": {}, "vehicles": {}}, after, "s", made_by=made)
+    assert said.index("registered vehicle") < said.index("started a session"), said
+
+
 def test_a_plural_field_agrees_with_its_verb_even_with_a_phrase_after_it():
     """Round 24: "its running hours since the last service is now 0"."""
     from envmill.tasks.rollout.closing import _plural_field
@@ -408,7 +420,9 @@ def test_a_change_is_said_as_done_not_as_the_fields_it_moved():
     before["classes"]["CL-3"]["status"], after["classes"]["CL-3"]["status"] = "paused", "open"
     done = [Done("resumed Gentle Stretch (CL-3)", frozenset({"CL-3"}))]
     said = closing_message(before, after, "a", shown, done=done)
-    assert "I've resumed Gentle Stretch (CL-3), and it is open" in said, said
+    # the act says where it stands: no "and it is open" after it (round 34: "I've voided
+    # shipment SHP-3, and it has been cancelled" read as saying it twice)
+    assert said.startswith("I've resumed Gentle Stretch (CL-3)") and "it is open" not in said, said
 
 
 def test_money_a_change_moved_is_said_once_after_it():
@@ -441,8 +455,8 @@ def test_money_a_change_moved_is_said_once_after_it():
 def test_a_record_two_changes_named_is_said_by_its_own_fields():
     """Round 31's breaker: "I've checked a patient in …, and it is marked as completed" (a
     later call completed it) and a phone change beside a check-in went unsaid. Which change
-    moved what is not known, so such a record is said as before; a person's new status is
-    said with their name ("Amanda Mullins is unavailable", not "it is"); an amount that fell
+    moved what is not known, so such a record is said as before; a person is never "it"; an
+    amount that fell
     to nothing is not what something "came to"."""
     before = {"patients": {"P1": {"name": "Ann Lee", "phone": "555", "status": "waiting"}}}
     after = {"patients": {"P1": {"name": "Ann Lee", "phone": "777", "status": "completed"}}}
@@ -458,7 +472,7 @@ def test_a_record_two_changes_named_is_said_by_its_own_fields():
     done = [Done("taken Amanda Mullins off the rota", frozenset({"ADJ-1"}))]
     shown = [[{"adjuster_id": "ADJ-1"}, {"data": away["ADJ-1"] | {"adjuster_id": "ADJ-1"}}, True]]
     said = closing_message({"adjusters": adjusters}, {"adjusters": away}, "a", shown, done=done)
-    assert "Amanda Mullins is unavailable" in said and "it is" not in said, said
+    assert "taken Amanda Mullins off the rota" in said and "it is" not in said, said
     matter = {"M3": {"name": "Harmon Trust", "unbilled_amount": 3598.13}}
     billed = {"M3": {"name": "Harmon Trust", "unbilled_amount": 0.0}}
     shown = [[{"matter_id": "M3"}, {"data": {"matter_id": "M3", "unbilled_amount": 0.0}}, True]]

@@ -123,3 +123,20 @@ def test_the_delay_tool_refuses_an_earlier_departure():
     later = getattr(env, tool)("FL-1", "2025-06-12T16:30:00")
     assert "error" not in later, later
     assert env.flights["FL-1"]["departs_at"] == "2025-06-12T16:30:00"
+
+
+def test_an_optional_value_no_phrase_says_is_not_drawn():
+    """Round 34: "Please change the email of a member" became a call that changed the phone
+    too, since the phone (optional, said by no phrase) was drawn beside the email."""
+    for seed in range(40):  # the tool is optional in the catalog: a seed that has it
+        compiled = compile_environment(load_domain("library"), seed)
+        tool = next((t for t in compiled.tools if "contact" in t.tool), None)
+        if tool is not None:
+            break
+    assert tool is not None and not any("{phone" in p for p in tool.phrases)
+    member = {"name": "Ann Lee", "email": "a@x.org", "phone": "555", "status": "active"}
+    state = {"current_time": NOW, compiled.entity_attrs["member"]: {"MB-0001": member}}
+    drawer = ArgumentDrawer(compiled, random.Random(3), Faker())
+    drawn = [drawer.draw_arguments(tool, state) for _ in range(40)]
+    assert any(d and "email" in d for d in drawn), drawn
+    assert not any(d and "phone" in d for d in drawn), drawn
