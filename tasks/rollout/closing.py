@@ -678,11 +678,12 @@ def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> 
         said += (f"; it's {noun}", f"; the reference is {key}")[pick % 2]
     prices = [v for k, v in record.items() if _is_price(k) and _is_amount(v) and 0 < v < MAX_PRICE]
     status = record.get("status")
-    if isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done:
-        said += f", and it's {_say(status)} for now"
+    waiting = isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done
     if prices and say_money(prices[0]) not in done:
         price = say_money(prices[0])
         said += f", and it came to {price}" if pick % 2 else f", and the total is {price}"
+    if waiting:  # one "and" a sentence: "…, and the total is $219.96. It's pending for now."
+        said += f". It's {_say(status)} for now"
     return said
 
 

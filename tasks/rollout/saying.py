@@ -115,8 +115,9 @@ def _with_values(clause: str, seen: list) -> str:
         elif money and re.search(r"\bmoney\b", clause):
             clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
         elif money:
-            noun = field_noun(name)
-            extras.append(say_money(value) if noun == "amount" else f"{noun} {say_money(value)}")
+            noun, per = field_noun(name), PER.get(field_noun(name).split()[0])
+            said = f"{say_money(value)} {per}" if per else f"{noun} {say_money(value)}"
+            extras.append(say_money(value) if noun == "amount" else said)  # "$44.99 a month"
     if not set_to:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
     extras = extras[:MAX_DETAILS]
@@ -176,7 +177,7 @@ def _is_detail(name: str, value: Any, clause: str) -> bool:
     if isinstance(value, int | float) and is_money_field(name):
         return False
     said = re.escape(say_field_value(name, value))
-    return not re.search(rf"(?<![\w.,]){said}(?![\w]|[.,]\d)", clause)  # 3 is not in SK330
+    return not re.search(rf"(?<![\w.,-]){said}(?![\w]|[.,]\d)", clause)  # 3 is not in SK330
 
 
 def _detail(name: str, value: Any) -> str:
@@ -184,6 +185,8 @@ def _detail(name: str, value: Any) -> str:
     visit": as a person writes it, never a form's label before its value ("start time 8 May
     2025 at 17:00, reason review of test results", round 31)."""
     noun, said = field_noun(name), say_field_value(name, value)
+    if noun == "quantity" and isinstance(value, int):  # "4 units", not "quantity 4"
+        return f"{said} unit{'' if value == 1 else 's'}"
     if isinstance(value, int) and noun.endswith("s") and " " not in noun:
         return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
     unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
@@ -210,6 +213,7 @@ def _detail(name: str, value: Any) -> str:
 
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})
 JOINED = ("on ", "until ", "due ", "for ")

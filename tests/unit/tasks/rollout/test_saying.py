@@ -237,3 +237,16 @@ def test_the_signed_in_person_as_the_object_of_the_verb_is_you():
         [session, {"address": "1 Elm St"}],
     )
     assert not moved.startswith("change the address you ships")
+
+
+def test_a_quantity_is_said_in_units_and_a_monthly_fee_by_the_month():
+    """Round 34: "placed an order for Oak Wall Shelf (PR-4), for you (quantity 4)" and "sold a
+    membership plan to you (monthly fee $44.99, plus plan)"."""
+    shown = [{"data": {"product_id": "PR-4", "name": "Oak Wall Shelf"}}, {"quantity": 4}]
+    ordered = _said(
+        "place_order", "Place an order for a product.", {"product_id": "PR-4", "quantity": 4}, shown
+    )
+    assert ordered == "place an order for Oak Wall Shelf (PR-4): 4 units", ordered
+    fee = {"plan": "plus", "monthly_fee": 44.99}
+    sold = _said("sell_membership", "Sell a membership plan.", fee, [fee])
+    assert "$44.99 a month" in sold and "monthly fee" not in sold, sold
