@@ -281,6 +281,8 @@ def ask_aggregate(
             continue
         rid = rng.choice(owners)
         args, *filter_words = _filter(tool, rng, {parent.name: rid})
+        if op.kind != "sum" and _at_most_one(compiled, tool.entity, parent.name, args):
+            continue
         value = _aggregate_value(
             op.kind, run_query(episode, SolutionStep(tool=tool.tool, arguments=args))
         )
@@ -322,6 +324,24 @@ def _holds_several(compiled: CompiledEnvironment, entity: str | None) -> bool:
     spec = compiled.spec.entities.get(entity or "")
     named = (entity or "").split("_")[-1] in UNIT_RECORDS  # an order of stock counts as orders
     return named and spec is not None and any(n in ("quantity", "qty") for n in spec.fields)
+
+
+def _at_most_one(compiled: CompiledEnvironment, entity: str, via: str, args: dict) -> bool:
+    """A count a rule keeps at one or none ("A job has at most one invoice that is not void",
+    a machine runs one batch at a time): "how many issued invoices does WO-4 have" is no
+    question a person asks (round 34)."""
+    status = args.get("status")
+    link = getattr(compiled.spec.entities.get(entity), "fields", {}).get(via)
+    if status is not None and status in getattr(link, "claims", {}):
+        return True  # a running batch claims its machine: "one batch at a time"
+    return status is not None and any(
+        getattr(pre, "kind", "") == "count_below"
+        and getattr(pre, "limit", None) == 1
+        and (pre.entity, pre.via) == (entity, via)
+        and status in ((getattr(pre, "where", None) or {}).get("status") or [status])
+        for op in compiled.spec.operations()
+        for pre in op.preconditions
+    )
 
 
 # records named after the unit their quantity counts: a "ticket" of quantity 2 is 2 tickets

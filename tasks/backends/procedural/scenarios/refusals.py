@@ -475,7 +475,9 @@ def _not_yours(
     if record is None or not noun:
         return "That record isn't one of your own, so I don't have permission to act on it", None
     what = f"{noun[:1].upper()}{noun[1:]} {record.value} isn't one of your own {plural_of(noun)}"
-    return f"{what}, so I don't have permission to act on it", f"Could you check the {noun} number?"
+    # no question: a one-message task gets no answer to one (round 34)
+    offer = f"If you meant another {noun}, please check its number and ask again."
+    return f"{what}, so I don't have permission to act on it", offer
 
 
 def _mentions_and_reads(

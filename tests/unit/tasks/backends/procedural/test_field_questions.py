@@ -81,3 +81,19 @@ def test_a_time_still_to_come_is_not_asked_as_when_it_was_done():
     """From a review: "Your vaccination VAX-4 was scheduled on 23 May" on 3 May."""
     assert _moment_verb("returned_on", "2025-06-01", "2025-05-03T08:30:00") is None
     assert _moment_verb("returned_on", "2025-04-08", "2025-05-03T08:30:00") == "returned"
+
+
+def test_no_count_question_over_what_a_rule_keeps_at_one():
+    """Round 34: "how many issued invoices does WO-4 have" under "A job has at most one
+    invoice that is not void", "how many running batches" of a machine that runs one."""
+    from envmill.tasks.backends.procedural.catalog import load_domain
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+    from envmill.tasks.backends.procedural.scenarios.questions import _at_most_one
+
+    repair = compile_environment(load_domain("auto_repair"), 0)
+    assert _at_most_one(repair, "invoice", "work_order_id", {"status": "issued"})
+    assert not _at_most_one(repair, "invoice", "work_order_id", {"status": "void"})
+    assert not _at_most_one(repair, "invoice", "work_order_id", {})
+    plant = compile_environment(load_domain("manufacturing"), 0)
+    assert _at_most_one(plant, "batch", "machine_id", {"status": "running"})
+    assert not _at_most_one(plant, "batch", "machine_id", {"status": "completed"})

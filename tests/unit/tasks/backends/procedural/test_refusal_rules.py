@@ -170,7 +170,7 @@ def test_an_ownership_refusal_says_whose_record_it_is_and_how_to_go_on():
         "Service request SR-000004 isn't one of your own service requests, so I don't have"
         " permission to act on it"
     )
-    assert offer == "Could you check the service request number?"
+    assert offer == "If you meant another service request, please check its number and ask again."
     assert "RES-00006" not in reason
     assert _not_yours("Event EV-5 has status 'draft'; this needs status on_sale", []) is None
 
