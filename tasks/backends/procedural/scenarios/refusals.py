@@ -182,17 +182,21 @@ def _already_over(
     """The request makes no sense beyond the rule: a notice period named for a class that
     started ten days ago, or a limit named for a record that is finished (closed, cancelled,
     completed). A person would say "that's already over", not the rule; such a draw is not made
-    a refusal scenario. A status rule names the finished state itself and stays."""
+    a refusal scenario. A status rule names the finished state itself and stays, for a client
+    (who may not know); staff are not asked to act on what is over."""
     late = HOURS_BEFORE.match(error.strip().rstrip("."))
     if late and late["at"] <= late["now"]:
         return True
-    if rule is not None and rule.kind in STATUS_RULES or TRANSITION_SAID.match(error.rstrip(".")):
-        return False
-    return any(
+    finished = any(
         is_finished(compiled, arg.entity, state, arguments[arg.name])
         for arg in manifest.args
         if arg.source == "entity_id" and arg.entity and arg.name in arguments
     )
+    if finished and not state.get("acting_id"):  # staff know a gala that ended a month ago is
+        return True  # over: selling tickets for it is no request they make (round 35)
+    if rule is not None and rule.kind in STATUS_RULES or TRANSITION_SAID.match(error.rstrip(".")):
+        return False
+    return finished
 
 
 def _near_miss(
@@ -416,7 +420,8 @@ def _refusal(
         offer = next_step(error)
         if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
             offer = None
-    answer = rng.choice(words("refusals", "answers")).format(reason=_by_name(reason, mentions))
+    told = "story_answers" if STORY.search(clause.sentence()) else "answers"
+    answer = rng.choice(words("refusals", told)).format(reason=_by_name(reason, mentions))
     if offer:
         answer = f"{answer} {offer}"
     record = refusal_record(
@@ -438,6 +443,15 @@ def _refusal(
     # not theirs contradicts itself, and has no other number to give when asked (round 31)
     facts = {} if other in reads or own is not None else collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
+
+
+# a request that tells why, in the user's own words ("I lost my job and can't keep pledge
+# PLG-2; please cancel it"): a refusal that ignores it read as cold (round 35)
+STORY = re.compile(
+    r"\b(?:I|I'm|I've|we|we're|we've|my|our)\b[^;.]*\b(?:lost|can't|cannot|never|broke|broken|"
+    r"sick|ill|called off|disagree|wrong|mistake|damaged|no longer)\b[^;]*;",
+    re.I,
+)
 
 
 # "… resident RES-1 may act only on their own records; this one belongs to resident RES-6"
@@ -824,12 +838,17 @@ def _role_said(found: re.Match[str], ruled: bool = False, action: str = "") -> s
     a sender" (said as a permission someone has: "you don't have permission" reads as
     denying the reason)."""
     signed_in = f"you are signed in as {_a(found['role'])}"
+    what = action if action and action != "that" else found["tool"]  # "reverse a folio charge"
     if not found["who"]:
-        return f"{found['tool']} needs another role's permission, and {signed_in}"
-    who = _a(found["who"]) if " " not in found["who"].strip() else found["who"]
+        return f"{what[:1].upper()}{what[1:]} needs another role's permission, and {signed_in}"
+    who = found["who"].strip()
+    who = _a(who) if " " not in who else who if re.search(r"\b(?:and|or)\b", who) else f"the {who}"
     plural = re.search(r"\b(?:and|or)\b", who) or who in ("staff", "personnel")
     has = "have" if plural else "has"  # "only manager and admin have", "only staff have"
-    return f"only {who} {has} permission to {found['tool']}, and {signed_in}"
+    # and who can (round 35: "gives no next step such as asking the front desk")
+    return (
+        f"only {who} {has} permission to {what}, and {signed_in}; please ask {who} to do it for you"
+    )
 
 
 def _a(noun: str) -> str:

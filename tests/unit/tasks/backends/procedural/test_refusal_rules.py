@@ -194,3 +194,39 @@ def test_a_status_policy_about_other_statuses_gives_way_to_the_status_needed():
     paid = "Pay run RUN-1 has status 'paid'; this needs status draft, approved"
     rule = "A pay run can be cancelled only while it is a draft or approved."
     assert spoken_reason(paid, rule, "cancel a pay run").endswith(rule.rstrip(".").lower()[1:])
+
+
+def test_a_refusal_hears_a_story_and_a_role_refusal_says_who_can():
+    """Round 35: a refusal that ignored "I lost my job", and "Only front desk has permission to
+    reverse charge, and you are signed in as a guest" with no one to ask."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import STORY
+
+    assert STORY.search("Hi! I lost my job and can't keep pledge PLG-8; please cancel it.")
+    assert STORY.search("My trip was called off; please cancel reservation RSV-3.")
+    assert not STORY.search("Hi there, I've moved to 85 Elm St; please update my address.")
+    error = (
+        "Permission denied: the signed-in role 'guest' may not use reverse charge; only "
+        "front desk may."
+    )
+    said = spoken_reason(error, None, "reverse a folio charge")
+    assert said == (
+        "Only the front desk has permission to reverse a folio charge, and you are signed in as "
+        "a guest; please ask the front desk to do it for you"
+    ), said
+
+
+def test_staff_are_not_refused_on_a_record_that_is_over_and_a_client_may_be():
+    """Round 35: box-office staff selling tickets for a gala that ended a month ago."""
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+
+    compiled = compile_environment(load_domain("events"), 0)
+    tool = next(t for t in compiled.tools if t.entity == "ticket" and t.kind == "state_change")
+    events = compiled.entity_attrs["event"]
+    gala = {"EV-6": {"title": "Spring Symphony Gala", "status": "completed"}}
+    status = "Event EV-6 has status 'completed'; this needs status on_sale"
+    rule = refused_by(refusing_rules(plan_environment(compiled.spec, 0))[tool.tool], status)
+    assert rule is not None and rule.kind in ("field_in", "field_not_in"), rule
+    for role, acting, refused in (("staff", None, True), ("customer", "CU-1", False)):
+        state = {events: gala, "acting_role": role, "acting_id": acting}
+        over = _already_over(compiled, tool, {"event_id": "EV-6"}, status, rule, state)
+        assert over is refused, role
