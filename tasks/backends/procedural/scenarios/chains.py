@@ -544,7 +544,7 @@ class ArgumentDrawer:
             return round_within(value, max(low, min(SMALLEST_MONEY, high)), high)
         if is_money_field(arg.name):  # a new rate or price a business sets: "$350 an hour"
             return round_within(value, low, high)
-        return value
+        return round_within(value, low, high) if high - low >= 1 else value  # 14 hours, not 14.01
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")

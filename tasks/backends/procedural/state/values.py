@@ -6,9 +6,11 @@ and fill hints.
 from __future__ import annotations
 
 import calendar
+import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from envmill.tasks.backends.procedural.scenarios.round_numbers import round_within
 from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec, SpecError
 from envmill.tasks.backends.procedural.state.contact import (
@@ -240,7 +242,15 @@ def fill_number(filler: Filler, entity: EntitySpec, name: str, values: Record) -
                 high = min(high, cap)
     if field.type == "int":
         return filler.rng.randint(int(low), int(high))
-    return round(filler.rng.uniform(low, high), 2)
+    value = round(filler.rng.uniform(low, high), 2)
+    if CHOSEN_SUM.match(name) and high - low >= 1:  # a pledge of $2,500, not $2,267.67
+        return round_within(value, low, high)
+    return value
+
+
+# a sum someone chose (a pledge, a payment, a deposit): a round figure (round 35: "pledges of
+# 2267.67 and 388.02 look synthetic"); what a sum is worked out from stays as it is
+CHOSEN_SUM = re.compile(r"^(?:amount|.+_amount)$")
 
 
 def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Record) -> str:

@@ -140,3 +140,18 @@ def test_an_optional_value_no_phrase_says_is_not_drawn():
     drawn = [drawer.draw_arguments(tool, state) for _ in range(40)]
     assert any(d and "email" in d for d in drawn), drawn
     assert not any(d and "phone" in d for d in drawn), drawn
+
+
+def test_a_sum_someone_chose_is_a_round_figure_in_the_seed_and_in_a_request():
+    """Round 35: pledges of $2,267.67 and $388.02, a run of 14.01 hours."""
+    from envmill.tasks.backends.procedural.scenarios.round_numbers import grid_near
+    from envmill.tasks.backends.procedural.state.fill import build_initial_state
+
+    compiled = compile_environment(load_domain("donations"), 0)
+    state = build_initial_state(compiled, 5)
+    pledges = state[compiled.entity_attrs["pledge"]]
+    amounts = [p["amount"] for p in pledges.values()]
+    assert amounts and all(a in grid_near(a) or a == int(a) for a in amounts), amounts
+    hours = ArgManifest(name="hours", source="float", minimum=1, maximum=24)
+    drawn = _draws(hours, {}, {})
+    assert all(h == int(h) or h * 2 == int(h * 2) for h in drawn), drawn[:10]
