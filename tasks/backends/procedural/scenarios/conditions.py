@@ -47,6 +47,7 @@ from envmill.tasks.backends.procedural.scenarios.round_numbers import (
     rounded_amount,
 )
 from envmill.tasks.certify.generated import is_generated
+from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import field_noun
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.rollout.closing import changed_numbers, what_changed
@@ -535,6 +536,17 @@ def _given(chain: Chain) -> list[float]:
     ]
 
 
+def _moved(before: dict, after: dict, attr: str, condition: Condition) -> tuple[float, Any] | None:
+    """How far the branch moved the number the condition read, and where it stands now."""
+    old, new = (
+        (state.get(attr) or {}).get(condition.record.value) or {} for state in (before, after)
+    )
+    start, end = old.get(condition.field), new.get(condition.field)
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, end)):
+        return None
+    return round(abs(end - start), 2), end
+
+
 def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[ExpectedAnswer, str] | None:
     """What a conditional's reply must say (DESIGN §3.3): the value the condition read, typed,
     so an agent that guessed a branch without the lookup cannot state it; and the reference's
@@ -566,6 +578,14 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     if condition.target:  # "above the $150 target, so I took off the excess" ("up to": a hedge)
         test = f"{'below' if condition.op == '<' else 'above'} the {limit} target"
         branch = f"so I {'added the difference' if condition.op == '<' else 'took off the excess'}"
+        moved = _moved(before, after, attr, condition)
+        if moved is not None:  # "so I added the $84.21 difference, and it is now $3,000.00"
+            gap, now = moved
+            branch = branch.replace(" the ", f" the {say(condition.field, gap)} ", 1)
+            subject = condition_subject(condition.record, field_noun(condition.field), vague=False)
+            verb = "are" if is_plural(field_noun(condition.field)) else "is"
+            said = f"{subject[:1].upper()}{subject[1:]} {verb} {said_value}, {test}, {branch}"
+            return expected, f"{said}, and it is now {say(condition.field, now)}."
     else:
         test = (
             f"which meets the {limit} you set"

@@ -212,3 +212,28 @@ def test_a_sum_the_user_picks_is_the_round_number_nearest_inside_its_window():
     assert round_within(17.3, 14, 18.5) == 15  # the grid has the halves people say
     assert round_within(17.3, 16, 18.5) == 17  # none on the grid: a whole sum
     assert round_within(17.31, 17.3, 17.32) == 17.31  # no whole number fits: kept
+
+
+def test_a_marked_reply_says_the_gap_it_closed_and_where_the_number_stands():
+    """Round 35: "…, so I added the difference: client X's retainer balance went up by $84.21
+    and is now $3,000.00" read as a template; the gap and the new figure are said once each."""
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.chains import Chain
+    from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
+    from envmill.tasks.judge.answers import judge_answer
+    from envmill.tasks.judge.setting import setting_of
+
+    into, out, record = _branches((178.52, 50.0))
+    into.condition = Condition(record, "balance", "<", 3000.0, True, out, {}, target=True)
+    accounts = {"ACC-000006": {"account_id": "ACC-000006", "balance": 2821.48}}
+    topped = {"ACC-000006": {"account_id": "ACC-000006", "balance": 3000.0}}
+    chain = Chain({"accounts": accounts}, {"accounts": topped}, steps=[into])
+    expected, reply = branch_answer(SimpleNamespace(entity_attrs={"account": "accounts"}), chain)
+    assert reply.endswith(
+        "is $2,821.48, below the $3,000 target, so I added the $178.52 difference, and it is now "
+        "$3,000.00."
+    ), reply
+    task = "The balance of account ACC-000006 is meant to stay at $3,000; please check it."
+    setting = setting_of(task, chain.initial_state, chain.final_state)
+    assert judge_answer(expected, reply, setting).passed, reply
