@@ -273,7 +273,9 @@ def ask_aggregate(
     state = known_state(episode)
     for tool in rng.sample(tools, len(tools)):
         op, parent = ops[tool.tool], tool.args[0]
-        if op.kind != "sum" and _holds_several(compiled, tool.entity):
+        if op.kind != "sum" and (
+            _holds_several(compiled, tool.entity) or _is_log(compiled, tool.entity)
+        ):
             continue
         records = state.get(compiled.entity_attrs.get(parent.entity or "", ""), {})
         owners = sorted((r for r in records if allowed is None or r in allowed), key=str)
@@ -324,6 +326,14 @@ def _holds_several(compiled: CompiledEnvironment, entity: str | None) -> bool:
     spec = compiled.spec.entities.get(entity or "")
     named = (entity or "").split("_")[-1] in UNIT_RECORDS  # an order of stock counts as orders
     return named and spec is not None and any(n in ("quantity", "qty") for n in spec.fields)
+
+
+def _is_log(compiled: CompiledEnvironment, entity: str | None) -> bool:
+    """A history of another record's statuses (tracking events, in the order of the statuses
+    they record): "how many tracking events does a shipment have" is asked of the API, not by
+    a sender (round 35)."""
+    spec = compiled.spec.entities.get(entity or "")
+    return spec is not None and any(i.kind == "order" for i in spec.invariants)
 
 
 def _at_most_one(compiled: CompiledEnvironment, entity: str, via: str, args: dict) -> bool:

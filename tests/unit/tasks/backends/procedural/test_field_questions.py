@@ -88,7 +88,7 @@ def test_no_count_question_over_what_a_rule_keeps_at_one():
     invoice that is not void", "how many running batches" of a machine that runs one."""
     from envmill.tasks.backends.procedural.catalog import load_domain
     from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-    from envmill.tasks.backends.procedural.scenarios.questions import _at_most_one
+    from envmill.tasks.backends.procedural.scenarios.questions import _at_most_one, _is_log
 
     repair = compile_environment(load_domain("auto_repair"), 0)
     assert _at_most_one(repair, "invoice", "work_order_id", {"status": "issued"})
@@ -97,3 +97,6 @@ def test_no_count_question_over_what_a_rule_keeps_at_one():
     plant = compile_environment(load_domain("manufacturing"), 0)
     assert _at_most_one(plant, "batch", "machine_id", {"status": "running"})
     assert not _at_most_one(plant, "batch", "machine_id", {"status": "completed"})
+    # nor over a status history: "how many tracking events does a shipment have" (round 35)
+    parcels = compile_environment(load_domain("parcel_shipping"), 0)
+    assert _is_log(parcels, "tracking_event") and not _is_log(parcels, "parcel")
