@@ -43,7 +43,12 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 )
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
-from envmill.tasks.core.field_words import field_noun, singular, stamped_participle
+from envmill.tasks.core.field_words import (
+    field_noun,
+    is_money_field,
+    singular,
+    stamped_participle,
+)
 from envmill.tasks.core.status_words import where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
@@ -169,7 +174,7 @@ def ask_field(
         verb=verb or "",
         field=noun,
         subject=subject.text,
-        value=say(name, value),
+        value=_with_unit(say(name, value), value, name, record),
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
@@ -192,6 +197,18 @@ def ask_field(
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
     )
+
+
+def _with_unit(said: str, value: Any, name: str, record: dict[str, Any]) -> str:
+    """A quantity in the unit its record keeps it in: "686.44 kg", not "686.44" (round 35)."""
+    unit = record.get("unit")
+    plain = isinstance(value, int | float) and not isinstance(value, bool)
+    if plain and isinstance(unit, str) and UNIT.fullmatch(unit) and not is_money_field(name):
+        return f"{said} {unit}"
+    return said
+
+
+UNIT = re.compile(r"[a-z]{1,5}")  # "kg", "m", "l", "pcs", "hours"
 
 
 def _moment_verb(name: str, value: Any, now: str | None = None) -> str | None:

@@ -100,3 +100,12 @@ def test_no_count_question_over_what_a_rule_keeps_at_one():
     # nor over a status history: "how many tracking events does a shipment have" (round 35)
     parcels = compile_environment(load_domain("parcel_shipping"), 0)
     assert _is_log(parcels, "tracking_event") and not _is_log(parcels, "parcel")
+
+
+def test_a_quantity_is_answered_in_its_records_unit():
+    """Round 35: "The stock of the Aluminium Sheet 2mm material is 686.44", with no kg."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _with_unit
+
+    assert _with_unit("686.44", 686.44, "stock", {"unit": "kg"}) == "686.44 kg"
+    assert _with_unit("$3.40", 3.4, "unit_cost", {"unit": "kg"}) == "$3.40"  # a price per unit
+    assert _with_unit("12", 12, "stock", {}) == "12"
