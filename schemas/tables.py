@@ -1,32 +1,23 @@
-"""Warehouse tables: each table defined once, as a pandera model, its Arrow schema derived from it.
+"""Warehouse tables as every reader sees them: name, columns (Arrow types and nullability), key and
+the rank of duplicate rows. Scalar columns are the ones queries filter or aggregate on; nested
+objects are canonical JSON text in columns named ``*_json``, which DuckDB's JSON operators read
+directly (DESIGN §3.5).
 
-Scalar columns are the ones queries filter or aggregate on; nested objects are canonical JSON text
-in columns named ``*_json``, which DuckDB's JSON operators read directly (DESIGN §3.5). The pandera
-pyarrow backend does not coerce (STACK §4), so the writer builds every batch with the derived Arrow
-schema before validating it.
+What a value must satisfy (patterns, ranges, statuses) is the pandera model of each table, in
+``schemas.table_models``: only a process that validates a batch (the writer, ``envmill verify``)
+imports it, since pandera and pandas take about a second of CPU to import and every read command
+(``envmill sql``, ``stats``, ``runs``, ``show``) would pay it. The columns are declared in both
+places; a unit test checks that each model derives exactly the Arrow schema declared here, and a
+strict model refuses a batch whose columns differ.
 """
-
-# pandera declares ``Config: type[BaseConfig]``; the nested ``class Config:`` it documents (and
-# reads) is no subclass of it, and a subclass would carry BaseConfig's ``name=None`` into every
-# schema, so pyright's override check is off for this file only:
-# pyright: reportIncompatibleVariableOverride=false
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Annotated, Any
 
-import pandera.pyarrow as apa
 import pyarrow as pa
-import pyarrow.compute as _compute
-from pandera.engines.narwhals_engine import DateTime
 
-from envmill.schemas.dedupe import DEDUPE_KINDS, MEASURES
 from envmill.schemas.ids import content_id
-from envmill.schemas.rollout import FILTERS
-from envmill.schemas.scenario import GATES
-from envmill.schemas.topics import SOURCE_FORMATS, TOPIC_STATUSES
 
 HEX16 = r"^[0-9a-f]{16}$"
 RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -39,338 +30,41 @@ PROBE_KINDS = ("positive", "negative")
 VERDICTS = ("pass", "warning", "fail")
 TERMINATIONS = ("finished", "max_steps", "tool_error", "model_error", "user_stop")
 
-UtcTimestamp = Annotated[DateTime, "us", "UTC"]
-pc: Any = _compute  # pyarrow makes its compute kernels at import: no stub names them
+STRING, INT, FLOAT, BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+UTC_TIME = pa.timestamp("us", tz="UTC")
 
 
-def _hex_id() -> Any:  # a pandera field stands where the column's type is declared
-    return apa.Field(str_matches=HEX16)
+def _column(name: str, type_: pa.DataType) -> pa.Field:
+    """A column that is never NULL."""
+    return pa.field(name, type_, nullable=False)
 
 
-def _run_id() -> Any:  # a pandera field stands where the column's type is declared
-    return apa.Field(str_matches=RUN_ID)
-
-
-def _count() -> Any:  # a pandera field stands where the column's type is declared
-    return apa.Field(ge=0)
-
-
-def _name() -> Any:  # a pandera field stands where the column's type is declared
-    return apa.Field(str_length={"min_value": 1})
-
-
-class RunsTable(apa.DataFrameModel):
-    """One row per run: what was asked, with which versions, and how it ended."""
-
-    run_id: str = _run_id()
-    started_at: UtcTimestamp
-    finished_at: UtcTimestamp = apa.Field(nullable=True)
-    status: str = apa.Field(isin=list(RUN_STATUSES))
-    backend: str = _name()
-    seed: int
-    settings_json: str
-    versions_json: str
-    counts_json: str
-    timings_json: str
-    isolation: str
-
-    class Config:
-        strict = True
-
-
-class EnvironmentsTable(apa.DataFrameModel):
-    """One row per environment module (§3.1), with its derived schemas as JSON text."""
-
-    env_id: str = _hex_id()
-    run_id: str = _run_id()
-    domain: str
-    backend: str = _name()
-    class_name: str = _name()
-    topic: str
-    introduction: str
-    business_rules_json: str
-    source: str = _name()
-    tools_json: str
-    state_schema_json: str
-    n_tools: int = _count()
-    n_query_tools: int = _count()
-    n_state_change_tools: int = _count()
-    checked_json: str
-    seed: int = apa.Field(nullable=True)
-    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-    @apa.dataframe_check
-    def tool_counts_add_up(cls, data: apa.PyArrowData) -> pa.Array:
-        """Every tool is either a query or a state change, so the kinds must sum to the total."""
-        t = data.table
-        return pc.equal(t["n_tools"], pc.add(t["n_query_tools"], t["n_state_change_tools"]))
-
-
-class ToolsTable(apa.DataFrameModel):
-    """One row per tool of an environment (key: env_id + name), for per-kind statistics."""
-
-    env_id: str = _hex_id()
-    name: str = apa.Field(str_matches=r"^[A-Za-z][A-Za-z0-9_]*$")
-    kind: str = apa.Field(isin=list(TOOL_KINDS))
-    description: str
-    parameters_json: str
-    n_params: int = _count()
-
-    class Config:
-        strict = True
-
-
-class ScenariosTable(apa.DataFrameModel):
-    """Certified and rejected scenarios (§3.3); rejections stay so the funnel can be queried."""
-
-    scenario_id: str = _hex_id()
-    env_id: str = _hex_id()
-    run_id: str = _run_id()
-    backend: str = _name()
-    mode: str = apa.Field(isin=list(MODES))
-    task: str
-    user_facts_json: str
-    initial_state_json: str
-    reference_solution_json: str
-    checks_json: str
-    reference_answer: str = apa.Field(nullable=True)  # what the reference says at the end
-    expected_answer_json: str = apa.Field(nullable=True)  # the typed answer the judge wants
-    refusal_json: str = apa.Field(nullable=True)  # the rule a refusal must decline by
-    kind: str = apa.Field(nullable=True)  # the generator's label: change, refusal, answer, ...
-    n_checks: int = _count()
-    n_steps: int = _count()
-    status: str = apa.Field(isin=list(SCENARIO_STATUSES))
-    rejected_gate: str = apa.Field(nullable=True, isin=list(GATES))
-    gates_json: str
-    repairs: int = _count()
-    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-    @apa.dataframe_check
-    def rejected_names_its_gate(cls, data: apa.PyArrowData) -> pa.Array:
-        """A rejected scenario must say which gate failed first, and a certified one must not."""
-        t = data.table
-        return pc.equal(pc.equal(t["status"], "rejected"), pc.is_valid(t["rejected_gate"]))
-
-
-class TrajectoriesTable(apa.DataFrameModel):
-    """One row per conversation (§3.4), with its reward and the per-check results.
-
-    ``success`` (every check holds) came after the first parts were written; the views union
-    parts by name with the full schema, so a part without it reads as NULL (unknown).
-    """
-
-    trajectory_id: str = _hex_id()
-    scenario_id: str = _hex_id()
-    env_id: str = _hex_id()
-    run_id: str = _run_id()
-    policy: str = _name()
-    messages_json: str
-    check_results_json: str
-    reward: float = apa.Field(ge=0.0, le=1.0)
-    success: bool
-    steps: int = _count()
-    termination: str = apa.Field(isin=list(TERMINATIONS))
-    usage_json: str
-    timings_json: str
-    provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
-    details_json: str = apa.Field(nullable=True)  # a rollout's sample, end reason, check errors
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-
-class VerdictsTable(apa.DataFrameModel):
-    """One row per (trajectory, filter): kept or dropped, and the reason (key: both ids)."""
-
-    trajectory_id: str = _hex_id()
-    filter: str = apa.Field(isin=list(FILTERS))
-    run_id: str = _run_id()
-    kept: bool
-    reason: str
-    details_json: str
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-
-class FailuresTable(apa.DataFrameModel):
-    """One row per item that failed at a stage: rejections and errors are rows, not log lines."""
-
-    failure_id: str = _hex_id()
-    run_id: str = _run_id()
-    stage: str = _name()
-    item: str
-    error_class: str = _name()
-    code: str
-    message: str
-    details_json: str
-    attempts: int = apa.Field(ge=1)
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-
-class LlmCallsTable(apa.DataFrameModel):
-    """One row per LLM call, cache hits included: what it cost and how it went (DESIGN §3.5)."""
-
-    call_id: str = _hex_id()
-    run_id: str = _run_id()
-    stage: str = _name()
-    item: str
-    model: str = _name()
-    prompt_hash: str
-    request_hash: str = _name()
-    sample: int = _count()
-    prompt_tokens: int = _count()
-    completion_tokens: int = _count()
-    latency_seconds: float = apa.Field(ge=0)
-    queue_seconds: float = apa.Field(ge=0)
-    cache_hit: bool
-    attempts: int = _count()
-    outcome: str = apa.Field(isin=list(LLM_OUTCOMES))
-    error_class: str
-    error: str
-    cost_usd: float = apa.Field(ge=0)
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-
-class TopicsTable(apa.DataFrameModel):
-    """One row per topic candidate with its status, reason, verdict and scores (topic mining).
-
-    Verdict columns are NULL where no verdict was made (``screened_out``, ``failed``).
-    """
-
-    candidate_id: str = _hex_id()
-    run_id: str = _run_id()
-    source: str = _name()
-    format: str = apa.Field(isin=list(SOURCE_FORMATS))
-    text: str = _name()
-    tools_json: str
-    status: str = apa.Field(isin=list(TOPIC_STATUSES))
-    reason_code: str = apa.Field(nullable=True)
-    message: str
-    stateful: bool = apa.Field(nullable=True)
-    domain_specific: bool = apa.Field(nullable=True)
-    verdict_reason: str = apa.Field(nullable=True)
-    topic: str = apa.Field(nullable=True)
-    introduction: str = apa.Field(nullable=True)
-    usefulness: int = apa.Field(nullable=True, ge=1, le=5)
-    modelability: int = apa.Field(nullable=True, ge=1, le=5)
-    duplicate_of: str = apa.Field(nullable=True, str_matches=HEX16)
-    selection_rank: int = apa.Field(nullable=True, ge=0)
-    prompt_hash: str
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-    @apa.dataframe_check
-    def reasons_where_they_apply(cls, data: apa.PyArrowData) -> pa.Array:
-        """Every status but accepted and selected says why; those two never carry a code."""
-        t = data.table
-        kept = pc.is_in(t["status"], pa.array(["accepted", "selected"]))
-        return pc.not_equal(kept, pc.is_valid(t["reason_code"]))
-
-    @apa.dataframe_check
-    def duplicates_name_the_original(cls, data: apa.PyArrowData) -> pa.Array:
-        t = data.table
-        return pc.equal(pc.equal(t["status"], "duplicate"), pc.is_valid(t["duplicate_of"]))
-
-    @apa.dataframe_check
-    def verdicts_where_judged(cls, data: apa.PyArrowData) -> pa.Array:
-        """Screened-out and failed candidates have no verdict; every other one has a topic."""
-        t = data.table
-        unjudged = pc.is_in(t["status"], pa.array(["screened_out", "failed"]))
-        return pc.not_equal(unjudged, pc.is_valid(t["topic"]))
-
-
-class EnvProbesTable(apa.DataFrameModel):
-    """One row per probe call of an LLM environment check, with the judge's verdict."""
-
-    probe_id: str = _hex_id()
-    run_id: str = _run_id()
-    env_id: str = _hex_id()
-    topic: str
-    item: str
-    probe_index: int = _count()
-    round: int = _count()
-    tool: str = _name()
-    tool_kind: str = apa.Field(isin=list(TOOL_KINDS))
-    kind: str = apa.Field(isin=list(PROBE_KINDS))
-    expectation: str
-    arguments_json: str
-    result_json: str
-    state_diff_json: str
-    verdict: str = apa.Field(isin=list(VERDICTS))
-    reason: str
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-
-class DuplicatesTable(apa.DataFrameModel):
-    """One row per near-duplicate pair (key: kind, both ids, measure): ``item_id``, the later
-    item, duplicates ``duplicate_of`` with this ``similarity`` by ``measure``; nothing is dropped.
-    ``item_id`` is an ``env_id`` for environments, a ``scenario_id`` for tasks and states."""
-
-    kind: str = apa.Field(isin=list(DEDUPE_KINDS))
-    item_id: str = _hex_id()
-    duplicate_of: str = _hex_id()
-    similarity: float = apa.Field(ge=0.0, le=1.0)
-    measure: str = apa.Field(isin=list(MEASURES))
-    run_id: str = _run_id()
-    created_at: UtcTimestamp
-
-    class Config:
-        strict = True
-
-    @apa.dataframe_check
-    def not_itself(cls, data: apa.PyArrowData) -> pa.Array:
-        """An item never duplicates itself."""
-        t = data.table
-        return pc.not_equal(t["item_id"], t["duplicate_of"])
-
-
-def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
-    """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
-    columns = model.to_schema().columns
-    types = model.empty().schema
-    fields = [pa.field(n, types.field(n).type, nullable=c.nullable) for n, c in columns.items()]
-    return pa.schema(fields)
+def _nullable(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=True)
 
 
 @dataclass(frozen=True)
 class TableSpec:
     """Everything the writer and the views need to know about one table.
 
-    ``order_by`` ranks duplicate rows of one key, best first: views keep one row per key as a
-    safety net when two parts hold the same id (DESIGN §3.5).
+    ``arrow_schema`` is the type every part is written with (pandera's pyarrow backend does not
+    coerce, so the writer builds each batch with it before validating it, STACK §4), and the
+    typed empty table every view unions its parts with. ``order_by`` ranks duplicate rows of one
+    key, best first: views keep one row per key as a safety net when two parts hold the same id
+    (DESIGN §3.5).
     """
 
     name: str
-    model: type[apa.DataFrameModel]
+    arrow_schema: pa.Schema
     key: tuple[str, ...]
     order_by: str = ""
     defaults_now: tuple[str, ...] = field(default=())
 
-    @cached_property
-    def arrow_schema(self) -> pa.Schema:
-        return arrow_schema(self.model)
+    def empty_table(self) -> pa.Table:
+        """No rows, every column typed. Not ``Schema.empty_table()``: it makes each column from a
+        Python list, and pyarrow imports pandas (about 0.4 s of CPU) to ask whether that list is a
+        pandas object; a table of no batches makes no array."""
+        return pa.Table.from_batches([], schema=self.arrow_schema)
 
     @property
     def columns(self) -> list[str]:
@@ -386,19 +80,261 @@ _NOW = ("created_at",)
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
-        TableSpec("runs", RunsTable, ("run_id",), "finished_at DESC NULLS LAST, started_at DESC"),
-        TableSpec("environments", EnvironmentsTable, ("env_id",), _NEWEST, _NOW),
-        TableSpec("tools", ToolsTable, ("env_id", "name")),
-        TableSpec("scenarios", ScenariosTable, ("scenario_id",), _NEWEST, _NOW),
-        TableSpec("trajectories", TrajectoriesTable, ("trajectory_id",), _NEWEST, _NOW),
-        TableSpec("verdicts", VerdictsTable, ("trajectory_id", "filter"), _NEWEST, _NOW),
-        TableSpec("failures", FailuresTable, ("failure_id",), f"attempts DESC, {_NEWEST}", _NOW),
-        TableSpec("llm_calls", LlmCallsTable, ("call_id",), _NEWEST),
-        TableSpec("env_probes", EnvProbesTable, ("probe_id",), _NEWEST, _NOW),
-        TableSpec("topics", TopicsTable, ("candidate_id",), _NEWEST, _NOW),
+        TableSpec(
+            "runs",
+            pa.schema(
+                [
+                    _column("run_id", STRING),
+                    _column("started_at", UTC_TIME),
+                    _nullable("finished_at", UTC_TIME),
+                    _column("status", STRING),
+                    _column("backend", STRING),
+                    _column("seed", INT),
+                    _column("settings_json", STRING),
+                    _column("versions_json", STRING),
+                    _column("counts_json", STRING),
+                    _column("timings_json", STRING),
+                    _column("isolation", STRING),
+                ]
+            ),
+            ("run_id",),
+            "finished_at DESC NULLS LAST, started_at DESC",
+        ),
+        TableSpec(
+            "environments",
+            pa.schema(
+                [
+                    _column("env_id", STRING),
+                    _column("run_id", STRING),
+                    _column("domain", STRING),
+                    _column("backend", STRING),
+                    _column("class_name", STRING),
+                    _column("topic", STRING),
+                    _column("introduction", STRING),
+                    _column("business_rules_json", STRING),
+                    _column("source", STRING),
+                    _column("tools_json", STRING),
+                    _column("state_schema_json", STRING),
+                    _column("n_tools", INT),
+                    _column("n_query_tools", INT),
+                    _column("n_state_change_tools", INT),
+                    _column("checked_json", STRING),
+                    _nullable("seed", INT),
+                    _nullable("provenance_json", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("env_id",),
+            _NEWEST,
+            _NOW,
+        ),
+        TableSpec(
+            "tools",
+            pa.schema(
+                [
+                    _column("env_id", STRING),
+                    _column("name", STRING),
+                    _column("kind", STRING),
+                    _column("description", STRING),
+                    _column("parameters_json", STRING),
+                    _column("n_params", INT),
+                ]
+            ),
+            ("env_id", "name"),
+        ),
+        TableSpec(
+            "scenarios",
+            pa.schema(
+                [
+                    _column("scenario_id", STRING),
+                    _column("env_id", STRING),
+                    _column("run_id", STRING),
+                    _column("backend", STRING),
+                    _column("mode", STRING),
+                    _column("task", STRING),
+                    _column("user_facts_json", STRING),
+                    _column("initial_state_json", STRING),
+                    _column("reference_solution_json", STRING),
+                    _column("checks_json", STRING),
+                    _nullable("reference_answer", STRING),
+                    _nullable("expected_answer_json", STRING),
+                    _nullable("refusal_json", STRING),
+                    _nullable("kind", STRING),
+                    _column("n_checks", INT),
+                    _column("n_steps", INT),
+                    _column("status", STRING),
+                    _nullable("rejected_gate", STRING),
+                    _column("gates_json", STRING),
+                    _column("repairs", INT),
+                    _nullable("provenance_json", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("scenario_id",),
+            _NEWEST,
+            _NOW,
+        ),
+        TableSpec(
+            "trajectories",
+            pa.schema(
+                [
+                    _column("trajectory_id", STRING),
+                    _column("scenario_id", STRING),
+                    _column("env_id", STRING),
+                    _column("run_id", STRING),
+                    _column("policy", STRING),
+                    _column("messages_json", STRING),
+                    _column("check_results_json", STRING),
+                    _column("reward", FLOAT),
+                    _column("success", BOOL),
+                    _column("steps", INT),
+                    _column("termination", STRING),
+                    _column("usage_json", STRING),
+                    _column("timings_json", STRING),
+                    _nullable("provenance_json", STRING),
+                    _nullable("details_json", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("trajectory_id",),
+            _NEWEST,
+            _NOW,
+        ),
+        TableSpec(
+            "verdicts",
+            pa.schema(
+                [
+                    _column("trajectory_id", STRING),
+                    _column("filter", STRING),
+                    _column("run_id", STRING),
+                    _column("kept", BOOL),
+                    _column("reason", STRING),
+                    _column("details_json", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("trajectory_id", "filter"),
+            _NEWEST,
+            _NOW,
+        ),
+        TableSpec(
+            "failures",
+            pa.schema(
+                [
+                    _column("failure_id", STRING),
+                    _column("run_id", STRING),
+                    _column("stage", STRING),
+                    _column("item", STRING),
+                    _column("error_class", STRING),
+                    _column("code", STRING),
+                    _column("message", STRING),
+                    _column("details_json", STRING),
+                    _column("attempts", INT),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("failure_id",),
+            f"attempts DESC, {_NEWEST}",
+            _NOW,
+        ),
+        TableSpec(
+            "llm_calls",
+            pa.schema(
+                [
+                    _column("call_id", STRING),
+                    _column("run_id", STRING),
+                    _column("stage", STRING),
+                    _column("item", STRING),
+                    _column("model", STRING),
+                    _column("prompt_hash", STRING),
+                    _column("request_hash", STRING),
+                    _column("sample", INT),
+                    _column("prompt_tokens", INT),
+                    _column("completion_tokens", INT),
+                    _column("latency_seconds", FLOAT),
+                    _column("queue_seconds", FLOAT),
+                    _column("cache_hit", BOOL),
+                    _column("attempts", INT),
+                    _column("outcome", STRING),
+                    _column("error_class", STRING),
+                    _column("error", STRING),
+                    _column("cost_usd", FLOAT),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("call_id",),
+            _NEWEST,
+        ),
+        TableSpec(
+            "env_probes",
+            pa.schema(
+                [
+                    _column("probe_id", STRING),
+                    _column("run_id", STRING),
+                    _column("env_id", STRING),
+                    _column("topic", STRING),
+                    _column("item", STRING),
+                    _column("probe_index", INT),
+                    _column("round", INT),
+                    _column("tool", STRING),
+                    _column("tool_kind", STRING),
+                    _column("kind", STRING),
+                    _column("expectation", STRING),
+                    _column("arguments_json", STRING),
+                    _column("result_json", STRING),
+                    _column("state_diff_json", STRING),
+                    _column("verdict", STRING),
+                    _column("reason", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("probe_id",),
+            _NEWEST,
+            _NOW,
+        ),
+        TableSpec(
+            "topics",
+            pa.schema(
+                [
+                    _column("candidate_id", STRING),
+                    _column("run_id", STRING),
+                    _column("source", STRING),
+                    _column("format", STRING),
+                    _column("text", STRING),
+                    _column("tools_json", STRING),
+                    _column("status", STRING),
+                    _nullable("reason_code", STRING),
+                    _column("message", STRING),
+                    _nullable("stateful", BOOL),
+                    _nullable("domain_specific", BOOL),
+                    _nullable("verdict_reason", STRING),
+                    _nullable("topic", STRING),
+                    _nullable("introduction", STRING),
+                    _nullable("usefulness", INT),
+                    _nullable("modelability", INT),
+                    _nullable("duplicate_of", STRING),
+                    _nullable("selection_rank", INT),
+                    _column("prompt_hash", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("candidate_id",),
+            _NEWEST,
+            _NOW,
+        ),
         TableSpec(
             "duplicates",
-            DuplicatesTable,
+            pa.schema(
+                [
+                    _column("kind", STRING),
+                    _column("item_id", STRING),
+                    _column("duplicate_of", STRING),
+                    _column("similarity", FLOAT),
+                    _column("measure", STRING),
+                    _column("run_id", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
             ("kind", "item_id", "duplicate_of", "measure"),
             _NEWEST,
             _NOW,

@@ -65,8 +65,8 @@ class PartsReader:
     def open(cls, con: duckdb.DuckDBPyConnection, root: Path, spec: TableSpec) -> PartsReader:
         anchor = root / SPILL / f"anchor-{spec.name}.parquet"
         anchor.parent.mkdir(exist_ok=True)
-        pq.write_table(spec.arrow_schema.empty_table(), anchor)
-        con.register(f"_empty_{spec.name}", spec.arrow_schema.empty_table())
+        pq.write_table(spec.empty_table(), anchor)
+        con.register(f"_empty_{spec.name}", spec.empty_table())
         return cls(con, spec, root / spec.name, anchor)
 
     def rank(self, files: list[str]) -> list[list[str]]:

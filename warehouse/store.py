@@ -16,15 +16,17 @@ import threading
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pandera.errors import SchemaError, SchemaErrors
 
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
 from envmill.warehouse.commits import Commit, PartInfo, describe_part, part_name, publish
+
+if TYPE_CHECKING:
+    from pandera.errors import SchemaErrors
 
 FORMAT_NAME = "envmill-warehouse"
 # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs;
@@ -272,15 +274,22 @@ def _to_utc(where: str, value: Any) -> datetime:
 
 
 def validate_table(spec: TableSpec, table: pa.Table) -> None:
-    """Run the pandera model lazily and report the first failure cases in one line.
+    """Run the table's pandera model lazily and report the first failure cases in one line.
+
+    pandera is imported here, the one place that needs it: with pandas under it, it takes about
+    a second of CPU to import, which a process that only reads never pays.
 
     One validation at a time per process: pandera imports its engines on first use, and two
     threads racing there (llm tasks share a worker process) saw a half-imported module.
     Validation is CPU work under the GIL, so the lock costs no parallelism.
     """
+    from pandera.errors import SchemaError, SchemaErrors
+
+    from envmill.schemas.table_models import MODELS
+
     try:
         with _VALIDATION_LOCK:
-            spec.model.validate(table, lazy=True)
+            MODELS[spec.name].validate(table, lazy=True)
     except SchemaErrors as exc:
         raise WarehouseError(f"table {spec.name}: invalid batch: {_summarize(exc)}") from exc
     except SchemaError as exc:

@@ -179,7 +179,7 @@ def _create_view(
     """Create one view; False if a listed part is gone (a compaction or a retraction deleted
     it since the listing), unless this is the ``last`` try: then it is left out."""
     empty_name = f"_empty_{spec.name}"
-    con.register(empty_name, spec.arrow_schema.empty_table())
+    con.register(empty_name, spec.empty_table())
     parts = listing.parts[spec.name]
     try:
         con.execute(view_sql(spec, parts, empty_name, listing.compacting))

@@ -377,6 +377,19 @@ def test_empty_warehouse_queries_return_zero_rows(wh):
         con.close()
 
 
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_each_pandera_model_declares_the_columns_the_readers_see(name):
+    """The readers' Arrow schema (schemas.tables) and the pandera model that validates the
+    writes (schemas.table_models) declare each table's columns apart, so readers never import
+    pandera: the model must derive the same names, order, types and nullability."""
+    from envmill.schemas.table_models import MODELS, arrow_schema
+
+    assert set(MODELS) == set(TABLES)
+    spec = TABLES[name]
+    assert arrow_schema(MODELS[name]) == spec.arrow_schema
+    assert spec.empty_table().schema == spec.arrow_schema
+
+
 def test_parts_missing_a_new_column_still_read(wh):
     import pyarrow as pa
     import pyarrow.parquet as pq
