@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Set as AbstractSet
 from functools import cache
 from typing import Any
 
@@ -102,7 +103,12 @@ def persona_task(
     if not (spec.kind or "").startswith("filtered_lookup"):
         nouns = (_entity_words(compiled) | {client}) - {"agent"}
         request = first_mention_indefinite(request, nouns)
-    request = names_the_record(request, spec.user_facts, rng)
+    people = {
+        words_of(name)
+        for name, entity in compiled.spec.entities.items()
+        if CONTACT_FIELDS & set(entity.fields)
+    }
+    request = names_the_record(request, spec.user_facts, rng, staff=voice != "self", people=people)
     lines = [
         *who_you_are(compiled, spec.initial_state, voice, faker),
         request,
@@ -113,24 +119,42 @@ def persona_task(
     return tidy_text(" ".join(line for line in lines if line))
 
 
-def names_the_record(request: str, facts: dict[str, Any], rng: random.Random) -> str:
-    """Half the time, the user names the record they mean in their first words ("change the
-    email of member Tyler Maddox"): a person rarely asks about "a member" and waits to be asked
-    which (round 34: "staff open vaguely and hold back the one detail needed")."""
-    if rng.random() < NAMED_UP_FRONT:
+def names_the_record(
+    request: str,
+    facts: dict[str, Any],
+    rng: random.Random,
+    *,
+    staff: bool = False,
+    people: AbstractSet[str] = frozenset(),
+) -> str:
+    """The user names the record they mean in their first words: a person by noun and name
+    ("change the email of member Tyler Maddox"), a thing by its name ("cancel the Cell Biology
+    course", round 36: "cancel event Future of AI Talk" lacked its article), a number as such
+    ("cancel booking BKG-9"). Staff always do, a customer half the time and only by name
+    (round 34: "staff open vaguely and hold back the one detail needed"; a customer's "one of
+    my bookings" is how people talk)."""
+    if not staff and rng.random() < NAMED_UP_FRONT:
         return request
+    said_by = r"name|title|id" if staff else r"name|title"
     for key, value in facts.items():
-        label = re.fullmatch(r"(\w+(?: \w+)?) (?:name|title)", key)
+        label = re.fullmatch(rf"(\w+(?: \w+)?) (?:{said_by})", key)
         if label is None or not isinstance(value, str) or "(" in value:
             continue
         noun = label.group(1)
         found = re.search(rf"\b(?:a|an|the) {re.escape(noun)}\b(?!')", request)
         if found:
-            return f"{request[: found.start()]}{noun} {value}{request[found.end() :]}"
+            thing = key.endswith(("name", "title")) and noun not in people
+            said = f"the {value} {noun}" if thing else f"{noun} {value}"
+            said = value if thing and noun in NAMED_ALONE else said  # "Pip and the Paper Boat"
+            return f"{request[: found.start()]}{said}{request[found.end() :]}"
     return request
 
 
-NAMED_UP_FRONT = 0.5  # the share of conversations whose user names their record at once
+CONTACT_FIELDS = frozenset({"email", "phone"})  # an entity with them is a person
+NAMED_ALONE = frozenset({"book", "product", "item", "dish", "film", "movie", "title"})
+
+
+NAMED_UP_FRONT = 0.5  # the share of customers' conversations that name their record at once
 
 
 def who_you_are(

@@ -94,3 +94,32 @@ def test_every_tool_staff_may_use_has_words_staff_can_say():
                 if phrases and not relayed:
                     missing.append(f"{path.stem}.{tool['name']}")
     assert missing == [], missing
+
+
+def test_staff_name_the_record_they_mean_as_a_person_would():
+    """Round 34: "Please change the email of a member" held back the one detail a colleague
+    gives; round 36: "cancel event Future of AI Talk" lacked its article."""
+    import random
+
+    from envmill.tasks.backends.procedural.phrasing.persona import names_the_record
+
+    rng, people = random.Random(0), {"member"}
+    said = names_the_record(
+        "Please change the email of a member.",
+        {"member name": "Tyler Maddox"},
+        rng,
+        staff=True,
+        people=people,
+    )
+    assert said == "Please change the email of member Tyler Maddox.", said
+    course = names_the_record(
+        "Please cancel a course.", {"course title": "Cell Biology"}, rng, staff=True
+    )
+    assert course == "Please cancel the Cell Biology course.", course
+    booking = names_the_record("Please cancel a booking.", {"booking id": "BKG-9"}, rng, staff=True)
+    assert booking == "Please cancel booking BKG-9.", booking
+    mine = [
+        names_the_record("I'd like to cancel a booking.", {"booking id": "BKG-9"}, random.Random(i))
+        for i in range(10)
+    ]
+    assert set(mine) == {"I'd like to cancel a booking."}  # a customer says which when asked
