@@ -64,6 +64,9 @@ class Unseen:
         )
 
 
+COMPOUND_NUMBER = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)-[a-z]")
+
+
 @dataclass
 class Sight:
     """Everything the agent has seen so far, kept in the forms values are compared in."""
@@ -93,6 +96,8 @@ class Sight:
         self.words.update(WORD.findall(plain))
         reading = read(text, self.today)
         self.numbers.update(reading.numbers)
+        # "the 60-credit pack" says 60, though a reply's "3-day" is no count the judge reads
+        self.numbers.update(float(n) for n in COMPOUND_NUMBER.findall(plain))
         self.dates.update(reading.dates)
         self.times.update(reading.times)
         return reading.money

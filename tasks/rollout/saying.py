@@ -114,6 +114,8 @@ def _with_values(clause: str, seen: list) -> str:
             clause, set_to = clause + f" to {say_field_value(name, value)}", True
         elif money and re.search(r"\bmoney\b", clause):
             clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
+        elif money and MONEY_NOUN.search(clause):  # "take a $300.00 payment", not "(…: $300.00)"
+            clause = MONEY_NOUN.sub(rf"a {say_money(value)} \1", clause, count=1)
         elif money:
             noun, per = field_noun(name), PER.get(field_noun(name).split()[0])
             said = f"{say_money(value)} {per}" if per else f"{noun} {say_money(value)}"
@@ -157,6 +159,13 @@ def _counted(clause: str, seen: list) -> str:
         if found and noun.endswith("s"):
             counted = f"{value} {noun.removesuffix('s') if value == 1 else noun}"
             clause = clause[: found.start()] + counted + clause[found.end() :]
+            # the count before the words that qualify the noun: "credit 9 extra leave days",
+            # never "credit extra leave 9 days" (round 37)
+            verb, _, rest = clause.partition(" ")
+            at, number = rest.find(counted), str(value)
+            head = rest[:at] if at > 0 else ""
+            if head and not re.search(rf"\b(?:{QUALIFIER_STOPS})\b", head):
+                clause = f"{verb} {number} {head}{rest[at + len(number) + 1 :]}"
     return clause
 
 
@@ -213,6 +222,8 @@ def _detail(name: str, value: Any) -> str:
 
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+MONEY_NOUN = re.compile(r"\ban? (payment|deposit|refund|top-up|withdrawal|donation|tip)\b")
+QUALIFIER_STOPS = r"a|an|the|my|your|their|its|on|of|to|for|from|in|at|by|with|into"
 PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})

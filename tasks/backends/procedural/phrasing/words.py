@@ -344,6 +344,9 @@ def _drop_value_context(template: str, mention: ArgMention, ph: str) -> str:
     if following in NOT_NOUNS and following != "more":
         return template
     plural = any(w.endswith("s") and not w.endswith("ss") for w in match.groups()[1:] if w)
+    if number and plural and following != "more" and mention.value == 1:  # "a seat", never
+        after = re.sub(rf"^[\s-]+{following}\b", f" {singular(following)}", template[match.end() :])
+        return template[: match.start()] + "a" + after  # "some seats" for one (round 37)
     if number and (following == "more" or plural):
         return template[: match.start()] + "some" + template[match.end() :]
     if number:

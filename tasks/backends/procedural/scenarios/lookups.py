@@ -28,6 +28,7 @@ from envmill.tasks.core.field_words import field_noun, stamped_participle
 
 # record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
 # reads before the noun ("the checking account", "the company donor")
+SPECIALISTS = frozenset({"doctor", "vet", "veterinarian", "physician", "specialist"})
 GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equipment", "resource"})
 
 
@@ -116,6 +117,8 @@ class LookupSampler(_ChainSampler):
         value_words = shown(field, record.get(field))
         if named and field.endswith("type") and entity in GENERIC_NOUNS:  # "the van"
             entity, value_words = value_words, ""
+        elif named and entity in SPECIALISTS and re.fullmatch(r"[a-z]+ology", value_words):
+            entity, value_words = value_words[:-1] + "ist", ""  # "the dermatologist" (round 37)
         elif named and re.fullmatch(r"[a-z]+ed [a-z]+", value_words):  # "checked-in booking"
             value_words = value_words.replace(" ", "-")
         elif named and " " in value_words and key.startswith("only_"):  # "Ann's event on sale"

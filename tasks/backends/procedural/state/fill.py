@@ -49,6 +49,8 @@ class Filler:
         self.now = datetime(2025, 1, 1, 8) + timedelta(
             days=rng.randrange(365), hours=rng.randrange(3), minutes=15 * rng.randrange(4)
         )
+        while self.now.weekday() >= 5:  # a working day: a bank at work on a Sunday (round 37)
+            self.now += timedelta(days=1)
         self.records: dict[str, dict[str, Record]] = {}
         self.unique = unique_fields(plan.spec)
         self.seen: dict[tuple[str, str], set[str]] = {}

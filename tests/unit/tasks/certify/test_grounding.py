@@ -120,3 +120,13 @@ def test_a_stored_trajectory_is_measured_by_the_same_rule():
     assert [u.value for u in ungrounded_trajectory(messages, TOOLS)] == ["HS-007"]
     shown = {"role": "tool", "tool_call_id": "c0", "content": json.dumps(FOUND)}
     assert ungrounded_trajectory([*messages[:2], shown, messages[2]], TOOLS) == []
+
+
+def test_a_number_inside_a_compound_word_the_user_said_is_seen():
+    """ "the 60-credit pack for $115" gave 60 (a certified scenario was rejected for it)."""
+    from envmill.tasks.certify.grounding import Sight
+
+    sight = Sight()
+    sight.hear("I'm running low; I'd like the 60-credit pack for $115.")
+    assert sight.unseen({"credits": 60}) == []
+    assert sight.unseen({"credits": 61}) == [("credits", 61)]

@@ -250,3 +250,14 @@ def test_a_quantity_is_said_in_units_and_a_monthly_fee_by_the_month():
     fee = {"plan": "plus", "monthly_fee": 44.99}
     sold = _said("sell_membership", "Sell a membership plan.", fee, [fee])
     assert "$44.99 a month" in sold and "monthly fee" not in sold, sold
+
+
+def test_a_count_goes_before_the_words_that_qualify_its_noun():
+    """Round 37: "credited extra leave 9 days"."""
+    from envmill.tasks.rollout.saying import _counted
+
+    said = _counted("credit extra leave days to Gregory Harris (EMP-7)", [("days", 9)])
+    assert said == "credit 9 extra leave days to Gregory Harris (EMP-7)", said
+    assert (
+        _counted("add more seats to a course", [("seats", 30)]) == "add 30 more seats to a course"
+    )
