@@ -23,7 +23,7 @@ from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.facts import a_or_an, is_plural, join_words, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
-from envmill.tasks.core.status_words import status_kind, status_news
+from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
 
 # most replies start with the news itself; a few with a short word, as a person varies it
 OPENERS = ("", "", "", "", "", "Done. ", "All set. ", "Okay, ")
@@ -83,14 +83,16 @@ def closing_message(
     said: str = "",
     made_by: dict[str, str] | None = None,
     done: list[Done] | None = None,
+    order: dict[str, int] | None = None,
 ) -> str:
     """What changed from ``initial`` to ``final``, as a person reports finished work; with
     ``shown`` (the calls the agent made and their results) and ``said`` (the user's words),
     only what it can know; ``made_by`` (a new record's id → the change that made it, done:
     "sold 1 ticket for Modern Dance Festival to Kim Serrano") says a new record by its making,
-    and ``done`` a change to records that were there by the change itself."""
+    ``done`` a change to records that were there by the change itself, and ``order`` (id →
+    the call that named or made it) the order they are said in."""
     pick = int(sha256_hex(seed)[:8], 16)
-    news = changed_news(initial, final, shown, said, made_by, done)
+    news = changed_news(initial, final, shown, said, made_by, done, order)
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
@@ -120,6 +122,7 @@ def changed_news(
     said: str = "",
     made_by: dict[str, str] | None = None,
     done: list[Done] | None = None,
+    order: dict[str, int] | None = None,
 ) -> list[str]:
     """One clause per changed record, or per change that named it (``done``). With ``shown``
     (the calls' arguments and results), a change the agent cannot know is left out, unless
@@ -135,7 +138,9 @@ def changed_news(
         labels, shown_as = _known(labels, shown, said), _known(shown_as, shown, said)
     you = _signed_in(final, shown) or _introduced(labels, _people(final), said)
     labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
-    names = Names(labels, shown_as, _people(final), now, you, made_by or {}, done or [])
+    names = Names(
+        labels, shown_as, _people(final), now, you, made_by or {}, done or [], said, order or {}
+    )
     news = _news(seen, names)
     if news and len(seen) < len(changes):
         acted = {rid for act in names.done if act.phrase for rid in act.records}
@@ -296,6 +301,8 @@ class Names:
     you: str | None = None  # the signed-in person the session showed: "your address"
     made_by: dict[str, str] = dataclasses.field(default_factory=dict)  # new id → the change, done
     done: list[Done] = dataclasses.field(default_factory=list)
+    heard: str = ""  # the user's words: a status they asked for is said if the act does not
+    order: dict[str, int] = dataclasses.field(default_factory=dict)  # id → the call that did it
 
 
 @dataclass(frozen=True)
@@ -392,10 +399,7 @@ def _said_order(item: tuple[tuple[str, ...], list[dict[str, Any]]], names: Names
     name first among the rest, then the order of the state."""
     record, found = item
     key = record[1] if len(record) == 2 else None
-    made = list(names.made_by)
-    acts = [i for i, act in enumerate(names.done) if key in act.records]
-    at = made.index(key) if key in made else len(made) + (acts[0] if acts else len(names.done))
-    return (at, not _made_with_name(found))
+    return (names.order.get(key or "", len(names.order)), not _made_with_name(found))
 
 
 def _record_id(change: dict[str, Any]) -> str | None:
@@ -418,9 +422,11 @@ def _acted(
     names: Names,
 ) -> str:
     """A change said as done, then only what the user needs beyond it: money it moved ("your
-    wallet balance is now $471.13"). Not the status it set: the act says it ("I've voided
-    shipment SHP-3, and it has been cancelled" read as saying it twice, round 34); nor the
-    fields the system moved with it ("its spots left are now 18")."""
+    wallet balance is now $471.13"), and the status it set only where the user asked for it
+    in other words ("cancel flight SK216": "I've grounded flight SK216, and it has been
+    cancelled"); else the act says it ("I've voided shipment SHP-3, and it has been
+    cancelled" read as saying it twice, round 34). Not the fields the system moved with it
+    ("its spots left are now 18")."""
     touched = [(record, found) for record, found in by_record.items() if record[1] in ids]
     alone = len(ids) == 1
     extra: list[str] = []
@@ -429,7 +435,10 @@ def _acted(
         person, you = key in names.people, key == names.you
         for change in found:
             field, new = str(change["path"][-1]), change["new"]
-            if _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
+            if field == "status" and isinstance(new, str) and _asked_not_said(new, phrase, names):
+                subject = names.labels.get(key) or ("it" if alone and not person else noun)
+                extra.append(where_it_stands("you" if you else subject, _say(new, field)))
+            elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 its = "your" if you else ("their" if person else "its") if alone else None
                 extra += _money_after(change, phrase, its, noun)
     head = f"I've {phrase}"
@@ -448,6 +457,17 @@ def _money_after(change: dict[str, Any], phrase: str, its: str | None, noun: str
         return [f"it came to {value}"]  # a session's amount, an order's total
     whose = f"{its} {_words(field)}" if its else _field_of(noun, _words(field))
     return [f"{whose} {_is(field)} now {value}"]
+
+
+def _asked_not_said(status: str, phrase: str, names: Names) -> bool:
+    """The user's words name the status ("cancel"), the act's do not ("grounded")."""
+    stem = _say(status).split(" ")[-1][:5].casefold()
+    heard, done = names.heard.casefold(), phrase.casefold()
+    return (
+        len(stem) >= 4
+        and re.search(rf"\b{re.escape(stem)}", heard) is not None
+        and stem not in done
+    )
 
 
 def _is_money_or_balance(field: str) -> bool:

@@ -186,6 +186,7 @@ def reference_messages(
         said=" ".join(m["content"] for m in messages if m["role"] == "user"),
         made_by=_made_by(steps, tool_kinds, new, said, descriptions),
         done=_done(steps, tool_kinds, _record_ids(scenario.initial_state), new, said, descriptions),
+        order=_call_order(steps, tool_kinds, new),
     )
     quoted = _unsaid_in(ledger, closing)
     if quoted:  # a refusal that names the amount asked for asks for it first
@@ -242,6 +243,23 @@ def _done(
         if named and (made or worded):
             done.append(Done(None if made else past_participle(said(step)), named))
     return done
+
+
+def _call_order(
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    tool_kinds: dict[str, str] | None,
+    new: set[str],
+) -> dict[str, int]:
+    """Each record's id → the first change that named or made it: the reply says them in that
+    order (a lost card blocked before its replacement is issued; round 37's breaker)."""
+    order: dict[str, int] = {}
+    for index, (step, result) in enumerate(steps):
+        if _changes(step, tool_kinds):
+            named = [str(v) for _, v in argument_leaves(step.arguments)]
+            made = [str(v) for _, v in argument_leaves(result) if str(v) in new]
+            for rid in [*named, *made]:
+                order.setdefault(rid, index)
+    return order
 
 
 def _new_records(scenario: ScenarioSpec, report: CertificationReport) -> set[str]:

@@ -149,23 +149,25 @@ def _in_place(clause: str, seen: list) -> str:
 
 
 def _counted(clause: str, seen: list) -> str:
-    """A count said on the noun the clause has for it: "book 3 seats on flight SK330", not
-    "book seats on flight SK330" with the 3 left out (round 33)."""
+    """A count said before its noun and the words that qualify it: "book 3 seats", "credit 9
+    extra leave days", "sell a pack of 50 booking credits" (rounds 33 and 37)."""
     for name, value in seen:
         noun = field_noun(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1 or " " in noun:
             continue
-        found = re.search(rf"\b(?:some\s+)?{re.escape(noun)}\b", clause)
-        if found and noun.endswith("s"):
-            counted = f"{value} {noun.removesuffix('s') if value == 1 else noun}"
-            clause = clause[: found.start()] + counted + clause[found.end() :]
-            # the count before the words that qualify the noun: "credit 9 extra leave days",
-            # never "credit extra leave 9 days" (round 37)
-            verb, _, rest = clause.partition(" ")
-            at, number = rest.find(counted), str(value)
-            head = rest[:at] if at > 0 else ""
-            if head and not re.search(rf"\b(?:{QUALIFIER_STOPS})\b", head):
-                clause = f"{verb} {number} {head}{rest[at + len(number) + 1 :]}"
+        words = clause.split(" ")
+        at = next((i for i, w in enumerate(words) if w == noun), None)
+        if at is None or at == 0 or not noun.endswith("s"):
+            continue
+        if value == 1:
+            words[at] = noun.removesuffix("s")
+        if words[at - 1] == "some":
+            del words[at - 1]
+            at -= 1
+        start = at
+        while start > 1 and words[start - 1].casefold() not in QUALIFIER_STOPS:
+            start -= 1  # back over "extra leave", "booking"; never past the verb
+        clause = " ".join([*words[:start], str(value), *words[start:]])
     return clause
 
 
@@ -223,7 +225,9 @@ def _detail(name: str, value: Any) -> str:
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 MONEY_NOUN = re.compile(r"\ban? (payment|deposit|refund|top-up|withdrawal|donation|tip)\b")
-QUALIFIER_STOPS = r"a|an|the|my|your|their|its|on|of|to|for|from|in|at|by|with|into"
+QUALIFIER_STOPS = frozenset(
+    "a an the my your their its on of to for from in at by with into".split()
+)
 PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})

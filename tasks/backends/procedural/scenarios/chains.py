@@ -50,6 +50,10 @@ PREFER_CHANCE = 0.9
 # a sum the user picks (a top-up, a deposit, a withdrawal): said as a round number, as is
 # any price or rate a business sets
 CHOSEN_SUM = re.compile(r"^(?:amount|credits|.*_amount)$")
+# a quantity a person measures or books in round figures ("14 hours", "3,000 kg")
+MEASURED = re.compile(
+    r"(?:^|_)(?:hours|minutes|days|kg|weight|km|distance|litres|liters|volume)(?:_|$)"
+)
 
 
 @dataclass(frozen=True)
@@ -544,7 +548,9 @@ class ArgumentDrawer:
             return round_within(value, max(low, min(SMALLEST_MONEY, high)), high)
         if is_money_field(arg.name):  # a new rate or price a business sets: "$350 an hour"
             return round_within(value, low, high)
-        return round_within(value, low, high) if high - low >= 1 else value  # 14 hours, not 14.01
+        if MEASURED.search(arg.name) and high - low >= 1:  # 14 hours, not 14.01; a grade of
+            return round_within(value, low, high)  # 87.5 stays as it is
+        return value
 
     def _entity_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         attr = arg.state_attr or self.compiled.entity_attrs.get(arg.entity or "", "")

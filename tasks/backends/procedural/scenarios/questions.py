@@ -418,9 +418,10 @@ def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[s
 
 
 def vague_subject(entity: str) -> str:
-    """How a conversational opening names a record before the user is asked which one."""
+    """How a conversational opening names a record before the user is asked which one: "my
+    booking", as people say it ("one of my bookings" read as a template, round 37)."""
     noun = words_of(entity)
-    return f"one of my {plural_of(noun)}" if entity in OWNED else f"a {noun}"
+    return f"my {noun}" if entity in OWNED else f"a {noun}"
 
 
 def subject_facts(subject: Subject) -> dict[str, Any]:

@@ -420,7 +420,10 @@ def _refusal(
         offer = next_step(error)
         if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
             offer = None
-    told = "story_answers" if STORY.search(clause.sentence()) else "answers"
+    # both forms the user may open with tell it, or the reply would answer a story untold
+    told = (
+        "story_answers" if all(STORY.search(c.sentence()) for c in (clause, vague)) else "answers"
+    )
     answer = rng.choice(words("refusals", told)).format(reason=_by_name(reason, mentions))
     if offer:
         answer = f"{answer} {offer}"
@@ -448,8 +451,8 @@ def _refusal(
 # a request that tells why, in the user's own words ("I lost my job and can't keep pledge
 # PLG-2; please cancel it"): a refusal that ignores it read as cold (round 35)
 STORY = re.compile(
-    r"\b(?:I|I'm|I've|we|we're|we've|my|our)\b[^;.]*\b(?:lost|can't|cannot|never|broke|broken|"
-    r"sick|ill|called off|disagree|wrong|mistake|damaged|no longer)\b[^;]*;",
+    r"\b(?:I|I'm|I've|my)\b[^;.]*\b(?:lost|never|broke|broken|sick|ill|called off|disagree|"
+    r"wrong|mistake|damaged|stolen|can't (?:make|keep|afford|attend|come|pay))\b[^;]*;",
     re.I,
 )
 

@@ -243,14 +243,16 @@ def fill_number(filler: Filler, entity: EntitySpec, name: str, values: Record) -
     if field.type == "int":
         return filler.rng.randint(int(low), int(high))
     value = round(filler.rng.uniform(low, high), 2)
-    if CHOSEN_SUM.match(name) and high - low >= 1:  # a pledge of $2,500, not $2,267.67
+    chosen = CHOSEN_SUM.match(name) and CHOSEN_BY.search(entity.name)
+    if chosen and high - low >= 1:  # a pledge of $2,500, not $2,267.67
         return round_within(value, low, high)
     return value
 
 
-# a sum someone chose (a pledge, a payment, a deposit): a round figure (round 35: "pledges of
-# 2267.67 and 388.02 look synthetic"); what a sum is worked out from stays as it is
+# a sum someone chose (a pledge, a gift, a deposit): a round figure (round 35: "pledges of
+# 2267.67 and 388.02 look synthetic"); a bill, an invoice or a fee is worked out, and stays so
 CHOSEN_SUM = re.compile(r"^(?:amount|.+_amount)$")
+CHOSEN_BY = re.compile(r"(?:^|_)(?:pledge|donation|gift|contribution|deposit|top_up)(?:_|$)")
 
 
 def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Record) -> str:

@@ -341,8 +341,21 @@ def test_records_are_said_in_the_order_the_calls_made_them():
         "vehicles": {"VH-5": {"plate": "1NOP672", "status": "active"}},
     }
     made = {"VH-5": "registered vehicle 1NOP672", "PS-7": "started a session for 1NOP672"}
-    said = closing_message({"sessions": {}, "vehicles": {}}, after, "s", made_by=made)
+    order = {"VH-5": 0, "PS-7": 1}  # the calls that made them
+    said = closing_message({"sessions": {}, "vehicles": {}}, after, "s", made_by=made, order=order)
     assert said.index("registered vehicle") < said.index("started a session"), said
+
+
+def test_a_status_the_user_asked_for_in_other_words_is_said():
+    """Round 37's breaker: "Please cancel flight SK216" → "I've grounded flight SK216." alone
+    hid that the flight is cancelled; "voided …, and it has been cancelled" says it twice."""
+    before = {"flights": {"FL-7": {"flight_number": "SK216", "status": "scheduled"}}}
+    after = {"flights": {"FL-7": {"flight_number": "SK216", "status": "cancelled"}}}
+    done = [Done("grounded flight SK216 (FL-7)", frozenset({"FL-7"}))]
+    asked = closing_message(before, after, "s", said="Please cancel flight SK216.", done=done)
+    assert "grounded flight SK216 (FL-7), and it" in asked and "cancelled" in asked, asked
+    voided = closing_message(before, after, "s", said="Please void flight SK216.", done=done)
+    assert "cancelled" not in voided, voided
 
 
 def test_a_plural_field_agrees_with_its_verb_even_with_a_phrase_after_it():

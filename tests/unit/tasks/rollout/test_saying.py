@@ -261,3 +261,7 @@ def test_a_count_goes_before_the_words_that_qualify_its_noun():
     assert (
         _counted("add more seats to a course", [("seats", 30)]) == "add 30 more seats to a course"
     )
+    # a compound noun keeps its words together (round 37's breaker: "a pack of booking 50
+    # credits")
+    said = _counted("sell a pack of booking credits", [("credits", 50)])
+    assert said == "sell a pack of 50 booking credits", said

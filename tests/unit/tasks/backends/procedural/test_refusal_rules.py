@@ -204,6 +204,10 @@ def test_a_refusal_hears_a_story_and_a_role_refusal_says_who_can():
     assert STORY.search("Hi! I lost my job and can't keep pledge PLG-8; please cancel it.")
     assert STORY.search("My trip was called off; please cancel reservation RSV-3.")
     assert not STORY.search("Hi there, I've moved to 85 Elm St; please update my address.")
+    # a business's decision or a change of plan is no hardship (round 37's breaker)
+    assert not STORY.search("We're no longer selling Oak Shelf; take it off the menu.")
+    assert not STORY.search("We can't lend on application APP-3; decline it.")
+    assert not STORY.search("I no longer need the leave; please withdraw it.")
     error = (
         "Permission denied: the signed-in role 'guest' may not use reverse charge; only "
         "front desk may."
