@@ -82,13 +82,13 @@ def test_a_refusal_wants_a_decline_with_the_reason_and_no_success():
     ) == [True, False, False, False, False]
 
 
-def _kind_run(sandbox, monkeypatch, kind: str, domains: list[str]):
+def _kind_run(sandbox, monkeypatch, kind: str, domains: list[str], seed: int = 5):
     monkeypatch.setattr(scenarios, "KIND_SHARES", {kind: 1.0})
     settings = EnvmillSettings(
         envs=len(domains),
         scenarios_per_env=4,
         batch_size=100,
-        seed=5,
+        seed=seed,
         sandbox=TEST_LIMITS,
         domains=domains,
     )
@@ -100,8 +100,8 @@ def _kind_run(sandbox, monkeypatch, kind: str, domains: list[str]):
 def kind_runs(sandbox):
     runs = {}
     with pytest.MonkeyPatch.context() as patch:
-        for kind in ("answer", "refusal"):
-            runs[kind] = _kind_run(sandbox, patch, kind, ["banking", "library"])
+        for kind, seed in (("answer", 5), ("refusal", 6)):  # 6: a sample with staff refused
+            runs[kind] = _kind_run(sandbox, patch, kind, ["banking", "library"], seed)
     return runs
 
 

@@ -141,7 +141,8 @@ def test_manifest_names_roles_owned_rules_and_the_acting_attributes(banking):
     tools = {tool.tool: tool for tool in compiled.tools}
     assert tools[compiled.session_tool].kind == "query" and not tools[compiled.session_tool].args
     assert tools[names["close_account"]].roles == ["staff"]
-    assert tools[names["deposit"]].roles == ["staff", "customer"]
+    assert tools[names["deposit"]].roles == ["staff"]  # cash comes in at the counter
+    assert tools[names["withdraw"]].roles == ["staff", "customer"]
     owned = tools[names["withdraw"]].owned
     assert [(o.arg, o.hops, o.entity) for o in owned] == [
         ("account_id", ["customer_id"], "customer")

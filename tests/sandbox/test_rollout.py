@@ -159,7 +159,8 @@ def test_each_question_is_answered_by_the_next_user_message(procedural_pairs):
 
 def test_procedural_opening_is_the_persona_request_not_the_facts(procedural_pairs):
     """A conversational task is an instruction to the user ("You are …"); the agent sees the
-    request in the first person, without the name, the conduct lines or any fact."""
+    request in the first person, without the name, the conduct lines or any fact but the
+    record it is about, which staff name as a colleague would ("cancel booking BKG-9")."""
     talking = [(s, r) for s, r in procedural_pairs if s.mode == "conversational"]
     assert talking
     for spec, report in talking:
@@ -167,9 +168,13 @@ def test_procedural_opening_is_the_persona_request_not_the_facts(procedural_pair
         assert opening == {"role": "user", "content": opening_message(spec)}
         assert spec.task.startswith("You are ") and "You " not in opening["content"]
         assert "volunteer" not in opening["content"] and "the agent" not in opening["content"]
-        for key, value in spec.user_facts.items():
-            if isinstance(value, str) and len(value) > 3:
-                assert value not in opening["content"], (key, value)
+        said = [
+            key
+            for key, value in spec.user_facts.items()
+            if isinstance(value, str) and len(value) > 3 and value in opening["content"]
+        ]
+        assert len(said) <= 1, said
+        assert all(re.search(r" (?:name|title|id)$", key) for key in said), said
 
 
 def test_hand_written_instructions_become_the_users_own_words(clinic_pairs):

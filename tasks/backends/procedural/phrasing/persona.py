@@ -133,8 +133,8 @@ def names_the_record(
     ("cancel booking BKG-9"). Staff always do, a customer half the time and only by name
     (round 34: "staff open vaguely and hold back the one detail needed"; a customer's "one of
     my bookings" is how people talk)."""
-    if not staff and rng.random() < NAMED_UP_FRONT:
-        return request
+    if (not staff and rng.random() < NAMED_UP_FRONT) or len(facts) < 2:
+        return request  # a conversation with nothing left to ask is no conversation
     said_by = r"name|title|id" if staff else r"name|title"
     for key, value in facts.items():
         label = re.fullmatch(rf"(\w+(?: \w+)?) (?:{said_by})", key)
