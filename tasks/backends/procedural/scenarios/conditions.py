@@ -542,7 +542,9 @@ def _moved(before: dict, after: dict, attr: str, condition: Condition) -> tuple[
         (state.get(attr) or {}).get(condition.record.value) or {} for state in (before, after)
     )
     start, end = old.get(condition.field), new.get(condition.field)
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, end)):
+    if isinstance(start, bool) or isinstance(end, bool):
+        return None
+    if not isinstance(start, int | float) or not isinstance(end, int | float):
         return None
     return round(abs(end - start), 2), end
 

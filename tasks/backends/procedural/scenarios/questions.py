@@ -41,6 +41,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
+from envmill.tasks.backends.procedural.spec.rules import CountBelow
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import (
@@ -362,10 +363,10 @@ def _at_most_one(compiled: CompiledEnvironment, entity: str, via: str, args: dic
     if status is not None and status in getattr(link, "claims", {}):
         return True  # a running batch claims its machine: "one batch at a time"
     return status is not None and any(
-        getattr(pre, "kind", "") == "count_below"
-        and getattr(pre, "limit", None) == 1
+        isinstance(pre, CountBelow)
+        and pre.limit == 1
         and (pre.entity, pre.via) == (entity, via)
-        and status in ((getattr(pre, "where", None) or {}).get("status") or [status])
+        and status in (pre.where.get("status") or [status])
         for op in compiled.spec.operations()
         for pre in op.preconditions
     )
