@@ -491,6 +491,8 @@ def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) 
         return False
     if name.endswith("_id") or name in TOUCH_FIELDS:  # an id (a user asks for names); a stamp
         return False
+    if isinstance(value, str) and len(value.strip()) < 2:  # zone "A": no reply could be judged
+        return False  # by it (a failed episode in a breaker's run)
     return value_kind(value) is not None
 
 

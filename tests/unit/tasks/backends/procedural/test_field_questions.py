@@ -109,3 +109,14 @@ def test_a_quantity_is_answered_in_its_records_unit():
     assert _with_unit("686.44", 686.44, "stock", {"unit": "kg"}) == "686.44 kg"
     assert _with_unit("$3.40", 3.4, "unit_cost", {"unit": "kg"}) == "$3.40"  # a price per unit
     assert _with_unit("12", 12, "stock", {}) == "12"
+
+
+def test_a_one_letter_value_is_not_asked():
+    """A zone "A" made an expected answer no reply could be judged by (round 37's breaker)."""
+    from envmill.tasks.backends.procedural.catalog import load_domain
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+    from envmill.tasks.backends.procedural.scenarios.questions import _askable
+
+    compiled = compile_environment(load_domain("warehouse"), 0)
+    assert not _askable("zone", "A", compiled, "bin")
+    assert _askable("zone", "North", compiled, "bin")
