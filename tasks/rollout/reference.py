@@ -612,6 +612,8 @@ def _note(
         notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
         if action is None:
             return None
+        if ":" in action or action.endswith(")"):  # "…: checking account now" (round 38)
+            notes = CHANGE_NOTES[1:]
         note = notes[pick % len(notes)].format(action=action)
         return note.replace(" now now.", " now.")  # "end a membership now", said once
     if SESSION_READ.search(step.tool):

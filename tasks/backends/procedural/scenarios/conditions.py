@@ -24,6 +24,7 @@ from typing import Any
 from envmill.schemas.answers import ExpectedAnswer
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import expected_answer
+from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import condition_subject
 from envmill.tasks.backends.procedural.phrasing.words import is_money, order_phrases
@@ -536,6 +537,14 @@ def _given(chain: Chain) -> list[float]:
     ]
 
 
+def _other_record(chain: Chain, condition: Condition, records: dict) -> Any:
+    """Another record of the tested one's kind that the taken branch named (the account the
+    excess went to); None when it named none."""
+    step = next((s for s in chain.steps if s.condition is condition), None)
+    named = [v for k, v in (step.arguments if step else {}).items() if k.endswith("_id")]
+    return next((v for v in named if v != condition.record.value and v in records), None)
+
+
 def _moved(before: dict, after: dict, attr: str, condition: Condition) -> tuple[float, Any] | None:
     """How far the branch moved the number the condition read, and where it stands now."""
     old, new = (
@@ -584,6 +593,11 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         if moved is not None:  # "so I added the $84.21 difference, and it is now $3,000.00"
             gap, now = moved
             branch = branch.replace(" the ", f" the {say(condition.field, gap)} ", 1)
+            other = _other_record(chain, condition, records)
+            if other is not None:  # where the excess went, or the difference came from (round 38)
+                way = "from" if condition.op == "<" else "to"
+                branch = branch.replace("added", "moved", 1).replace("took off", "moved", 1)
+                branch += f" {way} {words_of(condition.record.entity or '')} {other}"
             subject = condition_subject(condition.record, field_noun(condition.field), vague=False)
             verb = "are" if is_plural(field_noun(condition.field)) else "is"
             said = f"{subject[:1].upper()}{subject[1:]} {verb} {said_value}, {test}, {branch}"

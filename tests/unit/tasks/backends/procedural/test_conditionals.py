@@ -237,3 +237,26 @@ def test_a_marked_reply_says_the_gap_it_closed_and_where_the_number_stands():
     task = "The balance of account ACC-000006 is meant to stay at $3,000; please check it."
     setting = setting_of(task, chain.initial_state, chain.final_state)
     assert judge_answer(expected, reply, setting).passed, reply
+
+
+def test_a_marked_reply_says_where_the_excess_went():
+    """Round 38: "took off the $307.99 excess" never said it went to ACC-000005."""
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.chains import Chain
+    from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
+
+    out, into, record = _branches((307.99, 50.0))
+    out.condition = Condition(record, "balance", ">=", 3000.0, True, into, {}, target=True)
+    out.arguments = {"account_id": "ACC-000006", "to_account_id": "ACC-000005", "amount": 307.99}
+    accounts = {
+        "ACC-000006": {"account_id": "ACC-000006", "balance": 3307.99},
+        "ACC-000005": {"account_id": "ACC-000005", "balance": 100.0},
+    }
+    moved = {
+        "ACC-000006": {**accounts["ACC-000006"], "balance": 3000.0},
+        "ACC-000005": {**accounts["ACC-000005"], "balance": 407.99},
+    }
+    chain = Chain({"accounts": accounts}, {"accounts": moved}, steps=[out])
+    _, reply = branch_answer(SimpleNamespace(entity_attrs={"account": "accounts"}), chain)
+    assert "so I moved the $307.99 excess to account ACC-000005, and it is now $3,000.00" in reply
