@@ -414,18 +414,18 @@ SELF_MARK_LEADS = (
 )
 # money added to bring a number up to a mark comes from someone (round 28: "please put the
 # difference into it" read as money from nowhere)
-PAID_IN = "the difference is being paid in"
+PAID_IN = "they'll pay in the difference"  # only if it is short: said before a look
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
 
 
 def _for_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str:
     """Where no one signs in, staff pass on what the client agreed and asked ("Summit
     Logistics Corp. keeps their retainer balance at $150 under their agreement with us and has
-    asked us to check it. If it is below that, they're paying in the difference, so please add
+    asked us to check it. If it is below that, they'll pay in the difference, so please add
     it to their retainer; …"): a mark of no one's read as unmotivated (round 25), money as
     coming from nowhere (round 27), and a caller saying "This is Baker & Sons Bakery" as a
     stranger told a confidential balance (round 33)."""
-    low = _paid_in(low, "they're paying in the difference")
+    low = _paid_in(low, "they'll pay in the difference")
     return (
         f"{label} keeps their {noun} at {mark} under their agreement with us and has asked us to "
         f"check it. If it is below that, {low}; if it is above, {high}"

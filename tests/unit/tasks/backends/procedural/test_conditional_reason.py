@@ -80,7 +80,7 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     assert text.startswith("Ann Lee's retainer balance is meant to stay at $8,000; please"), text
     assert "If it is below that, " in text and "refund the excess from" in text, text
     # money added comes from someone (round 28: "put the difference into it" from nowhere)
-    assert "the difference is being paid in, so please add it to their retainer" in text, text
+    assert "they'll pay in the difference, so please add it to their retainer" in text, text
     member = conditional_clause(taken, condition, random.Random(1), vague=False, voice="self")
     assert "I'll pay in the difference, so please add it to" in member.sentence(), member
     assert member.sentence().startswith("I "), member  # a member speaks for themself
@@ -88,7 +88,7 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     # of no one's"; round 33: a caller saying who they are told a confidential balance)
     own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
     assert own.startswith("Ann Lee keeps their retainer balance at $8,000 under their agree"), own
-    assert "they're paying in the difference, so please add it to their retainer" in own, own
+    assert "they'll pay in the difference, so please add it to their retainer" in own, own
     assert "to be $8,000" not in text + own, text  # "I'd like it to be $X" (round 33)
     assert "1,686.70" not in text and "$400" not in text, text
 
@@ -97,7 +97,7 @@ def test_a_branch_that_says_where_the_money_comes_from_is_left_as_it_is():
     moved = "move the difference into it from ACC-1"
     assert _paid_in(moved, PAID_IN) == moved
     assert _paid_in("put the difference into it", PAID_IN) == (
-        "the difference is being paid in, so please put that amount into it"
+        "they'll pay in the difference, so please put that amount into it"
     )
 
 
