@@ -139,7 +139,15 @@ def changed_news(
     you = _signed_in(final, shown) or _introduced(labels, _people(final), said)
     labels = {**labels, you: "you"} if you else labels  # "booking BK-9 for you"
     names = Names(
-        labels, shown_as, _people(final), now, you, made_by or {}, done or [], said, order or {}
+        labels,
+        shown_as,
+        _people(final),
+        now,
+        you,
+        made_by=made_by or {},
+        done=done or [],
+        heard=said,
+        order=order or {},
     )
     news = _news(seen, names)
     if news and len(seen) < len(changes):

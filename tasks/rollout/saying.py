@@ -153,11 +153,13 @@ def _counted(clause: str, seen: list) -> str:
     extra leave days", "sell a pack of 50 booking credits" (rounds 33 and 37)."""
     for name, value in seen:
         noun = field_noun(name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or " " in noun:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            continue
+        if " " in noun or not noun.endswith("s"):  # a plural of one word: "seats", "days"
             continue
         words = clause.split(" ")
-        at = next((i for i, w in enumerate(words) if w == noun), None)
-        if at is None or at == 0 or not noun.endswith("s"):
+        at = next((i for i, w in enumerate(words) if w == noun), 0)
+        if at == 0:  # not there, or the verb itself
             continue
         if value == 1:
             words[at] = noun.removesuffix("s")
@@ -206,8 +208,8 @@ def _detail(name: str, value: Any) -> str:
     if not isinstance(value, str):
         return f"{noun} {said}"
     if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025", "due 22 Mar 2025"
-        due = re.search(r"(?:^|_)due(?:_|$)", name)  # a work order is due, not planned "until"
-        return f"{'due' if due else 'until' if ENDING.search(name) else 'on'} {said}"
+        when = "due" if DUE.search(name) else "until" if ENDING.search(name) else "on"
+        return f"{when} {said}"
     if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
         head = said.split(" of ")[0].split()[-1]
         return f"for {said}" if head.endswith("s") else f"for {a_or_an(said)} {said}"
@@ -229,7 +231,8 @@ QUALIFIER_STOPS = frozenset(
     "a an the my your their its on of to for from in at by with into".split()
 )
 PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
-ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires|due)(?:_|$)")
+ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires)(?:_|$)")
+DUE = re.compile(r"(?:^|_)due(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})
 JOINED = ("on ", "until ", "due ", "for ")
 SORTS = frozenset({"kind", "type", "category"})
@@ -276,14 +279,14 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     found = re.search(_record_pattern(argument), clause)
     you = label == YOU
     if you:  # "for you", "your wallet", "take you off shift"; never "change you ships from"
-        before = clause[: found.start()] if found else ""
-        after_word = re.search(rf"\b{PREPOSITIONS}\s+$", before)
-        object_of_verb = re.fullmatch(r"\w+ ", before) and not re.match(
-            r"\s+\w+s\b", clause[found.end() :] if found else ""
-        )  # "take a courier off shift"; not "change the address a sender ships from"
-        if found and (found.group(1) or after_word or object_of_verb):
-            owner = "your" if found.group(1) else "you"
-            return clause[: found.start()] + owner + clause[found.end() :]
+        if found:
+            before, after = clause[: found.start()], clause[found.end() :]
+            after_word = re.search(rf"\b{PREPOSITIONS}\s+$", before)
+            # the verb's object ("take a courier off shift"), not a subject ("the address a
+            # sender ships from")
+            object_of_verb = re.fullmatch(r"\w+ ", before) and not re.match(r"\s+\w+s\b", after)
+            if found.group(1) or after_word or object_of_verb:
+                return before + ("your" if found.group(1) else "you") + after
         named, label = f"{kind} {rid}", None
     if found:
         owner = f"{label}'s" if label and found.group(1) else f"{named}{found.group(1) or ''}"

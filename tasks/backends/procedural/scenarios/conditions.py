@@ -588,16 +588,18 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     limit = shown(condition.field, condition.threshold)  # no "at least" by a number: a hedge
     if condition.target:  # "above the $150 target, so I took off the excess" ("up to": a hedge)
         test = f"{'below' if condition.op == '<' else 'above'} the {limit} target"
-        branch = f"so I {'added the difference' if condition.op == '<' else 'took off the excess'}"
+        raises = condition.op == "<"
+        branch = f"so I {'added the difference' if raises else 'took off the excess'}"
         moved = _moved(before, after, attr, condition)
         if moved is not None:  # "so I added the $84.21 difference, and it is now $3,000.00"
             gap, now = moved
-            branch = branch.replace(" the ", f" the {say(condition.field, gap)} ", 1)
+            gap_said = f"the {say(condition.field, gap)} {'difference' if raises else 'excess'}"
             other = _other_record(chain, condition, records)
-            if other is not None:  # where the excess went, or the difference came from (round 38)
-                way = "from" if condition.op == "<" else "to"
-                branch = branch.replace("added", "moved", 1).replace("took off", "moved", 1)
-                branch += f" {way} {words_of(condition.record.entity or '')} {other}"
+            if other is None:
+                branch = f"so I {'added' if raises else 'took off'} {gap_said}"
+            else:  # where the excess went, or the difference came from (round 38)
+                where = f"{'from' if raises else 'to'} {words_of(condition.record.entity or '')}"
+                branch = f"so I moved {gap_said} {where} {other}"
             subject = condition_subject(condition.record, field_noun(condition.field), vague=False)
             verb = "are" if is_plural(field_noun(condition.field)) else "is"
             said = f"{subject[:1].upper()}{subject[1:]} {verb} {said_value}, {test}, {branch}"

@@ -845,8 +845,11 @@ def _role_said(found: re.Match[str], ruled: bool = False, action: str = "") -> s
     if not found["who"]:
         return f"{what[:1].upper()}{what[1:]} needs another role's permission, and {signed_in}"
     who = found["who"].strip()
-    who = _a(who) if " " not in who else who if re.search(r"\b(?:and|or)\b", who) else f"the {who}"
     plural = re.search(r"\b(?:and|or)\b", who) or who in ("staff", "personnel")
+    if " " not in who:
+        who = _a(who)  # "an agent", "staff"
+    elif not plural:
+        who = f"the {who}"  # "the front desk"
     has = "have" if plural else "has"  # "only manager and admin have", "only staff have"
     # and who can (round 35: "gives no next step such as asking the front desk")
     return (
