@@ -609,11 +609,11 @@ def _note(
     if int(sha256_hex(str(pick))[:4], 16) % 10 >= NOTE_SHARE:
         return None
     if tool_kinds.get(step.tool) != "query":
-        notes = CHANGE_NOTES[:1] if first else CHANGE_NOTES
-        if action is None:
+        # never "…: checking account now" (round 38), nor "Next, …" before the first change
+        detailed = action is not None and (":" in action or action.endswith(")"))
+        if action is None or (detailed and first):
             return None
-        if ":" in action or action.endswith(")"):  # "…: checking account now" (round 38)
-            notes = CHANGE_NOTES[1:]
+        notes = CHANGE_NOTES[1:] if detailed else CHANGE_NOTES[:1] if first else CHANGE_NOTES
         note = notes[pick % len(notes)].format(action=action)
         return note.replace(" now now.", " now.")  # "end a membership now", said once
     if SESSION_READ.search(step.tool):

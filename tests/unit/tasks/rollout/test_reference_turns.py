@@ -3,7 +3,7 @@ calls, a read that needs an earlier result waits for it, and some turns carry a 
 
 from __future__ import annotations
 
-from envmill.schemas.scenario import CertificationReport, ScenarioSpec
+from envmill.schemas.scenario import CertificationReport, ScenarioSpec, SolutionStep
 from envmill.tasks.rollout.reference import reference_messages
 
 KINDS = {"get_order": "query", "get_customer": "query", "cancel_order": "state_change"}
@@ -401,3 +401,18 @@ def test_a_note_before_a_change_says_now_once():
     kinds = {"terminate_membership": "state_change"}
     notes = {_note(p, step, kinds, "end membership MS-3 now", first=True) for p in range(60)}
     assert "I'll end membership MS-3 now." in notes and not any("now now" in n for n in notes if n)
+
+
+def test_a_change_note_never_ends_on_a_bracketed_detail_nor_says_next_first():
+    """Round 38: "I'll open a new account for Ann (C-7): checking account now."; and "Next,
+    I'll …" before any change was made."""
+    from envmill.tasks.rollout.reference import _note
+
+    step = SolutionStep(tool="open_account", arguments={})
+    kinds = {"open_account": "state_change"}
+    detailed = "open a new account for Ann Lee (C-7): checking account"
+    said = {_note(i, step, kinds, detailed, first=False) for i in range(200)} - {None}
+    assert said == {f"Next, I'll {detailed}."}, said
+    assert {_note(i, step, kinds, detailed, first=True) for i in range(200)} == {None}
+    plain = {_note(i, step, kinds, "cancel booking BK-9", first=True) for i in range(200)}
+    assert plain - {None} == {"I'll cancel booking BK-9 now."}, plain
