@@ -27,17 +27,7 @@ from envmill.tasks.core.status_words import status_kind, status_news, where_it_s
 
 # most replies start with the news itself; a few with a short word, as a person varies it
 OPENERS = ("", "", "", "", "", "Done. ", "All set. ", "Okay, ")
-# never a question: a simulated user answers one, and the episode would not end
-CLOSERS = (
-    "",
-    "",
-    "",
-    "",
-    "",
-    "",
-    " Let me know if anything else comes up.",
-    " Happy to help further.",
-)
+# no sign-off: "Happy to help further." read as tacked on (round 38)
 NOTHING = (
     "Nothing needed to change: it was already as you asked.",
     "Everything was already in order, so nothing needed to change.",
@@ -96,11 +86,10 @@ def closing_message(
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
-    closer = CLOSERS[(pick // 11) % len(CLOSERS)]
     body = " ".join(f"{_capital(clause)}." for clause in news)
     if opener == "Okay, " and news[0][:1].islower():  # "Okay, order O1 …", not "Okay, ann"
         body = body[:1].lower() + body[1:]
-    return f"{opener}{body}{closer}"
+    return f"{opener}{body}"
 
 
 def _capital(text: str) -> str:

@@ -112,17 +112,16 @@ def _with_values(clause: str, seen: list) -> str:
             )
         elif setting and not name.endswith("_id") and re.search(rf"\b{field}\b", clause):
             clause, set_to = clause + f" to {say_field_value(name, value)}", True
-        elif money and re.search(r"\bmoney\b", clause):
-            clause = re.sub(r"\bmoney\b", say_money(value), clause, count=1)
+        elif money and MONEY_WORD.search(clause):  # "add $400.00 to your wallet"
+            clause = MONEY_WORD.sub(lambda m, v=value: _money_word(m, v), clause, count=1)
         elif money and MONEY_NOUN.search(clause):  # "take a $300.00 payment", not "(…: $300.00)"
-            clause = MONEY_NOUN.sub(rf"a {say_money(value)} \1", clause, count=1)
+            clause = MONEY_NOUN.sub(lambda m, v=value: _money_noun(m, v), clause, count=1)
         elif money:
-            noun, per = field_noun(name), PER.get(field_noun(name).split()[0])
-            said = f"{say_money(value)} {per}" if per else f"{noun} {say_money(value)}"
-            extras.append(say_money(value) if noun == "amount" else said)  # "$44.99 a month"
+            extras.append(_money_detail(name, value))
     if not set_to:  # what else the change sets: "(destination city …)"
         extras += [_detail(k, v) for k, v in seen if _is_detail(k, v, clause)]
-    extras = extras[:MAX_DETAILS]
+    clause, extras = _kinds_in_place(clause, extras[:MAX_DETAILS])
+    clause, extras = _units_in_place(clause, extras)
     # "on 8 May 2025 at 17:00", "for a follow-up visit" go on the sentence, the rest in brackets
     joined = [e for e in extras if e.startswith(JOINED)]
     clause = " ".join([clause, *joined]) if joined else clause
@@ -131,6 +130,79 @@ def _with_values(clause: str, seen: list) -> str:
         return clause
     bracketed = clause.endswith(")") or "(" in said  # no ") (", no "((284)469-3872)"
     return f"{clause}: {said}" if bracketed else f"{clause} ({said})"
+
+
+def _money_word(found: re.Match[str], value: float) -> str:
+    """ "add funds" → "add $400.00"; "pay out cash" → "pay out $376.29 in cash"."""
+    said = say_money(value)
+    return f"{said} in cash" if found.group().casefold() == "cash" else said
+
+
+def _money_noun(found: re.Match[str], value: float) -> str:
+    """ "a payment" → "a $300.00 payment"; "an instalment" → "a $80.00 instalment"."""
+    owner = "a" if found.group(1) in ("a", "an") else found.group(1)
+    return f"{owner} {say_money(value)} {found.group(2)}"
+
+
+def _money_detail(name: str, value: float) -> str:
+    """A sum the clause has no noun for, on the sentence (rounds 38–39: "add funds to your
+    wallet ($400.00)", "(…): price $55.00" read as a form): "for $55.00", "at $44.99 a month",
+    "with a fee of $6.00"."""
+    noun, said = field_noun(name), say_money(value)
+    per = PER.get(noun.split()[0])
+    if per:
+        return f"at {said} {per}"
+    if noun.split()[-1] in PLAIN_SUMS:
+        return f"for {said}"
+    return f"with {a_or_an(noun)} {noun} of {said}"
+
+
+def _kinds_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
+    """A kind said where the clause names its noun: "open a new empty savings account",
+    "sell a premium membership plan", never "… (C-7): savings account" (round 38); a cabin or
+    a plan the clause has no noun for goes on the sentence ("in business cabin")."""
+    kept = []
+    for extra in extras:
+        words = extra.split(" ")
+        kind, head = words[0], words[-1]
+        found = re.search(
+            rf"\b(an?|the|your|their|my)\s+((?:new\s+)?(?:empty\s+)?)(?:[a-z]+\s+)?{re.escape(head)}\b",
+            clause,
+        )
+        if len(words) == 2 and KIND_WORD.fullmatch(kind) and found:
+            article = (
+                a_or_an(kind) if found.group(1) in ("a", "an") and not found.group(2) else None
+            )
+            before = clause[: found.start(1)] + (article or found.group(1)) + " " + found.group(2)
+            clause = f"{before}{kind} {clause[found.end(2) :]}"
+        elif len(words) == 2 and head in PLACED_KINDS:
+            kept.append(f"{PLACED_KINDS[head]} {extra}")
+        else:
+            kept.append(extra)
+    return clause, kept
+
+
+def _units_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
+    """A quantity said as a count of the thing: "sell 4 tickets", "an order for 2 units of
+    Oak Wall Shelf", never "… for you (4 units)" (rounds 38–39)."""
+    kept = []
+    for extra in extras:
+        count = re.fullmatch(r"(\d+) units?", extra)
+        if count is None:
+            kept.append(extra)
+            continue
+        n = int(count.group(1))
+        words = clause.split(" ")
+        plural = len(words) > 1 and re.fullmatch(r"[a-z]+s", words[1]) and words[1] != "units"
+        named = re.search(r"\b(?:for|of) (?=[A-Z])", clause)
+        if plural:
+            noun = words[1].removesuffix("s") if n == 1 else words[1]
+            clause = " ".join([words[0], str(n), noun, *words[2:]])
+        elif named:
+            clause = f"{clause[: named.end()]}{extra} of {clause[named.end() :]}"
+        else:
+            kept.append(f"for {extra}")
+    return clause, kept
 
 
 def _in_place(clause: str, seen: list) -> str:
@@ -226,7 +298,14 @@ def _detail(name: str, value: Any) -> str:
 
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
-MONEY_NOUN = re.compile(r"\ban? (payment|deposit|refund|top-up|withdrawal|donation|tip)\b")
+MONEY_NOUN = re.compile(
+    r"\b(an?|your|their|my) ((?:[a-z]+ )?(?:payment|deposit|refund|top-up|withdrawal|donation|tip"
+    r"|instalment|pledge|gift))\b"
+)
+MONEY_WORD = re.compile(r"\b(?:money|funds|cash)\b")
+PLAIN_SUMS = frozenset({"amount", "price", "total", "cost", "sum"})
+# kinds that go on the sentence when the clause has no noun for them
+PLACED_KINDS = {"cabin": "in", "class": "in", "plan": "on the", "tier": "on the"}
 QUALIFIER_STOPS = frozenset(
     "a an the my your their its on of to for from in at by with into".split()
 )
@@ -234,7 +313,7 @@ PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly":
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires)(?:_|$)")
 DUE = re.compile(r"(?:^|_)due(?:_|$)")
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})
-JOINED = ("on ", "until ", "due ", "for ")
+JOINED = ("on ", "until ", "due ", "for ", "at ", "with ", "in ")
 SORTS = frozenset({"kind", "type", "category"})
 BRANDS = frozenset({"make", "brand", "manufacturer"})
 

@@ -327,7 +327,7 @@ def test_the_closing_says_a_new_record_by_the_change_that_made_it():
     kinds = {"get_event": "query", "sell_ticket": "state_change"}
     words = {"sell_ticket": "Sell tickets for an event to the signed-in customer."}
     closing = reference_messages(spec, report, kinds, words)[-1]["content"]
-    assert "I've sold tickets for Modern Dance Festival" in closing, closing
+    assert "I've sold 1 ticket for Modern Dance Festival" in closing, closing
     assert closing.count("TK-9") == 1 and closing.count("$42.00") == 1, closing
 
 

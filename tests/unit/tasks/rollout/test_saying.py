@@ -214,7 +214,7 @@ def test_a_count_is_said_on_its_noun_and_a_digit_inside_a_flight_number_is_not_i
         {"passenger_id": "PX-3", "flight_id": "FL-8", "cabin": "premium", "seats": 3},
         [session, flights, {"cabin": "premium", "seats": 3}],
     )
-    assert booked == "book 3 seats on flight SK330 (FL-8) for you (premium cabin)"
+    assert booked == "book 3 seats on flight SK330 (FL-8) for you in premium cabin"
 
 
 def test_the_signed_in_person_as_the_object_of_the_verb_is_you():
@@ -246,10 +246,52 @@ def test_a_quantity_is_said_in_units_and_a_monthly_fee_by_the_month():
     ordered = _said(
         "place_order", "Place an order for a product.", {"product_id": "PR-4", "quantity": 4}, shown
     )
-    assert ordered == "place an order for Oak Wall Shelf (PR-4): 4 units", ordered
+    assert ordered == "place an order for 4 units of Oak Wall Shelf (PR-4)", ordered
     fee = {"plan": "plus", "monthly_fee": 44.99}
     sold = _said("sell_membership", "Sell a membership plan.", fee, [fee])
     assert "$44.99 a month" in sold and "monthly fee" not in sold, sold
+
+
+def test_values_go_on_the_sentence_not_in_a_bracket_or_after_a_colon():
+    """Rounds 38–39: "add funds to your wallet ($400.00)", "open a new empty account for
+    Margaret Mcmillan (C-7): savings account", "sell tickets for X, for you (2 units)"."""
+    session = {"data": {"acting_id": "CS-6", "role": "customer"}}
+    wallet = _said(
+        "top_up_wallet",
+        "Add funds to a customer's wallet.",
+        {"customer_id": "CS-6", "amount": 400.0},
+        [session, {"amount": 400.0}],
+    )
+    assert wallet == "add $400.00 to your wallet", wallet
+    taken = {"account_id": "ACC-1", "amount": 376.29}
+    cash = _said("withdraw", "Pay out cash from an active account.", taken, [{"data": taken}])
+    assert cash == "pay out $376.29 in cash from account ACC-1", cash
+    people = {"data": {"customer_id": "C-7", "name": "Margaret Mcmillan"}}
+    opened = _said(
+        "open_account",
+        "Open a new empty account for a customer.",
+        {"customer_id": "C-7", "account_type": "savings"},
+        [people, {"account_type": "savings"}],
+    )
+    assert opened == "open a new empty savings account for Margaret Mcmillan (C-7)", opened
+    event = {"data": {"event_id": "EV-3", "title": "Poetry and Strings"}}
+    sold = _said(
+        "sell_tickets",
+        "Sell tickets for an event to a customer.",
+        {"event_id": "EV-3", "customer_id": "CS-6", "quantity": 2},
+        [session, event, {"quantity": 2}],
+    )
+    assert sold == "sell 2 tickets for Poetry and Strings (EV-3) to you", sold
+    pledge = _said(
+        "pledge", "Record your pledge to a campaign.", {"amount": 2000.0}, [{"amount": 2000.0}]
+    )
+    assert pledge == "record your $2,000.00 pledge to a campaign", pledge
+    paid = _said(
+        "pay", "Record an instalment paid on a policy.", {"amount": 80.0}, [{"amount": 80.0}]
+    )
+    assert paid == "record a $80.00 instalment paid on a policy", paid
+    fee = _said("hand_over", "Hand an order to a courier.", {"fee": 6.0}, [{"fee": 6.0}])
+    assert fee == "hand an order to a courier with a fee of $6.00", fee
 
 
 def test_a_count_goes_before_the_words_that_qualify_its_noun():
