@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
-from envmill.tasks.core.facts import ASKED_AS
+from envmill.tasks.core.facts import ASKED_AS, a_or_an
 from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -368,6 +368,9 @@ def conditional_clause(
         label = record.label if record.by_label else None
         if voice is None and not vague and label and subject.startswith(f"{label}'s "):
             return Clause(_for_the_client(label, noun, mark, low, high))
+        entity = mention_entity(record)
+        if voice == "staff" and entity in HELD:  # the holder is at the desk (round 38)
+            lead = _holder_here(record, entity, noun, vague)
         low = _paid_in(low, "I'll pay in the difference" if voice == "self" else PAID_IN)
         said = lead.format(subject=subject, mark=mark)
         said = f"{said[:1].upper()}{said[1:]}"
@@ -415,7 +418,25 @@ SELF_MARK_LEADS = (
 # money added to bring a number up to a mark comes from someone (round 28: "please put the
 # difference into it" read as money from nowhere)
 PAID_IN = "they'll pay in the difference"  # only if it is short: said before a look
+# a client's agreed top-up is charged, not promised (round 38: "the deposit is made without any
+# payment actually being received")
+CARD_ON_FILE = "they've authorised us to charge the difference to their card on file"
 HANDING_OVER = re.compile(r"(?:here's|here is|i'm paying|i am paying|i'll pay)\b", re.I)
+
+
+# what a holder keeps a number of, who can be at the desk while staff bring it to a mark
+HELD = frozenset({"account", "card", "wallet", "transit card", "policy"})
+
+
+def _holder_here(record: ArgMention, entity: str, noun: str, vague: bool) -> str:
+    """Staff bring a holder's balance to a mark with the holder at the desk, who pays in the
+    difference or takes the excess: a staff member paying out cash with no one there, or
+    recording money no one paid, read as made up (round 38)."""
+    if vague:  # which one is asked for later
+        who = f"{a_or_an(entity)} {entity} holder is here; they keep the {noun} of their {entity}"
+    else:
+        who = f"the holder of {entity} {record.value} is here; they keep its {noun}"
+    return f"{who} at {{mark}}. Please check where it stands."
 
 
 def _for_the_client(label: str, noun: str, mark: str, low: str, high: str) -> str:
@@ -425,7 +446,7 @@ def _for_the_client(label: str, noun: str, mark: str, low: str, high: str) -> st
     it to their retainer; …"): a mark of no one's read as unmotivated (round 25), money as
     coming from nowhere (round 27), and a caller saying "This is Baker & Sons Bakery" as a
     stranger told a confidential balance (round 33)."""
-    low = _paid_in(low, "they'll pay in the difference")
+    low = _paid_in(low, CARD_ON_FILE)
     return (
         f"{label} keeps their {noun} at {mark} under their agreement with us and has asked us to "
         f"check it. If it is below that, {low}; if it is above, {high}"
@@ -568,10 +589,9 @@ def _still_says_what_changes(template: str, freed: str, step: ChainStep) -> bool
     the phone"), or as money ("some money"): else the goal says nothing of what changes."""
     dropped = [m for m in step.mentions if m.name in _names_in(template) - _names_in(freed)]
     said = freed.lower()
-    return all(
-        "some money" in said
-        if is_money(m.name, m.value)
-        else any(w in said for w in words_of(m.name).split())
+    return all(  # "raise the salary of employee X" says what changes as well as "some money"
+        ("some money" in said and is_money(m.name, m.value))
+        or any(w in said for w in words_of(m.name).split())
         for m in dropped
         if m.source != "entity_id"
     )

@@ -589,14 +589,14 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
     if condition.target:  # "above the $150 target, so I took off the excess" ("up to": a hedge)
         test = f"{'below' if condition.op == '<' else 'above'} the {limit} target"
         raises = condition.op == "<"
-        branch = f"so I {'added the difference' if raises else 'took off the excess'}"
+        branch = f"so I {'added the difference' if raises else 'took out the excess'}"
         moved = _moved(before, after, attr, condition)
         if moved is not None:  # "so I added the $84.21 difference, and it is now $3,000.00"
             gap, now = moved
             gap_said = f"the {say(condition.field, gap)} {'difference' if raises else 'excess'}"
             other = _other_record(chain, condition, records)
             if other is None:
-                branch = f"so I {'added' if raises else 'took off'} {gap_said}"
+                branch = f"so I {'added' if raises else 'took out'} {gap_said}"
             else:  # where the excess went, or the difference came from (round 38)
                 where = f"{'from' if raises else 'to'} {words_of(condition.record.entity or '')}"
                 branch = f"so I moved {gap_said} {where} {other}"

@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     is_money,
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, _ChainSampler
+from envmill.tasks.backends.procedural.scenarios.plausible import is_amount
 from envmill.tasks.core.field_words import field_noun, stamped_participle
 
 # record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
@@ -76,6 +77,8 @@ class LookupSampler(_ChainSampler):
         mine = self._owned_by_signed_in(records[value])
         for tool in tools:
             parent = _parent_arg(tool, arg.entity)
+            if parent is None and sold_by_name(records[value]):
+                continue  # a shopper names what they buy: never "the garden product" (round 38)
             if mine and (parent is None or not self._is_signed_in(records[value][parent.name])):
                 continue  # the student's own enrolment is "my earliest", not the course's
             siblings = _siblings(records, value, parent)
@@ -190,6 +193,16 @@ class LookupSampler(_ChainSampler):
                 shape = "aggregate"
             self.shapes[tool.tool] = shape
         return self.shapes[tool.tool]
+
+
+def sold_by_name(record: dict) -> bool:
+    """Something a business sells under a name (a product with its price): buyers name it,
+    and its status or category is the seller's own bookkeeping, not how anyone picks it."""
+    priced = any(k in record and is_amount(record[k]) for k in PRICE_FIELDS)
+    return priced and any(isinstance(record.get(k), str) for k in ("name", "title"))
+
+
+PRICE_FIELDS = ("price", "unit_price", "list_price")
 
 
 def _parent_arg(tool: ToolManifest, entity: str | None) -> ArgManifest | None:

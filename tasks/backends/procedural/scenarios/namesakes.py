@@ -23,7 +23,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _ChainSampler,
     _value_at,
 )
-from envmill.tasks.backends.procedural.scenarios.lookups import shown
+from envmill.tasks.backends.procedural.scenarios.lookups import shown, sold_by_name
 from envmill.tasks.backends.procedural.spec.rules import Unique
 from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.facts import name_owner
@@ -189,6 +189,8 @@ def _telling_fields(records: dict, target: dict, mention: ArgMention, other: Any
             continue
         if not isinstance(value, str):  # "the one whose stock is 19", "my price is $308.34":
             continue  # a count or an amount is no one's way to say which (round 28)
+        if name == "status" and sold_by_name(target):  # "Copper Watering Can (the active one)"
+            continue  # is the shop's bookkeeping, not a buyer's words (round 38)
         if len(str(value)) > MAX_LABEL_CHARS:
             continue
         if sum(r.get(name) == value for r in namesakes) == 1:

@@ -26,7 +26,7 @@ from envmill.tasks.backends.procedural.checks.answers import ValueKind, expected
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import OWNED
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     humanize_value,
     is_money,
@@ -163,6 +163,7 @@ def ask_field(
     verb = _moment_verb(name, value, now) if template == "field_questions" else None
     if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
         template, kind_of_answer = "moment_questions", "moment_answers"
+    template, kind_of_answer = _asked_plainly(template, kind_of_answer, name, value, now)
     noun = own_field_noun(name, entity)
     chosen = rng.choice(words("answers", template))
     text = _fill(rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "")
@@ -181,6 +182,8 @@ def ask_field(
     )
     status = record.get("status")
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
+    noted = noted and not END.match(name) and words_of(entity) not in PEOPLE  # "it has been
+    # cancelled" of a member, "it is marked as ended" after the time it ended (round 39)
     if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
         # "the price is $169.00" of a cancelled booking leaves out what matters most
         answer += f" Note that {where_it_stands('it', words_of(str(status)))}."
@@ -198,6 +201,31 @@ def ask_field(
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
     )
+
+
+def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str) -> tuple[str, str]:
+    """ "When is my appointment AP-7?", "How long is my booking DB-2?": what a person asks, not
+    "the start time of appointment AP-7" or "how many hours my booking has" (round 38)."""
+    timed = template == "field_questions" and value_kind(value) == "datetime"
+    past = str(value) < now[: len(str(value))]
+    if timed and START.match(name):
+        return (
+            ("start_questions_past", "start_answers_past")
+            if past
+            else ("start_questions", "start_answers")
+        )
+    if timed and END.match(name):
+        return (
+            ("end_questions_past", "end_answers_past") if past else ("end_questions", "end_answers")
+        )
+    if template == "count_field_questions" and field_noun(name) in DURATIONS:
+        return "duration_questions", "duration_answers"
+    return template, answers
+
+
+START = re.compile(r"(?:starts?_(?:at|time|on)|start_(?:date|time)|scheduled_(?:at|for))$")
+END = re.compile(r"(?:ends?_(?:at|time|on)|end_(?:date|time))$")
+DURATIONS = frozenset({"hours", "nights", "days", "weeks", "months", "minutes"})
 
 
 def _with_unit(said: str, value: Any, name: str, record: dict[str, Any]) -> str:

@@ -289,7 +289,7 @@ def test_values_go_on_the_sentence_not_in_a_bracket_or_after_a_colon():
     paid = _said(
         "pay", "Record an instalment paid on a policy.", {"amount": 80.0}, [{"amount": 80.0}]
     )
-    assert paid == "record a $80.00 instalment paid on a policy", paid
+    assert paid == "record an $80.00 instalment paid on a policy", paid
     fee = _said("hand_over", "Hand an order to a courier.", {"fee": 6.0}, [{"fee": 6.0}])
     assert fee == "hand an order to a courier with a fee of $6.00", fee
 
@@ -307,3 +307,15 @@ def test_a_count_goes_before_the_words_that_qualify_its_noun():
     # credits")
     said = _counted("sell a pack of booking credits", [("credits", 50)])
     assert said == "sell a pack of 50 booking credits", said
+
+
+def test_a_sum_takes_the_article_it_is_read_out_with():
+    from envmill.tasks.rollout.saying import a_sum
+
+    assert [a_sum(s) for s in ("$80.00", "$11.50", "$18,000.00", "$1,100.00", "$300.00")] == [
+        "an",
+        "an",
+        "an",
+        "a",
+        "a",
+    ]

@@ -88,7 +88,10 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     # of no one's"; round 33: a caller saying who they are told a confidential balance)
     own = conditional_clause(taken, condition, random.Random(0), vague=False).sentence()
     assert own.startswith("Ann Lee keeps their retainer balance at $8,000 under their agree"), own
-    assert "they'll pay in the difference, so please add it to their retainer" in own, own
+    # the top-up is charged to a card, not promised (round 38: "made without any payment
+    # actually being received")
+    charged = "charge the difference to their card on file, so please add it to their retainer"
+    assert charged in own, own
     assert "to be $8,000" not in text + own, text  # "I'd like it to be $X" (round 33)
     assert "1,686.70" not in text and "$400" not in text, text
 
@@ -148,3 +151,25 @@ def test_a_branch_aimed_at_a_mark_hands_no_money_over():
     step.mentions[1] = ArgMention("amount", 1686.70, "float", described="the difference")
     said = {_branch(step, random.Random(seed), None, True).lead() for seed in range(8)}
     assert all(not s.startswith("here's") for s in said), said
+
+
+def test_staff_bring_an_account_to_its_mark_with_the_holder_at_the_desk():
+    """Round 38: "I'll pay out cash from account ACC-1" with no customer there."""
+    account = ArgMention("account_id", "ACC-1", "entity_id", "account")
+    taken = _step(TOP_UP, 250.0, 750.0, 1000.0)
+    taken.mentions[0] = account
+    taken.mentions[1] = ArgMention("amount", 250.0, "float", described="the difference")
+    other = _step(REFUND, 100.0, 750.0, 650.0)
+    other.mentions[0] = account
+    other.mentions[1] = ArgMention("amount", 100.0, "float", described="the excess")
+    condition = Condition(account, "balance", "<", 1000.0, True, other, {}, target=True)
+    named = conditional_clause(taken, condition, random.Random(0), vague=False, voice="staff")
+    text = named.sentence()
+    assert text.startswith(
+        "The holder of account ACC-1 is here; they keep its balance at $1,000"
+    ), text
+    assert "they'll pay in the difference" in text, text
+    goal = conditional_clause(taken, condition, random.Random(0), vague=True, voice="staff")
+    assert goal.sentence().startswith(
+        "An account holder is here; they keep the balance of their account"
+    ), goal

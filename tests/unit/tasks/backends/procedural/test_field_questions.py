@@ -120,3 +120,50 @@ def test_a_one_letter_value_is_not_asked():
     compiled = compile_environment(load_domain("warehouse"), 0)
     assert not _askable("zone", "A", compiled, "bin")
     assert _askable("zone", "North", compiled, "bin")
+
+
+@pytest.mark.parametrize(
+    ("template", "field", "value", "now", "asked"),
+    [
+        (
+            "field_questions",
+            "starts_at",
+            "2025-12-08T13:30:00",
+            "2025-12-01T09:00",
+            "start_questions",
+        ),
+        (
+            "field_questions",
+            "starts_at",
+            "2025-11-08T13:30:00",
+            "2025-12-01T09:00",
+            "start_questions_past",
+        ),
+        ("count_field_questions", "hours", 3, "2025-12-01T09:00", "duration_questions"),
+        (
+            "field_questions",
+            "ends_at",
+            "2025-01-09T06:15:00",
+            "2025-12-01T09:00",
+            "end_questions_past",
+        ),
+        ("count_field_questions", "seats", 3, "2025-12-01T09:00", "count_field_questions"),
+        ("field_questions", "fee", 30.0, "2025-12-01T09:00", "field_questions"),
+    ],
+)
+def test_when_and_how_long_are_asked_as_a_person_asks_them(template, field, value, now, asked):
+    """Round 38: "the start time of appointment AP-7", "how many hours my booking has"."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _asked_plainly
+
+    assert _asked_plainly(template, "field_answers", field, value, now)[0] == asked
+
+
+@pytest.mark.parametrize(
+    ("question", "goal"),
+    [
+        ("When is my appointment AP-7?", "You want to know when your appointment AP-7 is."),
+        ("How long is my booking DB-2?", "You want to know how long your booking DB-2 is for."),
+    ],
+)
+def test_a_when_or_how_long_question_becomes_what_the_user_wants_to_know(question, goal):
+    assert in_second_person(question, COMMON_VERBS) == goal

@@ -1,0 +1,30 @@
+"""Something sold under a name is picked by its name (round 38: "I'd like 1 of Copper Watering
+Can (the active one)", "an order for the garden product")."""
+
+from __future__ import annotations
+
+from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+from envmill.tasks.backends.procedural.scenarios.lookups import sold_by_name
+from envmill.tasks.backends.procedural.scenarios.namesakes import _telling_fields
+
+CAN = {"name": "Copper Watering Can", "price": 36.0, "status": "active", "colour": "copper"}
+RETIRED = {"name": "Copper Watering Can", "price": 32.0, "status": "discontinued", "colour": "tin"}
+
+
+def test_a_priced_named_record_is_sold_by_name_and_a_person_is_not():
+    assert sold_by_name(CAN)
+    assert not sold_by_name({"name": "Pamela Soto", "specialty": "dermatology"})
+    assert not sold_by_name({"price": 3.0, "status": "open"})  # no name to call it by
+
+
+def test_a_namesake_product_is_told_apart_by_what_a_buyer_sees_not_its_status():
+    mention = ArgMention(
+        "product_id", "PR-1", "entity_id", "product", "Copper Watering Can", "name", by_label=True
+    )
+    fields = _telling_fields({"PR-1": CAN, "PR-2": RETIRED}, CAN, mention, "PR-2")
+    assert fields == ["colour"], fields
+    staff_record = {**CAN, "price": "n/a"}  # not priced: its status may tell it apart
+    other = {**RETIRED, "price": "n/a"}
+    assert "status" in _telling_fields(
+        {"PR-1": staff_record, "PR-2": other}, staff_record, mention, "PR-2"
+    )
