@@ -366,14 +366,9 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     found = re.search(_record_pattern(argument), clause)
     you = label == YOU
     if you:  # "for you", "your wallet", "take you off shift"; never "change you ships from"
-        if found:
-            before, after = clause[: found.start()], clause[found.end() :]
-            after_word = re.search(rf"\b{PREPOSITIONS}\s+$", before)
-            # the verb's object ("take a courier off shift"), not a subject ("the address a
-            # sender ships from")
-            object_of_verb = re.fullmatch(r"\w+ ", before) and not re.match(r"\s+\w+s\b", after)
-            if found.group(1) or after_word or object_of_verb:
-                return before + ("your" if found.group(1) else "you") + after
+        said = _as_you(clause, found) if found else None
+        if said is not None:
+            return said
         named, label = f"{kind} {rid}", None
     if found:
         owner = f"{label}'s" if label and found.group(1) else f"{named}{found.group(1) or ''}"
@@ -387,6 +382,22 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     if not you and clause.count(" ") >= 2 and not clause.endswith(")"):
         return f"{clause} ({label}, {rid})" if label else f"{clause} ({kind} {rid})"
     return clause if clause.count(" ") < 2 else f"{clause}, for {'you' if you else named}"
+
+
+def _as_you(clause: str, found: re.Match[str]) -> str | None:
+    """The signed-in person's record said as "you" or "your" where the clause names it as an
+    object or an owner; None where it is another part of the sentence."""
+    before, after = clause[: found.start()], clause[found.end() :]
+    field_of = re.search(r"\bthe ((?:[a-z]+ ){0,2}[a-z]+) of $", before)
+    if field_of:  # "change your email address", never "the email address of you" (round 39)
+        return f"{before[: field_of.start()]}your {field_of.group(1)}{after}"
+    after_word = re.search(rf"\b{PREPOSITIONS}\s+$", before)
+    # the verb's object ("take a courier off shift"), not a subject ("the address a sender
+    # ships from")
+    object_of_verb = re.fullmatch(r"\w+ ", before) and not re.match(r"\s+\w+s\b", after)
+    if found.group(1) or after_word or object_of_verb:
+        return before + ("your" if found.group(1) else "you") + after
+    return None
 
 
 def _put_created(clause: str, argument: str) -> str:

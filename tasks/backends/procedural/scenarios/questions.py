@@ -161,6 +161,7 @@ def ask_field(
         template, kind_of_answer = COUNTED[template], "count_field_answers"
     now = str(state.get("current_time") or "")
     verb = _moment_verb(name, value, now) if template == "field_questions" else None
+    verb = verb and _not_its_own_noun(verb, entity)
     if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
         template, kind_of_answer = "moment_questions", "moment_answers"
     template, kind_of_answer = _asked_plainly(template, kind_of_answer, name, value, now)
@@ -224,7 +225,7 @@ def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str)
 
 
 START = re.compile(r"(?:starts?_(?:at|time|on)|start_(?:date|time)|scheduled_(?:at|for))$")
-END = re.compile(r"(?:ends?_(?:at|time|on)|end_(?:date|time))$")
+END = re.compile(r"(?:ends?_(?:at|time|on)|end_(?:date|time)|ended_(?:at|on))$")
 DURATIONS = frozenset({"hours", "nights", "days", "weeks", "months", "minutes"})
 
 
@@ -250,6 +251,11 @@ def _moment_verb(name: str, value: Any, now: str | None = None) -> str | None:
     if now is not None and str(value) > now[: len(str(value))]:
         return None
     return MOMENT_VERBS.get(verb, verb)
+
+
+def _not_its_own_noun(verb: str, entity: str) -> str:
+    """ "When was my credit purchase CP-7 made?", never "… purchased?" (round 39)."""
+    return "made" if verb[:5] == words_of(entity).split()[-1][:5] else verb
 
 
 MOMENT_VERBS = {"booked": "made", "enrolled": "made"}  # "when was booking BKG-2 made?"

@@ -319,3 +319,14 @@ def test_a_sum_takes_the_article_it_is_read_out_with():
         "a",
         "a",
     ]
+
+
+def test_the_signed_in_persons_field_is_yours_not_of_you():
+    """Round 39: "I'm ready to change the email address of you to …"."""
+    from envmill.tasks.rollout.saying import YOU, _put_record
+
+    said = _put_record("change the email address of a customer", "customer_id", "CU-1", YOU)
+    assert said == "change your email address", said
+    assert _put_record("place an order for a customer", "customer_id", "CU-1", YOU) == (
+        "place an order for you"
+    )

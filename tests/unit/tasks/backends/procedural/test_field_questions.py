@@ -167,3 +167,11 @@ def test_when_and_how_long_are_asked_as_a_person_asks_them(template, field, valu
 )
 def test_a_when_or_how_long_question_becomes_what_the_user_wants_to_know(question, goal):
     assert in_second_person(question, COMMON_VERBS) == goal
+
+
+def test_a_moment_named_by_its_records_own_noun_is_when_it_was_made():
+    """Round 39: "when my credit purchase CP-7 was purchased"."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _not_its_own_noun
+
+    assert _not_its_own_noun("purchased", "credit_purchase") == "made"
+    assert _not_its_own_noun("placed", "order") == "placed"
