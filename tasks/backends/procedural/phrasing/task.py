@@ -650,11 +650,19 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
         noun = re.escape(mention_entity(which))
         said = re.sub(rf"\b(?:a|an) {noun}\b", str(which.described), phrase, count=1)
         # "enrol a student in Kathryn Anderson's latest course", not "… in a course for …"
-        phrase = said if said != phrase else f"{phrase} for {which.described}"
+        by = "with" if mention_entity(which) in PROVIDERS else "for"  # "with the dermatologist"
+        phrase = said if said != phrase else f"{phrase} {by} {which.described}"
     lead = rng.choice(CREATE_LEADS)
     if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
         lead = "I'd like to"
     return Clause(f"{lead} {phrase}")
+
+
+# people one has an appointment or a session with, not for
+PROVIDERS = frozenset(
+    "doctor vet veterinarian physician specialist instructor trainer attorney lawyer therapist "
+    "stylist tutor adviser advisor counsellor counselor dentist".split()
+)
 
 
 def distinguish_repeats(steps: list[ChainStep], clauses: list[Clause]) -> list[Clause]:

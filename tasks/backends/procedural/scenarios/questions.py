@@ -485,6 +485,8 @@ def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, A
     value = rng.choice(arg.values)
     said = words_of(str(value))
     same_stem = said[:4] == words_of(tool.entity)[:4]
+    if arg.name == "status" and re.match(r"(?:on|in|at|under|out) ", said):  # "lots on sale"
+        return {**args, arg.name: value}, "", f" {said}"
     if arg.name == "status" and not same_stem:
         return {**args, arg.name: value}, f"{said} ", ""  # "active loans"
     if arg.name == "status" and " " not in said:  # "current enrolments", not "enrolled …"

@@ -175,3 +175,18 @@ def test_a_moment_named_by_its_records_own_noun_is_when_it_was_made():
 
     assert _not_its_own_noun("purchased", "credit_purchase") == "made"
     assert _not_its_own_noun("placed", "order") == "placed"
+
+
+def test_a_status_that_is_a_phrase_goes_after_the_noun():
+    """Round 39: "the number of on sale harvest lots"."""
+    import random
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.questions import _filter
+
+    status = SimpleNamespace(name="status", source="enum", values=["on_sale"])
+    tool = SimpleNamespace(args=[SimpleNamespace(name="farmer_id"), status], entity="harvest_lot")
+    args, before, after = _filter(tool, random.Random(0), {"farmer_id": "F-1"})
+    assert (before, after) == ("", " on sale") and args["status"] == "on_sale"
+    status.values = ["active"]
+    assert _filter(tool, random.Random(0), {})[1:] == ("active ", "")

@@ -45,6 +45,22 @@ def test_a_described_record_takes_the_place_of_its_indefinite_noun_in_a_goal():
     assert goal.endswith("enroll a student in Kathryn Anderson's latest course"), goal
 
 
+def test_an_appointment_is_booked_with_the_doctor_a_goal_describes():
+    """Round 39: "book an appointment for the dermatologist"."""
+    import random
+
+    from envmill.tasks.backends.procedural.manifest import ToolManifest
+    from envmill.tasks.backends.procedural.phrasing.task import create_goal
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
+
+    tool = ToolManifest(tool="book_appointment", kind="state_change", entity="appointment")
+    mentions = [
+        ArgMention("doctor_id", "DR-6", "entity_id", "doctor", described="the dermatologist")
+    ]
+    goal = create_goal(ChainStep(tool, {}, mentions, []), random.Random(1), "self").body
+    assert goal.endswith("book an appointment with the dermatologist"), goal
+
+
 def test_a_label_that_is_a_line_of_text_keeps_its_kind_before_it():
     said = named_by_label("ticket", "Data import stuck at 90 percent")
     assert said == "ticket Data import stuck at 90 percent"
