@@ -20,7 +20,7 @@ FIELDS_FILE = Path(__file__).resolve().parent / "wording" / "fields.yaml"
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
-    retainer refund earnings deductions value arrears""".split()
+    retainer refund earnings deductions value arrears cover""".split()
 )
 # words of a name that count something other than money
 COUNTED = frozenset(
@@ -28,6 +28,7 @@ COUNTED = frozenset(
     kwh score grade tax interest percent pct""".split()
 )
 PRICED_RATES = frozenset("hourly nightly daily weekly monthly room base".split())
+MONEY_LIMITS = frozenset("coverage credit spending withdrawal loan overdraft".split())
 ABBREVIATIONS = {"max": "maximum", "min": "minimum", "qty": "quantity", "num": "number"}
 
 
@@ -81,6 +82,8 @@ def is_money_field(field: str) -> bool:
     unit by the words before "per" ("price_per_kg")."""
     said = field_noun(field).split()
     said = said[: said.index("per")] if "per" in said[1:] else said
+    if len(said) > 1 and said[-1] == "limit" and said[-2] in MONEY_LIMITS:  # "coverage limit"
+        return True
     if not said or said[-1] not in MONEY_WORDS or set(said) & COUNTED:
         return False
     return said[-1] != "rate" or bool(set(said) & PRICED_RATES)

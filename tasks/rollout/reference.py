@@ -366,8 +366,8 @@ def _because(kind: str | None, answer: str | None) -> str:
     """What a conditional's confirmation says first: the number it read and the branch that
     picks ("Priya Patel's retainer balance is $913.31, below the $1,000 target. I'm ready to
     add $86.69 …"); a yes to a bare "add the deposit" left the user blind (round 28). The
-    reference answer's own opening, up to its ", so I …"; nothing for another kind."""
-    reading = (answer or "").partition(", so I ")
+    reference answer's own opening, up to its ", so …"; nothing for another kind."""
+    reading = (answer or "").partition(", so ")
     conditional = (kind or "").startswith("conditional")
     return f"{reading[0]}. " if conditional and reading[1] else ""
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from envmill.schemas.scenario import GATES, ScenarioSpec
@@ -187,3 +189,21 @@ def test_a_customer_is_refused_what_their_role_or_ownership_forbids(customer_run
     assert refused and all(s.status == "certified" for s in refused)
     said = [(s.reference_answer or "").lower() for s in refused]  # whose it is, or who may
     assert any("permission" in a or "belongs to another customer" in a for a in said), said
+
+
+def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_number_stands(
+    sandbox, monkeypatch
+):
+    """Round 39: a bank balance "kept at $1,000" read as contrived; a domain's own policy
+    ("the team can't cover long absences") gives both branches their reason."""
+    monkeypatch.setattr(scenarios, "choose_kind", lambda rng: "conditional")
+    output = _kind_run(sandbox, monkeypatch, "change", ["hr_leave"], seed=3)
+    made = [s for s in output.scenarios if s.kind.startswith("conditional")]
+    certified = [s for s in made if s.status == "certified"]
+    assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]
+    for scenario in certified:
+        assert "can't cover long absences" in scenario.task, scenario.task
+        limit = re.search(r"for (\d+) days or more", scenario.task)
+        assert limit and int(limit.group(1)) >= 5, scenario.task  # the policy's least
+        said = re.search(r"(above|at|below) the (\d+)-day limit, so ", scenario.reference_answer)
+        assert said and said.group(2) == limit.group(1), scenario.reference_answer

@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
-from envmill.tasks.core.facts import ASKED_AS, a_or_an
+from envmill.tasks.core.facts import ASKED_AS, a_or_an, is_plural
 from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -375,21 +375,28 @@ def conditional_clause(
         said = lead.format(subject=subject, mark=mark)
         said = f"{said[:1].upper()}{said[1:]}"
         return Clause(f"{said} If it is below that, {low}; if it is above, {high}")
-    comparison = say(
-        "at_least" if condition.op == ">=" else "below",
-        rng,
-        value=shown(condition.field, condition.threshold),
-    )
+    noun = field_noun(condition.field)
+    value = shown(condition.field, condition.threshold)
+    counted = is_plural(noun) and float(condition.threshold).is_integer() and " " not in noun
+    comparison = say("at_least" if condition.op == ">=" else "below", rng, value=value)
+    if counted:  # "if leave request LR-6 is for 5 days or more", not "the days of … are 5"
+        n = int(condition.threshold)
+        more = condition.op == ">="
+        comparison = f"for {n} {noun} or more" if more else f"for fewer than {n} {noun}"
+    subject = condition_subject(record, noun, vague=vague)
+    if counted:
+        subject = subject.removeprefix(f"the {noun} of ")
     body = say(
         "conditional",
         rng,
-        field=field_noun(condition.field),
-        subject=condition_subject(record, field_noun(condition.field), vague=vague),
+        field="" if counted else noun,
+        subject=subject,
         comparison=comparison,
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
-    return Clause(body)
+    # a declared policy says why: "the team can't cover long absences this month, so if …"
+    return Clause(f"{condition.why}, so {body}" if condition.why else body)
 
 
 def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> Clause:

@@ -28,6 +28,7 @@ from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import condition_subject
 from envmill.tasks.backends.procedural.phrasing.words import is_money, order_phrases
+from envmill.tasks.backends.procedural.plan import plan_environment
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     Chain,
@@ -47,9 +48,10 @@ from envmill.tasks.backends.procedural.scenarios.round_numbers import (
     round_within,
     rounded_amount,
 )
+from envmill.tasks.backends.procedural.spec.domain import PolicySpec
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.facts import is_plural
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, singular
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.rollout.closing import changed_numbers, what_changed
 
@@ -76,6 +78,8 @@ class ConditionalSampler(_ChainSampler):
         super().__init__(*args)
         self.otherwise: tuple[ChainStep, dict[str, Any]] | None = None
         self.mark: Mark | None = None
+        self.declared = declared_policies(self.compiled, self.changers)
+        self.policy: Declared | None = None
 
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         """A few pairs of branches are tried: most pairs make no policy together ("void the
@@ -100,15 +104,19 @@ class ConditionalSampler(_ChainSampler):
         chain = super().sample(target_len, max_attempts)
         if chain is None or chain.steps[0].condition is None:
             return None
-        return chain if _not_done(self.otherwise[0], chain.final_state) else None
+        return chain if _not_done(self.otherwise[0], chain.final_state, chain.steps[0]) else None
 
     def _draw_otherwise(self) -> tuple[ChainStep, dict[str, Any]] | None:
         """A state change that would succeed now; rolled back, with its mentions and state."""
-        acting = [t for t in self.changers if id_arg(t, t.entity) is not None and _orders(t)]
-        paired = [t for t in acting if any(o.entity == t.entity and o is not t for o in acting)]
-        if not paired:
-            return None
-        manifest = self.rng.choice(paired)
+        if self.declared:  # the domain says which choices it makes: only those
+            self.policy = self.rng.choice(self.declared)
+            manifest = self.rng.choice((self.policy.high, self.policy.low))
+        else:
+            acting = [t for t in self.changers if id_arg(t, t.entity) is not None and _orders(t)]
+            paired = [t for t in acting if any(o.entity == t.entity and o is not t for o in acting)]
+            if not paired:
+                return None
+            manifest = self.rng.choice(paired)
         arguments = self.drawer.draw_arguments(manifest, self.state)
         if arguments is None:
             return None
@@ -132,6 +140,8 @@ class ConditionalSampler(_ChainSampler):
         if self.chain.steps or self.otherwise is None:
             return super()._choose_changer()
         other = self.otherwise[0].manifest
+        if self.policy is not None:
+            return self.policy.low if other is self.policy.high else self.policy.high
         alike = [
             t
             for t in self.changers
@@ -151,12 +161,26 @@ class ConditionalSampler(_ChainSampler):
         arguments[arg.name] = other.arguments[record.name]
         in_round_numbers(manifest, arguments)
         self.mark = None
-        if _record_moves(other.changes, arguments) and _money_args(manifest, arguments):
+        if (
+            self.policy is None
+            and _record_moves(other.changes, arguments)
+            and _money_args(manifest, arguments)
+        ):
             before = self.state  # which way this branch moves the number: tried, rolled back
             _, after, _ = self._run(manifest.tool, arguments)
             self._restore(before, after)
             self.mark = _aim(manifest, arguments, other, before, diff_states(before, after))
+            if self.mark and not self._kept_level(manifest.entity, self.mark.field):
+                self.mark = None  # "they keep its balance at $1,000" is no one's request
         return True
+
+    def _kept_level(self, entity: str | None, field: str) -> bool:
+        """A sum the domain says its holder keeps at a level (an evergreen retainer): only
+        there does "bring it back to $X" have a reason (round 39: a bank balance "kept at
+        $1,000" read as contrived to every rater)."""
+        spec = self.compiled.spec.entities.get(entity or "")
+        kept = spec.fields.get(field) if spec is not None else None
+        return bool(kept is not None and getattr(kept, "kept_level", False))
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
         """No look before the conditional step: the read the condition needs is that look, and
@@ -176,7 +200,12 @@ class ConditionalSampler(_ChainSampler):
     def _kept(self, step: ChainStep) -> None:
         if len(self.chain.steps) != 1 or self.otherwise is None:
             return
-        condition, read = self._aimed(step, self.mark) if self.mark else self._condition(step)
+        if self.policy is not None:
+            condition, read = self._declared(step, self.policy)
+        elif self.mark:
+            condition, read = self._aimed(step, self.mark)
+        else:
+            condition, read = self._condition(step)
         if condition is None:
             return
         step.condition = condition
@@ -235,6 +264,40 @@ class ConditionalSampler(_ChainSampler):
             return condition, read
         return None, None
 
+    def _declared(self, step: ChainStep, policy: Declared) -> tuple[Condition | None, Any]:
+        """The condition of a policy the domain declares: the taken branch is ``high`` when
+        the record's number is at or above a round threshold near it, ``low`` below it."""
+        assert self.otherwise is not None
+        other, untaken = self.otherwise
+        before = self.chain.initial_state
+        for mention in step.mentions:
+            if mention.entity != step.manifest.entity or not self._readable(mention):
+                continue
+            if not _concerns(other, mention, before):
+                continue
+            attr = self.compiled.entity_attrs[mention.entity or ""]
+            value = _value_at(before, [attr, mention.value, policy.spec.field])
+            getter = self._getter(mention.entity)
+            if not _is_number(value) or getter is None:
+                continue
+            holds = step.manifest is policy.high
+            threshold = _threshold(float(value), ">=", holds, self.rng, policy.spec.least)
+            if threshold is None:
+                continue
+            read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
+            own = self.voice_is_own() and policy.spec.why_own
+            why = policy.spec.why_own if own else policy.spec.why
+            condition = Condition(
+                mention, policy.spec.field, ">=", threshold, holds, other, untaken
+            )
+            return replace(condition, why=why), read
+        return None, None
+
+    def voice_is_own(self) -> bool:
+        """Whether the signed-in person acts as their own record (a customer, not staff)."""
+        role = self.compiled.roles.get(str(self.state.get(self.compiled.acting_role_attr or "")))
+        return role is not None and role.entity is not None
+
     def _aimed(self, step: ChainStep, mark: Mark) -> tuple[Condition | None, Any]:
         """The condition of branches aimed at a mark (``_aim``): the number is below the mark
         and the taken branch adds the difference, or above it and the branch takes the excess
@@ -274,6 +337,31 @@ class ConditionalSampler(_ChainSampler):
 
     def _getter(self, entity: str | None) -> ToolManifest | None:
         return next((q for q in self.queries.values() if _reads_one(q, entity)), None)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A policy of the domain (``PolicySpec``) with the two tools it chooses between."""
+
+    spec: PolicySpec
+    high: ToolManifest
+    low: ToolManifest
+
+
+def declared_policies(
+    compiled: CompiledEnvironment, changers: list[ToolManifest]
+) -> list[Declared]:
+    """The domain's policies whose two operations this environment has as tools."""
+    names = plan_environment(compiled.spec, compiled.seed).tool_names
+    by_tool = {t.tool: t for t in changers}
+    found = []
+    for entity in compiled.spec.entities.values():
+        for policy in entity.policies:
+            high = by_tool.get(names.get(policy.high, ""))
+            low = by_tool.get(names.get(policy.low, ""))
+            if high is not None and low is not None:
+                found.append(Declared(policy, high, low))
+    return found
 
 
 @dataclass(frozen=True)
@@ -518,9 +606,13 @@ def _threshold(
     return float(threshold) if truth == holds and threshold > 0 else None
 
 
-def _not_done(otherwise: ChainStep, final: dict[str, Any]) -> bool:
-    """The branch not taken left no trace in the final state: none of its field values."""
+def _not_done(otherwise: ChainStep, final: dict[str, Any], taken: ChainStep | None = None) -> bool:
+    """The branch not taken left no trace in the final state: none of its field values, but
+    for what both branches do alike (a decision's time, stamped by approving and rejecting)."""
+    shared = {(tuple(c["path"]), repr(c.get("new"))) for c in (taken.changes if taken else [])}
     for change in otherwise.changes:
+        if (tuple(change["path"]), repr(change.get("new"))) in shared:
+            continue
         if change["op"] == "change" and _value_at(final, change["path"]) == change["new"]:
             return False
     return True
@@ -556,6 +648,34 @@ def _moved(before: dict, after: dict, attr: str, condition: Condition) -> tuple[
     if not isinstance(start, int | float) or not isinstance(end, int | float):
         return None
     return round(abs(end - start), 2), end
+
+
+def _by_policy(condition: Condition, value: float, done: str) -> str:
+    """A declared policy's reply: the number read, where it stands against the policy's limit,
+    and what was done ("The estimate of work order WO-4 is $85.00, above the $50 limit, so
+    I've cancelled work order WO-4")."""
+    noun = field_noun(condition.field)
+    side = (
+        "above"
+        if value > condition.threshold
+        else "at"
+        if value == condition.threshold
+        else "below"
+    )
+    subject = condition_subject(condition.record, noun, vague=False)
+    whole = float(condition.threshold).is_integer() and isinstance(value, int)
+    if is_plural(noun) and " " not in noun and whole:  # "is for 2 days, below the 5-day limit"
+        subject = subject.removeprefix(f"the {noun} of ")
+        said = f"is for {value} {singular(noun) if value == 1 else noun}"
+        limit = f"{int(condition.threshold)}-{singular(noun)}"
+    else:
+        verb = "are" if is_plural(noun) else "is"
+        said, limit = (
+            f"{verb} {say(condition.field, value)}",
+            shown(condition.field, condition.threshold),
+        )
+    done = done[:1].lower() + done[1:] if done.startswith(("I've", "I ")) is False else done
+    return f"{subject[:1].upper()}{subject[1:]} {said}, {side} the {limit} limit, so {done}."
 
 
 def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[ExpectedAnswer, str] | None:
@@ -613,6 +733,8 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
         branch = "so I went ahead" if condition.holds else "so I went with your other option"
     known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
     done = what_changed(chain.initial_state, chain.final_state, known)
+    if condition.why:  # a policy's limit: "Leave request LR-3 is for 2 days, below the 5-day
+        return expected, _by_policy(condition, value, done)  # limit, so I've approved it"
     noun = field_noun(condition.field)
     verb = "are" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "is"
     subject = condition_subject(condition.record, noun, vague=False)  # as the task named it

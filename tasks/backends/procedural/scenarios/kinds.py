@@ -196,6 +196,8 @@ def _question_about_change(
             continue
         if _given(change.get("new"), chain) or str(change.get("new")).casefold() in implied:
             continue  # "freeze it / set it to frozen, then tell me the status": the task says it
+        if STAMPED.match(str(change.get("new"))):
+            continue  # "I just handed over the food; what is the time of my delivery after that?"
         exempt = [change.get("old")] + [
             v for step in chain.steps for v in step.arguments.values() if not isinstance(v, bool)
         ]
@@ -214,6 +216,9 @@ def _question_about_change(
         if question is not None:
             return question
     return None
+
+
+STAMPED = re.compile(r"\d{4}-\d{2}-\d{2}T")  # a time the act stamps: its answer is "now"
 
 
 def _given(value: Any, chain: Chain) -> bool:

@@ -183,11 +183,13 @@ def ask_field(
     )
     status = record.get("status")
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
-    noted = noted and not END.match(name) and words_of(entity) not in PEOPLE  # "it has been
-    # cancelled" of a member, "it is marked as ended" after the time it ended (round 39)
+    noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
     if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
-        # "the price is $169.00" of a cancelled booking leaves out what matters most
-        answer += f" Note that {where_it_stands('it', words_of(str(status)))}."
+        # "the price is $169.00" of a cancelled booking leaves out what matters most; a person
+        # is not "it" (round 39: "There are 219 visits on Michael Vazquez. Note that it has
+        # been cancelled.")
+        whose = "their record" if words_of(entity) in PEOPLE else "it"
+        answer += f" Note that {where_it_stands(whose, words_of(str(status)))}."
     expected = expected_answer(
         value,
         kind or "text",

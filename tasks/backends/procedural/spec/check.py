@@ -24,7 +24,7 @@ from envmill.tasks.backends.procedural.spec.domain import (
     OperationSpec,
     SpecError,
 )
-from envmill.tasks.backends.procedural.spec.paths import copy_field_type, op_entities
+from envmill.tasks.backends.procedural.spec.paths import NUMERIC, copy_field_type, op_entities
 
 
 def fail(spec: DomainSpec, entity: str | None, op: str | None, message: str) -> NoReturn:
@@ -44,6 +44,7 @@ def check_domain(spec: DomainSpec) -> None:
     check_roles(spec)
     for entity in spec.entities.values():
         check_entity_invariants(spec, entity)
+        check_policies(spec, entity)
     seen: dict[str, str] = {}
     for entity in spec.entities.values():
         for op in entity.operations:
@@ -54,6 +55,20 @@ def check_domain(spec: DomainSpec) -> None:
                 seen[name] = op.name
             check_operation(spec, entity, op)
     check_coverage(spec)
+
+
+def check_policies(spec: DomainSpec, entity: EntitySpec) -> None:
+    """A policy reads a number field of its entity and chooses between two of its operations."""
+    ops = {op.name for op in entity.operations}
+    for policy in entity.policies:
+        field = entity.fields.get(policy.field)
+        if field is None or field.type not in NUMERIC:
+            fail(spec, entity.name, None, f"policy reads '{policy.field}', not a number field")
+        for name in (policy.high, policy.low):
+            if name not in ops:
+                fail(spec, entity.name, None, f"policy names '{name}', not one of its operations")
+        if policy.high == policy.low or not policy.why.strip():
+            fail(spec, entity.name, None, "a policy needs two operations and a reason")
 
 
 def plural_of(name: str) -> str:

@@ -74,7 +74,15 @@ after ``after``: a monthly plan ends on the day of the month it started), ``by_s
 ``at_most`` (capped by another field), ``derive`` (``product_id.price * quantity``, times a
 ``scale`` factor of an own enum), ``claims`` (``{ongoing: on_trip}``: this record's status puts its
 parent in a status, one parent per claim) and ``follows`` (``{cancelled: cancelled}``: a parent's
-status forces this record's).
+status forces this record's). ``kept_level`` marks a sum its holder keeps at an agreed level (an
+evergreen retainer): only such a sum is brought back to a mark by a conditional request.
+
+**Policies** (``policies:`` on an entity): a choice the business makes by one of the record's
+numbers (``field``): ``high`` at or above a threshold, ``low`` below it, for a stated reason
+(``why``; ``why_own`` as the holder says it), with a threshold never below ``least`` (a "long
+absence" is 5 days or more, not 2). Conditional scenarios follow them, so both branches
+of a request make sense together ("the team can't cover long absences, so if leave request
+LR-6 is for 5 days or more, reject it; otherwise approve it").
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -225,6 +233,11 @@ class FieldSpec(ValueSpec):
     follows: dict[str, str] = Field(
         default_factory=dict, description="ref: parent status -> status it forces on this record"
     )
+    kept_level: bool = Field(
+        default=False,
+        description="a sum its holder keeps at an agreed level (an evergreen retainer): a "
+        "request may bring it back to that level",
+    )
 
 
 class ArgSpec(ValueSpec):
@@ -306,6 +319,21 @@ class OperationSpec(SpecModel):
         return [self.name, *self.aliases]
 
 
+class PolicySpec(SpecModel):
+    """A choice the business makes by a number of a record: at or above a round threshold near
+    the record's value, ``high``; below it, ``low`` (both operations of the entity, both able to
+    act on the record). A conditional request follows it, with ``why`` as its reason."""
+
+    field: str = Field(description="the number field the choice reads")
+    high: str = Field(description="operation for values at or above the threshold")
+    low: str = Field(description="operation for values below it")
+    why: str = Field(
+        description='the reason, as staff say it ("the team can\'t cover long absences")'
+    )
+    why_own: str = Field(default="", description="the reason as the record's holder says it")
+    least: float = Field(default=0, description="the lowest threshold that is the policy's")
+
+
 class EntitySpec(SpecModel):
     name: str = ""
     title: str = ""
@@ -318,6 +346,9 @@ class EntitySpec(SpecModel):
     status: StatusMachine | None = None
     operations: list[OperationSpec] = Field(default_factory=list)
     invariants: list[Invariant] = Field(default_factory=list)
+    policies: list[PolicySpec] = Field(
+        default_factory=list, description="choices made by a number: conditional requests"
+    )
     examples: list[dict[str, Scalar]] = Field(
         default_factory=list,
         description="field values that belong together (a part's name and its category); "

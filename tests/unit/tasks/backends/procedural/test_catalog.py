@@ -222,3 +222,28 @@ def test_phrase_placeholder_must_name_an_argument():
     operation(spec, "loan", "return_book")["phrases"][0] = "Returning {book_id}."
     with pytest.raises(SpecError, match=r"operation 'return_book'.*placeholder '\{book_id\}'"):
         parse_domain(spec)
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"field": "returned_on", "high": "return_book", "low": "borrow_book"}, "not a number"),
+        ({"field": "stock", "high": "return_book", "low": "weed_book"}, "not one of its"),
+        ({"field": "stock", "high": "get_book", "low": "get_book"}, "two operations"),
+    ],
+)
+def test_a_policy_reads_a_number_of_its_record_and_chooses_between_two_of_its_operations(
+    policy, message
+):
+    spec = mini()
+    spec["entities"]["book"]["policies"] = [{**policy, "why": "Stock is short"}]
+    with pytest.raises(SpecError, match=message):
+        parse_domain(spec)
+
+
+def test_every_declared_policy_names_its_entitys_own_operations():
+    for name in list_domains():
+        for entity in load_domain(name).entities.values():
+            ops = {op.name for op in entity.operations}
+            for policy in entity.policies:
+                assert {policy.high, policy.low} <= ops and policy.why, (name, policy)

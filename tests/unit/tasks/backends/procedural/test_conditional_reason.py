@@ -173,3 +173,24 @@ def test_staff_bring_an_account_to_its_mark_with_the_holder_at_the_desk():
     assert goal.sentence().startswith(
         "An account holder is here; they keep the balance of their account"
     ), goal
+
+
+def test_a_stamp_both_branches_set_does_not_make_the_branch_not_taken_done():
+    """Approving and rejecting both stamp the decision's time: only what tells them apart
+    must be missing from the final state."""
+    from envmill.tasks.backends.procedural.scenarios.conditions import _not_done
+
+    stamp = {"op": "change", "path": ["requests", "LR-1", "decided_at"], "old": None,
+             "new": "2025-05-05T09:00:00"}  # fmt: skip
+    approved = {"op": "change", "path": ["requests", "LR-1", "status"], "old": "pending",
+                "new": "approved"}  # fmt: skip
+    rejected = {**approved, "new": "rejected"}
+    taken = _step(TOP_UP, 0, 0, 0)
+    taken.changes = [approved, stamp]
+    other = _step(REFUND, 0, 0, 0)
+    other.changes = [rejected, stamp]
+    final = {"requests": {"LR-1": {"status": "approved", "decided_at": "2025-05-05T09:00:00"}}}
+    assert _not_done(other, final, taken)
+    assert not _not_done(other, final)  # without the taken branch, the stamp looks done
+    final["requests"]["LR-1"]["status"] = "rejected"
+    assert not _not_done(other, final, taken)
