@@ -77,7 +77,7 @@ def disambiguate(
         if not _finds_both(chain, episode, initial, mention, other):
             continue
         value = chain.initial_state[attr][mention.value][field]
-        hint = say(
+        hint = _phone_hint(mention.label, field, value) or say(
             _hint_key(compiled, mention.entity or "", field, value),
             rng,
             label=mention.label,
@@ -143,6 +143,9 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         if k not in used and (attr, k) not in touched and not _copies(records[k], target, copied)
     ]
     rng.shuffle(others)
+    # a twin in the target's own status first: "one of the two Kenneth Roses is already
+    # cancelled" tells them apart before anyone asks (round 39)
+    others.sort(key=lambda k: records[k].get("status") != target.get("status"))
     for other in others:
         fields = [f for f in _telling_fields(records, target, mention, other) if f not in tied]
         fields = [
@@ -151,6 +154,15 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         if fields:
             return other, rng.choice(fields)
     return None
+
+
+def _phone_hint(label: object, field: str, value: object) -> str | None:
+    """ "Kenneth Rose (the one whose phone number ends in 9701)": the last digits, as people
+    tell two numbers apart, not a whole number read back from a form (round 39)."""
+    digits = re.sub(r"\D", "", str(value))
+    if "phone" not in field or len(digits) < 7:
+        return None
+    return f"{label} (the one whose phone number ends in {digits[-4:]})"
 
 
 def _copies(record: dict, target: dict, fields: set[str]) -> bool:

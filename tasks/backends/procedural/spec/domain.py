@@ -71,7 +71,8 @@ source states (checked first); an increment/decrement keeping the field within i
 or ``after`` another date field (an implied invariant: never before it), ``months`` (whole months
 after ``after``: a monthly plan ends on the day of the month it started), ``by_status`` day ranges,
 ``set_when`` (nullable fields set only in these statuses), ``value_when`` (fixed value per status),
-``at_most`` (capped by another field), ``derive`` (``product_id.price * quantity``, times a
+``at_most`` (capped by another field), ``derive`` (``product_id.price * quantity``, or
+``gross_pay - deductions`` of two own fields, times a
 ``scale`` factor of an own enum), ``claims`` (``{ongoing: on_trip}``: this record's status puts its
 parent in a status, one parent per claim) and ``follows`` (``{cancelled: cancelled}``: a parent's
 status forces this record's). ``kept_level`` marks a sum its holder keeps at an agreed level (an
@@ -157,6 +158,8 @@ FieldType = Literal["str", "int", "float", "bool", "enum", "date", "datetime", "
 TIMES = ("date", "datetime")
 _SHORTHAND = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*(\?)?\s*$")
 DERIVE = re.compile(r"^(\w+)\.(\w+)(?:\s*\*\s*(\w+))?$")
+# an own field less another: a payslip's net pay is its gross pay less its deductions
+DIFFERENCE = re.compile(r"^(\w+)\s*-\s*(\w+)$")
 
 
 def spaced(name: str) -> str:
@@ -221,7 +224,8 @@ class FieldSpec(ValueSpec):
     )
     at_most: str | None = Field(default=None, description="numeric fill capped by this field")
     derive: str | None = Field(
-        default=None, description="fill as '<ref>.<field>' or '<ref>.<field> * <f>'"
+        default=None,
+        description="fill as '<ref>.<field>', '<ref>.<field> * <f>' or '<field> - <field>'",
     )
     by_status: dict[str, list[int]] = Field(default_factory=dict, description="status -> days")
     set_when: list[str] = Field(default_factory=list, description="statuses with a value")

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.tasks.backends.procedural.scenarios.round_numbers import round_within
 from envmill.tasks.backends.procedural.spec.check import reachable_states
-from envmill.tasks.backends.procedural.spec.domain import DERIVE, EntitySpec, FieldSpec, SpecError
+from envmill.tasks.backends.procedural.spec.domain import (
+    DERIVE,
+    DIFFERENCE,
+    EntitySpec,
+    FieldSpec,
+    SpecError,
+)
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
     is_email_provider,
@@ -63,8 +69,8 @@ def field_order(entity: EntitySpec) -> list[str]:
         if name in order:
             return
         field = entity.fields[name]
-        match = DERIVE.match(field.derive or "")
-        derived = [match.group(1), match.group(3)] if match else []
+        match = DERIVE.match(field.derive or "") or DIFFERENCE.match(field.derive or "")
+        derived = [match.group(1), match.group(match.lastindex or 1)] if match else []
         names = [n for n, f in entity.fields.items() if f.faker == "name"]
         named = names if is_email_provider(field.faker) else []
         scaled = [field.scale.by] if field.scale else []
@@ -213,6 +219,9 @@ def fill_choice(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Re
 
 def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
     """``product_id.price * quantity``: copy a field of a referenced record, times a local one."""
+    less = DIFFERENCE.match(field.derive or "")
+    if less is not None:  # "gross_pay - deductions"
+        return round(values[less.group(1)] - values[less.group(2)], 2)
     matched = DERIVE.match(field.derive or "")
     if matched is None:  # the spec check refuses a derive it cannot read
         raise SpecError(f"unreadable derive '{field.derive}' of '{entity.name}'")

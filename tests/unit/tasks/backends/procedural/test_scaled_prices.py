@@ -81,3 +81,19 @@ def test_a_scale_needs_a_factor_for_each_value():
     del spec["entities"]["booking"]["fields"]["price"]["scale"]["factors"]["business"]
     with pytest.raises(SpecError, match="scales"):
         parse_domain(spec)
+
+
+def test_a_payslips_net_pay_is_its_gross_pay_less_its_deductions():
+    """Rounds 38–39: "gross_pay 2509.55 − deductions 271.98 should be 2237.57, but the record
+    shows net_pay 770.4"."""
+    compiled = compile_environment(load_domain("payroll"), 0)
+    for seed in range(3):
+        for slip in build_initial_state(compiled, seed)["payslips"].values():
+            assert slip["net_pay"] == round(slip["gross_pay"] - slip["deductions"], 2), slip
+
+
+def test_a_difference_derive_names_two_own_number_fields():
+    spec = load_domain("payroll").model_dump(by_alias=True)
+    spec["entities"]["payslip"]["fields"]["net_pay"]["derive"] = "gross_pay - employee_id"
+    with pytest.raises(SpecError, match="derives a number"):
+        parse_domain(spec)
