@@ -209,8 +209,12 @@ def ask_field(
 def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str) -> tuple[str, str]:
     """ "When is my appointment AP-7?", "How long is my booking DB-2?": what a person asks, not
     "the start time of appointment AP-7" or "how many hours my booking has" (round 38)."""
-    timed = template == "field_questions" and value_kind(value) == "datetime"
+    timed = template == "field_questions" and value_kind(value) in ("datetime", "date")
     past = str(value) < now[: len(str(value))]
+    if timed and START.match(name) and value_kind(value) == "date":  # a policy, a lease
+        return (
+            ("began_questions", "began_answers") if past else ("begins_questions", "begins_answers")
+        )
     if timed and START.match(name):
         return (
             ("start_questions_past", "start_answers_past")
@@ -226,8 +230,10 @@ def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str)
     return template, answers
 
 
-START = re.compile(r"(?:starts?_(?:at|time|on)|start_(?:date|time)|scheduled_(?:at|for))$")
-END = re.compile(r"(?:ends?_(?:at|time|on)|end_(?:date|time)|ended_(?:at|on))$")
+START = re.compile(
+    r"(?:starts?_(?:at|time|on)|start_(?:date|time)|scheduled_(?:at|for)|valid_from|begins_on)$"
+)
+END = re.compile(r"(?:ends?_(?:at|time|on)|end_(?:date|time)|ended_(?:at|on)|valid_until)$")
 DURATIONS = frozenset({"hours", "nights", "days", "weeks", "months", "minutes"})
 
 

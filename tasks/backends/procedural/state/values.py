@@ -69,8 +69,8 @@ def field_order(entity: EntitySpec) -> list[str]:
         if name in order:
             return
         field = entity.fields[name]
-        match = DERIVE.match(field.derive or "") or DIFFERENCE.match(field.derive or "")
-        derived = [match.group(1), match.group(match.lastindex or 1)] if match else []
+        match, less = DERIVE.match(field.derive or ""), DIFFERENCE.match(field.derive or "")
+        derived = [match.group(1), match.group(3)] if match else list(less.groups()) if less else []
         names = [n for n, f in entity.fields.items() if f.faker == "name"]
         named = names if is_email_provider(field.faker) else []
         scaled = [field.scale.by] if field.scale else []

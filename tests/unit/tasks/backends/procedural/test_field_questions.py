@@ -149,6 +149,8 @@ def test_a_one_letter_value_is_not_asked():
         ),
         ("count_field_questions", "seats", 3, "2025-12-01T09:00", "count_field_questions"),
         ("field_questions", "fee", 30.0, "2025-12-01T09:00", "field_questions"),
+        ("field_questions", "starts_on", "2025-01-04", "2025-12-01T09:00", "began_questions"),
+        ("field_questions", "valid_until", "2026-01-04", "2025-12-01T09:00", "end_questions"),
     ],
 )
 def test_when_and_how_long_are_asked_as_a_person_asks_them(template, field, value, now, asked):
@@ -163,6 +165,8 @@ def test_when_and_how_long_are_asked_as_a_person_asks_them(template, field, valu
     [
         ("When is my appointment AP-7?", "You want to know when your appointment AP-7 is."),
         ("How long is my booking DB-2?", "You want to know how long your booking DB-2 is for."),
+        ("When does my policy POL-5 start?", "You want to know when your policy POL-5 starts."),
+        ("When did my lease end?", "You want to know when your lease ended."),
     ],
 )
 def test_a_when_or_how_long_question_becomes_what_the_user_wants_to_know(question, goal):
