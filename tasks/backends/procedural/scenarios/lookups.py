@@ -18,6 +18,7 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
 from envmill.tasks.backends.procedural.phrasing.words import (
     format_value,
     humanize_value,
@@ -29,6 +30,9 @@ from envmill.tasks.core.field_words import field_noun, stamped_participle
 
 # record nouns a type value replaces ("the van", not "the van vehicle"); elsewhere the value
 # reads before the noun ("the checking account", "the company donor")
+PLACE_NOUNS = frozenset(
+    "lot desk venue room garage branch restaurant space site warehouse location store".split()
+)
 SPECIALISTS = frozenset({"doctor", "vet", "veterinarian", "physician", "specialist"})
 GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equipment", "resource"})
 
@@ -131,6 +135,17 @@ class LookupSampler(_ChainSampler):
             other = "only_anywhere" if not owner else "only_with_field"
             key = f"{key}_after" if field == "status" else other
         whose = "my" if mine else f"{owner}'s"
+        after = ""
+        if (
+            owner
+            and not mine
+            and parent is not None
+            and words_of(parent.entity or "") not in PEOPLE
+        ):
+            # "the active permit at Airport Economy Lot", never "Airport Economy Lot's active
+            # permit" (round 39: a possessive of a place or a thing read as a form)
+            place = words_of(parent.entity or "").split()[-1] in PLACE_NOUNS
+            whose, after = "the", f" {'at' if place else 'of'} {owner}"
         text = say(
             key,
             self.rng,
@@ -140,7 +155,7 @@ class LookupSampler(_ChainSampler):
             value=value_words,
             done=done,
         )
-        text = re.sub(r"\s{2,}", " ", text)
+        text = re.sub(r"\s{2,}", " ", text) + after
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
 

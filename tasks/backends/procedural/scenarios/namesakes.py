@@ -77,7 +77,7 @@ def disambiguate(
         if not _finds_both(chain, episode, initial, mention, other):
             continue
         value = chain.initial_state[attr][mention.value][field]
-        hint = _phone_hint(mention.label, field, value) or say(
+        hint = say(
             _hint_key(compiled, mention.entity or "", field, value),
             rng,
             label=mention.label,
@@ -154,15 +154,6 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         if fields:
             return other, rng.choice(fields)
     return None
-
-
-def _phone_hint(label: object, field: str, value: object) -> str | None:
-    """ "Kenneth Rose (the one whose phone number ends in 9701)": the last digits, as people
-    tell two numbers apart, not a whole number read back from a form (round 39)."""
-    digits = re.sub(r"\D", "", str(value))
-    if "phone" not in field or len(digits) < 7:
-        return None
-    return f"{label} (the one whose phone number ends in {digits[-4:]})"
 
 
 def _copies(record: dict, target: dict, fields: set[str]) -> bool:

@@ -447,7 +447,10 @@ def _aggregate_question(
     template = rng.choice(words("answers", f"{key}_questions"))
     text = _fill(rng, f"{key}_questions", template=template, **fill)
     vague = _fill(rng, "", template=template, **{**fill, "owner": vague_subject(subject.entity)})
-    answer = _fill(rng, f"{key}_answers", **fill)
+    one = op.kind != "sum" and value == 1  # "I count 1 transfer-in transaction"
+    answer = _fill(
+        rng, f"{key}_answers", **{**fill, "things": before + words_of(entity)} if one else fill
+    )
     facts = subject_facts(subject)
     return Question(text, [*subject.steps, step], answer, expected, vague, facts, subject.text)
 
@@ -499,7 +502,12 @@ def _filter(tool, rng: random.Random, args: dict[str, Any]) -> tuple[dict[str, A
         return {**args, arg.name: value}, f"{said} ", ""  # "active loans"
     if arg.name == "status" and " " not in said:  # "current enrolments", not "enrolled …"
         return {**args, arg.name: value}, "current ", ""
+    if SORTED_BY.search(arg.name):  # "transfer-in transactions", not "… whose kind is transfer in"
+        return {**args, arg.name: value}, f"{said.replace(' ', '-')} ", ""
     return {**args, arg.name: value}, "", f" whose {field_noun(arg.name)} is {said}"
+
+
+SORTED_BY = re.compile(r"(?:^|_)(?:kind|type|category)$")
 
 
 def _aggregate_value(kind: str, data: Any) -> float | int | None:

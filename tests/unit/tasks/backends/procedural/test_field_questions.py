@@ -194,3 +194,16 @@ def test_a_status_that_is_a_phrase_goes_after_the_noun():
     assert (before, after) == ("", " on sale") and args["status"] == "on_sale"
     status.values = ["active"]
     assert _filter(tool, random.Random(0), {})[1:] == ("active ", "")
+
+
+def test_a_kind_filter_goes_before_the_noun():
+    """Round 40: "the number of transactions whose kind is transfer in"."""
+    import random
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.questions import _filter
+
+    kind = SimpleNamespace(name="kind", source="enum", values=["transfer_in"])
+    tool = SimpleNamespace(args=[SimpleNamespace(name="account_id"), kind], entity="transaction")
+    before = [_filter(tool, random.Random(seed), {})[1] for seed in range(10)]
+    assert set(before) <= {"transfer-in ", ""} and "transfer-in " in before

@@ -28,12 +28,3 @@ def test_a_namesake_product_is_told_apart_by_what_a_buyer_sees_not_its_status():
     assert "status" in _telling_fields(
         {"PR-1": staff_record, "PR-2": other}, staff_record, mention, "PR-2"
     )
-
-
-def test_two_namesakes_are_told_apart_by_the_last_digits_of_a_phone():
-    """Round 39: "I mean Kenneth Rose (the one whose phone is (882)692-9701)"."""
-    from envmill.tasks.backends.procedural.scenarios.namesakes import _phone_hint
-
-    said = _phone_hint("Kenneth Rose", "phone", "(882)692-9701")
-    assert said == "Kenneth Rose (the one whose phone number ends in 9701)"
-    assert _phone_hint("Kenneth Rose", "email", "k@example.org") is None
