@@ -563,6 +563,10 @@ def _clause(record: tuple[str, ...], changes: list[dict[str, Any]], names: Names
         if name == "status" and isinstance(new, str) and new.strip():
             said.append(status_news(noun, _say(new, name), pick))
             continue
+        if isinstance(new, bool) and not index:  # "work order WO-4 is now marked as customer
+            flag = name.removeprefix("is_").replace("_", " ")  # approved", not "… is now set"
+            said.append(f"{noun} is {'now' if new else 'no longer'} marked as {flag}")
+            continue
         if _is_link(name) and str(new) in names.labels:  # "its adjuster is now Erin Ruiz"
             field, value = _words(name[:-3]), names.labels[str(new)]
         else:

@@ -492,3 +492,12 @@ def test_a_record_two_changes_named_is_said_by_its_own_fields():
     done = [Done("invoiced all unbilled time of Harmon Trust (M3)", frozenset({"M3"}))]
     said = closing_message({"matters": matter}, {"matters": billed}, "a", shown, done=done)
     assert "came to" not in said and "$0.00" in said, said
+
+
+def test_a_flag_is_said_as_what_the_record_is_now_marked_as():
+    """Round 40: "the customer approval of work order WO-00004 is now set"."""
+    before = {"work_orders": {"WO-4": {"customer_approved": False, "estimate": 85.0}}}
+    after = {"work_orders": {"WO-4": {"customer_approved": True, "estimate": 85.0}}}
+    said = closing_message(before, after, "s1")
+    assert "ork order WO-4 is now marked as customer approved" in said, said
+    assert "is now set" not in said, said
