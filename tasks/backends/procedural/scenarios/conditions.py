@@ -109,8 +109,8 @@ class ConditionalSampler(_ChainSampler):
     def _draw_otherwise(self) -> tuple[ChainStep, dict[str, Any]] | None:
         """A state change that would succeed now; rolled back, with its mentions and state."""
         if self.declared:  # the domain says which choices it makes: only those
-            self.policy = self.rng.choice(self.declared)
-            manifest = self.rng.choice((self.policy.high, self.policy.low))
+            policy = self.policy = self.rng.choice(self.declared)
+            manifest = self.rng.choice((policy.high, policy.low))
         else:
             acting = [t for t in self.changers if id_arg(t, t.entity) is not None and _orders(t)]
             paired = [t for t in acting if any(o.entity == t.entity and o is not t for o in acting)]
