@@ -29,7 +29,7 @@ from envmill.tasks.core.facts import (
     join_words,
     mentions,
 )
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, singular
 from envmill.tasks.core.instructions import described_clause, past_participle
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
@@ -631,8 +631,12 @@ SESSION_READ = re.compile(r"session|signed_in|whoami|current_user")
 def _read_note(tool: str) -> str | None:
     """A note read from a query's name: "Let me look up the member loans." None for a name of
     one word or one that names no object."""
+    searched = bool(re.search(r"_by_\w+$", tool)) or tool.startswith(("find_", "search_"))
     tool = re.sub(r"_by_\w+$", "", tool)  # "the lots", not "the lots by name"
     verb, _, rest = tool.replace("_", " ").partition(" ")
+    if searched and rest:  # a search for one named record: "the client", not "the clients"
+        words = rest.split(" ")
+        rest = " ".join([*words[:-1], singular(words[-1])])
     first = rest.split(" ")[0]
     if first in PARTICLES:
         rest = rest[len(first) :].strip()

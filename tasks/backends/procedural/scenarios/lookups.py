@@ -85,6 +85,8 @@ class LookupSampler(_ChainSampler):
                 continue  # a shopper names what they buy: never "the garden product" (round 38)
             if mine and (parent is None or not self._is_signed_in(records[value][parent.name])):
                 continue  # the student's own enrolment is "my earliest", not the course's
+            if self._someone_elses(arg.entity, records[value]):
+                continue  # a member never checks out "Brian Lee's booking" (round 40)
             siblings = _siblings(records, value, parent)
             if len(siblings) < 2:
                 continue
@@ -164,6 +166,17 @@ class LookupSampler(_ChainSampler):
         """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""
         acting = self.state.get(self.compiled.acting_id_attr or "")
         return acting is not None and str(acting) == str(record_id)
+
+    def _someone_elses(self, entity: str | None, record: dict) -> bool:
+        """A person is signed in and the record belongs to another person (a field of it names
+        a person who is not them)."""
+        if self.state.get(self.compiled.acting_id_attr or "") is None:
+            return False
+        spec = self.compiled.spec.entities.get(entity or "")
+        fields = spec.fields if spec is not None else {}
+        people = [n for n, f in fields.items() if words_of(f.entity or "") in PEOPLE]
+        owners = [record.get(n) for n in people if record.get(n) is not None]
+        return bool(owners) and not any(self._is_signed_in(o) for o in owners)
 
     def _owned_by_signed_in(self, record: dict) -> bool:
         """Whether a field of ``record`` points at the signed-in person's own record."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from envmill.schemas.answers import AnswerType, ExpectedAnswer
@@ -354,6 +354,13 @@ def ask_aggregate(
             op.kind, run_query(episode, SolutionStep(tool=tool.tool, arguments={parent.name: rid}))
         )
         subject = name_subject(compiled, episode, state, parent.entity or "", rid)
+        reader = reader_of(compiled, parent.entity or "")
+        if allowed is not None and not subject.steps and reader is not None:
+            # a customer's own account is read before its records are counted: whose it is
+            # shows in the record, not in the list (round 40: "lists transactions without
+            # checking that the account is theirs")
+            own = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
+            subject = replace(subject, steps=[own])
         return _aggregate_question(
             rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words
         )

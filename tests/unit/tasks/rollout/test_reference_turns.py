@@ -117,6 +117,7 @@ def test_a_note_read_from_a_query_name_says_what_the_call_is_for():
 
     assert _read_note("list_member_loans") == "Let me look up the member loans."
     assert _read_note("check_in_booking") == "Let me look up the booking."
+    assert _read_note("find_clients_by_name") == "Let me look up the client."  # one, by name
     assert _read_note("add_to_course") is None  # no object to name
     assert _read_note("cancel") is None
 

@@ -28,3 +28,30 @@ def test_a_namesake_product_is_told_apart_by_what_a_buyer_sees_not_its_status():
     assert "status" in _telling_fields(
         {"PR-1": staff_record, "PR-2": other}, staff_record, mention, "PR-2"
     )
+
+
+def test_a_signed_in_member_never_names_another_members_record_by_a_filter():
+    """Round 40: "I'm leaving now; check me out of Brian Lee's checked-in booking", said by a
+    member signed in as someone else."""
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
+
+    fields = {
+        "member_id": SimpleNamespace(entity="member"),
+        "desk_id": SimpleNamespace(entity="desk"),
+    }
+    spec = SimpleNamespace(entities={"booking": SimpleNamespace(fields=fields)})
+
+    def sampler(acting):
+        compiled = SimpleNamespace(acting_id_attr="acting_id", spec=spec)
+        fake = SimpleNamespace(state={"acting_id": acting}, compiled=compiled)
+        fake._is_signed_in = lambda rid: acting is not None and str(rid) == str(acting)
+        return fake
+
+    booking = {"member_id": "CW-6", "desk_id": "DSK-9"}
+    elses = LookupSampler._someone_elses
+    assert elses(sampler("CW-3"), "booking", booking)  # another member's booking
+    assert not elses(sampler("CW-6"), "booking", booking)  # their own
+    assert not elses(sampler(None), "booking", booking)  # staff, no one signed in
+    assert not elses(sampler("CW-3"), "booking", {"desk_id": "DSK-9"})  # no one's
