@@ -395,8 +395,18 @@ def conditional_clause(
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
-    # a declared policy says why: "the team can't cover long absences this month, so if …"
-    return Clause(f"{condition.why}, so {body}" if condition.why else body)
+    if condition.why:  # a policy, and a look it asks for: "The team can't cover long absences
+        # this month. Please check leave request LR-6: if it is for 5 days or more, decline it;
+        # otherwise, approve it." (round 40: a rule recited about a number no one has read)
+        more = "" if counted else f" the {noun} of"
+        named = subject if counted else subject.removeprefix(f"the {noun} of ")
+        it = "it is"
+        then_said, other_said = as_it(then.lead(), record), as_it(otherwise.lead(), record)
+        return Clause(
+            f"{condition.why}. Please check{more} {named}: if {it} {comparison}, {then_said}; "
+            f"otherwise, {other_said}"
+        )
+    return Clause(body)
 
 
 def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> Clause:
