@@ -81,8 +81,8 @@ class LookupSampler(_ChainSampler):
         mine = self._owned_by_signed_in(records[value])
         for tool in tools:
             parent = _parent_arg(tool, arg.entity)
-            if parent is None and sold_by_name(records[value]):
-                continue  # a shopper names what they buy: never "the garden product" (round 38)
+            if sold_by_name(records[value]):  # a buyer names what they buy: never "the garden
+                continue  # product" (round 38) or "the event on sale at Harbor Pavilion" (40)
             if mine and (parent is None or not self._is_signed_in(records[value][parent.name])):
                 continue  # the student's own enrolment is "my earliest", not the course's
             if self._someone_elses(arg.entity, records[value]):
