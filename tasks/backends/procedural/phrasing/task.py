@@ -395,8 +395,8 @@ def conditional_clause(
         then=as_it(then.lead(), record),
         otherwise=as_it(otherwise.lead(), record),
     )
-    if condition.why:  # a policy, and a look it asks for: "The team can't cover long absences
-        # this month. Please check leave request LR-6: if it is for 5 days or more, decline it;
+    if condition.why:  # a policy, and a look it asks for: "Long leave needs the head's sign-off
+        # . Please check leave request LR-6: if it is for 5 days or more, decline it;
         # otherwise, approve it." (round 40: a rule recited about a number no one has read)
         more = "" if counted else f" the {noun} of"
         named = subject if counted else subject.removeprefix(f"the {noun} of ")

@@ -86,7 +86,7 @@ class Condition:
     untaken: dict[str, Any]  # the state ``otherwise`` would have made from the initial state
     # the threshold is a mark the number is brought to: each branch moves it by the difference
     target: bool = False
-    why: str = ""  # the reason of a declared policy ("the team can't cover long absences")
+    why: str = ""  # the reason of a declared policy ("long leave needs the head's sign-off")
 
 
 @dataclass

@@ -675,6 +675,8 @@ def _by_policy(condition: Condition, value: float, done: str) -> str:
             shown(condition.field, condition.threshold),
         )
     done = done[:1].lower() + done[1:] if done.startswith(("I've", "I ")) is False else done
+    named = f"{words_of(condition.record.entity or '')} {condition.record.value}"
+    done = re.sub(rf"\b{re.escape(named)}\b", "it", done, count=1, flags=re.I)  # said once
     return f"{subject[:1].upper()}{subject[1:]} {said}, {side} the {limit} limit, so {done}."
 
 

@@ -87,6 +87,9 @@ class LookupSampler(_ChainSampler):
                 continue  # the student's own enrolment is "my earliest", not the course's
             if self._someone_elses(arg.entity, records[value]):
                 continue  # a member never checks out "Brian Lee's booking" (round 40)
+            if self._owner_unnamed(arg.entity, records[value], parent):
+                continue  # "cancel the approved leave request", "the earliest enrolment of
+                # Microeconomics": a person's record is named by its person (round 41)
             siblings = _siblings(records, value, parent)
             if len(siblings) < 2:
                 continue
@@ -167,15 +170,25 @@ class LookupSampler(_ChainSampler):
         acting = self.state.get(self.compiled.acting_id_attr or "")
         return acting is not None and str(acting) == str(record_id)
 
+    def _owner_unnamed(self, entity: str | None, record: dict, parent: ArgManifest | None) -> bool:
+        """The record belongs to a person and the filter names no person: neither its owner
+        nor the signed-in one."""
+        if self._person_refs(entity, record) == []:
+            return False
+        return parent is None or words_of(parent.entity or "") not in PEOPLE
+
+    def _person_refs(self, entity: str | None, record: dict) -> list:
+        spec = self.compiled.spec.entities.get(entity or "")
+        fields = spec.fields if spec is not None else {}
+        people = [n for n, f in fields.items() if words_of(f.entity or "") in PEOPLE]
+        return [record.get(n) for n in people if record.get(n) is not None]
+
     def _someone_elses(self, entity: str | None, record: dict) -> bool:
         """A person is signed in and the record belongs to another person (a field of it names
         a person who is not them)."""
         if self.state.get(self.compiled.acting_id_attr or "") is None:
             return False
-        spec = self.compiled.spec.entities.get(entity or "")
-        fields = spec.fields if spec is not None else {}
-        people = [n for n, f in fields.items() if words_of(f.entity or "") in PEOPLE]
-        owners = [record.get(n) for n in people if record.get(n) is not None]
+        owners = self._person_refs(entity, record)
         return bool(owners) and not any(self._is_signed_in(o) for o in owners)
 
     def _owned_by_signed_in(self, record: dict) -> bool:

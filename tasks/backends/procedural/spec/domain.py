@@ -82,8 +82,8 @@ evergreen retainer): only such a sum is brought back to a mark by a conditional 
 numbers (``field``): ``high`` at or above a threshold, ``low`` below it, for a stated reason
 (``why``; ``why_own`` as the holder says it), with a threshold never below ``least`` (a "long
 absence" is 5 days or more, not 2). Conditional scenarios follow them, so both branches
-of a request make sense together ("the team can't cover long absences, so if leave request
-LR-6 is for 5 days or more, reject it; otherwise approve it").
+of a request make sense together ("Long leave has to be signed off by the department head.
+Please check leave request LR-6: if it is for 5 days or more, decline it; otherwise, approve it").
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -332,7 +332,7 @@ class PolicySpec(SpecModel):
     high: str = Field(description="operation for values at or above the threshold")
     low: str = Field(description="operation for values below it")
     why: str = Field(
-        description='the reason, as staff say it ("the team can\'t cover long absences")'
+        description='the reason, as staff say it ("long leave needs the head\'s sign-off")'
     )
     why_own: str = Field(default="", description="the reason as the record's holder says it")
     least: float = Field(default=0, description="the lowest threshold that is the policy's")

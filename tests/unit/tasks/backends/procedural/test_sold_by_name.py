@@ -47,6 +47,7 @@ def test_a_signed_in_member_never_names_another_members_record_by_a_filter():
         compiled = SimpleNamespace(acting_id_attr="acting_id", spec=spec)
         fake = SimpleNamespace(state={"acting_id": acting}, compiled=compiled)
         fake._is_signed_in = lambda rid: acting is not None and str(rid) == str(acting)
+        fake._person_refs = lambda entity, record: LookupSampler._person_refs(fake, entity, record)
         return fake
 
     booking = {"member_id": "CW-6", "desk_id": "DSK-9"}
@@ -55,3 +56,27 @@ def test_a_signed_in_member_never_names_another_members_record_by_a_filter():
     assert not elses(sampler("CW-6"), "booking", booking)  # their own
     assert not elses(sampler(None), "booking", booking)  # staff, no one signed in
     assert not elses(sampler("CW-3"), "booking", {"desk_id": "DSK-9"})  # no one's
+
+
+def test_a_persons_record_is_never_named_by_a_filter_that_names_no_person():
+    """Round 41: "Please cancel the approved leave request", "the earliest enrolment of
+    Microeconomics": a record that belongs to someone is named by whose it is."""
+    from types import SimpleNamespace
+
+    from envmill.tasks.backends.procedural.scenarios.lookups import LookupSampler
+
+    fields = {
+        "student_id": SimpleNamespace(entity="student"),
+        "course_id": SimpleNamespace(entity="course"),
+    }
+    spec = SimpleNamespace(
+        entities={"enrolment": SimpleNamespace(fields=fields), "doctor": SimpleNamespace(fields={})}
+    )
+    fake = SimpleNamespace(compiled=SimpleNamespace(spec=spec))
+    fake._person_refs = lambda entity, record: LookupSampler._person_refs(fake, entity, record)
+    unnamed = LookupSampler._owner_unnamed
+    enrolment = {"student_id": "ST-1", "course_id": "CRS-3"}
+    assert unnamed(fake, "enrolment", enrolment, None)  # "the approved …" of anyone
+    assert unnamed(fake, "enrolment", enrolment, SimpleNamespace(entity="course"))
+    assert not unnamed(fake, "enrolment", enrolment, SimpleNamespace(entity="student"))
+    assert not unnamed(fake, "doctor", {"specialty": "dermatology"}, None)  # "the dermatologist"
