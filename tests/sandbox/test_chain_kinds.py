@@ -236,6 +236,19 @@ def test_the_absence_check_fails_only_when_the_untaken_branch_happened():
     assert run_check(check.code, initial, both) is False
 
 
+def test_the_absence_check_leaves_out_what_both_branches_do():
+    """Round 41's breaker: card and store credit both mark an order paid, so "has not set the
+    status to paid" failed every store-credit conditional."""
+    initial = {"orders": {"O-5": {"status": "pending"}}, "customers": {"C-1": {"credit": 50.0}}}
+    by_card = {"orders": {"O-5": {"status": "paid"}}, "customers": {"C-1": {"credit": 50.0}}}
+    by_credit = {"orders": {"O-5": {"status": "paid"}}, "customers": {"C-1": {"credit": 14.0}}}
+    check = derive_absence_check(initial, by_card, taken=by_credit)
+    assert check is None  # all the card branch does, the credit branch does too
+    check = derive_absence_check(initial, by_credit, taken=by_card)
+    assert check is not None and run_check(check.code, initial, by_card) is True
+    assert run_check(check.code, initial, by_credit) is False
+
+
 @pytest.mark.parametrize("domain", ["farm_coop", "ecommerce", "airline"])
 def test_no_conditional_is_a_rule_no_business_keeps(domain, sandbox):
     """From the rating: "void the sale if it is $210 or more; if not, ship it", "cancel the

@@ -67,11 +67,15 @@ def derive_absence_check(
     *,
     entity_names: dict[str, str] | None = None,
     label_fields: dict[str, str] | None = None,
+    taken: dict[str, Any] | None = None,
 ) -> CheckSpec | None:
     """A check that the branch a conditional task did not take left no trace: not every fact
     of ``before`` → ``untaken`` (the state that branch would have made) holds on the final
-    state. None when that branch changes nothing checkable."""
+    state. What the ``taken`` branch (its final state) does alike is no trace: card and store
+    credit both mark an order paid. None when that branch changes nothing checkable."""
     diff = diff_states(before, untaken)
+    if taken is not None:
+        diff = [c for c in diff if _value_at(taken, c["path"]) != c.get("new")]
     namer = _Namer(entity_names or {}, label_fields or {}, untaken, _created_ids(diff))
     facts = _collect_facts(diff, untaken, namer, {})
     if not facts:

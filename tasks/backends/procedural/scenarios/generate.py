@@ -157,6 +157,7 @@ def build_scenario(
             condition.untaken,
             entity_names=names,
             label_fields=compiled.label_fields,
+            taken=chain.final_state,
         )
         checks.extend([absent] if absent else [])
     checks.append(guard_check(chain.initial_state, chain.final_state))

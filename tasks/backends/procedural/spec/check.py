@@ -59,14 +59,14 @@ def check_domain(spec: DomainSpec) -> None:
 
 def check_policies(spec: DomainSpec, entity: EntitySpec) -> None:
     """A policy reads a number field of its entity and chooses between two of its operations."""
-    ops = {op.name for op in entity.operations}
+    ops = {op.name for op in entity.operations if not op.is_query}
     for policy in entity.policies:
         field = entity.fields.get(policy.field)
         if field is None or field.type not in NUMERIC:
             fail(spec, entity.name, None, f"policy reads '{policy.field}', not a number field")
         for name in (policy.high, policy.low):
             if name not in ops:
-                fail(spec, entity.name, None, f"policy names '{name}', not one of its operations")
+                fail(spec, entity.name, None, f"policy names '{name}', not one of its changes")
         if policy.high == policy.low or not policy.why.strip():
             fail(spec, entity.name, None, "a policy needs two operations and a reason")
 

@@ -54,9 +54,9 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
 def _derive_ok(spec: DomainSpec, entity: EntitySpec, text: str) -> bool:
     """``product_id.price * quantity``: a ref field, a field of its entity, a local number."""
     less = DIFFERENCE.match(text)
-    if less is not None:  # two own number fields
+    if less is not None:  # two own number fields, neither derived itself (no cycle, no self)
         own = [entity.fields.get(name) for name in less.groups()]
-        return all(f is not None and f.type in NUMERIC for f in own)
+        return all(f is not None and f.type in NUMERIC and f.derive is None for f in own)
     match = DERIVE.match(text)
     if match is None:
         return False

@@ -335,7 +335,9 @@ class PolicySpec(SpecModel):
         description='the reason, as staff say it ("long leave needs the head\'s sign-off")'
     )
     why_own: str = Field(default="", description="the reason as the record's holder says it")
-    least: float = Field(default=0, description="the lowest threshold that is the policy's")
+    least: float = Field(
+        default=0, ge=0, le=1e9, allow_inf_nan=False, description="the policy's lowest threshold"
+    )
 
 
 class EntitySpec(SpecModel):

@@ -229,7 +229,7 @@ def test_phrase_placeholder_must_name_an_argument():
     [
         ({"field": "returned_on", "high": "return_book", "low": "borrow_book"}, "not a number"),
         ({"field": "stock", "high": "return_book", "low": "weed_book"}, "not one of its"),
-        ({"field": "stock", "high": "get_book", "low": "get_book"}, "two operations"),
+        ({"field": "stock", "high": "get_book", "low": "get_book"}, "not one of its changes"),
     ],
 )
 def test_a_policy_reads_a_number_of_its_record_and_chooses_between_two_of_its_operations(
@@ -247,3 +247,28 @@ def test_every_declared_policy_names_its_entitys_own_operations():
             ops = {op.name for op in entity.operations}
             for policy in entity.policies:
                 assert {policy.high, policy.low} <= ops and policy.why, (name, policy)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"high": "get_book"}, "not one of its changes"),  # a read decides nothing
+        ({"least": float("inf")}, "least"),
+        ({"least": -5}, "least"),
+    ],
+)
+def test_a_policy_chooses_between_changes_with_a_finite_least(change, message):
+    """Round 41's breaker: a read as a branch was silently never used; an infinite least
+    crashed every conditional of the domain."""
+    spec = mini()
+    spec["entities"]["loan"]["fields"]["days"] = {"type": "int", "min": 0, "max": 60}
+    loan = spec["entities"]["loan"]
+    loan["operations"].append(
+        {"name": "renew_loan", "kind": "update", "phrases": ["Renew {loan_id}."]}
+    )
+    policy = {"field": "days", "high": "return_book", "low": "renew_loan", "why": "Stock is short"}
+    loan["policies"] = [{**policy, **change}]
+    if change.get("high") == "get_book":
+        loan["policies"][0]["high"] = "get_loan"
+    with pytest.raises((SpecError, ValueError), match=message):
+        parse_domain(spec)

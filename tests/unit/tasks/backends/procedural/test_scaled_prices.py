@@ -97,3 +97,12 @@ def test_a_difference_derive_names_two_own_number_fields():
     spec["entities"]["payslip"]["fields"]["net_pay"]["derive"] = "gross_pay - employee_id"
     with pytest.raises(SpecError, match="derives a number"):
         parse_domain(spec)
+
+
+@pytest.mark.parametrize("derive", ["net_pay - deductions", "gross_pay - net_pay"])
+def test_a_difference_derive_never_names_itself_or_another_derived_field(derive):
+    """Round 41's breaker: a derive naming itself recursed until Python gave up."""
+    spec = load_domain("payroll").model_dump(by_alias=True)
+    spec["entities"]["payslip"]["fields"]["net_pay"]["derive"] = derive
+    with pytest.raises(SpecError, match="derives a number"):
+        parse_domain(spec)
