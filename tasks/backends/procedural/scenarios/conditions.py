@@ -285,15 +285,13 @@ class ConditionalSampler(_ChainSampler):
             if threshold is None:
                 continue
             read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
-            own = self.voice_is_own() and policy.spec.why_own
+            own = self._voice_is_own() and policy.spec.why_own
             why = policy.spec.why_own if own else policy.spec.why
-            condition = Condition(
-                mention, policy.spec.field, ">=", threshold, holds, other, untaken
-            )
-            return replace(condition, why=why), read
+            field = policy.spec.field
+            return Condition(mention, field, ">=", threshold, holds, other, untaken, why=why), read
         return None, None
 
-    def voice_is_own(self) -> bool:
+    def _voice_is_own(self) -> bool:
         """Whether the signed-in person acts as their own record (a customer, not staff)."""
         role = self.compiled.roles.get(str(self.state.get(self.compiled.acting_role_attr or "")))
         return role is not None and role.entity is not None
@@ -652,8 +650,8 @@ def _moved(before: dict, after: dict, attr: str, condition: Condition) -> tuple[
 
 def _by_policy(condition: Condition, value: float, done: str) -> str:
     """A declared policy's reply: the number read, where it stands against the policy's limit,
-    and what was done ("The estimate of work order WO-4 is $85.00, above the $50 limit, so
-    I've cancelled work order WO-4")."""
+    and what was done, the record named once ("The estimate of work order WO-4 is $385.00,
+    above the $300 limit, so I've cancelled it")."""
     noun = field_noun(condition.field)
     side = (
         "above"
@@ -674,7 +672,8 @@ def _by_policy(condition: Condition, value: float, done: str) -> str:
             f"{verb} {say(condition.field, value)}",
             shown(condition.field, condition.threshold),
         )
-    done = done[:1].lower() + done[1:] if done.startswith(("I've", "I ")) is False else done
+    if not done.startswith("I"):  # "so leave request LR-3 has been approved"
+        done = done[:1].lower() + done[1:]
     named = f"{words_of(condition.record.entity or '')} {condition.record.value}"
     done = re.sub(rf"\b{re.escape(named)}\b", "it", done, count=1, flags=re.I)  # said once
     return f"{subject[:1].upper()}{subject[1:]} {said}, {side} the {limit} limit, so {done}."
