@@ -75,7 +75,8 @@ COMMON_VERBS = frozenset(
     terminate drop sign release sell give take bill increase raise lower reduce confirm complete
     schedule reschedule enroll pay settle post apply block freeze lend create fit scrap deliver
     dispatch ship send redirect finish start launch extend clear remove archive check tell find
-    look count let make see get hold order reserve reopen suspend resume""".split()
+    look count let make see get hold order reserve reopen suspend resume decline deny
+    charge""".split()
 )
 # words a request sentence starts with that are not the verb of an order ("The order …")
 NOT_VERBS = frozenset(

@@ -207,3 +207,14 @@ def test_a_kind_filter_goes_before_the_noun():
     tool = SimpleNamespace(args=[SimpleNamespace(name="account_id"), kind], entity="transaction")
     before = [_filter(tool, random.Random(seed), {})[1] for seed in range(10)]
     assert set(before) <= {"transfer-in ", ""} and "transfer-in " in before
+
+
+def test_each_branch_of_a_policy_becomes_what_the_user_wants():
+    """Round 41's breaker: "if it is for 5 days or more, decline it; otherwise, you want the
+    agent to approve it"."""
+    said = in_second_person(
+        "Please check leave request LR-2: if it is for 5 days or more, decline it; otherwise, "
+        "please approve it.",
+        COMMON_VERBS,
+    )
+    assert "you want the agent to decline it; otherwise, you want the agent to approve" in said
