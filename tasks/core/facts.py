@@ -324,7 +324,13 @@ def is_plural(noun: str) -> bool:
 
 
 def a_or_an(phrase: str) -> str:
-    """The indefinite article a phrase takes by its first letter ("an engine", "a visit")."""
+    """The indefinite article a phrase takes as it is read out: by its first letter ("an
+    engine", "a visit"), or by its number ("an $80.00 payment", "an 11-day trip", "a $300.00
+    payment")."""
+    digits = phrase.lstrip("$")
+    if digits[:1].isdigit():
+        spoken_vowel = digits[:1] == "8" or re.match(r"1[18](?:[.,]\d{3}\b|\.\d\d\b|\b|-)", digits)
+        return "an" if spoken_vowel else "a"
     return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 

@@ -141,15 +141,8 @@ def _money_word(found: re.Match[str], value: float) -> str:
 def _money_noun(found: re.Match[str], value: float) -> str:
     """ "a payment" → "a $300.00 payment"; "a payment" of $80 → "an $80.00 payment"."""
     said = say_money(value)
-    owner = a_sum(said) if found.group(1) in ("a", "an") else found.group(1)
+    owner = a_or_an(said) if found.group(1) in ("a", "an") else found.group(1)
     return f"{owner} {said} {found.group(2)}"
-
-
-def a_sum(said: str) -> str:
-    """The article a sum takes as it is read out: "an $80.00 payment", "an $11 fee", "a $300.00
-    payment"."""
-    digits = said.lstrip("$")
-    return "an" if digits[:1] == "8" or re.match(r"1[18](?:[.,]\d{3}\b|\.\d\d$|$)", digits) else "a"
 
 
 def _money_detail(name: str, value: float) -> str:

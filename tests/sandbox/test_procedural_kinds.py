@@ -209,23 +209,30 @@ def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_numbe
         assert said and said.group(2) == limit.group(1), scenario.reference_answer
 
 
-def test_a_customer_question_reads_the_record_it_is_about_before_counting_its_records(kind_runs):
+def test_a_customer_question_reads_the_record_it_is_about_before_counting_its_records(
+    sandbox, monkeypatch
+):
     """Round 40: "lists transactions on ACC-000002 without checking that the account is
-    theirs": whose a record is shows in the record, not in the list of its children."""
+    theirs": whose a record is shows in the record, not in the list of its children. (Seed 1
+    asks a customer's count over a filtered list of their account's transactions.)"""
+    output = _kind_run(sandbox, monkeypatch, "answer", ["banking"], seed=1)
     asked = [
         s
-        for s in kind_runs["answer"].scenarios
+        for s in output.scenarios
         if s.status == "certified" and "+" in s.kind and len(s.reference_solution) >= 2
     ]
-    assert asked, [s.kind for s in kind_runs["answer"].scenarios]
+    assert asked, [s.kind for s in output.scenarios]
+    listed = 0
     for scenario in asked:
         last, earlier = scenario.reference_solution[-1], scenario.reference_solution[:-1]
         ids = {k: v for k, v in last.arguments.items() if k.endswith("_id")}
         if len(last.arguments) <= len(ids):
             continue  # a read of one record by its id, not a list of its children
+        listed += 1
         for key, value in ids.items():
             read = any(step.arguments == {key: value} for step in earlier)
             found = any(
                 value in str(step.arguments) or "name" in step.arguments for step in earlier
             )
             assert read or found, (scenario.task, scenario.reference_solution)
+    assert listed, "no customer question over a filtered list to look at"

@@ -161,17 +161,15 @@ class ConditionalSampler(_ChainSampler):
         arguments[arg.name] = other.arguments[record.name]
         in_round_numbers(manifest, arguments)
         self.mark = None
-        if (
-            self.policy is None
-            and _record_moves(other.changes, arguments)
-            and _money_args(manifest, arguments)
-        ):
+        moves = _record_moves(other.changes, arguments)
+        # only a sum kept at a level is brought to a mark: "they keep its balance at $1,000" is
+        # no one's request (round 39)
+        kept = any(self._kept_level(manifest.entity, c["path"][-1]) for c in moves)
+        if self.policy is None and kept and _money_args(manifest, arguments):
             before = self.state  # which way this branch moves the number: tried, rolled back
             _, after, _ = self._run(manifest.tool, arguments)
             self._restore(before, after)
             self.mark = _aim(manifest, arguments, other, before, diff_states(before, after))
-            if self.mark and not self._kept_level(manifest.entity, self.mark.field):
-                self.mark = None  # "they keep its balance at $1,000" is no one's request
         return True
 
     def _kept_level(self, entity: str | None, field: str) -> bool:
@@ -180,7 +178,7 @@ class ConditionalSampler(_ChainSampler):
         $1,000" read as contrived to every rater)."""
         spec = self.compiled.spec.entities.get(entity or "")
         kept = spec.fields.get(field) if spec is not None else None
-        return bool(kept is not None and getattr(kept, "kept_level", False))
+        return kept is not None and kept.kept_level
 
     def _maybe_inform(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
         """No look before the conditional step: the read the condition needs is that look, and

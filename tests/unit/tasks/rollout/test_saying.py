@@ -310,7 +310,7 @@ def test_a_count_goes_before_the_words_that_qualify_its_noun():
 
 
 def test_a_sum_takes_the_article_it_is_read_out_with():
-    from envmill.tasks.rollout.saying import a_sum
+    from envmill.tasks.core.facts import a_or_an as a_sum
 
     assert [a_sum(s) for s in ("$80.00", "$11.50", "$18,000.00", "$1,100.00", "$300.00")] == [
         "an",
