@@ -27,7 +27,11 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from envmill.schemas.scenario import SolutionStep
 
@@ -50,6 +54,12 @@ LATER_QUESTIONS = (
     "What's the {things}?",
 )
 ALSO = ("And what's the {things}?", "Also, what's the {things}?")
+# a question with a clause in it ("…what date and time suit you and what it's for?"): each
+# thing carries its own article, and "What's …" no longer fits
+CLAUSE_QUESTIONS = ("Could you tell me {things}?", "Could you let me know {things}?")
+CLAUSE_ALSO = ("And could you tell me {things}?",)
+ASKED_FILE = Path(__file__).resolve().parent / "wording" / "asked.yaml"
+TITLED = re.compile(r"([a-z][a-z ]*) title")  # "gym class title": "the name of the gym class"
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
 # the same question listing what the agent found: "…by that name: one whose email is a@x.org
@@ -229,16 +239,52 @@ def _ask_plainly(
         whose_name(noun_of(arg) if nouns.count(noun) > 1 else noun) for (arg, _), noun in pairs
     ]
     asked = [_as_asked(name, fact.value) for name, (_, fact) in zip(names, needed, strict=True)]
-    question = questions[turn % len(questions)].format(things=join_words(asked))
+    if all(phrase.startswith("the ") for phrase in asked):
+        things = join_words([phrase.removeprefix("the ") for phrase in asked])
+    else:
+        questions, things = CLAUSE_ALSO if also else CLAUSE_QUESTIONS, join_words(asked)
+    question = questions[turn % len(questions)].format(things=things)
     values = [say_value(fact.value) for _, fact in needed]
     return question, answer_with(list(zip(names, values, strict=True)), turn, also)
 
 
 def _as_asked(noun: str, value: Any) -> str:
-    """A count asked as one ("the number of seats"), not "what's the seats?"; a noun as it is
-    asked for ("What's the phone number?", round 28)."""
+    """How a question names a thing: a count as one ("how many seats"), a detail a form would
+    name by its field as a person asks it ("what it's for"), a noun with its article ("the
+    phone number", round 28)."""
     counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
-    return f"number of {noun}" if counted and " " not in noun else ASKED_AS.get(noun, noun)
+    if counted and " " not in noun:
+        return f"how many {noun}"
+    if _clause_of(noun):
+        return _clause_of(noun)[0]
+    titled = TITLED.fullmatch(noun)
+    if titled:
+        return f"the name of the {titled[1]}"
+    return f"the {ASKED_AS.get(noun, noun)}"
+
+
+@cache
+def asked_clauses() -> dict[str, tuple[str, str]]:
+    """``asked.yaml``: fact noun → (how the agent asks for it, how the user gives it)."""
+    try:
+        data = yaml.safe_load(ASKED_FILE.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"wording 'asked': cannot read {ASKED_FILE.name}: {exc}") from None
+    return {str(k): (str(v[0]), str(v[1])) for k, v in dict(data).items()}
+
+
+def _clause_of(noun: str) -> tuple[str, str] | None:
+    return asked_clauses().get(noun.replace("-", " "))
+
+
+def things_of_clauses(text: str) -> str:
+    """A question's things with each clause the agent asks by read back as its noun ("what
+    it's for" → "reason"; "how many nights" → "nights"; "the name of the event" → "event
+    title"), for a user who answers by noun."""
+    for noun, (clause, _) in sorted(asked_clauses().items(), key=lambda i: -len(i[1][0])):
+        text = text.replace(clause, noun)
+    text = re.sub(r"\bhow many (\w+)", r"\1", text)
+    return re.sub(r"\bthe name of the ([a-z][a-z ]*?)(?=,| and |$)", r"\1 title", text)
 
 
 # a noun said alone in a statement ("my phone is …") that a question or a goal says in full
@@ -300,6 +346,12 @@ def fact_clause(name: str, value: Any) -> str:
     """One fact as a person gives it: "3 nights", "2 adults", "3664.77 kg" (a "weight in kg"),
     but "the grade is standard" (not "the nights are 3", a form read aloud)."""
     said = str(value)
+    clause = _clause_of(name)
+    if clause:
+        return clause[1].format(value=said)  # "it's for ongoing pain"
+    titled = TITLED.fullmatch(name)
+    if titled:
+        return f"the {titled[1]} is called {said}"
     if re.fullmatch(r"\d+", said) and " " not in name and is_plural(name):
         return f"{said} {name.removesuffix('s') if said == '1' else name}"  # "1 adult"
     measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
@@ -332,6 +384,17 @@ def a_or_an(phrase: str) -> str:
         spoken_vowel = digits[:1] == "8" or re.match(r"1[18](?:[.,]\d{3}\b|\.\d\d\b|\b|-)", digits)
         return "an" if spoken_vowel else "a"
     return "an" if phrase[:1].lower() in "aeiou" else "a"
+
+
+def as_purpose(said: str) -> str:
+    """A reason as it follows "for": "a second opinion", but "new symptoms", "ongoing pain",
+    "a review of test results"."""
+    head = said.split(" of ")[0].split()[-1] if said.strip() else ""
+    bare = head.endswith("s") or head in MASS_NOUNS or said.startswith(("a ", "an ", "the "))
+    return said if bare else f"{a_or_an(said)} {said}"
+
+
+MASS_NOUNS = frozenset("pain advice care treatment help maintenance work therapy".split())
 
 
 def join_words(items: list[str]) -> str:

@@ -39,6 +39,7 @@ from envmill.tasks.core.facts import (
     noun_of,
     say_value,
     the_one,
+    things_of_clauses,
 )
 from envmill.tasks.core.opening import opening_message
 
@@ -60,6 +61,8 @@ _ASKS = [
         rf"\bwhat(?:'s| is| are| was| were) (?:your|the) {_THINGS}\?",
         rf"\b(?:may|can|could) I (?:have|get|ask for|know) (?:your|the) {_THINGS}(?:,? please)?\?",
         rf"\b(?:please )?(?:tell|give|provide|share|send) (?:me|us) (?:your|the) {_THINGS}\?",
+        # a question with a clause in it: "Could you tell me what date and time suit you?"
+        rf"\b(?:could|can|would) you (?:please )?(?:tell me|let me know) {_THINGS}(?:,? please)?\?",
     )
 ]
 _WHICH = re.compile(  # with or without the records listed after "by that name"
@@ -146,7 +149,7 @@ def _things_asked(question: str) -> list[str]:
     for pattern in _ASKS:
         found = pattern.search(question)
         if found:
-            parts = _SPLIT.split(found.group("things").strip())
+            parts = _SPLIT.split(things_of_clauses(found.group("things").strip()))
             return [_ARTICLE.sub("", part.strip()) for part in parts if part.strip()]
     return []
 

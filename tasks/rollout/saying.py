@@ -14,7 +14,7 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
-from envmill.tasks.core.facts import a_or_an, say_value
+from envmill.tasks.core.facts import a_or_an, as_purpose, say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.instructions import (
     ARTICLES,
@@ -284,8 +284,7 @@ def _detail(name: str, value: Any) -> str:
         when = "due" if DUE.search(name) else "until" if ENDING.search(name) else "on"
         return f"{when} {said}"
     if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
-        head = said.split(" of ")[0].split()[-1]
-        return f"for {said}" if head.endswith("s") else f"for {a_or_an(said)} {said}"
+        return f"for {as_purpose(said)}"
     sort = noun.rsplit(" ", 1)
     if len(sort) == 2 and sort[1] in SORTS and KIND_WORD.fullmatch(said):
         return f"{said} {sort[0]}"  # "sick leave", "commuter permit", not "leave type sick"

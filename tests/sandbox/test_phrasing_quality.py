@@ -81,6 +81,9 @@ def test_tasks_read_as_sentences(generated):
                 assert not re.search(r"\b(?:my|a|an|the) the\b", text, re.IGNORECASE), text
                 assert not re.search(r"(?:^|\s)'s\b", text), text  # "for 's doctor" (round 28)
                 assert not re.search(r"\bplease\b[^.?!]*\bplease\b", text, re.I), text
+                # round 41: "Can you the single room for me? There are 1 of us."
+                assert not re.search(r"\b(?:can|could|would) you (?:the|my|an?)\b", text, re.I)
+                assert "are 1 of us" not in text, text
 
 
 def test_connectors_are_followed_by_lower_case_unless_a_name(generated):

@@ -18,13 +18,32 @@ def test_it_says_which_namesake_it_means_like_the_reference():
 
 
 def test_a_count_is_asked_as_a_number_and_answered_like_the_reference():
-    """ "what's the cabin and number of seats?", not "what's the cabin and seats?"; the
+    """ "…the cabin and how many seats?", not "what's the cabin and seats?"; the
     offline user, reading that question, gives what the reference's user gives."""
     cabin, seats = Fact("cabin", "cabin", "business"), Fact("seats", "seats", 3)
     question, answer = ask_and_answer([("cabin", cabin), ("seats", seats)], 0)
-    assert "cabin and number of seats" in question and "3 seats" in answer
+    assert "the cabin and how many seats?" in question and "3 seats" in answer
     prompt = UserPrompt("You want the agent to reserve seats.", [cabin, seats])
     assert user_reply(prompt, ["Please reserve seats."], question) == answer
+
+
+def test_details_a_form_names_by_field_are_asked_as_a_person_asks_them():
+    """Round 41: "What's the start time and reason?" / "the start time is … and the reason is
+    …" read as a form; the agent asks what a receptionist asks and the user answers in kind,
+    and the offline user, reading that question, still gives each fact."""
+    when = Fact("start time", "start time", "26 May 2025 at 12:00")
+    why = Fact("reason", "reason", "ongoing pain")
+    title = Fact("gym class title", "gym class title", "Yoga Flow")
+    needed = [("starts_at", when), ("reason", why), ("class", title)]
+    for turn in range(3):
+        question, answer = ask_and_answer(needed, turn)
+        assert "start time" not in question and "reason" not in question, question
+        assert "what date and time suit you" in question and "what it's for" in question
+        assert "the name of the gym class" in question
+        assert "26 May 2025 at 12:00 suits me" in answer and "it's for ongoing pain" in answer
+        assert "the gym class is called Yoga Flow" in answer
+        prompt = UserPrompt("You want the agent to book a visit.", [when, why, title])
+        assert user_reply(prompt, ["Please book a visit."], question) == answer
 
 
 def test_a_plain_answer_after_which_one_follows_with_and():

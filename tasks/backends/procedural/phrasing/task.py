@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
-from envmill.tasks.core.facts import ASKED_AS, a_or_an, is_plural
+from envmill.tasks.core.facts import ASKED_AS, a_or_an, as_purpose, is_plural
 from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -296,7 +296,7 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
                 said_nouns.append(noun)
             return text.removeprefix("the ") if determined else text
         as_label = bool(match.group(2)) or (mention.by_label and mention.name not in both)
-        return _exact_text(mention, as_label, money=not before.endswith("$"))
+        return _exact_text(mention, as_label, before)
 
     filled = without_repeated_type(_as_mine(PLACEHOLDER.sub(replace, template).strip()), mentions)
     # an order whose verb is the name after it: "Please mark Mark Thomas's delivery", never
@@ -305,6 +305,7 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
 
 
 ME = "\0me"
+PURPOSE_ARGS = frozenset({"reason", "purpose", "visit_reason"})
 
 
 def _as_mine(text: str) -> str:
@@ -722,11 +723,15 @@ def scrub_tool_names(text: str, tool_names: list[str]) -> str:
     return text
 
 
-def _exact_text(mention: ArgMention, as_label: bool, *, money: bool = True) -> str:
-    """The value; for an entity, its label when the task names it by label, else its id."""
+def _exact_text(mention: ArgMention, as_label: bool, before: str = "") -> str:
+    """The value; for an entity, its label when the task names it by label, else its id.
+    ``before`` is the text it follows: after "$" a sum is a bare number, after "for" a reason
+    takes its article ("for a second opinion", "for ongoing pain", round 41)."""
     if mention.source != "entity_id":
-        dollars = money and is_money(mention.name, mention.value)
-        return humanize_value(format_value(mention.value), dollars=dollars)
+        dollars = not before.endswith("$") and is_money(mention.name, mention.value)
+        text = humanize_value(format_value(mention.value), dollars=dollars)
+        purpose = mention.name in PURPOSE_ARGS and before.endswith("for ")
+        return as_purpose(text) if purpose else text
     if not as_label:
         return str(mention.value)
     if mention.by_label:

@@ -219,6 +219,7 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
     text = ONE_PLEASE.sub(r"\1\2", text)  # "Please cancel my appointment, please."
+    text = re.sub(r"\b[Tt]here are 1 of us\b", "It's just me", text)
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
     text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)
 
@@ -322,10 +323,18 @@ def has_determiner(prefix: str) -> bool:
 
 def _drop_entity_context(template: str, mention: ArgMention, ph: str) -> str:
     entity = mention_entity(mention)
-    words = {*entity.split(), *(w + "s" for w in entity.split()), *TYPE_SYNONYMS}
-    nouns = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    template = re.sub(rf"\b(?:(?:{nouns})\s+){{1,2}}(?={ph})", "", template, flags=re.IGNORECASE)
+    words = {*entity.split(), *(w + "s" for w in entity.split())}
+    template = re.sub(rf"\b(?:(?:{_either(words)})\s+){{1,2}}(?={ph})", "", template, flags=re.I)
+    # a synonym that is a verb there stays: "Can you hold {id}" (round 41: "Can you the single
+    # room for me")
+    verb_at = r"(?<!\byou )(?<!\bto )(?<!\bplease )(?<!^)"
+    synonym = rf"{verb_at}\b(?:{_either(set(TYPE_SYNONYMS))})\s+(?={ph})"
+    template = re.sub(synonym, "", template, flags=re.I)
     return re.sub(rf"(^|[,;.]?\s+){IDENTITY}\s+{ph}(?=[.,;?!]|$)", "", template)
+
+
+def _either(words: set[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
 def _drop_value_context(template: str, mention: ArgMention, ph: str) -> str:

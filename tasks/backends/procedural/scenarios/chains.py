@@ -579,12 +579,17 @@ class ArgumentDrawer:
         return self.rng.choice(fresh)
 
     def _moment(self, source: str, state: dict[str, Any]) -> str:
-        """A date or datetime a few days (and hours) after the environment's current time."""
+        """A date a few days after the environment's current time, or a time in office hours
+        on a working day of the week ahead: not a Sunday 19:00 appointment (round 41)."""
         now = _parse_time(state.get("current_time")).replace(minute=0, second=0, microsecond=0)
         if source == "date":
             return (now + timedelta(days=self.rng.randint(1, 14))).date().isoformat()
-        ahead = timedelta(days=self.rng.randint(0, 7), hours=self.rng.randint(1, 10))
-        return (now + ahead).isoformat()
+        days = [now + timedelta(days=d) for d in range(8)]
+        working = [d for d in days if d.weekday() < 5 and (d > now or now.hour < OFFICE_LAST)]
+        day = self.rng.choice(working or days)
+        first = now.hour + 1 if day == now else OFFICE_FIRST
+        hour = self.rng.randint(max(first, OFFICE_FIRST), max(first, OFFICE_LAST))
+        return day.replace(hour=hour).isoformat()
 
     def _text(self, arg: ArgManifest) -> str:
         """Free text from the named faker provider, else a plain word."""
@@ -595,6 +600,9 @@ class ArgumentDrawer:
             value = self.faker.word()
         isoformat = getattr(value, "isoformat", None)
         return str(isoformat()) if callable(isoformat) else str(value)
+
+
+OFFICE_FIRST, OFFICE_LAST = 9, 16  # the hours a booking starts in
 
 
 def _bounds(arg: ArgManifest, low: float, high: float) -> tuple[float, float]:

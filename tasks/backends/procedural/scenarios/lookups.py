@@ -34,6 +34,8 @@ PLACE_NOUNS = frozenset(
     "lot desk venue room garage branch restaurant space site warehouse location store".split()
 )
 SPECIALISTS = frozenset({"doctor", "vet", "veterinarian", "physician", "specialist"})
+# enum fields whose value alone does not say what it is: "the normal work order" (round 41)
+QUALIFYING = frozenset("priority severity urgency tier level grade size".split())
 GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equipment", "resource"})
 
 
@@ -105,6 +107,8 @@ class LookupSampler(_ChainSampler):
 
     def _try_filtered(self, tool, parent, record, value, option, calls) -> str | None:
         how, field = option
+        if how == "only" and field == "status" and self._status_unknown(tool, record):
+            return None
         arguments = {parent.name: record[parent.name]} if parent else {}
         if how == "only":
             arguments[field] = record[field]
@@ -127,18 +131,15 @@ class LookupSampler(_ChainSampler):
         key, done = _phrase_key(how, field, entity, named, anywhere=owner is None)
         owner = "" if owner is None else owner
         value_words = shown(field, record.get(field))
-        if named and field.endswith("type") and entity in GENERIC_NOUNS:  # "the van"
-            entity, value_words = value_words, ""
-        elif named and entity in SPECIALISTS and re.fullmatch(r"[a-z]+ology", value_words):
-            entity, value_words = value_words[:-1] + "ist", ""  # "the dermatologist" (round 37)
-        elif named and re.fullmatch(r"[a-z]+ed [a-z]+", value_words):  # "checked-in booking"
-            value_words = value_words.replace(" ", "-")
-        elif named and " " in value_words and key.startswith("only_"):  # "Ann's event on sale"
-            # a status of several words reads after the noun; another field says its name:
-            # "the doctor whose specialty is internal medicine", never "the one internal
-            # medicine doctor" (round 28)
-            other = "only_anywhere" if not owner else "only_with_field"
-            key = f"{key}_after" if field == "status" else other
+        if named:
+            worded = _value_and_noun(field, entity, value_words)
+            if worded is None:
+                return None
+            entity, value_words = worded
+            if " " in value_words and key.startswith("only_") and field == "status":
+                key = f"{key}_after"  # a status of several words reads after the noun:
+                # "Ann's event on sale"; another value before it: "the internal medicine
+                # doctor", not "the doctor whose specialty is internal medicine" (round 41)
         whose = "my" if mine else f"{owner}'s"
         after = ""
         if (
@@ -169,6 +170,13 @@ class LookupSampler(_ChainSampler):
         """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""
         acting = self.state.get(self.compiled.acting_id_attr or "")
         return acting is not None and str(acting) == str(record_id)
+
+    def _status_unknown(self, tool: ToolManifest, record: dict) -> bool:
+        """Whether the user would not pick ``record`` by its status: a guest never books "the
+        occupied room" (the hotel's bookkeeping, round 41), and a person goes by name, not
+        "the active employee of Payments"."""
+        outside = self.drawer.acting_id is not None and not self._owned_by_signed_in(record)
+        return outside or words_of(tool.entity or "") in PEOPLE
 
     def _owner_unnamed(self, entity: str | None, record: dict, parent: ArgManifest | None) -> bool:
         """The record belongs to a person and the filter names no person: neither its owner
@@ -234,6 +242,23 @@ class LookupSampler(_ChainSampler):
                 shape = "aggregate"
             self.shapes[tool.tool] = shape
         return self.shapes[tool.tool]
+
+
+def _value_and_noun(field: str, entity: str, value: str) -> tuple[str, str] | None:
+    """The record's noun and an enum value as they read together: "the van", "the
+    dermatologist" (round 37), "the normal-priority work order", "the checked-in booking";
+    None where the value only repeats the noun ("my enrolled enrolment", round 41)."""
+    if field.endswith("type") and entity in GENERIC_NOUNS:
+        return value, ""
+    if entity in SPECIALISTS and re.fullmatch(r"[a-z]+ology", value):
+        return value[:-1] + "ist", ""
+    if field in QUALIFYING and " " not in value:
+        return entity, f"{value}-{field_noun(field)}"
+    if value[:4] == entity.split()[-1][:4]:
+        return None
+    if re.fullmatch(r"[a-z]+ed [a-z]+", value):
+        return entity, value.replace(" ", "-")
+    return entity, value
 
 
 def sold_by_name(record: dict) -> bool:

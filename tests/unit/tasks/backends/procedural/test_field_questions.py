@@ -53,7 +53,7 @@ def test_a_phone_is_asked_for_as_a_phone_number_and_a_story_stays_in_one_person(
     changed; you want the agent to …"."""
     from envmill.tasks.core.facts import _as_asked
 
-    assert _as_asked("phone", "555-0101") == "phone number"
+    assert _as_asked("phone", "555-0101") == "the phone number"
     story = in_second_person("My company's travel policy changed; please move it.", COMMON_VERBS)
     assert story.startswith("Your company's travel policy changed"), story
 
