@@ -260,6 +260,8 @@ def _as_asked(noun: str, value: Any) -> str:
     titled = TITLED.fullmatch(noun)
     if titled:
         return f"the name of the {titled[1]}"
+    if noun.endswith(" id") and noun != "id":  # "the work order number", not "… id"
+        return f"the {noun.removesuffix(' id')} number"
     return f"the {ASKED_AS.get(noun, noun)}"
 
 

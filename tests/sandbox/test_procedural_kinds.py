@@ -195,14 +195,14 @@ def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_numbe
     sandbox, monkeypatch
 ):
     """Round 39: a bank balance "kept at $1,000" read as contrived; a domain's own policy
-    ("long leave has to be signed off by the department head") gives both branches their reason."""
+    ("we have no cover arranged for long absences") gives both branches their reason."""
     monkeypatch.setattr(scenarios, "choose_kind", lambda rng: "conditional")
     output = _kind_run(sandbox, monkeypatch, "change", ["hr_leave"], seed=3)
     made = [s for s in output.scenarios if s.kind.startswith("conditional")]
     certified = [s for s in made if s.status == "certified"]
     assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]
     for scenario in certified:
-        assert "signed off by the department head" in scenario.task, scenario.task
+        assert "no cover arranged for long absences" in scenario.task, scenario.task
         limit = re.search(r"for (\d+) days or more", scenario.task)
         assert limit and int(limit.group(1)) >= 5, scenario.task  # the policy's least
         said = re.search(r"(above|at|below) the (\d+)-day limit, so ", scenario.reference_answer)

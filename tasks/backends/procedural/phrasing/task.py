@@ -411,11 +411,12 @@ def conditional_clause(
 
 
 def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> Clause:
-    """A branch as a request; aimed at a mark, not one that hands the money over ("here's the
+    """A branch as a request, never a question ("…; otherwise, can I pay it with the credit on
+    my account.", round 41); aimed at a mark, not one that hands the money over ("here's the
     difference towards the retainer": the user hands nothing over, the agent works it out)."""
     clause = phrase_step(step, rng, voice=voice, plain=True)
-    for _ in range(MAX_REPHRASES if target else 0):
-        if not HANDING_OVER.match(clause.lead()):
+    for _ in range(MAX_REPHRASES):
+        if clause.end != "?" and not (target and HANDING_OVER.match(clause.lead())):
             break
         clause = phrase_step(step, rng, voice=voice, plain=True)
     return clause

@@ -291,8 +291,7 @@ class ConditionalSampler(_ChainSampler):
 
     def _voice_is_own(self) -> bool:
         """Whether the signed-in person acts as their own record (a customer, not staff)."""
-        role = self.compiled.roles.get(str(self.state.get(self.compiled.acting_role_attr or "")))
-        return role is not None and role.entity is not None
+        return _speaks_as_self(self.compiled, self.state)
 
     def _aimed(self, step: ChainStep, mark: Mark) -> tuple[Condition | None, Any]:
         """The condition of branches aimed at a mark (``_aim``): the number is below the mark
@@ -677,6 +676,12 @@ def _by_policy(condition: Condition, value: float, done: str) -> str:
     return f"{subject[:1].upper()}{subject[1:]} {said}, {side} the {limit} limit, so {done}."
 
 
+def _speaks_as_self(compiled: CompiledEnvironment, state: dict) -> bool:
+    """The signed-in person asks about their own records (a customer, not staff)."""
+    role = compiled.roles.get(str(state.get(compiled.acting_role_attr or "")))
+    return role is not None and role.entity is not None
+
+
 def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[ExpectedAnswer, str] | None:
     """What a conditional's reply must say (DESIGN §3.3): the value the condition read, typed,
     so an agent that guessed a branch without the lookup cannot state it; and the reference's
@@ -730,7 +735,9 @@ def branch_answer(compiled: CompiledEnvironment, chain: Chain) -> tuple[Expected
             else f"below the {limit} you set"
         )
         branch = "so I went ahead" if condition.holds else "so I went with your other option"
-    known = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
+    known: list = [[s.arguments, s.result] for s in chain.steps]  # what the agent can know
+    if _speaks_as_self(compiled, chain.initial_state):  # "my order": the reply says "your
+        known.append({"acting_id": chain.initial_state.get("acting_id")})  # store credit"
     done = what_changed(chain.initial_state, chain.final_state, known)
     if condition.why:  # a policy's limit: "Leave request LR-3 is for 2 days, below the 5-day
         return expected, _by_policy(condition, value, done)  # limit, so I've approved it"

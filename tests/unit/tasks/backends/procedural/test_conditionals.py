@@ -195,7 +195,9 @@ def test_a_branch_reply_says_where_the_money_went_and_the_judge_takes_it():
         "message": "Transferred 20.0 from ACC-000006 to ACC-000001.",
     }
     chain = Chain({"accounts": accounts}, {"accounts": moved}, steps=[out])
-    compiled = SimpleNamespace(entity_attrs={"account": "accounts"})
+    compiled = SimpleNamespace(
+        entity_attrs={"account": "accounts"}, roles={}, acting_role_attr=None
+    )
     expected, reply = branch_answer(compiled, chain)
     assert "ACC-000001" in reply and "$20.00" in reply and "$61.18" in reply, reply
     assert isinstance(expected, ExpectedAnswer)
@@ -229,7 +231,10 @@ def test_a_marked_reply_says_the_gap_it_closed_and_where_the_number_stands():
     accounts = {"ACC-000006": {"account_id": "ACC-000006", "balance": 2821.48}}
     topped = {"ACC-000006": {"account_id": "ACC-000006", "balance": 3000.0}}
     chain = Chain({"accounts": accounts}, {"accounts": topped}, steps=[into])
-    expected, reply = branch_answer(SimpleNamespace(entity_attrs={"account": "accounts"}), chain)
+    expected, reply = branch_answer(
+        SimpleNamespace(entity_attrs={"account": "accounts"}, roles={}, acting_role_attr=None),
+        chain,
+    )
     assert reply.endswith(
         "is $2,821.48, below the $3,000 target, so I added the $178.52 difference, and it is now "
         "$3,000.00."
@@ -258,5 +263,32 @@ def test_a_marked_reply_says_where_the_excess_went():
         "ACC-000005": {**accounts["ACC-000005"], "balance": 407.99},
     }
     chain = Chain({"accounts": accounts}, {"accounts": moved}, steps=[out])
-    _, reply = branch_answer(SimpleNamespace(entity_attrs={"account": "accounts"}), chain)
+    _, reply = branch_answer(
+        SimpleNamespace(entity_attrs={"account": "accounts"}, roles={}, acting_role_attr=None),
+        chain,
+    )
     assert "so I moved the $307.99 excess to account ACC-000005, and it is now $3,000.00" in reply
+
+
+def test_money_a_change_moved_on_the_signed_in_persons_record_is_theirs():
+    """Round 41: "…so it is now marked paid; customer CU-00001's store credit went down by
+    $78.00", said to customer CU-00001 about their own order."""
+    from envmill.tasks.rollout.closing import what_changed
+
+    before = {
+        "acting_id": "CU-1",
+        "customers": {"CU-1": {"name": "Ann Lee", "store_credit": 100.0}},
+        "orders": {"OR-6": {"customer_id": "CU-1", "total": 78.0, "status": "pending"}},
+    }
+    after = {
+        **before,
+        "customers": {"CU-1": {"name": "Ann Lee", "store_credit": 22.0}},
+        "orders": {"OR-6": {"customer_id": "CU-1", "total": 78.0, "status": "paid"}},
+    }
+    shown = [
+        [{"order_id": "OR-6"}, {"ok": True, "data": before["orders"]["OR-6"]}],
+        [{"order_id": "OR-6"}, {"ok": True, "message": "Order OR-6 paid with store credit."}],
+    ]
+    assert "customer CU-1's store credit went down by $78.00" in what_changed(before, after, shown)
+    mine = what_changed(before, after, [*shown, {"acting_id": "CU-1"}])
+    assert "your store credit went down by $78.00" in mine and "CU-1" not in mine, mine
