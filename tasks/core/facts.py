@@ -260,8 +260,9 @@ def _as_asked(noun: str, value: Any) -> str:
     titled = TITLED.fullmatch(noun)
     if titled:
         return f"the name of the {titled[1]}"
-    if noun.endswith(" id") and noun != "id":  # "the work order number", not "… id"
-        return f"the {noun.removesuffix(' id')} number"
+    if noun.endswith(" id") and noun != "id":  # "the work order number", not "… id"; a
+        thing = noun.removesuffix(" id")  # card's number is the one on it: "card reference"
+        return f"the {thing} {'reference' if thing in NUMBERED_OTHERWISE else 'number'}"
     return f"the {ASKED_AS.get(noun, noun)}"
 
 
@@ -289,6 +290,7 @@ def things_of_clauses(text: str) -> str:
     return re.sub(r"\bthe name of the ([a-z][a-z ]*?)(?=,| and |$)", r"\1 title", text)
 
 
+NUMBERED_OTHERWISE = frozenset({"card"})
 # a noun said alone in a statement ("my phone is …") that a question or a goal says in full
 ASKED_AS = {"phone": "phone number", "mobile": "mobile number"}
 

@@ -188,8 +188,9 @@ def _fact_for(ledger: FactLedger, thing: str, chosen: list[Fact], anchor: int) -
     after the last one of the user's latest message (``anchor``), else the first; when all are
     said, the first. (Facts are listed in the order the request needs them.)"""
     wanted = {_plain(thing), _plain(noun_of(thing))}
-    if thing.endswith(" number"):  # "the work order number" asks for the "work order id"
-        wanted.add(_plain(thing.removesuffix(" number") + " id"))
+    for asked_as in (" number", " reference"):  # "the work order number": its "work order id"
+        if thing.endswith(asked_as):
+            wanted.add(_plain(thing.removesuffix(asked_as) + " id"))
     matching = [f for f in ledger.facts if _plain(f.noun) in wanted] or [
         f for f in ledger.facts if any(w.endswith(f" {_plain(f.noun)}") for w in wanted)
     ]

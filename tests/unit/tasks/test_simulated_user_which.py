@@ -63,3 +63,15 @@ def test_a_records_name_is_asked_as_a_person_asks_it_and_still_answered():
     assert user_reply(prompt, ["Please book a visit."], question) == answer
     first = Fact("first name", "first name", "Megan")
     assert "first name" in ask_and_answer([("first_name", first)], 0)[0]  # which name, not whose
+
+
+def test_an_id_is_asked_for_as_a_number_and_the_offline_user_gives_it():
+    """ "What's the work order id?" reads as a database; a card's number is the one printed on
+    it, so its id is its reference."""
+    order, card = Fact("work order id", "work order id", "WO-4"), Fact("card id", "card id", "C-7")
+    for needed, words in (([("work_order_id", order)], "work order number"),
+                          ([("card_id", card)], "card reference")):  # fmt: skip
+        question, answer = ask_and_answer(needed, 0)
+        assert words in question and " id" not in question, question
+        prompt = UserPrompt("You want the agent to look at a job.", [order, card])
+        assert user_reply(prompt, ["Please look at a job."], question) == answer
