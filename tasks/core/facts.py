@@ -255,8 +255,9 @@ def _as_asked(noun: str, value: Any) -> str:
     counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
     if counted and " " not in noun:
         return f"how many {noun}"
-    if _clause_of(noun):
-        return _clause_of(noun)[0]
+    clause = _clause_of(noun)
+    if clause:
+        return clause[0]
     titled = TITLED.fullmatch(noun)
     if titled:
         return f"the name of the {titled[1]}"
@@ -351,8 +352,8 @@ def fact_clause(name: str, value: Any) -> str:
     but "the grade is standard" (not "the nights are 3", a form read aloud)."""
     said = str(value)
     clause = _clause_of(name)
-    if clause:
-        return clause[1].format(value=said)  # "it's for ongoing pain"
+    if clause:  # "it's for a consultation", "it's for ongoing pain"
+        return clause[1].format(value=as_purpose(said) if name in PURPOSES else said)
     titled = TITLED.fullmatch(name)
     if titled:
         return f"the {titled[1]} is called {said}"
@@ -398,6 +399,7 @@ def as_purpose(said: str) -> str:
     return said if bare else f"{a_or_an(said)} {said}"
 
 
+PURPOSES = frozenset({"reason", "purpose", "visit reason"})
 MASS_NOUNS = frozenset("pain advice care treatment help maintenance work therapy".split())
 
 

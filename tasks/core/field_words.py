@@ -105,3 +105,19 @@ def singular(noun: str) -> str:
     if noun.endswith(("sses", "ches", "shes", "xes")):
         return noun[:-2]
     return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def said_apart(field: str, value: object, said: str) -> str | None:
+    """How a person tells a record from its namesake by a time or a place ("on 19 Apr 2025 at
+    19:15", "starting 31 Aug 2025", "at 9932 Adkins Road", "in Room 102"), not "whose start
+    date is …" (round 41); None for anything else. ``said`` is the value as the text says it."""
+    if not isinstance(value, str):
+        return None
+    if "start" in field_noun(field) and re.match(r"\d{4}-\d{2}-\d{2}", value):
+        return f"{'starting' if len(value) == 10 else 'on'} {said}"
+    if field in ADDRESS_FIELDS:
+        return f"at {said}"
+    return f"in {said}" if re.fullmatch(r"(?:Room|Suite|Hall|Studio) \S+", value) else None
+
+
+ADDRESS_FIELDS = frozenset({"address", "street_address", "site_address", "location", "street"})

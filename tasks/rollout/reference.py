@@ -29,7 +29,7 @@ from envmill.tasks.core.facts import (
     join_words,
     mentions,
 )
-from envmill.tasks.core.field_words import field_noun, singular
+from envmill.tasks.core.field_words import field_noun, said_apart, singular
 from envmill.tasks.core.instructions import described_clause, past_participle
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
@@ -567,13 +567,16 @@ def _named_like(which: str, records: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def _listing(records: list[dict[str, Any]], field: str) -> str:
-    noun = field_noun(field)
-    return join_words(
-        [
-            f"one whose {noun} is {say_field_value(field, r.get(field))}"
-            for r in records[:MAX_LISTED]
-        ]
-    )
+    """ "one whose email is a@x.org and one whose email is b@y.org", "one on 10 August 2025 at
+    08:00 and one on 19 August 2025 at 16:45"."""
+    ones = []
+    for record in records[:MAX_LISTED]:
+        value = record.get(field)
+        said = say_field_value(field, value)
+        ones.append(
+            f"one {said_apart(field, value, said) or f'whose {field_noun(field)} is {said}'}"
+        )
+    return join_words(ones)
 
 
 def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
-from envmill.tasks.core.facts import a_or_an, as_purpose, say_value
+from envmill.tasks.core.facts import PURPOSES, a_or_an, as_purpose, say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.instructions import (
     ARTICLES,
@@ -312,7 +312,6 @@ QUALIFIER_STOPS = frozenset(
 PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires)(?:_|$)")
 DUE = re.compile(r"(?:^|_)due(?:_|$)")
-PURPOSES = frozenset({"reason", "purpose", "visit reason"})
 JOINED = ("on ", "until ", "due ", "for ", "at ", "with ", "in ")
 SORTS = frozenset({"kind", "type", "category"})
 BRANDS = frozenset({"make", "brand", "manufacturer"})

@@ -45,10 +45,13 @@ def test_replies_are_rewarded_by_meaning_through_envmill_rollout(tmp_path, probe
     assert len(judged) >= 12 and {"answer", "refusal"} <= kinds, kinds
     right = _roll_out(tmp_path, probe_corpus, {i: right_reply(s) for i, s in judged.items()}, "r")
     wrong = _roll_out(tmp_path, probe_corpus, {i: wrong_reply(s) for i, s in judged.items()}, "w")
+    judged = {i: s for i, s in judged.items() if i in right}  # a probe the endpoint can
+    by_state &= right.keys()  # script apart from every other (``roll_out``)
     kept = [i for i in judged if right.get(i)]
     lost = [i for i in judged if wrong.get(i) is False]
     misses = {i: right_reply(judged[i]) for i in judged if i not in kept}
     assert len(kept) >= 0.95 * len(judged), json.dumps(misses, indent=1)[:3000]
     wins = {i: wrong_reply(judged[i]) for i in judged if i not in lost}
     assert len(lost) >= 0.95 * len(judged), json.dumps(wins, indent=1)[:3000]
-    assert by_state and all(right[i] and wrong[i] for i in by_state)  # the state alone judged
+    failing = [i for i in by_state if not (right[i] and wrong[i])]
+    assert by_state and not failing, failing  # the state alone judged

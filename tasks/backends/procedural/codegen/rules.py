@@ -210,7 +210,7 @@ def rule_text(scope: OpScope, pre: Any) -> str | None:
     """The business rule a precondition enforces, as a person states a policy (None for plain
     existence): what one may do and when, with no attribute or tool names."""
     if pre.rule is not None:
-        return one_of_each(pre.rule.format(**scope.plan.limits))
+        return one_of_each(as_dollars(pre.rule.format(**scope.plan.limits)))
     if pre.kind == "exists":
         return None
     return one_of_each(RULE_WORDS[pre.kind](scope, pre)) + "."
@@ -223,6 +223,16 @@ def action_words(scope: OpScope) -> str:
     if title and re.search(rf"\b{re.escape(title)}\b", words):
         return re.sub(rf"\b{re.escape(title)}\b", f"{article(title)} {title}", words, count=1)
     return words
+
+
+def as_dollars(text: str) -> str:
+    """ "at most 30000 dollars" reads "at most $30,000", as a policy is written."""
+
+    def dollars(match: re.Match[str]) -> str:
+        amount = float(match.group(1))
+        return f"${amount:,.0f}" if amount.is_integer() else f"${amount:,.2f}"
+
+    return re.sub(r"\b(\d+(?:\.\d+)?) dollars\b", dollars, text)
 
 
 def one_of_each(text: str) -> str:

@@ -43,7 +43,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 )
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
-from envmill.tasks.core.facts import ASKED_AS, a_or_an, as_purpose, is_plural
+from envmill.tasks.core.facts import ASKED_AS, PURPOSES, a_or_an, as_purpose, is_plural
 from envmill.tasks.core.field_words import field_noun
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -305,7 +305,6 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
 
 
 ME = "\0me"
-PURPOSE_ARGS = frozenset({"reason", "purpose", "visit_reason"})
 
 
 def _as_mine(text: str) -> str:
@@ -731,7 +730,7 @@ def _exact_text(mention: ArgMention, as_label: bool, before: str = "") -> str:
     if mention.source != "entity_id":
         dollars = not before.endswith("$") and is_money(mention.name, mention.value)
         text = humanize_value(format_value(mention.value), dollars=dollars)
-        purpose = mention.name in PURPOSE_ARGS and before.endswith("for ")
+        purpose = field_noun(mention.name) in PURPOSES and before.endswith("for ")
         return as_purpose(text) if purpose else text
     if not as_label:
         return str(mention.value)

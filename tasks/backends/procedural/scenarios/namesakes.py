@@ -27,7 +27,7 @@ from envmill.tasks.backends.procedural.scenarios.lookups import shown, sold_by_n
 from envmill.tasks.backends.procedural.spec.rules import Unique
 from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.facts import name_owner
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, said_apart
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.sandbox import ToolEpisode
 
@@ -77,13 +77,18 @@ def disambiguate(
         if not _finds_both(chain, episode, initial, mention, other):
             continue
         value = chain.initial_state[attr][mention.value][field]
-        hint = say(
-            _hint_key(compiled, mention.entity or "", field, value),
-            rng,
-            label=mention.label,
-            entity=words_of(mention.entity or ""),
-            field=_said_field(field),
-            value=shown(field, value),
+        apart = said_apart(field, value, shown(field, value))  # "(the one on 19 Apr …)"
+        hint = (
+            f"{mention.label} (the one {apart})"
+            if apart
+            else say(
+                _hint_key(compiled, mention.entity or "", field, value),
+                rng,
+                label=mention.label,
+                entity=words_of(mention.entity or ""),
+                field=_said_field(field),
+                value=shown(field, value),
+            )
         )
         chain.initial_state, chain.final_state = initial, final
         for step in chain.steps:

@@ -74,3 +74,25 @@ def test_a_drawn_booking_time_falls_in_office_hours_on_a_working_day(now):
         assert moment > datetime.fromisoformat(now), moment
         seen.add(moment.date())
     assert len(seen) >= 4  # the week ahead, not one day
+
+
+def test_namesakes_are_told_apart_by_a_time_or_a_place_as_a_person_says_it():
+    """Round 41: "Data Structures (the one whose start date is 31 Aug 2025)", "Caleb Aguilar
+    (the one whose room is Room 102)"; the agent lists them the same way."""
+    from envmill.tasks.core.field_words import said_apart
+    from envmill.tasks.rollout.reference import _listing
+
+    assert said_apart("start_date", "2025-08-31", "31 Aug 2025") == "starting 31 Aug 2025"
+    assert said_apart("starts_at", "2025-04-19T19:15:00", "19 Apr 2025 at 19:15") == (
+        "on 19 Apr 2025 at 19:15"
+    )
+    assert said_apart("address", "9932 Adkins Road", "9932 Adkins Road") == "at 9932 Adkins Road"
+    assert said_apart("room", "Room 102", "Room 102") == "in Room 102"
+    assert said_apart("email", "a@x.org", "a@x.org") is None
+    assert said_apart("issued_on", "2025-03-01", "1 Mar 2025") is None  # not a start
+    events = [{"starts_at": "2025-08-10T08:00:00"}, {"starts_at": "2025-08-19T16:45:00"}]
+    assert _listing(events, "starts_at") == (
+        "one on 10 August 2025 at 08:00 and one on 19 August 2025 at 16:45"
+    )
+    people = [{"email": "a@x.org"}, {"email": "b@y.org"}]
+    assert _listing(people, "email") == "one whose email is a@x.org and one whose email is b@y.org"

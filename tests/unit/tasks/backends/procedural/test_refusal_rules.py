@@ -234,3 +234,17 @@ def test_staff_are_not_refused_on_a_record_that_is_over_and_a_client_may_be():
         state = {events: gala, "acting_role": role, "acting_id": acting}
         over = _already_over(compiled, tool, {"event_id": "EV-6"}, status, rule, state)
         assert over is refused, role
+
+
+def test_a_rules_sum_is_written_as_money():
+    """Round 41: "one application may request at most 30000 dollars" read as a form."""
+    from envmill.tasks.backends.procedural.codegen.rules import as_dollars
+
+    assert as_dollars("One application may request at most 30000 dollars.") == (
+        "One application may request at most $30,000."
+    )
+    assert (
+        as_dollars("A withdrawal is at most 1585.5 dollars.")
+        == "A withdrawal is at most $1,585.50."
+    )
+    assert as_dollars("Prices are in dollars before tax.") == "Prices are in dollars before tax."
