@@ -219,6 +219,7 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
     text = ONE_PLEASE.sub(r"\1\2", text)  # "Please cancel my appointment, please."
+    text = re.sub(r"(\bplease\b[^.?!]*?)\bplease (?=[a-z])", r"\1", text, flags=re.I)
     text = re.sub(r"\b[Tt]here are 1 of us\b", "It's just me", text)
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
     text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)

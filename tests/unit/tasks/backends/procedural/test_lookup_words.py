@@ -96,3 +96,8 @@ def test_namesakes_are_told_apart_by_a_time_or_a_place_as_a_person_says_it():
     )
     people = [{"email": "a@x.org"}, {"email": "b@y.org"}]
     assert _listing(people, "email") == "one whose email is a@x.org and one whose email is b@y.org"
+
+
+def test_one_please_a_sentence():
+    said = tidy_text("So please add it; if it is above, please refund the excess. Please call.")
+    assert said == "So please add it; if it is above, refund the excess. Please call."
