@@ -39,7 +39,7 @@ DETAIL_MAX = 80
 MIN_CONTAINED = 3
 EXACT, PARTIAL = 2, 1
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-PHONE = re.compile(r"^\+?\d[\d ().-]{5,}\d$")
+PHONE = re.compile(r"^\+?\(?\d[\d ().-]{5,}\d$")
 ISO_MOMENT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
 NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 QUESTIONS = (
@@ -357,6 +357,8 @@ def fact_clause(name: str, value: Any) -> str:
     titled = TITLED.fullmatch(name)
     if titled:
         return f"the {titled[1]} is called {said}"
+    if name in KIND_NOUNS and re.fullmatch(r"[a-z]+", said):
+        return f"{said} {name}"  # "business cabin", "low priority", not "the cabin is …"
     if re.fullmatch(r"\d+", said) and " " not in name and is_plural(name):
         return f"{said} {name.removesuffix('s') if said == '1' else name}"  # "1 adult"
     measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
@@ -400,6 +402,7 @@ def as_purpose(said: str) -> str:
 
 
 PURPOSES = frozenset({"reason", "purpose", "visit reason"})
+KIND_NOUNS = frozenset({"cabin", "plan", "tier", "priority", "class", "grade", "membership"})
 MASS_NOUNS = frozenset("pain advice care treatment help maintenance work therapy".split())
 
 

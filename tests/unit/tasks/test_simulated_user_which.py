@@ -75,3 +75,14 @@ def test_an_id_is_asked_for_as_a_number_and_the_offline_user_gives_it():
         assert words in question and " id" not in question, question
         prompt = UserPrompt("You want the agent to look at a job.", [order, card])
         assert user_reply(prompt, ["Please look at a job."], question) == answer
+
+
+def test_a_kind_is_given_before_its_noun_and_a_phone_in_brackets_is_a_phone():
+    """ "the cabin is business" read as a form; "(634)885-0707" is a phone number, given bare."""
+    from envmill.tasks.core.facts import answer_with
+
+    assert (
+        answer_with([("cabin", "business"), ("seats", "1")], 0) == "OK, business cabin and 1 seat."
+    )
+    given = answer_with([("name", "Julie Brown"), ("phone", "(634)885-0707")], 0)
+    assert given.endswith("Julie Brown, (634)885-0707."), given
