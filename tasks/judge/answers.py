@@ -19,6 +19,7 @@ from envmill.tasks.judge.phrases import (
     ALTERNATIVE_VALUE,
     HEDGE_ANYWHERE,
     asserts,
+    claimed_wrong_side,
     denies,
     mentions,
     states,
@@ -89,6 +90,8 @@ def judge_answer(expected: ExpectedAnswer, reply: str, setting: Setting) -> Verd
     )
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
+    if wrong_side := claimed_wrong_side(reply):
+        return Verdict(False, f"the reply says {wrong_side!r}, which is false")
     if expected.type in NUMERIC or expected.type in MOMENTS:
         reading = asserted(reply, setting, masks)
     return JUDGES[expected.type](expected, reading, setting)

@@ -1,6 +1,7 @@
-"""Whether a reply asserts a phrase: word forms tolerated ("remote" in "remotely", "checked_in"
-as "checked in"), and a mention right after a negation not counted ("has not graduated" does not
-assert "graduated"; "no longer active, now frozen" asserts frozen and not active)."""
+"""Whether a reply asserts a phrase, or a comparison its own figures contradict: word forms
+tolerated ("remote" in "remotely", "checked_in" as "checked in"), and a mention right after a
+negation not counted ("has not graduated" does not assert "graduated"; "no longer active, now
+frozen" asserts frozen and not active)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,24 @@ def denies(text: str, phrase: str) -> bool:
 
 def negated(text: str, start: int) -> bool:
     return NEGATION.search(text[max(0, start - 48) : start]) is not None
+
+
+# a figure said to lie on one side of a line: "6 days, above the 8-day limit", "$85.00, below
+# the $300 limit" (no "over": "4 bookings over the 30 days" compares nothing)
+SIDE_CLAIM = re.compile(
+    r"\$?(\d[\d,]*(?:\.\d+)?)\b[^.;!?\d]{0,40}?\b(above|more than|greater than|higher than"
+    r"|exceeds|exceeding|below|under|less than|lower than|short of)\s+(?:the\s+|your\s+|our\s+)?"
+    r"\$?(\d[\d,]*(?:\.\d+)?)"
+)
+DOWN_WORDS = frozenset({"below", "under", "less than", "lower than", "short of"})
+
+
+def claimed_wrong_side(reply: str) -> str | None:
+    """A comparison the reply gets wrong on its own figures ("6 days, above the 8-day limit, so
+    I've declined it"): the branch it claims cannot be the one the numbers pick."""
+    for found in SIDE_CLAIM.finditer(reply.lower()):
+        said, line = (float(found.group(i).replace(",", "")) for i in (1, 3))
+        down = found.group(2) in DOWN_WORDS
+        if (down and said >= line) or (not down and said <= line):
+            return found.group(0)
+    return None

@@ -19,6 +19,7 @@ from envmill.tasks.judge.phrases import (
     ALTERNATIVE_VALUE,
     HEDGE_ANYWHERE,
     asserts,
+    claimed_wrong_side,
     denies,
     mentions,
     negated,
@@ -162,6 +163,8 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
     )
     if hedge:
         return Verdict(False, f"the reply hedges ({hedge.group(0).strip()!r})")
+    if wrong_side := claimed_wrong_side(reply):  # "$500 is above the $1,000 limit"
+        return Verdict(False, f"the reply says {wrong_side!r}, which is false")
     claim = _claim(_without_policies(text, refusal.rules), refusal)
     if claim:
         return Verdict(False, f"the reply claims the work ({claim!r})")

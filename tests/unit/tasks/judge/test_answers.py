@@ -380,3 +380,26 @@ def test_a_reply_may_say_the_mark_it_brought_the_number_to(reply, passes):
     expected = ExpectedAnswer(type="money", value=307.4, context=[400.0, 92.6])
     setting = setting_of("I'd like the balance to be $400.", {"a": 307.4})
     assert judge_answer(expected, reply, setting).passed is passes, reply
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        ("Leave request LR-00001 is for 6 days, below the 8-day limit, so I've approved it.", True),
+        ("LR-00001 asks for six days, which is under the 8-day cutoff, so it's approved.", True),
+        ("That request covers 6 days, less than the 8 you allow, so I approved it.", True),
+        (
+            "Leave request LR-00001 is for 6 days, above the 8-day limit, so I've declined it.",
+            False,
+        ),
+        ("It is for 6 days, more than the 8-day limit, so it was declined.", False),
+        ("It's 6 days, which exceeds the 8-day limit.", False),
+    ],
+)
+def test_a_branch_said_on_the_wrong_side_of_its_own_line_loses(reply, passes):
+    """From a probe: "6 days, above the 8-day limit, so I've declined it" stated the right
+    number, so it passed while claiming the other branch; a comparison its own figures
+    contradict is false whatever the state."""
+    expected = ExpectedAnswer(type="number", value=6, context=[8])
+    setting = setting_of("If leave request LR-00001 is for 8 days or more, decline it.", {"d": 6})
+    assert judge_answer(expected, reply, setting).passed is passes, reply
