@@ -66,6 +66,7 @@ QUESTIONS = (
     (r"^When does (.+?) (start|end)\?$", r"You want to know when \1 \2s."),
     (r"^When did (.+?) (start|end)\?$", r"You want to know when \1 \2ed."),
     (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),
+    (r"^(?:Can|Could|May) (?:I|you) (.+?)\?$", r"You want to \1."),  # "Can I renew my loan?"
     (r"^(.+)\?$", r"You want to know this: \1."),
 )
 # verbs of orders that are not tool names ("Check the balance …: if …")
