@@ -579,11 +579,13 @@ class ArgumentDrawer:
         return self.rng.choice(fresh)
 
     def _moment(self, source: str, state: dict[str, Any]) -> str:
-        """A date a few days after the environment's current time, or a time in office hours
-        on a working day of the week ahead: not a Sunday 19:00 appointment (round 41)."""
+        """A working day in the two weeks after the environment's current time, or a time in
+        office hours on a working day of the week ahead: not a Sunday 19:00 appointment (round
+        41)."""
         now = _parse_time(state.get("current_time")).replace(minute=0, second=0, microsecond=0)
-        if source == "date":
-            return (now + timedelta(days=self.rng.randint(1, 14))).date().isoformat()
+        if source == "date":  # a working day: no pay date on a Saturday (round 42)
+            days = [now + timedelta(days=d) for d in range(1, 15)]
+            return self.rng.choice([d for d in days if d.weekday() < 5]).date().isoformat()
         days = [now + timedelta(days=d) for d in range(8)]
         working = [d for d in days if d.weekday() < 5 and (d > now or now.hour < OFFICE_LAST)]
         day = self.rng.choice(working or days)

@@ -203,7 +203,9 @@ def _telling_fields(records: dict, target: dict, mention: ArgMention, other: Any
             continue
         if sum(r.get(name) == value for r in namesakes) == 1:
             found.append(name)
-    return found
+    # "City Hall Garage (the open one)" reads as the system's bookkeeping (round 42): a status
+    # tells apart only where nothing a person would say does
+    return [n for n in found if n != "status"] or found
 
 
 def _finds_both(chain: Chain, episode, state: dict, mention: ArgMention, other: Any) -> bool:

@@ -726,6 +726,14 @@ def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> 
     if found["limit"] is not None:  # "the fines due of member M-6 (0.15)": money by its own name
         named = other if re.match(r"(?:the|a|an|my|its|their)\b", other) else f"the {other}"
         limit = _amount(found["limit"], _sum_named(other))
+        same = re.fullmatch(rf"the {re.escape(what)} of (?P<owner>.+)", named)
+        if ruled and same:  # a new reading against the one on record (round 42: "The mileage
+            # is only 119240, while the mileage of vehicle … is 132932")
+            side = "lower" if low else "higher"
+            return (
+                f"the new {what} of {given} is {side} than the {limit} already recorded for "
+                f"{same['owner']}"
+            )
         if ruled:
             return f"{fact}, while {named} is {limit}"
         other = f"{named} ({limit})"

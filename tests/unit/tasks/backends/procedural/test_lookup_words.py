@@ -101,3 +101,11 @@ def test_namesakes_are_told_apart_by_a_time_or_a_place_as_a_person_says_it():
 def test_one_please_a_sentence():
     said = tidy_text("So please add it; if it is above, please refund the excess. Please call.")
     assert said == "So please add it; if it is above, refund the excess. Please call."
+
+
+def test_a_drawn_date_is_a_working_day_in_the_next_two_weeks():
+    now = "2025-02-14T09:00:00"  # a Friday
+    for seed in range(100):
+        fake = SimpleNamespace(rng=random.Random(seed))
+        day = datetime.fromisoformat(ArgumentDrawer._moment(fake, "date", {"current_time": now}))
+        assert day.weekday() < 5 and 1 <= (day - datetime(2025, 2, 14)).days <= 14, day

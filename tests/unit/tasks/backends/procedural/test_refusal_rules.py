@@ -248,3 +248,22 @@ def test_a_rules_sum_is_written_as_money():
         == "A withdrawal is at most $1,585.50."
     )
     assert as_dollars("Prices are in dollars before tax.") == "Prices are in dollars before tax."
+
+
+def test_a_new_reading_is_compared_with_the_one_on_record():
+    """Round 42: "The mileage is only 119240, while the mileage of vehicle … is 132932"."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import LIMIT_SAID, _limit_said
+
+    found = LIMIT_SAID.match(
+        "Mileage (119240) must be at least the mileage of vehicle VEH-6 (132932)"
+    )
+    assert found is not None
+    assert _limit_said(found, ruled=True) == (
+        "the new mileage of 119240 is lower than the 132932 already recorded for vehicle VEH-6"
+    )
+    other = LIMIT_SAID.match("amount (188.42) must be at most the fines due of member M-6 (0.15)")
+    assert other is not None
+    assert (
+        _limit_said(other, ruled=True)
+        == "the amount is $188.42, while the fines due of member M-6 is $0.15"
+    )

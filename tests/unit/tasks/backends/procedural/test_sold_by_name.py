@@ -23,11 +23,13 @@ def test_a_namesake_product_is_told_apart_by_what_a_buyer_sees_not_its_status():
     )
     fields = _telling_fields({"PR-1": CAN, "PR-2": RETIRED}, CAN, mention, "PR-2")
     assert fields == ["colour"], fields
-    staff_record = {**CAN, "price": "n/a"}  # not priced: its status may tell it apart
-    other = {**RETIRED, "price": "n/a"}
-    assert "status" in _telling_fields(
-        {"PR-1": staff_record, "PR-2": other}, staff_record, mention, "PR-2"
-    )
+    staff_record = {**CAN, "price": "n/a"}  # not priced: its status may tell it apart, but
+    other = {**RETIRED, "price": "n/a"}  # only where nothing a person would say does (round 42)
+    both = {"PR-1": staff_record, "PR-2": other}
+    assert _telling_fields(both, staff_record, mention, "PR-2") == ["colour"]
+    same_colour = {**other, "colour": "copper"}
+    both = {"PR-1": staff_record, "PR-2": same_colour}
+    assert _telling_fields(both, staff_record, mention, "PR-2") == ["status"]
 
 
 def test_a_signed_in_member_never_names_another_members_record_by_a_filter():
