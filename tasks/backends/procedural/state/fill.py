@@ -28,6 +28,7 @@ from envmill.tasks.backends.procedural.plan import EnvPlan, plan_environment
 from envmill.tasks.backends.procedural.spec.check import reachable_states, ref_order
 from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.backends.procedural.spec.domain import DomainSpec, EntitySpec
+from envmill.tasks.backends.procedural.state.id_order import ids_in_time_order
 from envmill.tasks.backends.procedural.state.repair import repair_round
 from envmill.tasks.backends.procedural.state.values import fill_entity, make_record
 
@@ -70,6 +71,7 @@ def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, A
         reconcile_claims(filler)
         if not repair_round(filler):
             break
+    ids_in_time_order(plan.spec, filler.records)
     state: dict[str, Any] = {plan.entity(n).plural: filler.records[n] for n in plan.entities}
     for name in plan.entities:
         state[plan.entity(name).counter] = len(filler.records[name]) + 1
