@@ -191,7 +191,7 @@ def main() -> None:
         loses = sum(lost.values()) if kind == "all" else lost[kind]
         print(f"  {kind:12} {n:4d}  right kept {keeps / max(n, 1):6.1%}  "
               f"wrong lost {loses / max(n, 1):6.1%}")  # fmt: skip
-    by_state = [i for i in specs if i not in judged]
+    by_state = [i for i in specs if i not in judged and i in right]  # scripted apart, too
     changed = [i for i in by_state if not (right.get(i) and wrong.get(i))]
     print(f"judged by state alone: {len(by_state)}, reward changed by the reply: {len(changed)}")
     misses = {i: right_reply(judged[i]) for i in judged if not right.get(i)}

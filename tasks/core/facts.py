@@ -250,21 +250,26 @@ def _ask_plainly(
 
 def _as_asked(noun: str, value: Any) -> str:
     """How a question names a thing: a count as one ("how many seats"), a detail a form would
-    name by its field as a person asks it ("what it's for"), a noun with its article ("the
-    phone number", round 28)."""
+    name by its field as a person asks it ("what it's for"), a noun as it is said, with its
+    article ("the phone number", round 28; "the work order number")."""
     counted = isinstance(value, int) and not isinstance(value, bool) and is_plural(noun)
     if counted and " " not in noun:
         return f"how many {noun}"
     clause = _clause_of(noun)
-    if clause:
-        return clause[0]
+    return clause[0] if clause else f"the {spoken_noun(noun)}"
+
+
+def spoken_noun(noun: str) -> str:
+    """A fact's noun as a person says it: "work order id" is the "work order number" (a card's
+    number is the one printed on it, so its id is the "card reference"), "course title" is
+    the "name of the course" (a job title stays), "phone" the "phone number"."""
+    if noun.endswith(" id") and noun != "id":
+        thing = noun.removesuffix(" id")
+        return f"{thing} {'reference' if thing in NUMBERED_OTHERWISE else 'number'}"
     titled = TITLED.fullmatch(noun)
-    if titled:
-        return f"the name of the {titled[1]}"
-    if noun.endswith(" id") and noun != "id":  # "the work order number", not "… id"; a
-        thing = noun.removesuffix(" id")  # card's number is the one on it: "card reference"
-        return f"the {thing} {'reference' if thing in NUMBERED_OTHERWISE else 'number'}"
-    return f"the {ASKED_AS.get(noun, noun)}"
+    if titled and titled[1] not in PEOPLES_TITLES:
+        return f"name of the {titled[1]}"
+    return ASKED_AS.get(noun, noun)
 
 
 @cache
@@ -283,15 +288,14 @@ def _clause_of(noun: str) -> tuple[str, str] | None:
 
 def things_of_clauses(text: str) -> str:
     """A question's things with each clause the agent asks by read back as its noun ("what
-    it's for" → "reason"; "how many nights" → "nights"; "the name of the event" → "event
-    title"), for a user who answers by noun."""
+    it's for" → "reason"; "how many nights" → "nights"), for a user who answers by noun."""
     for noun, (clause, _) in sorted(asked_clauses().items(), key=lambda i: -len(i[1][0])):
         text = text.replace(clause, noun)
-    text = re.sub(r"\bhow many (\w+)", r"\1", text)
-    return re.sub(r"\bthe name of the ([a-z][a-z ]*?)(?=,| and |$)", r"\1 title", text)
+    return re.sub(r"\bhow many (\w+)", r"\1", text)
 
 
 NUMBERED_OTHERWISE = frozenset({"card"})
+PEOPLES_TITLES = frozenset({"job", "position", "professional"})  # "the job title" stays
 # a noun said alone in a statement ("my phone is …") that a question or a goal says in full
 ASKED_AS = {"phone": "phone number", "mobile": "mobile number"}
 
@@ -333,7 +337,8 @@ def answer_with(pairs: list[tuple[str, str]], turn: int, also: bool = False) -> 
                 clauses.append(fact_clause(noun, value))
         parts = [", ".join(bare)] if bare else []
         parts += [join_words(clauses)] if clauses else []
-        lead = LEADS[zlib.crc32(repr(pairs).encode()) % len(LEADS)]  # the same from any user
+        said = repr([value for _, value in pairs])  # the same from any user, however the
+        lead = LEADS[zlib.crc32(said.encode()) % len(LEADS)]  # question named the values
         answer = lead + "; ".join(parts) + "."
     return re.sub(r"([.!?])\.$", r"\1", answer)
 
@@ -354,8 +359,8 @@ def fact_clause(name: str, value: Any) -> str:
     clause = _clause_of(name)
     if clause:  # "it's for a consultation", "it's for ongoing pain"
         return clause[1].format(value=as_purpose(said) if name in PURPOSES else said)
-    titled = TITLED.fullmatch(name)
-    if titled:
+    titled = re.fullmatch(r"name of the (.+)", spoken_noun(name))
+    if titled:  # "the course is called Intro to Programming"
         return f"the {titled[1]} is called {said}"
     if name in KIND_NOUNS and re.fullmatch(r"[a-z]+", said):
         return f"{said} {name}"  # "business cabin", "low priority", not "the cabin is …"
@@ -364,7 +369,8 @@ def fact_clause(name: str, value: Any) -> str:
     measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
     if measured and NUMBER.match(said):
         return f"{said} {measured.group(1)}"
-    return f"the {name} {'are' if is_plural(name) else 'is'} {said}"
+    spoken = spoken_noun(name)  # "the card reference is C1", as the question asked it
+    return f"the {spoken} {'are' if is_plural(spoken) else 'is'} {said}"
 
 
 def the_one(value: str) -> str:
@@ -395,9 +401,11 @@ def a_or_an(phrase: str) -> str:
 
 def as_purpose(said: str) -> str:
     """A reason as it follows "for": "a second opinion", but "new symptoms", "ongoing pain",
-    "a review of test results"."""
+    "a review of test results", "pain and swelling" (several things take no one article)."""
     head = said.split(" of ")[0].split()[-1] if said.strip() else ""
-    bare = head.endswith("s") or head in MASS_NOUNS or said.startswith(("a ", "an ", "the "))
+    several = "," in said or " and " in said
+    bare = head.endswith("s") or head in MASS_NOUNS or several or said.startswith(("a ", "an "))
+    bare = bare or said.startswith("the ")
     return said if bare else f"{a_or_an(said)} {said}"
 
 

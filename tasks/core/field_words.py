@@ -115,8 +115,8 @@ def said_apart(field: str, value: object, said: str) -> str | None:
         return None
     if "start" in field_noun(field) and re.match(r"\d{4}-\d{2}-\d{2}", value):
         return f"{'starting' if len(value) == 10 else 'on'} {said}"
-    if field in ADDRESS_FIELDS:
-        return f"at {said}"
+    if field in ADDRESS_FIELDS and re.search(r"\d", value):  # a street address, not an
+        return f"at {said}"  # office called "remote" (red team: "the one at remote")
     return f"in {said}" if re.fullmatch(r"(?:Room|Suite|Hall|Studio) \S+", value) else None
 
 

@@ -38,6 +38,7 @@ from envmill.tasks.core.facts import (
     join_words,
     noun_of,
     say_value,
+    spoken_noun,
     the_one,
     things_of_clauses,
 )
@@ -76,6 +77,7 @@ _ARTICLE = re.compile(r"^(?:the|your|my|a|an)\s+", re.IGNORECASE)
 _CLOSING = re.compile(r"\b(?:anything else|something else|is that all|all set)\b", re.IGNORECASE)
 _CONFIRMING = re.compile(
     r"\b(?:shall|should|may|can) I (?:go ahead|proceed|continue|do|book|make|confirm)|"
+    r"\bis that right\b|\bdoes that look right\b|"
     r"\b(?:do|would) you (?:like|want) me to\b|\bgo ahead\b|\bproceed\b|\bconfirm\b",
     re.IGNORECASE,
 )
@@ -188,12 +190,12 @@ def _fact_for(ledger: FactLedger, thing: str, chosen: list[Fact], anchor: int) -
     after the last one of the user's latest message (``anchor``), else the first; when all are
     said, the first. (Facts are listed in the order the request needs them.)"""
     wanted = {_plain(thing), _plain(noun_of(thing))}
-    for asked_as in (" number", " reference"):  # "the work order number": its "work order id"
-        if thing.endswith(asked_as):
-            wanted.add(_plain(thing.removesuffix(asked_as) + " id"))
-    matching = [f for f in ledger.facts if _plain(f.noun) in wanted] or [
-        f for f in ledger.facts if any(w.endswith(f" {_plain(f.noun)}") for w in wanted)
-    ]
+    matching = (
+        [f for f in ledger.facts if _plain(f.noun) in wanted]
+        # as the reference says a noun: "the work order number" asks for the "work order id"
+        or [f for f in ledger.facts if _plain(spoken_noun(f.noun)) in wanted]
+        or [f for f in ledger.facts if any(w.endswith(f" {_plain(f.noun)}") for w in wanted)]
+    )
     fresh = [f for f in matching if f not in chosen and not ledger.is_said(f.value)]
     if chosen:
         anchor = ledger.facts.index(chosen[-1])

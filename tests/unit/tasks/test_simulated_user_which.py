@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from envmill.tasks.core.facts import Fact, ask_and_answer
 from envmill.tasks.offline_llm.simulated_user import UserPrompt, user_reply
 
@@ -86,3 +88,27 @@ def test_a_kind_is_given_before_its_noun_and_a_phone_in_brackets_is_a_phone():
     )
     given = answer_with([("name", "Julie Brown"), ("phone", "(634)885-0707")], 0)
     assert given.endswith("Julie Brown, (634)885-0707."), given
+
+
+@pytest.mark.parametrize(
+    ("question", "held", "given"),
+    [
+        ("What's the flight number?", {"flight_id": "FL-1", "flight_number": "SK331"}, "SK331"),
+        ("What's the booking reference?", {"booking_id": "B1", "booking_reference": "R9"}, "R9"),
+        ("Could you tell me the card number?", {"card_id": "C1", "card_number": "4111"}, "4111"),
+        ("What's the work order number?", {"work_order_id": "WO-4"}, "WO-4"),
+        ("What's the phone number?", {"phone": "555-0101"}, "555-0101"),
+        ("Could you tell me the name of the course?", {"course_title": "Intro"}, "Intro"),
+        ("What's the card number?", {"card_id": "C1"}, None),  # the number on it, not its id
+    ],
+)
+def test_a_fact_asked_for_as_it_is_said_is_found_and_an_exact_one_comes_first(
+    question, held, given
+):
+    """Red team: "What's the flight number?" got the flight's id once ids were asked for as
+    numbers; a fact named as the question says comes first."""
+    from envmill.tasks.core.facts import noun_of
+
+    facts = [Fact(key, noun_of(key), value) for key, value in held.items()]
+    reply = user_reply(UserPrompt("You want help.", facts), ["Hi."], question)
+    assert (given in reply) if given else reply == "I'm sorry, I don't know that.", reply

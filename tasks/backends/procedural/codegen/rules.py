@@ -229,10 +229,10 @@ def as_dollars(text: str) -> str:
     """ "at most 30000 dollars" reads "at most $30,000", as a policy is written."""
 
     def dollars(match: re.Match[str]) -> str:
-        amount = float(match.group(1))
+        amount = float(match.group(1).replace(",", ""))
         return f"${amount:,.0f}" if amount.is_integer() else f"${amount:,.2f}"
 
-    return re.sub(r"\b(\d+(?:\.\d+)?) dollars\b", dollars, text)
+    return re.sub(r"(?<![\d,.$])(\d[\d,]*(?:\.\d+)?) dollars\b", dollars, text)
 
 
 def one_of_each(text: str) -> str:

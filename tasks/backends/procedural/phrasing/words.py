@@ -219,8 +219,9 @@ def tidy_text(text: str) -> str:
     text = re.sub(r"[,;]([.?!])", r"\1", text)
     text = re.sub(r"([.?!]),", r"\1", text)
     text = ONE_PLEASE.sub(r"\1\2", text)  # "Please cancel my appointment, please."
-    text = re.sub(r"(\bplease\b[^.?!]*?)\bplease (?=[a-z])", r"\1", text, flags=re.I)
-    text = re.sub(r"\b[Tt]here are 1 of us\b", "It's just me", text)
+    text = _one_please(text)
+    text = re.sub(r"(^|[.!?] )There are 1 of us\b", r"\1It's just me", text)
+    text = re.sub(r"\bthere are 1 of us\b", "it's just me", text)
     text = re.sub(r"(?<![\w.,$-])1 ((?:[a-z]+ )?)([a-z]{3,})\b", _singular_after_one, text)
     text = re.sub(r"(?<![\w.,$-])1 ([a-z]+ [a-z]+) ([a-z]{3,}s)\b", _one_of_a_compound, text)
 
@@ -231,6 +232,18 @@ def tidy_text(text: str) -> str:
         return f"{match.group(1)}n {word}"
 
     return re.sub(r"\b([Aa]) ([aeiouAEIOU][\w-]*)", article, text)
+
+
+def _one_please(text: str) -> str:
+    """Every "please" after a sentence's first goes ("…so please add it; if it is above,
+    refund the excess"); a name ("Please Touch Museum") is no request."""
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    for index, sentence in enumerate(sentences):
+        first = re.search(r"\b[Pp]lease\b", sentence)
+        if first:
+            rest = re.sub(r"\bplease (?=[a-z])", "", sentence[first.end() :])
+            sentences[index] = sentence[: first.end()] + rest
+    return " ".join(sentences)
 
 
 def _singular_after_one(match: re.Match[str]) -> str:

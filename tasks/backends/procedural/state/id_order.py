@@ -23,8 +23,8 @@ def ids_in_time_order(spec: DomainSpec, records: Records) -> Records:
         field, rows = made_at(spec, name), records.get(name) or {}
         if field is None or len(rows) < 2:
             continue
-        ids = sorted(rows, key=_id_order)
-        made = sorted(rows, key=lambda i: (str(rows[i].get(field) or ""), _id_order(i)))
+        ids, stamp = sorted(rows, key=_id_order), field
+        made = sorted(rows, key=lambda i: (str(rows[i].get(stamp) or ""), _id_order(i)))
         renamed = {old: new for old, new in zip(made, ids, strict=True) if old != new}
         if not renamed:
             continue

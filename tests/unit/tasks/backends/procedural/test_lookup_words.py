@@ -109,3 +109,21 @@ def test_a_drawn_date_is_a_working_day_in_the_next_two_weeks():
         fake = SimpleNamespace(rng=random.Random(seed))
         day = datetime.fromisoformat(ArgumentDrawer._moment(fake, "date", {"current_time": now}))
         assert day.weekday() < 5 and 1 <= (day - datetime(2025, 2, 14)).days <= 14, day
+
+
+def test_red_team_round_42_wording():
+    from envmill.tasks.backends.procedural.codegen.rules import as_dollars
+    from envmill.tasks.core.field_words import said_apart
+
+    assert said_apart("location", "remote", "remote") is None  # an office, not an address
+    assert said_apart("location", "12 Main St", "12 Main St") == "at 12 Main St"
+    said = tidy_text("Please check it: if so, please charge it; otherwise, please use my credit.")
+    assert said == "Please check it: if so, charge it; otherwise, use my credit."
+    assert tidy_text("Please book the Please Touch Museum tour.") == (
+        "Please book the Please Touch Museum tour."
+    )
+    assert tidy_text("We are a group and there are 1 of us.") == "We are a group and it's just me."
+    assert as_dollars("at most 1,000 dollars") == "at most $1,000"
+    assert as_dollars("$500 dollars") == "$500 dollars"
+    assert as_purpose("pain and swelling") == "pain and swelling"
+    assert as_purpose("a, b and c") == "a, b and c"
