@@ -245,7 +245,8 @@ def _ask_plainly(
         questions, things = CLAUSE_ALSO if also else CLAUSE_QUESTIONS, join_words(asked)
     question = questions[turn % len(questions)].format(things=things)
     values = [say_value(fact.value) for _, fact in needed]
-    return question, answer_with(list(zip(names, values, strict=True)), turn, also)
+    spoken = [spoken_noun(name) for name in names]  # the answer names each as asked
+    return question, answer_with(list(zip(spoken, values, strict=True)), turn, also)
 
 
 def _as_asked(noun: str, value: Any) -> str:
@@ -359,7 +360,7 @@ def fact_clause(name: str, value: Any) -> str:
     clause = _clause_of(name)
     if clause:  # "it's for a consultation", "it's for ongoing pain"
         return clause[1].format(value=as_purpose(said) if name in PURPOSES else said)
-    titled = re.fullmatch(r"name of the (.+)", spoken_noun(name))
+    titled = re.fullmatch(r"name of the (.+)", name)
     if titled:  # "the course is called Intro to Programming"
         return f"the {titled[1]} is called {said}"
     if name in KIND_NOUNS and re.fullmatch(r"[a-z]+", said):
@@ -369,8 +370,7 @@ def fact_clause(name: str, value: Any) -> str:
     measured = re.fullmatch(r"[a-z ]+ in (\w+)", name)
     if measured and NUMBER.match(said):
         return f"{said} {measured.group(1)}"
-    spoken = spoken_noun(name)  # "the card reference is C1", as the question asked it
-    return f"the {spoken} {'are' if is_plural(spoken) else 'is'} {said}"
+    return f"the {name} {'are' if is_plural(name) else 'is'} {said}"
 
 
 def the_one(value: str) -> str:

@@ -376,6 +376,8 @@ def _drop_value_context(template: str, mention: ArgMention, ph: str) -> str:
         return template
     article = (match.group(1) or "").strip().lower()
     replacement = "a different" if article == "the" else "a" if article else ""
+    if not article and re.search(r"\bto\s+$", template[: match.start()]):
+        replacement = "a new"  # "set it to a new priority", never "set it to priority"
     rest = template[match.end() :].lstrip(" -")
     return (template[: match.start()] + replacement + " " + rest).replace("  ", " ")
 

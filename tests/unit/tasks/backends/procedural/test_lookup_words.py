@@ -127,3 +127,15 @@ def test_red_team_round_42_wording():
     assert as_dollars("$500 dollars") == "$500 dollars"
     assert as_purpose("pain and swelling") == "pain and swelling"
     assert as_purpose("a, b and c") == "a, b and c"
+
+
+def test_a_value_left_for_later_leaves_a_sentence_behind():
+    """Round 43: "Please set service request SR-000006 to priority." (the value was kept back
+    for the agent to ask, and took the sentence with it)."""
+    from envmill.tasks.backends.procedural.phrasing.words import vague_template
+
+    urgent = ArgMention("priority", "urgent", "enum", None)
+    said = vague_template("Set request {service_request_id} to {priority} priority.", [urgent])
+    assert said == "Set request {service_request_id} to a new priority."
+    gold = ArgMention("plan", "gold", "enum", None)
+    assert vague_template("Move me to the {plan} plan.", [gold]) == "Move me to a different plan."
