@@ -403,9 +403,9 @@ def as_purpose(said: str) -> str:
     """A reason as it follows "for": "a second opinion", but "new symptoms", "ongoing pain",
     "a review of test results", "pain and swelling" (several things take no one article)."""
     head = said.split(" of ")[0].split()[-1] if said.strip() else ""
-    several = "," in said or " and " in said
-    bare = head.endswith("s") or head in MASS_NOUNS or several or said.startswith(("a ", "an "))
-    bare = bare or said.startswith("the ")
+    bare = head.endswith("s") or head in MASS_NOUNS  # "new symptoms", "ongoing pain"
+    bare |= "," in said or " and " in said  # several things take no one article
+    bare |= said.startswith(("a ", "an ", "the "))  # it has one
     return said if bare else f"{a_or_an(said)} {said}"
 
 
