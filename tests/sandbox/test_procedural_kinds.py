@@ -207,6 +207,13 @@ def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_numbe
         assert limit and int(limit.group(1)) >= 5, scenario.task  # the policy's least
         said = re.search(r"(above|at|below) the (\d+)-day limit, so ", scenario.reference_answer)
         assert said and said.group(2) == limit.group(1), scenario.reference_answer
+        # both branches, the test after the act or before it (round 43: the if/otherwise
+        # form alone read as a template)
+        act_first = re.search(
+            r"and (decline|approve) it if it is .+, or (decline|approve) it if not", scenario.task
+        )
+        test_first = re.search(r": if it is .+; otherwise, ", scenario.task)
+        assert act_first or test_first, scenario.task
 
 
 def test_a_customer_question_reads_the_record_it_is_about_before_counting_its_records(

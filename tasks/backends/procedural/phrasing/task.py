@@ -402,11 +402,26 @@ def conditional_clause(
         named = subject if counted else subject.removeprefix(f"the {noun} of ")
         it = "it is"
         then_said, other_said = as_it(then.lead(), record), as_it(otherwise.lead(), record)
+        if rng.random() < ACT_FIRST:  # the act before its test, as a manager asks (round 43:
+            # "if it is X or more, do A; otherwise do B" read as a template every time)
+            then_said, other_said = (_unasked(c) for c in (then_said, other_said))
+            return Clause(
+                f"{condition.why}. Please look at {named} and {then_said} if {it} {comparison}, "
+                f"or {other_said} if not"
+            )
         return Clause(
             f"{condition.why}. Please check{more} {named}: if {it} {comparison}, {then_said}; "
             f"otherwise, {other_said}"
         )
     return Clause(body)
+
+
+ACT_FIRST = 0.5  # the share of policy conditionals said act first
+
+
+def _unasked(clause: str) -> str:
+    """A branch after "and": no second "please" ("…and charge it to my card if …")."""
+    return re.sub(r"^please\s+", "", clause, flags=re.I)
 
 
 def _branch(step: ChainStep, rng: random.Random, voice: Voice, target: bool) -> Clause:
