@@ -483,7 +483,27 @@ class ArgumentDrawer:
         if manifest.examples:  # values that belong together: a part's name and its category
             example = self.rng.choice(self._unused_examples(manifest, state) or manifest.examples)
             arguments |= {name: v for name, v in example.items() if name in arguments}
+        self._not_as_it_is(manifest, arguments, state)
         return self._own_email(manifest, arguments, state)
+
+    def _not_as_it_is(
+        self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]
+    ) -> None:
+        """A choice the record already has is drawn again: no one asks to set a request "to
+        urgent" that is urgent (round 44)."""
+        target = next(
+            (a for a in manifest.args if a.source == "entity_id" and a.entity == manifest.entity),
+            None,
+        )
+        records = state.get(self.compiled.entity_attrs.get(manifest.entity or "", "")) or {}
+        record = records.get(arguments.get(target.name)) if target else None
+        if not isinstance(record, dict):
+            return
+        for arg in manifest.args:
+            current = record.get(arg.name)
+            others = [v for v in arg.values or [] if v != current]
+            if arg.source == "enum" and arguments.get(arg.name) == current and others:
+                arguments[arg.name] = self.rng.choice(others)
 
     def _unused_examples(self, manifest: ToolManifest, state: dict[str, Any]) -> list[dict]:
         """The examples whose name no record of the entity has yet: a new client named like

@@ -139,3 +139,21 @@ def test_a_value_left_for_later_leaves_a_sentence_behind():
     assert said == "Set request {service_request_id} to a new priority."
     gold = ArgMention("plan", "gold", "enum", None)
     assert vague_template("Move me to the {plan} plan.", [gold]) == "Move me to a different plan."
+
+
+def test_a_drawn_choice_is_never_the_one_the_record_has():
+    """Round 44: "set service request SR-000006 to a new priority" (urgent), already urgent."""
+    from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
+
+    args = [
+        ArgManifest(name="service_request_id", source="entity_id", entity="request"),
+        ArgManifest(name="priority", source="enum", values=["low", "normal", "urgent"]),
+    ]
+    tool = ToolManifest(tool="set_priority", kind="state_change", entity="request", args=args)
+    state = {"requests": {"SR-6": {"priority": "urgent"}}}
+    for seed in range(30):
+        fake = SimpleNamespace(rng=random.Random(seed))
+        fake.compiled = SimpleNamespace(entity_attrs={"request": "requests"})
+        arguments = {"service_request_id": "SR-6", "priority": "urgent"}
+        ArgumentDrawer._not_as_it_is(fake, tool, arguments, state)
+        assert arguments["priority"] in ("low", "normal"), arguments
