@@ -81,19 +81,24 @@ def negated(text: str, start: int) -> bool:
 # a figure said to lie on one side of a line: "6 days, above the 8-day limit", "$85.00, below
 # the $300 limit" (no "over": "4 bookings over the 30 days" compares nothing)
 SIDE_CLAIM = re.compile(
-    r"\$?(\d[\d,]*(?:\.\d+)?)\b[^.;!?\d]{0,40}?\b(above|more than|greater than|higher than"
-    r"|exceeds|exceeding|below|under|less than|lower than|short of)\s+(?:the\s+|your\s+|our\s+)?"
-    r"\$?(\d[\d,]*(?:\.\d+)?)"
+    r"\$?(\d[\d,]*(?:\.\d+)?)\b[^.;!?\d]{0,40}?(?P<not>(?:\bnot|\bno|\bnever|n't)\s+)?"
+    r"\b(?P<word>above|more than|greater than|higher than|exceeds|exceeding|below|under|less than"
+    r"|fewer than|lower than|short of)\s+(?:the\s+|your\s+|our\s+)?\$?(\d[\d,]*(?:\.\d+)?)"
 )
-DOWN_WORDS = frozenset({"below", "under", "less than", "lower than", "short of"})
+DOWN_WORDS = frozenset({"below", "under", "less than", "fewer than", "lower than", "short of"})
 
 
 def claimed_wrong_side(reply: str) -> str | None:
     """A comparison the reply gets wrong on its own figures ("6 days, above the 8-day limit, so
-    I've declined it"): the branch it claims cannot be the one the numbers pick."""
+    I've declined it"): the branch it claims cannot be the one the numbers pick. A negated one
+    says the other side, line included ("6 days, not above the 8-day limit" is true)."""
     for found in SIDE_CLAIM.finditer(reply.lower()):
-        said, line = (float(found.group(i).replace(",", "")) for i in (1, 3))
-        down = found.group(2) in DOWN_WORDS
-        if (down and said >= line) or (not down and said <= line):
+        said, line = (float(found.group(i).replace(",", "")) for i in (1, 4))
+        down = found["word"] in DOWN_WORDS
+        if found["not"]:
+            wrong = said < line if down else said > line
+        else:
+            wrong = said >= line if down else said <= line
+        if wrong:
             return found.group(0)
     return None

@@ -394,6 +394,11 @@ def test_a_reply_may_say_the_mark_it_brought_the_number_to(reply, passes):
         ),
         ("It is for 6 days, more than the 8-day limit, so it was declined.", False),
         ("It's 6 days, which exceeds the 8-day limit.", False),
+        # negated, in other words: true sides hold, a false one loses (review)
+        ("It's for 6 days, not above the 8-day limit, so I approved it.", True),
+        ("Six is fine: 6 days is no more than the 8-day limit, so it's approved.", True),
+        ("6 days is fewer than the 8 days you allow, so I approved it.", True),
+        ("It is for 6 days, not below the 8-day limit, so I declined it.", False),
     ],
 )
 def test_a_branch_said_on_the_wrong_side_of_its_own_line_loses(reply, passes):
