@@ -28,12 +28,10 @@ def ids_in_time_order(spec: DomainSpec, records: Records) -> Records:
         renamed = {old: new for old, new in zip(made, ids, strict=True) if old != new}
         if not renamed:
             continue
-        records[name] = {}
-        for old in made:
-            record = rows[old]
-            record[entity.id_field] = renamed.get(old, old)
-            records[name][record[entity.id_field]] = record
-        records[name] = dict(sorted(records[name].items(), key=lambda item: _id_order(item[0])))
+        records[name] = {}  # the i-th made takes the i-th id, so the dict stays in id order
+        for old, new in zip(made, ids, strict=True):
+            rows[old][entity.id_field] = new
+            records[name][new] = rows[old]
         for other, ref in _refs_to(spec, name):
             for record in (records.get(other) or {}).values():
                 if record.get(ref) in renamed:
