@@ -28,12 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.core.wording_files import read_wording
 
 DETAIL_MAX = 80
 MIN_CONTAINED = 3
@@ -58,7 +56,6 @@ ALSO = ("And what's the {things}?", "Also, what's the {things}?")
 # thing carries its own article, and "What's …" no longer fits
 CLAUSE_QUESTIONS = ("Could you tell me {things}?", "Could you let me know {things}?")
 CLAUSE_ALSO = ("And could you tell me {things}?",)
-ASKED_FILE = Path(__file__).resolve().parent / "wording" / "asked.yaml"
 TITLED = re.compile(r"([a-z][a-z ]*) title")  # "gym class title": "the name of the gym class"
 WHICH = " you mean"  # a fact that tells same-named records apart ("member you mean")
 WHICH_QUESTION = "I found more than one {noun} by that name. Which one do you mean?"
@@ -276,11 +273,7 @@ def spoken_noun(noun: str) -> str:
 @cache
 def asked_clauses() -> dict[str, tuple[str, str]]:
     """``asked.yaml``: fact noun → (how the agent asks for it, how the user gives it)."""
-    try:
-        data = yaml.safe_load(ASKED_FILE.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"wording 'asked': cannot read {ASKED_FILE.name}: {exc}") from None
-    return {str(k): (str(v[0]), str(v[1])) for k, v in dict(data).items()}
+    return {str(k): (str(v[0]), str(v[1])) for k, v in read_wording("asked").items()}
 
 
 def _clause_of(noun: str) -> tuple[str, str] | None:

@@ -10,13 +10,10 @@ from __future__ import annotations
 import math
 import re
 from functools import cache
-from pathlib import Path
-
-import yaml
 
 from envmill.tasks.core.status_words import status_lists
+from envmill.tasks.core.wording_files import read_wording
 
-FIELDS_FILE = Path(__file__).resolve().parent / "wording" / "fields.yaml"
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
@@ -35,11 +32,7 @@ ABBREVIATIONS = {"max": "maximum", "min": "minimum", "qty": "quantity", "num": "
 @cache
 def field_nouns() -> dict[str, str]:
     """The table of ``fields.yaml``: field name → how a person says it."""
-    try:
-        data = yaml.safe_load(FIELDS_FILE.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"wording 'fields': cannot read {FIELDS_FILE.name}: {exc}") from None
-    nouns = data.get("nouns") if isinstance(data, dict) else None
+    nouns = read_wording("fields").get("nouns")
     if not isinstance(nouns, dict) or not nouns:
         raise ValueError("wording 'fields': 'nouns' must be a non-empty mapping")
     return {str(k): str(v) for k, v in nouns.items()}

@@ -9,30 +9,23 @@ status is which is data (``wording/statuses.yaml``).
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
-import yaml
+from envmill.tasks.core.wording_files import read_wording
 
-STATUS_FILE = Path(__file__).resolve().parent / "wording" / "statuses.yaml"
 PLACES = frozenset({"on", "off", "in", "out", "under", "en", "do", "at", "sold"})
 
 
 @cache
 def status_lists() -> dict[str, frozenset[str]]:
     """The lists of ``statuses.yaml``: ``recorded``, ``irregular`` and ``particles``."""
-    try:
-        data = yaml.safe_load(STATUS_FILE.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"wording 'statuses': cannot read {STATUS_FILE.name}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError("wording 'statuses': expected a mapping")
+    data = read_wording("statuses")
     return {k: frozenset(str(w) for w in v or []) for k, v in data.items() if k != "places"}
 
 
 @cache
 def place_words() -> dict[str, str]:
     """Status -> the word before it, from ``places`` in ``statuses.yaml``."""
-    data = yaml.safe_load(STATUS_FILE.read_text(encoding="utf-8")) or {}
+    data = read_wording("statuses")
     return {str(s): word for word, said in (data.get("places") or {}).items() for s in said}
 
 

@@ -513,7 +513,7 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
         if shown is not None and not (named or MONEY_TOLD.search(told)):
             continue
         owner = names.shown_as.get(key) or f"{singular(_words(str(path[0])))} {key}"
-        whose = f"your {_words(field)}" if key == names.you else _field_of(owner, _words(field))
+        whose = _field_of("you" if key == names.you else owner, _words(field))  # "your credit"
         way = "went up" if new > old else "went down"
         delta = round(abs(new - old), 2)
         by = f" by {say_money(delta)}" if any(abs(n - delta) < 0.005 for n in seen_numbers) else ""
