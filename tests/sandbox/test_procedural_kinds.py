@@ -195,25 +195,23 @@ def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_numbe
     sandbox, monkeypatch
 ):
     """Round 39: a bank balance "kept at $1,000" read as contrived; a domain's own policy
-    ("we have no cover arranged for long absences") gives both branches their reason."""
+    ("we have no cover arranged for long absences") gives both branches their reason, in the
+    words the domain writes the request in (rounds 38 to 44: every generic form read as a
+    template)."""
     monkeypatch.setattr(scenarios, "choose_kind", lambda rng: "conditional")
     output = _kind_run(sandbox, monkeypatch, "change", ["hr_leave"], seed=3)
     made = [s for s in output.scenarios if s.kind.startswith("conditional")]
     certified = [s for s in made if s.status == "certified"]
     assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]
     for scenario in certified:
-        assert "no cover arranged for long absences" in scenario.task, scenario.task
-        limit = re.search(r"for (\d+) days or more", scenario.task)
+        assert "no cover" in scenario.task, scenario.task
+        limit = re.search(r"(\d+) days or more", scenario.task)
         assert limit and int(limit.group(1)) >= 5, scenario.task  # the policy's least
         said = re.search(r"(above|at|below) the (\d+)-day limit, so ", scenario.reference_answer)
         assert said and said.group(2) == limit.group(1), scenario.reference_answer
-        # both branches, the test after the act or before it (round 43: the if/otherwise
-        # form alone read as a template)
-        act_first = re.search(
-            r"and (decline|approve) it if it is .+, or (decline|approve) it if not", scenario.task
-        )
-        test_first = re.search(r": if it is .+; otherwise, ", scenario.task)
-        assert act_first or test_first, scenario.task
+        assert "approve it" in scenario.task and "decline it" in scenario.task, scenario.task
+        done = "declined" if said.group(1) == "above" else "approved"
+        assert scenario.reference_answer.endswith(f"so I've {done} it."), scenario
 
 
 def test_a_customer_question_reads_the_record_it_is_about_before_counting_its_records(

@@ -401,6 +401,10 @@ def conditional_clause(
         more = "" if counted else f" the {noun} of"
         named = subject if counted else subject.removeprefix(f"the {noun} of ")
         it = "it is"
+        limit = f"{int(condition.threshold)} {noun}" if counted else value
+        written = _policy_asks(condition, rng, named, limit)
+        if written is not None:
+            return written
         then_said, other_said = as_it(then.lead(), record), as_it(otherwise.lead(), record)
         if rng.random() < ACT_FIRST:  # the act before its test, as a manager asks (round 43:
             # "if it is X or more, do A; otherwise do B" read as a template every time)
@@ -417,6 +421,20 @@ def conditional_clause(
 
 
 ACT_FIRST = 0.5  # the share of policy conditionals said act first
+
+
+def _policy_asks(
+    condition: Condition, rng: random.Random, record: str, limit: str
+) -> Clause | None:
+    """The request as the domain writes it whole ("The owner of the car on work order WO-1
+    called back: they'll go ahead if the estimate is under $300 …"); "" where it writes none
+    for this voice. Every generic form read as a template to raters (rounds 38 to 44)."""
+    policy = condition.policy
+    asks = (policy.asks_own if condition.own else policy.asks) if policy else []
+    if not asks:
+        return None
+    said = rng.choice(asks).format(record=record, limit=limit)
+    return Clause(f"{said[:1].upper()}{said[1:-1]}", end=said[-1])
 
 
 def _unasked(clause: str) -> str:

@@ -30,6 +30,7 @@ from envmill.tasks.backends.procedural.scenarios.plausible import (
 )
 from envmill.tasks.backends.procedural.scenarios.round_numbers import SMALLEST_MONEY, round_within
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
+from envmill.tasks.backends.procedural.spec.domain import PolicySpec
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
     is_email_provider,
@@ -87,6 +88,8 @@ class Condition:
     # the threshold is a mark the number is brought to: each branch moves it by the difference
     target: bool = False
     why: str = ""  # the reason of a declared policy ("long leave needs the head's sign-off")
+    policy: PolicySpec | None = None  # that policy, with its own words for the request
+    own: bool = False  # the record's holder asks, not staff
 
 
 @dataclass

@@ -49,6 +49,7 @@ from envmill.tasks.backends.procedural.scenarios.round_numbers import (
     rounded_amount,
 )
 from envmill.tasks.backends.procedural.spec.domain import PolicySpec
+from envmill.tasks.backends.procedural.spec.rules import Compare
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import field_noun, singular
@@ -209,6 +210,40 @@ class ConditionalSampler(_ChainSampler):
         step.condition = condition
         if read not in self.chain.solution and not self._shown(condition):
             self.chain.solution.insert(len(self.chain.solution) - 1, read)
+        for cover in self._covering_reads(step, condition.record.value):
+            if cover not in self.chain.solution:
+                self.chain.solution.insert(len(self.chain.solution) - 1, cover)
+
+    def _covering_reads(self, step: ChainStep, record_id: Any) -> list[SolutionStep]:
+        """The reads of the records a rule of the taken step compares through a link ("store
+        credit covers the full total": the customer's credit), so the agent looks before it
+        acts; raters of rounds 42 to 44 marked "pays with store credit without checking that
+        the credit covers it" every time."""
+        plan = plan_environment(self.compiled.spec, self.compiled.seed)
+        tool = next((t for t in plan.tools if t.name == step.manifest.tool), None)
+        attr = self.compiled.entity_attrs.get(step.manifest.entity, "")
+        record = (self.chain.initial_state.get(attr) or {}).get(record_id) or {}
+        reads = []
+        for rule in tool.op.preconditions if tool else []:
+            if not isinstance(rule, Compare):
+                continue
+            for side in (rule.left, rule.right):
+                parts = str(side).split(".")
+                if len(parts) == 3 and parts[0] == "target" and record.get(parts[1]):
+                    read = self._read_of(record[parts[1]])
+                    reads += [read] if read is not None and read not in reads else []
+        return reads
+
+    def _read_of(self, record_id: Any) -> SolutionStep | None:
+        """The get call that shows the record ``record_id``, of whatever entity it is."""
+        for entity, attr in self.compiled.entity_attrs.items():
+            if record_id in (self.chain.initial_state.get(attr) or {}):
+                getter = self._getter(entity)
+                if getter is not None:
+                    return SolutionStep(
+                        tool=getter.tool, arguments={getter.args[0].name: record_id}
+                    )
+        return None
 
     def _shown(self, condition: Condition) -> bool:
         """A query the reference already made (the search that found the client by name)
@@ -283,10 +318,22 @@ class ConditionalSampler(_ChainSampler):
             if threshold is None:
                 continue
             read = SolutionStep(tool=getter.tool, arguments={getter.args[0].name: mention.value})
-            own = self._voice_is_own() and policy.spec.why_own
-            why = policy.spec.why_own if own else policy.spec.why
+            own = self._voice_is_own()
+            why = policy.spec.why_own if own and policy.spec.why_own else policy.spec.why
             field = policy.spec.field
-            return Condition(mention, field, ">=", threshold, holds, other, untaken, why=why), read
+            condition = Condition(
+                mention,
+                field,
+                ">=",
+                threshold,
+                holds,
+                other,
+                untaken,
+                why=why,
+                policy=policy.spec,
+                own=own,
+            )
+            return condition, read
         return None, None
 
     def _voice_is_own(self) -> bool:
@@ -669,11 +716,17 @@ def _by_policy(condition: Condition, value: float, done: str) -> str:
             f"{verb} {say(condition.field, value)}",
             shown(condition.field, condition.threshold),
         )
+    policy, their = condition.policy, "your" if condition.own else "their"
+    written = (policy.high_done if condition.holds else policy.low_done) if policy else ""
+    if written:  # the act as the domain says it: "so I've paid for it with your store credit"
+        done = f"I've {written.format(their=their)}"
     if not done.startswith("I"):  # "so leave request LR-3 has been approved"
         done = done[:1].lower() + done[1:]
     named = f"{words_of(condition.record.entity or '')} {condition.record.value}"
     done = re.sub(rf"\b{re.escape(named)}\b", "it", done, count=1, flags=re.I)  # said once
-    return f"{subject[:1].upper()}{subject[1:]} {said}, {side} the {limit} limit, so {done}."
+    line = policy.line if policy and policy.line else "the {limit} limit"
+    line = line.format(limit=limit, their=their)
+    return f"{subject[:1].upper()}{subject[1:]} {said}, {side} {line}, so {done}."
 
 
 def _speaks_as_self(compiled: CompiledEnvironment, state: dict) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import re
 import zlib
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +90,7 @@ def find_refusal(
     targets = target_values(compiled) if changers else {}
     rules = refusing_rules(plan_environment(compiled.spec, compiled.seed)) if changers else {}
     state = known_state(episode)
+    whose = None  # an ownership refusal, kept while a rule's is looked for
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
         arguments = drawer.draw_arguments(manifest, state)
@@ -104,12 +106,36 @@ def find_refusal(
             and reasons
             and _in_the_policy(rule, error)
             and not _not_theirs_to_ask(compiled, manifest, arguments, error, state)
+            and not _staff_business(compiled, manifest, error)
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
         ):
             found = (manifest, arguments, error, reasons, rule)
+            if OWN_ONLY.match(error) and rng.random() >= OWNERSHIP_SHARE:
+                whose = whose or found
+                continue
             return _refusal(compiled, episode, rng, found, targets)
-    return None
+    return _refusal(compiled, episode, rng, whose, targets) if whose else None
+
+
+# the share of refusals taken as the first refused call when it is someone else's record: a
+# call drawn at random is most often that (15 of 23 in a default run), and raters read a run
+# of "isn't one of your own" as a contrived trap (round 44); the business's rules teach more
+OWNERSHIP_SHARE = 0.35
+
+
+def _staff_business(compiled: CompiledEnvironment, manifest: ToolManifest, error: str) -> bool:
+    """A client refused a staff tool that no client asks for in their own words: a member
+    asking to "mark booking BK-6 as a no-show", a policyholder to deny their own claim. A tool
+    a client wants done for them (a deposit, a lost book) has a phrase in the first person."""
+    found = ROLE_SAID.match(error.strip().rstrip("."))
+    role = compiled.roles.get(found["role"]) if found else None
+    if role is None or role.entity is None:
+        return False
+    return not any(FIRST_PERSON.search(phrase) for phrase in manifest.phrases)
+
+
+FIRST_PERSON = re.compile(r"(?:I|I'm|I've|I'd|my|me)")
 
 
 def _in_the_policy(rule: Any, error: str) -> bool:
@@ -405,6 +431,12 @@ def _refusal(
     results = [run_query(episode, s) for s in steps]
     others = _reads_of_others(compiled, episode, mine, steps, results)
     steps += [read for read, _ in others]
+    if other and other not in reads:  # "isn't one of your own": only once the owner is seen
+        trail = _owner_trail(compiled, episode, other, steps, results)
+        if trail is None:
+            return None
+        steps += [read for read, _ in trail]
+        others += trail
     if not _reason_shown(error, results + [result for _, result in others], arguments):
         return None  # "the retainer balance ($1,153.48) …" that no call showed: unfounded
     step = ChainStep(manifest, arguments, mentions, [])
@@ -416,10 +448,7 @@ def _refusal(
     if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
         reason, offer = own
     else:
-        reason = spoken_reason(error, policy, _action(compiled, manifest.tool))
-        offer = next_step(error)
-        if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
-            offer = None
+        reason, offer = _rule_said(compiled, episode, manifest, arguments, error, policy)
     # both forms the user may open with tell it, or the reply would answer a story untold
     told = (
         "story_answers" if all(STORY.search(c.sentence()) for c in (clause, vague)) else "answers"
@@ -446,6 +475,26 @@ def _refusal(
     # not theirs contradicts itself, and has no other number to give when asked (round 31)
     facts = {} if other in reads or own is not None else collect_user_facts([step])
     return Refusal(clause.sentence(), steps, answer, record, error, vague.sentence(), facts)
+
+
+def _rule_said(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+    policy: str | None,
+) -> tuple[str, str | None]:
+    """The reason a rule refused the call, and what the user can do instead, where the
+    sandbox shows it would go through."""
+    state = known_state(episode)
+    reason = spoken_reason(error, policy, _action(compiled, manifest.tool))
+    if REFERRAL.search(reason) and not _staff_could(compiled, episode, manifest, arguments):
+        reason = REFERRAL.sub("", reason)  # no "ask the front desk" where they cannot either
+    offer = next_step(error)
+    if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
+        offer = None
+    return reason, offer
 
 
 # a request that tells why, in the user's own words ("I lost my job and can't keep pledge
@@ -865,6 +914,35 @@ def _role_said(found: re.Match[str], ruled: bool = False, action: str = "") -> s
     )
 
 
+# the referral a role refusal ends with (``_role_said``)
+REFERRAL = re.compile(r"; please ask [^;.]+? to do it for you")
+
+
+def _staff_could(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+) -> bool:
+    """Whether a role the tool allows could make the call now: a guest told "please ask the
+    front desk" to void a charge past its one-day window was sent to an act the desk could
+    not do either (round 44)."""
+    state = known_state(episode)
+    role_attr, id_attr = compiled.acting_role_attr, compiled.acting_id_attr
+    if not role_attr:
+        return False
+    for role in manifest.roles:
+        entity = getattr(compiled.roles.get(role), "entity", "")
+        if entity is not None:  # staff act for anyone; a client only as themself
+            continue
+        as_them = {**state, role_attr: role, **({id_attr: None} if id_attr else {})}
+        if _goes_through(episode, manifest.tool, arguments, as_them):
+            episode.load_state(state)
+            return True
+    episode.load_state(state)
+    return False
+
+
 def _a(noun: str) -> str:
     """ "an agent", "a sender"; "staff" as it is."""
     return noun if noun in ("staff", "personnel") else f"{article_for(noun)} {noun}"
@@ -946,6 +1024,59 @@ def _reads_of_others(
         if result is not None:
             added.append((read, result))
     return added
+
+
+def _owner_trail(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    owner: str,
+    steps: list[SolutionStep],
+    results: list[Any],
+) -> list[tuple[SolutionStep, Any]] | None:
+    """The reads that show whose a record is, following the links the reads so far showed
+    (a parcel → its shipment → the sender), two at most; None where none shows ``owner``. A
+    refusal said "Claim CLM-5 isn't one of your own claims" having seen only the claim's
+    policy number (round 44: "rests on information it never saw")."""
+    if f'"{owner}"' in canonical_json(results):
+        return []
+    state = known_state(episode)
+    for first in _linked_reads(compiled, episode, state, results, steps):
+        if f'"{owner}"' in canonical_json(first[1]):
+            return [first]
+        for second in _linked_reads(compiled, episode, state, [first[1]], [*steps, first[0]]):
+            if f'"{owner}"' in canonical_json(second[1]):
+                return [first, second]
+    return None
+
+
+def _linked_reads(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    state: dict[str, Any],
+    results: list[Any],
+    done: list[SolutionStep],
+) -> Iterator[tuple[SolutionStep, Any]]:
+    """The reads (and results) of the records ``results`` name, other than the signed-in
+    person's and those already read."""
+    for rid in dict.fromkeys(re.findall(r'"([A-Z][A-Z0-9]*-\d+)"', canonical_json(results))):
+        read = _read_by_id(compiled, state, rid)
+        if rid == state.get("acting_id") or read is None or read in done:
+            continue
+        result = run_query(episode, read)
+        if result is not None:
+            yield read, result
+
+
+def _read_by_id(
+    compiled: CompiledEnvironment, state: dict[str, Any], rid: str
+) -> SolutionStep | None:
+    """The get call that shows record ``rid``, whatever entity it is."""
+    for entity, attr in compiled.entity_attrs.items():
+        if rid in (state.get(attr) or {}):
+            reader = reader_of(compiled, entity)
+            if reader is not None:
+                return SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
+    return None
 
 
 def _reason_shown(error: str, results: list[Any], arguments: dict[str, Any]) -> bool:

@@ -84,6 +84,9 @@ numbers (``field``): ``high`` at or above a threshold, ``low`` below it, for a s
 absence" is 5 days or more, not 2). Conditional scenarios follow them, so both branches
 of a request make sense together ("Long leave has to be signed off by the department head.
 Please check leave request LR-6: if it is for 5 days or more, decline it; otherwise, approve it").
+A policy may write its request whole, as a person in that business would (``asks``, and
+``asks_own`` in the holder's voice), with what the reply says each branch did (``high_done``,
+``low_done``) and how it names the threshold (``line``): the generic form read as a template.
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -335,6 +338,25 @@ class PolicySpec(SpecModel):
         description='the reason, as staff say it ("long leave needs the head\'s sign-off")'
     )
     why_own: str = Field(default="", description="the reason as the record's holder says it")
+    asks: list[str] = Field(
+        default_factory=list,
+        description="the request as staff write it, whole ({record}: the record named, "
+        "{limit}: the threshold said); none: the generic if/otherwise form",
+    )
+    asks_own: list[str] = Field(
+        default_factory=list, description="the request as the record's holder writes it"
+    )
+    high_done: str = Field(
+        default="",
+        description='what the reply says ``high`` did ("cancelled the job"); '
+        "{their}: whose the record is, as the reply's voice says it",
+    )
+    low_done: str = Field(default="", description="what the reply says ``low`` did")
+    line: str = Field(
+        default="",
+        description='the threshold in the reply ("the owner\'s {limit} budget"); '
+        'none: "the {limit} limit"',
+    )
     least: float = Field(
         default=0, ge=0, le=1e9, allow_inf_nan=False, description="the policy's lowest threshold"
     )
