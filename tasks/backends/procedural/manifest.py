@@ -122,6 +122,7 @@ class ToolManifest(BaseModel):
         default_factory=list,
         description="argument values that belong together, from the entity's examples (create)",
     )
+    doc: str = Field(default="", description="what the tool does, as its description says it")
 
 
 class CompiledEnvironment(BaseModel):

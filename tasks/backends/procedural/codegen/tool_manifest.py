@@ -68,6 +68,7 @@ def build_manifest(plan: EnvPlan) -> list[ToolManifest]:
             owned=owned_manifest(plan, tool),
             phrases=tool.op.phrases or query_phrases(plan, tool),
             examples=argument_examples(plan, tool),
+            doc=tool.op.doc or "",
         )
         for tool in plan.tools
     ]

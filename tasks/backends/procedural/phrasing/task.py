@@ -45,6 +45,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, Chain
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.core.facts import ASKED_AS, PURPOSES, a_or_an, as_purpose, is_plural
 from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.instructions import described_clause
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
 SPOKEN_VERBS = {"intake": "take in", "onboard": "sign up"}
@@ -667,12 +668,29 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
         entity = mention_entity(target)
         owner = "my" if entity in OWNED else "the"
         record = target.described or f"{owner} {entity}"
+        described = _described_goal(step, entity, record)
+        if described:
+            return Clause(f"{rng.choice(CREATE_LEADS)} {described}")
         # "change_resident_phone": "change the phone of the resident", never "change the
         # resident" (which a signed-in resident says as "change me")
         rest = " ".join(w for w in obj.split() if w not in entity.split())
         rest = ASKED_AS.get(rest, field_noun(rest.replace(" ", "_"))) if rest else ""
         phrase = f"{verb} the {rest} of {record}" if rest else f"{verb} {record}"
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
+
+
+def _described_goal(step: ChainStep, entity: str, record: str) -> str | None:
+    """ "take a payment against James Whitfield's earliest pledge", from the description
+    ("Take a payment against an open pledge"), where the tool's name does not name the record
+    it acts on: "receive_gift" gave "receive the gift of James Whitfield's earliest pledge"
+    (round 44)."""
+    if entity.split()[-1] in words_of(step.manifest.tool).split():
+        return None
+    clause = described_clause(step.manifest.tool, step.manifest.doc)
+    named = re.search(rf"\b(?:an?|the)\s+(?:[a-z]+\s+)?{re.escape(entity)}\b", clause or "")
+    if clause is None or named is None:
+        return None
+    return f"{clause[: named.start()]}{record}{clause[named.end() :]}"
 
 
 def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Clause:

@@ -169,7 +169,16 @@ def humanize_value(text: str, *, dollars: bool = False) -> str:
     if dollars and re.fullmatch(r"-?\d+(\.\d+)?", text):
         number = float(text)
         return f"${number:,.2f}" if "." in text else f"${int(number):,}"
-    return text
+    return PROPER.sub(lambda found: found[0].capitalize(), text)
+
+
+# words a value holds in lower case (an enum's) that English writes with a capital: "the
+# american restaurant" and "its cuisine is american" read as a leaked code (round 44)
+PROPER = re.compile(
+    r"\b(?:american|italian|mexican|japanese|chinese|indian|greek|french|thai|korean|"
+    r"vietnamese|spanish|turkish|lebanese|mediterranean|caribbean|german|english|european|"
+    r"asian|african|british|irish|brazilian|ethiopian|middle eastern)\b"
+)
 
 
 def is_money(name: str, value: Any) -> bool:
@@ -279,7 +288,18 @@ def vague_template(template: str, mentions: Iterable[ArgMention]) -> str:
             template = _drop_entity_context(template, mention, ph)
         else:
             template = _drop_value_context(template, mention, ph)
+    template = NEW_VALUE.sub(_change_the, template)
     return re.sub(r"^[\s,;.]+", "", template)
+
+
+# "set request {id} to a new priority" says it as a form does; "change the priority of
+# request {id}" as a person does (round 44)
+NEW_VALUE = re.compile(r"^(please\s+)?(set)\s+(\S.*?)\s+to a new ([a-z ]+?)([.;!]|$)", re.I)
+
+
+def _change_the(found: re.Match[str]) -> str:
+    verb = "Change" if found[2][0].isupper() else "change"
+    return f"{found[1] or ''}{verb} the {found[4]} of {found[3]}{found[5]}"
 
 
 def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
@@ -309,6 +329,9 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
         )
         template = re.sub(rf"\b(?:the|an?)\s+{ph}", said, template)
         template = re.sub(ph, said, template)
+    template = re.sub(
+        r"\b(approve|authori[sz]e|grant)\s+some money\b", r"\1 an amount", template, flags=re.I
+    )
     return re.sub(r"\s+([,.;?!])", r"\1", template)
 
 

@@ -37,6 +37,9 @@ SPECIALISTS = frozenset({"doctor", "vet", "veterinarian", "physician", "speciali
 # enum fields whose value alone does not say what it is: "the normal work order" (round 41)
 QUALIFYING = frozenset("priority severity urgency tier level grade size".split())
 GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equipment", "resource"})
+MAKERS = frozenset({"make", "brand", "manufacturer"})
+BEFORE_A_NOUN = {"children": "children's", "kids": "kids'", "women": "women's", "men": "men's"}
+GROUPS = frozenset({"department", "team", "division"})
 
 
 def shown(field: str, value: Any) -> str:
@@ -250,6 +253,11 @@ def _value_and_noun(field: str, entity: str, value: str) -> tuple[str, str] | No
     None where the value only repeats the noun ("my enrolled enrolment", round 41)."""
     if field.endswith("type") and entity in GENERIC_NOUNS:
         return value, ""
+    value = BEFORE_A_NOUN.get(value, value)  # "the children's book", not "the children book"
+    if field in MAKERS:  # "the Ford", never "the Ford vehicle" (round 44)
+        return value, ""
+    if field in GROUPS:  # "the employee in finance", not "the finance employee" (round 44)
+        return f"{entity} in {value}", ""
     if entity in SPECIALISTS and re.fullmatch(r"[a-z]+ology", value):
         return value[:-1] + "ist", ""
     if field in QUALIFYING and " " not in value:

@@ -136,7 +136,7 @@ def test_a_value_left_for_later_leaves_a_sentence_behind():
 
     urgent = ArgMention("priority", "urgent", "enum", None)
     said = vague_template("Set request {service_request_id} to {priority} priority.", [urgent])
-    assert said == "Set request {service_request_id} to a new priority."
+    assert said == "Change the priority of request {service_request_id}."
     gold = ArgMention("plan", "gold", "enum", None)
     assert vague_template("Move me to the {plan} plan.", [gold]) == "Move me to a different plan."
 
@@ -157,3 +157,25 @@ def test_a_drawn_choice_is_never_the_one_the_record_has():
         arguments = {"service_request_id": "SR-6", "priority": "urgent"}
         ArgumentDrawer._not_as_it_is(fake, tool, arguments, state)
         assert arguments["priority"] in ("low", "normal"), arguments
+
+
+def test_a_record_picked_by_a_value_reads_as_a_person_names_it():
+    """Round 44: "the Ford vehicle", "the finance employee", "the children book" and "the
+    american restaurant" each read as a field with its value pasted in."""
+    from envmill.tasks.backends.procedural.phrasing.words import humanize_value
+    from envmill.tasks.backends.procedural.scenarios.lookups import _value_and_noun
+
+    assert _value_and_noun("make", "vehicle", "Ford") == ("Ford", "")
+    assert _value_and_noun("department", "employee", "finance") == ("employee in finance", "")
+    assert _value_and_noun("genre", "book", "children") == ("book", "children's")
+    assert humanize_value("american") == "American"
+    assert humanize_value("middle eastern food") == "Middle eastern food"
+    assert humanize_value("americano") == "americano"  # a word, not a nationality
+
+
+def test_a_value_the_user_gives_later_is_not_some_money_approved():
+    from envmill.tasks.backends.procedural.phrasing.words import value_free_template
+
+    amount = ArgMention("approved_amount", 1838.58, "float", None)
+    said = value_free_template("Approve {approved_amount} on claim {claim_id}.", [amount])
+    assert said == "Approve an amount on claim {claim_id}.", said
