@@ -14,7 +14,7 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
-from envmill.tasks.core.facts import PURPOSES, a_or_an, as_purpose, say_value
+from envmill.tasks.core.facts import PURPOSES, a_or_an, as_purpose, join_words, say_value
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.instructions import (
     ARTICLES,
@@ -123,13 +123,24 @@ def _with_values(clause: str, seen: list) -> str:
     clause, extras = _kinds_in_place(clause, extras[:MAX_DETAILS])
     clause, extras = _units_in_place(clause, extras)
     # "on 8 May 2025 at 17:00", "for a follow-up visit" go on the sentence, the rest in brackets
-    joined = [e for e in extras if e.startswith(JOINED)]
+    joined = _one_with([e for e in extras if e.startswith(JOINED)])
     clause = " ".join([clause, *joined]) if joined else clause
     said = ", ".join(e for e in extras if not e.startswith(JOINED))
     if not said:
         return clause
     bracketed = clause.endswith(")") or "(" in said  # no ") (", no "((284)469-3872)"
     return f"{clause}: {said}" if bracketed else f"{clause} ({said})"
+
+
+def _one_with(joined: list[str]) -> list[str]:
+    """ "with an annual premium of $1,080.00 and a coverage limit of $60,000.00", never "with
+    … with …" (round 44)."""
+    withs = [e.removeprefix("with ") for e in joined if e.startswith("with ")]
+    if len(withs) < 2:
+        return joined
+    first = next(i for i, e in enumerate(joined) if e.startswith("with "))
+    rest = [e for e in joined if not e.startswith("with ")]
+    return [*rest[:first], f"with {join_words(withs)}", *rest[first:]]
 
 
 def _money_word(found: re.Match[str], value: float) -> str:
@@ -305,7 +316,7 @@ MONEY_NOUN = re.compile(
 MONEY_WORD = re.compile(r"\b(?:money|funds|cash)\b")
 PLAIN_SUMS = frozenset({"amount", "price", "total", "cost", "sum"})
 # kinds that go on the sentence when the clause has no noun for them
-PLACED_KINDS = {"cabin": "in", "class": "in", "plan": "on the", "tier": "on the"}
+PLACED_KINDS = {"cabin": "in the", "class": "in", "plan": "on the", "tier": "on the"}
 QUALIFIER_STOPS = frozenset(
     "a an the my your their its on of to for from in at by with into".split()
 )

@@ -214,7 +214,7 @@ def test_a_count_is_said_on_its_noun_and_a_digit_inside_a_flight_number_is_not_i
         {"passenger_id": "PX-3", "flight_id": "FL-8", "cabin": "premium", "seats": 3},
         [session, flights, {"cabin": "premium", "seats": 3}],
     )
-    assert booked == "book 3 seats on flight SK330 (FL-8) for you in premium cabin"
+    assert booked == "book 3 seats on flight SK330 (FL-8) for you in the premium cabin"
 
 
 def test_the_signed_in_person_as_the_object_of_the_verb_is_you():
@@ -330,3 +330,16 @@ def test_the_signed_in_persons_field_is_yours_not_of_you():
     assert _put_record("place an order for a customer", "customer_id", "CU-1", YOU) == (
         "place an order for you"
     )
+
+
+def test_two_values_with_one_with():
+    """Round 44: "issued a one-year policy … with an annual premium of $1,080.00 with a
+    coverage limit of $60,000.00"."""
+    from envmill.tasks.rollout.saying import _one_with
+
+    said = _one_with(["with an annual premium of $1,080.00", "with a coverage limit of $60,000.00"])
+    assert said == ["with an annual premium of $1,080.00 and a coverage limit of $60,000.00"]
+    assert _one_with(["on 3 May 2025", "with a fee of $6.00"]) == [
+        "on 3 May 2025",
+        "with a fee of $6.00",
+    ]
