@@ -361,6 +361,27 @@ class PolicySpec(SpecModel):
         default=0, ge=0, le=1e9, allow_inf_nan=False, description="the policy's lowest threshold"
     )
 
+    @model_validator(mode="after")
+    def _words_name_only_what_is_filled(self) -> PolicySpec:
+        """A template naming a placeholder nothing fills ("{recrod}") fails when the spec is
+        read, with the text named, not as a KeyError halfway through a run."""
+        allowed = {
+            "asks": {"record", "limit"},
+            "asks_own": {"record", "limit"},
+            "high_done": {"their"},
+            "low_done": {"their"},
+            "line": {"their", "limit"},
+        }
+        for name, names in allowed.items():
+            value = getattr(self, name)
+            for text in value if isinstance(value, list) else [value]:
+                unknown = set(re.findall(r"\{([^{}]*)\}", text)) - names
+                if unknown or text.count("{") != text.count("}"):
+                    raise ValueError(
+                        f"policy {name} {text!r}: only {sorted(names)} may be filled in"
+                    )
+        return self
+
 
 class EntitySpec(SpecModel):
     name: str = ""

@@ -194,3 +194,17 @@ def test_a_stamp_both_branches_set_does_not_make_the_branch_not_taken_done():
     assert not _not_done(other, final)  # without the taken branch, the stamp looks done
     final["requests"]["LR-1"]["status"] = "rejected"
     assert not _not_done(other, final, taken)
+
+
+def test_a_policy_s_own_words_name_only_what_is_filled_in():
+    """A typo in a domain's request template fails when the spec is read, naming the text."""
+    import pytest
+    from pydantic import ValidationError
+
+    from envmill.tasks.backends.procedural.spec.domain import PolicySpec
+
+    base = {"field": "days", "high": "reject", "low": "approve", "why": "no cover"}
+    assert PolicySpec(**base, asks=["Please decide {record}; under {limit} is fine."]).asks
+    for bad in ({"asks": ["decide {recrod}"]}, {"line": "the {limit budget"}, {"low_done": "{x}"}):
+        with pytest.raises(ValidationError, match="may be filled in"):
+            PolicySpec(**base, **bad)
