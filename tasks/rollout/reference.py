@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, content_id, sha256_hex
@@ -313,6 +314,7 @@ def _ask_each(
         if not group:
             continue
         listed = namesakes_listed(group, step, earlier)
+        group = _as_new_values(group, step, earlier)
         after_results = messages[-1]["role"] == "tool"
         question, answer = ask_and_answer(group, turn, listed, after_results)
         turn += 1
@@ -323,6 +325,41 @@ def _ask_each(
             {"role": "user", "content": answer},
         ]
     return turn
+
+
+def _as_new_values(
+    group: list[tuple[str, Fact]], step: SolutionStep, earlier: list[dict[str, Any]]
+) -> list[tuple[str, Fact]]:
+    """A value that replaces one the agent has seen on the record the call names is asked
+    as "the new email": "Could you give me the email, please?" did not say old or new
+    (round 45)."""
+    ids = {str(v) for k, v in step.arguments.items() if k.endswith("_id")}
+    shown = [
+        record
+        for result in earlier
+        for record in _records_in(result)
+        if ids & {str(v) for v in record.values() if isinstance(v, str)}
+    ]
+    return [
+        (arg, replace(fact, noun=f"new {fact.noun}"))
+        if arg in step.arguments
+        and not arg.endswith("_id")
+        and any(arg in record and record[arg] != step.arguments[arg] for record in shown)
+        and not fact.noun.startswith("new ")
+        else (arg, fact)
+        for arg, fact in group
+    ]
+
+
+def _records_in(value: Any) -> Iterator[dict[str, Any]]:
+    """Every record (a dict) a tool result holds, nested ones too."""
+    if isinstance(value, dict):
+        yield value
+        for inner in value.values():
+            yield from _records_in(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _records_in(inner)
 
 
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:

@@ -242,7 +242,7 @@ def test_certified_refusals_score_their_reference_and_not_a_blanket_refusal(sand
         envs=2,
         scenarios_per_env=4,
         batch_size=100,
-        seed=6,  # a sample with staff refused by a rule that names the state
+        seed=11,  # a sample with staff refused by a rule that names the state
         sandbox=TEST_LIMITS,
         domains=["banking", "library"],
     )

@@ -44,7 +44,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.core.facts import ASKED_AS, PURPOSES, a_or_an, as_purpose, is_plural
-from envmill.tasks.core.field_words import field_noun
+from envmill.tasks.core.field_words import field_noun, singular
 from envmill.tasks.core.instructions import described_clause
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -372,7 +372,10 @@ def conditional_clause(
         entity = mention_entity(record)
         if voice == "staff" and entity in HELD:  # the holder is at the desk (round 38)
             lead = _holder_here(record, entity, noun, vague)
-        low = _paid_in(low, "I'll pay in the difference" if voice == "self" else PAID_IN)
+        # money on its way is not money in hand (round 45: "records a deposit before the money
+        # has arrived"): a holder at the desk pays it in, a client's card on file is charged
+        payer = PAID_IN if entity in HELD else CARD_ON_FILE
+        low = _paid_in(low, "I'll pay in the difference" if voice == "self" else payer)
         said = lead.format(subject=subject, mark=mark)
         said = f"{said[:1].upper()}{said[1:]}"
         return Clause(f"{said} If it is below that, {low}; if it is above, {high}")
@@ -713,6 +716,8 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
     if voice == "staff" and person and index == 2 and words[1] in SUBJECT_DOES:
         words = [words[0], article_for(person), person, *words[1:]]
         index += 2
+    if _just_one(step, obj):  # "reserve a seat", never "some seats" for one (round 45)
+        obj = [*obj[:-1], singular(obj[-1])]
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
     which = next((m for m in step.mentions if m.described), None)
     if which is not None:  # "assign a courier for the only ready order of Le Petit Bistro"
@@ -725,6 +730,15 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
     if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
         lead = "I'd like to"
     return Clause(f"{lead} {phrase}")
+
+
+def _just_one(step: ChainStep, obj: list[str]) -> bool:
+    """The plural the goal names is a count of one in the call ("seats": 1)."""
+    if not obj or singular(obj[-1]) == obj[-1]:
+        return False
+    counts = [m for m in step.mentions if m.source == "int" and not isinstance(m.value, bool)]
+    named = [m for m in counts if m.name in (obj[-1], "quantity", "count", "number")]
+    return len(named) == 1 and named[0].value == 1
 
 
 # people one has an appointment or a session with, not for

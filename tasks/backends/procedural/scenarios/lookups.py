@@ -110,8 +110,9 @@ class LookupSampler(_ChainSampler):
 
     def _try_filtered(self, tool, parent, record, value, option, calls) -> str | None:
         how, field = option
-        if how == "only" and field == "status" and self._status_unknown(tool, record):
+        if how == "only" and not self._picks_by(tool, record, field, parent):
             return None
+
         arguments = {parent.name: record[parent.name]} if parent else {}
         if how == "only":
             arguments[field] = record[field]
@@ -167,6 +168,14 @@ class LookupSampler(_ChainSampler):
         text = re.sub(r"\s{2,}", " ", text) + after
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
+
+    def _picks_by(self, tool, record, field: str, parent) -> bool:
+        """Whether a person picks the record by its ``field`` alone: not a status they cannot
+        know, nor a priority or a department that is unique by chance ("the normal-priority
+        work order", "the employee in finance", round 45); "the dermatologist" still is."""
+        if field == "status":
+            return not self._status_unknown(tool, record)
+        return parent is not None or field not in QUALIFYING | GROUPS
 
     # -- shared
     def _is_signed_in(self, record_id: Any) -> bool:

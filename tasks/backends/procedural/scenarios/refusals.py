@@ -91,8 +91,11 @@ def find_refusal(
     rules = refusing_rules(plan_environment(compiled.spec, compiled.seed)) if changers else {}
     state = known_state(episode)
     whose = None  # an ownership refusal, kept while a rule's is looked for
+    acting = state.get("acting_id") if isinstance(state.get("acting_id"), str) else None
     for _ in range(MAX_TRIES if changers else 0):
         manifest = rng.choice(changers)
+        # mostly the client's own records, where a business rule is what refuses
+        drawer.acting_id = acting if rng.random() >= OWNERSHIP_SHARE else None
         arguments = drawer.draw_arguments(manifest, state)
         if arguments is None:
             continue
@@ -788,8 +791,9 @@ def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> 
         other = f"{named} ({limit})"
     elif constant := CONSTANT_LIMIT.fullmatch(other):
         other = _amount(constant[2], money)  # "at most $30,000"
-    if ruled:
-        return fact
+    if ruled:  # "the approved amount you asked for is $1,838.58", not one that reads as done
+        asked = not counted and " of " not in what  # a value given, not a record's
+        return f"{the}{what} you asked for {is_} {only}{given}" if asked else fact
     if not re.match(r"(?:the|a|an|my|its|their|-?\$?\d)", other):
         other = f"the {other}"  # "at least the days (2)"
     bound = LIMIT_WORDS[found["bound"]]

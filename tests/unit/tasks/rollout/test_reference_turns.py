@@ -417,3 +417,20 @@ def test_a_change_note_never_ends_on_a_bracketed_detail_nor_says_next_first():
     assert {_note(i, step, kinds, detailed, first=True) for i in range(200)} == {None}
     plain = {_note(i, step, kinds, "cancel booking BK-9", first=True) for i in range(200)}
     assert plain - {None} == {"I'll cancel booking BK-9 now."}, plain
+
+
+def test_a_value_that_replaces_one_the_agent_saw_is_asked_as_new():
+    """Round 45: "Could you give me the email, please?" did not say the old one or the new."""
+    from envmill.tasks.core.facts import Fact
+    from envmill.tasks.rollout.reference import _as_new_values
+
+    step = SolutionStep(tool="update_email", arguments={"customer_id": "CU-1", "email": "b@x.org"})
+    seen = [{"data": {"customer_id": "CU-1", "email": "a@x.org", "name": "Ann"}, "success": True}]
+    email = ("email", Fact("email", "email", "b@x.org"))
+    (asked,) = _as_new_values([email], step, seen)
+    assert asked[1].noun == "new email"
+    assert _as_new_values([email], step, []) == [email]  # nothing seen: just "the email"
+    other = [{"data": {"customer_id": "CU-2", "email": "c@x.org"}, "success": True}]
+    assert _as_new_values([email], step, other) == [email]  # another record's email
+    same = [{"data": {"customer_id": "CU-1", "email": "b@x.org"}, "success": True}]
+    assert _as_new_values([email], step, same) == [email]  # not a change of it

@@ -79,8 +79,9 @@ def test_a_marked_conditional_says_the_mark_and_each_branch_by_its_difference():
     text = staff.sentence()
     assert text.startswith("Ann Lee's retainer balance is meant to stay at $8,000; please"), text
     assert "If it is below that, " in text and "refund the excess from" in text, text
-    # money added comes from someone (round 28: "put the difference into it" from nowhere)
-    assert "they'll pay in the difference, so please add it to their retainer" in text, text
+    # money added comes from someone (round 28: "put the difference into it" from nowhere), and
+    # is in hand: a client's card on file (round 45: "a deposit before the money has arrived")
+    assert "charge the difference to their card on file, so please add it to their" in text, text
     member = conditional_clause(taken, condition, random.Random(1), vague=False, voice="self")
     assert "I'll pay in the difference, so please add it to" in member.sentence(), member
     assert member.sentence().startswith("I "), member  # a member speaks for themself

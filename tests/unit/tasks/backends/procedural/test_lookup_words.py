@@ -179,3 +179,31 @@ def test_a_value_the_user_gives_later_is_not_some_money_approved():
     amount = ArgMention("approved_amount", 1838.58, "float", None)
     said = value_free_template("Approve {approved_amount} on claim {claim_id}.", [amount])
     assert said == "Approve an amount on claim {claim_id}.", said
+
+
+def test_a_question_s_motive_fits_who_asks_and_what():
+    """Round 45: field lookups "with no reason behind them"; a staff member's motive is not a
+    customer's, and a date is not a sum."""
+    from envmill.tasks.backends.procedural.scenarios.kinds import _motive_key
+    from envmill.tasks.backends.procedural.scenarios.questions import Question
+
+    def asked(text: str, said: str) -> str:
+        return _motive_key(Question(text, [], "", None, said=said))  # type: ignore[arg-type]
+
+    assert asked("When was my credit purchase CP-9 made?", "22 Aug 2025 at 13:00") == (
+        "motives_own_moment"
+    )
+    assert asked("What is the balance of my account ACC-1?", "$12.50") == "motives_own_money"
+    assert asked("What is the priority of request SR-2?", "urgent") == "motives_staff"
+
+
+def test_a_goal_for_one_says_one():
+    """Round 45: "you'd like to reserve some seats" of a booking for 1 seat."""
+    from envmill.tasks.backends.procedural.manifest import ToolManifest
+    from envmill.tasks.backends.procedural.phrasing.task import create_goal
+    from envmill.tasks.backends.procedural.scenarios.chains import ChainStep
+
+    manifest = ToolManifest(tool="reserve_seats", kind="state_change", entity="booking")
+    for seats, said in ((1, "reserve a seat"), (3, "reserve some seats")):
+        step = ChainStep(manifest, {"seats": seats}, [ArgMention("seats", seats, "int")], [])
+        assert create_goal(step, random.Random(0)).body.endswith(said)
