@@ -406,8 +406,8 @@ def conditional_clause(
         named = subject if counted else subject.removeprefix(f"the {noun} of ")
         it = "it is"
         limit = f"{int(condition.threshold)} {noun}" if counted else value
-        written = _policy_asks(condition, rng, named, limit)
-        if written is not None:
+        written = None if vague else _policy_asks(condition, rng, named, limit)
+        if written is not None:  # (a goal's instruction to the user stays in the plain form)
             return written
         then_said, other_said = as_it(then.lead(), record), as_it(otherwise.lead(), record)
         if rng.random() < ACT_FIRST:  # the act before its test, as a manager asks (round 43:
@@ -690,10 +690,16 @@ def _described_goal(step: ChainStep, entity: str, record: str) -> str | None:
     if entity.split()[-1] in words_of(step.manifest.tool).split():
         return None
     clause = described_clause(step.manifest.tool, step.manifest.doc)
-    named = re.search(rf"\b(?:an?|the)\s+(?:[a-z]+\s+)?{re.escape(entity)}\b", clause or "")
+    # the record after a preposition, so the verb keeps its object: "send a shipment" (for
+    # "change_destination") and "record the passed inspection" lost what the tool does
+    named = re.search(
+        rf"\b(?:against|on|for|to|from|of|in|with|into)\s+((?:an?|the)\s+(?:[a-z]+\s+)?"
+        rf"{re.escape(entity)})\b",
+        clause or "",
+    )
     if clause is None or named is None:
         return None
-    return f"{clause[: named.start()]}{record}{clause[named.end() :]}"
+    return f"{clause[: named.start(1)]}{record}{clause[named.end(1) :]}"
 
 
 def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Clause:

@@ -169,7 +169,7 @@ def humanize_value(text: str, *, dollars: bool = False) -> str:
     if dollars and re.fullmatch(r"-?\d+(\.\d+)?", text):
         number = float(text)
         return f"${number:,.2f}" if "." in text else f"${int(number):,}"
-    return PROPER.sub(lambda found: found[0].capitalize(), text)
+    return PROPER.sub(lambda found: found[0].title(), text)
 
 
 # words a value holds in lower case (an enum's) that English writes with a capital: "the

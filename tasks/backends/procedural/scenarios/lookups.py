@@ -165,7 +165,7 @@ class LookupSampler(_ChainSampler):
             value=value_words,
             done=done,
         )
-        text = re.sub(r"\s{2,}", " ", text) + after
+        text = _owner_placed(re.sub(r"\s{2,}", " ", text), after)
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
 
@@ -276,6 +276,14 @@ def _value_and_noun(field: str, entity: str, value: str) -> tuple[str, str] | No
     if re.fullmatch(r"[a-z]+ed [a-z]+", value):
         return entity, value.replace(" ", "-")
     return entity, value
+
+
+def _owner_placed(text: str, after: str) -> str:
+    """ "the work order of 3MNP870 that's in progress", never "… that's in progress of
+    3MNP870" (a breaker's, round 45)."""
+    if after and " that's " in text:
+        return text.replace(" that's ", f"{after} that's ", 1)
+    return text + after
 
 
 def sold_by_name(record: dict) -> bool:

@@ -23,6 +23,7 @@ from envmill.schemas.answers import Refusal as RefusalRecord
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.answers import RefusalEvidence, refusal_record
+from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.codegen.refused_by import (
     RefusingRule,
     refused_by,
@@ -138,7 +139,7 @@ def _staff_business(compiled: CompiledEnvironment, manifest: ToolManifest, error
     return not any(FIRST_PERSON.search(phrase) for phrase in manifest.phrases)
 
 
-FIRST_PERSON = re.compile(r"(?:I|I'm|I've|I'd|my|me)")
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me)\b")
 
 
 def _in_the_policy(rule: Any, error: str) -> bool:
@@ -456,7 +457,8 @@ def _refusal(
     told = (
         "story_answers" if all(STORY.search(c.sentence()) for c in (clause, vague)) else "answers"
     )
-    answer = rng.choice(words("refusals", told)).format(reason=_by_name(reason, mentions))
+    reason = _by_name(_as_yours(reason, mentions), mentions)
+    answer = rng.choice(words("refusals", told)).format(reason=reason)
     if offer:
         answer = f"{answer} {offer}"
     record = refusal_record(
@@ -566,10 +568,39 @@ def _mentions_and_reads(
         if arg.source != "entity_id" or not arg.entity:
             mentions.append(ArgMention(arg.name, value, arg.source))
             continue
+        if value == state.get("acting_id") and compiled.session_tool:  # "me": the session
+            # says who, so the agent never asks a signed-in member their name (round 46)
+            label = _own_label(compiled, state, arg.entity)
+            field = compiled.label_fields.get(arg.entity)
+            mentions.append(
+                ArgMention(
+                    arg.name,
+                    value,
+                    "entity_id",
+                    arg.entity,
+                    label,
+                    field,
+                    by_label=True,
+                    signed_in=True,
+                )
+            )
+            own = Subject(arg.entity, value, "me")
+            reads[str(value)] = _reads(compiled, episode, own)
+            continue
         subject = name_subject(compiled, episode, state, arg.entity, value)
         mentions.append(_mention(arg.name, value, arg.entity, subject, compiled))
         reads[str(value)] = [*subject.steps, *_reads(compiled, episode, subject)]
     return mentions, reads
+
+
+def _as_yours(reason: str, mentions: list[ArgMention]) -> str:
+    """ "Member MB-1 has been closed" said to MB-1 is "Your account has been closed"."""
+    for mention in mentions:
+        if mention.signed_in and mention.entity:
+            said = rf"\b{re.escape(words_of(mention.entity))} {re.escape(str(mention.value))}\b"
+            reason = re.sub(said, "your account", reason, count=1, flags=re.I)
+            reason = re.sub(r"\bthe ([a-z ]+?) of your account\b", r"your \1", reason)
+    return reason[:1].upper() + reason[1:] if reason.startswith("your ") else reason
 
 
 def _other_client(error: str) -> str:
@@ -792,7 +823,7 @@ def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> 
     elif constant := CONSTANT_LIMIT.fullmatch(other):
         other = _amount(constant[2], money)  # "at most $30,000"
     if ruled:  # "the approved amount you asked for is $1,838.58", not one that reads as done
-        asked = not counted and " of " not in what  # a value given, not a record's
+        asked = not counted and " of " not in what and not what.startswith("requested")
         return f"{the}{what} you asked for {is_} {only}{given}" if asked else fact
     if not re.match(r"(?:the|a|an|my|its|their|-?\$?\d)", other):
         other = f"the {other}"  # "at least the days (2)"
@@ -1062,13 +1093,17 @@ def _linked_reads(
 ) -> Iterator[tuple[SolutionStep, Any]]:
     """The reads (and results) of the records ``results`` name, other than the signed-in
     person's and those already read."""
-    for rid in dict.fromkeys(re.findall(r'"([A-Z][A-Z0-9]*-\d+)"', canonical_json(results))):
+    me = str(state.get("acting_id") or "")
+    for rid in dict.fromkeys(ID_SHOWN.findall(canonical_json(results))):
         read = _read_by_id(compiled, state, rid)
-        if rid == state.get("acting_id") or read is None or read in done:
-            continue
+        if rid.split("-")[0] == me.split("-")[0] or read is None or read in done:
+            continue  # not the client's own file, nor another client's (round 25)
         result = run_query(episode, read)
         if result is not None:
             yield read, result
+
+
+ID_SHOWN = re.compile(r'"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+)"')  # "PT-1", "RX-PT-00002"
 
 
 def _read_by_id(

@@ -121,6 +121,7 @@ Semantic checks live in ``check`` (and ``check_ops`` / ``check_effects`` / ``che
 from __future__ import annotations
 
 import re
+import string
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -363,24 +364,45 @@ class PolicySpec(SpecModel):
 
     @model_validator(mode="after")
     def _words_name_only_what_is_filled(self) -> PolicySpec:
-        """A template naming a placeholder nothing fills ("{recrod}") fails when the spec is
-        read, with the text named, not as a KeyError halfway through a run."""
-        allowed = {
-            "asks": {"record", "limit"},
-            "asks_own": {"record", "limit"},
-            "high_done": {"their"},
-            "low_done": {"their"},
-            "line": {"their", "limit"},
-        }
-        for name, names in allowed.items():
+        """A template that names a placeholder nothing fills ("{recrod}"), has a stray brace,
+        is blank, or leaves out the record or the threshold a request must name, fails when
+        the spec is read, with the text named: not halfway through a run, nor as a request
+        that names no record."""
+        for name, names, needed in _POLICY_WORDS:
             value = getattr(self, name)
-            for text in value if isinstance(value, list) else [value]:
-                unknown = set(re.findall(r"\{([^{}]*)\}", text)) - names
-                if unknown or text.count("{") != text.count("}"):
-                    raise ValueError(
-                        f"policy {name} {text!r}: only {sorted(names)} may be filled in"
-                    )
+            for text in value if isinstance(value, list) else [value] if value else []:
+                problem = _template_problem(text, names, needed)
+                if problem:
+                    raise ValueError(f"policy {name} {text!r}: {problem}")
         return self
+
+
+# each policy text: the placeholders it may fill, and those it must
+_POLICY_WORDS = (
+    ("asks", {"record", "limit"}, {"record", "limit"}),
+    ("asks_own", {"record", "limit"}, {"record", "limit"}),
+    ("high_done", {"their"}, set()),
+    ("low_done", {"their"}, set()),
+    ("line", {"their", "limit"}, {"limit"}),
+)
+
+
+def _template_problem(text: str, allowed: set[str], needed: set[str]) -> str | None:
+    """What is wrong with a ``str.format`` template, or None."""
+    if not text.strip():
+        return "is blank"
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as error:
+        return f"is not a template ({error})"
+    named = {field for _, field, spec, conversion in parts if field is not None}
+    if any(spec or conversion for _, field, spec, conversion in parts if field is not None):
+        return "may fill a placeholder only as it is ({name})"
+    if named - allowed:
+        return f"only {sorted(allowed)} may be filled in"
+    if needed - named:
+        return f"must name {sorted(needed - named)}"
+    return None
 
 
 class EntitySpec(SpecModel):

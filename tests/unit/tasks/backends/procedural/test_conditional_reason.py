@@ -206,6 +206,17 @@ def test_a_policy_s_own_words_name_only_what_is_filled_in():
 
     base = {"field": "days", "high": "reject", "low": "approve", "why": "no cover"}
     assert PolicySpec(**base, asks=["Please decide {record}; under {limit} is fine."]).asks
-    for bad in ({"asks": ["decide {recrod}"]}, {"line": "the {limit budget"}, {"low_done": "{x}"}):
-        with pytest.raises(ValidationError, match="may be filled in"):
+    bad_words = (
+        {"asks": ["decide {recrod} under {limit}"]},
+        {"line": "the {limit budget"},
+        {"low_done": "{x}"},
+        {"asks": [""]},  # a breaker's: an empty request lost an environment's scenarios
+        {"asks": ["Pay {record} } if under { {limit}."]},
+        {"high_done": "   "},
+        {"asks": ["Pay {{record}} if under {limit}"]},  # no record named
+        {"asks": ["Pay {record} with store credit if it is small"]},  # no threshold said
+        {"asks": ["{record} {limit!r}"]},
+    )
+    for bad in bad_words:
+        with pytest.raises(ValidationError, match=r"policy \w+ .*: (?:only|is|must|may)"):
             PolicySpec(**base, **bad)

@@ -169,7 +169,7 @@ def test_a_record_picked_by_a_value_reads_as_a_person_names_it():
     assert _value_and_noun("department", "employee", "finance") == ("employee in finance", "")
     assert _value_and_noun("genre", "book", "children") == ("book", "children's")
     assert humanize_value("american") == "American"
-    assert humanize_value("middle eastern food") == "Middle eastern food"
+    assert humanize_value("middle eastern food") == "Middle Eastern food"
     assert humanize_value("americano") == "americano"  # a word, not a nationality
 
 
@@ -207,3 +207,35 @@ def test_a_goal_for_one_says_one():
     for seats, said in ((1, "reserve a seat"), (3, "reserve some seats")):
         step = ChainStep(manifest, {"seats": seats}, [ArgMention("seats", seats, "int")], [])
         assert create_goal(step, random.Random(0)).body.endswith(said)
+
+
+def test_a_breakers_wording_finds_of_round_45():
+    """The owner of a record picked by a status goes before "that's …"; a goal from a tool's
+    description keeps its verb's object; a refusal to the signed-in member says "your"; a
+    client's own words are found (a backspace where "\\b" was meant matched nothing)."""
+    from envmill.tasks.backends.procedural.manifest import ToolManifest
+    from envmill.tasks.backends.procedural.phrasing.task import _described_goal
+    from envmill.tasks.backends.procedural.scenarios.chains import ChainStep
+    from envmill.tasks.backends.procedural.scenarios.lookups import _owner_placed
+    from envmill.tasks.backends.procedural.scenarios.refusals import FIRST_PERSON, _as_yours
+
+    said = _owner_placed("the work order that's in progress", " of 3MNP870")
+    assert said == "the work order of 3MNP870 that's in progress"
+    assert _owner_placed("Ann's open order", "") == "Ann's open order"
+
+    def goal(tool: str, entity: str, doc: str) -> str | None:
+        manifest = ToolManifest(tool=tool, kind="state_change", entity=entity, doc=doc)
+        return _described_goal(ChainStep(manifest, {}, [], []), entity, "the pledge PL-1")
+
+    pay = goal("receive_gift", "pledge", "Take a payment against an open pledge; it counts.")
+    assert pay == "take a payment against the pledge PL-1"
+    assert goal("change_destination", "pledge", "Send a pledge to a new address.") is None
+    assert goal("pay_pledge", "pledge", "Take a payment against an open pledge.") is None
+
+    me = ArgMention("member_id", "MB-0001", "entity_id", "member", "Jo Lee", signed_in=True)
+    closed = "Member MB-0001 has been closed, and only active members may borrow books"
+    assert _as_yours(closed, [me]).startswith("Your account has been closed, and only")
+    fines = "The amount is $17.74, while the fines due of member MB-0001 is $13.65"
+    assert _as_yours(fines, [me]).endswith("while your fines due is $13.65")
+    assert FIRST_PERSON.search("Please deposit $250 into my account") is not None
+    assert FIRST_PERSON.search("Mark booking {booking_id} as a no-show.") is None
