@@ -69,7 +69,10 @@ def build_kind(
         request = _ask(compiled, episode, rng, allowed) if kind == "answer" else None
     if request is None:
         return None
-    talk = conversational and bool(request.facts)
+    # a question is a conversation only about the asker's own record ("my reservation":
+    # "what's its number?"); staff holding back which lot or member they mean read as a
+    # quiz (rounds 45 and 46: "the capacity of a lot")
+    talk = conversational and bool(request.facts) and (kind != "answer" or allowed is not None)
     return _labelled(_spec(kind, request, state, env_id, rng, talk), member)
 
 
