@@ -49,6 +49,8 @@ from envmill.tasks.core.instructions import described_clause
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
 SPOKEN_VERBS = {"intake": "take in", "onboard": "sign up"}
+# the other side of a staff verb, as the client says it ("I'd like to lend a book", round 47)
+SELF_VERBS = {"lend": "borrow", "loan": "borrow", "issue": "get"}
 # records that are people: "their retainer", not "its"
 PLACEHOLDER = re.compile(r"\{(\w+)(\.label)?\}")
 OPENERS = tuple(words("requests", "openers"))
@@ -715,7 +717,8 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
         words, index, obj = ["create", *words], 1, words
     elif not set(obj) & set(entity) and " ".join(entity) in PEOPLE:  # "join_coop" → a farmer
         words, index, obj = ["add"], 1, ["new", *entity]
-    verb = SPOKEN_VERBS.get(words[0], words[0]).split()
+    spoken = {**SPOKEN_VERBS, **(SELF_VERBS if voice == "self" else {})}
+    verb = spoken.get(words[0], words[0]).split()
     words, index = [*verb, *words[1:]], index + len(verb) - 1
     ids = [mention_entity(m) for m in step.mentions if m.source == "entity_id"]
     person = next((noun for noun in ids if noun in PEOPLE), None)

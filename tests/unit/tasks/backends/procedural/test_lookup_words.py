@@ -239,3 +239,15 @@ def test_a_breakers_wording_finds_of_round_45():
     assert _as_yours(fines, [me]).endswith("while your fines due is $13.65")
     assert FIRST_PERSON.search("Please deposit $250 into my account") is not None
     assert FIRST_PERSON.search("Mark booking {booking_id} as a no-show.") is None
+
+
+def test_no_motive_says_you():
+    """A persona puts "I" into "you" and the opening puts it back: "my dealings with you" came
+    back as "my dealings with me" (round 47)."""
+    import re
+
+    from envmill.tasks.backends.procedural.phrasing.word_lists import words
+
+    for key in ("motives_own_moment", "motives_own_money", "motives_own_other", "motives_staff"):
+        for motive in words("answers", key):
+            assert not re.search(r"\byou", motive, re.I), motive
