@@ -409,7 +409,7 @@ def conditional_clause(
         it = "it is"
         limit = f"{int(condition.threshold)} {noun}" if counted else value
         written = None if vague else _policy_asks(condition, rng, named, limit)
-        if written is not None:  # (a goal's instruction to the user stays in the plain form)
+        if written is not None:  # a goal (a user's instruction) keeps the plain form
             return written
         then_said, other_said = as_it(then.lead(), record), as_it(otherwise.lead(), record)
         if rng.random() < ACT_FIRST:  # the act before its test, as a manager asks (round 43:
@@ -433,7 +433,7 @@ def _policy_asks(
     condition: Condition, rng: random.Random, record: str, limit: str
 ) -> Clause | None:
     """The request as the domain writes it whole ("The owner of the car on work order WO-1
-    called back: they'll go ahead if the estimate is under $300 …"); "" where it writes none
+    called back: they'll go ahead if the estimate is under $300 …"); None where it writes none
     for this voice. Every generic form read as a template to raters (rounds 38 to 44)."""
     policy = condition.policy
     asks = (policy.asks_own if condition.own else policy.asks) if policy else []

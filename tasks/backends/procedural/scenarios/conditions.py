@@ -48,6 +48,7 @@ from envmill.tasks.backends.procedural.scenarios.round_numbers import (
     round_within,
     rounded_amount,
 )
+from envmill.tasks.backends.procedural.scenarios.subjects import read_by_id
 from envmill.tasks.backends.procedural.spec.domain import PolicySpec
 from envmill.tasks.backends.procedural.spec.rules import Compare
 from envmill.tasks.certify.generated import is_generated
@@ -230,20 +231,9 @@ class ConditionalSampler(_ChainSampler):
             for side in (rule.left, rule.right):
                 parts = str(side).split(".")
                 if len(parts) == 3 and parts[0] == "target" and record.get(parts[1]):
-                    read = self._read_of(record[parts[1]])
+                    read = read_by_id(self.compiled, self.chain.initial_state, record[parts[1]])
                     reads += [read] if read is not None and read not in reads else []
         return reads
-
-    def _read_of(self, record_id: Any) -> SolutionStep | None:
-        """The get call that shows the record ``record_id``, of whatever entity it is."""
-        for entity, attr in self.compiled.entity_attrs.items():
-            if record_id in (self.chain.initial_state.get(attr) or {}):
-                getter = self._getter(entity)
-                if getter is not None:
-                    return SolutionStep(
-                        tool=getter.tool, arguments={getter.args[0].name: record_id}
-                    )
-        return None
 
     def _shown(self, condition: Condition) -> bool:
         """A query the reference already made (the search that found the client by name)

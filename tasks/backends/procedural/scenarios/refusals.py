@@ -43,6 +43,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     Subject,
     is_finished,
     name_subject,
+    read_by_id,
     reader_of,
     run_query,
 )
@@ -1095,7 +1096,7 @@ def _linked_reads(
     person's and those already read."""
     me = str(state.get("acting_id") or "")
     for rid in dict.fromkeys(ID_SHOWN.findall(canonical_json(results))):
-        read = _read_by_id(compiled, state, rid)
+        read = read_by_id(compiled, state, rid)
         if rid.split("-")[0] == me.split("-")[0] or read is None or read in done:
             continue  # not the client's own file, nor another client's (round 25)
         result = run_query(episode, read)
@@ -1104,18 +1105,6 @@ def _linked_reads(
 
 
 ID_SHOWN = re.compile(r'"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+)"')  # "PT-1", "RX-PT-00002"
-
-
-def _read_by_id(
-    compiled: CompiledEnvironment, state: dict[str, Any], rid: str
-) -> SolutionStep | None:
-    """The get call that shows record ``rid``, whatever entity it is."""
-    for entity, attr in compiled.entity_attrs.items():
-        if rid in (state.get(attr) or {}):
-            reader = reader_of(compiled, entity)
-            if reader is not None:
-                return SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
-    return None
 
 
 def _reason_shown(error: str, results: list[Any], arguments: dict[str, Any]) -> bool:

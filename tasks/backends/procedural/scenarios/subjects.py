@@ -54,6 +54,18 @@ def reader_of(compiled: CompiledEnvironment, entity: str) -> ToolManifest | None
     return None
 
 
+def read_by_id(
+    compiled: CompiledEnvironment, state: dict[str, Any], record_id: Any
+) -> SolutionStep | None:
+    """The get call that shows record ``record_id``, whatever entity it is."""
+    for entity, attr in compiled.entity_attrs.items():
+        if record_id in (state.get(attr) or {}):
+            reader = reader_of(compiled, entity)
+            if reader is not None:
+                return SolutionStep(tool=reader.tool, arguments={reader.args[0].name: record_id})
+    return None
+
+
 def run_query(episode: ToolEpisode, step: SolutionStep) -> Any:
     """The ``data`` of a successful query that left the state as it was, else None."""
     before = known_state(episode)
