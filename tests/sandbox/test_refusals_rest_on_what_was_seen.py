@@ -125,3 +125,17 @@ def test_a_guest_is_sent_to_the_front_desk_only_while_it_can_still_void(
         arguments = {void.args[0].name: charge_id}
         assert not episode.call(void.tool, dict(arguments)).succeeded  # a guest may not
         assert _staff_could(compiled, episode, void, arguments) is desk_can
+
+
+def test_no_filled_application_asks_for_more_than_the_lender_lends():
+    """Round 47: "a $45,000 application against a $30,000 cap" in a filled state."""
+    from envmill.tasks.backends.procedural.plan import plan_environment
+
+    for seed in range(8):
+        compiled = compile_environment(load_domain("loans"), seed)
+        cap = plan_environment(compiled.spec, seed).limits["max_loan_amount"]
+        state = build_initial_state(compiled, seed)
+        asked = [
+            a["amount_requested"] for a in state[compiled.entity_attrs["application"]].values()
+        ]
+        assert asked and max(asked) <= cap, (seed, cap, max(asked))
