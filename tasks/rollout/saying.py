@@ -14,7 +14,14 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.certify.grounding import Sight
-from envmill.tasks.core.facts import PURPOSES, a_or_an, as_purpose, join_words, say_value
+from envmill.tasks.core.facts import (
+    PURPOSES,
+    a_or_an,
+    as_purpose,
+    join_words,
+    said_moment,
+    say_value,
+)
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
 from envmill.tasks.core.instructions import (
     ARTICLES,
@@ -60,7 +67,61 @@ def say_action(
         rid: _label(rid, k, shown, sight, named.get(rid)) for k, rid in seen if k.endswith("_id")
     }
     clause = _with_records(clause, description, step, seen, labels, made)
+    acted = next((rid for k, rid in seen if k.endswith("_id") and isinstance(rid, str)), None)
+    ids_only = all(k.endswith("_id") for k in step.arguments)  # a call that sets nothing, so
+    # the record reads as it did before it ("cancelled booking BKG-6 (economy, $298.00)")
+    if acted is not None and ids_only and labels.get(acted) is None:
+        clause = _described(clause, acted, _about(named.get(acted), sight))
     return _with_values(clause, seen)
+
+
+def _described(clause: str, rid: str, about: str | None) -> str:
+    """ "withdrawn application APP-2 (personal, $5,000.00)": a record with no name said with
+    what it is, once (round 44 to 48: "I've dropped enrolment EN-9" named nothing the user
+    knows it by)."""
+    if not about or f"{rid} (" in clause or f"{rid})" in clause:
+        return clause
+    return re.sub(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", f"{rid} ({about})", clause, count=1)
+
+
+def _about(record: dict[str, Any] | None, sight: Sight) -> str | None:
+    """What a record with no name is, from what the agent has seen of it: its kind and its
+    sum or its start ("vacation, from 12 Jun 2025"; "personal, $5,000.00")."""
+    if not isinstance(record, dict):
+        return None
+    kinds = [
+        _words_of(v)
+        for k, v in record.items()
+        if (k in KIND_FIELDS or k.endswith("_type"))
+        and isinstance(v, str)
+        and KIND_WORD.fullmatch(_words_of(v))
+        and sight.sees(v)
+    ]
+    sums = [
+        say_money(v)
+        for k, v in record.items()
+        if is_money_field(k) and _amount(v) and sight.sees(v) and not k.endswith(NOT_SUMS)
+    ]
+    starts = [
+        f"from {said_moment(v)}"
+        for k, v in record.items()
+        if k in START_FIELDS and isinstance(v, str) and said_moment(v) and sight.sees(v)
+    ]
+    parts = [*kinds[:1], *(sums or starts)[:1]]
+    return ", ".join(parts) if len(parts) == 2 else None
+
+
+def _words_of(value: str) -> str:
+    return value.replace("_", " ")
+
+
+def _amount(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < MAX_MONEY
+
+
+KIND_FIELDS = frozenset({"kind", "type", "category", "product", "plan", "leave_type", "cabin"})
+START_FIELDS = frozenset({"start_date", "starts_on", "starts_at", "start", "date"})
+NOT_SUMS = ("balance", "paid", "due", "credit", "limit")
 
 
 def _with_records(

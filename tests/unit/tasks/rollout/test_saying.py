@@ -343,3 +343,30 @@ def test_two_values_with_one_with():
         "on 3 May 2025",
         "with a fee of $6.00",
     ]
+
+
+def test_a_record_with_no_name_is_said_with_what_it_is():
+    """Rounds 44 to 48: "I've dropped enrolment EN-9" and "I've withdrawn application APP-2"
+    named nothing the user knows the record by; a call that sets a value says it as it is."""
+    from envmill.tasks.rollout.saying import say_action
+
+    record = {"leave_request_id": "LR-2", "leave_type": "vacation", "start_date": "2025-08-01"}
+    shown = [{"data": record}]
+    sight = Sight()
+    for value in shown:
+        sight.read_value(value)
+    step = SolutionStep(tool="withdraw_leave", arguments={"leave_request_id": "LR-2"})
+    said = say_action(
+        step, "Withdraw a pending leave request.", sight, shown, records={"LR-2": record}
+    )
+    assert said == "withdraw leave request LR-2 (vacation, from 1 August 2025)", said
+    unseen = say_action(
+        step, "Withdraw a pending leave request.", Sight(), [], records={"LR-2": record}
+    )
+    assert "(" not in unseen  # nothing the agent saw: nothing said of it
+    moved = SolutionStep(
+        tool="set_leave_type", arguments={"leave_request_id": "LR-2", "leave_type": "sick"}
+    )
+    assert "vacation" not in say_action(
+        moved, "Change the type of a leave request.", sight, shown, records={"LR-2": record}
+    )
