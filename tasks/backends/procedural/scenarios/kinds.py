@@ -17,7 +17,6 @@ from envmill.tasks.backends.procedural.checks.derive import derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.openers import open_request
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
-from envmill.tasks.backends.procedural.phrasing.word_lists import words
 from envmill.tasks.backends.procedural.scenarios.chains import Chain, sample_chain
 from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_aggregate, ask_field
 from envmill.tasks.backends.procedural.scenarios.refusals import (
@@ -103,10 +102,7 @@ def _spec(
     answer or the rule to decline by); a conversational one opens vaguely and hands the details
     to the simulated user, who says each when asked."""
     conversational = conversational and bool(request.facts)  # else nothing to give when asked
-    asked = request.vague if conversational else request.text
-    if isinstance(request, Question) and rng.random() < MOTIVE_SHARE:
-        asked = f"{rng.choice(words('answers', _motive_key(request)))} {asked}"
-    task = open_request(asked, rng)
+    task = open_request(request.vague if conversational else request.text, rng)
     facts = dict(request.facts) if conversational else {}
     return ScenarioSpec(
         env_id=env_id,
@@ -122,22 +118,6 @@ def _spec(
         expected_answer=request.expected if isinstance(request, Question) else None,
         refusal=request.refusal if isinstance(request, Refusal) else None,
     )
-
-
-MOTIVE_SHARE = 0.5  # the share of questions said with why they are asked
-
-
-def _motive_key(question: Question) -> str:
-    """Which motives fit: a holder's own record by what is asked (a date, a sum, other), or
-    staff's."""
-    if not re.search(r"\b(?:my|I|I'm|me)\b", question.text):
-        return "motives_staff"
-    if question.said.startswith("$"):
-        return "motives_own_money"
-    return "motives_own_moment" if MOMENT_SAID.search(question.said) else "motives_own_other"
-
-
-MOMENT_SAID = re.compile(r"\b\d{1,2} [A-Z][a-z]{2,8} \d{4}\b")
 
 
 def _report_after_change(

@@ -181,22 +181,6 @@ def test_a_value_the_user_gives_later_is_not_some_money_approved():
     assert said == "Approve an amount on claim {claim_id}.", said
 
 
-def test_a_question_s_motive_fits_who_asks_and_what():
-    """Round 45: field lookups "with no reason behind them"; a staff member's motive is not a
-    customer's, and a date is not a sum."""
-    from envmill.tasks.backends.procedural.scenarios.kinds import _motive_key
-    from envmill.tasks.backends.procedural.scenarios.questions import Question
-
-    def asked(text: str, said: str) -> str:
-        return _motive_key(Question(text, [], "", None, said=said))  # type: ignore[arg-type]
-
-    assert asked("When was my credit purchase CP-9 made?", "22 Aug 2025 at 13:00") == (
-        "motives_own_moment"
-    )
-    assert asked("What is the balance of my account ACC-1?", "$12.50") == "motives_own_money"
-    assert asked("What is the priority of request SR-2?", "urgent") == "motives_staff"
-
-
 def test_a_goal_for_one_says_one():
     """Round 45: "you'd like to reserve some seats" of a booking for 1 seat."""
     from envmill.tasks.backends.procedural.manifest import ToolManifest
@@ -239,15 +223,3 @@ def test_a_breakers_wording_finds_of_round_45():
     assert _as_yours(fines, [me]).endswith("while your fines due is $13.65")
     assert FIRST_PERSON.search("Please deposit $250 into my account") is not None
     assert FIRST_PERSON.search("Mark booking {booking_id} as a no-show.") is None
-
-
-def test_no_motive_says_you():
-    """A persona puts "I" into "you" and the opening puts it back: "my dealings with you" came
-    back as "my dealings with me" (round 47)."""
-    import re
-
-    from envmill.tasks.backends.procedural.phrasing.word_lists import words
-
-    for key in ("motives_own_moment", "motives_own_money", "motives_own_other", "motives_staff"):
-        for motive in words("answers", key):
-            assert not re.search(r"\byou", motive, re.I), motive
