@@ -19,7 +19,13 @@ WORDING_DIR = Path(__file__).resolve().parent / "wording"
 @cache
 def read_wording(name: str) -> dict[str, Any]:
     """The mapping in ``wording/<name>.yaml``."""
-    path = WORDING_DIR / f"{name}.yaml"
+    return read_mapping(WORDING_DIR, name)
+
+
+def read_mapping(directory: Path, name: str) -> dict[str, Any]:
+    """The mapping in ``<directory>/<name>.yaml``; a file that cannot be read or holds no
+    mapping is one error naming it (the core tables and a backend's share this)."""
+    path = directory / f"{name}.yaml"
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:

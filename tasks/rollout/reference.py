@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +36,7 @@ from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import Done, closing_message
-from envmill.tasks.rollout.saying import say_action, say_field_value
+from envmill.tasks.rollout.saying import records_in, say_action, say_field_value
 
 REFERENCE_POLICY = "reference"
 
@@ -336,8 +336,7 @@ def _as_new_values(
     ids = {str(v) for k, v in step.arguments.items() if k.endswith("_id")}
     shown = [
         record
-        for result in earlier
-        for record in _records_in(result)
+        for record in records_in(earlier)
         if ids & {str(v) for v in record.values() if isinstance(v, str)}
     ]
     return [
@@ -349,17 +348,6 @@ def _as_new_values(
         else (arg, fact)
         for arg, fact in group
     ]
-
-
-def _records_in(value: Any) -> Iterator[dict[str, Any]]:
-    """Every record (a dict) a tool result holds, nested ones too."""
-    if isinstance(value, dict):
-        yield value
-        for inner in value.values():
-            yield from _records_in(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _records_in(inner)
 
 
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:

@@ -493,7 +493,7 @@ def _label(
     """A person's or a thing's name for the record ("Ann Lee", "room 402"; ``YOU`` for the
     signed-in person the session showed), once the agent has seen it; else None. ``own`` is
     the record as the state holds it; without it, a shown record that is plainly this one."""
-    records = _records(shown)
+    records = records_in(shown)
     if any(record.get("acting_id") == rid for record in records):
         return YOU
     noun = argument.removesuffix("_id").split("_")[-1]
@@ -511,7 +511,8 @@ def _label(
     return None
 
 
-def _records(values: list[Any]) -> list[dict[str, Any]]:
+def records_in(values: list[Any]) -> list[dict[str, Any]]:
+    """Every record (a dict) the values hold, nested ones too."""
     found: list[dict[str, Any]] = []
     stack = list(values)
     while stack:

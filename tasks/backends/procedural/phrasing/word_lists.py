@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from envmill.tasks.core.wording_files import read_mapping
 
 # the kinds of record that are people: named by name ("Jane Doe"), said "their", "them"
 PEOPLE = frozenset(
@@ -26,14 +26,8 @@ WORDING_DIR = Path(__file__).resolve().parent.parent / "wording"
 @lru_cache(maxsize=8)
 def load_wording(name: str) -> dict[str, Any]:
     """The mapping in ``wording/<name>.yaml``; every value a non-empty list, mapping or text."""
-    path = WORDING_DIR / f"{name}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"wording '{name}': cannot read {path.name}: {exc}") from None
-    if not isinstance(data, dict) or not all(
-        isinstance(v, list | dict | str) and v for v in data.values()
-    ):
+    data = read_mapping(WORDING_DIR, name)
+    if not all(isinstance(v, list | dict | str) and v for v in data.values()):
         raise ValueError(f"wording '{name}': every key must hold a non-empty list, mapping or text")
     return data
 
