@@ -83,7 +83,8 @@ def negated(text: str, start: int) -> bool:
 SIDE_CLAIM = re.compile(
     r"\$?(\d[\d,]*(?:\.\d+)?)\b[^.;!?\d]{0,40}?(?P<not>(?:\bnot|\bno|\bnever|n't)\s+)?"
     r"\b(?P<word>above|more than|greater than|higher than|exceeds|exceeding|below|under|less than"
-    r"|fewer than|lower than|short of)\s+(?:the\s+|your\s+|our\s+)?\$?(\d[\d,]*(?:\.\d+)?)"
+    r"|fewer than|lower than|short of)\s+(?:(?:the|your|our|their|this|that|[a-z]+'s)\s+){0,2}"
+    r"\$?(\d[\d,]*(?:\.\d+)?)"
 )
 DOWN_WORDS = frozenset({"below", "under", "less than", "fewer than", "lower than", "short of"})
 

@@ -408,3 +408,30 @@ def test_a_branch_said_on_the_wrong_side_of_its_own_line_loses(reply, passes):
     expected = ExpectedAnswer(type="number", value=6, context=[8])
     setting = setting_of("If leave request LR-00001 is for 8 days or more, decline it.", {"d": 6})
     assert judge_answer(expected, reply, setting).passed is passes, reply
+
+
+@pytest.mark.parametrize(
+    ("reply", "passes"),
+    [
+        (
+            "The estimate of work order WO-1 is $95.00, below their $300 budget, so I approved it.",
+            True,
+        ),
+        ("It came in at $95.00, well under the owner's $300 budget, so it's approved.", True),
+        (
+            "The estimate of WO-1 is $95.00, above their $300 budget, so I cancelled it.",
+            False,
+        ),
+        (
+            "The estimate is $95.00, more than this quarter's $300 ceiling, so I cancelled it.",
+            False,
+        ),
+    ],
+)
+def test_a_line_named_by_whose_it_is_is_a_line_too(reply, passes):
+    """A domain's own words for its threshold ("their $300 budget", "this quarter's $10,000
+    ceiling", round 45) are compared like "the $300 limit": a wrong side that keeps every
+    keyword and the right figure loses."""
+    expected = ExpectedAnswer(type="money", value=95.0, context=[300.0])
+    setting = setting_of("Cancel work order WO-1 if the estimate is $300 or more.", {"e": 95.0})
+    assert judge_answer(expected, reply, setting).passed is passes, reply
