@@ -36,7 +36,12 @@ from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import Done, closing_message
-from envmill.tasks.rollout.saying import records_in, say_action, say_field_value
+from envmill.tasks.rollout.saying import (
+    cost_before_yes,
+    records_in,
+    say_action,
+    say_field_value,
+)
 
 REFERENCE_POLICY = "reference"
 
@@ -130,6 +135,13 @@ def reference_messages(
         if isinstance(record, dict)
     }
 
+    known = {  # the ids of records that were there before any change
+        str(key)
+        for table in scenario.initial_state.values()
+        if isinstance(table, dict)
+        for key in table
+    }
+
     def said(step: SolutionStep) -> str:
         shown = [result for _, result in steps[:index]]
         before = steps[: next(i for i, (s, _) in enumerate(steps) if s is step)]
@@ -157,6 +169,7 @@ def reference_messages(
                 {
                     "role": "assistant",
                     "content": _because(scenario.kind, answer)
+                    + cost_before_yes(_with_results(steps[index:], tool_kinds), earlier, known)
                     + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
                 {"role": "user", "content": CONFIRM},
@@ -332,7 +345,10 @@ def _as_new_values(
 ) -> list[tuple[str, Fact]]:
     """A value that replaces one the agent has seen on the record the call names is asked
     as "the new email": "Could you give me the email, please?" did not say old or new
-    (round 45)."""
+    (round 45). Only a call that sets values says "new": a payment's amount is not the
+    pledge's "new amount" (round 49)."""
+    if not _sets_values(step.tool):
+        return group
     ids = {str(v) for k, v in step.arguments.items() if k.endswith("_id")}
     shown = [
         record
@@ -348,6 +364,16 @@ def _as_new_values(
         else (arg, fact)
         for arg, fact in group
     ]
+
+
+def _sets_values(tool: str) -> bool:
+    """A tool named for setting what it is given ("update_email", "set_priority")."""
+    return tool.split("_")[0].lower() in SETTING_VERBS
+
+
+SETTING_VERBS = frozenset(
+    {"set", "update", "change", "edit", "rename", "reschedule", "adjust", "correct", "modify"}
+)
 
 
 def _changes(step: SolutionStep, tool_kinds: dict[str, str] | None) -> bool:
@@ -395,6 +421,12 @@ def _because(kind: str | None, answer: str | None) -> str:
     reading = (answer or "").partition(", so ")
     conditional = (kind or "").startswith("conditional")
     return f"{reading[0]}. " if conditional and reading[1] else ""
+
+
+def _with_results(
+    steps: list[tuple[SolutionStep, dict[str, Any]]], tool_kinds: dict[str, str] | None
+) -> list[tuple[SolutionStep, dict[str, Any]]]:
+    return [(step, result) for step, result in steps if _changes(step, tool_kinds)]
 
 
 def confirm_question(

@@ -531,3 +531,50 @@ def say_field_value(field: str, value: Any) -> str:
         return say_money(value)
     text = say_value(value)
     return text.replace("_", " ") if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", text) else text
+
+
+def cost_before_yes(
+    changes: list[tuple[SolutionStep, Any]], seen: list[Any], known_ids: set[str]
+) -> str:
+    """What a booking will cost, said before the user's yes where a record the agent read
+    shows the price it is made from: "The total will be $90.00 (2 × $45.00)." A yes to a purchase
+    whose price was never said left the user blind (rounds 44 and 49). Said only when the
+    record the call makes holds that sum, so a cabin's surcharge is never misquoted."""
+    for step, result in changes:
+        made = [r for r in records_in([result]) if _ids_of(r) - known_ids]
+        totals = [(k, v) for r in made for k, v in r.items() if _amount(v) and _is_charge(k)]
+        prices = [
+            v
+            for r in records_in(seen)
+            if _ids_of(r) & {str(a) for a in step.arguments.values()}
+            for k, v in r.items()
+            if _amount(v) and v > 0 and _is_unit_price(k)
+        ]
+        counts = [n for n in step.arguments.values() if isinstance(n, int) and 1 < n <= 99]
+        for field, total in totals:
+            said = f"The {field_noun(field)} will be {say_money(total)}"
+            for price in prices:
+                if abs(total - price) < 0.005:
+                    return f"{said}. "
+                times = next((n for n in counts if abs(total - price * n) < 0.005), None)
+                if times is not None:
+                    return f"{said} ({times} × {say_money(price)}). "
+    return ""
+
+
+def _ids_of(record: dict[str, Any]) -> set[str]:
+    return {str(v) for k, v in record.items() if k.endswith(("_id", "id")) and isinstance(v, str)}
+
+
+def _is_charge(field: str) -> bool:
+    """A sum a new record charges: its total, amount, price or cost."""
+    return is_money_field(field) and field_noun(field).split()[-1] in CHARGE_WORDS
+
+
+def _is_unit_price(field: str) -> bool:
+    """A price a record quotes per unit: "price", "nightly rate", "fare", "rental price"."""
+    return is_money_field(field) and field_noun(field).split()[-1] in UNIT_PRICE_WORDS
+
+
+CHARGE_WORDS = frozenset({"total", "amount", "price", "cost", "fare", "charge", "fee"})
+UNIT_PRICE_WORDS = frozenset({"price", "rate", "fare", "fee"})

@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.plan import EnvPlan, ToolPlan
 from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
+from envmill.tasks.backends.procedural.state.contact import plain_name
 
 SOURCES = {
     "ref": "entity_id",
@@ -264,7 +265,7 @@ def plain_names(key: str) -> list[str]:
     fake = _name_faker()
     with _NAME_LOCK:
         fake.seed_instance(random.Random(f"names:{key}").getrandbits(32))
-        return sorted({f"{fake.first_name()} {fake.last_name()}" for _ in range(PLAIN_NAMES)})
+        return sorted({plain_name(fake) for _ in range(PLAIN_NAMES)})
 
 
 def preferred_values(plan: EnvPlan, tool: ToolPlan, arg_name: str) -> dict[str, list]:

@@ -30,6 +30,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     is_money,
     tidy_text,
 )
+from envmill.tasks.backends.procedural.state.contact import plain_name
 from envmill.tasks.core.field_words import field_noun
 
 CONNECTOR = re.compile(r"^((?:First|Then|After that|Also|Next|Finally|Lastly),\s+)(.*)$", re.S)
@@ -173,7 +174,7 @@ def who_you_are(
         name = _acting_label(compiled, state)
         place = persona.get("self") or f"You use the {words_of(compiled.domain)} service."
     else:
-        name = f"{faker.first_name()} {faker.last_name()}"
+        name = plain_name(faker)
         place = persona.get("staff") or f"You work in {compiled.spec.title.lower()}."
     if not name:
         return [place]

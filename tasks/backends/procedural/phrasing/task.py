@@ -727,7 +727,7 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
         index += 2
     if _just_one(step, obj):  # "reserve a seat", never "some seats" for one (round 45)
         obj = [*obj[:-1], singular(obj[-1])]
-    phrase = " ".join([*words[:index], article_for(" ".join(obj)), *obj])
+    phrase = " ".join([*words[:index], article_for(" ".join(obj)), *_with_articles(obj)])
     which = next((m for m in step.mentions if m.described), None)
     if which is not None:  # "assign a courier for the only ready order of Le Petit Bistro"
         noun = re.escape(mention_entity(which))
@@ -739,6 +739,21 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
     if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
         lead = "I'd like to"
     return Clause(f"{lead} {phrase}")
+
+
+def _with_articles(obj: list[str]) -> list[str]:
+    """The object with an article after each preposition: a tool named
+    ``add_parcel_to_shipment`` asks to "add a parcel to a shipment", not "… to shipment"."""
+    spoken: list[str] = []
+    for word, after in zip(obj, [*obj[1:], ""], strict=True):
+        spoken.append(word)
+        if word in OBJECT_PREPOSITIONS and after and after not in ARTICLES:
+            spoken.append(article_for(after))
+    return spoken
+
+
+OBJECT_PREPOSITIONS = frozenset({"to", "into", "onto", "for", "from", "on", "in", "with"})
+ARTICLES = frozenset({"a", "an", "the", "my", "your", "their", "its"})
 
 
 def _just_one(step: ChainStep, obj: list[str]) -> bool:

@@ -33,6 +33,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, 
 from envmill.tasks.backends.procedural.spec.domain import PolicySpec
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
+    fake_text,
     is_email_provider,
     person_name,
 )
@@ -618,9 +619,8 @@ class ArgumentDrawer:
 
     def _text(self, arg: ArgManifest) -> str:
         """Free text from the named faker provider, else a plain word."""
-        provider = getattr(self.faker, arg.faker, None) if arg.faker else None
         try:
-            value = provider() if callable(provider) else self.faker.word()
+            value = fake_text(self.faker, arg.faker) if arg.faker else self.faker.word()
         except (TypeError, ValueError, AttributeError):
             value = self.faker.word()
         isoformat = getattr(value, "isoformat", None)

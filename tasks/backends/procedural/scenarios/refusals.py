@@ -48,7 +48,13 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     run_query,
 )
 from envmill.tasks.core.facts import is_plural, said_moment
-from envmill.tasks.core.field_words import is_money_field, say_money, singular, spoken_fields
+from envmill.tasks.core.field_words import (
+    is_money_field,
+    say_money,
+    singular,
+    spoken_fields,
+    stamped_participle,
+)
 from envmill.tasks.core.instructions import described_clause
 from envmill.tasks.core.status_words import status_lists, where_it_stands
 from envmill.tasks.sandbox import ToolEpisode, known_state
@@ -119,7 +125,9 @@ def find_refusal(
             if OWN_ONLY.match(error) and rng.random() >= OWNERSHIP_SHARE:
                 whose = whose or found
                 continue
-            return _refusal(compiled, episode, rng, found, targets)
+            refusal = _refusal(compiled, episode, rng, found, targets)
+            if refusal is not None:
+                return refusal
     return _refusal(compiled, episode, rng, whose, targets) if whose else None
 
 
@@ -450,10 +458,10 @@ def _refusal(
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
     own = _not_yours(error, mentions, _own_label(compiled, state, kind))
-    if own is not None:  # whose it is, and signing in as them: nothing to try in the sandbox
-        reason, offer = own
-    else:
-        reason, offer = _rule_said(compiled, episode, manifest, arguments, error, policy)
+    if own is not None and _says_they_are_another(clause.sentence(), mentions):
+        return None
+    # whose it is, and signing in as them: nothing to try in the sandbox
+    reason, offer = own or _rule_said(compiled, episode, manifest, arguments, error, policy)
     # both forms the user may open with tell it, or the reply would answer a story untold
     told = (
         "story_answers" if all(STORY.search(c.sentence()) for c in (clause, vague)) else "answers"
@@ -510,6 +518,18 @@ STORY = re.compile(
     r"wrong|mistake|damaged|stolen|can't (?:make|keep|afford|attend|come|pay))\b[^;]*;",
     re.I,
 )
+
+
+def _says_they_are_another(request: str, mentions: list[ArgMention]) -> bool:
+    """Whether the request has the signed-in user claim another's name ("I'd like 2 seats on
+    SK818. My name is Michele Young", sent from Lisa Butler's session): raters read it as a
+    contrived trap, and the refusal could only talk about the user in the third person ("Michele
+    Young would need to sign in", rounds 44 and 49). Acting for someone ("update the account of
+    Michael Fleming") is a request people make, and stays."""
+    names = [re.escape(m.label) for m in mentions if m.by_label and m.label]
+    return bool(names) and bool(
+        re.search(rf"\b(?:name is|I'm|I am|account is|this is) (?:{'|'.join(names)})\b", request)
+    )
 
 
 # "… resident RES-1 may act only on their own records; this one belongs to resident RES-6"
@@ -818,8 +838,8 @@ def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> 
                 f"the new {what} of {given} is {side} than the {limit} already recorded for "
                 f"{same['owner']}"
             )
-        if ruled:
-            return f"{fact}, while {named} is {limit}"
+        if ruled:  # "while your fines due are $13.65" (round 49: "your fines due is")
+            return f"{fact}, while {named} {_it_is(named).split()[1]} {limit}"
         other = f"{named} ({limit})"
     elif constant := CONSTANT_LIMIT.fullmatch(other):
         other = _amount(constant[2], money)  # "at most $30,000"
@@ -923,6 +943,10 @@ def _time_said(found: re.Match[str], ruled: bool = False, action: str = "") -> s
     …, so it is too late" (the rule's words follow), or without them "it is too late: this
     must be done at least 6 hours before …": one colon, not one after the decline's."""
     label = found["label"].lower()
+    stamped = re.fullmatch(r"the (?P<field>[a-z ]+?) of (?P<who>.+)", found["moment"])
+    done = stamped_participle(stamped["field"].replace(" ", "_")) if stamped else None
+    if ruled and stamped and done:  # "receipt RC-2 was issued on 30 September 2024, …"
+        return f"{stamped['who']} was {done} on {found['at']}, so it is {label} now"
     if ruled:
         return f"{found['moment']} is {found['at']} and it is now {found['now']}, so it is {label}"
     return f"it is {label}: {found['rule']} ({found['at']}); current time {found['now']}"

@@ -30,6 +30,41 @@ def email_for(name: str, rng: random.Random, attempt: int = 0) -> str:
     return f"{local}@{rng.choice(DOMAINS)}"
 
 
+def fake_text(fake: Any, provider: str) -> str:
+    """Text from the named Faker provider, with envmill's own: ``name`` a plain name,
+    ``postal_address`` a street address with its city (round 49: "251 Kristin Isle Apt. 681"
+    named no city)."""
+    if provider == "name":
+        return plain_name(fake)
+    if provider == "postal_address":
+        return f"{fake.street_address()}, {fake.city()}"
+    return str(getattr(fake, provider)())
+
+
+def plain_name(fake: Any) -> str:
+    """A first and last name as people write them; Faker's en_US list spells "McCall" and
+    "O'Connor" as "Mccall" and "Oconnor", which raters read as generator artifacts (round 49).
+    Faker's ``name()`` adds "Dr." and "MD"."""
+    return f"{fake.first_name()} {surname(fake.last_name())}"
+
+
+def surname(name: str) -> str:
+    """ "Mccall" → "McCall", "Oconnor" → "O'Connor"; any other name as it is."""
+    if re.fullmatch(r"Mc[a-z]{3,}", name):
+        return f"Mc{name[2].upper()}{name[3:]}"
+    return IRISH_SURNAMES.get(name, name)
+
+
+IRISH_SURNAMES = {
+    "Obrien": "O'Brien",
+    "Oconnell": "O'Connell",
+    "Oconnor": "O'Connor",
+    "Odonnell": "O'Donnell",
+    "Oneal": "O'Neal",
+    "Oneill": "O'Neill",
+}
+
+
 def is_email_provider(faker: str | None) -> bool:
     return bool(faker) and "email" in str(faker)
 

@@ -21,6 +21,7 @@ from envmill.tasks.backends.procedural.spec.domain import (
 )
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
+    fake_text,
     is_email_provider,
     person_name,
 )
@@ -320,10 +321,8 @@ def fill_text(
             text = filler.rng.choice(field.sample)
         elif person and is_email_provider(field.faker):
             text = email_for(person, filler.rng, attempt)
-        elif field.faker == "name":  # plain names: faker's name() adds "Dr." and "MD"
-            text = f"{filler.fake.first_name()} {filler.fake.last_name()}"
         elif field.faker:
-            text = str(getattr(filler.fake, field.faker)())
+            text = fake_text(filler.fake, field.faker)
         else:
             text = filler.fake.word().capitalize()
         if key not in filler.unique or text not in seen:

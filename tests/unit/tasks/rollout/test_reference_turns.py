@@ -434,3 +434,8 @@ def test_a_value_that_replaces_one_the_agent_saw_is_asked_as_new():
     assert _as_new_values([email], step, other) == [email]  # another record's email
     same = [{"data": {"customer_id": "CU-1", "email": "b@x.org"}, "success": True}]
     assert _as_new_values([email], step, same) == [email]  # not a change of it
+    # round 49: a payment's amount is not the pledge's "new amount"
+    pay = SolutionStep(tool="record_payment", arguments={"pledge_id": "PLG-1", "amount": 1500})
+    pledge = [{"data": {"pledge_id": "PLG-1", "amount": 2000}, "success": True}]
+    amount = ("amount", Fact("amount", "amount", 1500))
+    assert _as_new_values([amount], pay, pledge) == [amount]

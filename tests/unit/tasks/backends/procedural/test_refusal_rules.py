@@ -265,5 +265,5 @@ def test_a_new_reading_is_compared_with_the_one_on_record():
     assert other is not None
     assert (
         _limit_said(other, ruled=True)
-        == "the amount is $188.42, while the fines due of member M-6 is $0.15"
-    )
+        == "the amount is $188.42, while the fines due of member M-6 are $0.15"
+    )  # round 49 read "your fines due is" as a slip
