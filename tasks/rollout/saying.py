@@ -343,30 +343,39 @@ def _detail(name: str, value: Any) -> str:
     visit": as a person writes it, never a form's label before its value ("start time 8 May
     2025 at 17:00, reason review of test results", round 31)."""
     noun, said = field_noun(name), say_field_value(name, value)
-    if noun == "quantity" and isinstance(value, int):  # "4 units", not "quantity 4"
-        return f"{said} unit{'' if value == 1 else 's'}"
-    if isinstance(value, int) and noun.endswith("s") and " " not in noun:
-        return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
-    unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
-    if unit and isinstance(value, int | float):
-        return f"{said} {unit.group(1)}"
     if not isinstance(value, str):
-        return f"{noun} {said}"
+        return _number_detail(noun, said, value)
     if ISO_DAY.match(value):  # "on 8 May 2025 at 17:00", "until 3 Jun 2025", "due 22 Mar 2025"
         when = "due" if DUE.search(name) else "until" if ENDING.search(name) else "on"
         return f"{when} {said}"
     if noun in PURPOSES:  # "for a follow-up visit", "for new symptoms", "for a review of …"
         return f"for {as_purpose(said)}"
+    if noun in BY_NOUNS:  # "by direct debit", not "method direct debit"
+        return f"by {said}"
     sort = noun.rsplit(" ", 1)
-    if len(sort) == 2 and sort[1] in SORTS and KIND_WORD.fullmatch(said):
-        return f"{said} {sort[0]}"  # "sick leave", "commuter permit", not "leave type sick"
+    if len(sort) == 2 and sort[1] in SORTS and SORT_WORDS.fullmatch(said):
+        return f"{said} {sort[0]}"  # "sick leave", "proof of address document"
     if KIND_WORD.fullmatch(said) and noun in KIND_NOUNS:
         # "premium cabin", "high priority": never "cabin premium", nor "servicing service"
         return said if said[:4] == noun[:4] else f"{said} {noun}"
-    if noun in SORTS or (noun in BRANDS and said[:1].isupper()):
+    if noun in SORTS or noun in VALUE_SAYS or (noun in BRANDS and said[:1].isupper()):
         return said  # "a court order" deduction, a "Honda": the value says what it is
     owner = re.fullmatch(r"(\w+) name", noun)  # "owner Christopher Santana"
     return f"{owner.group(1)} {said}" if owner and said[:1].isupper() else f"{noun} {said}"
+
+
+def _number_detail(noun: str, said: str, value: float) -> str:
+    """ "4 units", "3 nights", "14 km", "178,695 miles"; else "planned quantity 2367"."""
+    if noun == "quantity" and isinstance(value, int):  # "4 units", not "quantity 4"
+        return f"{said} unit{'' if value == 1 else 's'}"
+    if isinstance(value, int) and noun.endswith("s") and " " not in noun:
+        return f"{said} {noun.removesuffix('s') if value == 1 else noun}"
+    unit = re.fullmatch(r"[a-z ]+ in (\w+)", noun)  # "distance in km" -> "14 km"
+    if unit:
+        return f"{said} {unit.group(1)}"
+    if noun in UNIT_NOUNS:  # "178,695 miles", not "mileage 178695"
+        return f"{value:,} {UNIT_NOUNS[noun]}"
+    return f"{noun} {said}"
 
 
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -384,8 +393,13 @@ QUALIFIER_STOPS = frozenset(
 PER = {"monthly": "a month", "weekly": "a week", "nightly": "a night", "hourly": "an hour"}
 ENDING = re.compile(r"(?:^|_)(?:end|ends|until|expiry|expires)(?:_|$)")
 DUE = re.compile(r"(?:^|_)due(?:_|$)")
-JOINED = ("on ", "until ", "due ", "for ", "at ", "with ", "in ")
+JOINED = ("on ", "until ", "due ", "for ", "at ", "with ", "in ", "by ")
 SORTS = frozenset({"kind", "type", "category"})
+# nouns whose value says what it is: "(home)" of a policy's product, "(strawberries)" of a crop
+VALUE_SAYS = frozenset({"product", "crop"})
+BY_NOUNS = frozenset({"method", "payment method"})
+UNIT_NOUNS = {"mileage": "miles"}
+SORT_WORDS = re.compile(r"[a-z]+(?:[ -][a-z]+){0,2}")  # "proof of address"
 BRANDS = frozenset({"make", "brand", "manufacturer"})
 
 
@@ -393,7 +407,8 @@ BRANDS = frozenset({"make", "brand", "manufacturer"})
 # that names a kind ("honda make" is no one's English)
 KIND_WORD = re.compile(r"[a-z]+(?:[ -][a-z]+)?")
 KIND_NOUNS = frozenset(
-    "cabin priority service plan category tier class level size type region district period".split()
+    "cabin priority service plan category tier class level size type region district period "
+    "grade program department".split()
 )
 
 

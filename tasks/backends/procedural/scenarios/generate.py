@@ -93,11 +93,13 @@ def generate_scenario_batch(
         except ScenarioSkipped as skip:
             batch.skipped.append(SkippedScenario(index=index, code=skip.code, message=str(skip)))
             continue
-        if spec.scenario_id in seen:
+        # the same words twice read as one scenario to a trainer (round 49: two "We're moving
+        # into our own office; cancel my membership." in one run), whatever the states behind
+        if spec.scenario_id in seen or spec.task in seen:
             duplicate = "duplicate of an earlier scenario"
             batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
             continue
-        seen.add(spec.scenario_id)
+        seen |= {spec.scenario_id, spec.task}
         batch.scenarios.append(spec)
     for skipped in batch.skipped:  # not ``skip``: the except clause above deletes that name
         log.info("env %s: scenario %d skipped: %s", env_id, skipped.index, skipped.message)

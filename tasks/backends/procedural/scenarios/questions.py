@@ -84,6 +84,12 @@ class Question:
             lambda m: f"{m.group(1) or ''}{'Your' if m.group(1) is not None else 'your'} {bare}",
             self.answer,
         )
+        # "The price of your booking BKG-1 is …", not "Your booking BKG-1's price is …"
+        told = re.sub(
+            rf"^[Yy]our {re.escape(bare)}'s ([a-z ]+?) (is|are) ",
+            rf"The \1 of your {bare} \2 ",
+            told,
+        )
         told = told[:1].upper() + told[1:]
         return Question(
             asked,
@@ -166,6 +172,9 @@ def ask_field(
         template, kind_of_answer = "moment_questions", "moment_answers"
     template, kind_of_answer = _asked_plainly(template, kind_of_answer, name, value, now)
     noun = own_field_noun(name, entity)
+    unit = re.fullmatch(r"(?P<noun>[a-z ]+) in (?P<unit>[a-zA-Z]{1,5})", noun)
+    if unit and kind == "number":  # "the distance of trip TR-1 is 301 km"
+        noun, record = unit["noun"], {**record, "unit": unit["unit"]}
     chosen = rng.choice(words("answers", template))
     text = _fill(rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "")
     vague = _fill(
@@ -557,12 +566,17 @@ def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) 
 
 def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> str:
     template = template or rng.choice(words("answers", key))
-    values["subject_cap"] = _capital(values.get("subject", ""))
+    subject = values.get("subject", "")
+    if subject.startswith(("my ", "the ")):  # not "The Our Town Revival event's price"
+        template = template.replace("{subject_cap}'s {field}", "The {field} of {subject}")
+    values["subject_cap"] = _capital(subject)
     values["owner_cap"] = _capital(values.get("owner", ""))
     # "deduction D-8 is marked as ended", not "is ended": the status with the verb it takes
     values["stands_cap"] = _capital(
         where_it_stands(values.get("subject", ""), values.get("value", ""))
     )
+    if " has been " in values["stands_cap"]:  # not "… has been cancelled at the moment"
+        template = template.replace(" at the moment.", ".")
     values.setdefault("is", "are" if is_plural(values.get("field", "")) else "is")
     return tidy_text(template.format(**values))
 

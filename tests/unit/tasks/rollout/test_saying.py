@@ -370,3 +370,37 @@ def test_a_record_with_no_name_is_said_with_what_it_is():
     assert "vacation" not in say_action(
         moved, "Change the type of a leave request.", sight, shown, records={"LR-2": record}
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("doc_type", "proof of address", "proof of address document"),
+        ("method", "direct debit", "by direct debit"),
+        ("mileage", 178695, "178,695 miles"),
+        ("product", "home", "home"),
+        ("department", "finance", "finance department"),
+    ],
+)
+def test_a_detail_reads_as_a_person_writes_it(name, value, said):
+    """Round 49: "(document type proof of address)", "(mileage 178695)", "(product home)"."""
+    from envmill.tasks.rollout.saying import _detail
+
+    assert _detail(name, value) == said
+
+
+def test_a_bookings_price_is_said_before_the_yes_only_when_the_new_record_holds_it():
+    """Rounds 44 and 49: a yes to a purchase whose price was never said. The event read shows
+    $45.00 a ticket; the ticket made holds $90.00 for two."""
+    from envmill.tasks.rollout.saying import cost_before_yes
+
+    book = SolutionStep(tool="book_tickets", arguments={"event_id": "EV-5", "quantity": 2})
+    seen = [{"data": {"event_id": "EV-5", "name": "Jazz Night", "price": 45.0}}]
+    made = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 90.0}}
+    known = {"EV-5"}
+    assert cost_before_yes([(book, made)], seen, known) == "The total will be $90.00 (2 × $45.00). "
+    surcharged = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 112.5}}
+    assert cost_before_yes([(book, surcharged)], seen, known) == ""  # never misquoted
+    assert cost_before_yes([(book, made)], [], known) == ""  # no price seen: nothing to say
+    updated = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 90.0}}
+    assert cost_before_yes([(book, updated)], seen, known | {"TK-9"}) == ""  # not a new record

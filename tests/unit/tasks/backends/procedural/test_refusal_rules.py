@@ -267,3 +267,32 @@ def test_a_new_reading_is_compared_with_the_one_on_record():
         _limit_said(other, ruled=True)
         == "the amount is $188.42, while the fines due of member M-6 are $0.15"
     )  # round 49 read "your fines due is" as a slip
+
+
+def test_a_user_who_claims_anothers_name_is_not_a_refusal_scenario():
+    """Rounds 44 and 49: "… My name is Michele Young", sent from Lisa Butler's session, read as
+    a contrived trap; asking for someone by name stays."""
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+    from envmill.tasks.backends.procedural.scenarios.refusals import _says_they_are_another
+
+    michele = ArgMention(
+        name="passenger_id", value="PX-7", source="entity_id", label="Michele Young", by_label=True
+    )
+    claims = "I'd like 2 economy seats on SK818. My name is Michele Young."
+    assert _says_they_are_another(claims, [michele])
+    assert _says_they_are_another("Hi, I'm Michele Young; book me a seat.", [michele])
+    assert not _says_they_are_another("Please update the account of Michele Young.", [michele])
+
+
+def test_a_window_refusal_says_when_the_record_was_stamped():
+    """Round 49: "The issue date of receipt RC-2 is … and it is now …, so it is too late"."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import TIME_SAID, _time_said
+
+    found = TIME_SAID.match(
+        "Too late: this must be done at most 30 days after the issued on of receipt RC-2 "
+        "(2024-09-30); current time 2025-05-29T09:45:00"
+    )
+    assert found is not None
+    assert _time_said(found, ruled=True) == (
+        "receipt RC-2 was issued on 2024-09-30, so it is too late now"
+    )

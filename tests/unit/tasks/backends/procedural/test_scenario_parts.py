@@ -518,7 +518,8 @@ def _without_last_change(spec) -> list:
 
 def test_generated_scenarios_meet_the_certification_gates():
     specs = _generate()
-    assert len(specs) == 8
+    # five states for eight scenarios: the same words twice are dropped (round 49)
+    assert 6 <= len(specs) == len({spec.task for spec in specs})
     for spec in specs:
         final, ok = replay(spec.reference_solution, spec.initial_state)
         assert all(ok) and 2 <= len(spec.checks) <= 9  # positive checks, then the guard
