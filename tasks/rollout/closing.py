@@ -427,6 +427,8 @@ def _acted(
     touched = [(record, found) for record, found in by_record.items() if record[1] in ids]
     alone = len(ids) == 1
     extra: list[str] = []
+    status = None  # in the user's word: "…, so it is now paused" (round 50: "…, and Smokehouse
+    # BBQ has been paused" read as saying it twice)
     for (collection, key), found in touched:
         noun = f"{singular(_words(collection))} {names.shown_as.get(key, key)}"
         person, you = key in names.people, key == names.you
@@ -434,12 +436,13 @@ def _acted(
             field, new = str(change["path"][-1]), change["new"]
             if field == "status" and isinstance(new, str) and _asked_not_said(new, phrase, names):
                 subject = names.labels.get(key) or ("it" if alone and not person else noun)
-                extra.append(where_it_stands("you" if you else subject, _say(new, field)))
+                status = where_it_stands("you" if you else subject, _say(new, field))
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 its = "your" if you else ("their" if person else "its") if alone else None
                 extra += _money_after(change, phrase, its, noun)
     head = f"I've {phrase}"
-    return head if not extra else f"{head}, and {join_words(extra[:2])}"
+    head = head if not extra else f"{head}, and {join_words(extra[:2])}"
+    return head if status is None else f"{head}, so {status}"
 
 
 def _money_after(change: dict[str, Any], phrase: str, its: str | None, noun: str) -> list[str]:
@@ -594,6 +597,9 @@ def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: i
     """ "the phone of member Ann is now 555", "I've changed member Ann's phone to 555"; after the
     first field, "its"/"their" ("and their earnings are now $273.38")."""
     verb = "are" if _plural_field(field) else "is"  # "its spots left are now 23"
+    unit = UNIT_IN.fullmatch(field)
+    if unit and re.fullmatch(r"-?[\d,.]+", value):  # "its distance is now 91 km" (round 50)
+        field, value = unit["field"], f"{value} {unit['unit']}"
     if noun == "you":  # "your address is now …", "I've updated your address to …"
         if index or pick % 2:
             return f"your {field} {verb} now {value}"
@@ -607,6 +613,7 @@ def _field_news(noun: str, its: str, field: str, value: str, index: int, pick: i
     return f"I've {('changed', 'updated')[pick // 3 % 2]} {_field_of(noun, field)} to {value}"
 
 
+UNIT_IN = re.compile(r"(?P<field>[a-z ]+) in (?P<unit>[a-zA-Z]{1,5})")
 FIELD_PREPOSITIONS = frozenset("since of per in at on for from to after before until".split())
 
 

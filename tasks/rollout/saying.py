@@ -553,28 +553,55 @@ def cost_before_yes(
 ) -> str:
     """What a booking will cost, said before the user's yes where a record the agent read
     shows the price it is made from: "The total will be $90.00 (2 × $45.00)." A yes to a purchase
-    whose price was never said left the user blind (rounds 44 and 49). Said only when the
-    record the call makes holds that sum, so a cabin's surcharge is never misquoted."""
+    whose price was never said left the user blind (rounds 44, 49 and 50). Said only when the
+    record the call makes holds that sum, so a cabin's surcharge is never misquoted, or when
+    the price is by the night (or hour, day …) and the call says how many."""
     for step, result in changes:
         made = [r for r in records_in([result]) if _ids_of(r) - known_ids]
-        totals = [(k, v) for r in made for k, v in r.items() if _amount(v) and _is_charge(k)]
-        prices = [
-            v
-            for r in records_in(seen)
-            if _ids_of(r) & {str(a) for a in step.arguments.values()}
-            for k, v in r.items()
-            if _amount(v) and v > 0 and _is_unit_price(k)
-        ]
-        counts = [n for n in step.arguments.values() if isinstance(n, int) and 1 < n <= 99]
-        for field, total in totals:
-            said = f"The {field_noun(field)} will be {say_money(total)}"
-            for price in prices:
-                if abs(total - price) < 0.005:
-                    return f"{said}. "
-                times = next((n for n in counts if abs(total - price * n) < 0.005), None)
-                if times is not None:
-                    return f"{said} ({times} × {say_money(price)}). "
+        if not made:
+            continue
+        ids = {str(a) for a in step.arguments.values()}
+        quoted = [(k, v) for r in records_in(seen) if _ids_of(r) & ids for k, v in r.items()]
+        said = _total_of(
+            made, [v for k, v in quoted if _amount(v) and v > 0 and _is_unit_price(k)], step
+        ) or _per_unit(quoted, step)
+        if said:
+            return said
     return ""
+
+
+def _total_of(made: list[dict[str, Any]], prices: list[float], step: SolutionStep) -> str:
+    """ "The total will be $90.00 (2 × $45.00). ": a sum the new record holds, made of a price
+    seen and, where more than one, a count the call gives."""
+    counts = [n for n in step.arguments.values() if isinstance(n, int) and 1 < n <= 99]
+    for field, total in [
+        (k, v) for r in made for k, v in r.items() if _amount(v) and _is_charge(k)
+    ]:
+        said = f"The {field_noun(field)} will be {say_money(total)}"
+        for price in prices:
+            if abs(total - price) < 0.005:
+                return f"{said}. "
+            times = next((n for n in counts if abs(total - price * n) < 0.005), None)
+            if times is not None:
+                return f"{said} ({times} × {say_money(price)}). "
+    return ""
+
+
+def _per_unit(quoted: list[tuple[str, Any]], step: SolutionStep) -> str:
+    """ "The nightly rate is $109.00, so 6 nights come to $654.00. ": a price by the night
+    that the record made may not hold (a stay is billed at check-out)."""
+    for field, price in quoted:
+        unit = PER_UNIT.get(field_noun(field).split()[0])
+        count = step.arguments.get(f"{unit}s") if unit and _amount(price) and price > 0 else None
+        if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 366:
+            units = f"{count} {unit}{'' if count == 1 else 's'}"
+            come = "comes" if count == 1 else "come"
+            total = say_money(round(float(price) * count, 2))
+            return f"The {field_noun(field)} is {say_money(price)}, so {units} {come} to {total}. "
+    return ""
+
+
+PER_UNIT = {"nightly": "night", "hourly": "hour", "daily": "day", "weekly": "week"}
 
 
 def _ids_of(record: dict[str, Any]) -> set[str]:

@@ -42,11 +42,33 @@ def words_of_roles(names: list[str]) -> str:
 def role_rule(plan: EnvPlan, tool: ToolPlan) -> str | None:
     """ "Only agents may dispatch a booked shipment." for a restricted tool, in the words of
     what it does, not its name ("hand to network"); else None."""
+    parts = role_parts(plan, tool)
+    return f"Only {parts[0]} may {parts[1]}." if parts else None
+
+
+def role_parts(plan: EnvPlan, tool: ToolPlan) -> tuple[str, str] | None:
+    """Who may use a restricted tool and what it does: ("agents", "dispatch a booked
+    shipment"); None for a tool every role may use."""
     allowed = plan.allowed_roles(tool.op)
     if not tool.op.roles or allowed == list(plan.roles):
         return None
-    people = words_of_roles([_people(name) for name in allowed])
-    return f"Only {people} may {tool_clause(tool.name, tool.op.doc)}."
+    return words_of_roles([_people(name) for name in allowed]), tool_clause(tool.name, tool.op.doc)
+
+
+def who_may_rules(plan: EnvPlan) -> list[str]:
+    """One rule per group of roles for all the tools only they may use: "Only staff may open
+    an account, dispatch a booked shipment or record a delivery." A line per tool read as a
+    flat list of "Only staff may …" (round 49)."""
+    acts: dict[str, list[str]] = {}
+    for tool in plan.tools:
+        parts = role_parts(plan, tool)
+        if parts and parts[1] not in acts.get(parts[0], []):
+            acts.setdefault(parts[0], []).append(parts[1])
+    return [f"Only {people} may {_either(clauses)}." for people, clauses in acts.items()]
+
+
+def _either(clauses: list[str]) -> str:
+    return clauses[0] if len(clauses) == 1 else f"{', '.join(clauses[:-1])} or {clauses[-1]}"
 
 
 def _people(role: str) -> str:

@@ -4,6 +4,7 @@ business rules in words. The scenario generator reads only this, never the spec.
 from __future__ import annotations
 
 import random
+import re
 import threading
 from datetime import date, timedelta
 from functools import lru_cache
@@ -11,7 +12,7 @@ from typing import Any
 
 from faker import Faker
 
-from envmill.tasks.backends.procedural.codegen.roles import role_rule, roles_rules
+from envmill.tasks.backends.procedural.codegen.roles import roles_rules, who_may_rules
 from envmill.tasks.backends.procedural.codegen.rules import rule_text
 from envmill.tasks.backends.procedural.codegen.scope import OpScope
 from envmill.tasks.backends.procedural.manifest import (
@@ -25,6 +26,7 @@ from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
 from envmill.tasks.backends.procedural.state.contact import plain_name
+from envmill.tasks.core.field_words import singular
 
 SOURCES = {
     "ref": "entity_id",
@@ -43,17 +45,53 @@ ANCHOR = date(2025, 1, 1)
 
 def business_rules(plan: EnvPlan) -> list[str]:
     """The domain's own rules, then one per precondition of the tools this seed kept."""
-    rules = [*plan.spec.rules, *roles_rules(plan)]
+    rules = [*plan.spec.rules, *roles_rules(plan), *who_may_rules(plan)]
+    owned = [
+        rule_text(OpScope(plan, tool), pre)
+        for tool in plan.tools
+        for pre in tool.op.preconditions
+        if pre.kind == "owned"
+    ]
+    records = {entity.replace("_", " ").split()[-1] for entity in plan.spec.entities}
+    rules += own_records_rules([text for text in owned if text], records)
     for tool in plan.tools:
         scope = OpScope(plan, tool)
-        own = role_rule(plan, tool)
-        if own and own not in rules:
-            rules.append(own)
         for pre in tool.op.preconditions:
             text = rule_text(scope, pre)
-            if text and text not in rules:
+            if text and text not in rules and text not in owned:
                 rules.append(text)
     return rules
+
+
+def own_records_rules(texts: list[str], records: set[str]) -> list[str]:
+    """The ownership rules said once per kind of person: "Senders act only on their own
+    account, shipments and deliveries.", not a line per tool ("Senders cancel only their own
+    shipments.", "Senders redirect only their own shipments.", …; round 49). A rule about
+    anything but whole ``records`` (an address, "loans lost") stays as it is."""
+    merged: dict[str, list[tuple[str, str]]] = {}  # who -> (things, the rule's own words)
+    rest: list[str] = []
+    for text in dict.fromkeys(texts):
+        found = OWN_ONLY_RULE.fullmatch(text)
+        if found is None or singular(found["things"]) not in records:
+            rest.append(text)
+        else:
+            merged.setdefault(found["who"], []).append((found["things"], text))
+    said = []
+    for who, rules in merged.items():
+        things = list(dict.fromkeys(thing for thing, _ in rules))
+        one = len(rules) == 1  # a single rule keeps its verb: "Customers withdraw only from …"
+        said.append(rules[0][1] if one else f"{who} act only on their own {_and(things)}.")
+    return said + rest
+
+
+# "Senders pack parcels only into their own shipments."
+OWN_ONLY_RULE = re.compile(
+    r"(?P<who>[A-Z][a-z]+) [a-z ,-]+? only (?:\w+ ){0,2}their own (?P<things>[a-z -]+)\."
+)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def build_manifest(plan: EnvPlan) -> list[ToolManifest]:

@@ -158,8 +158,8 @@ def phrase_step(
     body = NAMED_AFTER_NOTE.sub(r"the \2 of \1", body)
     used = _names_in(template)
     extras = [m for m in step.mentions if m.name not in used]
-    if extras and not vague:
-        body += ", " + " and ".join(_extra_text(m) for m in extras)
+    if extras and not vague:  # "… is now 559-412-1611; I'm Ann" without its "I'm Ann": no ";,"
+        body = body.rstrip(" ;,") + ", " + " and ".join(_extra_text(m) for m in extras)
     keep_case = not vague and bool(re.match(r"\s*\{", template))
     return Clause(body, end, keep_case)
 

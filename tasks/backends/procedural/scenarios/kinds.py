@@ -181,8 +181,9 @@ def _with_the_change(chain: Chain, question: Question) -> str:
         said
         and question.field in done.lower()
         and re.search(rf"(?<![\w$.,]){re.escape(said)}(?![\w]|[.,]\d)", done)
-    ):
-        return f"{done}."
+    ):  # the value once, and still what matters most ("Note that the lease has ended.")
+        note = question.answer.partition(" Note that ")[2]
+        return f"{done}. Note that {note}" if note else f"{done}."
     return f"{done}. {question.answer}"
 
 

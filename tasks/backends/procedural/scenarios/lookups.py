@@ -20,6 +20,7 @@ from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
 from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
 from envmill.tasks.backends.procedural.phrasing.words import (
+    article_for,
     format_value,
     humanize_value,
     is_money,
@@ -144,7 +145,7 @@ class LookupSampler(_ChainSampler):
                 key = f"{key}_after"  # a status of several words reads after the noun:
                 # "Ann's event on sale"; another value before it: "the internal medicine
                 # doctor", not "the doctor whose specialty is internal medicine" (round 41)
-        whose = "my" if mine else f"{owner}'s"
+        whose = self._whose(key, mine, owner, f"{value_words} {entity}")
         after = ""
         if (
             owner
@@ -168,6 +169,14 @@ class LookupSampler(_ChainSampler):
         text = _owner_placed(re.sub(r"\s{2,}", " ", text), after)
         calls.extend([*trail, SolutionStep(tool=tool.tool, arguments=arguments)])
         return text
+
+    def _whose(self, key: str, mine: bool, owner: str, thing: str) -> str:
+        """ "my", "Ann Lee's"; of the one record anywhere with a value, "a single room" as a
+        guest asks for it and "the Ford" as staff say it (round 50: "assumes the guest knows
+        there is exactly one single room")."""
+        if key == "only_named_anywhere":
+            return article_for(thing) if self.drawer.acting_id is not None else "the"
+        return "my" if mine else f"{owner}'s"
 
     def _picks_by(self, tool, record, field: str, parent) -> bool:
         """Whether a person picks the record by its ``field`` alone: not a status they cannot

@@ -197,7 +197,8 @@ def ask_field(
         # "the price is $169.00" of a cancelled booking leaves out what matters most; a person
         # is not "it" (round 39: "There are 219 visits on Michael Vazquez. Note that it has
         # been cancelled.")
-        whose = "their record" if words_of(entity) in PEOPLE else "it"
+        # round 50: "Note that their record is unavailable" of an adjuster not taking claims
+        whose = subject.text if words_of(entity) in PEOPLE else "it"
         answer += f" Note that {where_it_stands(whose, words_of(str(status)))}."
     expected = expected_answer(
         value,

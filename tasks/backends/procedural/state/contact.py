@@ -33,11 +33,16 @@ def email_for(name: str, rng: random.Random, attempt: int = 0) -> str:
 def fake_text(fake: Any, provider: str) -> str:
     """Text from the named Faker provider, with envmill's own: ``name`` a plain name,
     ``postal_address`` a street address with its city (round 49: "251 Kristin Isle Apt. 681"
-    named no city)."""
+    named no city); phone numbers and plates in one format each (round 50: "mixed formats")."""
     if provider == "name":
         return plain_name(fake)
     if provider == "postal_address":
         return f"{fake.street_address()}, {fake.city()}"
+    if provider == "basic_phone_number":  # one format, not "(769)707-3662" beside "5913417776"
+        digits = re.sub(r"\D", "", fake.basic_phone_number())[-10:]
+        return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
+    if provider == "license_plate":  # one state's format, not "2I 24220" beside "PDA-4656"
+        return str(fake.bothify("???-####", letters="ABCDEFGHJKLMNPRSTUVWXYZ"))
     return str(getattr(fake, provider)())
 
 
