@@ -43,7 +43,12 @@ ASKING = (
     "I'd like to know {}.",
 )
 TITLES = ("Dr.", "Mr.", "Mrs.", "Ms.", "Mx.", "Prof.", "St.", "Jr.", "Sr.")
-PARTICLES = frozenset("de da del della di du la le van von der den ter bin ibn al el".split())
+# lower-case words inside a name: "Maria de la Cruz", "Estate of Harold Jensen" (a donor that
+# is an estate or a firm introduces itself no more than a person does; round 50: "Hi, I am
+# Estate of Harold Jensen (I am a donor to the charity)")
+PARTICLES = frozenset(
+    "de da del della di du la le van von der den ter bin ibn al el of and for the &".split()
+)
 INTRODUCTION = re.compile(r"^(?:You are|You're|Your name is)\s+(.+?)\s*([.!])$", re.S)
 # "a guest named Ann Lee", not "my trip was called off" (round 26: "My trip was; please …")
 NAMED = re.compile(r"\s+(?:named|called)\s+(?=[A-Z\"“'])[^,.;!?]+")

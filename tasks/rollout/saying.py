@@ -237,12 +237,15 @@ def _kinds_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
     kept = []
     for extra in extras:
         words = extra.split(" ")
-        kind, head = words[0], words[-1]
+        kind, head = " ".join(words[:-1]), words[-1]  # "proof of address" document
+        several = (
+            3 <= len(words) <= 4 and SORT_WORDS.fullmatch(kind) and not extra.startswith(JOINED)
+        )
         found = re.search(
             rf"\b(an?|the|your|their|my)\s+((?:new\s+)?(?:empty\s+)?)(?:[a-z]+\s+)?{re.escape(head)}\b",
             clause,
         )
-        if len(words) == 2 and KIND_WORD.fullmatch(kind) and found:
+        if (len(words) == 2 and KIND_WORD.fullmatch(kind) or several) and found:
             article = (
                 a_or_an(kind) if found.group(1) in ("a", "an") and not found.group(2) else None
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 from typing import Any
 
 from envmill.schemas.scenario import ScenarioSpec
@@ -22,9 +23,10 @@ from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_
 from envmill.tasks.backends.procedural.scenarios.refusals import (
     Refusal,
     find_refusal,
+    owner_trail,
     target_values,
 )
-from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids
+from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, owned_ids, run_query
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.rollout.closing import changed_numbers, what_changed
 from envmill.tasks.sandbox import ToolEpisode, known_state
@@ -87,7 +89,24 @@ def _ask(compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random
     question = ask[0](compiled, episode, rng, allowed=allowed) or ask[1](
         compiled, episode, rng, allowed=allowed
     )
-    return question.in_first_person() if question and allowed is not None else question
+    if question is None or allowed is None:
+        return question
+    return _owner_shown(compiled, episode, question.in_first_person())
+
+
+def _owner_shown(
+    compiled: CompiledEnvironment, episode: ToolEpisode, question: Question
+) -> Question | None:
+    """A signed-in client's question with the reads that show the record is theirs (the
+    transaction, then its account and the customer on it); None where no read shows it. Round
+    50: "gives out the posting time without checking that ACC-000007 belongs to the signed-in
+    C-000007", where the policy says a signed-in person acts as their own record."""
+    me = known_state(episode).get("acting_id")
+    results = [run_query(episode, step) for step in question.steps]
+    trail = owner_trail(compiled, episode, str(me), question.steps, results)
+    if trail is None:
+        return None
+    return replace(question, steps=[*question.steps, *(read for read, _ in trail)])
 
 
 def _spec(

@@ -445,7 +445,7 @@ def _refusal(
     others = _reads_of_others(compiled, episode, mine, steps, results)
     steps += [read for read, _ in others]
     if other and other not in reads:  # "isn't one of your own": only once the owner is seen
-        trail = _owner_trail(compiled, episode, other, steps, results)
+        trail = owner_trail(compiled, episode, other, steps, results)
         if trail is None:
             return None
         steps += [read for read, _ in trail]
@@ -1086,7 +1086,7 @@ def _reads_of_others(
     return added
 
 
-def _owner_trail(
+def owner_trail(
     compiled: CompiledEnvironment,
     episode: ToolEpisode,
     owner: str,

@@ -61,6 +61,11 @@ CASES = [
         "Please let me know when it is done.",
     ),
     ("You are tired. You want to go home.", "I am tired. I want to go home."),
+    (  # round 50: "Hi, I am Estate of Harold Jensen (I am a donor to the charity)"
+        "You are Estate of Harold Jensen (you are a donor to the charity). You want to know "
+        "when a receipt was issued.",
+        "I want to know when a receipt was issued.",
+    ),
     (  # round 26: "My trip was; please cancel a reservation."
         "You are Leslie Coleman. My trip was called off; you want the agent to cancel it.",
         "My trip was called off; please cancel it.",

@@ -404,3 +404,16 @@ def test_a_bookings_price_is_said_before_the_yes_only_when_the_new_record_holds_
     assert cost_before_yes([(book, made)], [], known) == ""  # no price seen: nothing to say
     updated = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 90.0}}
     assert cost_before_yes([(book, updated)], seen, known | {"TK-9"}) == ""  # not a new record
+
+
+def test_a_kind_of_several_words_goes_before_its_noun():
+    """Round 50: "attach a supporting document to application APP-4 waiting for a decision
+    (proof of address document)"."""
+    step = SolutionStep(
+        tool="upload_document",
+        arguments={"application_id": "APP-4", "doc_type": "proof of address"},
+    )
+    sight = Sight()
+    sight.hear("APP-4 proof of address")
+    said = say_action(step, "Attach a document to an application.", sight, [])
+    assert said == "attach a proof of address document to application APP-4"

@@ -41,3 +41,26 @@ def test_a_status_rule_is_said_of_the_thing_acted_on(domain, rule):
 def test_an_action_that_is_not_a_verb_and_its_object_keeps_the_plain_form():
     rules = _status_rules("banking")  # "transfer" names no object
     assert "You can transfer only when the account's status is active." in rules
+
+
+def test_whose_records_a_client_may_touch_is_said_once():
+    """Round 49: eight lines of "Senders … only their own …" read as a flat list."""
+    from envmill.tasks.backends.procedural.codegen.tool_manifest import own_records_rules
+
+    said = own_records_rules(
+        [
+            "Senders cancel only their own shipments.",
+            "Senders pack parcels only into their own shipments.",
+            "Senders dispute only their own deliveries.",
+            "Senders change only their own address.",  # a field, not a record: as it is
+            "Members reserve only for themselves.",
+            "Members renew only their own loans.",  # one rule keeps its verb
+        ],
+        {"shipment", "delivery", "loan", "parcel"},
+    )
+    assert said == [
+        "Senders act only on their own shipments and deliveries.",
+        "Members renew only their own loans.",
+        "Senders change only their own address.",
+        "Members reserve only for themselves.",
+    ]
