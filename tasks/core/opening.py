@@ -124,7 +124,9 @@ def _greeting(task: str, choice: int) -> str:
         return GREETINGS[choice % len(GREETINGS)]
     place = found.group("place") or (found.group("role") == "agent" and found.group("where"))
     name = _first_name(found.group("name"))
-    if place:  # "an agent at the reservations desk" says where, not "agent here"
+    if place:  # "an agent at the reservations desk" says where, not "agent here"; a colleague
+        # says "the community desk", not "… of the coworking space" (round 51)
+        place = re.sub(r" of the [^,;]+$", "", place)
         return PLACE_GREETINGS[choice % len(PLACE_GREETINGS)].format(name=name, place=place)
     role = found.group("role")
     a = "an" if role[:1] in "aeiou" else "a"

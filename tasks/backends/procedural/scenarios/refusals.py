@@ -458,7 +458,11 @@ def _refusal(
     vague = phrase_step(step, rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
     own = _not_yours(error, mentions, _own_label(compiled, state, kind))
-    if own is not None and _says_they_are_another(clause.sentence(), mentions):
+    if own is not None and (
+        _says_they_are_another(clause.sentence(), mentions)
+        or bool(manifest.roles)
+        and state.get(compiled.acting_role_attr or "") not in manifest.roles
+    ):  # not "isn't one of your pledges; check its number" of what only staff may do (round 51)
         return None
     # whose it is, and signing in as them: nothing to try in the sandbox
     reason, offer = own or _rule_said(compiled, episode, manifest, arguments, error, policy)
