@@ -36,13 +36,14 @@ ALTERNATIVE_VALUE = re.compile(r"\bor\s+(?:\w+\s+)?(?:\$?\d|\u00a7)")
 
 
 def pattern(phrase: str) -> re.Pattern[str] | None:
-    """A pattern for ``phrase``'s words in order, each in any common form, ``-`` or space
-    between; None for a phrase with no words."""
+    """A pattern for ``phrase``'s words in order, each in any common form, ``-``, ``'`` or
+    space between ("Rita O'Connor": a breaker found the right name failed); None for a phrase
+    with no words."""
     words = re.findall(r"[\w$.,:]+", normalize(str(phrase)).replace("-", " "))
     if not words:
         return None
     parts = [re.escape(w) + (SUFFIXES if w.isalpha() and len(w) > 2 else "") for w in words]
-    return re.compile(r"(?<![\w])" + r"[\s-]+".join(parts) + r"(?![\w])")
+    return re.compile(r"(?<![\w])" + r"[\s'-]+".join(parts) + r"(?![\w])")
 
 
 def mentions(text: str, phrase: str) -> list[re.Match[str]]:

@@ -559,15 +559,16 @@ def cost_before_yes(
     whose price was never said left the user blind (rounds 44, 49 and 50). Said only when the
     record the call makes holds that sum, so a cabin's surcharge is never misquoted, or when
     the price is by the night (or hour, day …) and the call says how many."""
-    for step, result in changes:
+    for index, (step, result) in enumerate(changes):
         made = [r for r in records_in([result]) if _ids_of(r) - known_ids]
         if not made:
             continue
         ids = {str(a) for a in step.arguments.values()}
         quoted = [(k, v) for r in records_in(seen) if _ids_of(r) & ids for k, v in r.items()]
-        said = _total_of(
-            made, [v for k, v in quoted if _amount(v) and v > 0 and _is_unit_price(k)], step
-        ) or _per_unit(quoted, step)
+        prices = [round(v, 2) for k, v in quoted if _amount(v) and v > 0 and _is_unit_price(k)]
+        # a rate read before an earlier change of the same yes may be stale: the new record's
+        # sum alone is sure
+        said = _total_of(made, prices, step) or ("" if index else _per_unit(quoted, step))
         if said:
             return said
     return ""
@@ -593,15 +594,22 @@ def _total_of(made: list[dict[str, Any]], prices: list[float], step: SolutionSte
 def _per_unit(quoted: list[tuple[str, Any]], step: SolutionStep) -> str:
     """ "The nightly rate is $109.00, so 6 nights come to $654.00. ": a price by the night
     that the record made may not hold (a stay is billed at check-out)."""
-    for field, price in quoted:
-        unit = PER_UNIT.get(field_noun(field).split()[0])
-        count = step.arguments.get(f"{unit}s") if unit and _amount(price) and price > 0 else None
-        if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 366:
-            units = f"{count} {unit}{'' if count == 1 else 's'}"
-            come = "comes" if count == 1 else "come"
-            total = say_money(round(float(price) * count, 2))
-            return f"The {field_noun(field)} is {say_money(price)}, so {units} {come} to {total}. "
-    return ""
+    rates = {
+        (field, round(float(price), 2))
+        for field, price in quoted
+        if PER_UNIT.get(field_noun(field).split()[0]) and _amount(price) and price > 0
+    }
+    if len(rates) != 1:  # two rooms of one hotel read: which rate is this one's? Say none
+        return ""
+    ((field, price),) = rates
+    unit = PER_UNIT[field_noun(field).split()[0]]
+    count = step.arguments.get(f"{unit}s")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 366:
+        return ""
+    units = f"{count} {unit}{'' if count == 1 else 's'}"
+    come = "comes" if count == 1 else "come"
+    total = say_money(round(price * count, 2))
+    return f"The {field_noun(field)} is {say_money(price)}, so {units} {come} to {total}. "
 
 
 PER_UNIT = {"nightly": "night", "hourly": "hour", "daily": "day", "weekly": "week"}

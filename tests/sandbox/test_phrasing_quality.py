@@ -496,9 +496,22 @@ def test_sums_the_user_picks_are_round(generated):
         if re.fullmatch(r"amount|credits|.*_amount", name)
         and isinstance(value, int | float)
         and value > 0
+        and value not in _amounts_on_record(scenario)  # paying off the $8.33 owed, exactly
     ]
     odd = [v for v in sums if v != int(v) and not any(abs(v - g) < 1e-6 for g in grid_near(v))]
     assert sums and len(odd) <= len(sums) // 10, odd
+
+
+def _amounts_on_record(scenario) -> set[float]:
+    return {
+        value
+        for table in scenario.initial_state.values()
+        if isinstance(table, dict)
+        for record in table.values()
+        if isinstance(record, dict)
+        for value in record.values()
+        if isinstance(value, float)
+    }
 
 
 def test_staff_never_speak_as_the_customer(generated):

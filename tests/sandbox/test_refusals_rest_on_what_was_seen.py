@@ -80,7 +80,9 @@ def test_a_record_is_called_someone_elses_only_once_its_owner_was_seen(
 def test_store_credit_is_looked_at_before_an_order_is_paid_with_it(tmp_path, sandbox, monkeypatch):
     rows = _run(tmp_path, sandbox, monkeypatch, "conditional", ["ecommerce"], seed=SEED, per_env=12)
     paid = 0
-    for _, messages in rows:
+    for kind, messages in rows:
+        if not kind.startswith("conditional"):
+            continue  # "pay it with my credit", asked plainly: the tool checks it covers
         calls = [
             (i, c["function"]["name"])
             for i, m in enumerate(messages)

@@ -64,29 +64,31 @@ def business_rules(plan: EnvPlan) -> list[str]:
 
 
 def own_records_rules(texts: list[str], records: set[str]) -> list[str]:
-    """The ownership rules said once per kind of person: "Senders act only on their own
-    account, shipments and deliveries.", not a line per tool ("Senders cancel only their own
-    shipments.", "Senders redirect only their own shipments.", …; round 49). A rule about
-    anything but whole ``records`` (an address, "loans lost") stays as it is."""
-    merged: dict[str, list[tuple[str, str]]] = {}  # who -> (things, the rule's own words)
+    """The ownership rules of one kind of record said once, with every act they cover:
+    "Senders cancel and redirect only their own shipments.", not a line per tool (round 49:
+    eight lines of "Senders … only their own …"). Only the acts the rules name: "act only on
+    their own shipments" claimed more than the tools check (a breaker found references that
+    break it). A rule about anything but whole ``records`` (an address) stays as it is."""
+    merged: dict[tuple[str, str, str], list[str]] = {}  # (who, "into ", things) -> acts
     rest: list[str] = []
     for text in dict.fromkeys(texts):
         found = OWN_ONLY_RULE.fullmatch(text)
         if found is None or singular(found["things"]) not in records:
             rest.append(text)
         else:
-            merged.setdefault(found["who"], []).append((found["things"], text))
-    said = []
-    for who, rules in merged.items():
-        things = list(dict.fromkeys(thing for thing, _ in rules))
-        one = len(rules) == 1  # a single rule keeps its verb: "Customers withdraw only from …"
-        said.append(rules[0][1] if one else f"{who} act only on their own {_and(things)}.")
+            key = (found["who"], found["how"], found["things"])
+            merged.setdefault(key, []).append(found["act"])
+    said = [
+        f"{who} {_and(list(dict.fromkeys(acts)))} only {how}their own {things}."
+        for (who, how, things), acts in merged.items()
+    ]
     return said + rest
 
 
 # "Senders pack parcels only into their own shipments."
 OWN_ONLY_RULE = re.compile(
-    r"(?P<who>[A-Z][a-z]+) [a-z ,-]+? only (?:\w+ ){0,2}their own (?P<things>[a-z -]+)\."
+    r"(?P<who>[A-Z][a-z]+) (?P<act>[a-z ,-]+?) only (?P<how>(?:\w+ ){0,2})their own "
+    r"(?P<things>[a-z -]+)\."
 )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
-from envmill.tasks.core.field_words import field_noun, singular
+from envmill.tasks.core.field_words import COUNTED, field_noun, singular
 from envmill.tasks.core.opening import ONE_PLEASE
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -182,10 +182,14 @@ PROPER = re.compile(
 
 
 def is_money(name: str, value: Any) -> bool:
-    """An amount of money, by its argument name ("amount", "nightly_rate", "cost_estimate")."""
+    """An amount of money, by its argument name ("amount", "nightly_rate", "cost_estimate");
+    not a count that shares a word with one (a breaker: "The copies total of … is $3", "The
+    leave balance … is $1")."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return bool(MONEY_WORDS & set(words_of(name).split()))
+    said = words_of(name).split()
+    words = set(said[: said.index("per")] if "per" in said[1:] else said)  # "price per kg"
+    return bool(MONEY_WORDS & words) and not words & COUNTED
 
 
 def article_for(phrase: str) -> str:

@@ -155,6 +155,25 @@ def linked(one: str, other: str, records: dict[str, dict[str, Any]]) -> bool:
     )
 
 
+def said_as_mine(manifest: ToolManifest) -> set[str]:
+    """The record arguments a phrase says as the speaker's own ("put its money on my new card
+    {to_card_id}", "check me out of booking {booking_id}"): a signed-in client's call draws
+    them from their own records, whatever the tool checks. The breaker found "my new card"
+    filled with another rider's card, moving the user's balance to a stranger."""
+    said = set()
+    for phrase in manifest.phrases:
+        for found in re.finditer(r"\{(\w+)[^{}]*\}", phrase):
+            if MINE_BEFORE.search(phrase[: found.start()]):
+                said.add(found.group(1))
+    return {arg.name for arg in manifest.args if arg.name in said and arg.source == "entity_id"}
+
+
+# "my new card ", "my bill for ", "me out of booking ": the record after it is the speaker's
+MINE_BEFORE = re.compile(
+    r"\b(?:[Mm]y (?:[a-z]+ ){0,3}(?:is |for |on |in )?|me (?:in for|out of|off|from) [a-z]+ )$"
+)
+
+
 class _ChainSampler:
     def __init__(
         self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
@@ -470,7 +489,8 @@ class ArgumentDrawer:
     ) -> dict[str, Any] | None:
         """Arguments for one call, or None when a required entity has no candidate in the state."""
         arguments: dict[str, Any] = {}
-        guarded = {rule.arg for rule in manifest.owned} if self.acting_id else set()
+        guarded = {rule.arg for rule in manifest.owned} | said_as_mine(manifest)
+        guarded = guarded if self.acting_id else set()
         phrased = {name for p in manifest.phrases for name in PLACEHOLDER.findall(p)}
         for arg in manifest.args:
             unsaid = bool(phrased) and arg.name not in phrased

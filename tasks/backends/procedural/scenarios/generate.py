@@ -21,7 +21,7 @@ from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
-from envmill.tasks.backends.procedural.phrasing.persona import persona_task
+from envmill.tasks.backends.procedural.phrasing.persona import bare_request, persona_task
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
@@ -95,11 +95,13 @@ def generate_scenario_batch(
             continue
         # the same words twice read as one scenario to a trainer (round 49: two "We're moving
         # into our own office; cancel my membership." in one run), whatever the states behind
-        if spec.scenario_id in seen or spec.task in seen:
+        # and whatever greeting or thanks frame them; a conversation is its whole instruction
+        words = spec.task if spec.mode == "conversational" else bare_request(spec.task).casefold()
+        if spec.scenario_id in seen or words in seen:
             duplicate = "duplicate of an earlier scenario"
             batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
             continue
-        seen |= {spec.scenario_id, spec.task}
+        seen |= {spec.scenario_id, words}
         batch.scenarios.append(spec)
     for skipped in batch.skipped:  # not ``skip``: the except clause above deletes that name
         log.info("env %s: scenario %d skipped: %s", env_id, skipped.index, skipped.message)

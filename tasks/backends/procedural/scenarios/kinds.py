@@ -202,7 +202,8 @@ def _with_the_change(chain: Chain, question: Question) -> str:
         and re.search(rf"(?<![\w$.,]){re.escape(said)}(?![\w]|[.,]\d)", done)
     ):  # the value once, and still what matters most ("Note that the lease has ended.")
         note = question.answer.partition(" Note that ")[2]
-        return f"{done}. Note that {note}" if note else f"{done}."
+        said = note and re.search(rf"\b{re.escape(note.split()[-1].rstrip('.'))}\b", done)
+        return f"{done}. Note that {note}" if note and not said else f"{done}."
     return f"{done}. {question.answer}"
 
 

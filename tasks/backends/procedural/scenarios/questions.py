@@ -86,7 +86,7 @@ class Question:
         )
         # "The price of your booking BKG-1 is …", not "Your booking BKG-1's price is …"
         told = re.sub(
-            rf"^[Yy]our {re.escape(bare)}'s ([a-z ]+?) (is|are) ",
+            rf"^[Yy]our {re.escape(bare)}'s ([a-z -]+?) (is|are) ",
             rf"The \1 of your {bare} \2 ",
             told,
         )
@@ -194,12 +194,7 @@ def ask_field(
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
     noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
     if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
-        # "the price is $169.00" of a cancelled booking leaves out what matters most; a person
-        # is not "it" (round 39: "There are 219 visits on Michael Vazquez. Note that it has
-        # been cancelled.")
-        # round 50: "Note that their record is unavailable" of an adjuster not taking claims
-        whose = subject.text if words_of(entity) in PEOPLE else "it"
-        answer += f" Note that {where_it_stands(whose, words_of(str(status)))}."
+        answer += f" Note that {_where_it_stands(subject.text, entity, str(status))}."
     expected = expected_answer(
         value,
         kind or "text",
@@ -383,6 +378,18 @@ UNAVAILABLE = re.compile(
     r"^(?:sold_out|out_of_stock|unavailable|suspended|frozen|blocked|on_hold|inactive|"
     r"discontinued|expired|overdue|closed|full|waitlisted|lapsed|delinquent)$"
 )
+
+
+def _where_it_stands(subject: str, entity: str, status: str) -> str:
+    """ "it has been cancelled" of a booking whose price was asked, the price being not what
+    matters most; a person is not "it" (round 39: "There are 219 visits on Michael Vazquez.
+    Note that it has been cancelled"), nor "their record" when they are unavailable (round 50),
+    and a record, not a person, "has been cancelled" (a breaker)."""
+    person = words_of(entity) in PEOPLE
+    said = where_it_stands(subject if person else "it", words_of(status))
+    if person and " has been " in said:
+        return where_it_stands(f"{subject}'s record", words_of(status))
+    return said
 
 
 def _worth_noting(

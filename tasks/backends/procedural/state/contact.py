@@ -36,6 +36,8 @@ def fake_text(fake: Any, provider: str) -> str:
     named no city); phone numbers and plates in one format each (round 50: "mixed formats")."""
     if provider == "name":
         return plain_name(fake)
+    if provider == "last_name":
+        return surname(fake.last_name())
     if provider == "postal_address":
         return f"{fake.street_address()}, {fake.city()}"
     if provider == "basic_phone_number":  # one format, not "(769)707-3662" beside "5913417776"

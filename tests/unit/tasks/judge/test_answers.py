@@ -435,3 +435,13 @@ def test_a_line_named_by_whose_it_is_is_a_line_too(reply, passes):
     expected = ExpectedAnswer(type="money", value=95.0, context=[300.0])
     setting = setting_of("Cancel work order WO-1 if the estimate is $300 or more.", {"e": 95.0})
     assert judge_answer(expected, reply, setting).passed is passes, reply
+
+
+def test_a_name_with_an_apostrophe_is_stated_and_seen_as_a_rival():
+    """A breaker: "Rita O'Connor" was never found in "… is Rita O'Connor.", and a reply
+    naming her beside the right adjuster passed."""
+    oconnor = ExpectedAnswer(type="text", value="Rita O'Connor", rivals=["John Jimenez"])
+    assert judge_answer(oconnor, "The adjuster of claim CLM-1 is Rita O'Connor.", SETTING).passed
+    assert judge_answer(oconnor, "It is Rita O\u2019Connor.", SETTING).passed  # a typographic '
+    jimenez = ExpectedAnswer(type="text", value="John Jimenez", rivals=["Rita O'Connor"])
+    assert not judge_answer(jimenez, "John Jimenez and Rita O'Connor.", SETTING).passed

@@ -417,3 +417,27 @@ def test_a_kind_of_several_words_goes_before_its_noun():
     sight.hear("APP-4 proof of address")
     said = say_action(step, "Attach a document to an application.", sight, [])
     assert said == "attach a proof of address document to application APP-4"
+
+
+def test_a_nightly_rate_is_quoted_only_when_it_is_the_one_booked_and_still_current():
+    """A breaker: two rooms of one hotel read gave the other room's rate; a rate changed
+    earlier in the same yes was quoted as it had been; $45.0049 said as "$45.00 … $90.01"."""
+    from envmill.tasks.rollout.saying import cost_before_yes
+
+    book = SolutionStep(
+        tool="reserve_room", arguments={"room_id": "RM-1", "hotel_id": "H-1", "nights": 3}
+    )
+    made = {"data": {"reservation_id": "RSV-9", "room_id": "RM-1"}}
+    one = [{"data": {"room_id": "RM-1", "hotel_id": "H-1", "nightly_rate": 109.0}}]
+    assert cost_before_yes([(book, made)], one, {"RM-1", "H-1"}) == (
+        "The nightly rate is $109.00, so 3 nights come to $327.00. "
+    )
+    two = [*one, {"data": {"room_id": "RM-2", "hotel_id": "H-1", "nightly_rate": 45.0}}]
+    assert cost_before_yes([(book, made)], two, {"RM-1", "RM-2", "H-1"}) == ""
+    reprice = SolutionStep(tool="set_room_rate", arguments={"room_id": "RM-1", "rate": 200.0})
+    repriced = {"data": {"room_id": "RM-1", "nightly_rate": 200.0}}
+    assert cost_before_yes([(reprice, repriced), (book, made)], one, {"RM-1", "H-1"}) == ""
+    tickets = SolutionStep(tool="book_tickets", arguments={"event_id": "EV-5", "quantity": 2})
+    odd = [{"data": {"event_id": "EV-5", "price": 45.0049}}]
+    ticket = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 90.0098}}
+    assert "2 × $45.00" not in cost_before_yes([(tickets, ticket)], odd, {"EV-5"})

@@ -33,3 +33,32 @@ def test_phone_numbers_and_plates_come_in_one_format_each():
     for _ in range(30):
         assert re.fullmatch(r"\d{3}-\d{3}-\d{4}", fake_text(fake, "basic_phone_number"))
         assert re.fullmatch(r"[A-Z]{3}-\d{4}", fake_text(fake, "license_plate"))
+
+
+def test_a_record_a_phrase_calls_mine_is_drawn_from_the_speakers_own():
+    """A breaker: "put its money on my new card {to_card_id}" was filled with another
+    rider's card, moving the user's whole balance to a stranger."""
+    from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
+    from envmill.tasks.backends.procedural.scenarios.chains import said_as_mine
+
+    manifest = ToolManifest(
+        tool="transfer_balance",
+        kind="state_change",
+        entity="card",
+        args=[
+            ArgManifest(name="card_id", source="entity_id", entity="card", required=True),
+            ArgManifest(name="to_card_id", source="entity_id", entity="card", required=True),
+        ],
+        phrases=["Card {card_id} is worn out; please put its money on my new card {to_card_id}."],
+    )
+    assert said_as_mine(manifest) == {"to_card_id"}
+    seats = manifest.model_copy(update={"phrases": ["Reserve 2 seats for me on {card_id}."]})
+    assert said_as_mine(seats) == set()
+
+
+def test_a_count_that_shares_a_word_with_money_is_no_money():
+    """A breaker: "The copies total of … is $3", "The leave balance … is $1"."""
+    from envmill.tasks.backends.procedural.phrasing.words import is_money
+
+    assert not is_money("copies_total", 3) and not is_money("leave_balance", 1)
+    assert is_money("amount_requested", 5000.0) and is_money("nightly_rate", 109.0)

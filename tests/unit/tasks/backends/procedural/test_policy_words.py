@@ -43,14 +43,17 @@ def test_an_action_that_is_not_a_verb_and_its_object_keeps_the_plain_form():
     assert "You can transfer only when the account's status is active." in rules
 
 
-def test_whose_records_a_client_may_touch_is_said_once():
-    """Round 49: eight lines of "Senders … only their own …" read as a flat list."""
+def test_the_acts_on_ones_own_records_are_said_once_per_kind_of_record():
+    """Round 49: eight lines of "Senders … only their own …" read as a flat list; merged, they
+    name only the acts the tools check (a breaker: "act only on their own bookings" of a tool
+    that checks no owner)."""
     from envmill.tasks.backends.procedural.codegen.tool_manifest import own_records_rules
 
     said = own_records_rules(
         [
             "Senders cancel only their own shipments.",
             "Senders pack parcels only into their own shipments.",
+            "Senders redirect only their own shipments.",
             "Senders dispute only their own deliveries.",
             "Senders change only their own address.",  # a field, not a record: as it is
             "Members reserve only for themselves.",
@@ -59,7 +62,9 @@ def test_whose_records_a_client_may_touch_is_said_once():
         {"shipment", "delivery", "loan", "parcel"},
     )
     assert said == [
-        "Senders act only on their own shipments and deliveries.",
+        "Senders cancel and redirect only their own shipments.",
+        "Senders pack parcels only into their own shipments.",
+        "Senders dispute only their own deliveries.",
         "Members renew only their own loans.",
         "Senders change only their own address.",
         "Members reserve only for themselves.",
