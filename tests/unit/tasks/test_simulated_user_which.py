@@ -40,9 +40,9 @@ def test_details_a_form_names_by_field_are_asked_as_a_person_asks_them():
     for turn in range(3):
         question, answer = ask_and_answer(needed, turn)
         assert "start time" not in question and "reason" not in question, question
-        assert "what date and time suit you" in question and "what it's for" in question
+        assert "what date and time you'd like" in question and "what it's for" in question
         assert "the name of the gym class" in question
-        assert "26 May 2025 at 12:00 suits me" in answer and "it's for ongoing pain" in answer
+        assert "26 May 2025 at 12:00 would be good" in answer and "it's for ongoing pain" in answer
         assert "the gym class is called Yoga Flow" in answer
         prompt = UserPrompt("You want the agent to book a visit.", [when, why, title])
         assert user_reply(prompt, ["Please book a visit."], question) == answer

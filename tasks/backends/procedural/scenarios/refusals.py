@@ -120,6 +120,7 @@ def find_refusal(
             and not _staff_business(compiled, manifest, error)
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
+            and _staff_would(compiled, episode, manifest, arguments, error)
         ):
             found = (manifest, arguments, error, reasons, rule)
             if OWN_ONLY.match(error) and rng.random() >= OWNERSHIP_SHARE:
@@ -135,6 +136,21 @@ def find_refusal(
 # call drawn at random is most often that (15 of 23 in a default run), and raters read a run
 # of "isn't one of your own" as a contrived trap (round 44); the business's rules teach more
 OWNERSHIP_SHARE = 0.35
+
+
+def _staff_would(
+    compiled: CompiledEnvironment,
+    episode: ToolEpisode,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    error: str,
+) -> bool:
+    """A refusal for want of a role only of what that role could do now: a guest "arriving
+    today" three weeks early, a borrower asking to put an active loan "back in good standing"
+    (round 52) asked for what no one could do, and the reply that cites the role hid it."""
+    if not ROLE_SAID.match(error.replace("_", " ")):
+        return True
+    return _staff_could(compiled, episode, manifest, arguments)
 
 
 def _staff_business(compiled: CompiledEnvironment, manifest: ToolManifest, error: str) -> bool:
