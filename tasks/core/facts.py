@@ -407,8 +407,10 @@ KIND_NOUNS = frozenset({"cabin", "plan", "tier", "priority", "class", "grade", "
 MASS_NOUNS = frozenset("pain advice care treatment help maintenance work therapy".split())
 
 
-def join_words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+def join_words(items: list[str], conjunction: str = "and") -> str:
+    """ "a, b and c"; "a, b or c" with ``conjunction="or"``."""
+    last = f" {conjunction} "
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
 
 
 def say_value(value: Any) -> str:

@@ -153,7 +153,8 @@ def reference_messages(
 
     while index < len(steps):
         earlier = [result for _, result in steps[:index]]
-        changes = [step for step, _ in steps[index:] if _changes(step, tool_kinds)]
+        changed = [(step, result) for step, result in steps[index:] if _changes(step, tool_kinds)]
+        changes = [step for step, _ in changed]
         confirming = conversational and not confirmed and changes and changes[0] is steps[index][0]
         needed = ledger.needed_for(steps[index][0])
         for pair in choosing_facts(ledger, steps[index][0], earlier):
@@ -169,7 +170,7 @@ def reference_messages(
                 {
                     "role": "assistant",
                     "content": _because(scenario.kind, answer)
-                    + cost_before_yes(_with_results(steps[index:], tool_kinds), earlier, known)
+                    + cost_before_yes(changed, earlier, known)
                     + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
                 {"role": "user", "content": CONFIRM},
@@ -421,12 +422,6 @@ def _because(kind: str | None, answer: str | None) -> str:
     reading = (answer or "").partition(", so ")
     conditional = (kind or "").startswith("conditional")
     return f"{reading[0]}. " if conditional and reading[1] else ""
-
-
-def _with_results(
-    steps: list[tuple[SolutionStep, dict[str, Any]]], tool_kinds: dict[str, str] | None
-) -> list[tuple[SolutionStep, dict[str, Any]]]:
-    return [(step, result) for step, result in steps if _changes(step, tool_kinds)]
 
 
 def confirm_question(

@@ -616,7 +616,9 @@ PER_UNIT = {"nightly": "night", "hourly": "hour", "daily": "day", "weekly": "wee
 
 
 def _ids_of(record: dict[str, Any]) -> set[str]:
-    return {str(v) for k, v in record.items() if k.endswith(("_id", "id")) and isinstance(v, str)}
+    return {
+        str(v) for k, v in record.items() if (k == "id" or k.endswith("_id")) and isinstance(v, str)
+    }
 
 
 def _is_charge(field: str) -> bool:

@@ -9,6 +9,7 @@ from envmill.tasks.backends.procedural.codegen.scope import to_single_quotes
 from envmill.tasks.backends.procedural.codegen.text import docstring, error_return, lit
 from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, ACTING_ROLE_ATTR
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand
+from envmill.tasks.core.facts import join_words
 from envmill.tasks.core.instructions import tool_clause
 
 if TYPE_CHECKING:
@@ -64,11 +65,7 @@ def who_may_rules(plan: EnvPlan) -> list[str]:
         parts = role_parts(plan, tool)
         if parts and parts[1] not in acts.get(parts[0], []):
             acts.setdefault(parts[0], []).append(parts[1])
-    return [f"Only {people} may {_either(clauses)}." for people, clauses in acts.items()]
-
-
-def _either(clauses: list[str]) -> str:
-    return clauses[0] if len(clauses) == 1 else f"{', '.join(clauses[:-1])} or {clauses[-1]}"
+    return [f"Only {people} may {join_words(clauses, 'or')}." for people, clauses in acts.items()]
 
 
 def _people(role: str) -> str:

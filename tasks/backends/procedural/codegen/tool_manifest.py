@@ -26,6 +26,7 @@ from envmill.tasks.backends.procedural.spec.check import reachable_states
 from envmill.tasks.backends.procedural.spec.domain import ArgSpec, EntitySpec
 from envmill.tasks.backends.procedural.spec.paths import resolve_operand, resolve_path
 from envmill.tasks.backends.procedural.state.contact import plain_name
+from envmill.tasks.core.facts import join_words
 from envmill.tasks.core.field_words import singular
 
 SOURCES = {
@@ -44,22 +45,20 @@ ANCHOR = date(2025, 1, 1)
 
 
 def business_rules(plan: EnvPlan) -> list[str]:
-    """The domain's own rules, then one per precondition of the tools this seed kept."""
-    rules = [*plan.spec.rules, *roles_rules(plan), *who_may_rules(plan)]
-    owned = [
-        rule_text(OpScope(plan, tool), pre)
-        for tool in plan.tools
-        for pre in tool.op.preconditions
-        if pre.kind == "owned"
-    ]
-    records = {entity.replace("_", " ").split()[-1] for entity in plan.spec.entities}
-    rules += own_records_rules([text for text in owned if text], records)
+    """The domain's own rules, who may act, whose records a client may touch, then one per
+    other precondition of the tools this seed kept."""
+    owned: list[str] = []
+    others: list[str] = []
     for tool in plan.tools:
         scope = OpScope(plan, tool)
         for pre in tool.op.preconditions:
             text = rule_text(scope, pre)
-            if text and text not in rules and text not in owned:
-                rules.append(text)
+            if text:
+                (owned if pre.kind == "owned" else others).append(text)
+    records = {entity.replace("_", " ").split()[-1] for entity in plan.spec.entities}
+    rules = [*plan.spec.rules, *roles_rules(plan), *who_may_rules(plan)]
+    rules += own_records_rules(owned, records)
+    rules += [text for text in dict.fromkeys(others) if text not in rules and text not in owned]
     return rules
 
 
@@ -79,7 +78,7 @@ def own_records_rules(texts: list[str], records: set[str]) -> list[str]:
             key = (found["who"], found["how"], found["things"])
             merged.setdefault(key, []).append(found["act"])
     said = [
-        f"{who} {_and(list(dict.fromkeys(acts)))} only {how}their own {things}."
+        f"{who} {join_words(list(dict.fromkeys(acts)))} only {how}their own {things}."
         for (who, how, things), acts in merged.items()
     ]
     return said + rest
@@ -90,10 +89,6 @@ OWN_ONLY_RULE = re.compile(
     r"(?P<who>[A-Z][a-z]+) (?P<act>[a-z ,-]+?) only (?P<how>(?:\w+ ){0,2})their own "
     r"(?P<things>[a-z -]+)\."
 )
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def build_manifest(plan: EnvPlan) -> list[ToolManifest]:

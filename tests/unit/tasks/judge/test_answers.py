@@ -443,5 +443,6 @@ def test_a_name_with_an_apostrophe_is_stated_and_seen_as_a_rival():
     oconnor = ExpectedAnswer(type="text", value="Rita O'Connor", rivals=["John Jimenez"])
     assert judge_answer(oconnor, "The adjuster of claim CLM-1 is Rita O'Connor.", SETTING).passed
     assert judge_answer(oconnor, "It is Rita O\u2019Connor.", SETTING).passed  # a typographic '
+    assert not judge_answer(oconnor, "It is Rita O'Brien.", SETTING).passed  # her first name only
     jimenez = ExpectedAnswer(type="text", value="John Jimenez", rivals=["Rita O'Connor"])
     assert not judge_answer(jimenez, "John Jimenez and Rita O'Connor.", SETTING).passed
