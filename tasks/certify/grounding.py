@@ -33,7 +33,7 @@ from envmill.tasks.core.facts import (
     ask_and_answer,
     flatten_facts,
 )
-from envmill.tasks.core.field_words import is_money_field
+from envmill.tasks.core.field_words import field_noun, is_money_field, singular
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -145,7 +145,17 @@ class Sight:
     def grounds(self, name: str, value: Any) -> bool:
         """Whether the agent could know ``value`` for the argument ``name``: seen, or an amount
         of money it works out (a mark the user gave less a number a result showed)."""
-        return self.sees(value) or (is_money_field(name) and self._a_difference(value))
+        if self.sees(value) or (is_money_field(name) and self._a_difference(value)):
+            return True
+        return value == 1 and not isinstance(value, bool) and self._one_said(name)
+
+    def _one_said(self, name: str) -> bool:
+        """ "reserve a seat" says seats=1."""
+        noun = singular(field_noun(name))
+        if noun == field_noun(name):  # no plural ("quantity"): no "a …" says it
+            return False
+        one = re.compile(rf"\b(?:a|an|one|single) {re.escape(noun)}\b")
+        return any(one.search(text) for text in self.texts)
 
     def _a_difference(self, value: Any) -> bool:
         """A positive amount that is a mark the user gave less a number a result showed, or

@@ -170,7 +170,7 @@ def reference_messages(
                 {
                     "role": "assistant",
                     "content": _because(scenario.kind, answer)
-                    + cost_before_yes(changed, earlier, known)
+                    + cost_before_yes(changed, earlier, known, descriptions)
                     + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
                 {"role": "user", "content": CONFIRM},

@@ -9,6 +9,7 @@ ACC-1", "record that employee Hannah Stewart (EMP-3) has left".
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -245,6 +246,11 @@ def _kinds_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
             rf"\b(an?|the|your|their|my)\s+((?:new\s+)?(?:empty\s+)?)(?:[a-z]+\s+)?{re.escape(head)}\b",
             clause,
         )
+        if len(words) == 1 and KIND_WORD.fullmatch(extra):
+            placed = _kind_before_noun(clause, extra)
+            if placed is not None:
+                clause = placed
+                continue
         if (len(words) == 2 and KIND_WORD.fullmatch(kind) or several) and found:
             article = (
                 a_or_an(kind) if found.group(1) in ("a", "an") and not found.group(2) else None
@@ -256,6 +262,21 @@ def _kinds_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
         else:
             kept.append(extra)
     return clause, kept
+
+
+def _kind_before_noun(clause: str, kind: str) -> str | None:
+    """ "issue a one-year auto policy", "record a quarterly pledge": a kind of one word goes
+    before the first noun the clause acts on, never "… (auto)" after the sentence (round 53)."""
+    found = re.search(
+        r"\b(an?|the|your|their|my)\s+((?:new\s+|[a-z]+-[a-z]+\s+)*)([a-z]+)\b(?!['-])", clause
+    )
+    if found is None or found.group(3) in QUALIFIER_STOPS or found.group(3) == kind:
+        return None
+    article = found.group(1)
+    if article in ("a", "an") and not found.group(2):
+        article = a_or_an(kind)
+    start, end = found.start(1), found.start(3)
+    return f"{clause[:start]}{article} {found.group(2)}{kind} {clause[end:]}"
 
 
 def _units_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
@@ -399,7 +420,7 @@ DUE = re.compile(r"(?:^|_)due(?:_|$)")
 JOINED = ("on ", "until ", "due ", "for ", "at ", "with ", "in ", "by ")
 SORTS = frozenset({"kind", "type", "category"})
 # nouns whose value says what it is: "(home)" of a policy's product, "(strawberries)" of a crop
-VALUE_SAYS = frozenset({"product", "crop"})
+VALUE_SAYS = frozenset({"product", "crop", "frequency"})
 BY_NOUNS = frozenset({"method", "payment method"})
 UNIT_NOUNS = {"mileage": "miles"}
 SORT_WORDS = re.compile(r"[a-z]+(?:[ -][a-z]+){0,2}")  # "proof of address"
@@ -462,7 +483,9 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
         return f"{bare.group(1)}{named}"
     if not you and clause.count(" ") >= 2 and not clause.endswith(")"):
         return f"{clause} ({label}, {rid})" if label else f"{clause} ({kind} {rid})"
-    return clause if clause.count(" ") < 2 else f"{clause}, for {'you' if you else named}"
+    if you or clause.count(" ") < 2:  # who else would a signed-in person book for? "…,
+        return clause  # for you" read as tacked on (round 53)
+    return f"{clause}, for {named}"
 
 
 def _as_you(clause: str, found: re.Match[str]) -> str | None:
@@ -552,13 +575,17 @@ def say_field_value(field: str, value: Any) -> str:
 
 
 def cost_before_yes(
-    changes: list[tuple[SolutionStep, Any]], seen: list[Any], known_ids: set[str]
+    changes: list[tuple[SolutionStep, Any]],
+    seen: list[Any],
+    known_ids: set[str],
+    descriptions: dict[str, str] | None = None,
 ) -> str:
     """What a booking will cost, said before the user's yes where a record the agent read
     shows the price it is made from: "The total will be $90.00 (2 × $45.00)." A yes to a purchase
     whose price was never said left the user blind (rounds 44, 49 and 50). Said only when the
     record the call makes holds that sum, so a cabin's surcharge is never misquoted, or when
-    the price is by the night (or hour, day …) and the call says how many."""
+    the price is by the night (or hour, day …) and the call says how many. A multiplier counts
+    where the tool's description states it ("times 2.5 in business", round 53)."""
     for index, (step, result) in enumerate(changes):
         made = [r for r in records_in([result]) if _ids_of(r) - known_ids]
         if not made:
@@ -568,27 +595,37 @@ def cost_before_yes(
         prices = [round(v, 2) for k, v in quoted if _amount(v) and v > 0 and _is_unit_price(k)]
         # a rate read before an earlier change of the same yes may be stale: the new record's
         # sum alone is sure
-        said = _total_of(made, prices, step) or ("" if index else _per_unit(quoted, step))
+        factors = _factors_in((descriptions or {}).get(step.tool, ""))
+        said = _total_of(made, prices, step, factors) or ("" if index else _per_unit(quoted, step))
         if said:
             return said
     return ""
 
 
-def _total_of(made: list[dict[str, Any]], prices: list[float], step: SolutionStep) -> str:
+def _total_of(
+    made: list[dict[str, Any]], prices: list[float], step: SolutionStep, factors: list[float]
+) -> str:
     """ "The total will be $90.00 (2 × $45.00). ": a sum the new record holds, made of a price
-    seen and, where more than one, a count the call gives."""
-    counts = [n for n in step.arguments.values() if isinstance(n, int) and 1 < n <= 99]
+    seen and, where more than one, a count the call gives, maybe times a stated multiplier."""
+    counts = [1] + [n for n in step.arguments.values() if isinstance(n, int) and 1 < n <= 99]
     for field, total in [
         (k, v) for r in made for k, v in r.items() if _amount(v) and _is_charge(k)
     ]:
         said = f"The {field_noun(field)} will be {say_money(total)}"
-        for price in prices:
-            if abs(total - price) < 0.005:
-                return f"{said}. "
-            times = next((n for n in counts if abs(total - price * n) < 0.005), None)
-            if times is not None:
-                return f"{said} ({times} × {say_money(price)}). "
+        for price, times, factor in itertools.product(prices, counts, [1.0, *factors]):
+            if abs(total - price * times * factor) < 0.005:
+                parts = [str(times)] if times > 1 else []
+                parts += [say_money(price)] + ([f"{factor:g}"] if factor != 1 else [])
+                return f"{said} ({' × '.join(parts)}). " if len(parts) > 1 else f"{said}. "
     return ""
+
+
+def _factors_in(description: str) -> list[float]:
+    """The multipliers a tool's description states: "times 1.6 in premium and 2.5 in
+    business" gives 1.6 and 2.5."""
+    after = re.split(r"\b(?:times|multiplied by)\b|×", description, maxsplit=1)
+    found = re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", after[1]) if len(after) > 1 else []
+    return [float(f) for f in found if 1 < float(f) <= 10]
 
 
 def _per_unit(quoted: list[tuple[str, Any]], step: SolutionStep) -> str:

@@ -125,11 +125,47 @@ def phrase_task(
             opener = opener or OPENERS[0]
         closer = closer if thanks else ""
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
-    goals = [phrase_step(step, rng, vague=True, voice=voice) for step in steps]
-    goals = distinguish_repeats(steps, goals)
-    opening = choose_opening(steps, rng, voice)
+    named = _names_its_record(steps)
+    goals = [phrase_step(step, rng, vague=True, voice=voice) for step in named]
+    goals = distinguish_repeats(named, goals)
+    opening = choose_opening(named, rng, voice)
     task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
-    return task, collect_user_facts(steps)  # what the user knows, said when asked
+    return task, _not_said_yet(task, collect_user_facts(steps))  # said when asked
+
+
+def _names_its_record(steps: list[ChainStep]) -> list[ChainStep]:
+    """The steps with the first record the user knows by name named in the goal ("I'd like
+    some tickets for Rock Showcase", "Ronnie Bowen is leaving; please offboard them"): a goal
+    that held back even what it is about read as staged (round 53: "Please book some
+    tickets."). The details still wait for the agent's questions."""
+    for index, step in enumerate(steps):
+        for place, mention in enumerate(step.mentions if step.condition is None else []):
+            if mention.source != "entity_id" or not mention.by_label or not mention.label:
+                continue
+            if mention.signed_in or mention.described:
+                continue  # the namesake's telling detail (``hint``) still waits to be asked
+            label = str(mention.label)
+            if " " not in label and re.search(r"\d", label):  # "flight SK447", not "SK447"
+                label = f"{mention_entity(mention)} {label}"
+            mentions = list(step.mentions)
+            mentions[place] = replace(mention, described=label)
+            return [*steps[:index], replace(step, mentions=mentions), *steps[index + 1 :]]
+    return steps
+
+
+def _not_said_yet(task: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts less a count of one the goal already says ("reserve a seat"): an agent that
+    then asks "how many seats?" has not listened (round 53)."""
+    return {
+        key: value
+        for key, value in facts.items()
+        if not (
+            value == 1
+            and not isinstance(value, bool)
+            and singular(key) != key
+            and re.search(rf"\b(?:a|an|one) {re.escape(singular(key))}\b", task)
+        )
+    }
 
 
 def phrase_step(

@@ -300,6 +300,8 @@ class ConditionalSampler(_ChainSampler):
                 continue
             attr = self.compiled.entity_attrs[mention.entity or ""]
             value = _value_at(before, [attr, mention.value, policy.spec.field])
+            if not _applies(policy.spec, _value_at(before, [attr, mention.value])):
+                continue
             getter = self._getter(mention.entity)
             if not _is_number(value) or getter is None:
                 continue
@@ -472,6 +474,14 @@ def _money_args(manifest: ToolManifest, arguments: dict[str, Any]) -> list[Any]:
         for a in manifest.args
         if a.source == "float" and a.name in arguments and is_money(a.name, arguments[a.name])
     ]
+
+
+def _applies(policy: PolicySpec, record: Any) -> bool:
+    """Whether the policy concerns the record: no one declines sick leave for want of cover
+    (round 53)."""
+    return isinstance(record, dict) and all(
+        str(record.get(name)) in values for name, values in policy.when.items()
+    )
 
 
 def _no_policy(taken: ChainStep, other: ChainStep, path: list) -> bool:

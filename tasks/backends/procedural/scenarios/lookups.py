@@ -41,6 +41,8 @@ GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equip
 MAKERS = frozenset({"make", "brand", "manufacturer"})
 BEFORE_A_NOUN = {"children": "children's", "kids": "kids'", "women": "women's", "men": "men's"}
 GROUPS = frozenset({"department", "team", "division"})
+# where a trip starts or ends: "the flight to SFO", never "the SFO flight" (round 53: from or to?)
+ROUTE_ENDS = {"origin": "from", "destination": "to", "departure": "from", "arrival": "to"}
 
 
 def shown(field: str, value: Any) -> str:
@@ -276,6 +278,8 @@ def _value_and_noun(field: str, entity: str, value: str) -> tuple[str, str] | No
         return value, ""
     if field in GROUPS:  # "the employee in finance", not "the finance employee" (round 44)
         return f"{entity} in {value}", ""
+    if field in ROUTE_ENDS:
+        return f"{entity} {ROUTE_ENDS[field]} {value}", ""
     if entity in SPECIALISTS and re.fullmatch(r"[a-z]+ology", value):
         return value[:-1] + "ist", ""
     if field in QUALIFYING and " " not in value:

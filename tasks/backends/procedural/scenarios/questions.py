@@ -153,6 +153,9 @@ def ask_field(
     names = [n for n in fields or sorted(record) if _askable(n, record.get(n), compiled, entity)]
     if not names:
         return None
+    now = str(state.get("current_time") or "")
+    if fields is None:  # what someone has a reason to ask, where the record has it
+        names = [n for n in names if _has_a_motive(n, record.get(n), now)] or names
     name = rng.choice(names)
     subject = name_subject(compiled, episode, state, entity, rid)
     read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
@@ -165,7 +168,6 @@ def ask_field(
     kind_of_answer = "status_answers" if name == "status" else "field_answers"
     if template in COUNTED and _counted(name, value):  # "how many nights …"
         template, kind_of_answer = COUNTED[template], "count_field_answers"
-    now = str(state.get("current_time") or "")
     verb = _moment_verb(name, value, now) if template == "field_questions" else None
     verb = verb and _not_its_own_noun(verb, entity)
     if verb:  # "When was booking BKG-2 made?", not "the booking time of booking BKG-2"
@@ -560,6 +562,22 @@ def _pick_entity(
     return rng.choice(usable) if usable else None
 
 
+def _has_a_motive(name: str, value: Any, now: str) -> bool:
+    """Whether a person would want this field now: what is coming (a due date, a start), what
+    a record stands at (a status, a balance, seats left); not a moment already past ("when was
+    my enrolment made?", a courier's own pick-up time) nor a fixture ("the capacity of the
+    garage"), rated contrived in round 53."""
+    if name in FIXTURES:
+        return False
+    moment = isinstance(value, str) and (ISO_DATE.match(value) or ISO_DATETIME.match(value))
+    return not (moment and now and value[:16] <= now[:16])
+
+
+NO_VALUE = frozenset({"none", "n/a", "unknown", "null"})
+# what a place or a thing is built with, not what anyone asks a desk about
+FIXTURES = frozenset({"capacity", "seats", "rooms", "floors", "spaces"})
+
+
 def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) -> bool:
     """A field worth asking: a number, a date, a status or a short name; never an id (its own or
     a linked record's: a member asks for the book's title, not its book id)."""
@@ -569,6 +587,8 @@ def _askable(name: str, value: Any, compiled: CompiledEnvironment, entity: str) 
         return False
     if isinstance(value, str) and len(value.strip()) < 2:  # zone "A": no reply could be judged
         return False  # by it (a failed episode in a breaker's run)
+    if isinstance(value, str) and value.strip().casefold() in NO_VALUE:
+        return False  # "The insurance of Kevin Sanders is none." (a default run)
     return value_kind(value) is not None
 
 

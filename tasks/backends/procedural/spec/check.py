@@ -69,6 +69,9 @@ def check_policies(spec: DomainSpec, entity: EntitySpec) -> None:
                 fail(spec, entity.name, None, f"policy names '{name}', not one of its changes")
         if policy.high == policy.low or not policy.why.strip():
             fail(spec, entity.name, None, "a policy needs two operations and a reason")
+        for name in policy.when:
+            if name not in entity.fields:
+                fail(spec, entity.name, None, f"policy applies when '{name}', not a field")
 
 
 def plural_of(name: str) -> str:

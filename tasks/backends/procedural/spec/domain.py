@@ -87,6 +87,7 @@ Please check leave request LR-6: if it is for 5 days or more, decline it; otherw
 A policy may write its request whole, as a person in that business would (``asks``, and
 ``asks_own`` in the holder's voice), with what the reply says each branch did (``high_done``,
 ``low_done``) and how it names the threshold (``line``): the generic form read as a template.
+A policy's ``when`` (``{field: [values]}``) limits it to the records it makes sense for.
 
 **Invariants** (``invariants:`` on an entity; what every state holds for each of its records,
 checked by ``state/invariants.py`` and kept by ``state/fill.py``). Each takes an optional
@@ -223,6 +224,9 @@ class FieldSpec(ValueSpec):
         default=None, description="date fill: days from now (or `after`)"
     )
     after: str | None = Field(default=None, description="date fill relative to this field")
+    working_day: bool = Field(
+        default=False, description="date fill: Monday to Friday (leave, a course's start)"
+    )
     months: list[int] | None = Field(
         default=None, description="date fill: whole months after `after` (a monthly plan's end)"
     )
@@ -360,6 +364,11 @@ class PolicySpec(SpecModel):
     )
     least: float = Field(
         default=0, ge=0, le=1e9, allow_inf_nan=False, description="the policy's lowest threshold"
+    )
+    when: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="only records whose fields hold one of these values ({leave_type: "
+        "[vacation]}: sick leave is never declined for want of cover)",
     )
 
     @model_validator(mode="after")

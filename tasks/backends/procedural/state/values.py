@@ -278,7 +278,12 @@ def fill_time(filler: Filler, field: FieldSpec, status: str | None, values: Reco
             base = datetime.fromisoformat(values[field.after])
     moment = base + timedelta(days=filler.rng.randint(*days))
     if field.type == "date":
-        return moment.date().isoformat()
+        day = moment.date()
+        if field.working_day:  # away from today, so a future date stays in the future
+            step = timedelta(days=1 if day > filler.now.date() else -1)
+            while day.weekday() >= 5:
+                day += step
+        return day.isoformat()
     moment = moment.replace(hour=filler.rng.randint(8, 19), minute=15 * filler.rng.randrange(4))
     if base is not filler.now and moment <= base:  # `after` on the same day, at an earlier hour
         moment = base + timedelta(hours=filler.rng.randint(1, 4))

@@ -130,3 +130,14 @@ def test_a_number_inside_a_compound_word_the_user_said_is_seen():
     sight.hear("I'm running low; I'd like the 60-credit pack for $115.")
     assert sight.unseen({"credits": 60}) == []
     assert sight.unseen({"credits": 61}) == [("credits", 61)]
+
+
+def test_a_count_of_one_said_as_a_or_one_is_grounded_for_that_noun_only():
+    """ "reserve a seat" says seats=1 (round 53); it says nothing of nights, nor of a
+    quantity, and no count of two."""
+    sight = Sight()
+    sight.hear("I need to reserve a seat on the flight to ATL.")
+    assert sight.grounds("seats", 1)
+    assert not sight.grounds("seats", 2)
+    assert not sight.grounds("nights", 1)
+    assert not sight.grounds("quantity", 1)

@@ -147,3 +147,27 @@ def test_lacking_permission_is_a_decline():
     setting = setting_of("Cancel flight SK448.", {"flights": {"SK448": {"status": "scheduled"}}})
     reply = "I'm sorry, your account doesn't have permission to cancel flights."
     assert judge_refusal(refusal, reply, setting).passed
+
+
+def test_a_rule_ending_in_first_is_quoted_not_hedged():
+    """Round 52 and a default run: "Only available vehicles are retired; end their trip or
+    maintenance first." read as the hedge "or maintenance 1st"; a real alternative value still
+    hedges."""
+    state = {"current_time": "2025-09-16T09:00:00", "vehicles": {"VH-3": {"status": "maintenance"}}}
+    setting = setting_of("Decommission vehicle VH-3.", state)
+    rule = RefusalRule(
+        rule_id="retire_vehicle",
+        condition="Vehicle VH-3 has status 'maintenance'; this needs status available",
+        triggers=["maintenance"],
+        allowed=["available"],
+        rivals=["in_use"],
+        policy="Only available vehicles are retired; end their trip or maintenance first.",
+    )
+    refusal = Refusal(rules=[rule], action="retire", targets=[], subject="VH-3")
+    reply = (
+        "I'm afraid I can't do this. Vehicle VH-3 is in maintenance. Only available vehicles "
+        "are retired; end their trip or maintenance first."
+    )
+    assert judge_refusal(refusal, reply, setting).passed, judge_refusal(refusal, reply, setting)
+    hedged = "I can't do this: vehicle VH-3 is in maintenance, or 2 of them are."
+    assert not judge_refusal(refusal, hedged, setting).passed

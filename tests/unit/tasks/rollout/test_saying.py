@@ -406,6 +406,36 @@ def test_a_bookings_price_is_said_before_the_yes_only_when_the_new_record_holds_
     assert cost_before_yes([(book, updated)], seen, known | {"TK-9"}) == ""  # not a new record
 
 
+def test_a_cabins_multiplier_the_tool_states_is_said_with_the_price():
+    """Round 53: $742.50 of business seats booked with no price before the yes; the booking
+    tool's description says "times 2.5 in business"."""
+    from envmill.tasks.rollout.saying import cost_before_yes
+
+    book = SolutionStep(
+        tool="reserve_seats", arguments={"flight_id": "FL-1", "cabin": "business", "seats": 3}
+    )
+    seen = [{"data": {"flight_id": "FL-1", "fare": 99.0}}]
+    made = {"data": {"booking_id": "BKG-11", "flight_id": "FL-1", "price": 742.5}}
+    doc = "Book seats; the price is the fare times the seats, times 1.6 in premium and 2.5 in"
+    doc += " business."
+    said = cost_before_yes([(book, made)], seen, {"FL-1"}, {"reserve_seats": doc})
+    assert said == "The price will be $742.50 (3 × $99.00 × 2.5). "
+    assert cost_before_yes([(book, made)], seen, {"FL-1"}) == ""  # no stated multiplier
+    other = {"reserve_seats": "Book seats; the price is the fare times 1.6 in premium."}
+    assert cost_before_yes([(book, made)], seen, {"FL-1"}, other) == ""  # not this one
+
+
+def test_a_kind_of_one_word_goes_before_the_noun_the_clause_acts_on():
+    """Round 53: "issued a one-year policy … (auto)"."""
+    from envmill.tasks.rollout.saying import _kind_before_noun
+
+    assert _kind_before_noun("issue a one-year policy to Ann", "auto") == (
+        "issue a one-year auto policy to Ann"
+    )
+    assert _kind_before_noun("book an order", "express") == "book an express order"
+    assert _kind_before_noun("record it", "auto") is None  # no noun to put it before
+
+
 def test_a_kind_of_several_words_goes_before_its_noun():
     """Round 50: "attach a supporting document to application APP-4 waiting for a decision
     (proof of address document)"."""

@@ -120,6 +120,21 @@ def test_a_one_letter_value_is_not_asked():
     compiled = compile_environment(load_domain("warehouse"), 0)
     assert not _askable("zone", "A", compiled, "bin")
     assert _askable("zone", "North", compiled, "bin")
+    assert not _askable("zone", "none", compiled, "bin")  # "… insurance is none" (a run)
+
+
+def test_a_question_goes_to_what_someone_has_a_reason_to_ask():
+    """Round 53: "when was my enrolment made?", a courier's own pick-up time, "the capacity of
+    Library Plaza Garage" were rated contrived; what is coming or where a record stands is
+    asked."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _has_a_motive
+
+    now = "2025-03-26T09:00:00"
+    assert not _has_a_motive("enrolled_at", "2025-03-01T10:00:00", now)
+    assert not _has_a_motive("capacity", 11, now)
+    assert _has_a_motive("due_on", "2025-04-02", now)
+    assert _has_a_motive("status", "in_progress", now)
+    assert _has_a_motive("balance", 120.5, now)
 
 
 @pytest.mark.parametrize(

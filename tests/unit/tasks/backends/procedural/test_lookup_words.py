@@ -27,6 +27,8 @@ from envmill.tasks.core.facts import as_purpose
         ("vehicle_type", "vehicle", "van", ("van", "")),
         ("status", "booking", "checked in", ("booking", "checked-in")),
         ("status", "order", "shipped", ("order", "shipped")),
+        ("origin", "flight", "ATL", ("flight from ATL", "")),  # not "the ATL flight"
+        ("destination", "flight", "SFO", ("flight to SFO", "")),
     ],
 )
 def test_an_enum_value_and_its_noun_read_together_or_not_at_all(field, entity, value, said):

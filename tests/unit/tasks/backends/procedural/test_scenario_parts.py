@@ -447,8 +447,21 @@ def test_conversational_variant_keeps_details_in_user_facts():
     assert facts["book title"] == "Emma" and facts["due date"] == "2025-03-09"
     assert facts["member id"] == "M-1" and facts["member id 2"] == "M-3"
     assert "full request" not in facts and "I have in mind" not in task
-    assert "Emma" not in task and "2025-03-09" not in task
+    # the goal names what it is about (round 53: "Please book some tickets." read as staged);
+    # the details wait for the agent's questions
+    assert "Emma" in task and "Cy Moss" not in task
+    assert "2025-03-09" not in task and "9 Mar" not in task
     assert not any(name in task for name in TOOL_NAMES)
+
+
+def test_a_goal_that_says_a_count_of_one_leaves_it_out_of_what_is_asked():
+    """ "reserve a seat" already says how many: "how many seats?" is not asked (round 53)."""
+    from envmill.tasks.backends.procedural.phrasing.task import _not_said_yet
+
+    facts = {"seats": 1, "cabin": "business", "nights": 1}
+    kept = _not_said_yet("I need to reserve a seat on flight SK101.", facts)
+    assert kept == {"cabin": "business", "nights": 1}
+    assert _not_said_yet("I need to reserve seats.", facts) == facts
 
 
 # --- chain sampling ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ with an ``hours`` allowance). Every catalog domain declares the timelines its en
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -419,3 +420,37 @@ def test_filled_tracking_events_follow_their_shipment():
             status = state["shipments"][shipment]["status"]
             for event in events:
                 assert status in reached.get(event, {status}), (seed, shipment, status, event)
+
+
+@pytest.mark.parametrize(
+    ("domain", "entity", "field"),
+    [("hr_leave", "leave_request", "start_date"), ("courses", "course", "starts_on")],
+)
+def test_leave_and_courses_start_on_working_days(domain, entity, field):
+    """Round 53: leave "starts 2025-12-20, a Saturday" (counted in working days) and a course
+    that starts on a Sunday. ``working_day`` moves the date away from today, so a future start
+    stays in the future."""
+    spec = load_domain(domain)
+    assert spec.entities[entity].fields[field].working_day
+    compiled = compile_environment(spec, 0)
+    days = []
+    for seed in range(12):
+        state = build_initial_state(compiled, seed)
+        table = state[compiled.entity_attrs[entity]]
+        days += [date.fromisoformat(r[field]) for r in table.values()]
+        assert check_invariants(spec, state) == []
+    assert len(days) > 40 and all(day.weekday() < 5 for day in days), days
+
+
+def test_a_policy_applies_only_to_the_records_it_names():
+    """Round 53: sick leave declined "for want of cover"; the policy now reads
+    ``when: {leave_type: [vacation, personal]}``, and one naming no field fails on load."""
+    from envmill.tasks.backends.procedural.scenarios.conditions import _applies
+
+    policy = load_domain("hr_leave").entities["leave_request"].policies[0]
+    assert _applies(policy, {"leave_type": "vacation", "days": 6})
+    assert not _applies(policy, {"leave_type": "sick", "days": 6})
+    raw = load_domain("hr_leave").model_dump(mode="json", exclude_none=True)
+    raw["entities"]["leave_request"]["policies"][0]["when"] = {"leave_kind": ["sick"]}
+    with pytest.raises(SpecError, match="leave_kind"):
+        parse_domain(raw)
