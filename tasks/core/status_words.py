@@ -68,6 +68,11 @@ def where_it_stands(noun: str, status: str) -> str:
     trip", "event E-5 is a draft" — never "is failed"."""
     if status in status_lists()["nouns"]:
         return f"{noun} is {'an' if status[:1] in 'aeiou' else 'a'} {status}"
+    head = noun.split(" (")[0].split(" ")
+    if any(len(word) > 3 and word[:4] == status[:4] for word in head):
+        # "your enrolment EN-4 has been enrolled" (round 54): the status repeats the noun
+        whose = "its status" if noun == "it" else f"the status of {noun}"
+        return f"{whose} is {status}"
     kind = status_kind(status)
     if kind == "action":
         return f"{noun} has been {status}"

@@ -548,8 +548,21 @@ def _label(
                 continue
             said = " ".join(value.split())
             if len(said) <= MAX_SAID:  # "room 402", "flight SK513"
-                return said if field in LABEL_FIELDS else f"{noun} {said}"
+                named = said if field in LABEL_FIELDS else f"{noun} {said}"
+                return named + _route(record, sight)
     return None
+
+
+def _route(record: dict[str, Any], sight: Sight) -> str:
+    """ " from SEA to SFO on 10 September 2025 at 16:45": which flight, as a passenger checks
+    it before saying yes (round 54: "book 3 seats on flight SK447" of a flight the user had
+    only named by where it goes)."""
+    ends = [record.get("origin"), record.get("destination")]
+    if not all(isinstance(end, str) and sight.sees(end) for end in ends):
+        return ""
+    leaves = next((v for k, v in record.items() if k.startswith("depart")), None)
+    when = said_moment(leaves) if isinstance(leaves, str) and sight.sees(leaves) else None
+    return f" from {ends[0]} to {ends[1]}" + (f" on {when}" if when else "")
 
 
 def records_in(values: list[Any]) -> list[dict[str, Any]]:

@@ -495,6 +495,17 @@ def test_one_value_written_many_ways_is_known_by_one_key():
         assert not any(known.knows(v) for v in extract_values(f"on {said}")), said
 
 
+def test_a_surname_with_a_capital_inside_is_one_name():
+    """ "Samantha McCall" read as "Samantha Mc", a name in neither task nor facts: the user
+    sanity filter dropped a reference whose user only gave their name."""
+    known = KnownValues()
+    known.add("Samantha McCall; Rita O'Connor")
+    said = extract_values("It's Samantha McCall, and Rita O'Connor is her manager.")
+    assert [v.text for v in said] == ["Samantha McCall", "Rita O'Connor"]
+    assert all(known.knows(v) for v in said)
+    assert not known.knows(extract_values("It's Samantha McCarthy.")[0])
+
+
 # --- verdicts as rows ----------------------------------------------------------------------
 
 

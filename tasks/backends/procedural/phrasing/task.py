@@ -125,7 +125,7 @@ def phrase_task(
             opener = opener or OPENERS[0]
         closer = closer if thanks else ""
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
-    named = _names_its_record(steps)
+    named = name_the_record(steps)
     goals = [phrase_step(step, rng, vague=True, voice=voice) for step in named]
     goals = distinguish_repeats(named, goals)
     opening = choose_opening(named, rng, voice)
@@ -133,13 +133,15 @@ def phrase_task(
     return task, _not_said_yet(task, collect_user_facts(steps))  # said when asked
 
 
-def _names_its_record(steps: list[ChainStep]) -> list[ChainStep]:
+def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
     """The steps with the first record the user knows by name named in the goal ("I'd like
     some tickets for Rock Showcase", "Ronnie Bowen is leaving; please offboard them"): a goal
     that held back even what it is about read as staged (round 53: "Please book some
     tickets."). The details still wait for the agent's questions."""
     for index, step in enumerate(steps):
-        for place, mention in enumerate(step.mentions if step.condition is None else []):
+        if any(m.described for m in step.mentions):
+            continue  # named already ("the flight from ATL"): a second name would drop it
+        for mention in step.mentions:
             if mention.source != "entity_id" or not mention.by_label or not mention.label:
                 continue
             if mention.signed_in or mention.described:
@@ -147,9 +149,15 @@ def _names_its_record(steps: list[ChainStep]) -> list[ChainStep]:
             label = str(mention.label)
             if " " not in label and re.search(r"\d", label):  # "flight SK447", not "SK447"
                 label = f"{mention_entity(mention)} {label}"
-            mentions = list(step.mentions)
-            mentions[place] = replace(mention, described=label)
-            return [*steps[:index], replace(step, mentions=mentions), *steps[index + 1 :]]
+            named = replace(mention, described=label)
+            mentions = [named if m is mention else m for m in step.mentions]
+            condition = step.condition
+            if condition is not None and condition.record.name == mention.name:
+                condition = replace(condition, record=named)  # "Lakeside Medical's retainer"
+            elif condition is not None:
+                continue
+            named_step = replace(step, mentions=mentions, condition=condition)
+            return [*steps[:index], named_step, *steps[index + 1 :]]
     return steps
 
 
@@ -683,11 +691,17 @@ def _still_says_what_changes(template: str, freed: str, step: ChainStep) -> bool
     dropped = [m for m in step.mentions if m.name in _names_in(template) - _names_in(freed)]
     said = freed.lower()
     return all(  # "raise the salary of employee X" says what changes as well as "some money"
-        ("some money" in said and is_money(m.name, m.value))
+        (bool(SUM_WORDS.search(said)) and is_money(m.name, m.value))
         or any(w in said for w in words_of(m.name).split())
         for m in dropped
         if m.source != "entity_id"
     )
+
+
+# words that say a sum changes hands without saying how much ("make a payment towards my pledge")
+SUM_WORDS = re.compile(
+    r"\b(?:some money|payments?|payouts?|deposits?|refunds?|top-ups?|donations?)\b"
+)
 
 
 def _names_a_value(template: str, mentions: list[ArgMention]) -> bool:

@@ -24,6 +24,7 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown, sold_by_name
+from envmill.tasks.backends.procedural.scenarios.subjects import is_finished
 from envmill.tasks.backends.procedural.spec.rules import Unique
 from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.facts import name_owner
@@ -147,6 +148,13 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         for k in sorted(records, key=str)
         if k not in used and (attr, k) not in touched and not _copies(records[k], target, copied)
     ]
+    if not is_finished(compiled, mention.entity or "", chain.initial_state, mention.value):
+        # a completed show beside the one on sale is no choice to ask the user about (round 54)
+        others = [
+            k
+            for k in others
+            if not is_finished(compiled, mention.entity or "", chain.initial_state, k)
+        ]
     rng.shuffle(others)
     # a twin in the target's own status first: "one of the two Kenneth Roses is already
     # cancelled" tells them apart before anyone asks (round 39)

@@ -30,7 +30,7 @@ from envmill.tasks.backends.procedural.codegen.refused_by import (
     refusing_rules,
 )
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
-from envmill.tasks.backends.procedural.phrasing.task import phrase_step, voice_of
+from envmill.tasks.backends.procedural.phrasing.task import name_the_record, phrase_step, voice_of
 from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     article_for,
@@ -120,6 +120,7 @@ def find_refusal(
             and not _staff_business(compiled, manifest, error)
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
+            and not _not_there_yet(compiled, error, rule)
             and _staff_would(compiled, episode, manifest, arguments, error)
         ):
             found = (manifest, arguments, error, reasons, rule)
@@ -252,6 +253,35 @@ def _already_over(
     if rule is not None and rule.kind in STATUS_RULES or TRANSITION_SAID.match(error.rstrip(".")):
         return False
     return finished
+
+
+def _not_there_yet(compiled: CompiledEnvironment, error: str, rule: RefusingRule | None) -> bool:
+    """A rule about what comes too late ("Paid orders can be refunded only before they ship")
+    drawn for a record that has not reached the allowed status yet (an unpaid order): the reply
+    would cite shipping to someone whose order was never paid (round 54, rated 1). No
+    refusal scenario is made of such a draw."""
+    found = STATUS_SAID.match(_plain_error(error).rstrip("."))
+    if found is None or found["negated"] or rule is None or " before " not in f" {rule.rule} ":
+        return False
+    now = found["now"].replace(" ", "_")
+    allowed = {a.replace(" ", "_") for a in re.split(r",\s*|\s+or\s+", found["allowed"]) if a}
+    for entity in compiled.spec.entities.values():
+        machine = entity.status
+        if machine is not None and {now, *allowed} <= set(machine.states):
+            return bool(allowed & _reachable(machine.transitions, now))
+    return False
+
+
+def _reachable(transitions: list[Any], start: str) -> set[str]:
+    """The statuses a record in ``start`` can reach."""
+    seen, todo = set(), [start]
+    while todo:
+        status = todo.pop()
+        for step in transitions:
+            if status in step.from_ and step.to not in seen:
+                seen.add(step.to)
+                todo.append(step.to)
+    return seen
 
 
 def _near_miss(
@@ -471,7 +501,7 @@ def _refusal(
     step = ChainStep(manifest, arguments, mentions, [])
     voice = voice_of(compiled, state)
     clause = phrase_step(step, rng, voice=voice)
-    vague = phrase_step(step, rng, vague=True, voice=voice)
+    vague = phrase_step(name_the_record([step])[0], rng, vague=True, voice=voice)
     policy = rule.rule if rule is not None else None
     own = _not_yours(error, mentions, _own_label(compiled, state, kind))
     if own is not None and (

@@ -46,3 +46,11 @@ def test_a_status_that_is_a_process_gets_its_preposition_in_the_news():
 def test_a_status_of_words_that_is_no_place_is_said_as_the_status():
     assert where_it_stands("it", "do not contact") == "its status is do not contact"
     assert where_it_stands("donor D1", "on hold") == "donor D1 is on hold"
+
+
+def test_a_status_that_repeats_its_noun_is_said_as_the_status():
+    """Round 54: "Your enrolment EN-000004 has been enrolled."."""
+    said = where_it_stands("your enrolment EN-4", "enrolled")
+    assert said == "the status of your enrolment EN-4 is enrolled"
+    assert where_it_stands("booking B-1", "booked") == "the status of booking B-1 is booked"
+    assert where_it_stands("claim C-9", "closed") == "claim C-9 has been closed"

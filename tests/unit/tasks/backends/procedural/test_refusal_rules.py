@@ -296,3 +296,21 @@ def test_a_window_refusal_says_when_the_record_was_stamped():
     assert _time_said(found, ruled=True) == (
         "receipt RC-2 was issued on 2024-09-30, so it is too late now"
     )
+
+
+def test_a_rule_about_too_late_is_not_drawn_for_a_record_not_there_yet():
+    """Round 54 (rated 1): "Cancel order OR-10 and refund the payment" of an unpaid order,
+    refused with "paid orders can be refunded only before they ship". A shipped order is what
+    that rule is about."""
+    from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+    from envmill.tasks.backends.procedural.scenarios.refusals import _not_there_yet
+
+    compiled = compile_environment(load_domain("ecommerce"), 0)
+    refund = next(t.tool for t in compiled.tools if t.tool.startswith(("refund", "cancel_and")))
+    rules = refusing_rules(plan_environment(compiled.spec, compiled.seed))[refund]
+    early = "Order OR-10 has status 'pending'; this needs status paid"
+    late = "Order OR-10 has status 'shipped'; this needs status paid"
+    rule = refused_by(rules, early)
+    assert rule is not None and "before they ship" in (rule.rule or "")
+    assert _not_there_yet(compiled, early, rule)
+    assert not _not_there_yet(compiled, late, refused_by(rules, late))
