@@ -142,6 +142,10 @@ def names_the_record(
     my bookings" is how people talk)."""
     if (not staff and rng.random() < NAMED_UP_FRONT) or len(facts) < 2:
         return request  # a conversation with nothing left to ask is no conversation
+    if any(isinstance(value, str) and value in request for value in facts.values()):
+        return request  # the goal names its record already ("add an employee to Payments"):
+        # another name would land on the wrong noun ("add employee Sabrina Harris", whose leave
+        # the second step files)
     said_by = r"name|title|id" if staff else r"name|title"
     for key, value in facts.items():
         label = re.fullmatch(rf"(\w+(?: \w+)?) (?:{said_by})", key)
@@ -149,6 +153,8 @@ def names_the_record(
             continue
         noun = label.group(1)
         found = re.search(rf"\b(?:a|an|the) {re.escape(noun)}\b(?!')", request)
+        if found and MAKES.search(request[: found.start()]):
+            continue  # the record a step makes ("add an employee") is no record they name
         if found:
             thing = key.endswith(("name", "title")) and noun not in people
             said = f"the {value} {noun}" if thing else f"{noun} {value}"
@@ -157,6 +163,7 @@ def names_the_record(
     return request
 
 
+MAKES = re.compile(r"\b(?:add|create|register|open|hire|onboard|enrol|enroll|set up)\s+$", re.I)
 CONTACT_FIELDS = frozenset({"email", "phone"})  # an entity with them is a person
 NAMED_ALONE = frozenset({"book", "product", "item", "dish", "film", "movie", "title"})
 

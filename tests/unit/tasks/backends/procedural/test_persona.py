@@ -130,3 +130,9 @@ def test_staff_name_the_record_they_mean_as_a_person_would():
         for i in range(10)
     ]
     assert set(mine) == {"I'd like to cancel a booking."}  # a customer says which when asked
+    # the record a step makes is not the one named, nor is anything once the goal names one
+    hire = "Please add an employee to Payments, and then file a leave request."
+    facts = {"employee name": "Sabrina Harris", "team name": "Payments", "days": 5}
+    assert names_the_record(hire, facts, rng, staff=True, people=people) == hire
+    hire = "Please add an employee, and then file a leave request."
+    assert names_the_record(hire, facts, rng, staff=True, people=people) == hire
