@@ -6,6 +6,7 @@ loses full reward."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from faker import Faker
@@ -128,6 +129,18 @@ def test_a_record_named_by_a_query_is_that_one_and_no_sibling(kind, domain, sand
     others = [k for k in sorted(records) if k != mention.value]
     wrong = swapped(spec.reference_solution, mention.value, others[0])
     assert reward_of(compiled, sandbox, spec, wrong) < 1.0
+
+
+@pytest.mark.parametrize("domain", ["hotel", "food_delivery", "parking"])
+def test_a_filtered_record_is_named_by_its_person_never_by_luck(domain, sandbox, monkeypatch):
+    """Rounds 53 to 55: "Mark the occupied room as clean", "Mark the preparing order ready",
+    "Cancel the active permit at Airport Economy Lot": the one there is by chance, which no
+    one says. A filtered record is a person's ("Mary Andrews's oldest order", "my booking
+    that's checked in") or the extreme of a thing's records ("the newest session of 9PQR518")."""
+    _, _, spec, chain = build_of_kind(domain, "filtered_lookup", sandbox, monkeypatch)
+    (mention,) = [m for m in chain.steps[0].mentions if m.described]
+    said = mention.described
+    assert re.search(r"\b(?:my|\w+'s|oldest|newest|earliest|latest|most recent)", said), said
 
 
 def test_two_namesakes_are_told_apart_by_a_second_attribute(sandbox, monkeypatch):

@@ -183,7 +183,13 @@ class LookupSampler(_ChainSampler):
     def _picks_by(self, tool, record, field: str, parent) -> bool:
         """Whether a person picks the record by its ``field`` alone: not a status they cannot
         know, nor a priority or a department that is unique by chance ("the normal-priority
-        work order", "the employee in finance", round 45); "the dermatologist" still is."""
+        work order", "the employee in finance", round 45); "the dermatologist" still is. Nor
+        one that is the only one anywhere, or of a place or a thing, by luck: "the occupied
+        room", "the preparing order", "a flight from ORD" (rounds 53 to 55); "Ann's shipped
+        order" stays."""
+        people = parent is not None and words_of(parent.entity or "") in PEOPLE
+        if not people and words_of(tool.entity or "") not in SPECIALISTS:
+            return False
         if field == "status":
             return not self._status_unknown(tool, record)
         return parent is not None or field not in QUALIFYING | GROUPS

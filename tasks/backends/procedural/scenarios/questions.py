@@ -563,16 +563,22 @@ def _pick_entity(
 
 
 def _has_a_motive(name: str, value: Any, now: str) -> bool:
-    """Whether a person would want this field now: what is coming (a due date, a start), what
-    a record stands at (a status, a balance, seats left); not a moment already past ("when was
-    my enrolment made?", a courier's own pick-up time) nor a fixture ("the capacity of the
-    garage"), rated contrived in round 53."""
+    """Whether a person would want this field now: where a record stands (its status, a sum,
+    what is left of something), or what is coming (a due date, a start); not a moment already
+    past ("when was my enrolment made?", a courier's own pick-up time), a fixture ("the
+    capacity of the garage") nor a tally ("how many pauses a membership has"), all rated
+    contrived (rounds 53 to 55)."""
     if name in FIXTURES:
         return False
-    moment = isinstance(value, str) and (ISO_DATE.match(value) or ISO_DATETIME.match(value))
-    return not (moment and now and value[:16] <= now[:16])
+    if isinstance(value, str) and (ISO_DATE.match(value) or ISO_DATETIME.match(value)):
+        return bool(now) and value[:16] > now[:16]
+    if name == "status" or is_money_field(name):
+        return True
+    return isinstance(value, int | float) and bool(STANDING.search(name))
 
 
+# a number that says where something stands: seats left, free spaces, the stock, the credits
+STANDING = re.compile(r"available|free|left|remaining|stock|credits|balance|due|owed|points")
 NO_VALUE = frozenset({"none", "n/a", "unknown", "null"})
 # what a place or a thing is built with, not what anyone asks a desk about
 FIXTURES = frozenset({"capacity", "seats", "rooms", "floors", "spaces"})

@@ -135,6 +135,9 @@ def test_a_question_goes_to_what_someone_has_a_reason_to_ask():
     assert _has_a_motive("due_on", "2025-04-02", now)
     assert _has_a_motive("status", "in_progress", now)
     assert _has_a_motive("balance", 120.5, now)
+    assert _has_a_motive("seats_available", 12, now)
+    assert not _has_a_motive("pauses", 0, now)  # a tally (round 55)
+    assert not _has_a_motive("doc_type", "bank statement", now)
 
 
 @pytest.mark.parametrize(
