@@ -79,12 +79,14 @@ class Sight:
     times: set[str] = field(default_factory=set)
     words: set[str] = field(default_factory=set)
     marks: set[float] = field(default_factory=set)  # amounts of money the user gave
+    heard: list[str] = field(default_factory=list)  # what the user said, normalized
     results: list[float] = field(default_factory=list)  # numbers tool results showed
     _sorted: bool = True
 
     def hear(self, text: str) -> None:
         """A message from the user: read, and its amounts kept as marks to measure from."""
         self.marks.update(self.read_text(text))
+        self.heard.append(normalize(text))
 
     def read_text(self, text: str) -> list[float]:
         """A message the agent read: its words, and the values it states in any form; the
@@ -150,12 +152,16 @@ class Sight:
         return value == 1 and not isinstance(value, bool) and self._one_said(name)
 
     def _one_said(self, name: str) -> bool:
-        """ "reserve a seat" says seats=1."""
-        noun = singular(field_noun(name))
-        if noun == field_noun(name):  # no plural ("quantity"): no "a …" says it
+        """The user said "a seat": seats=1. Only the user's words count ("A seat costs the
+        fare" in the rules says no count), and only the noun itself, not a compound ("a credit
+        purchase")."""
+        noun = re.escape(singular(field_noun(name)))
+        if field_noun(name) in COUNTS:  # "buy a ticket": quantity=1
+            noun = "[a-z]{3,}"
+        elif noun == re.escape(field_noun(name)):  # no plural ("weight"): no "a …" says it
             return False
-        one = re.compile(rf"\b(?:a|an|one|single) {re.escape(noun)}\b")
-        return any(one.search(text) for text in self.texts)
+        one = re.compile(rf"\b(?:a|an|one|single) {noun}\b(?!['-]|\s+{NOUN_AFTER})")
+        return any(one.search(text) for text in self.heard)
 
     def _a_difference(self, value: Any) -> bool:
         """A positive amount that is a mark the user gave less a number a result showed, or
@@ -240,7 +246,7 @@ def ungrounded_reference(
     sight = Sight(today=_day_of(scenario.initial_state))
     for tool in tools:
         sight.read_tool_schema(tool)
-    sight.read_text(system_message)
+    sight.read_text(without_spelled_numbers(system_message))
     opening = opening_message(scenario)
     sight.hear(opening)
     conversational = scenario.mode == "conversational"
@@ -282,7 +288,7 @@ def ungrounded_trajectory(
         elif isinstance(content, str) and message.get("role") == "user":
             sight.hear(content)
         elif isinstance(content, str) and message.get("role") == "system":
-            sight.read_text(content)
+            sight.read_text(without_spelled_numbers(content))
     return found
 
 
@@ -326,8 +332,31 @@ def _is_authored(text: str) -> bool:
 
 
 def _without_figures(text: str) -> str:
-    """The text without any word that holds a digit (an id, an amount, a date)."""
-    return " ".join(word for word in text.split() if not re.search(r"\d", word))
+    """The text without any word that holds a digit (an id, an amount, a date), nor a number
+    spelled out."""
+    return without_spelled_numbers(
+        " ".join(word for word in text.split() if not re.search(r"\d", word))
+    )
+
+
+def without_spelled_numbers(text: str) -> str:
+    """A rule's "One reservation covers …", "at most one hour" is no count the user asked
+    for: a policy's spelled numbers ground no argument (a breaker found 1 seen in 16 of 24
+    domains that way)."""
+    return SPELLED.sub(" ", text)
+
+
+SPELLED = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"hundred|thousand|once|twice|single|first|second|third|dozen|half)\b",
+    re.IGNORECASE,
+)
+COUNTS = frozenset({"quantity", "count", "number"})  # how many of the thing the user names
+# a word after the noun that makes it a compound's first half: "a credit purchase"
+NOUN_AFTER = (
+    r"(?!(?:on|for|in|at|to|from|with|and|or|please|that|which|so|because|the|my|your|our|this|"
+    r"now|today|tomorrow|if|but|is|was|would|will|then)\b)[a-z]+"
+)
 
 
 def _parameter_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:

@@ -32,8 +32,7 @@ HEDGE_ANYWHERE = re.compile(
 
 # a value offered as an alternative ("$2,421.97, or $0", "12 or 14"): two candidates; \u00a7 is
 # where a date or time stood
-# "its balance is $2,421.97, or $0"; an ordinal is no value ("end the trip or maintenance first")
-ALTERNATIVE_VALUE = re.compile(r"\bor\s+(?:\w+\s+)?(?:\$?\d(?![\d,.]*(?:st|nd|rd|th)\b)|\u00a7)")
+ALTERNATIVE_VALUE = re.compile(r"\bor\s+(?:\w+\s+)?(?:\$?\d|\u00a7)")
 
 
 def pattern(phrase: str) -> re.Pattern[str] | None:

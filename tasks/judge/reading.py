@@ -155,9 +155,17 @@ def plain_forms(text: str) -> str:
     return SLASHED_ISO.sub(r"\1-\2-\3", text)
 
 
+# "end their trip or maintenance first": an adverb at the end of a clause, no ordinal (a
+# default run's refusal read as the hedge "or maintenance 1st"); "the first" stays one
+ADVERB_FIRST = re.compile(
+    r"(\b(?:the|my|your|its|their|our|his|her)\s+)?\bfirst(?=\s*(?:[.;,!?)]|$))"
+)
+
+
 def spelled_as_figures(text: str) -> str:
     """Spelled numbers as figures ("two" → "2", "a single" → "1", "none" → "0")."""
     text = DIGITS_SHOWN.sub(r"\1 \2", text)
+    text = ADVERB_FIRST.sub(lambda m: m.group() if m.group(1) else "beforehand", text)
     text = NOT_COUNTS.sub("a-certain", text)
     text = SINGLE.sub("1", text)
     text = ZERO.sub("0", text)

@@ -268,8 +268,10 @@ def _kind_before_noun(clause: str, kind: str) -> str | None:
     """ "issue a one-year auto policy", "record a quarterly pledge": a kind of one word goes
     before the first noun the clause acts on, never "… (auto)" after the sentence (round 53)."""
     found = re.search(
-        r"\b(an?|the|your|their|my)\s+((?:new\s+|[a-z]+-[a-z]+\s+)*)([a-z]+)\b(?!['-])", clause
-    )
+        r"\b(an?|the|your|their|my)\s+((?:new\s+|[a-z]+-[a-z]+\s+)*)([a-z]+)"
+        r"(?=\s+(?:to|for|of|on|in|at|from|with|into)\b|$)",
+        clause,
+    )  # a noun phrase of one noun: not "a graded harvest lot" ("a strawberries graded …")
     if found is None or found.group(3) in QUALIFIER_STOPS or found.group(3) == kind:
         return None
     article = found.group(1)
@@ -633,12 +635,15 @@ def _total_of(
     return ""
 
 
+FACTOR = re.compile(r"(?:\btimes|×)\s*(\d+(?:\.\d+)?)\b|\b(\d+(?:\.\d+)?)\s*(?:times\b|×)")
+
+
 def _factors_in(description: str) -> list[float]:
-    """The multipliers a tool's description states: "times 1.6 in premium and 2.5 in
-    business" gives 1.6 and 2.5."""
-    after = re.split(r"\b(?:times|multiplied by)\b|×", description, maxsplit=1)
-    found = re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", after[1]) if len(after) > 1 else []
-    return [float(f) for f in found if 1 < float(f) <= 10]
+    """The multipliers a tool's description states, each beside its "times": "times 1.6 in
+    premium and times 2.5 in business" gives 1.6 and 2.5; "Bookings close 5 hours before"
+    gives none (a breaker's "$109.00 × 5")."""
+    found = FACTOR.findall(description)
+    return [float(a or b) for a, b in found if 1 < float(a or b) <= 10]
 
 
 def _per_unit(quoted: list[tuple[str, Any]], step: SolutionStep) -> str:

@@ -142,7 +142,7 @@ def names_the_record(
     my bookings" is how people talk)."""
     if (not staff and rng.random() < NAMED_UP_FRONT) or len(facts) < 2:
         return request  # a conversation with nothing left to ask is no conversation
-    if any(isinstance(value, str) and value in request for value in facts.values()):
+    if any(_says(request, value) for value in facts.values()):
         return request  # the goal names its record already ("add an employee to Payments"):
         # another name would land on the wrong noun ("add employee Sabrina Harris", whose leave
         # the second step files)
@@ -161,6 +161,13 @@ def names_the_record(
             said = value if thing and noun in NAMED_ALONE else said  # "Pip and the Paper Boat"
             return f"{request[: found.start()]}{said}{request[found.end() :]}"
     return request
+
+
+def _says(request: str, value: Any) -> bool:
+    """The request names ``value`` as a word of its own (a grade "A" is not in "Add …")."""
+    if not isinstance(value, str) or len(value) < 3:
+        return False
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", request) is not None
 
 
 MAKES = re.compile(r"\b(?:add|create|register|open|hire|onboard|enrol|enroll|set up)\s+$", re.I)

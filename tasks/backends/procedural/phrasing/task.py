@@ -130,7 +130,7 @@ def phrase_task(
     goals = distinguish_repeats(named, goals)
     opening = choose_opening(named, rng, voice)
     task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
-    return task, _not_said_yet(task, collect_user_facts(steps))  # said when asked
+    return task, _not_said_yet(named, collect_user_facts(steps))  # said when asked
 
 
 def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
@@ -161,19 +161,14 @@ def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
     return steps
 
 
-def _not_said_yet(task: str, facts: dict[str, Any]) -> dict[str, Any]:
-    """The facts less a count of one the goal already says ("reserve a seat"): an agent that
-    then asks "how many seats?" has not listened (round 53)."""
-    return {
-        key: value
-        for key, value in facts.items()
-        if not (
-            value == 1
-            and not isinstance(value, bool)
-            and singular(key) != key
-            and re.search(rf"\b(?:a|an|one) {re.escape(singular(key))}\b", task)
-        )
-    }
+def _not_said_yet(steps: list[ChainStep], facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts less a count of one a create's goal already says ("reserve a seat", "buy a
+    ticket"): an agent that then asks "how many?" has not listened (round 53)."""
+    said = set()
+    for step in steps:
+        counted = _one_counted(step, _goal_words(step)[2]) if is_create(step) else None
+        said |= {field_noun(counted.name)} if counted and step.condition is None else set()
+    return {key: value for key, value in facts.items() if key not in said}
 
 
 def phrase_step(
@@ -757,16 +752,7 @@ def _described_goal(step: ChainStep, entity: str, record: str) -> str | None:
 def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Clause:
     """A vague goal for a create ("I'd like to book an appointment"), from the tool's words;
     staff put someone else in ("enroll a student in a course", not "enroll in a course")."""
-    words = words_of(step.manifest.tool).split()
-    entity = words_of(step.manifest.entity).split()
-    index = 2 if len(words) >= 2 and words[1] in PARTICLES else 1  # "sign up guest"
-    obj = words[index:]
-    if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
-        words, index, obj = ["set", "up"], 2, ["new", *entity]
-    elif words[0] in ADJECTIVES:  # "new_shipment" names a thing, not a verb
-        words, index, obj = ["create", *words], 1, words
-    elif not set(obj) & set(entity) and " ".join(entity) in PEOPLE:  # "join_coop" → a farmer
-        words, index, obj = ["add"], 1, ["new", *entity]
+    words, index, obj = _goal_words(step)
     spoken = {**SPOKEN_VERBS, **(SELF_VERBS if voice == "self" else {})}
     verb = spoken.get(words[0], words[0]).split()
     words, index = [*verb, *words[1:]], index + len(verb) - 1
@@ -775,7 +761,7 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
     if voice == "staff" and person and index == 2 and words[1] in SUBJECT_DOES:
         words = [words[0], article_for(person), person, *words[1:]]
         index += 2
-    if _just_one(step, obj):  # "reserve a seat", never "some seats" for one (round 45)
+    if _one_counted(step, obj):  # "reserve a seat", never "some seats" for one (round 45)
         obj = [*obj[:-1], singular(obj[-1])]
     phrase = " ".join([*words[:index], article_for(" ".join(obj)), *_with_articles(obj)])
     which = next((m for m in step.mentions if m.described), None)
@@ -806,13 +792,28 @@ OBJECT_PREPOSITIONS = frozenset({"to", "into", "onto", "for", "from", "on", "in"
 ARTICLES = frozenset({"a", "an", "the", "my", "your", "their", "its"})
 
 
-def _just_one(step: ChainStep, obj: list[str]) -> bool:
-    """The plural the goal names is a count of one in the call ("seats": 1)."""
+def _goal_words(step: ChainStep) -> tuple[list[str], int, list[str]]:
+    """A create's words, where its object starts, and the object: "sign up guest" is 2."""
+    words = words_of(step.manifest.tool).split()
+    entity = words_of(step.manifest.entity).split()
+    index = 2 if len(words) >= 2 and words[1] in PARTICLES else 1  # "sign up guest"
+    obj = words[index:]
+    if not obj or obj[0] in NOT_NOUNS:  # "add_to_course", "reply_to_ticket": name the record
+        return ["set", "up"], 2, ["new", *entity]
+    if words[0] in ADJECTIVES:  # "new_shipment" names a thing, not a verb
+        return ["create", *words], 1, words
+    if not set(obj) & set(entity) and " ".join(entity) in PEOPLE:  # "join_coop" → a farmer
+        return ["add"], 1, ["new", *entity]
+    return words, index, obj
+
+
+def _one_counted(step: ChainStep, obj: list[str]) -> ArgMention | None:
+    """The count of one the goal's plural stands for ("seats": 1, "quantity": 1), if any."""
     if not obj or singular(obj[-1]) == obj[-1]:
-        return False
+        return None
     counts = [m for m in step.mentions if m.source == "int" and not isinstance(m.value, bool)]
     named = [m for m in counts if m.name in (obj[-1], "quantity", "count", "number")]
-    return len(named) == 1 and named[0].value == 1
+    return named[0] if len(named) == 1 and named[0].value == 1 else None
 
 
 # people one has an appointment or a session with, not for

@@ -42,7 +42,7 @@ MAKERS = frozenset({"make", "brand", "manufacturer"})
 BEFORE_A_NOUN = {"children": "children's", "kids": "kids'", "women": "women's", "men": "men's"}
 GROUPS = frozenset({"department", "team", "division"})
 # where a trip starts or ends: "the flight to SFO", never "the SFO flight" (round 53: from or to?)
-ROUTE_ENDS = {"origin": "from", "destination": "to", "departure": "from", "arrival": "to"}
+ROUTE_ENDS = {"origin": "from", "destination": "to"}
 
 
 def shown(field: str, value: Any) -> str:

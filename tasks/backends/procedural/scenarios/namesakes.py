@@ -24,7 +24,6 @@ from envmill.tasks.backends.procedural.scenarios.chains import (
     _value_at,
 )
 from envmill.tasks.backends.procedural.scenarios.lookups import shown, sold_by_name
-from envmill.tasks.backends.procedural.scenarios.subjects import is_finished
 from envmill.tasks.backends.procedural.spec.rules import Unique
 from envmill.tasks.backends.procedural.state.contact import email_for
 from envmill.tasks.core.facts import name_owner
@@ -148,17 +147,11 @@ def _twin(chain: Chain, compiled, mention: ArgMention, rng) -> tuple[Any, str] |
         for k in sorted(records, key=str)
         if k not in used and (attr, k) not in touched and not _copies(records[k], target, copied)
     ]
-    if not is_finished(compiled, mention.entity or "", chain.initial_state, mention.value):
-        # a completed show beside the one on sale is no choice to ask the user about (round 54)
-        others = [
-            k
-            for k in others
-            if not is_finished(compiled, mention.entity or "", chain.initial_state, k)
-        ]
+    # a twin in the target's own status: "one of the two Kenneth Roses is already cancelled"
+    # tells them apart before anyone asks (round 39), and a completed or draft show beside the
+    # one on sale is no choice to ask the user about (round 54, a breaker's)
+    others = [k for k in others if records[k].get("status") == target.get("status")]
     rng.shuffle(others)
-    # a twin in the target's own status first: "one of the two Kenneth Roses is already
-    # cancelled" tells them apart before anyone asks (round 39)
-    others.sort(key=lambda k: records[k].get("status") != target.get("status"))
     for other in others:
         fields = [f for f in _telling_fields(records, target, mention, other) if f not in tied]
         fields = [

@@ -570,7 +570,9 @@ def _has_a_motive(name: str, value: Any, now: str) -> bool:
     contrived (rounds 53 to 55)."""
     if name in FIXTURES:
         return False
-    if isinstance(value, str) and (ISO_DATE.match(value) or ISO_DATETIME.match(value)):
+    if isinstance(value, str) and ISO_DATE.match(value):  # "due today" is still to come
+        return bool(now) and value >= now[:10]
+    if isinstance(value, str) and ISO_DATETIME.match(value):
         return bool(now) and value[:16] > now[:16]
     if name == "status" or is_money_field(name):
         return True

@@ -265,11 +265,20 @@ def _not_there_yet(compiled: CompiledEnvironment, error: str, rule: RefusingRule
         return False
     now = found["now"].replace(" ", "_")
     allowed = {a.replace(" ", "_") for a in re.split(r",\s*|\s+or\s+", found["allowed"]) if a}
-    for entity in compiled.spec.entities.values():
-        machine = entity.status
-        if machine is not None and {now, *allowed} <= set(machine.states):
-            return bool(allowed & _reachable(machine.transitions, now))
-    return False
+    who = found["who"].casefold()
+    machines = [  # the machine of the record the error names ("Order OR-10 …") first
+        entity.status
+        for entity in sorted(
+            compiled.spec.entities.values(),
+            key=lambda e: not who.startswith(e.name.replace("_", " ")),
+        )
+        if entity.status is not None and {now, *allowed} <= set(entity.status.states)
+    ]
+    if not machines:
+        return False
+    ahead = allowed & _reachable(machines[0].transitions, now)
+    # not yet there, and never past it: a courier on a delivery gets back to "off shift" too
+    return bool(ahead) and not any(now in _reachable(machines[0].transitions, a) for a in allowed)
 
 
 def _reachable(transitions: list[Any], start: str) -> set[str]:

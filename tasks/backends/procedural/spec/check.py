@@ -69,9 +69,14 @@ def check_policies(spec: DomainSpec, entity: EntitySpec) -> None:
                 fail(spec, entity.name, None, f"policy names '{name}', not one of its changes")
         if policy.high == policy.low or not policy.why.strip():
             fail(spec, entity.name, None, "a policy needs two operations and a reason")
-        for name in policy.when:
-            if name not in entity.fields:
+        for name, values in policy.when.items():
+            field = entity.fields.get(name)
+            if field is None:
                 fail(spec, entity.name, None, f"policy applies when '{name}', not a field")
+            unknown = sorted(set(values) - set(field.values)) if field.type == "enum" else []
+            if not values or unknown or field.type != "enum":
+                what = f"{unknown}, not among {field.values}" if unknown else "no enum values"
+                fail(spec, entity.name, None, f"policy applies when '{name}' is {what}")
 
 
 def plural_of(name: str) -> str:

@@ -133,11 +133,35 @@ def test_a_number_inside_a_compound_word_the_user_said_is_seen():
 
 
 def test_a_count_of_one_said_as_a_or_one_is_grounded_for_that_noun_only():
-    """ "reserve a seat" says seats=1 (round 53); it says nothing of nights, nor of a
-    quantity, and no count of two."""
+    """ "reserve a seat" says seats=1 (round 53); it says nothing of nights, and no count of
+    two."""
     sight = Sight()
     sight.hear("I need to reserve a seat on the flight to ATL.")
     assert sight.grounds("seats", 1)
     assert not sight.grounds("seats", 2)
     assert not sight.grounds("nights", 1)
-    assert not sight.grounds("quantity", 1)
+    bought = Sight()
+    bought.hear("I need to buy a ticket for Future of AI Talk.")
+    assert bought.grounds("quantity", 1) and not bought.grounds("quantity", 2)
+    # only the user's words, and only the noun itself (a breaker's): the rules' "A seat costs
+    # the fare" and a user's "a credit purchase" say no count
+    rules = Sight()
+    rules.read_text("A seat costs the flight's fare in economy.")
+    rules.hear("I'd like a credit purchase, please.")
+    assert not rules.grounds("seats", 1) and not rules.grounds("credits", 1)
+
+
+def test_a_number_the_rules_spell_out_grounds_no_argument():
+    """ "One reservation covers at most one room" put 1 among the seen values of 16 of 24
+    domains (a breaker's); digits the system message shows (its date) still count."""
+    spec = _spec("Book an ICU bed at St Mary for one night.", [FIND, BOOK])
+    spec.reference_solution[1].arguments["nights"] = 2
+    system = "One booking covers at most one ward. Current date: 2025-12-20."
+    unseen = ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, system)
+    assert [(u.argument, u.value) for u in unseen] == [("nights", 2)]
+    spec.reference_solution[1].arguments["nights"] = 1  # the user's "one night" says it
+    assert ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, system) == []
+    spec = _spec("Book an ICU bed at St Mary.", [FIND, BOOK])
+    spec.reference_solution[1].arguments["nights"] = 1
+    unseen = ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, system)
+    assert [(u.argument, u.value) for u in unseen] == [("nights", 1)]

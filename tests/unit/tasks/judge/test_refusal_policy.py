@@ -169,5 +169,9 @@ def test_a_rule_ending_in_first_is_quoted_not_hedged():
         "are retired; end their trip or maintenance first."
     )
     assert judge_refusal(refusal, reply, setting).passed, judge_refusal(refusal, reply, setting)
-    hedged = "I can't do this: vehicle VH-3 is in maintenance, or 2 of them are."
-    assert not judge_refusal(refusal, hedged, setting).passed
+    for hedged in (  # an ordinal that is a value still hedges (a breaker's)
+        "I can't do this: vehicle VH-3 is in maintenance, or 2 of them are.",
+        "I can't do this: vehicle VH-3 is in maintenance, or the 2nd one is.",
+        "I can't do this: vehicle VH-3 is in maintenance, or 1st in line.",
+    ):
+        assert not judge_refusal(refusal, hedged, setting).passed, hedged

@@ -416,13 +416,18 @@ def test_a_cabins_multiplier_the_tool_states_is_said_with_the_price():
     )
     seen = [{"data": {"flight_id": "FL-1", "fare": 99.0}}]
     made = {"data": {"booking_id": "BKG-11", "flight_id": "FL-1", "price": 742.5}}
-    doc = "Book seats; the price is the fare times the seats, times 1.6 in premium and 2.5 in"
-    doc += " business."
+    doc = "Book seats; the price is the fare times the seats, times 1.6 in premium and times"
+    doc += " 2.5 in business. Bookings close 5 hours before departure."
     said = cost_before_yes([(book, made)], seen, {"FL-1"}, {"reserve_seats": doc})
     assert said == "The price will be $742.50 (3 × $99.00 × 2.5). "
     assert cost_before_yes([(book, made)], seen, {"FL-1"}) == ""  # no stated multiplier
     other = {"reserve_seats": "Book seats; the price is the fare times 1.6 in premium."}
     assert cost_before_yes([(book, made)], seen, {"FL-1"}, other) == ""  # not this one
+    # a number that is no multiplier is never one (a breaker's "$109.00 × 5")
+    five = {"reserve_seats": "Book seats at the fare. Bookings close 5 hours before departure."}
+    fare = [{"data": {"flight_id": "FL-1", "fare": 109.0}}]
+    made = {"data": {"booking_id": "BKG-11", "flight_id": "FL-1", "price": 545.0}}
+    assert cost_before_yes([(book, made)], fare, {"FL-1"}, five) == ""
 
 
 def test_a_kind_of_one_word_goes_before_the_noun_the_clause_acts_on():
@@ -434,6 +439,8 @@ def test_a_kind_of_one_word_goes_before_the_noun_the_clause_acts_on():
     )
     assert _kind_before_noun("book an order", "express") == "book an express order"
     assert _kind_before_noun("record it", "auto") is None  # no noun to put it before
+    # a noun of several words is left alone (a breaker's "a strawberries graded harvest lot")
+    assert _kind_before_noun("take in a graded harvest lot from Ann", "strawberries") is None
 
 
 def test_a_kind_of_several_words_goes_before_its_noun():

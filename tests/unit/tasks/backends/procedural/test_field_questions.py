@@ -133,6 +133,7 @@ def test_a_question_goes_to_what_someone_has_a_reason_to_ask():
     assert not _has_a_motive("enrolled_at", "2025-03-01T10:00:00", now)
     assert not _has_a_motive("capacity", 11, now)
     assert _has_a_motive("due_on", "2025-04-02", now)
+    assert _has_a_motive("due_on", "2025-03-26", now)  # due today (a breaker's)
     assert _has_a_motive("status", "in_progress", now)
     assert _has_a_motive("balance", 120.5, now)
     assert _has_a_motive("seats_available", 12, now)

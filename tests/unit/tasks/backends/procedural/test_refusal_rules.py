@@ -314,3 +314,12 @@ def test_a_rule_about_too_late_is_not_drawn_for_a_record_not_there_yet():
     assert rule is not None and "before they ship" in (rule.rule or "")
     assert _not_there_yet(compiled, early, rule)
     assert not _not_there_yet(compiled, late, refused_by(rules, late))
+    # a status the record comes back round to is no "not yet": a courier on a delivery is
+    # exactly whom "finishes it before clocking in again" is about (a breaker's)
+    couriers = compile_environment(load_domain("food_delivery"), 0)
+    clock_in = next(t.tool for t in couriers.tools if t.doc.startswith("Make an off-shift"))
+    rules = refusing_rules(plan_environment(couriers.spec, couriers.seed))[clock_in]
+    busy = "Courier CR-3 has status 'on_delivery'; this needs status off_shift"
+    rule = refused_by(rules, busy)
+    assert rule is not None and " before " in (rule.rule or "")
+    assert not _not_there_yet(couriers, busy, rule)

@@ -451,6 +451,12 @@ def test_a_policy_applies_only_to_the_records_it_names():
     assert _applies(policy, {"leave_type": "vacation", "days": 6})
     assert not _applies(policy, {"leave_type": "sick", "days": 6})
     raw = load_domain("hr_leave").model_dump(mode="json", exclude_none=True)
-    raw["entities"]["leave_request"]["policies"][0]["when"] = {"leave_kind": ["sick"]}
-    with pytest.raises(SpecError, match="leave_kind"):
-        parse_domain(raw)
+    for when, named in (
+        ({"leave_kind": ["sick"]}, "leave_kind"),
+        ({"leave_type": ["Vacation"]}, "Vacation"),  # misspelt: it switched the policy off
+        ({"leave_type": []}, "leave_type"),
+        ({"days": ["3"]}, "days"),  # a number field: no values to name
+    ):
+        raw["entities"]["leave_request"]["policies"][0]["when"] = when
+        with pytest.raises(SpecError, match=named):
+            parse_domain(raw)
