@@ -108,7 +108,7 @@ def persona_task(
     # "the agent" is the assistant the user talks to, never a record ("a support agent"); a
     # record a filter picks stays definite ("the event on sale" is one, "an event on sale" any)
     if not (spec.kind or "").startswith("filtered_lookup"):
-        nouns = (_entity_words(compiled) | {client}) - {"agent"}
+        nouns = (_entity_words(compiled) | {client}) - {"agent"} - _named(request, spec.user_facts)
         request = first_mention_indefinite(request, nouns)
     people = {
         words_of(name)
@@ -161,6 +161,16 @@ def names_the_record(
             said = value if thing and noun in NAMED_ALONE else said  # "Pip and the Paper Boat"
             return f"{request[: found.start()]}{said}{request[found.end() :]}"
     return request
+
+
+def _named(request: str, facts: dict[str, Any]) -> set[str]:
+    """The nouns whose record the request names: "Melissa Williams's last lots; suspend the
+    farmer" has said which farmer, so "the farmer" stays (never "suspend a farmer")."""
+    return {
+        key.rsplit(" ", 1)[0]
+        for key, value in facts.items()
+        if key.endswith((" name", " title")) and _says(request, value)
+    }
 
 
 def _says(request: str, value: Any) -> bool:

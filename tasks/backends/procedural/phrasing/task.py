@@ -139,7 +139,7 @@ def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
     that held back even what it is about read as staged (round 53: "Please book some
     tickets."). The details still wait for the agent's questions."""
     for index, step in enumerate(steps):
-        if any(m.described for m in step.mentions):
+        if any(m.described and m.source == "entity_id" for m in step.mentions):
             continue  # named already ("the flight from ATL"): a second name would drop it
         for mention in step.mentions:
             if mention.source != "entity_id" or not mention.by_label or not mention.label:
@@ -592,6 +592,9 @@ def condition_subject(record: ArgMention, noun: str, *, vague: bool) -> str:
     balance", "the balance of account ACC-000006", and in a goal, before the user is asked
     which, "the balance of my account" (a record of theirs) or "the amount of the fine"."""
     entity = mention_entity(record)
+    if vague and record.described:  # the goal names the record (``name_the_record``)
+        named = record.described
+        return f"{named}'s {noun}" if entity in PEOPLE else f"the {noun} of {named}"
     if vague:
         owner = "my" if entity.replace(" ", "_") in OWNED else "the"
         return f"the {noun} of {owner} {entity}"

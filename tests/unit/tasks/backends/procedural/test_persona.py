@@ -136,3 +136,38 @@ def test_staff_name_the_record_they_mean_as_a_person_would():
     assert names_the_record(hire, facts, rng, staff=True, people=people) == hire
     hire = "Please add an employee, and then file a leave request."
     assert names_the_record(hire, facts, rng, staff=True, people=people) == hire
+
+
+def test_a_record_the_request_names_is_not_made_indefinite_later():
+    """Round 56's sample: "Buyers complained about Melissa Williams's last lots; please suspend
+    a farmer for now": she was named, so "the farmer" stays."""
+    from envmill.tasks.backends.procedural.phrasing.persona import (
+        _named,
+        first_mention_indefinite,
+    )
+
+    request = "Buyers complained about Melissa Williams's last lots; suspend the farmer for now."
+    facts = {"farmer name": "Melissa Williams", "farmer you mean": "Melissa Williams (…)"}
+    nouns = {"farmer", "lot"} - _named(request, facts)
+    assert first_mention_indefinite(request, nouns) == request
+    assert "a farmer" in first_mention_indefinite(request, {"farmer"})  # unnamed: indefinite
+
+
+def test_a_conditional_goal_names_the_record_it_reads():
+    """Round 55's sample: "The retainer balance of a client is meant to stay at $800" withheld
+    whose; a goal names the client it is about."""
+    from envmill.tasks.backends.procedural.phrasing.task import condition_subject
+    from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+
+    client = ArgMention(
+        "client_id", "CLT-4", "entity_id", "client", "Lakeside Medical", "name", by_label=True
+    )
+    said = condition_subject(
+        ArgMention(**{**client.__dict__, "described": "Lakeside Medical"}),
+        "retainer balance",
+        vague=True,
+    )
+    assert said == "Lakeside Medical's retainer balance"
+    assert condition_subject(client, "retainer balance", vague=True) == (
+        "the retainer balance of the client"
+    )
