@@ -39,7 +39,7 @@ WRONG_REFUSAL = "Sorry, I can't do that: only a supervisor may approve such requ
 
 @pytest.fixture(scope="module")
 def judged_corpus(tmp_path_factory, sandbox) -> Path:
-    shares = {"answer": 0.35, "refusal": 0.45, "change": 0.2}
+    shares = {"answer": 0.3, "refusal": 0.6, "change": 0.1}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(scenarios, "KIND_SHARES", shares)
         root = tmp_path_factory.mktemp("judged") / "data"
