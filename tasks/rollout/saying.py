@@ -67,6 +67,11 @@ def say_action(
     labels = {
         rid: _label(rid, k, shown, sight, named.get(rid)) for k, rid in seen if k.endswith("_id")
     }
+    you = next((named.get(rid) for rid, label in labels.items() if label == YOU), None)
+    yours = {v for k, v in (you or {}).items() if k in LABEL_FIELDS and isinstance(v, str)}
+    # "register a vehicle (plate …, Toyota)" to Cindy Parsons, never "(…, owner Cindy
+    # Parsons, …)" said to her face (round 56)
+    seen = [(k, v) for k, v in seen if not (k.endswith("name") and v in yours)]
     clause = _with_records(clause, description, step, seen, labels, made)
     acted = next((rid for k, rid in seen if k.endswith("_id") and isinstance(rid, str)), None)
     ids_only = all(k.endswith("_id") for k in step.arguments)  # a call that sets nothing, so
@@ -407,7 +412,7 @@ def _number_detail(noun: str, said: str, value: float) -> str:
 ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 MONEY_NOUN = re.compile(
     r"\b(an?|your|their|my) ((?:[a-z]+ )?(?:payment|deposit|refund|top-up|withdrawal|donation|tip"
-    r"|instalment|pledge|gift))\b"
+    r"|instalment|pledge|gift|charge))\b"
 )
 MONEY_WORD = re.compile(r"\b(?:money|funds|cash)\b")
 PLAIN_SUMS = frozenset({"amount", "price", "total", "cost", "sum"})

@@ -131,12 +131,12 @@ def test_a_record_named_by_a_query_is_that_one_and_no_sibling(kind, domain, sand
     assert reward_of(compiled, sandbox, spec, wrong) < 1.0
 
 
-@pytest.mark.parametrize("domain", ["hotel", "food_delivery", "parking"])
+@pytest.mark.parametrize("domain", ["hotel", "food_delivery", "ecommerce"])
 def test_a_filtered_record_is_named_by_its_person_never_by_luck(domain, sandbox, monkeypatch):
     """Rounds 53 to 55: "Mark the occupied room as clean", "Mark the preparing order ready",
     "Cancel the active permit at Airport Economy Lot": the one there is by chance, which no
-    one says. A filtered record is a person's ("Mary Andrews's oldest order", "my booking
-    that's checked in") or the extreme of a thing's records ("the newest session of 9PQR518")."""
+    one says, nor "the oldest work order of 1FGH582" (round 56). A filtered record is a
+    person's: "Mary Andrews's oldest order", "my booking that's checked in"."""
     _, _, spec, chain = build_of_kind(domain, "filtered_lookup", sandbox, monkeypatch)
     (mention,) = [m for m in chain.steps[0].mentions if m.described]
     said = mention.described

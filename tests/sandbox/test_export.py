@@ -158,7 +158,7 @@ def _clone_rows(output, index: int) -> tuple[dict, dict, TrajectoryRecord]:
 def corpus(tmp_path_factory, sandbox) -> Corpus:
     root = tmp_path_factory.mktemp("export") / "data"
     settings = EnvmillSettings(
-        envs=2, scenarios_per_env=4, batch_size=100, seed=11, sandbox=TEST_LIMITS,
+        envs=2, scenarios_per_env=4, batch_size=100, seed=12, sandbox=TEST_LIMITS,
         domains=["library", "banking"],
     )  # fmt: skip
     (batch,) = plan_batches(settings)

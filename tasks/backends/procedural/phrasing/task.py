@@ -318,7 +318,7 @@ def fill_template(template: str, mentions: list[ArgMention], vague: bool) -> str
         if mention.described or (mention.hint and not vague):
             text = str(mention.described or mention.hint)
             after = template[match.end() :]
-            if text == "them" and (after.startswith("'") or not before.strip()):
+            if text in ("them", "it") and (after.startswith("'") or not before.strip()):
                 text = f"the new {mention_entity(mention)}"  # never "them's", never "Them …"
             if re.search(r"\b(?:my|your|our|the|this|an?)\s+$", before, re.I):
                 text = re.sub(r"^(?:the|a|an|my|your)\s+", "", text, flags=re.I)  # not "the the"

@@ -19,13 +19,11 @@ import random
 import re
 from typing import Any
 
-from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import (
     ArgManifest,
     CompiledEnvironment,
     ToolManifest,
 )
-from envmill.tasks.backends.procedural.phrasing.lookup_words import say
 from envmill.tasks.backends.procedural.scenarios.chains import (
     ArgMention,
     ArgumentDrawer,
@@ -158,9 +156,9 @@ class CreatedSampler(_ChainSampler):
     def _special_mention(self, arg: ArgManifest, value: Any, calls: list) -> ArgMention | None:
         if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
             return None
-        described = say("created", self.rng, entity=words_of(self.created[0]))
-        if self._is_person(self.created[0]):  # "book a class for them", not "for that new member"
-            described = "them"
+        # "book a class for them", not "for that new member"; "issue a permit for it", not
+        # "for that new vehicle" (round 56: read as a template)
+        described = "them" if self._is_person(self.created[0]) else "it"
         return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
 
     def _is_person(self, entity: str) -> bool:

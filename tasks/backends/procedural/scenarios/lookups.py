@@ -89,6 +89,9 @@ class LookupSampler(_ChainSampler):
         mine = self._owned_by_signed_in(records[value])
         for tool in tools:
             parent = _parent_arg(tool, arg.entity)
+            if not self._a_person_s(parent) and words_of(arg.entity or "") not in SPECIALISTS:
+                continue  # "the oldest work order of 1FGH582", "the occupied room": no one's
+                # words (rounds 53 to 56); "Mary Andrews's oldest order" and "the dermatologist"
             if sold_by_name(records[value]):  # a buyer names what they buy: never "the garden
                 continue  # product" (round 38) or "the event on sale at Harbor Pavilion" (40)
             if mine and (parent is None or not self._is_signed_in(records[value][parent.name])):
@@ -183,18 +186,17 @@ class LookupSampler(_ChainSampler):
     def _picks_by(self, tool, record, field: str, parent) -> bool:
         """Whether a person picks the record by its ``field`` alone: not a status they cannot
         know, nor a priority or a department that is unique by chance ("the normal-priority
-        work order", "the employee in finance", round 45); "the dermatologist" still is. Nor
-        one that is the only one anywhere, or of a place or a thing, by luck: "the occupied
-        room", "the preparing order", "a flight from ORD" (rounds 53 to 55); "Ann's shipped
-        order" stays."""
-        people = parent is not None and words_of(parent.entity or "") in PEOPLE
-        if not people and words_of(tool.entity or "") not in SPECIALISTS:
-            return False
+        work order", "the employee in finance", round 45); "the dermatologist" still is."""
         if field == "status":
             return not self._status_unknown(tool, record)
         return parent is not None or field not in QUALIFYING | GROUPS
 
     # -- shared
+    @staticmethod
+    def _a_person_s(parent: ArgManifest | None) -> bool:
+        """The filter is over a person's records ("Ann's orders"), not a place's or a thing's."""
+        return parent is not None and words_of(parent.entity or "") in PEOPLE
+
     def _is_signed_in(self, record_id: Any) -> bool:
         """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""
         acting = self.state.get(self.compiled.acting_id_attr or "")
