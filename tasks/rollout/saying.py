@@ -23,7 +23,7 @@ from envmill.tasks.core.facts import (
     said_moment,
     say_value,
 )
-from envmill.tasks.core.field_words import field_noun, is_money_field, say_money
+from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.instructions import (
     ARTICLES,
     MODIFIER,
@@ -297,11 +297,17 @@ def _units_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
             continue
         n = int(count.group(1))
         words = clause.split(" ")
-        plural = len(words) > 1 and re.fullmatch(r"[a-z]+s", words[1]) and words[1] != "units"
+        # the plural the verb acts on, maybe after two words that qualify it: "sell tickets",
+        # "add newly purchased copies" (a default run: "copies of 9 units of …")
+        at = next(
+            (i for i in (1, 2, 3) if i < len(words) and re.fullmatch(r"[a-z]+[^su]s", words[i])),
+            None,
+        )
+        plural = at is not None and words[at] != "units" and words[at] != singular(words[at])
         named = re.search(r"\b(?:for|of) (?=[A-Z])", clause)
-        if plural:
-            noun = words[1].removesuffix("s") if n == 1 else words[1]
-            clause = " ".join([words[0], str(n), noun, *words[2:]])
+        if plural and at is not None:
+            noun = singular(words[at]) if n == 1 else words[at]
+            clause = " ".join([words[0], str(n), *words[1:at], noun, *words[at + 1 :]])
         elif named:
             clause = f"{clause[: named.end()]}{extra} of {clause[named.end() :]}"
         else:

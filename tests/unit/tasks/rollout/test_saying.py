@@ -478,3 +478,18 @@ def test_a_nightly_rate_is_quoted_only_when_it_is_the_one_booked_and_still_curre
     odd = [{"data": {"event_id": "EV-5", "price": 45.0049}}]
     ticket = {"data": {"ticket_id": "TK-9", "event_id": "EV-5", "total": 90.0098}}
     assert "2 × $45.00" not in cost_before_yes([(tickets, ticket)], odd, {"EV-5"})
+
+
+def test_a_count_goes_before_the_plural_the_verb_acts_on():
+    """A default run: "added newly purchased copies of 9 units of An Atlas of Small Things"."""
+    from envmill.tasks.rollout.saying import _units_in_place
+
+    clause = "add newly purchased copies of An Atlas of Small Things to the shelves"
+    said, left = _units_in_place(clause, ["9 units"])
+    assert said == "add 9 newly purchased copies of An Atlas of Small Things to the shelves"
+    assert left == []
+    assert _units_in_place("sell tickets for Jazz Night", ["1 unit"])[0] == (
+        "sell 1 ticket for Jazz Night"
+    )
+    for clause in ("update the address of Ann", "set the status of Ann"):  # no plurals
+        assert not _units_in_place(clause, ["2 units"])[0].startswith(clause.split()[0] + " 2")
