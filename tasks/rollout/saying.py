@@ -147,7 +147,8 @@ def _with_records(
     # Throw Pillow (PR-6) (Jacqueline Krueger, CU-11)" (round 27)
     ids.sort(key=lambda pair: not re.search(_record_pattern(pair[0]), clause))
     for name, value in ids:
-        clause = _put_record(clause, name, value, labels.get(value))
+        label = labels.get(value)
+        clause = _held(clause, name, value, label) or _put_record(clause, name, value, label)
     for name, value in step.arguments.items():  # made by an earlier change the agent named
         if name.endswith("_id") and value in made and (name, value) not in ids:
             clause = _put_created(clause, name)
@@ -499,6 +500,19 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     if you or clause.count(" ") < 2:  # who else would a signed-in person book for? "…,
         return clause  # for you" read as tacked on (round 53)
     return f"{clause}, for {named}"
+
+
+def _held(clause: str, argument: str, rid: str, label: str | None) -> str | None:
+    """ "resume a paused membership" of a member: "resume Jane Calderon's paused membership",
+    never "… membership (Jane Calderon, CW-0003)" (round 57); None where that is not it."""
+    noun = argument.removesuffix("_id").split("_")[-1]
+    if re.search(_record_pattern(argument), clause) or not noun.isalpha():
+        return None
+    held = re.search(rf"\b{ARTICLES}\s+((?:{MODIFIER}\s+){{0,2}}?{noun}ship)\b", clause)
+    if held is None:
+        return None
+    whose = "your" if label == YOU else f"{label or f'{noun} {rid}'}'s"
+    return f"{clause[: held.start()]}{whose} {held.group(1)}{clause[held.end() :]}"
 
 
 def _as_you(clause: str, found: re.Match[str]) -> str | None:

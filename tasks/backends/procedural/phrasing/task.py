@@ -777,6 +777,8 @@ def create_goal(step: ChainStep, rng: random.Random, voice: Voice = None) -> Cla
     lead = rng.choice(CREATE_LEADS)
     if lead == "please" and index == 2 and words[1] in SUBJECT_DOES:
         lead = "I'd like to"
+    elif lead == "I'd like to" and voice == "staff":  # a desk's "I'd like to park it" read as
+        lead = "please"  # the clerk's own car (round 57)
     return Clause(f"{lead} {phrase}")
 
 

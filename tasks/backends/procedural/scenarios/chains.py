@@ -174,6 +174,10 @@ MINE_BEFORE = re.compile(
 )
 
 
+# an argument that says when something ends: a campaign, a plan, a lease
+ENDS = re.compile(r"(?:^|_)(?:ends?|end_date|until|expires?|expiry)(?:_|$)")
+
+
 class _ChainSampler:
     def __init__(
         self, compiled: CompiledEnvironment, episode: ToolEpisode, rng, drawer: ArgumentDrawer
@@ -576,7 +580,7 @@ class ArgumentDrawer:
         if arg.source in ("date", "datetime"):
             now = _parse_time(state.get("current_time"))
             later = later_time(arg, Reading(state, chosen, now), self.rng)
-            return later if later is not None else self._moment(arg.source, state)
+            return later if later is not None else self._moment(arg.source, state, arg.name)
         return self._text(arg)
 
     def _number(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
@@ -622,13 +626,15 @@ class ArgumentDrawer:
         fresh = [i for i in ids if i not in chosen.values()] or ids
         return self.rng.choice(fresh)
 
-    def _moment(self, source: str, state: dict[str, Any]) -> str:
-        """A working day in the two weeks after the environment's current time, or a time in
-        office hours on a working day of the week ahead: not a Sunday 19:00 appointment (round
-        41)."""
+    def _moment(self, source: str, state: dict[str, Any], name: str = "") -> str:
+        """A working day in the two weeks after the environment's current time (an end date:
+        one to four months on), or a time in office hours on a working day of the week ahead:
+        not a Sunday 19:00 appointment (round 41), nor a $30,000 appeal that ends in two days
+        (round 57)."""
         now = _parse_time(state.get("current_time")).replace(minute=0, second=0, microsecond=0)
+        ahead = range(30, 121) if ENDS.search(name) else range(1, 15)
         if source == "date":  # a working day: no pay date on a Saturday (round 42)
-            days = [now + timedelta(days=d) for d in range(1, 15)]
+            days = [now + timedelta(days=d) for d in ahead]
             return self.rng.choice([d for d in days if d.weekday() < 5]).date().isoformat()
         days = [now + timedelta(days=d) for d in range(8)]
         working = [d for d in days if d.weekday() < 5 and (d > now or now.hour < OFFICE_LAST)]

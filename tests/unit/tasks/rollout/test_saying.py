@@ -493,3 +493,20 @@ def test_a_count_goes_before_the_plural_the_verb_acts_on():
     )
     for clause in ("update the address of Ann", "set the status of Ann"):  # no plurals
         assert not _units_in_place(clause, ["2 units"])[0].startswith(clause.split()[0] + " 2")
+
+
+def test_a_members_membership_is_said_as_theirs():
+    """Round 57: "I've resumed a paused membership (Jane Calderon, CW-0003)"."""
+    from envmill.tasks.rollout.saying import _held
+
+    said = _held("resume a paused membership", "member_id", "CW-0003", "Jane Calderon")
+    assert said == "resume Jane Calderon's paused membership"
+    assert _held("resume a paused membership", "member_id", "CW-3", None) == (
+        "resume member CW-3's paused membership"
+    )
+    assert _held("suspend a member", "member_id", "CW-3", None) is None  # no "-ship" to hold
+    from envmill.tasks.rollout.saying import YOU
+
+    assert _held("pause an active membership", "member_id", "CW-3", YOU) == (
+        "pause your active membership"
+    )
