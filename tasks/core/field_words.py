@@ -17,8 +17,10 @@ from envmill.tasks.core.wording_files import read_wording
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
-    retainer refund earnings deductions value arrears cover goal raised""".split()
+    retainer refund earnings deductions value arrears cover""".split()
 )
+# names that are sums of money as a whole, though their words are not ("steps_goal" is no sum)
+MONEY_NAMES = frozenset({"goal", "raised"})
 # words of a name that count something other than money
 COUNTED = frozenset(
     """leave days hours copies count heart points credits units seats visits orders km kg gb
@@ -73,6 +75,8 @@ def is_money_field(field: str) -> bool:
     """A sum of money, by its name: its last word says so ("net_pay", "fines_due", "total")
     and no word says it counts something else ("leave_balance", "copies_total"); a sum per
     unit by the words before "per" ("price_per_kg")."""
+    if field in MONEY_NAMES:
+        return True
     said = field_noun(field).split()
     said = said[: said.index("per")] if "per" in said[1:] else said
     if len(said) > 1 and said[-1] == "limit" and said[-2] in MONEY_LIMITS:  # "coverage limit"

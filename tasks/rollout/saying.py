@@ -70,8 +70,12 @@ def say_action(
     you = next((named.get(rid) for rid, label in labels.items() if label == YOU), None)
     yours = {v for k, v in (you or {}).items() if k in LABEL_FIELDS and isinstance(v, str)}
     # "register a vehicle (plate …, Toyota)" to Cindy Parsons, never "(…, owner Cindy
-    # Parsons, …)" said to her face (round 56)
-    seen = [(k, v) for k, v in seen if not (k.endswith("name") and v in yours)]
+    # Parsons, …)" said to her face (round 56), signed in or "My name is …" (a breaker's)
+    seen = [
+        (k, v)
+        for k, v in seen
+        if not (k.endswith("name") and (v in yours or _introduced(sight, v)))
+    ]
     clause = _with_records(clause, description, step, seen, labels, made)
     acted = next((rid for k, rid in seen if k.endswith("_id") and isinstance(rid, str)), None)
     ids_only = all(k.endswith("_id") for k in step.arguments)  # a call that sets nothing, so
@@ -79,6 +83,14 @@ def say_action(
     if acted is not None and ids_only and labels.get(acted) is None:
         clause = _described(clause, acted, _about(named.get(acted), sight))
     return _with_values(clause, seen)
+
+
+def _introduced(sight: Sight, name: Any) -> bool:
+    """The user said they are ``name`` ("My name is Benjamin Cole", "I'm Ann Lee")."""
+    if not isinstance(name, str) or not name.strip():
+        return False
+    said = re.compile(rf"\b(?:my name is|i'm|i am|this is) {re.escape(name.casefold())}\b")
+    return any(said.search(text) for text in sight.heard)
 
 
 def _described(clause: str, rid: str, about: str | None) -> str:
@@ -300,8 +312,14 @@ def _units_in_place(clause: str, extras: list[str]) -> tuple[str, list[str]]:
         words = clause.split(" ")
         # the plural the verb acts on, maybe after two words that qualify it: "sell tickets",
         # "add newly purchased copies" (a default run: "copies of 9 units of …")
-        at = next(
-            (i for i in (1, 2, 3) if i < len(words) and re.fullmatch(r"[a-z]+[^su]s", words[i])),
+        at = next(  # a plain plural after plain words: not "a member's bookings"
+            (
+                i
+                for i in (1, 2, 3)
+                if i < len(words)
+                and re.fullmatch(r"[a-z]+[a-rtv-z]s", words[i])
+                and not any(w in QUALIFIER_STOPS or "'" in w for w in words[1:i])
+            ),
             None,
         )
         plural = at is not None and words[at] != "units" and words[at] != singular(words[at])

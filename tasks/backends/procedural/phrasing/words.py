@@ -16,7 +16,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
-from envmill.tasks.core.field_words import COUNTED, field_noun, singular
+from envmill.tasks.core.field_words import COUNTED, MONEY_NAMES, field_noun, singular
 from envmill.tasks.core.opening import ONE_PLEASE
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -189,7 +189,7 @@ def is_money(name: str, value: Any) -> bool:
         return False
     said = words_of(name).split()
     words = set(said[: said.index("per")] if "per" in said[1:] else said)  # "price per kg"
-    return bool(MONEY_WORDS & words) and not words & COUNTED
+    return (bool(MONEY_WORDS & words) and not words & COUNTED) or name in MONEY_NAMES
 
 
 def article_for(phrase: str) -> str:

@@ -174,6 +174,9 @@ MINE_BEFORE = re.compile(
 )
 
 
+# a date that has already come: an incident, a pet's birth, a day worked (a breaker found
+# file_claim, register_pet and record_time never ran on dates drawn ahead)
+PAST = re.compile(r"(?:^|_)(?:incident|birth|born|worked|occurred|happened)(?:_|$)")
 # an argument that says when something ends: a campaign, a plan, a lease
 ENDS = re.compile(r"(?:^|_)(?:ends?|end_date|until|expires?|expiry)(?:_|$)")
 
@@ -633,6 +636,9 @@ class ArgumentDrawer:
         (round 57)."""
         now = _parse_time(state.get("current_time")).replace(minute=0, second=0, microsecond=0)
         ahead = range(30, 121) if ENDS.search(name) else range(1, 15)
+        if source == "date" and PAST.search(name):  # an incident, a birth: already happened
+            back = range(365, 15 * 365) if "birth" in name else range(1, 30)
+            return (now - timedelta(days=self.rng.choice(back))).date().isoformat()
         if source == "date":  # a working day: no pay date on a Saturday (round 42)
             days = [now + timedelta(days=d) for d in ahead]
             return self.rng.choice([d for d in days if d.weekday() < 5]).date().isoformat()

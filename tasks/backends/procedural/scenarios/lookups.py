@@ -192,10 +192,14 @@ class LookupSampler(_ChainSampler):
         return parent is not None or field not in QUALIFYING | GROUPS
 
     # -- shared
-    @staticmethod
-    def _a_person_s(parent: ArgManifest | None) -> bool:
-        """The filter is over a person's records ("Ann's orders"), not a place's or a thing's."""
-        return parent is not None and words_of(parent.entity or "") in PEOPLE
+    def _a_person_s(self, parent: ArgManifest | None) -> bool:
+        """The filter is over a person's records ("Ann's orders", a subscriber's account with
+        its email), not a place's or a thing's."""
+        if parent is None:
+            return False
+        spec = self.compiled.spec.entities.get(parent.entity or "")
+        contact = spec is not None and bool({"email", "phone"} & set(spec.fields))
+        return contact or words_of(parent.entity or "") in PEOPLE
 
     def _is_signed_in(self, record_id: Any) -> bool:
         """Whether ``record_id`` is the signed-in person's own record: they say "my order"."""

@@ -491,7 +491,13 @@ def test_a_count_goes_before_the_plural_the_verb_acts_on():
     assert _units_in_place("sell tickets for Jazz Night", ["1 unit"])[0] == (
         "sell 1 ticket for Jazz Night"
     )
-    for clause in ("update the address of Ann", "set the status of Ann"):  # no plurals
+    for clause in (  # no plain plural the verb acts on (a breaker's "cancel 1 a member' …")
+        "update the address of Ann",
+        "set the status of Ann",
+        "cancel a member's bookings",
+        "correct an item's count upwards",
+        "adjust the bus fares",
+    ):
         assert not _units_in_place(clause, ["2 units"])[0].startswith(clause.split()[0] + " 2")
 
 
@@ -510,3 +516,18 @@ def test_a_members_membership_is_said_as_theirs():
     assert _held("pause an active membership", "member_id", "CW-3", YOU) == (
         "pause your active membership"
     )
+
+
+def test_a_name_the_user_gave_as_theirs_is_not_read_back_to_them():
+    """A breaker's: "My name is Benjamin Cole" → "(plate 5VWX906, owner Benjamin Cole, …)"."""
+    step = SolutionStep(
+        tool="register_vehicle",
+        arguments={"plate": "5VWX906", "owner_name": "Benjamin Cole", "make": "Toyota"},
+    )
+    sight = Sight()
+    sight.hear("I'd like to register my Toyota, plate 5VWX906. My name is Benjamin Cole.")
+    said = say_action(step, "Register a vehicle.", sight, [])
+    assert "Benjamin Cole" not in said and "5VWX906" in said, said
+    other = Sight()
+    other.hear("Please register a Toyota, plate 5VWX906, for Benjamin Cole.")
+    assert "Benjamin Cole" in say_action(step, "Register a vehicle.", other, [])

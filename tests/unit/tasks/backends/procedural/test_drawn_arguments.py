@@ -5,6 +5,7 @@ to a later departure (and the tool refuses an earlier one)."""
 from __future__ import annotations
 
 import random
+from datetime import date
 from typing import Any
 
 from faker import Faker
@@ -155,3 +156,17 @@ def test_a_sum_someone_chose_is_a_round_figure_in_the_seed_and_in_a_request():
     hours = ArgManifest(name="hours", source="float", minimum=1, maximum=24)
     drawn = _draws(hours, {}, {})
     assert all(h == int(h) or h * 2 == int(h * 2) for h in drawn), drawn[:10]
+
+
+def test_an_incident_is_drawn_in_the_past_and_an_end_months_ahead():
+    """A breaker's: incident_on, birth_date and worked_on were drawn ahead, so file_claim,
+    register_pet and record_time never ran; round 57: a $30,000 appeal ended in two days."""
+    for name, low, high in (
+        ("incident_on", -30, -1),
+        ("birth_date", -15 * 365, -365),
+        ("ends_on", 30, 120),
+        ("due_on", 1, 14),
+    ):
+        drawn = _draws(ArgManifest(name=name, source="date"), {}, {}, n=60)
+        days = {(date.fromisoformat(d) - date.fromisoformat(NOW[:10])).days for d in drawn}
+        assert low <= min(days) and max(days) <= high, (name, sorted(days)[:3], sorted(days)[-3:])
