@@ -64,6 +64,7 @@ QUESTIONS = (
     (r"^When (was|were) (.+?) (\w+)\?$", r"You want to know when \2 \1 \3."),
     (r"^(?:When|What time) (is|was) (.+?)\?$", r"You want to know when \2 \1."),
     (r"^How long is (.+?)(?: for)?\?$", r"You want to know how long \1 is for."),
+    (r"^How much (is|was) (.+?)\?$", r"You want to know how much \2 \1."),
     (r"^When does (.+?) (start|end)\?$", r"You want to know when \1 \2s."),
     (r"^When did (.+?) (start|end)\?$", r"You want to know when \1 \2ed."),
     (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),

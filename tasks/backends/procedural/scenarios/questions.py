@@ -178,13 +178,19 @@ def ask_field(
     if unit and kind == "number":  # "the distance of trip TR-1 is 301 km"
         noun, record = unit["noun"], {**record, "unit": unit["unit"]}
     chosen = rng.choice(words("answers", template))
-    text = _fill(rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "")
+    person = words_of(entity) in PEOPLE
+    text = _fill(
+        rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "",
+        sum=_sum_of(noun, subject.text, person),
+    )  # fmt: skip
     vague = _fill(
-        rng, "", template=chosen, field=noun, subject=vague_subject(entity), verb=verb or ""
-    )
+        rng, "", template=chosen, field=noun, subject=vague_subject(entity), verb=verb or "",
+        sum=_sum_of(noun, vague_subject(entity), person),
+    )  # fmt: skip
     answer = _fill(
         rng,
         kind_of_answer,
+        sum=_sum_of(noun, subject.text, person),
         verb=verb or "",
         field=noun,
         subject=subject.text,
@@ -234,6 +240,8 @@ def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str)
         )
     if template == "count_field_questions" and field_noun(name) in DURATIONS:
         return "duration_questions", "duration_answers"
+    if template == "field_questions" and is_money_field(name) and answers == "field_answers":
+        return "money_questions", "money_answers"  # "How much is the balance on …?"
     return template, answers
 
 
@@ -562,6 +570,15 @@ def _pick_entity(
     return rng.choice(usable) if usable else None
 
 
+def _sum_of(noun: str, subject: str, person: bool) -> str:
+    """A sum as people name it: "Kevin Sanders's balance due", "the postage on my shipment"
+    (round 58: "the balance due of Kevin Sanders" read as a field query)."""
+    if person:
+        return f"{subject}'s {noun}"
+    on = noun.split()[-1] in {"balance", "due", "postage", "tip", "charges", "owed", "arrears"}
+    return f"the {noun} {'on' if on else 'of'} {subject}"  # "the price of my booking"
+
+
 def _has_a_motive(name: str, value: Any, now: str) -> bool:
     """Whether a person would want this field now: where a record stands (its status, a sum,
     what is left of something), or what is coming (a due date, a start); not a moment already
@@ -607,6 +624,7 @@ def _fill(rng: random.Random, key: str, template: str = "", **values: str) -> st
         template = template.replace("{subject_cap}'s {field}", "The {field} of {subject}")
     values["subject_cap"] = _capital(subject)
     values["owner_cap"] = _capital(values.get("owner", ""))
+    values["sum_cap"] = _capital(values.get("sum", ""))
     # "deduction D-8 is marked as ended", not "is ended": the status with the verb it takes
     values["stands_cap"] = _capital(
         where_it_stands(values.get("subject", ""), values.get("value", ""))

@@ -167,7 +167,7 @@ def test_a_question_goes_to_what_someone_has_a_reason_to_ask():
             "end_questions_past",
         ),
         ("count_field_questions", "seats", 3, "2025-12-01T09:00", "count_field_questions"),
-        ("field_questions", "fee", 30.0, "2025-12-01T09:00", "field_questions"),
+        ("field_questions", "fee", 30.0, "2025-12-01T09:00", "money_questions"),  # how much
         ("field_questions", "starts_on", "2025-01-04", "2025-12-01T09:00", "began_questions"),
         ("field_questions", "valid_until", "2026-01-04", "2025-12-01T09:00", "end_questions"),
     ],
@@ -237,3 +237,19 @@ def test_each_branch_of_a_policy_becomes_what_the_user_wants():
         COMMON_VERBS,
     )
     assert "you want the agent to decline it; otherwise, you want the agent to approve" in said
+
+
+def test_a_sum_is_asked_how_much_as_people_name_it():
+    """Round 58: "I'd like to know the balance due of Kevin Sanders" and "the postage of my
+    shipment" read as field queries."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _asked_plainly, _sum_of
+
+    assert _asked_plainly("field_questions", "field_answers", "balance_due", 14.84, "") == (
+        "money_questions",
+        "money_answers",
+    )
+    assert _sum_of("balance due", "Kevin Sanders", person=True) == "Kevin Sanders's balance due"
+    assert _sum_of("postage", "my shipment SHP-3", person=False) == (
+        "the postage on my shipment SHP-3"
+    )
+    assert _sum_of("price", "my booking BKG-5", person=False) == "the price of my booking BKG-5"
