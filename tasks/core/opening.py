@@ -144,6 +144,9 @@ def _asked(text: str, choice: int) -> str:
     found = WANT_TO_KNOW.match(text)
     if found is None:
         return text
+    if found.group(1).startswith("this: "):  # the persona's "You want to know this: …": the
+        asked = found.group(1).removeprefix("this: ")  # question as the user asks it (round 59)
+        return f"{asked[:1].upper()}{asked[1:]}?{found.group(2)}"
     way = choice // len(GREETINGS) % len(ASKING)  # not tied to the greeting drawn
     return ASKING[way].format(found.group(1)) + found.group(2)
 

@@ -262,6 +262,8 @@ def _one_please(text: str) -> str:
 def _singular_after_one(match: re.Match[str]) -> str:
     """ "1 tickets" -> "1 ticket", "1 premium seats" -> "1 premium seat"."""
     between, word = match.group(1), match.group(2)
+    if word.endswith("ed") and between.strip().endswith("s"):  # "1 hour parked"
+        return f"1 {_one(between.strip())} {word}"
     if word in NOT_NOUNS and between.strip() and between.strip() not in NOT_NOUNS:
         return f"1 {_one(between.strip())} {word}"  # "1 tickets for" -> "1 ticket for"
     if word in NOT_NOUNS or between.strip() in NOT_NOUNS or word.endswith("ss"):

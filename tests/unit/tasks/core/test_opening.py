@@ -123,6 +123,18 @@ def test_a_wish_to_know_is_asked_in_more_than_one_way():
     assert any(a.endswith("I want to know the fare of a flight.") for a in asked)
 
 
+def test_a_question_of_its_own_is_asked_as_it_is():
+    """Round 59: "I want to know this: I've caught up on a loan; can I put it back in good
+    standing." opened a conversation."""
+    task = (
+        "You are Ann Lee (you are a borrower). You want to know this: I've caught up on a "
+        "loan; can I put it back in good standing."
+    )
+    said = opening_message(SimpleNamespace(task=task, mode="conversational"))
+    assert "know this" not in said
+    assert said.endswith("I've caught up on a loan; can I put it back in good standing?"), said
+
+
 def test_a_plain_task_is_the_opening_as_it_is():
     task = "You are my favourite agent. Cancel order O-1."
     assert opening_message(SimpleNamespace(task=task, mode="non_conversational")) == task

@@ -830,6 +830,7 @@ def test_one_of_a_thing_is_singular_before_a_preposition():
 
     assert tidy_text("Please sell 1 tickets for event X.") == "Please sell 1 ticket for event X."
     assert tidy_text("Add 1 premium seats.") == "Add 1 premium seat."
+    assert tidy_text("It left, 1 hours parked.") == "It left, 1 hour parked."  # a participle after
 
 
 def test_a_user_introduces_themself_once():
