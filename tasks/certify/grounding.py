@@ -33,7 +33,7 @@ from envmill.tasks.core.facts import (
     ask_and_answer,
     flatten_facts,
 )
-from envmill.tasks.core.field_words import field_noun, is_money_field, singular
+from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, is_money_field, singular
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
@@ -156,7 +156,7 @@ class Sight:
         fare" in the rules says no count), and only the noun itself, not a compound ("a credit
         purchase")."""
         noun = re.escape(singular(field_noun(name)))
-        if field_noun(name) in COUNTS:  # "buy a ticket": quantity=1
+        if field_noun(name) in COUNT_NAMES:  # "buy a ticket": quantity=1
             noun = "[a-z]{3,}"
         elif noun == re.escape(field_noun(name)):  # no plural ("weight"): no "a …" says it
             return False
@@ -351,7 +351,6 @@ SPELLED = re.compile(
     r"hundred|thousand|once|twice|single|first|second|third|dozen|half)\b",
     re.IGNORECASE,
 )
-COUNTS = frozenset({"quantity", "count", "number"})  # how many of the thing the user names
 # a word after the noun that makes it a compound's first half: "a credit purchase"
 NOUN_AFTER = (
     r"(?!(?:on|for|in|at|to|from|with|and|or|please|that|which|so|because|the|my|your|our|this|"

@@ -19,6 +19,8 @@ MONEY_WORDS = frozenset(
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
     retainer refund earnings deductions value arrears cover""".split()
 )
+# arguments that count the thing the request names: "buy a ticket" is quantity=1
+COUNT_NAMES = frozenset({"quantity", "count", "number"})
 # names that are sums of money as a whole, though their words are not ("steps_goal" is no sum)
 MONEY_NAMES = frozenset({"goal", "raised"})
 # words of a name that count something other than money

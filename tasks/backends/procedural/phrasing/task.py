@@ -44,7 +44,7 @@ from envmill.tasks.backends.procedural.phrasing.words import (
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep, Condition
 from envmill.tasks.backends.procedural.scenarios.lookups import shown
 from envmill.tasks.core.facts import ASKED_AS, PURPOSES, a_or_an, as_purpose, is_plural
-from envmill.tasks.core.field_words import field_noun, singular
+from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, singular
 from envmill.tasks.core.instructions import described_clause
 
 # tool verbs a person says otherwise ("intake a lot" is "take in a lot")
@@ -817,7 +817,7 @@ def _one_counted(step: ChainStep, obj: list[str]) -> ArgMention | None:
     if not obj or singular(obj[-1]) == obj[-1]:
         return None
     counts = [m for m in step.mentions if m.source == "int" and not isinstance(m.value, bool)]
-    named = [m for m in counts if m.name in (obj[-1], "quantity", "count", "number")]
+    named = [m for m in counts if m.name == obj[-1] or m.name in COUNT_NAMES]
     return named[0] if len(named) == 1 and named[0].value == 1 else None
 
 
