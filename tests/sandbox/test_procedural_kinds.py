@@ -218,9 +218,9 @@ def test_a_customer_question_reads_the_record_it_is_about_before_counting_its_re
     sandbox, monkeypatch
 ):
     """Round 40: "lists transactions on ACC-000002 without checking that the account is
-    theirs": whose a record is shows in the record, not in the list of its children. (Seed 5
+    theirs": whose a record is shows in the record, not in the list of its children. (Seed 7
     asks a customer's count over a filtered list of their account's transactions.)"""
-    output = _kind_run(sandbox, monkeypatch, "answer", ["banking"], seed=5)
+    output = _kind_run(sandbox, monkeypatch, "answer", ["banking"], seed=7)
     asked = [
         s
         for s in output.scenarios

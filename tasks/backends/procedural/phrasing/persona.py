@@ -352,6 +352,16 @@ def _client_of(compiled: CompiledEnvironment) -> str:
     return (_personas().get(compiled.domain) or {}).get("client") or "customer"
 
 
+def client_asking(compiled: CompiledEnvironment) -> str | None:
+    """Whom staff ask on behalf of, with its article ("a resident", "an employee"); None where
+    the user asks for themselves (a household runs its own smart home: ``asks_for: self``)."""
+    persona = _personas().get(compiled.domain) or {}
+    if persona.get("asks_for") == "self":
+        return None
+    client = _client_of(compiled)
+    return f"{'an' if article_for(client) == 'an' else 'a'} {client}"
+
+
 def as_yourself(request: str, entity: str | None) -> str:
     """The request with the signed-in person's own record said as "you": "check the credit of
     the sender: …, top up the sender" → "check your credit: …, top you up"."""

@@ -17,6 +17,7 @@ from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.backends.procedural.checks.derive import derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.openers import open_request
+from envmill.tasks.backends.procedural.phrasing.persona import client_asking
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chains import Chain, sample_chain
 from envmill.tasks.backends.procedural.scenarios.questions import Question, ask_aggregate, ask_field
@@ -89,7 +90,11 @@ def _ask(compiled: CompiledEnvironment, episode: ToolEpisode, rng: random.Random
     question = ask[0](compiled, episode, rng, allowed=allowed) or ask[1](
         compiled, episode, rng, allowed=allowed
     )
-    if question is None or allowed is None:
+    if question is None:
+        return None
+    asked_for = None if allowed is not None else client_asking(compiled)
+    question = question.with_a_reason(rng, asked_for)
+    if allowed is None:
         return question
     return _owner_shown(compiled, episode, question.in_first_person())
 

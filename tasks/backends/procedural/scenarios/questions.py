@@ -26,7 +26,7 @@ from envmill.tasks.backends.procedural.checks.answers import ValueKind, expected
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.task import OWNED
-from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE, words
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE, load_wording, words
 from envmill.tasks.backends.procedural.phrasing.words import (
     humanize_value,
     is_money,
@@ -72,6 +72,8 @@ class Question:
     subject: str = ""
     said: str = ""  # the value as the answer writes it ("$2.81"): a report that states it is enough
     field: str = ""  # the field asked for, in words ("balance")
+    shape: str = ""  # what is asked: status, money, when, count or field ("" after a change)
+    about: str = ""  # whose the record is: a person's, a named thing's, or someone's record
 
     def in_first_person(self) -> Question:
         """The question as the record's owner asks it ("my account …", answered "your …")."""
@@ -90,18 +92,34 @@ class Question:
             rf"The \1 of your {bare} \2 ",
             told,
         )
-        told = told[:1].upper() + told[1:]
-        return Question(
-            asked,
-            self.steps,
-            told,
-            self.expected,
-            self.vague,
-            self.facts,
-            "",
-            self.said,
-            self.field,
-        )
+        return replace(self, text=asked, answer=told[:1].upper() + told[1:], subject="")
+
+    def with_a_reason(self, rng: random.Random, client: str | None) -> Question:
+        """The question with why it is asked, said after it ("… I have a resident on the line
+        asking about it."): a bare lookup with no purpose read as a quiz (round 59). Staff
+        ask for ``client``; without one, the asker asks about their own record."""
+        if not self.shape:
+            return self
+        if client is None:
+            options = _reasons("reasons_own", self.shape)
+        elif self.about == "record":
+            options = [
+                line.format(client=client, client_cap=_capital(client))
+                for line in words("answers", "reasons_for_client")
+            ]
+        else:
+            options = _reasons(f"reasons_about_{self.about}", self.shape)
+        reason = rng.choice(options)
+        vague = f"{self.vague} {reason}" if self.vague else ""
+        return replace(self, text=f"{self.text} {reason}", vague=vague)
+
+
+def _reasons(key: str, shape: str) -> list[str]:
+    """The reasons in ``answers.yaml`` under ``key`` for a question of ``shape``."""
+    lines = (load_wording("answers").get(key) or {}).get(shape)
+    if not isinstance(lines, list) or not lines:
+        raise ValueError(f"wording 'answers': no list '{key}.{shape}'")
+    return lines
 
 
 def value_kind(value: Any) -> ValueKind | None:
@@ -215,8 +233,38 @@ def ask_field(
     steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
     said = say(name, value)
     return Question(
-        text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name)
-    )
+        text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name),
+        shape="" if template in AFTER_A_CHANGE else _shape(kind_of_answer),
+        about=_about(subject),
+    )  # fmt: skip
+
+
+AFTER_A_CHANGE = ("after_change", "count_after_change")  # the change is the reason to ask
+# what a question's answers template says it asks ("start_answers" → "when")
+SHAPES = {
+    "status": "status",
+    "money": "money",
+    "count_field": "count",
+    "moment": "when",
+    "start": "when",
+    "begins": "when",
+    "began": "when",
+    "end": "when",
+    "duration": "when",
+}
+
+
+def _shape(answers: str) -> str:
+    """What a question asks, from its answers' template ("start_answers_past" → "when")."""
+    return SHAPES.get(answers.removesuffix("_past").rsplit("_", 1)[0], "field")
+
+
+def _about(subject: Subject) -> str:
+    """Whose record a question is about: a person ("Kevin Sanders"), a named thing of the
+    business ("the Paint Booth machine"), or someone's record known by its id."""
+    if words_of(subject.entity) in PEOPLE:
+        return "person"
+    return "thing" if subject.label is not None else "record"
 
 
 def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str) -> tuple[str, str]:
@@ -486,7 +534,10 @@ def _aggregate_question(
         rng, f"{key}_answers", **{**fill, "things": before + words_of(entity)} if one else fill
     )
     facts = subject_facts(subject)
-    return Question(text, [*subject.steps, step], answer, expected, vague, facts, subject.text)
+    return Question(
+        text, [*subject.steps, step], answer, expected, vague, facts, subject.text,
+        shape="money" if money else "count", about=_about(subject),
+    )  # fmt: skip
 
 
 def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[str]:

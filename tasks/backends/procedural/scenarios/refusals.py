@@ -561,6 +561,7 @@ def _rule_said(
     """The reason a rule refused the call, and what the user can do instead, where the
     sandbox shows it would go through."""
     state = known_state(episode)
+    policy = _what_applies(compiled, manifest, arguments, state, policy)
     reason = spoken_reason(error, policy, _action(compiled, manifest.tool))
     if REFERRAL.search(reason) and not _staff_could(compiled, episode, manifest, arguments):
         reason = REFERRAL.sub("", reason)  # no "ask the front desk" where they cannot either
@@ -568,6 +569,36 @@ def _rule_said(
     if offer and not _offer_holds(episode, manifest.tool, arguments, error, state):
         offer = None
     return reason, offer
+
+
+def _what_applies(
+    compiled: CompiledEnvironment,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    state: dict[str, Any],
+    policy: str | None,
+) -> str | None:
+    """The policy without a later clause about a status the record is not in: "Adjusters are
+    assigned only to newly filed claims", without "; denied claims are reopened by appeal" to
+    the user of an approved claim (round 59: "pastes an irrelevant clause")."""
+    if not policy or ";" not in policy:
+        return policy
+    spec = compiled.spec.entities.get(manifest.entity)
+    status = spec.fields.get("status") if spec is not None else None
+    target = next(
+        (arguments.get(a.name) for a in manifest.args if a.entity == manifest.entity), None
+    )
+    record = (state.get(compiled.entity_attrs.get(manifest.entity, ""), {}) or {}).get(target)
+    if status is None or not isinstance(record, dict):
+        return policy
+    others = [words_of(str(v)) for v in status.values if v != record.get("status")]
+    first, *rest = policy.rstrip(".").split(";")
+    kept = [
+        clause
+        for clause in rest
+        if not any(re.search(rf"\b{re.escape(other)}\b", clause, re.I) for other in others)
+    ]
+    return ";".join([first, *kept]) + "."
 
 
 # a request that tells why, in the user's own words ("I lost my job and can't keep pledge

@@ -1,0 +1,78 @@
+"""Why a question is asked and which part of a rule applies (round 59: "a bare field lookup with
+no purpose behind the question"; "the refusal pastes an irrelevant clause")."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from envmill.schemas.answers import ExpectedAnswer
+from envmill.tasks.backends.procedural.catalog import load_domain
+from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
+from envmill.tasks.backends.procedural.phrasing.persona import client_asking
+from envmill.tasks.backends.procedural.phrasing.word_lists import load_wording
+from envmill.tasks.backends.procedural.scenarios.questions import Question
+from envmill.tasks.backends.procedural.scenarios.refusals import _what_applies
+
+
+def _question(shape: str, about: str) -> Question:
+    expected = ExpectedAnswer(type="enum", value="frozen")
+    return Question(
+        "What is the status of account ACC-1?", [], "Account ACC-1 has been frozen.", expected,
+        vague="What is the status of an account?", shape=shape, about=about,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("about", ["record", "person", "thing"])
+def test_staff_say_whom_or_what_they_ask_for(about):
+    reasons = load_wording("answers")
+    asked = _question("status", about).with_a_reason(random.Random(3), "a resident")
+    said = asked.text.removeprefix("What is the status of account ACC-1? ")
+    if about == "record":
+        lines = reasons["reasons_for_client"]
+        options = [r.format(client="a resident", client_cap="A resident") for r in lines]
+    else:
+        options = reasons[f"reasons_about_{about}"]["status"]
+    assert said in options, asked.text
+    assert asked.vague.endswith(said)  # the conversational opening says why too
+
+
+def test_the_asker_of_their_own_record_says_their_own_reason():
+    asked = _question("money", "record").with_a_reason(random.Random(1), None)
+    said = asked.text.removeprefix("What is the status of account ACC-1? ")
+    assert said in load_wording("answers")["reasons_own"]["money"]
+    assert asked.answer == "Account ACC-1 has been frozen."  # the answer is unchanged
+
+
+def test_a_question_after_a_change_needs_no_other_reason():
+    question = _question("", "record")
+    assert question.with_a_reason(random.Random(1), "a guest") is question
+
+
+def test_every_shape_has_reasons_for_each_asker():
+    reasons = load_wording("answers")
+    for key in ("reasons_own", "reasons_about_person", "reasons_about_thing"):
+        assert set(reasons[key]) == {"status", "money", "when", "count", "field"}, key
+
+
+def test_staff_ask_for_the_domains_client_and_a_household_for_itself():
+    assert client_asking(compile_environment(load_domain("city_requests"), 0)) == "a resident"
+    assert client_asking(compile_environment(load_domain("hr_leave"), 0)) == "an employee"
+    assert client_asking(compile_environment(load_domain("smart_home"), 0)) is None
+
+
+def test_a_refusal_leaves_out_the_clause_about_another_status():
+    compiled = compile_environment(load_domain("insurance_claims"), 0)
+    manifest = next(t for t in compiled.tools if t.tool == "route_claim")  # seed 0: an alias
+    target = next(a.name for a in manifest.args if a.entity == manifest.entity)
+    policy = (
+        "Adjusters are assigned only to newly filed claims; denied claims are reopened by appeal."
+    )
+    attr = compiled.entity_attrs[manifest.entity]
+    for status, said in (
+        ("approved", "Adjusters are assigned only to newly filed claims."),
+        ("denied", policy),
+    ):
+        state = {attr: {"CLM-1": {"status": status}}}
+        assert _what_applies(compiled, manifest, {target: "CLM-1"}, state, policy) == said
