@@ -124,6 +124,7 @@ def reference_messages(
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
     steps = _without_repeated_reads(solved, tool_kinds or {})
+    asked_in = {id(step): n for n, (step, _) in enumerate(steps)}  # the order the user asked in
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
     index, confirmed = 0, False
     records = {  # what each record is called, as the state holds it
@@ -156,7 +157,15 @@ def reference_messages(
         changed = [(step, result) for step, result in steps[index:] if _changes(step, tool_kinds)]
         changes = [step for step, _ in changed]
         confirming = conversational and not confirmed and changes and changes[0] is steps[index][0]
-        needed = ledger.needed_for(steps[index][0])
+        # a read moved ahead of a change the user asked for first waits for that change's
+        # facts: "reserve a room for a new guest" asks who the guest is before the room
+        # (round 59: "Could you tell me the room number?" came first)
+        passed = [
+            step
+            for step in changes
+            if conversational and asked_in[id(step)] < asked_in[id(steps[index][0])]
+        ]
+        needed = [*_plain_facts(ledger, passed), *ledger.needed_for(steps[index][0])]
         for pair in choosing_facts(ledger, steps[index][0], earlier):
             if all(pair[1] is not fact for _, fact in needed):
                 needed.append(pair)

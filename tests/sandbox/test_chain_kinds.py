@@ -13,7 +13,11 @@ from faker import Faker
 
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.backends.procedural.catalog import load_domain
-from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
+from envmill.tasks.backends.procedural.checks.derive import (
+    derive_absence_check,
+    derive_checks,
+    words_of,
+)
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
 from envmill.tasks.backends.procedural.scenarios import chain_kinds
 from envmill.tasks.backends.procedural.scenarios import generate as scenarios
@@ -27,7 +31,9 @@ from envmill.tasks.envs import admit_environment
 MAX_INDICES = 24
 
 
-def build_of_kind(domain: str, kind: str, sandbox, monkeypatch, seed: int = 7):
+def build_of_kind(
+    domain: str, kind: str, sandbox, monkeypatch, seed: int = 7, conversational_share=0.0
+):
     """The first scenario of ``domain`` whose chain was built as ``kind``, with its chain."""
     compiled = compile_environment(load_domain(domain), seed)
     env = admit_environment(compiled.source, sandbox)
@@ -49,7 +55,7 @@ def build_of_kind(domain: str, kind: str, sandbox, monkeypatch, seed: int = 7):
                 3,
                 sandbox,
                 faker=Faker("en_US"),
-                conversational_share=0.0,
+                conversational_share=conversational_share,
                 state_builder=build_initial_state,
             )
         except scenarios.ScenarioSkipped:
@@ -168,6 +174,21 @@ def test_a_step_on_the_new_record_is_not_a_step_on_an_old_one(sandbox, monkeypat
     old = sorted(spec.initial_state[attr])[0]
     wrong = swapped(spec.reference_solution, mention.value, old)
     assert reward_of(compiled, sandbox, spec, wrong) < 1.0
+
+
+@pytest.mark.parametrize("domain", ["hotel", "parking", "payroll"])
+def test_a_record_made_for_the_next_step_is_one_goal(domain, sandbox, monkeypatch):
+    """Round 59: "Please register a guest, and then I need to reserve a room for them" read as
+    a list of steps; a person says "reserve a room for a new guest" and leaves the steps to
+    the agent."""
+    compiled, env, spec, chain = build_of_kind(
+        domain, "created_chain", sandbox, monkeypatch, conversational_share=1.0
+    )
+    assert spec.mode == "conversational"
+    made = words_of(chain.steps[0].manifest.entity)
+    assert f"a new {made}" in spec.task, spec.task
+    assert not re.search(r"\b(?:and then|Next|Then|Also)\b", spec.task), spec.task
+    assert_certified(spec, env, sandbox)
 
 
 def test_a_conditional_follows_the_true_branch_and_the_other_loses(sandbox, monkeypatch):

@@ -126,9 +126,10 @@ def phrase_task(
         closer = closer if thanks else ""
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
     named = name_the_record(steps)
-    goals = [phrase_step(step, rng, vague=True, voice=voice) for step in named]
-    goals = distinguish_repeats(named, goals)
-    opening = choose_opening(named, rng, voice)
+    wanted = made_for_the_next(named)
+    goals = [phrase_step(step, rng, vague=True, voice=voice) for step in wanted]
+    goals = distinguish_repeats(wanted, goals)
+    opening = choose_opening(wanted, rng, voice)
     task = scrub_tool_names(tidy_text(f"{opening} {compose_clauses(goals, rng)}"), tool_names)
     return task, _not_said_yet(named, collect_user_facts(steps))  # said when asked
 
@@ -158,6 +159,21 @@ def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
                 continue
             named_step = replace(step, mentions=mentions, condition=condition)
             return [*steps[:index], named_step, *steps[index + 1 :]]
+    return steps
+
+
+def made_for_the_next(steps: list[ChainStep]) -> list[ChainStep]:
+    """The goals without a record made only for the next step, which says it as "a new …":
+    "I need to reserve a room for a new guest", not "register a guest, and then I need to
+    reserve a room for them" (round 59: a list of steps where a person states one goal). The
+    agent works out that the guest is registered first; the user still gives each detail."""
+    if len(steps) != 2 or not is_create(steps[0]):
+        return steps
+    made, used = steps
+    for mention in used.mentions:
+        if mention.entity == made.manifest.entity and mention.described in ("it", "them"):
+            new = replace(mention, described=f"a new {mention_entity(mention)}")
+            return [replace(used, mentions=[new if m is mention else m for m in used.mentions])]
     return steps
 
 

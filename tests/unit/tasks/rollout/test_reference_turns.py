@@ -213,7 +213,7 @@ def test_asking_which_namesake_is_meant_lists_what_was_found():
     from envmill.tasks.offline_llm.simulated_user import _WHICH
 
     asked = next(m["content"] for m in _namesakes_conversation() if "Which" in (m["content"] or ""))
-    assert "one whose phone is 555-0101 and one whose phone is 555-0199" in asked
+    assert "one on 555-0101 and one on 555-0199" in asked
     assert _WHICH.search(asked)["noun"] == "member"
 
 
@@ -439,3 +439,58 @@ def test_a_value_that_replaces_one_the_agent_saw_is_asked_as_new():
     pledge = [{"data": {"pledge_id": "PLG-1", "amount": 2000}, "success": True}]
     amount = ("amount", Fact("amount", "amount", 1500))
     assert _as_new_values([amount], pay, pledge) == [amount]
+
+
+def test_a_new_guests_details_are_asked_before_the_room_found_for_them():
+    """Round 59: "reserve a room for a new guest" asked "the room number?" first, because the
+    room's read goes ahead of the guest's registration. The read still goes first; the
+    questions keep the order the request has (the guest, then the room), and every fact is
+    asked before the yes."""
+    room = {"room_id": "RM-4", "number": "306", "status": "clean"}
+    guest = {"guest_id": "GST-1", "name": "Jared Reynolds", "email": "jr@example.net"}
+    spec = ScenarioSpec(
+        env_id="e1",
+        mode="conversational",
+        task="You are Julian. You want the agent to reserve a room for a new guest.",
+        user_facts={
+            "name": "Jared Reynolds",
+            "email": "jr@example.net",
+            "room number": "306",
+            "nights": 5,
+        },
+        initial_state={"guests": {}, "rooms": {"RM-4": room}, "reservations": {}},
+        reference_solution=[
+            {
+                "tool": "register_guest",
+                "arguments": {"name": guest["name"], "email": guest["email"]},
+            },
+            {"tool": "find_room", "arguments": {"number": "306"}},
+            {
+                "tool": "book_room",
+                "arguments": {"guest_id": "GST-1", "room_id": "RM-4", "nights": 5},
+            },
+        ],
+        checks=[],
+    )
+    reservation = {"reservation_id": "RSV-1", "guest_id": "GST-1", "room_id": "RM-4", "nights": 5}
+    results = [
+        {"success": True, "data": guest},
+        {"success": True, "data": [room]},
+        {"success": True, "data": reservation},
+    ]
+    final = {"guests": {"GST-1": guest}, "rooms": spec.initial_state["rooms"]}
+    final["reservations"] = {"RSV-1": reservation}
+    report = CertificationReport(
+        scenario_id="ef" * 8, gates=[], step_results=results, final_state=final
+    )
+    kinds = {"register_guest": "state_change", "find_room": "query", "book_room": "state_change"}
+    messages = reference_messages(spec, report, kinds)
+    answers = [i for i, m in enumerate(messages) if m["role"] == "user"][1:]
+    said = [messages[i]["content"] for i in answers]
+    name = next(i for i in answers if "Jared Reynolds" in messages[i]["content"])
+    number = next(i for i in answers if "306" in messages[i]["content"])
+    yes = next(i for i in answers if "go ahead" in messages[i]["content"].lower())
+    register = next(
+        i for i, m in enumerate(messages) if "register_guest" in str(m.get("tool_calls"))
+    )
+    assert name <= number < yes < register, said
