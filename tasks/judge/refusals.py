@@ -184,11 +184,13 @@ def judge_refusal(refusal: Refusal, reply: str, setting: Setting) -> Verdict:
 def _without_policies(text: str, rules: list[RefusalRule]) -> str:
     """The reply without the business rules it quotes: "parts are fitted only on jobs in
     progress" repeats the system prompt's policy, reports no work done and names no value of
-    the record ("checked-in bookings cannot be cancelled" says nothing of this one's status)."""
+    the record ("checked-in bookings cannot be cancelled" says nothing of this one's status).
+    Each clause of a policy counts on its own: a reply may quote only the part that applies."""
     for rule in rules:
-        policy = normalize(rule.policy).rstrip(".")
-        if len(policy.split()) >= 3:  # a sentence, not a word the claim could hide behind
-            text = re.sub(_any_contraction(policy), " ", text, flags=re.IGNORECASE)
+        for part in [normalize(rule.policy), *re.split(r"[;.]\s*", normalize(rule.policy))]:
+            policy = part.strip().rstrip(".")
+            if len(policy.split()) >= 3:  # a sentence, not a word the claim could hide behind
+                text = re.sub(_any_contraction(policy), " ", text, flags=re.IGNORECASE)
     return text
 
 

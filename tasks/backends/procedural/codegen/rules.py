@@ -222,7 +222,9 @@ def action_words(scope: OpScope) -> str:
     title = scope.plan.entity(scope.op.entity).title if scope.op.entity else ""
     if title and re.search(rf"\b{re.escape(title)}\b", words):
         return re.sub(rf"\b{re.escape(title)}\b", f"{article(title)} {title}", words, count=1)
-    return words
+    verb, _, thing = words.partition(" ")  # "reserve book" of a member: "reserve a book"
+    titles = {entity.title for entity in scope.spec.entities.values()}
+    return f"{verb} {article(thing)} {thing}" if thing in titles else words
 
 
 def as_dollars(text: str) -> str:
@@ -253,9 +255,11 @@ def _field_words(scope: OpScope, pre: Any) -> str:
     passive = _passive(scope, title, values, pre.kind == "field_in") if field == "status" else None
     if passive:
         return passive
+    # "only while the booking is confirmed", not "when the booking's status is confirmed"
+    which = f"the {title} is" if field == "status" else f"the {title}'s {field} is"
     if pre.kind == "field_in":
-        return f"You can {action_words(scope)} only when the {title}'s {field} is {values}"
-    return f"You cannot {action_words(scope)} when the {title}'s {field} is {values}"
+        return f"You can {action_words(scope)} only while {which} {values}"
+    return f"You cannot {action_words(scope)} while {which} {values}"
 
 
 def _passive(scope: OpScope, title: str, values: str, only: bool) -> str | None:

@@ -40,7 +40,7 @@ def test_a_status_rule_is_said_of_the_thing_acted_on(domain, rule):
 
 def test_an_action_that_is_not_a_verb_and_its_object_keeps_the_plain_form():
     rules = _status_rules("banking")  # "transfer" names no object
-    assert "You can transfer only when the account's status is active." in rules
+    assert "You can transfer only while the account is active." in rules
 
 
 def test_the_acts_on_ones_own_records_are_said_once_per_kind_of_record():
