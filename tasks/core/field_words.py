@@ -107,16 +107,31 @@ def singular(noun: str) -> str:
 
 
 def said_apart(field: str, value: object, said: str) -> str | None:
-    """How a person tells a record from its namesake by a time or a place ("on 19 Apr 2025 at
-    19:15", "starting 31 Aug 2025", "at 9932 Adkins Road", "in Room 102"), not "whose start
-    date is …" (round 41); None for anything else. ``said`` is the value as the text says it."""
+    """How a person tells a record from its namesake by a time, a place or a contact ("on 19
+    Apr 2025 at 19:15", "starting 31 Aug 2025", "at 9932 Adkins Road", "in Room 102", "at
+    ann@x.org", "by Jo Nash"), not "whose start date is …" (round 41); None for anything else.
+    ``said`` is the value as the text says it."""
     if not isinstance(value, str):
         return None
-    if "start" in field_noun(field) and re.match(r"\d{4}-\d{2}-\d{2}", value):
+    noun = field_noun(field)
+    if "start" in noun and re.match(r"\d{4}-\d{2}-\d{2}", value):
         return f"{'starting' if len(value) == 10 else 'on'} {said}"
+    if re.match(r"\d{4}-\d{2}-\d{2}", value) and (joined := JOINED.search(noun)):
+        return f"{JOINED_SAID[joined.group(1).lower()]} on {said}"  # "hired on 14 Mar 2018"
+    # the ways people tell two Ann Lees apart (round 59: "(the one whose email is …)" read
+    # as generated): "the one at ann@x.org", "the one on 555-0100", "the one by Jo Nash"
+    if "@" in value and "email" in noun:
+        return f"at {said}"
+    if "phone" in noun and re.search(r"\d{3}", value):
+        return f"on {said}"
+    if noun in MADE_BY:
+        return f"{MADE_BY[noun]} {said}"
     if field in ADDRESS_FIELDS and re.search(r"\d", value):  # a street address, not an
         return f"at {said}"  # office called "remote" (red team: "the one at remote")
     return f"in {said}" if re.fullmatch(r"(?:Room|Suite|Hall|Studio) \S+", value) else None
 
 
+JOINED = re.compile(r"\b(hire|join|enrol)", re.I)
+JOINED_SAID = {"hire": "hired", "join": "who joined", "enrol": "enrolled"}
+MADE_BY = {"author": "by", "artist": "by", "company": "from", "employer": "from"}
 ADDRESS_FIELDS = frozenset({"address", "street_address", "site_address", "location", "street"})
