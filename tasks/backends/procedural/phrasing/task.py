@@ -286,10 +286,21 @@ def _choose_template(
     elif any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
         # "Amanda Miller's latest order": someone else's, so not "I changed my mind, cancel …"
         usable = [p for p in usable if not FIRST_PERSON.search(p)] or usable
+    if any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
+        # "Rachel Woodard's closed course" may be the one she teaches: not "The instructor
+        # for Rachel Woodard's closed course is unavailable" (round 60)
+        usable = [p for p in usable if not _names_a_person(p)] or usable
     template = rng.choice(usable) if usable else _fallback_template(step)
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)
     return vague_template(template, step.mentions) if vague else template
+
+
+def _names_a_person(template: str) -> bool:
+    """The template names someone by their role outside its placeholders ("The instructor
+    for {course_id.label} …")."""
+    outside = re.sub(r"\{[^}]*\}", " ", template).lower()
+    return any(word in PEOPLE for word in re.findall(r"[a-z]+", outside))
 
 
 def as_relayed(template: str) -> str | None:
@@ -655,7 +666,9 @@ def compose_clauses(clauses: list[Clause], rng: random.Random) -> str:
     first, *rest = clauses
     polite = bool(PLEASE.search(first.body))
     leads = [PLEASE_AFTER.sub("", c.lead()) if polite else c.lead() for c in rest]
-    say_first = rng.random() < 0.4 or not first.body[:1].isalpha()  # "First, 139 units of …"
+    # "First, 139 units of …"; two requests need no "First" (round 60: "First, … Next, …"
+    # read as a list)
+    say_first = (rng.random() < 0.4 and len(clauses) > 2) or not first.body[:1].isalpha()
     if all(c.simple for c in clauses) and rng.random() < 0.6:
         if len(clauses) == 2:
             opening = f"First, {first.lead()}" if say_first else first.sentence()[:-1]

@@ -97,11 +97,15 @@ def generate_scenario_batch(
         # into our own office; cancel my membership." in one run), whatever the states behind
         # and whatever greeting or thanks frame them; a conversation is its whole instruction
         words = spec.task if spec.mode == "conversational" else bare_request(spec.task).casefold()
-        if spec.scenario_id in seen or words in seen:
+        # nor the same calls for the same kind in other words (round 60: three conditionals
+        # on work order WO-00001, each approving its $95 estimate)
+        solution = [step.model_dump() for step in spec.reference_solution]
+        calls = f"{spec.kind.split('+')[0]} {canonical_json(solution)}"
+        if {spec.scenario_id, words, calls} & seen:
             duplicate = "duplicate of an earlier scenario"
             batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
             continue
-        seen |= {spec.scenario_id, words}
+        seen |= {spec.scenario_id, words, calls}
         batch.scenarios.append(spec)
     for skipped in batch.skipped:  # not ``skip``: the except clause above deletes that name
         log.info("env %s: scenario %d skipped: %s", env_id, skipped.index, skipped.message)

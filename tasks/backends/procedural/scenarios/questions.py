@@ -202,8 +202,8 @@ def ask_field(
         sum=_sum_of(noun, subject.text, person),
     )  # fmt: skip
     vague = _fill(
-        rng, "", template=chosen, field=noun, subject=vague_subject(entity), verb=verb or "",
-        sum=_sum_of(noun, vague_subject(entity), person),
+        rng, "", template=chosen, field=noun, subject=vague_subject(entity, allowed),
+        verb=verb or "", sum=_sum_of(noun, vague_subject(entity, allowed), person),
     )  # fmt: skip
     answer = _fill(
         rng,
@@ -290,6 +290,8 @@ def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str)
         return "duration_questions", "duration_answers"
     if template == "field_questions" and is_money_field(name) and answers == "field_answers":
         return "money_questions", "money_answers"  # "How much is the balance on …?"
+    if template == "field_questions" and name == "stock":  # "has 1 in stock", not "'s stock is 1"
+        return "stock_questions", "stock_answers"
     return template, answers
 
 
@@ -425,7 +427,7 @@ def ask_aggregate(
             own = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
             subject = replace(subject, steps=[own])
         return _aggregate_question(
-            rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words
+            rng, op, tool.entity, subject, args, tool.tool, value, unfiltered, filter_words, allowed
         )
     return None
 
@@ -501,7 +503,7 @@ UNIT_RECORDS = frozenset({"ticket", "seat", "pass", "voucher"})
 
 
 def _aggregate_question(
-    rng, op, entity, subject: Subject, args, tool, value, unfiltered, filter_words
+    rng, op, entity, subject: Subject, args, tool, value, unfiltered, filter_words, allowed=None
 ) -> Question:
     before, after = filter_words
     things = before + plural_of(words_of(entity))
@@ -528,11 +530,15 @@ def _aggregate_question(
     step = SolutionStep(tool=tool, arguments=args)
     template = rng.choice(words("answers", f"{key}_questions"))
     text = _fill(rng, f"{key}_questions", template=template, **fill)
-    vague = _fill(rng, "", template=template, **{**fill, "owner": vague_subject(subject.entity)})
+    vague = _fill(
+        rng, "", template=template, **{**fill, "owner": vague_subject(subject.entity, allowed)}
+    )
     one = op.kind != "sum" and value == 1  # "I count 1 transfer-in transaction"
     answer = _fill(
         rng, f"{key}_answers", **{**fill, "things": before + words_of(entity)} if one else fill
     )
+    # "has 3 current enrolments", never "currently has 3 current enrolments" (round 60)
+    answer = answer.replace(f"currently has {shown} current", f"has {shown} current")
     facts = subject_facts(subject)
     return Question(
         text, [*subject.steps, step], answer, expected, vague, facts, subject.text,
@@ -548,11 +554,13 @@ def enum_values(compiled: CompiledEnvironment, entity: str, name: str) -> list[s
     return list(field.values) if field is not None else []
 
 
-def vague_subject(entity: str) -> str:
+def vague_subject(entity: str, own: set[str] | None = None) -> str:
     """How a conversational opening names a record before the user is asked which one: "my
-    booking", as people say it ("one of my bookings" read as a template, round 37)."""
+    booking", as people say it ("one of my bookings" read as a template, round 37); a signed-in
+    customer's (``own``: their records' ids) is always theirs ("how many delivered parcels a
+    shipment has" of their own shipment, round 60)."""
     noun = words_of(entity)
-    return f"my {noun}" if entity in OWNED else f"a {noun}"
+    return f"my {noun}" if entity in OWNED or own is not None else f"a {noun}"
 
 
 def subject_facts(subject: Subject) -> dict[str, Any]:
@@ -626,6 +634,8 @@ def _sum_of(noun: str, subject: str, person: bool) -> str:
     (round 58: "the balance due of Kevin Sanders" read as a field query)."""
     if person:
         return f"{subject}'s {noun}"
+    if noun == "amount":  # "How much is invoice INV-8?", not "the amount of invoice INV-8"
+        return subject
     on = noun.split()[-1] in {"balance", "due", "postage", "tip", "charges", "owed", "arrears"}
     return f"the {noun} {'on' if on else 'of'} {subject}"  # "the price of my booking"
 

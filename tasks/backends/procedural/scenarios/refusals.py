@@ -750,8 +750,8 @@ def _action(compiled: CompiledEnvironment, tool: str) -> str:
     if found is None:
         return ""
     clause = described_clause(tool, found.op.doc or "")
-    if clause:
-        return clause
+    if clause:  # "issue a policy", not "a one-year policy": a figure the refusal is not about
+        return re.sub(r"\b(?:\d+|one|two|three|four|five|six|seven|ten|twelve)-[a-z]+ ", "", clause)
     verb, *noun = tool.split("_")
     title = plan.entity(found.op.entity).title.lower().split() if found.op.entity else []
     return f"{verb} it" if len(noun) == 1 and title[:1] == noun else ""

@@ -51,8 +51,13 @@ def fake_text(fake: Any, provider: str) -> str:
 def plain_name(fake: Any) -> str:
     """A first and last name as people write them; Faker's en_US list spells "McCall" and
     "O'Connor" as "Mccall" and "Oconnor", which raters read as generator artifacts (round 49).
-    Faker's ``name()`` adds "Dr." and "MD"."""
-    return f"{fake.first_name()} {surname(fake.last_name())}"
+    Faker's ``name()`` adds "Dr." and "MD"; a surname that repeats the first name ("Henry
+    Henry", round 60) is drawn again."""
+    first = fake.first_name()
+    last = surname(fake.last_name())
+    while last == first:
+        last = surname(fake.last_name())
+    return f"{first} {last}"
 
 
 def surname(name: str) -> str:

@@ -76,3 +76,49 @@ def test_a_refusal_leaves_out_the_clause_about_another_status():
     ):
         state = {attr: {"CLM-1": {"status": status}}}
         assert _what_applies(compiled, manifest, {target: "CLM-1"}, state, policy) == said
+
+
+def test_stock_is_asked_and_told_as_a_shop_says_it():
+    """Round 60: "Wool Doormat's stock is 1." read as terse."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _asked_plainly
+
+    assert _asked_plainly("field_questions", "field_answers", "stock", 1, "") == (
+        "stock_questions",
+        "stock_answers",
+    )
+
+
+def test_a_template_naming_a_role_is_not_used_of_a_record_named_by_its_person():
+    """Round 60: "The instructor for Rachel Woodard's closed course is unavailable", where
+    Rachel Woodard is the instructor."""
+    from envmill.tasks.backends.procedural.phrasing.task import _names_a_person
+
+    assert _names_a_person("The instructor for {course_id.label} is unavailable; cancel it.")
+    assert not _names_a_person("Cancel {course_id.label}; it won't run this term.")
+
+
+def test_a_persona_name_never_repeats_its_first_name():
+    """Round 60: a persona called "Henry Henry"."""
+    from envmill.tasks.backends.procedural.state.contact import plain_name
+
+    class Fake:
+        last = iter(["Henry", "Henry", "Diaz"])
+
+        def first_name(self):
+            return "Henry"
+
+        def last_name(self):
+            return next(self.last)
+
+    assert plain_name(Fake()) == "Henry Diaz"
+
+
+def test_a_refused_action_leaves_out_a_figure_the_refusal_is_not_about():
+    """ "issue a one-year policy" read as a stated 1 the state does not hold (the judge
+    refused five references in an insurance-only run)."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import _action
+
+    compiled = compile_environment(load_domain("insurance_claims"), 0)
+    creator = next(t.tool for t in compiled.tools if t.tool in ("open_policy", "issue_policy"))
+    assert "one-year" not in _action(compiled, creator)
+    assert "policy" in _action(compiled, creator)

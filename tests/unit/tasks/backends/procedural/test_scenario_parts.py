@@ -558,6 +558,16 @@ def test_generated_scenarios_meet_the_certification_gates():
         assert not any(name in spec.task for name in TOOL_NAMES)
 
 
+def test_the_same_calls_for_the_same_kind_are_one_scenario():
+    """Round 60: three conditionals on work order WO-00001, each approving its $95 estimate in
+    other words, read as one scenario three times."""
+    specs = _generate(n=30)  # five states: the same calls come back
+    solutions = [
+        (spec.kind, json.dumps([s.model_dump() for s in spec.reference_solution])) for spec in specs
+    ]
+    assert len(solutions) == len(set(solutions)) >= 6
+
+
 def test_generation_is_deterministic_and_modes_follow_the_share():
     assert [s.model_dump() for s in _generate()] == [s.model_dump() for s in _generate()]
     assert {s.scenario_id for s in _generate(seed=8)} != {s.scenario_id for s in _generate()}
