@@ -272,6 +272,10 @@ def _choose_template(
     # a phrase that says every value, not one with ", with the amount set to $500" tacked on
     said = names - {m.name for m in step.mentions if m.described}
     usable = [p for p in usable if said <= _names_in(p)] or usable
+    # the new record in its place ("a deduction of $75 for them"), not tacked on after the
+    # rest ("$480 taken from every paycheck for pension, for them": round 61)
+    made = {m.name for m in step.mentions if m.described in ("it", "them")}
+    usable = [p for p in usable if made <= _names_in(p)] or usable
     if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
         orders = [p for p in order_phrases(usable) if not BESIDES_THE_ACT.search(p)]
         usable = orders or [p for p in usable if not BESIDES_THE_ACT.search(p.strip())] or usable

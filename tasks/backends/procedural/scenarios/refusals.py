@@ -122,6 +122,7 @@ def find_refusal(
             and not _already_over(compiled, manifest, arguments, error, rule, state)
             and not _not_there_yet(compiled, error, rule)
             and _staff_would(compiled, episode, manifest, arguments, error)
+            and not _changes_nothing(compiled, manifest, arguments, state)
         ):
             found = (manifest, arguments, error, reasons, rule)
             if OWN_ONLY.match(error) and rng.random() >= OWNERSHIP_SHARE:
@@ -137,6 +138,28 @@ def find_refusal(
 # call drawn at random is most often that (15 of 23 in a default run), and raters read a run
 # of "isn't one of your own" as a contrived trap (round 44); the business's rules teach more
 OWNERSHIP_SHARE = 0.35
+
+
+def _changes_nothing(
+    compiled: CompiledEnvironment,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    state: dict[str, Any],
+) -> bool:
+    """Every value the call would set is the record's already: a refusal of "set the rate to
+    $250" of a matter at $250 leaves out that nothing needed doing (round 61)."""
+    target = next(
+        (arguments.get(a.name) for a in manifest.args if a.entity == manifest.entity), None
+    )
+    record = (state.get(compiled.entity_attrs.get(manifest.entity, ""), {}) or {}).get(target)
+    values = {k: v for k, v in arguments.items() if not k.endswith("_id") and k in (record or {})}
+    return bool(values) and all(_same(record.get(k), v) for k, v in values.items())  # type: ignore[union-attr]
+
+
+def _same(old: Any, new: Any) -> bool:
+    if _is_number(old) and _is_number(new):
+        return abs(float(old) - float(new)) < 0.005
+    return old == new
 
 
 def _staff_would(

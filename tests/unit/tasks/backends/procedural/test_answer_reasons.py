@@ -122,3 +122,16 @@ def test_a_refused_action_leaves_out_a_figure_the_refusal_is_not_about():
     creator = next(t.tool for t in compiled.tools if t.tool in ("open_policy", "issue_policy"))
     assert "one-year" not in _action(compiled, creator)
     assert "policy" in _action(compiled, creator)
+
+
+def test_a_refusal_is_never_of_a_change_to_the_value_already_there():
+    """Round 61: "set the hourly rate to $250" of a matter already at $250 was refused for
+    being on hold, and the reply never said nothing needed doing."""
+    from envmill.tasks.backends.procedural.scenarios.refusals import _changes_nothing
+
+    compiled = compile_environment(load_domain("legal_cases"), 1)  # seed 1 has the rate tool
+    manifest = next(t for t in compiled.tools if t.tool == "change_hourly_rate")
+    state = {"matters": {"MAT-1": {"hourly_rate": 250.0, "status": "on_hold"}}}
+    same = {"matter_id": "MAT-1", "hourly_rate": 250}
+    assert _changes_nothing(compiled, manifest, same, state)
+    assert not _changes_nothing(compiled, manifest, {**same, "hourly_rate": 300}, state)
