@@ -216,11 +216,7 @@ def ask_field(
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
-    status = record.get("status")
-    noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
-    noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
-    if name != "status" and noted and _worth_noting(compiled, entity, state, rid):
-        answer += f" Note that {_where_it_stands(subject.text, entity, str(status))}."
+    answer += _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
     expected = expected_answer(
         value,
         kind or "text",
@@ -265,6 +261,54 @@ def _about(subject: Subject) -> str:
     if words_of(subject.entity) in PEOPLE:
         return "person"
     return "thing" if subject.label is not None else "record"
+
+
+def _besides(
+    compiled: CompiledEnvironment,
+    state: dict[str, Any],
+    entity: str,
+    rid: Any,
+    name: str,
+    answer: str,
+    verb: str | None,
+    subject: str,
+) -> str:
+    """What the answer adds: where the record stands when that changes what the value is worth
+    ("Note that it has been cancelled."), or, to a status, what comes next ("It's due back on
+    10 February 2025.": round 62, "'shows as active' leaves out the due date")."""
+    record = state.get(compiled.entity_attrs.get(entity, ""), {}).get(rid) or {}
+    status = record.get("status")
+    if name == "status":  # not "withdrawn. It starts on 14 Jan": a finished record has no next
+        finished = is_finished(compiled, entity, state, rid)
+        return "" if finished else _coming_up(record, str(state.get("current_time") or ""), entity)
+    noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
+    noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
+    if noted and _worth_noting(compiled, entity, state, rid):
+        return f" Note that {_where_it_stands(subject, entity, str(status))}."
+    return ""
+
+
+def _coming_up(record: dict[str, Any], now: str, entity: str) -> str:
+    """The next moment a record's own dates hold, said after its status: a due date, an end,
+    a start; nothing for a person or when no date is still to come."""
+    if words_of(entity) in PEOPLE or not now:
+        return ""
+    for name, value in sorted(record.items()):
+        if not isinstance(value, str) or value_kind(value) not in ("date", "datetime"):
+            continue
+        if value[:16] <= now[: len(value[:16])]:
+            continue
+        said = say(name, value)
+        if DUE.search(name):
+            return f" It's due on {said}."
+        if START.match(name):
+            return f" It starts on {said}."
+        if END.match(name):
+            return f" It ends on {said}."
+    return ""
+
+
+DUE = re.compile(r"(?:^|_)due(?:_|$)")
 
 
 def _asked_plainly(template: str, answers: str, name: str, value: Any, now: str) -> tuple[str, str]:

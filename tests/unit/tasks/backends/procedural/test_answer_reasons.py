@@ -135,3 +135,14 @@ def test_a_refusal_is_never_of_a_change_to_the_value_already_there():
     same = {"matter_id": "MAT-1", "hourly_rate": 250}
     assert _changes_nothing(compiled, manifest, same, state)
     assert not _changes_nothing(compiled, manifest, {**same, "hourly_rate": 300}, state)
+
+
+def test_a_status_answer_says_what_comes_next():
+    """Round 62: "Your loan shows as active" left out that it is due back on 10 Feb."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _coming_up
+
+    now = "2025-01-22T10:00:00"
+    loan = {"status": "active", "borrowed_on": "2025-01-21", "due_on": "2025-02-10"}
+    assert _coming_up(loan, now, "loan") == " It's due on 10 Feb 2025."
+    assert _coming_up({**loan, "due_on": "2025-01-20"}, now, "loan") == ""  # already past
+    assert _coming_up({"status": "active", "ends_on": "2025-03-01"}, now, "member") == ""
