@@ -164,6 +164,17 @@ def test_two_namesakes_are_told_apart_by_a_second_attribute(sandbox, monkeypatch
     assert reward_of(compiled, sandbox, spec, wrong) < 1.0
 
 
+def test_a_person_just_registered_is_called_by_their_first_name(sandbox, monkeypatch):
+    """Round 62: "book them with doctor Joshua Hall" read as a template; a colleague says
+    "book Jack with doctor Joshua Hall"."""
+    compiled, env, spec, chain = build_of_kind("clinic", "created_chain", sandbox, monkeypatch)
+    (mention, *_) = [m for s in chain.steps for m in s.mentions if m.made]
+    name = chain.steps[0].arguments[compiled.label_fields[mention.entity]]
+    assert mention.described == name.split()[0]
+    assert re.search(rf"\b{mention.described}\b", spec.task.split(name)[1]), spec.task
+    assert_certified(spec, env, sandbox)
+
+
 def test_a_step_on_the_new_record_is_not_a_step_on_an_old_one(sandbox, monkeypatch):
     compiled, env, spec, chain = build_of_kind("banking", "created_chain", sandbox, monkeypatch)
     assert_certified(spec, env, sandbox)

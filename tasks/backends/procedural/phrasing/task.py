@@ -171,7 +171,7 @@ def made_for_the_next(steps: list[ChainStep]) -> list[ChainStep]:
         return steps
     made, used = steps
     for mention in used.mentions:
-        if mention.entity == made.manifest.entity and mention.described in ("it", "them"):
+        if mention.entity == made.manifest.entity and mention.made:
             new = replace(mention, described=f"a new {mention_entity(mention)}")
             return [replace(used, mentions=[new if m is mention else m for m in used.mentions])]
     return steps
@@ -274,7 +274,7 @@ def _choose_template(
     usable = [p for p in usable if said <= _names_in(p)] or usable
     # the new record in its place ("a deduction of $75 for them"), not tacked on after the
     # rest ("$480 taken from every paycheck for pension, for them": round 61)
-    made = {m.name for m in step.mentions if m.described in ("it", "them")}
+    made = {m.name for m in step.mentions if m.made}
     usable = [p for p in usable if made <= _names_in(p)] or usable
     if plain:  # the order alone: "Please cancel my order {id}; I changed my mind" → its order
         orders = [p for p in order_phrases(usable) if not BESIDES_THE_ACT.search(p)]

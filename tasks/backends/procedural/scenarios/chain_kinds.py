@@ -157,9 +157,18 @@ class CreatedSampler(_ChainSampler):
         if self.created is None or value != self.created[1] or arg.entity != self.created[0]:
             return None
         # "book a class for them", not "for that new member"; "issue a permit for it", not
-        # "for that new vehicle" (round 56: read as a template)
-        described = "them" if self._is_person(self.created[0]) else "it"
-        return ArgMention(arg.name, value, arg.source, arg.entity, described=described)
+        # "for that new vehicle" (round 56: read as a template); a person just registered by
+        # name is called by their first name ("add Kelsey to Cell Biology": round 62 read
+        # "book them with doctor Hall" as a template)
+        described = self._first_name() or "them" if self._is_person(self.created[0]) else "it"
+        return ArgMention(arg.name, value, arg.source, arg.entity, described=described, made=True)
+
+    def _first_name(self) -> str | None:
+        """The first name the creating step gave ("Kelsey" of "Kelsey McLaughlin"), if any."""
+        label = self.compiled.label_fields.get(self.created[0] if self.created else "")
+        name = self.chain.steps[0].arguments.get(label or "") if self.chain.steps else None
+        words = name.split() if isinstance(name, str) else []
+        return words[0] if len(words) >= 2 and words[0].isalpha() else None
 
     def _is_person(self, entity: str) -> bool:
         spec = self.compiled.spec.entities.get(entity)

@@ -72,6 +72,7 @@ class ArgMention:
     described: str | None = None  # how the task names the record instead ("her only frozen card")
     hint: str | None = None  # after the label, what tells two same-named records apart
     signed_in: bool = False  # the speaker's own record: the agent reads it from the session
+    made: bool = False  # the record an earlier step of the request makes ("them", "Kelsey")
 
 
 @dataclass(frozen=True)
