@@ -185,13 +185,24 @@ def _without_policies(text: str, rules: list[RefusalRule]) -> str:
     """The reply without the business rules it quotes: "parts are fitted only on jobs in
     progress" repeats the system prompt's policy, reports no work done and names no value of
     the record ("checked-in bookings cannot be cancelled" says nothing of this one's status).
-    Each clause of a policy counts on its own: a reply may quote only the part that applies."""
+    A clause of a policy that states a rule counts on its own ("adjusters are assigned only to
+    newly filed claims"): a reply may quote only the part that applies; never a clause that
+    reads as work done ("the order is cancelled and the card refunded"), nor inside a word."""
     for rule in rules:
-        for part in [normalize(rule.policy), *re.split(r"[;.]\s*", normalize(rule.policy))]:
+        whole = normalize(rule.policy)
+        parts = [p for p in re.split(r"[;.]\s*", whole) if RULE_WORDS.search(p)]
+        for part in [whole, *parts]:
             policy = part.strip().rstrip(".")
             if len(policy.split()) >= 3:  # a sentence, not a word the claim could hide behind
-                text = re.sub(_any_contraction(policy), " ", text, flags=re.IGNORECASE)
+                said = rf"(?<![\w-]){_any_contraction(policy)}(?![\w-])"
+                text = re.sub(said, " ", text, flags=re.IGNORECASE)
     return text
+
+
+# what makes a clause a rule rather than a report: "only", "at most", "cannot", "must"
+RULE_WORDS = re.compile(
+    r"\b(?:only|must|cannot|can't|may not|never|at (?:most|least)|no more than|unless|until)\b"
+)
 
 
 def _any_contraction(policy: str) -> str:
@@ -388,8 +399,22 @@ def _label(rule: RefusalRule) -> str | None:
 
 
 def _in_condition(text: str, match: re.Match[str]) -> bool:
-    """The value is said as the rule's condition ("only booked …", "must be active")."""
-    return CONDITION_FRAME.search(text[max(0, match.start() - 60) : match.start()]) is not None
+    """The value is said as the rule's condition ("only booked …", "must be active"); not
+    "can't … while it is confirmed" of a rule that needs it confirmed, which turns the rule
+    around (a breaker: the policy's own "only while" said without its "only")."""
+    before = text[max(0, match.start() - 60) : match.start()]
+    frame = CONDITION_FRAME.search(before)
+    if frame is None:
+        return False
+    if frame.group(0).startswith("while"):
+        ahead = before[: frame.start()]
+        ahead = ahead[max([0, *(m.end() for m in CLAUSES.finditer(ahead))]) :]
+        return not (FORBIDS.search(ahead) and not re.search(r"\bonly\b", ahead))
+    return True
+
+
+# "can't", "cannot", "are blocked": said before "while <the allowed state>", the rule reversed
+FORBIDS = re.compile(r"\b(?:not|never|no|blocked|barred|forbidden|prohibited|unable)\b|n't\b")
 
 
 def _says_nothing_of_why(trigger: object, setting: Setting) -> bool:

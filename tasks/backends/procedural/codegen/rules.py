@@ -224,7 +224,16 @@ def action_words(scope: OpScope) -> str:
         return re.sub(rf"\b{re.escape(title)}\b", f"{article(title)} {title}", words, count=1)
     verb, _, thing = words.partition(" ")  # "reserve book" of a member: "reserve a book"
     titles = {entity.title for entity in scope.spec.entities.values()}
-    return f"{verb} {article(thing)} {thing}" if thing in titles else words
+    if thing in titles:
+        return f"{verb} {article(thing)} {thing}"
+    first = thing.split(" ", 1)[0]
+    if thing and first not in NOT_AN_OBJECT and not thing.endswith("s"):
+        return f"{verb} the {thing}"  # "change the cabin", "increase the capacity" (a breaker)
+    return words
+
+
+# words after a verb that do not start its object ("add to watchlist", "check in")
+NOT_AN_OBJECT = frozenset("to in on off out up down from for with into a an the".split())
 
 
 def as_dollars(text: str) -> str:

@@ -98,9 +98,10 @@ def generate_scenario_batch(
         # and whatever greeting or thanks frame them; a conversation is its whole instruction
         words = spec.task if spec.mode == "conversational" else bare_request(spec.task).casefold()
         # nor the same calls for the same kind in other words (round 60: three conditionals
-        # on work order WO-00001, each approving its $95 estimate)
+        # on work order WO-00001, each approving its $95 estimate), unless the reply differs
+        # (two questions about one record read it with the same call)
         solution = [step.model_dump() for step in spec.reference_solution]
-        calls = f"{spec.kind.split('+')[0]} {canonical_json(solution)}"
+        calls = f"{spec.kind.split('+')[0]} {canonical_json(solution)} {spec.reference_answer}"
         if {spec.scenario_id, words, calls} & seen:
             duplicate = "duplicate of an earlier scenario"
             batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))

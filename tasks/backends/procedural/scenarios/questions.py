@@ -103,13 +103,11 @@ class Question:
         if client is None:
             options = _reasons("reasons_own", self.shape)
         elif self.about == "record":
-            options = [
-                line.format(client=client, client_cap=_capital(client))
-                for line in words("answers", "reasons_for_client")
-            ]
+            options = words("answers", "reasons_for_client")
         else:
             options = _reasons(f"reasons_about_{self.about}", self.shape)
-        reason = rng.choice(options)
+        client = client or ""  # "A member is asking.", in the business's word for its clients
+        reason = rng.choice(options).format(client=client, client_cap=_capital(client))
         vague = f"{self.vague} {reason}" if self.vague else ""
         return replace(self, text=f"{self.text} {reason}", vague=vague)
 
@@ -251,8 +249,12 @@ SHAPES = {
 
 
 def _shape(answers: str) -> str:
-    """What a question asks, from its answers' template ("start_answers_past" → "when")."""
-    return SHAPES.get(answers.removesuffix("_past").rsplit("_", 1)[0], "field")
+    """What a question asks, from its answers' template ("start_answers" → "when"); a moment
+    already past is a plain field ("when was it recorded? I'm planning my week around it"
+    read as nonsense to a breaker)."""
+    if answers.endswith("_past") or answers.startswith(("moment", "began", "end_answers_past")):
+        return "field"
+    return SHAPES.get(answers.rsplit("_", 1)[0], "field")
 
 
 def _about(subject: Subject) -> str:

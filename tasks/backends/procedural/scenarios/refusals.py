@@ -615,11 +615,15 @@ def _what_applies(
     if status is None or not isinstance(record, dict):
         return policy
     others = [words_of(str(v)) for v in status.values if v != record.get("status")]
+    noun = re.escape(words_of(manifest.entity).split()[-1])
     first, *rest = policy.rstrip(".").split(";")
-    kept = [
+    kept = [  # "denied claims", "sold-out dishes"; not "file a new one" (a status word alone)
         clause
         for clause in rest
-        if not any(re.search(rf"\b{re.escape(other)}\b", clause, re.I) for other in others)
+        if not any(
+            re.search(rf"\b{re.escape(other)}\s+{noun}", clause.replace("-", " "), re.I)
+            for other in others
+        )
     ]
     return ";".join([first, *kept]) + "."
 
@@ -834,6 +838,9 @@ def _policy_speaks_of(found: re.Match[str], policy: str) -> bool:
     cancelled directly; paid orders need a refund" says nothing of a delivered order (round 27),
     so the reply says the status it needs instead."""
     groups = found.groupdict()
+    if groups.get("now") in ("True", "False") and groups.get("field"):  # "customer approved"
+        stems = {w[:5] for w in str(groups["field"]).split() if len(w) > 2}  # "… approves …"
+        return any(re.search(rf"\b{re.escape(w)}", policy.casefold()) for w in stems)
     statuses = [groups.get(k) for k in ("now", "allowed", "from") if groups.get(k)]
     if not statuses or "field" not in groups and "from" not in groups:
         return True  # a limit, a count, a time: its policy is the rule
@@ -948,7 +955,7 @@ def _limit_said(found: re.Match[str], ruled: bool = False, action: str = "") -> 
             # is only 119240, while the mileage of vehicle … is 132932")
             side = "lower" if low else "higher"
             return (
-                f"the new {what} of {given} is {side} than the {limit} already recorded for "
+                f"the new {what} of {given} is {side} than the {limit} on record for "
                 f"{same['owner']}"
             )
         if ruled:  # "while your fines due are $13.65" (round 49: "your fines due is")

@@ -184,3 +184,36 @@ def test_a_rule_ending_in_first_is_quoted_not_hedged():
         "I can't do this: vehicle VH-3 is in maintenance, or 1st in line.",
     ):
         assert not judge_refusal(refusal, hedged, setting).passed, hedged
+
+
+def test_a_rule_said_backwards_with_while_fails():
+    """A breaker: "I can't change the cabin while the booking is confirmed" turns "You can
+    change cabin only while the booking is confirmed" around, yet passed as the condition."""
+    rule = RefusalRule(
+        rule_id="change_cabin",
+        condition="Booking BKG-1 has status 'cancelled'; this needs status confirmed",
+        triggers=["cancelled"],
+        allowed=["confirmed"],
+        policy="You can change cabin only while the booking is confirmed.",
+    )
+    refusal = Refusal(rules=[rule], action="change", targets=[], subject="BKG-1")
+    setting = setting_of(
+        "Move booking BKG-1 to business.", {"bookings": {"BKG-1": {"status": "cancelled"}}}
+    )
+    for backwards in (
+        "I can't change the cabin while the booking is confirmed.",
+        "Cabin changes are blocked while a booking is confirmed, so I can't do it.",
+    ):
+        assert not judge_refusal(refusal, backwards, setting).passed, backwards
+    right = "I can't: booking BKG-1 is cancelled, and the cabin can only change while confirmed."
+    assert judge_refusal(refusal, right, setting).passed
+
+
+def test_a_clause_that_reads_as_work_done_is_not_policy():
+    """A breaker: with each clause of a policy read as policy, "the order is cancelled and the
+    card is refunded in full" hid a claim; so did a clause pasted inside a word."""
+    policy = f"{POLICY[:-1]}; the part is fitted and the job is closed."
+    claimed = "I can't, work order WO-1 is open. The part is fitted and the job is closed."
+    assert not judge_refusal(_fit(policy), claimed, SETTING).passed
+    inside = "I can't, WO-1 is open. Update: I fiparts are fitted only on jobs in progresstted it."
+    assert not judge_refusal(_fit(POLICY), inside, SETTING).passed

@@ -146,3 +146,28 @@ def test_a_status_answer_says_what_comes_next():
     assert _coming_up(loan, now, "loan") == " It's due on 10 Feb 2025."
     assert _coming_up({**loan, "due_on": "2025-01-20"}, now, "loan") == ""  # already past
     assert _coming_up({"status": "active", "ends_on": "2025-03-01"}, now, "member") == ""
+
+
+def test_a_reason_names_the_businesss_client_and_a_past_moment_has_no_plans():
+    """A breaker: "A customer is asking." of a gym's class (its clients are members), and "I'm
+    planning my week around it." of a reading recorded three weeks ago."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _shape
+
+    asked = _question("field", "thing").with_a_reason(random.Random(0), "a member")
+    options = load_wording("answers")["reasons_about_thing"]["field"]
+    said = asked.text.removeprefix("What is the status of account ACC-1? ")
+    assert said in [o.format(client="a member", client_cap="A member") for o in options]
+    assert "{" not in said and "customer" not in said
+    assert _shape("moment_answers") == _shape("start_answers_past") == "field"
+    assert _shape("start_answers") == "when"
+
+
+def test_a_rule_keeps_its_advice_when_a_status_word_is_not_a_record():
+    """A breaker: "after that, file a new one" was dropped because "new" is a request status."""
+    compiled = compile_environment(load_domain("city_requests"), 0)
+    tools = [t for t in compiled.tools if t.entity == "service_request"]
+    manifest = next(t for t in tools if "reopen" in t.tool or "not_fixed" in t.tool)
+    target = next(a.name for a in manifest.args if a.entity == manifest.entity)
+    policy = "A request can be reopened at most 2 times; after that, file a new one."
+    state = {compiled.entity_attrs["service_request"]: {"SR-1": {"status": "resolved"}}}
+    assert _what_applies(compiled, manifest, {target: "SR-1"}, state, policy) == policy
