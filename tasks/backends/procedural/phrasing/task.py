@@ -760,9 +760,14 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
         # "change_resident_phone": "change the phone of the resident", never "change the
         # resident" (which a signed-in resident says as "change me")
         rest = " ".join(w for w in obj.split() if w not in entity.split())
+        if rest in LINKING_WORDS:  # "deduct_from_payslip": "deduct from X", not "the from of X"
+            return Clause(f"{rng.choice(CREATE_LEADS)} {verb} {rest} {record}")
         rest = ASKED_AS.get(rest, field_noun(rest.replace(" ", "_"))) if rest else ""
         phrase = f"{verb} the {rest} of {record}" if rest else f"{verb} {record}"
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
+
+
+LINKING_WORDS = frozenset("from to into onto for with on in at of".split())
 
 
 def _described_goal(step: ChainStep, entity: str, record: str) -> str | None:

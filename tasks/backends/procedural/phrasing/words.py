@@ -325,7 +325,9 @@ def value_free_template(template: str, mentions: Iterable[ArgMention]) -> str:
         )
         template = re.sub(rf"{ph}\s+(?:[a-z]+\s+)?of\s+", "", template)  # "{n} kg of {lot}"
         template = re.sub(
-            rf"\s+(?:to|as|at|for|on|into|by|of|with)\s+(?:the\s+|an?\s+)?{ph}", "", template
+            rf"\s+(?:to|as|at|for|on|into|by|of|with|until|till)\s+(?:the\s+|an?\s+)?{ph}",
+            "",
+            template,  # "is delayed until {departs_at}" -> "is delayed", not "until the departure"
         )
         # "deposit some money into …", not "the amount I have in mind"
         said = (

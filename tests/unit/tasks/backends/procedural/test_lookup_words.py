@@ -231,3 +231,21 @@ def test_a_breakers_wording_finds_of_round_45():
     assert _as_yours(fines, [me]).endswith("while your fines due is $13.65")
     assert FIRST_PERSON.search("Please deposit $250 into my account") is not None
     assert FIRST_PERSON.search("Mark booking {booking_id} as a no-show.") is None
+
+
+def test_a_goal_drops_a_time_it_will_be_told_and_keeps_a_linking_word():
+    """Round 64: "Flight SK734 is delayed until the departure time" and "deduct the from of
+    Breanna Mills's pending payslip"."""
+    from envmill.tasks.backends.procedural.manifest import ToolManifest
+    from envmill.tasks.backends.procedural.phrasing.task import value_free_goal
+    from envmill.tasks.backends.procedural.phrasing.words import value_free_template
+    from envmill.tasks.backends.procedural.scenarios.chains import ChainStep
+
+    moment = ArgMention("departs_at", "2025-02-12T20:45:00", "datetime", None)
+    said = value_free_template("Flight {flight_id.label} is delayed until {departs_at}.", [moment])
+    assert said == "Flight {flight_id.label} is delayed.", said
+    manifest = ToolManifest(tool="deduct_from_payslip", kind="state_change", entity="payslip")
+    payslip = ArgMention("payslip_id", "PS-1", "entity_id", "payslip", described="my payslip")
+    step = ChainStep(manifest, {"payslip_id": "PS-1"}, [payslip], [])
+    goal = value_free_goal(step, random.Random(1)).body
+    assert goal.endswith("deduct from my payslip"), goal

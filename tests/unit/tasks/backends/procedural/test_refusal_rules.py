@@ -259,7 +259,7 @@ def test_a_new_reading_is_compared_with_the_one_on_record():
     )
     assert found is not None
     assert _limit_said(found, ruled=True) == (
-        "the new mileage of 119240 is lower than the 132932 already recorded for vehicle VEH-6"
+        "the new mileage of 119240 is lower than the 132932 on record for vehicle VEH-6"
     )
     other = LIMIT_SAID.match("amount (188.42) must be at most the fines due of member M-6 (0.15)")
     assert other is not None
