@@ -331,11 +331,10 @@ def _ask_each(
     earlier: list[dict[str, Any]],
 ) -> int:
     """Ask each group of facts the user has not given yet, a question and its answer apiece,
-    onto ``messages``; the next turn's number."""
-    for group in groups:
-        group = [pair for pair in group if pair[1].key not in ledger.revealed]
-        if not group:
-            continue
+    onto ``messages``; the next turn's number. Groups that fit in one question together are
+    asked at once: "plate, owner and make?" then "and the permit type?" read as a form taken a
+    field at a time (round 64); seven fields at once read as a form too (round 24)."""
+    for group in _fewest_questions(groups, ledger):
         listed = namesakes_listed(group, step, earlier)
         group = _as_new_values(group, step, earlier)
         after_results = messages[-1]["role"] == "tool"
@@ -348,6 +347,26 @@ def _ask_each(
             {"role": "user", "content": answer},
         ]
     return turn
+
+
+def _fewest_questions(
+    groups: list[list[tuple[str, Fact]]], ledger: FactLedger
+) -> list[list[tuple[str, Fact]]]:
+    """The groups without facts already told, each merged into the one before it while the two
+    hold at most ``MAX_ASKED`` facts."""
+    merged: list[list[tuple[str, Fact]]] = []
+    for group in groups:
+        group = [pair for pair in group if pair[1].key not in ledger.revealed]
+        if not group:
+            continue
+        if merged and len(merged[-1]) + len(group) <= MAX_ASKED:
+            merged[-1] = [*merged[-1], *group]
+        else:
+            merged.append(group)
+    return merged
+
+
+MAX_ASKED = 5
 
 
 def _as_new_values(

@@ -494,3 +494,19 @@ def test_a_new_guests_details_are_asked_before_the_room_found_for_them():
         i for i, m in enumerate(messages) if "register_guest" in str(m.get("tool_calls"))
     )
     assert name <= number < yes < register, said
+
+
+def test_facts_that_fit_one_question_are_asked_in_one():
+    """Round 64: "name, email, phone and address?" then "the account type?" took two turns
+    where one would do; seven fields in one question still read as a form (round 24)."""
+    from envmill.tasks.core.facts import Fact, FactLedger
+    from envmill.tasks.rollout.reference import MAX_ASKED, _fewest_questions
+
+    facts = [Fact(f"f{i}", f"field {i}", i) for i in range(8)]
+    ledger = FactLedger(facts)
+    ledger.revealed.add("f4")  # told already: not asked again
+    pairs = [("", fact) for fact in facts]
+    groups = [pairs[:4], pairs[4:5], pairs[5:6], pairs[6:]]
+    asked = [[fact.key for _, fact in group] for group in _fewest_questions(groups, ledger)]
+    assert asked == [["f0", "f1", "f2", "f3", "f5"], ["f6", "f7"]]
+    assert all(len(group) <= MAX_ASKED for group in asked)
