@@ -89,65 +89,7 @@ def closing_message(
     body = " ".join(f"{_capital(clause)}." for clause in news)
     if opener == "Okay, " and news[0][:1].islower():  # "Okay, order O1 …", not "Okay, ann"
         body = body[:1].lower() + body[1:]
-    return f"{opener}{body}{standing_note(initial, final, shown)}"
-
-
-def standing_note(initial: dict[str, Any], final: dict[str, Any], shown: list[Any] | None) -> str:
-    """ "Note that policy POL-5 is marked as lapsed.": a record the work touched (or one a new
-    or changed record names) that stands somewhere the user should hear of, as the agent saw
-    it (round 65: a premium taken on a lapsed policy, a deduction from a leaver's payslip, said
-    nothing of)."""
-    if not shown:
-        return ""
-    seen = [r for call in shown for r in _records_in(call[1] if len(call) > 1 else None)]
-    for rid, noun, record in _touched(initial, final):
-        status = record.get("status")
-        before = _record(initial, rid) or {}
-        if not isinstance(status, str) or not NOTEWORTHY.match(status):
-            continue
-        if before.get("status") == status and any(
-            rid in r.values() and r.get("status") == status for r in seen
-        ):
-            return f" Note that {where_it_stands(f'{noun} {rid}', status.replace('_', ' '))}."
-    return ""
-
-
-# where a record stands that changes what the work means to the user
-NOTEWORTHY = re.compile(r"^(?:lapsed|terminated|suspended|frozen|delinquent|expired|closed)$")
-
-
-def _touched(initial: dict[str, Any], final: dict[str, Any]) -> Iterator[tuple[str, str, dict]]:
-    """Each record that changed or was made, then each record those name by id."""
-    named: list[str] = []
-    for attr, records in final.items():
-        if not isinstance(records, dict):
-            continue
-        for rid, record in records.items():
-            if isinstance(record, dict) and record != (initial.get(attr) or {}).get(rid):
-                yield str(rid), _noun(attr), record
-                named += [str(v) for k, v in record.items() if k.endswith("_id") and v != rid]
-    for rid in named:
-        for attr, records in final.items():
-            record = records.get(rid) if isinstance(records, dict) else None
-            if isinstance(record, dict):
-                yield rid, _noun(attr), record
-
-
-def _noun(attr: str) -> str:
-    return singular(attr.replace("_", " "))
-
-
-def _record(state: dict[str, Any], rid: str) -> dict[str, Any] | None:
-    for records in state.values():
-        if isinstance(records, dict) and isinstance(records.get(rid), dict):
-            return records[rid]
-    return None
-
-
-def _records_in(result: Any) -> list[dict[str, Any]]:
-    data = result.get("data") if isinstance(result, dict) else None
-    items = data if isinstance(data, list) else [data]
-    return [item for item in items if isinstance(item, dict)]
+    return f"{opener}{body}"
 
 
 def _capital(text: str) -> str:

@@ -501,19 +501,3 @@ def test_a_flag_is_said_as_what_the_record_is_now_marked_as():
     said = closing_message(before, after, "s1")
     assert "ork order WO-4 is now marked as customer approved" in said, said
     assert "is now set" not in said, said
-
-
-def test_work_on_a_record_that_stands_somewhere_notable_says_so():
-    """Round 65: a premium taken on a policy that lapsed ten months ago, with no word of it;
-    said only as the agent saw it, and not of a status the work itself set."""
-    from envmill.tasks.rollout.closing import standing_note
-
-    policy = {"policy_id": "POL-5", "status": "lapsed", "premiums_paid": 1}
-    initial = {"policies": {"POL-5": policy}, "payments": {}}
-    payment = {"payment_id": "PAY-1", "policy_id": "POL-5", "amount": 80.0}
-    final = {"policies": {"POL-5": policy}, "payments": {"PAY-1": payment}}
-    shown = [[{"policy_id": "POL-5"}, {"success": True, "data": policy}]]
-    assert standing_note(initial, final, shown) == " Note that policy POL-5 is marked as lapsed."
-    assert standing_note(initial, final, [[{}, {"success": True, "data": payment}]]) == ""
-    active = {"policies": {"POL-5": {**policy, "status": "active"}}, "payments": {}}
-    assert standing_note(active, final, shown) == ""  # the work lapsed it: the news says so
