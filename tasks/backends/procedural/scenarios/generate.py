@@ -101,7 +101,8 @@ def generate_scenario_batch(
         # on work order WO-00001, each approving its $95 estimate), unless the reply differs
         # (two questions about one record read it with the same call)
         solution = [step.model_dump() for step in spec.reference_solution]
-        calls = f"{spec.kind.split('+')[0]} {canonical_json(solution)} {spec.reference_answer}"
+        kind = (spec.kind or "").split("+")[0]
+        calls = f"{kind} {canonical_json(solution)} {spec.reference_answer}"
         if {spec.scenario_id, words, calls} & seen:
             duplicate = "duplicate of an earlier scenario"
             batch.skipped.append(SkippedScenario(index=index, code="duplicate", message=duplicate))
