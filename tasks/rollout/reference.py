@@ -33,7 +33,6 @@ from envmill.tasks.core.facts import (
 from envmill.tasks.core.field_words import field_noun, said_apart, singular
 from envmill.tasks.core.instructions import described_clause, past_participle
 from envmill.tasks.core.opening import opening_message
-from envmill.tasks.core.status_words import where_it_stands
 from envmill.tasks.core.system_message import system_prompt
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 from envmill.tasks.rollout.closing import Done, closing_message
@@ -180,7 +179,6 @@ def reference_messages(
                 {
                     "role": "assistant",
                     "content": _because(scenario.kind, answer)
-                    + standing_before_yes(changes, earlier, scenario.initial_state, report)
                     + cost_before_yes(changed, earlier, known, descriptions)
                     + confirm_question(_decided(changes, ledger, earlier), said, turn),
                 },
@@ -442,47 +440,6 @@ def _spoken_answer(scenario: ScenarioSpec, opening: str) -> str | None:
     if not answer or (scenario.kind or "").startswith("refusal"):
         return answer
     return to_the_speaker(answer, opening)
-
-
-def standing_before_yes(
-    changes: list[SolutionStep],
-    earlier: list[dict[str, Any]],
-    initial: dict[str, Any],
-    report: CertificationReport,
-) -> str:
-    """ "Policy POL-1 is marked as lapsed. …": where a record the changes act on (or one it
-    names) stands, said before the yes when it changes what the work means and the agent has
-    seen it; not a status the work itself changes (round 65: a premium taken on a lapsed
-    policy with no word of it; round 66: said after the act, "the warning belongs before the
-    user confirms")."""
-    homes = {
-        str(rid): (attr, record)
-        for attr, records in initial.items()
-        if isinstance(records, dict)
-        for rid, record in records.items()
-        if isinstance(record, dict)
-    }
-    ids = [str(v) for step in changes for k, v in step.arguments.items() if k.endswith("_id")]
-    ids += [str(v) for i in ids for k, v in homes.get(i, ("", {}))[1].items() if k.endswith("_id")]
-    seen = [r for result in earlier for r in _records_of(result)]
-    for rid in dict.fromkeys(ids):
-        attr, record = homes.get(rid, ("", {}))
-        status = record.get("status")
-        after = ((report.final_state or {}).get(attr) or {}).get(rid) or {}
-        if not isinstance(status, str) or not NOTEWORTHY.match(status):
-            continue
-        if after.get("status", status) != status:
-            continue  # the work changes it: the confirmation says so
-        if any(rid in r.values() and r.get("status") == status for r in seen):
-            noun = singular(attr.replace("_", " "))
-            whose = "your account" if rid == str(initial.get("acting_id")) else f"{noun} {rid}"
-            said = where_it_stands(whose, status.replace("_", " "))
-            return f"{said[:1].upper()}{said[1:]}. "
-    return ""
-
-
-# where a record stands that changes what the work means to the user
-NOTEWORTHY = re.compile(r"^(?:lapsed|terminated|suspended|frozen|delinquent|expired|closed)$")
 
 
 def _because(kind: str | None, answer: str | None) -> str:

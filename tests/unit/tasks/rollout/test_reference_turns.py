@@ -510,35 +510,3 @@ def test_facts_that_fit_one_question_are_asked_in_one():
     asked = [[fact.key for _, fact in group] for group in _fewest_questions(groups, ledger)]
     assert asked == [["f0", "f1", "f2", "f3", "f5"], ["f6", "f7"]]
     assert all(len(group) <= MAX_ASKED for group in asked)
-
-
-def test_where_a_record_stands_is_said_before_the_yes():
-    """Round 65: an $80 premium taken on a lapsed policy with no word of it; round 66: said
-    after the act ("the warning belongs before the user confirms")."""
-    policy = {"policy_id": "POL-1", "status": "lapsed", "premiums_paid": 2}
-    spec = ScenarioSpec(
-        env_id="e1",
-        mode="conversational",
-        task="You are Ann. You want to pay a premium on your policy.",
-        user_facts={"policy id": "POL-1", "amount": 80},
-        initial_state={"policies": {"POL-1": policy}, "payments": {}},
-        reference_solution=[
-            {"tool": "get_policy", "arguments": {"policy_id": "POL-1"}},
-            {"tool": "pay_premium", "arguments": {"policy_id": "POL-1", "amount": 80}},
-        ],
-        checks=[],
-    )
-    payment = {"payment_id": "PAY-1", "policy_id": "POL-1", "amount": 80}
-    final = {"policies": {"POL-1": policy}, "payments": {"PAY-1": payment}}
-    results = [{"success": True, "data": policy}, {"success": True, "data": payment}]
-    report = CertificationReport(
-        scenario_id="ab" * 8, gates=[], step_results=results, final_state=final
-    )
-    messages = reference_messages(spec, report, {"get_policy": "query", "pay_premium": "change"})
-    yes = next(i for i, m in enumerate(messages) if m["content"] == "Yes, please go ahead.")
-    assert "Policy POL-1 is marked as lapsed." in messages[yes - 1]["content"], messages[yes - 1]
-    lapsed = {**final, "policies": {"POL-1": {**policy, "status": "active"}}}
-    revived = report.model_copy(update={"final_state": lapsed})  # the work changes it: not said
-    again = reference_messages(spec, revived, {"get_policy": "query", "pay_premium": "change"})
-    yes = next(i for i, m in enumerate(again) if m["content"] == "Yes, please go ahead.")
-    assert "lapsed" not in again[yes - 1]["content"], again[yes - 1]
