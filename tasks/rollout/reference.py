@@ -352,11 +352,15 @@ def _ask_each(
 def _fewest_questions(
     groups: list[list[tuple[str, Fact]]], ledger: FactLedger
 ) -> list[list[tuple[str, Fact]]]:
-    """The groups without facts already told, each merged into the one before it while the two
-    hold at most ``MAX_ASKED`` facts."""
+    """The groups without facts already told or asked in an earlier group (two changes may
+    need one fact), each merged into the one before it while the two hold at most
+    ``MAX_ASKED`` facts."""
     merged: list[list[tuple[str, Fact]]] = []
+    asked = set(ledger.revealed)
     for group in groups:
-        group = [pair for pair in group if pair[1].key not in ledger.revealed]
+        group = [pair for pair in group if pair[1].key not in asked]
+        group = list({pair[1].key: pair for pair in reversed(group)}.values())[::-1]
+        asked |= {fact.key for _, fact in group}
         if not group:
             continue
         if merged and len(merged[-1]) + len(group) <= MAX_ASKED:

@@ -287,10 +287,11 @@ def _choose_template(
         if voice == "staff" and not mine:  # never "refund my tickets" from the box office
             mine = [t for t in (as_relayed(p) for p in usable) if t is not None]
         usable = mine or ([] if voice == "staff" else usable)
-    elif any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
+    owned = any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions)
+    if voice is None and owned:
         # "Amanda Miller's latest order": someone else's, so not "I changed my mind, cancel …"
         usable = [p for p in usable if not FIRST_PERSON.search(p)] or usable
-    if any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions):
+    if owned:
         # "Rachel Woodard's closed course" may be the one she teaches: not "The instructor
         # for Rachel Woodard's closed course is unavailable" (round 60)
         usable = [p for p in usable if not _names_a_person(p)] or usable
@@ -767,9 +768,6 @@ def value_free_goal(step: ChainStep, rng: random.Random) -> Clause:
     return Clause(f"{rng.choice(CREATE_LEADS)} {phrase}")
 
 
-LINKING_WORDS = frozenset("from to into onto for with on in at of".split())
-
-
 def _described_goal(step: ChainStep, entity: str, record: str) -> str | None:
     """ "take a payment against James Whitfield's earliest pledge", from the description
     ("Take a payment against an open pledge"), where the tool's name does not name the record
@@ -832,6 +830,7 @@ def _with_articles(obj: list[str]) -> list[str]:
 
 
 OBJECT_PREPOSITIONS = frozenset({"to", "into", "onto", "for", "from", "on", "in", "with"})
+LINKING_WORDS = OBJECT_PREPOSITIONS | {"at", "of"}  # "deduct from", not "the from of"
 ARTICLES = frozenset({"a", "an", "the", "my", "your", "their", "its"})
 
 

@@ -160,7 +160,7 @@ class CreatedSampler(_ChainSampler):
         # "for that new vehicle" (round 56: read as a template); a person just registered by
         # name is called by their first name ("add Kelsey to Cell Biology": round 62 read
         # "book them with doctor Hall" as a template)
-        described = self._first_name() or "them" if self._is_person(self.created[0]) else "it"
+        described = (self._first_name() or "them") if self._is_person(self.created[0]) else "it"
         return ArgMention(arg.name, value, arg.source, arg.entity, described=described, made=True)
 
     def _first_name(self) -> str | None:

@@ -253,7 +253,7 @@ class _ChainSampler:
             return False  # "take in a lot, then take in another lot": two requests, not a goal
         records, touched = records_by_id(self.state), self._touched()
         named = _named_ids(manifest, arguments)
-        acted = _acted_on(manifest, arguments)
+        acted = acted_on(manifest, arguments)
         if acted is not None and acted in {
             name for s in self.chain.steps for name in _named_ids(s.manifest, s.arguments)
         }:  # "assign adjuster Jo to the claim, then take Jo off the rota" undoes the first
@@ -401,7 +401,7 @@ class _ChainSampler:
         chain made it (its create showed it), a lookup already found it, or an earlier call
         read it. Now and then, also another record the call names."""
         named = _named_ids(manifest, arguments)  # a create: the record it is made on
-        acted = _acted_on(manifest, arguments) or (named[0] if named else None)
+        acted = acted_on(manifest, arguments) or (named[0] if named else None)
         extra = self.inform_left and self.rng.random() < 0.5
         for arg in manifest.args:
             value = arguments.get(arg.name)
@@ -693,7 +693,7 @@ def _named_ids(manifest: ToolManifest, arguments: dict[str, Any]) -> list[str]:
     ]
 
 
-def _acted_on(manifest: ToolManifest, arguments: dict[str, Any]) -> str | None:
+def acted_on(manifest: ToolManifest, arguments: dict[str, Any]) -> str | None:
     """The record a call acts on (its id argument of the tool's own entity), None for a create."""
     own = [a for a in manifest.args if a.source == "entity_id" and a.entity == manifest.entity]
     value = arguments.get(own[0].name) if own else None

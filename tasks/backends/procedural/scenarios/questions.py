@@ -239,10 +239,8 @@ SHAPES = {
     "status": "status",
     "money": "money",
     "count_field": "count",
-    "moment": "when",
     "start": "when",
     "begins": "when",
-    "began": "when",
     "end": "when",
     "duration": "when",
 }
@@ -252,7 +250,7 @@ def _shape(answers: str) -> str:
     """What a question asks, from its answers' template ("start_answers" → "when"); a moment
     already past is a plain field ("when was it recorded? I'm planning my week around it"
     read as nonsense to a breaker)."""
-    if answers.endswith("_past") or answers.startswith(("moment", "began", "end_answers_past")):
+    if answers.endswith("_past") or answers.startswith(("moment", "began")):
         return "field"
     return SHAPES.get(answers.rsplit("_", 1)[0], "field")
 

@@ -38,7 +38,12 @@ from envmill.tasks.backends.procedural.phrasing.words import (
     plural_of,
 )
 from envmill.tasks.backends.procedural.plan import plan_environment
-from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
+from envmill.tasks.backends.procedural.scenarios.chains import (
+    ArgMention,
+    ArgumentDrawer,
+    ChainStep,
+    acted_on,
+)
 from envmill.tasks.backends.procedural.scenarios.subjects import (
     Subject,
     is_finished,
@@ -148,12 +153,21 @@ def _changes_nothing(
 ) -> bool:
     """Every value the call would set is the record's already: a refusal of "set the rate to
     $250" of a matter at $250 leaves out that nothing needed doing (round 61)."""
-    target = next(
-        (arguments.get(a.name) for a in manifest.args if a.entity == manifest.entity), None
-    )
-    record = (state.get(compiled.entity_attrs.get(manifest.entity, ""), {}) or {}).get(target)
-    values = {k: v for k, v in arguments.items() if not k.endswith("_id") and k in (record or {})}
-    return bool(values) and all(_same(record.get(k), v) for k, v in values.items())  # type: ignore[union-attr]
+    record = _acted_record(compiled, manifest, arguments, state)
+    values = {k: v for k, v in arguments.items() if not k.endswith("_id") and k in record}
+    return bool(values) and all(_same(record[k], v) for k, v in values.items())
+
+
+def _acted_record(
+    compiled: CompiledEnvironment,
+    manifest: ToolManifest,
+    arguments: dict[str, Any],
+    state: dict[str, Any],
+) -> dict[str, Any]:
+    """The record the call acts on as ``state`` holds it; empty for a create."""
+    records = state.get(compiled.entity_attrs.get(manifest.entity, "")) or {}
+    record = records.get(acted_on(manifest, arguments)) if isinstance(records, dict) else None
+    return record if isinstance(record, dict) else {}
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -608,11 +622,8 @@ def _what_applies(
         return policy
     spec = compiled.spec.entities.get(manifest.entity)
     status = spec.fields.get("status") if spec is not None else None
-    target = next(
-        (arguments.get(a.name) for a in manifest.args if a.entity == manifest.entity), None
-    )
-    record = (state.get(compiled.entity_attrs.get(manifest.entity, ""), {}) or {}).get(target)
-    if status is None or not isinstance(record, dict):
+    record = _acted_record(compiled, manifest, arguments, state)
+    if status is None or not record:
         return policy
     others = [words_of(str(v)) for v in status.values if v != record.get("status")]
     noun = re.escape(words_of(manifest.entity).split()[-1])

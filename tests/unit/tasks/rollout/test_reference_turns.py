@@ -510,3 +510,7 @@ def test_facts_that_fit_one_question_are_asked_in_one():
     asked = [[fact.key for _, fact in group] for group in _fewest_questions(groups, ledger)]
     assert asked == [["f0", "f1", "f2", "f3", "f5"], ["f6", "f7"]]
     assert all(len(group) <= MAX_ASKED for group in asked)
+    # a fact two changes need is asked once, not in each group nor twice in one
+    shared = [pairs[:4], [pairs[0], pairs[6]], [pairs[6], pairs[6], pairs[7]]]
+    asked = [[fact.key for _, fact in group] for group in _fewest_questions(shared, ledger)]
+    assert asked == [["f0", "f1", "f2", "f3", "f6"], ["f7"]]
