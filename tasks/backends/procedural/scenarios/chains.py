@@ -30,6 +30,7 @@ from envmill.tasks.backends.procedural.scenarios.plausible import (
 )
 from envmill.tasks.backends.procedural.scenarios.round_numbers import SMALLEST_MONEY, round_within
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
+from envmill.tasks.backends.procedural.scenarios.usual import parents_live, usual_prefer
 from envmill.tasks.backends.procedural.spec.domain import PolicySpec
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
@@ -597,6 +598,8 @@ class ArgumentDrawer:
         if whole:
             return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
         value = min(high, max(low, round(self.rng.uniform(low, high), 2)))
+        if CHOSEN_SUM.search(arg.name) and high < SMALLEST_MONEY:
+            return round(high, 2)  # a small balance is settled whole: "$6.74", not "$1" of it
         if CHOSEN_SUM.search(arg.name):  # "top up $250", not $259.64
             return round_within(value, max(low, min(SMALLEST_MONEY, high)), high)
         if is_money_field(arg.name):  # a new rate or price a business sets: "$350 an hour"
@@ -612,10 +615,24 @@ class ArgumentDrawer:
             return None if arg.required else _OMIT
         ids = sorted(collection, key=str)
         fresh = [i for i in ids if i not in chosen.values()] or ids
-        preferred = [i for i in fresh if _matches(collection[i], arg.prefer)]
+        preferred = self._usual(arg, collection, fresh, state) or [
+            i for i in fresh if _matches(collection[i], arg.prefer)
+        ]
         if preferred and self.rng.random() < PREFER_CHANCE:
             return self.rng.choice(preferred)
         return self.rng.choice(fresh)
+
+    def _usual(self, arg: ArgManifest, records: dict, ids: list, state: dict[str, Any]) -> list:
+        """The ids of records a request is usually about (see ``usual``)."""
+        spec = self.compiled.spec
+        prefer = usual_prefer(spec.entities.get(arg.entity or ""), arg.prefer)
+        attrs = self.compiled.entity_attrs
+        return [
+            i
+            for i in ids
+            if _matches(records[i], prefer)
+            and parents_live(spec, attrs, arg.entity, records[i], state)
+        ]
 
     def _own_id(self, arg: ArgManifest, state: dict[str, Any], chosen: dict[str, Any]) -> Any:
         """An id of a record the signed-in customer owns (or their own id), else None."""
@@ -628,7 +645,17 @@ class ArgumentDrawer:
         if not ids:
             return None if arg.required else _OMIT
         fresh = [i for i in ids if i not in chosen.values()] or ids
-        return self.rng.choice(fresh)
+        usual = self._usual(arg, collection, fresh, state)
+        if not usual and self._guard_allows_several(arg):
+            return None if arg.required else _OMIT  # not a premium on their lapsed policy
+        return self.rng.choice(usual or fresh)
+
+    def _guard_allows_several(self, arg: ArgManifest) -> bool:
+        """The tool takes the record in more than one state (a premium on an active or a lapsed
+        policy): a customer asks it of the earliest, never only of the later (``usual``)."""
+        entity = self.compiled.spec.entities.get(arg.entity or "")
+        machine = entity.status if entity else None
+        return machine is not None and len(arg.prefer.get(machine.field, [])) > 1
 
     def _moment(self, source: str, state: dict[str, Any], name: str = "") -> str:
         """A working day in the two weeks after the environment's current time (an end date:
