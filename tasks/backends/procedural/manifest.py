@@ -81,6 +81,10 @@ class ArgManifest(BaseModel):
         default=None, description="[low, high] per hour since ``since`` (km driven on a trip)"
     )
     since: RecordRead | None = None
+    share: list[float] | None = Field(
+        default=None, description="[low, high] times the value at ``share_of`` (a salary)"
+    )
+    share_of: RecordRead | None = None
 
 
 class OwnedManifest(BaseModel):

@@ -220,7 +220,8 @@ def record_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]
     """Where a plausible value sits against the records the call reads: below or above the
     record values a ``compare`` rule holds it to (approve at most what was claimed, delay to
     after the current departure), near the value an update's ``assign`` replaces, and
-    ``per_hour`` since a recorded time (a trip's kilometres)."""
+    ``per_hour`` since a recorded time (a trip's kilometres), a ``share`` of a recorded
+    number (a payslip's gross of the salary)."""
     found: dict[str, Any] = {"at_most": [], "at_least": []}
     for pre in tool.op.preconditions:
         if pre.kind != "compare" or pre.op not in MIRROR:
@@ -238,6 +239,8 @@ def record_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]
     found["near"] = record_read(plan, tool, replaced[0]) if replaced else None
     if arg.per_hour is not None and arg.since is not None:
         found |= {"per_hour": arg.per_hour, "since": record_read(plan, tool, arg.since)}
+    if arg.share is not None and arg.share_of is not None:
+        found |= {"share": arg.share, "share_of": record_read(plan, tool, arg.share_of)}
     return found
 
 

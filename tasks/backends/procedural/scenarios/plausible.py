@@ -4,9 +4,9 @@ Raters dock a request that contradicts its own records: approving $4,506.10 on a
 claim, a new income a third of the old one, 241 km logged for a trip that started an hour and
 a quarter ago, a "delay" to an earlier departure. The manifest says which record values bear on
 an argument (``at_most`` / ``at_least`` from the tool's compare rules, ``near`` from the field an
-update's assign replaces, ``per_hour`` since a recorded time); this module narrows the drawer's
-range to them. The compare bounds hold only most of the time, so a refusal sampler still finds
-a near miss of the rule.
+update's assign replaces, ``per_hour`` since a recorded time, a ``share`` of a recorded number);
+this module narrows the drawer's range to them. The compare bounds hold only most of the time,
+so a refusal sampler still finds a near miss of the rule.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ def plausible_window(
     if arg.per_hour and since is not None:
         hours = max((reading.now - since).total_seconds(), MIN_SECONDS) / 3600
         low, high = within(low, high, arg.per_hour[0] * hours, arg.per_hour[1] * hours)
+    whole = arg.share_of.read(reading.state, reading.chosen) if arg.share_of else None
+    if arg.share and is_amount(whole) and whole > 0:  # a month's pay of the salary, not $1,500
+        low, high = within(low, high, whole * arg.share[0], whole * arg.share[1])
     current = arg.near.read(reading.state, reading.chosen) if arg.near else None
     if is_amount(current) and current > 0:
         step = 1 if arg.source == "int" else 0.01

@@ -63,6 +63,10 @@ def check_arg(ctx: OpContext, spec: DomainSpec, arg: Any) -> None:
         ctx.fail(f"argument '{arg.name}' needs both per_hour and since, or neither")
     if arg.since is not None:
         check_time(ctx, arg.since, f"argument '{arg.name}' counts since")
+    if (arg.share is None) != (arg.share_of is None):
+        ctx.fail(f"argument '{arg.name}' needs both share and share_of, or neither")
+    if arg.share_of is not None:
+        ctx.operand(arg.share_of, f"argument '{arg.name}' is a share of")  # a number field
 
 
 def check_query(ctx: OpContext, entity: EntitySpec, op: OperationSpec) -> None:

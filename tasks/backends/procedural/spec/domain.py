@@ -262,6 +262,12 @@ class ArgSpec(ValueSpec):
         default=None, description="drawn as [low, high] per hour since `since` (km on a trip)"
     )
     since: str | None = Field(default=None, description="the time path `per_hour` counts from")
+    share: list[float] | None = Field(
+        default=None,
+        description="drawn as [low, high] times the value at `share_of` (a payslip's gross: "
+        "a fortnight's to a month's salary)",
+    )
+    share_of: str | None = Field(default=None, description="the number path `share` is of")
 
     @model_validator(mode="before")
     @classmethod
