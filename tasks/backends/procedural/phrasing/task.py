@@ -71,6 +71,7 @@ ADJECTIVES = frozenset({"new", "extra", "another"})  # tool names that start wit
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
 # a template that tells a story around its request ("the car is sold, so please cancel …")
 BESIDES_THE_ACT = re.compile(r"[;:]|[.!?]\s+\S|,\s+(?:so|please)\b")
+WITH_A_REASON = re.compile(r";|[.!?]\s+\S|,\s+so\b|\bbecause\b|\bsince\b")
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e|[Mm]ine)\b")
 
 
@@ -125,7 +126,7 @@ def phrase_task(
             opener = opener or OPENERS[0]
         closer = closer if thanks else ""
         return tidy_text(" ".join(part for part in (opener, request, closer) if part)), {}
-    named = name_the_record(steps)
+    named = name_the_record(steps, voice)
     wanted = made_for_the_next(named)
     goals = [phrase_step(step, rng, vague=True, voice=voice) for step in wanted]
     goals = distinguish_repeats(wanted, goals)
@@ -134,11 +135,34 @@ def phrase_task(
     return task, _not_said_yet(named, collect_user_facts(steps))  # said when asked
 
 
-def name_the_record(steps: list[ChainStep]) -> list[ChainStep]:
+def name_the_record(steps: list[ChainStep], voice: Voice = None) -> list[ChainStep]:
     """The steps with the first record the user knows by name named in the goal ("I'd like
     some tickets for Rock Showcase", "Ronnie Bowen is leaving; please offboard them"): a goal
     that held back even what it is about read as staged (round 53: "Please book some
-    tickets."). The details still wait for the agent's questions."""
+    tickets."). Staff name a record they know by number by it (``_by_number``). The details
+    still wait for the agent's questions."""
+    named = _by_label(steps)
+    return _by_number(steps) if named is steps and voice != "self" else named
+
+
+def _by_number(steps: list[ChainStep]) -> list[ChainStep]:
+    """The first change's own record named by its number, as staff say it ("Please void folio
+    charge CHG-000001"): staff who hold the number back until asked read as coy (round 66:
+    "Please remove a payslip from its run.", "Please release a work order.")."""
+    step = steps[0] if steps else None
+    if step is None or step.condition is not None or any(m.described for m in step.mentions):
+        return steps
+    for mention in step.mentions:
+        own = mention.source == "entity_id" and mention.entity == step.manifest.entity
+        if own and not (mention.made or mention.signed_in or mention.by_label):
+            said = replace(mention, described=f"{mention_entity(mention)} {mention.value}")
+            mentions = [said if m is mention else m for m in step.mentions]
+            return [replace(step, mentions=mentions), *steps[1:]]
+    return steps
+
+
+def _by_label(steps: list[ChainStep]) -> list[ChainStep]:
+    """The steps with the first record the user knows by name named (``name_the_record``)."""
     for index, step in enumerate(steps):
         if any(m.described and m.source == "entity_id" for m in step.mentions):
             continue  # named already ("the flight from ATL"): a second name would drop it
@@ -295,6 +319,9 @@ def _choose_template(
         # "Rachel Woodard's closed course" may be the one she teaches: not "The instructor
         # for Rachel Woodard's closed course is unavailable" (round 60)
         usable = [p for p in usable if not _names_a_person(p)] or usable
+    if not plain:  # the reason where the catalog has one: "…; it arrived damaged", not a bare
+        # order ("Please process a return for …", rounds 65 to 67: "no reason is given")
+        usable = [p for p in usable if WITH_A_REASON.search(p)] or usable
     template = rng.choice(usable) if usable else _fallback_template(step)
     template = re.sub(r"^\s*(?:Hi|Hello|Hey)(?: there)?[,!.]\s*", "", template)
     template = described_template(template, step.mentions)

@@ -16,34 +16,17 @@ from typing import Any
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.phrasing.lookup_words import phrase
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ChainStep
-from envmill.tasks.core.field_words import COUNTED, MONEY_NAMES, field_noun, singular
+from envmill.tasks.core.field_words import (
+    COUNTED,
+    MONEY_NAMES,
+    MONEY_WORDS,
+    field_noun,
+    singular,
+)
 from envmill.tasks.core.opening import ONE_PLEASE
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
-MONEY_WORDS = frozenset(
-    {
-        "amount",
-        "price",
-        "fee",
-        "rate",
-        "cost",
-        "fare",
-        "balance",
-        "total",
-        "credit",
-        "estimate",
-        "payment",
-        "deposit",
-        "income",
-        "salary",
-        "premium",
-        "rent",
-        "postage",
-        "tip",
-        "arrears",
-    }
-)
 # words after a value that are not the noun it describes ("{amount} towards", "{time} would")
 NOT_NOUNS = frozenset(
     {

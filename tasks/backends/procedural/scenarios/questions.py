@@ -41,6 +41,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
     reader_of,
     run_query,
 )
+from envmill.tasks.backends.procedural.scenarios.usual import is_usual
 from envmill.tasks.backends.procedural.spec.rules import CountBelow
 from envmill.tasks.certify.generated import TOUCH_FIELDS
 from envmill.tasks.core.facts import is_plural
@@ -133,10 +134,16 @@ def value_kind(value: Any) -> ValueKind | None:
     return "datetime" if ISO_DATETIME.match(value) else "text"
 
 
+THOUSANDS = 10_000  # a count this big is written with a separator; a year (2013) is not
+
+
 def say(name: str, value: Any) -> str:
     """The value as the reference answer writes it ("$1,250.50", "3 Mar 2025 at 16:00")."""
     if isinstance(value, float) and not is_money(name, value):
         return f"{value:.15g}" if abs(value) < 1e6 else f"{value:.2f}"  # 22323.97, not 22324
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= THOUSANDS:
+        if not is_money(name, value):
+            return f"{value:,}"  # "54,099 miles on the clock", not 54099 (round 65)
     text = str(value) if not isinstance(value, float) else f"{value:.2f}"
     return humanize_value(text.replace("_", " "), dollars=is_money(name, value))
 
@@ -164,7 +171,10 @@ def ask_field(
     ids = sorted((r for r in records if allowed is None or r in allowed), key=str)
     if record_id is None and not ids:
         return None
-    rid = record_id if record_id is not None else rng.choice(ids)
+    usual = [
+        r for r in ids if is_usual(compiled.spec, compiled.entity_attrs, entity, records[r], state)
+    ]
+    rid = record_id if record_id is not None else rng.choice(usual or ids)
     record = records.get(rid) or {}
     names = [n for n in fields or sorted(record) if _askable(n, record.get(n), compiled, entity)]
     if not names:
@@ -280,7 +290,9 @@ def _besides(
     status = record.get("status")
     if name == "status":  # not "withdrawn. It starts on 14 Jan": a finished record has no next
         finished = is_finished(compiled, entity, state, rid)
-        return "" if finished else _coming_up(record, str(state.get("current_time") or ""), entity)
+        now = str(state.get("current_time") or "")
+        coming = "" if finished else _coming_up(record, now, entity)
+        return coming or _what_for(compiled, state, entity, record, finished)
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
     noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
     if noted and _worth_noting(compiled, entity, state, rid):
@@ -305,6 +317,25 @@ def _coming_up(record: dict[str, Any], now: str, entity: str) -> str:
             return f" It starts on {said}."
         if END.match(name):
             return f" It ends on {said}."
+    return ""
+
+
+def _what_for(
+    compiled: CompiledEnvironment, state: dict[str, Any], entity: str, record: dict, past: bool
+) -> str:
+    """The named thing a record is for, said after a bare status ("It's for the book Dune.":
+    round 66, "'is waiting at the moment' says nothing about the book"); nothing when the
+    record refers to no named thing other than a person."""
+    spec = compiled.spec.entities.get(entity)
+    for name, ref in sorted(spec.fields.items()) if spec else []:
+        target = ref.entity or ""
+        label = compiled.label_fields.get(target) if ref.type == "ref" else None
+        if not label or words_of(target) in PEOPLE:
+            continue
+        found = (state.get(compiled.entity_attrs.get(target, "")) or {}).get(record.get(name))
+        if isinstance(found, dict) and isinstance(found.get(label), str):
+            tense = "It was" if past else "It's"
+            return f" {tense} for the {words_of(target)} {found[label]}."
     return ""
 
 

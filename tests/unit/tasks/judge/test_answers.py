@@ -130,7 +130,9 @@ def test_the_procedural_reference_writes_a_value_whole():
     """A reference reply that rounds ("22324" for 22323.97) would be refused by the judge."""
     from envmill.tasks.backends.procedural.scenarios.questions import say
 
-    assert say("lifetime_giving", 22323.97) == "22323.97" and say("hours", 3.0) == "3"
+    assert say("lifetime_giving", 22323.97) == "$22,323.97" and say("hours", 3.0) == "3"
+    assert say("gross_pay", 4390.54) == "$4,390.54" and say("mileage", 54099) == "54,099"
+    assert say("odometer_km", 22323.97) == "22323.97" and say("model_year", 2013) == "2013"
     expected = ExpectedAnswer(type="number", value=22323.97)
     reply = f"The lifetime giving of Dale Lawson is {say('lifetime_giving', 22323.97)}."
     assert judge_answer(expected, reply, SETTING).passed
