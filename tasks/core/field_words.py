@@ -128,17 +128,27 @@ def said_apart(field: str, value: object, said: str) -> str | None:
         return f"{MADE_BY[noun]} {said}"
     if field in ADDRESS_FIELDS and re.search(r"\d", value):  # a street address, not an
         return f"at {said}"  # office called "remote" (red team: "the one at remote")
-    if noun.split()[-1] in PLACED_IN and not re.search(r"\d", value):
-        return f"in {said}"  # "the one in Dylanmouth", "the one in cardiology" (round 68)
+    if re.fullmatch(r"(?:Room|Suite|Hall|Studio) \S+", value):
+        return f"in {said}"
+    return _where_or_what(noun, value, said)
+
+
+def _where_or_what(noun: str, value: str, said: str) -> str | None:
+    """ "in Dylanmouth", "in cardiology", "in the valley region", "who works as a Coordinator"
+    (round 68: "the one whose city is Dylanmouth"; round 69: "the one in valley")."""
+    last = noun.split()[-1]
+    if last in PLACED_IN and not re.search(r"\d", value):
+        return f"in the {said} {last}" if value.islower() and last in AREAS else f"in {said}"
     if noun in WORKS_AS:
         return f"who works as {'an' if said[:1].lower() in 'aeiou' else 'a'} {said}"
-    return f"in {said}" if re.fullmatch(r"(?:Room|Suite|Hall|Studio) \S+", value) else None
+    return None
 
 
 # fields a person tells two namesakes apart by, as "the one in …" and "the one who works as a …"
 # (round 68: "the one whose city is Dylanmouth", "(the one whose job title is Coordinator)")
 PLACED_IN = frozenset("city town region district zone neighborhood neighbourhood specialty".split())
 WORKS_AS = frozenset({"job title", "position", "occupation"})
+AREAS = frozenset({"region", "district", "zone"})  # an area named by a word of the business's
 
 
 JOINED = re.compile(r"\b(hire|join|enrol)", re.I)

@@ -81,10 +81,13 @@ class ArgManifest(BaseModel):
         default=None, description="[low, high] per hour since ``since`` (km driven on a trip)"
     )
     since: RecordRead | None = None
-    share: list[float] | None = Field(
-        default=None, description="[low, high] times the value at ``share_of`` (a salary)"
+    share: list[float] | dict[str, list[float]] | None = Field(
+        default=None,
+        description="[low, high] times the value at ``share_of`` (a salary), or such ranges "
+        "by the value at ``share_by`` (a pay run's period)",
     )
     share_of: RecordRead | None = None
+    share_by: RecordRead | None = None
 
 
 class OwnedManifest(BaseModel):

@@ -241,6 +241,7 @@ def record_bounds(plan: EnvPlan, tool: ToolPlan, arg: ArgSpec) -> dict[str, Any]
         found |= {"per_hour": arg.per_hour, "since": record_read(plan, tool, arg.since)}
     if arg.share is not None and arg.share_of is not None:
         found |= {"share": arg.share, "share_of": record_read(plan, tool, arg.share_of)}
+        found |= {"share_by": record_read(plan, tool, arg.share_by)} if arg.share_by else {}
     return found
 
 

@@ -45,9 +45,10 @@ def plausible_window(
     if arg.per_hour and since is not None:
         hours = max((reading.now - since).total_seconds(), MIN_SECONDS) / 3600
         low, high = within(low, high, arg.per_hour[0] * hours, arg.per_hour[1] * hours)
+    share = _share(arg, reading)
     whole = arg.share_of.read(reading.state, reading.chosen) if arg.share_of else None
-    if arg.share and is_amount(whole) and whole > 0:  # a month's pay of the salary, not $1,500
-        low, high = within(low, high, whole * arg.share[0], whole * arg.share[1])
+    if share and is_amount(whole) and whole > 0:  # a month's pay of the salary, not $1,500
+        low, high = within(low, high, whole * share[0], whole * share[1])
     current = arg.near.read(reading.state, reading.chosen) if arg.near else None
     if is_amount(current) and current > 0:
         step = 1 if arg.source == "int" else 0.01
@@ -59,6 +60,15 @@ def plausible_window(
         low = max([low, *floors])
         high = max(high, low)
     return low, high
+
+
+def _share(arg: ArgManifest, reading: Reading) -> list[float] | None:
+    """The argument's [low, high] share of a record's number; by the enum ``share_by`` reads
+    (a weekly run pays a week's salary) where the share is given per value."""
+    if not isinstance(arg.share, dict):
+        return arg.share
+    key = arg.share_by.read(reading.state, reading.chosen) if arg.share_by else None
+    return arg.share.get(str(key))
 
 
 def later_time(arg: ArgManifest, reading: Reading, rng: random.Random) -> str | None:

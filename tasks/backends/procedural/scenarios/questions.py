@@ -224,7 +224,9 @@ def ask_field(
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
-    answer += _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
+    besides = _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
+    named = what_for(compiled, episode, entity, rid) if name == "status" and not besides else None
+    answer += named[0] if named else besides
     expected = expected_answer(
         value,
         kind or "text",
@@ -235,6 +237,7 @@ def ask_field(
     facts = subject_facts(subject)
     shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
     steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
+    steps = [*steps, named[1]] if named else steps
     said = say(name, value)
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name),
@@ -291,8 +294,7 @@ def _besides(
     if name == "status":  # not "withdrawn. It starts on 14 Jan": a finished record has no next
         finished = is_finished(compiled, entity, state, rid)
         now = str(state.get("current_time") or "")
-        coming = "" if finished else _coming_up(record, now, entity)
-        return coming or _what_for(compiled, state, entity, record, finished)
+        return "" if finished else _coming_up(record, now, entity)
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
     noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
     if noted and _worth_noting(compiled, entity, state, rid):
@@ -320,23 +322,28 @@ def _coming_up(record: dict[str, Any], now: str, entity: str) -> str:
     return ""
 
 
-def _what_for(
-    compiled: CompiledEnvironment, state: dict[str, Any], entity: str, record: dict, past: bool
-) -> str:
-    """The named thing a record is for, said after a bare status ("It's for the book Dune.":
-    round 66, "'is waiting at the moment' says nothing about the book"); nothing when the
-    record refers to no named thing other than a person."""
+def what_for(
+    compiled: CompiledEnvironment, episode: ToolEpisode, entity: str, rid: Any
+) -> tuple[str, SolutionStep] | None:
+    """The named thing a record is for, said after a bare status, with the read that shows
+    its name ("It's for the book Dune.": round 66, "'is waiting at the moment' says nothing
+    about the book"; round 69: a name the agent never read is made up); None when the record
+    refers to no named thing other than a person, or no tool reads it."""
+    state = known_state(episode)
+    record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid) or {}
     spec = compiled.spec.entities.get(entity)
     for name, ref in sorted(spec.fields.items()) if spec else []:
         target = ref.entity or ""
         label = compiled.label_fields.get(target) if ref.type == "ref" else None
-        if not label or words_of(target) in PEOPLE:
+        reader = reader_of(compiled, target) if label else None
+        if reader is None or words_of(target) in PEOPLE or record.get(name) is None:
             continue
-        found = (state.get(compiled.entity_attrs.get(target, "")) or {}).get(record.get(name))
-        if isinstance(found, dict) and isinstance(found.get(label), str):
-            tense = "It was" if past else "It's"
-            return f" {tense} for the {words_of(target)} {found[label]}."
-    return ""
+        read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: record[name]})
+        data = run_query(episode, read)
+        if isinstance(data, dict) and isinstance(data.get(label), str):
+            tense = "It was" if is_finished(compiled, entity, state, rid) else "It's"
+            return f" {tense} for the {words_of(target)} {data[label]}.", read
+    return None
 
 
 DUE = re.compile(r"(?:^|_)due(?:_|$)")

@@ -67,6 +67,10 @@ def check_arg(ctx: OpContext, spec: DomainSpec, arg: Any) -> None:
         ctx.fail(f"argument '{arg.name}' needs both share and share_of, or neither")
     if arg.share_of is not None:
         ctx.operand(arg.share_of, f"argument '{arg.name}' is a share of")  # a number field
+    if isinstance(arg.share, dict) != (arg.share_by is not None):
+        ctx.fail(f"argument '{arg.name}' takes shares by value with share_by, or one share")
+    if arg.share_by is not None:
+        ctx.operand(arg.share_by, f"argument '{arg.name}' picks its share by", numeric=False)
 
 
 def check_query(ctx: OpContext, entity: EntitySpec, op: OperationSpec) -> None:

@@ -262,12 +262,13 @@ class ArgSpec(ValueSpec):
         default=None, description="drawn as [low, high] per hour since `since` (km on a trip)"
     )
     since: str | None = Field(default=None, description="the time path `per_hour` counts from")
-    share: list[float] | None = Field(
+    share: list[float] | dict[str, list[float]] | None = Field(
         default=None,
         description="drawn as [low, high] times the value at `share_of` (a payslip's gross: "
-        "a fortnight's to a month's salary)",
+        "a month's salary), or such ranges by the value at `share_by` (the run's period)",
     )
     share_of: str | None = Field(default=None, description="the number path `share` is of")
+    share_by: str | None = Field(default=None, description="the enum path that picks a range")
 
     @model_validator(mode="before")
     @classmethod

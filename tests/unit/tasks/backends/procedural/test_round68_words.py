@@ -1,12 +1,12 @@
-"""What rounds 65 to 67 quoted, no longer produced: a bare order where the catalog has one with
-its reason ("Please process a return for …: no reason is given"), a bare status ("is waiting at
-the moment" says nothing about the book), a $1 payment off a $6.74 fine, "I'm here for booking
-DB-00002" (which names no request) and "end session PS-6 as the car leaves (4 hours)"."""
+"""What rounds 65 to 69 quoted, no longer produced: a bare order where the catalog has one with
+its reason ("Please process a return for …: no reason is given"), a $1 payment off a $6.74
+fine, "I'm here for booking DB-00002" (which names no request), "end session PS-6 as the car
+leaves (4 hours)", "the one whose city is Dylanmouth", one ownership refusal word for word in
+two items and a Finance Director paid $1,500 a month."""
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from faker import Faker
 
@@ -15,7 +15,6 @@ from envmill.tasks.backends.procedural.codegen.compiler import compile_environme
 from envmill.tasks.backends.procedural.manifest import ArgManifest, RecordRead, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.task import _choose_template
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention, ArgumentDrawer, ChainStep
-from envmill.tasks.backends.procedural.scenarios.questions import _what_for
 from envmill.tasks.core.instructions import tool_clause
 
 
@@ -35,19 +34,6 @@ def test_a_request_takes_the_phrase_with_a_reason_where_there_is_one():
     assert chosen == {"Order {order_id} arrived damaged; the customer wants to send it back."}
     plain = {_choose_template(step, random.Random(n), False, "staff", True) for n in range(20)}
     assert "Please process a return for order {order_id}." in plain  # a branch is one order
-
-
-def test_a_status_says_what_the_record_is_for():
-    compiled = compile_environment(load_domain("library"), 0)
-    attrs = compiled.entity_attrs
-    state: dict[str, Any] = {
-        attrs["book"]: {"BK-1": {"book_id": "BK-1", "title": "How the Oceans Breathe"}},
-        attrs["member"]: {"MB-1": {"member_id": "MB-1", "name": "Shannon Kim"}},
-    }
-    record = {"reservation_id": "RS-1", "book_id": "BK-1", "member_id": "MB-1"}
-    said = _what_for(compiled, state, "reservation", record, past=False)
-    assert said == " It's for the book How the Oceans Breathe.", said  # never "for Shannon Kim"
-    assert _what_for(compiled, state, "member", state[attrs["member"]]["MB-1"], False) == ""
 
 
 def test_a_small_balance_is_paid_whole():
@@ -75,6 +61,7 @@ def test_namesakes_are_told_apart_by_place_and_job_as_people_say_it():
 
     assert said_apart("city", "Dylanmouth", "Dylanmouth") == "in Dylanmouth"
     assert said_apart("specialty", "cardiology", "cardiology") == "in cardiology"
+    assert said_apart("region", "valley", "valley") == "in the valley region"  # not "in valley"
     assert said_apart("job_title", "Coordinator", "Coordinator") == "who works as a Coordinator"
     assert said_apart("job_title", "Engineer", "Engineer") == "who works as an Engineer"
     assert said_apart("title", "Intro to Programming", "Intro to Programming") is None
@@ -105,6 +92,11 @@ def test_a_payslip_pays_a_share_of_the_salary():
     state = {
         "current_time": "2025-06-10T10:00:00",
         "employees": {"E-1": {"annual_salary": 185000.0}},
+        "pay_runs": {"R-1": {"period": "monthly"}, "R-2": {"period": "weekly"}},
     }
-    drawn = [drawer.draw_value(gross, state, {"employee_id": "E-1"}) for _ in range(40)]
-    assert all(185000 * 0.03 <= value <= 185000 * 0.09 for value in drawn), drawn
+    chosen = {"employee_id": "E-1", "pay_run_id": "R-1"}
+    drawn = [drawer.draw_value(gross, state, chosen) for _ in range(40)]
+    assert all(185000 / 13 <= value <= 185000 / 11 for value in drawn), drawn  # round 69: $8,000
+    chosen = {"employee_id": "E-1", "pay_run_id": "R-2"}
+    drawn = [drawer.draw_value(gross, state, chosen) for _ in range(40)]
+    assert all(185000 / 56 <= value <= 185000 / 48 for value in drawn), drawn
