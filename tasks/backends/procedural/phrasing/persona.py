@@ -58,7 +58,7 @@ QUESTIONS = (
     (r"^How many (.+?) does (.+?) have\?$", r"You want to know how many \1 \2 has."),
     (r"^Could you add up the (.+?)(?: for me)?\?$", r"You want to know the total \1."),
     (
-        r"^(?:What (?:is|are)|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
+        r"^(?:What(?: is|'s| are)|(?:Could|Can) you (?:tell me|check)) (.+?)(?: for me)?\?$",
         r"You want to know \1.",
     ),
     (r"^When (was|were) (.+?) (\w+)\?$", r"You want to know when \2 \1 \3."),
@@ -69,6 +69,9 @@ QUESTIONS = (
     (r"^When did (.+?) (start|end)\?$", r"You want to know when \1 \2ed."),
     (r"^(?:Could|Can) you (.+?)(?: for me)?\?$", r"You want the agent to \1."),
     (r"^(?:Can|Could|May) (?:I|you) (.+?)\?$", r"You want to \1."),  # "Can I renew my loan?"
+    # "I've caught up on loan L-2; can you put it back in good standing?" asks for an act
+    # (round 70: "You want to know this: you've caught up …")
+    (r"^(.+?); (?:can|could) you (.+?)\?$", r"\1; you want the agent to \2."),
     (r"^(.+)\?$", r"You want to know this: \1."),
 )
 # verbs of orders that are not tool names ("Check the balance …: if …")

@@ -100,3 +100,16 @@ def test_a_payslip_pays_a_share_of_the_salary():
     chosen = {"employee_id": "E-1", "pay_run_id": "R-2"}
     drawn = [drawer.draw_value(gross, state, chosen) for _ in range(40)]
     assert all(185000 / 56 <= value <= 185000 / 48 for value in drawn), drawn
+
+
+def test_a_request_asked_as_a_question_is_an_act_the_user_wants():
+    from envmill.tasks.backends.procedural.phrasing.persona import in_second_person
+
+    said = in_second_person(
+        "I've caught up on loan L-2; can you put it back in good standing?", frozenset()
+    )
+    assert (
+        said == "You've caught up on loan L-2; you want the agent to put it back in good standing."
+    )
+    asked = in_second_person("What's the gross pay of payslip PS-1?", frozenset())
+    assert asked == "You want to know the gross pay of payslip PS-1."  # not "know this: What's"
