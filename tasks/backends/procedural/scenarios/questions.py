@@ -204,7 +204,7 @@ def ask_field(
     unit = re.fullmatch(r"(?P<noun>[a-z ]+) in (?P<unit>[a-zA-Z]{1,5})", noun)
     if unit and kind == "number":  # "the distance of trip TR-1 is 301 km"
         noun, record = unit["noun"], {**record, "unit": unit["unit"]}
-    chosen = rng.choice(words("answers", template))
+    chosen = _question(rng, template, noun)
     person = words_of(entity) in PEOPLE
     text = _fill(
         rng, "", template=chosen, field=noun, subject=subject.text, verb=verb or "",
@@ -228,6 +228,7 @@ def ask_field(
     besides = _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
     named = what_for(compiled, episode, entity, rid) if name == "status" and not besides else None
     answer += named[0] if named else besides
+    looked = [named[1]] if named else []
     expected = expected_answer(
         value,
         kind or "text",
@@ -237,8 +238,8 @@ def ask_field(
     )
     facts = subject_facts(subject)
     shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
-    steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
-    steps = [*steps, named[1]] if named else steps
+    # no second read of one record; then the record it is for, where the answer names it
+    steps = [*(subject.steps if shown else [*subject.steps, read]), *looked]
     said = say(name, value)
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name),
@@ -748,6 +749,17 @@ STANDING = re.compile(r"available|free|left|remaining|stock|credits|balance|due|
 NO_VALUE = frozenset({"none", "n/a", "unknown", "null"})
 # what a place or a thing is built with, not what anyone asks a desk about
 FIXTURES = frozenset({"capacity", "seats", "rooms", "floors", "spaces"})
+
+
+def _question(rng: random.Random, template: str, noun: str) -> str:
+    """One of ``template``'s questions; of a sum that is the record itself, "How much is my
+    pledge PLG-5?", never "Could you tell me my pledge PLG-5?" (round 71)."""
+    chosen = rng.choice(words("answers", template))
+    return (
+        words("answers", template)[0]
+        if template == "money_questions" and noun == "amount"
+        else chosen
+    )
 
 
 def _worth_asking(names: list[str], record: dict, now: str, rng: random.Random) -> list[str]:

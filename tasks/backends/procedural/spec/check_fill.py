@@ -33,10 +33,8 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
         cap is None or cap.type not in NUMERIC or field.type not in NUMERIC
     ):
         return f"is capped by missing numeric field '{field.at_most}'"
-    if field.derive is not None and (
-        field.type not in NUMERIC or not _derive_ok(spec, entity, field.derive)
-    ):
-        return f"derives a number from unknown '{field.derive}'"
+    if field.derive is not None and (problem := _derive_problem(spec, entity, field)):
+        return problem
     by = entity.fields.get(field.scale.by) if field.scale else None
     if field.scale is not None and (
         field.derive is None or by is None or set(field.scale.factors) != set(by.values)
@@ -49,6 +47,29 @@ def _hint_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str
     if field.set_when and not field.nullable:
         return "has set_when but is not nullable"
     return _link_problem(spec, field, states)
+
+
+def _derive_problem(spec: DomainSpec, entity: EntitySpec, field: FieldSpec) -> str | None:
+    """A number from a ref's field (or two own ones), a ref from a path of refs to its entity."""
+    text = field.derive or ""
+    if field.type == "ref" and ref_path_entity(spec, entity, text) != field.entity:
+        return f"derives a {field.entity} from '{text}', not a path of refs to one"
+    if field.type != "ref" and (field.type not in NUMERIC or not _derive_ok(spec, entity, text)):
+        return f"derives a number from unknown '{text}'"
+    return None
+
+
+def ref_path_entity(spec: DomainSpec, entity: EntitySpec, path: str) -> str | None:
+    """The entity ``claim_id.policy_id.policyholder_id`` ends at, each step a ref field of the
+    record before it; None when a step is not one."""
+    at: EntitySpec | None = entity
+    name = None
+    for step in path.split("."):
+        field = at.fields.get(step) if at is not None else None
+        if field is None or field.type != "ref":
+            return None
+        name, at = field.entity, spec.entities.get(field.entity or "")
+    return name
 
 
 def _derive_ok(spec: DomainSpec, entity: EntitySpec, text: str) -> bool:

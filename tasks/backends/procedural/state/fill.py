@@ -30,7 +30,7 @@ from envmill.tasks.backends.procedural.spec.check_roles import ACTING_ID_ATTR, A
 from envmill.tasks.backends.procedural.spec.domain import DomainSpec, EntitySpec
 from envmill.tasks.backends.procedural.state.id_order import ids_in_time_order
 from envmill.tasks.backends.procedural.state.repair import repair_round
-from envmill.tasks.backends.procedural.state.values import fill_entity, make_record
+from envmill.tasks.backends.procedural.state.values import fill_entity, make_record, rederive
 
 Record = dict[str, Any]
 REPAIR_ROUNDS = 8
@@ -69,7 +69,8 @@ def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, A
     for _ in range(REPAIR_ROUNDS):
         enforce_count_limits(filler)
         reconcile_claims(filler)
-        if not repair_round(filler):
+        rederived = rederive(filler)  # a repointed ref's copies follow it
+        if not repair_round(filler) and not rederived:
             break
     ids_in_time_order(plan.spec, filler.records)
     state: dict[str, Any] = {plan.entity(n).plural: filler.records[n] for n in plan.entities}

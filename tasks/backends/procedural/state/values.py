@@ -206,6 +206,8 @@ def fill_typed(filler: Filler, entity: EntitySpec, name: str, values: Record) ->
 def fill_choice(filler: Filler, entity: EntitySpec, field: FieldSpec, values: Record) -> Any:
     """A ref to an existing record, an enum value (one that an earlier field with the same
     choices did not take: origin and destination differ) or a bool."""
+    if field.type == "ref" and field.derive:  # the policyholder of the claim's policy
+        return _along(filler, entity, field.derive, values)
     if field.type == "ref":
         return filler.rng.choice(sorted(filler.records[field.entity or ""]))
     if field.type == "enum":
@@ -234,6 +236,41 @@ def derive_value(filler: Filler, entity: EntitySpec, field: FieldSpec, values: R
     if field.scale is not None:  # a business seat costs more than the economy fare
         value = value * field.scale.factors.get(values[field.scale.by], 1)
     return round(value, 2) if isinstance(value, float) else value
+
+
+def _along(filler: Filler, entity: EntitySpec, path: str, values: Record) -> Any:
+    """The id at the end of a path of refs (``claim_id.policy_id.policyholder_id``), read from
+    the records filled so far: a payout is to the holder of the claim's policy (round 71)."""
+    first, *rest = path.split(".")
+    value, at = values.get(first), entity.fields[first].entity or ""
+    for step in rest:
+        record = filler.records.get(at, {}).get(value) or {}
+        value = record.get(step)
+        at = filler.plan.spec.entities[at].fields[step].entity or ""
+    return value
+
+
+def rederive(filler: Filler) -> bool:
+    """Derived fields read again from the records they copy, once repairs have moved refs (a
+    payout repointed to a paid claim pays what that claim was approved for); whether any
+    changed."""
+    changed = False
+    for name, records in filler.records.items():
+        entity = filler.plan.spec.entities[name]
+        derived = [(n, f) for n, f in entity.fields.items() if f.derive and not f.nullable]
+        for record in records.values():
+            for field_name, field in derived:
+                try:
+                    value = (
+                        _along(filler, entity, field.derive or "", record)
+                        if field.type == "ref"
+                        else derive_value(filler, entity, field, record)
+                    )
+                except (KeyError, TypeError):  # a ref not on file, a copied value not set
+                    continue
+                if value is not None and value != record.get(field_name):
+                    record[field_name], changed = value, True
+    return changed
 
 
 def fill_number(filler: Filler, entity: EntitySpec, name: str, values: Record) -> int | float:
