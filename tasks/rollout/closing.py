@@ -435,7 +435,8 @@ def _acted(
         for change in found:
             field, new = str(change["path"][-1]), change["new"]
             if field == "status" and isinstance(new, str) and _asked_not_said(new, phrase, names):
-                subject = names.labels.get(key) or ("it" if alone and not person else noun)
+                said = alone or names.shown_as.get(key, key) in phrase  # "…SR-9, so it has"
+                subject = names.labels.get(key) or ("it" if said and not person else noun)
                 status = where_it_stands("you" if you else subject, _say(new, field))
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 its = "your" if you else ("their" if person else "its") if alone else None

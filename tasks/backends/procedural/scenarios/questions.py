@@ -178,11 +178,10 @@ def ask_field(
     rid = record_id if record_id is not None else rng.choice(usual or ids)
     record = records.get(rid) or {}
     names = [n for n in fields or sorted(record) if _askable(n, record.get(n), compiled, entity)]
+    now = str(state.get("current_time") or "")
+    names = names if fields is not None else _worth_asking(names, record, now, rng, rid in usual)
     if not names:
         return None
-    now = str(state.get("current_time") or "")
-    if fields is None:
-        names = _worth_asking(names, record, now, rng)
     name = rng.choice(names)
     subject = name_subject(compiled, episode, state, entity, rid)
     read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: rid})
@@ -762,9 +761,15 @@ def _question(rng: random.Random, template: str, noun: str) -> str:
     )
 
 
-def _worth_asking(names: list[str], record: dict, now: str, rng: random.Random) -> list[str]:
+def _worth_asking(
+    names: list[str], record: dict, now: str, rng: random.Random, usual: bool = True
+) -> list[str]:
     """The fields someone has a reason to ask, where the record has them; its status only
-    half the time beside two others (a status alone answers thinly: rounds 66 to 70)."""
+    half the time beside two others (a status alone answers thinly: rounds 66 to 70); of a
+    record that is over (a used ticket, a refunded purchase), only where it stands (round 72:
+    "the total of a used ticket, to plan my spending")."""
+    if not usual or not names:
+        return [n for n in names if n == "status"]
     names = [n for n in names if _has_a_motive(n, record.get(n), now)] or names
     if len(names) > 2 and rng.random() < STATUS_LESS_OFTEN:
         names = [n for n in names if n != "status"]

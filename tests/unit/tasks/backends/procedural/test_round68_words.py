@@ -113,3 +113,14 @@ def test_a_request_asked_as_a_question_is_an_act_the_user_wants():
     )
     asked = in_second_person("What's the gross pay of payslip PS-1?", frozenset())
     assert asked == "You want to know the gross pay of payslip PS-1."  # not "know this: What's"
+
+
+def test_a_record_that_is_over_is_asked_only_where_it_stands():
+    """Round 72: "the total of my ticket … I'm planning my spending" of a used ticket."""
+    from envmill.tasks.backends.procedural.scenarios.questions import _worth_asking
+
+    ticket = {"status": "used", "total": 140.0, "quantity": 4}
+    names = ["quantity", "status", "total"]
+    now = "2025-06-10T10:00:00"
+    assert _worth_asking(names, ticket, now, random.Random(1), usual=False) == ["status"]
+    assert "total" in _worth_asking(names, ticket, now, random.Random(1), usual=True)
