@@ -119,22 +119,6 @@ def test_answer_and_refusal_scenarios_are_certified_by_every_gate(kind_runs, kin
         assert len(record.gates) == len(GATES)
 
 
-def test_what_a_status_is_for_is_read_before_it_is_said(kind_runs):
-    """ "It's for the book Dune." names a record the reference read (round 69: "the tool only
-    returned gym_class_id CL-0002; the reference made up the class name")."""
-    said_for = 0
-    for record in kind_runs["answer"].scenarios:
-        found = re.search(r"It(?:'s| was) for the [a-z ]+? (.+)\.$", record.reference_answer or "")
-        if found is None or record.status != "certified":
-            continue
-        said_for += 1
-        last = record.reference_solution[-1].arguments
-        tables = [t for t in record.initial_state.values() if isinstance(t, dict)]
-        read = [t[v] for t in tables for v in map(str, last.values()) if isinstance(t.get(v), dict)]
-        assert any(found[1] in r.values() for r in read), (record.reference_answer, last)
-    assert said_for, [s.reference_answer for s in kind_runs["answer"].scenarios]
-
-
 def test_a_refusal_changes_nothing_and_says_why(kind_runs, sandbox):
     record = next(
         s for s in kind_runs["refusal"].scenarios if s.kind == "refusal" and s.status == "certified"

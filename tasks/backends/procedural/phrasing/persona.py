@@ -50,6 +50,7 @@ FIRST_PERSON = (
 )
 # a question to the agent, as what the user wants to know (the way back to a question is not
 # needed: "I want to know the fare of …" is a fine opening)
+NUMBERED_FIRST = re.compile(r"^[A-Za-z]+(?: [a-z]+)? [A-Z]{2,}[A-Z0-9]*-\d+\b")
 QUESTIONS = (
     (
         r"^(?:Could|Can) you count the (.+?) of ((?:one of )?.+?)(?: for me)?\?$",
@@ -72,6 +73,7 @@ QUESTIONS = (
     # "I've caught up on loan L-2; can you put it back in good standing?" asks for an act
     # (round 70: "You want to know this: you've caught up …")
     (r"^(.+?); (?:can|could) you (.+?)\?$", r"\1; you want the agent to \2."),
+    (r"^(.+?); (?:can|could) (?:I|we) (.+?)\?$", r"\1; you want to \2."),
     (r"^(.+)\?$", r"You want to know this: \1."),
 )
 # verbs of orders that are not tool names ("Check the balance …: if …")
@@ -245,7 +247,8 @@ def _second_person_sentence(sentence: str, verbs: frozenset[str]) -> str:
         r"([,;:]\s+(?:and\s+)?(?:then\s+)?|\bso\s+)please\s+", r"\1you want the agent to ", body
     )
     first = body.split(" ", 1)[0].lower()
-    if first in verbs and first not in NOT_VERBS:  # an order: "Void the invoice."
+    numbered = NUMBERED_FIRST.match(body)  # "Pay run RUN-5 was set up by mistake": a record
+    if first in verbs and first not in NOT_VERBS and not numbered:  # an order: "Void the invoice."
         body = f"You want the agent to {body[:1].lower()}{body[1:]}"
     body = _orders_wanted(body, verbs)  # "…, renew the permit; if not, …"
     if connector:

@@ -151,6 +151,10 @@ class CreatedSampler(_ChainSampler):
         if arg is None:
             return False
         arguments[arg.name] = self.created[1]
+        # a number drawn against the record it replaced is drawn again against the new one: a
+        # new employee's first payslip is a share of their salary (breaker: $3,347 a month of
+        # $185,000)
+        self.drawer.redraw_readers(manifest, arguments, arg.name, self.state)
         return True
 
     def _special_mention(self, arg: ArgManifest, value: Any, calls: list) -> ArgMention | None:

@@ -519,6 +519,17 @@ class ArgumentDrawer:
         self._not_as_it_is(manifest, arguments, state)
         return self._own_email(manifest, arguments, state)
 
+    def redraw_readers(
+        self, manifest: ToolManifest, arguments: dict[str, Any], changed: str, state: dict
+    ) -> None:
+        """The numbers of ``arguments`` that read the record ``changed`` names, drawn again
+        now that it names another."""
+        for arg in manifest.args:
+            reads = [arg.near, arg.since, arg.share_of, arg.share_by, *arg.at_most, *arg.at_least]
+            reading = any(read is not None and read.arg == changed for read in reads)
+            if reading and arg.name in arguments and arg.source in ("int", "float"):
+                arguments[arg.name] = self._number(arg, state, arguments)
+
     def _not_as_it_is(
         self, manifest: ToolManifest, arguments: dict[str, Any], state: dict[str, Any]
     ) -> None:

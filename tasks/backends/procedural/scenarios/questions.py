@@ -224,10 +224,7 @@ def ask_field(
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
-    besides = _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
-    named = what_for(compiled, episode, entity, rid) if name == "status" and not besides else None
-    answer += named[0] if named else besides
-    looked = [named[1]] if named else []
+    answer += _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
     expected = expected_answer(
         value,
         kind or "text",
@@ -237,8 +234,7 @@ def ask_field(
     )
     facts = subject_facts(subject)
     shown = subject.steps and _shows(run_query(episode, subject.steps[-1]), rid, name, value)
-    # no second read of one record; then the record it is for, where the answer names it
-    steps = [*(subject.steps if shown else [*subject.steps, read]), *looked]
+    steps = subject.steps if shown else [*subject.steps, read]  # no second read of one record
     said = say(name, value)
     return Question(
         text, steps, answer, expected, vague, facts, subject.text, said, field_noun(name),
@@ -321,33 +317,6 @@ def _coming_up(record: dict[str, Any], now: str, entity: str) -> str:
         if END.match(name):
             return f" It ends on {said}."
     return ""
-
-
-def what_for(
-    compiled: CompiledEnvironment, episode: ToolEpisode, entity: str, rid: Any
-) -> tuple[str, SolutionStep] | None:
-    """The named thing a record is for, said after a bare status, with the read that shows
-    its name ("It's for the book Dune.": round 66, "'is waiting at the moment' says nothing
-    about the book"; round 69: a name the agent never read is made up); None when the record
-    refers to no named thing other than a person, or no tool reads it."""
-    state = known_state(episode)
-    record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid) or {}
-    spec = compiled.spec.entities.get(entity)
-    for name, ref in sorted(spec.fields.items()) if spec else []:
-        target = ref.entity or ""
-        label = compiled.label_fields.get(target) if ref.type == "ref" else None
-        reader = reader_of(compiled, target) if label else None
-        if reader is None or words_of(target) in PEOPLE or record.get(name) is None:
-            continue
-        read = SolutionStep(tool=reader.tool, arguments={reader.args[0].name: record[name]})
-        data = run_query(episode, read)
-        if isinstance(data, dict) and isinstance(data.get(label), str):
-            tense = "It was" if is_finished(compiled, entity, state, rid) else "It's"
-            said = f" {tense} for the {words_of(target)} {data[label]}"
-            ended = is_finished(compiled, target, state, record[name])  # why it ended: "…,
-            status = str(data.get("status") or "").replace("_", " ")  # which has been
-            return said + (f", {where_it_stands('which', status)}." if ended else "."), read
-    return None
 
 
 DUE = re.compile(r"(?:^|_)due(?:_|$)")

@@ -713,7 +713,7 @@ NOT_YOURS = (
         "The number may have been mistyped; if so, please send me the correct number.",
     ),
     (
-        "{noun} {rid} is not one of your own {plural}, and I only have permission to act on yours",
+        "{noun} {rid} is not one of your own {plural}, so I can't act on it without permission",
         "If you have the number of your own {noun} to hand, I'm happy to help with that.",
     ),
 )

@@ -63,14 +63,27 @@ def check_arg(ctx: OpContext, spec: DomainSpec, arg: Any) -> None:
         ctx.fail(f"argument '{arg.name}' needs both per_hour and since, or neither")
     if arg.since is not None:
         check_time(ctx, arg.since, f"argument '{arg.name}' counts since")
-    if (arg.share is None) != (arg.share_of is None):
+    if arg.share is not None or arg.share_of is not None:
+        check_share(ctx, arg)
+
+
+def check_share(ctx: OpContext, arg: Any) -> None:
+    """``share`` of ``share_of``: [low, high] with 0 <= low <= high, or such ranges keyed by
+    the values of the enum ``share_by`` names."""
+    if arg.share is None or arg.share_of is None:
         ctx.fail(f"argument '{arg.name}' needs both share and share_of, or neither")
-    if arg.share_of is not None:
-        ctx.operand(arg.share_of, f"argument '{arg.name}' is a share of")  # a number field
+    ctx.operand(arg.share_of, f"argument '{arg.name}' is a share of")  # a number field
     if isinstance(arg.share, dict) != (arg.share_by is not None):
         ctx.fail(f"argument '{arg.name}' takes shares by value with share_by, or one share")
-    if arg.share_by is not None:
-        ctx.operand(arg.share_by, f"argument '{arg.name}' picks its share by", numeric=False)
+    ranges = arg.share if isinstance(arg.share, dict) else {"": arg.share}
+    for key, window in ranges.items():
+        if len(window) != 2 or not 0 <= window[0] <= window[1]:
+            ctx.fail(f"argument '{arg.name}' share {key or ''} {window} is not [low, high] >= 0")
+    if arg.share_by is None:
+        return
+    by = ctx.operand(arg.share_by, f"argument '{arg.name}' picks its share by", numeric=False)
+    if by.spec.type != "enum" or by.spec.nullable or not set(ranges) <= set(by.spec.values):
+        ctx.fail(f"argument '{arg.name}' shares by '{arg.share_by}': not a set enum of those keys")
 
 
 def check_query(ctx: OpContext, entity: EntitySpec, op: OperationSpec) -> None:
