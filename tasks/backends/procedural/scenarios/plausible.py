@@ -48,9 +48,8 @@ def plausible_window(
     share = _share(arg, reading)
     whole = arg.share_of.read(reading.state, reading.chosen) if arg.share_of else None
     if share and is_amount(whole) and whole > 0:  # a month's pay of the salary, not $1,500
-        share_low, share_high = whole * share[0], whole * share[1]
-        if share_low <= high and share_high >= low:  # never outside the argument's own range
-            low, high = max(low, share_low), min(high, share_high)
+        low, high = within(low, high, whole * share[0], whole * share[1])  # the spec check
+        # keeps a share at [low, high] >= 0; the manifest's range is only the typical one
     current = arg.near.read(reading.state, reading.chosen) if arg.near else None
     if is_amount(current) and current > 0:
         step = 1 if arg.source == "int" else 0.01

@@ -124,3 +124,14 @@ def test_a_record_that_is_over_is_asked_only_where_it_stands():
     now = "2025-06-10T10:00:00"
     assert _worth_asking(names, ticket, now, random.Random(1), usual=False) == ["status"]
     assert "total" in _worth_asking(names, ticket, now, random.Random(1), usual=True)
+
+
+def test_a_record_named_by_number_first_is_no_order_and_can_i_is_a_want():
+    """Breaker: "You want the agent to pay run RUN-0005 was set up by mistake"."""
+    from envmill.tasks.backends.procedural.phrasing.persona import in_second_person
+
+    verbs = frozenset({"pay", "cancel", "buy"})
+    said = in_second_person("Pay run RUN-0005 was set up by mistake; cancel it.", verbs)
+    assert said == "Pay run RUN-0005 was set up by mistake; you want the agent to cancel it."
+    wanted = in_second_person("I need more data; can I buy a top-up?", verbs)
+    assert wanted == "You need more data; you want to buy a top-up."
