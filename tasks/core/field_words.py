@@ -146,7 +146,7 @@ def _where_or_what(noun: str, value: str, said: str) -> str | None:
 
 # fields a person tells two namesakes apart by, as "the one in …" and "the one who works as a …"
 # (round 68: "the one whose city is Dylanmouth", "(the one whose job title is Coordinator)")
-PLACED_IN = frozenset("city town region district zone neighborhood neighbourhood specialty".split())
+PLACED_IN = frozenset("city town region district zone neighborhood neighbourhood".split())
 WORKS_AS = frozenset({"job title", "position", "occupation"})
 AREAS = frozenset({"region", "district", "zone"})  # an area named by a word of the business's
 

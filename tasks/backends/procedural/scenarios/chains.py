@@ -420,6 +420,31 @@ class _ChainSampler:
                 calls.append(step)
                 if str(value) != acted:
                     self.inform_left, extra = 0, False
+        self._read_whose(manifest, arguments, calls)
+
+    def _read_whose(self, manifest: ToolManifest, arguments: dict[str, Any], calls: list) -> None:
+        """For a signed-in customer, the records between the one a call acts on and its owner
+        (a claim's policy, whose holder it names): an agent that withdrew "my claim" having read
+        only the claim never checked it was theirs (round 73)."""
+        if self.drawer.acting_id is None:
+            return
+        for rule in manifest.owned:
+            entity = next((a.entity for a in manifest.args if a.name == rule.arg), None)
+            value = arguments.get(rule.arg)
+            for hop in rule.hops[:-1]:
+                spec = self.compiled.spec.entities.get(entity or "")
+                records = self.state.get(self.compiled.entity_attrs.get(entity or "", "")) or {}
+                record = records.get(value) if isinstance(records, dict) else None
+                if spec is None or hop not in spec.fields or not isinstance(record, dict):
+                    break
+                entity, value = spec.fields[hop].entity, record.get(hop)
+                query = next((q for q in self.queries.values() if _reads_one(q, entity)), None)
+                if query is None or value is None:
+                    break
+                step = SolutionStep(tool=query.tool, arguments={query.args[0].name: value})
+                seen = self._read_before(value, [*self.chain.solution, *calls])
+                if not seen and self._query(step.tool, step.arguments) is not None:
+                    calls.append(step)
 
 
 def _shows_record(data: Any, rid: Any) -> bool:

@@ -60,7 +60,7 @@ def test_namesakes_are_told_apart_by_place_and_job_as_people_say_it():
     from envmill.tasks.core.field_words import said_apart
 
     assert said_apart("city", "Dylanmouth", "Dylanmouth") == "in Dylanmouth"
-    assert said_apart("specialty", "cardiology", "cardiology") == "in cardiology"
+    assert said_apart("specialty", "general", "general") is None  # not "the one in general"
     assert said_apart("region", "valley", "valley") == "in the valley region"  # not "in valley"
     assert said_apart("job_title", "Coordinator", "Coordinator") == "who works as a Coordinator"
     assert said_apart("job_title", "Engineer", "Engineer") == "who works as an Engineer"
