@@ -98,7 +98,6 @@ def _forkserver_home() -> None:
     _FORKSERVER_HOMES.append(home)
 
 
-@contextmanager
 def scheduler_unreachable(address: str, timeout: float = SCHEDULER_TIMEOUT) -> str | None:
     """Why the Dask scheduler at ``address`` (``tcp://host:port``) cannot be used, in one line;
     None when it accepts a connection (an unreachable one ended the run in ``OSError: …``)."""
@@ -113,6 +112,7 @@ def scheduler_unreachable(address: str, timeout: float = SCHEDULER_TIMEOUT) -> s
     return None
 
 
+@contextmanager
 def dask_scheduler(
     address: str | None,
     workers: int,
