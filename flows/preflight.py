@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from envmill.flows.runtime.cluster import scheduler_unreachable
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.backends import PlanError, make_backend, run_judges, run_llm_client
 from envmill.tasks.pipeline import iter_batches
@@ -41,6 +42,8 @@ def check_run(settings: EnvmillSettings, root: Path) -> Path:
         WarehouseError: the folder is of another format or cannot be written.
         DiskFull: the folder's disk has too little room to start.
     """
+    if settings.dask_address and (problem := scheduler_unreachable(settings.dask_address)):
+        raise PlanError(problem)
     backend = make_backend(settings)
     next(iter_batches(settings, backend), None)  # the plan itself stays lazy
     for client in (

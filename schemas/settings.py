@@ -6,6 +6,7 @@ Nested groups read from variables with a double underscore, e.g.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -89,7 +90,16 @@ class EnvmillSettings(BaseSettings):
         default=None, gt=0, description=f"environments per Dask task [{default_batch_sizes()}]"
     )
     workers: int = Field(default=2, gt=0, description="Dask worker processes of the local cluster")
+    workers_per_core: int = Field(
+        default=4, gt=0, description="the most local workers a run starts per CPU core"
+    )
     dask_address: str | None = Field(default=None, description="an existing Dask scheduler")
+    dashboard: str = Field(
+        default="127.0.0.1:0",
+        pattern=r"^[^\s:]+:\d{1,5}$",
+        description="HOST:PORT of the local cluster's dashboard (loopback, a free port, unless "
+        "you ask for another)",
+    )
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     skeleton: SkeletonSettings = Field(default_factory=SkeletonSettings)
@@ -101,6 +111,18 @@ class EnvmillSettings(BaseSettings):
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",
     )
+
+    @model_validator(mode="after")
+    def _workers_the_machine_holds(self) -> EnvmillSettings:
+        """``--workers 100000`` would start spawning a hundred thousand processes."""
+        cores = os.cpu_count() or 1
+        if self.dask_address is None and self.workers > cores * self.workers_per_core:
+            raise ValueError(
+                f"{self.workers} workers is more than {self.workers_per_core} per core on this "
+                f"{cores}-core machine ({cores * self.workers_per_core}); raise "
+                "workers_per_core to allow it"
+            )
+        return self
 
     @model_validator(mode="after")
     def _batch_size_of_backend(self) -> EnvmillSettings:
@@ -130,7 +152,8 @@ def load_settings(**flags: Any) -> EnvmillSettings:
         return EnvmillSettings(**given)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "settings"
-        raise SettingsError(f"setting '{where}': {error['msg']}") from None
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")  # a check of several fields
+        raise SettingsError(f"setting '{where}': {message}" if where else message) from None
     except ValueError as exc:  # a malformed envmill.toml
         raise SettingsError(f"{SETTINGS_FILE}: {exc}") from None

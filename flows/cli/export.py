@@ -7,7 +7,7 @@ from collections import Counter
 from enum import Enum
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from envmill.tasks.export import ExportPlan
     from envmill.tasks.export.folder import Written
     from envmill.tasks.export.llamafactory import ShareGptStats
+    from envmill.tasks.export.safe_text import SpecialTokens
     from envmill.warehouse.export_rows import Selected
 
 NO_ROWS = 1  # an empty selection is a result, not a usage error
@@ -55,6 +56,14 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", help="replace files of the export's names not envmill's")
     ] = False,
+    special_tokens: Annotated[
+        str,
+        typer.Option(
+            "--special-tokens",
+            help="chat-template control strings in the text (<|im_start|>, [INST], …): escape "
+            "(a zero-width space breaks them), drop or keep [escape]",
+        ),
+    ] = "escape",
 ) -> None:
     """Export trajectories for a trainer: OpenAI fine-tuning, LlamaFactory or Parquet (TRL)."""
     from envmill.schemas.export import ExportSelection
@@ -63,6 +72,11 @@ def export(
         fail(f"--min-reward must be between 0 and 1, not {min_reward:g}")
     if validation is not None and not 0.0 < validation < 1.0:
         fail(f"--validation must be a share between 0 and 1 (exclusive), not {validation:g}")
+    from envmill.tasks.export.safe_text import SPECIAL_TOKEN_MODES
+
+    if special_tokens not in SPECIAL_TOKEN_MODES:
+        modes = ", ".join(SPECIAL_TOKEN_MODES)
+        fail(f"--special-tokens must be one of {modes}, not {special_tokens!r}")
     root = _data_dir(out).resolve()
     folder = to.expanduser().resolve()  # links and '..' followed: where the files would land
     if folder == root or root in folder.parents:
@@ -76,7 +90,7 @@ def export(
         include_dropped=include_dropped,
     )
     selected = _select(root, selection)
-    plan = _build(selected, fmt.value, validation, seed)
+    plan = _build(selected, fmt.value, validation, seed, special_tokens)
     written = _write(folder, plan, _about(plan, selected, selection, validation, seed), force)
     _warn_empty_split(plan, validation)
     typer.echo(_summary(plan, selected, folder, written))
@@ -91,11 +105,14 @@ def _select(root: Path, selection: ExportSelection) -> Selected:
     return selected
 
 
-def _build(selected: Selected, fmt: str, validation: float | None, seed: int) -> ExportPlan:
+def _build(
+    selected: Selected, fmt: str, validation: float | None, seed: int, special_tokens: str
+) -> ExportPlan:
     from envmill.tasks.export import ExportInvalid, build_export
 
     try:
-        plan = build_export(selected.records, fmt, validation, seed)
+        mode = cast("SpecialTokens", special_tokens)  # checked by the command
+        plan = build_export(selected.records, fmt, validation, seed, mode)
     except ExportInvalid as exc:
         fail(f"export refused: {exc}", 1)
     if not sum(plan.trajectories.values()):
@@ -195,11 +212,20 @@ def _summary(plan: ExportPlan, selected: Selected, folder: Path, written: Writte
     if selected.orphans:
         left.append(f"{selected.orphans} without environment or scenario row")
     parts.append("left out " + ", ".join(left) if left else "none left out")
+    parts += _made_safe(plan)
     if _changes_turns(plan):
         parts += _changes(plan.sharegpt)
     if written.removed:
         parts.append(f"removed the earlier export's {', '.join(written.removed)}")
     return "; ".join(parts)
+
+
+def _made_safe(plan: ExportPlan) -> list[str]:
+    """What ``--special-tokens`` and the text's repair touched, where they touched anything."""
+    touched, how = plan.touched, plan.special_tokens
+    said = [f"{touched.special_tokens} special tokens {how}"] if touched.special_tokens else []
+    broken = f"{touched.surrogates} broken characters replaced"
+    return said + ([broken] if touched.surrogates else [])
 
 
 def _changes_turns(plan: ExportPlan) -> bool:

@@ -42,6 +42,10 @@ def run(
     ] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
     dask_address: Annotated[str | None, typer.Option(help="use an existing Dask scheduler")] = None,
+    dashboard: Annotated[
+        str | None,
+        typer.Option(help="HOST:PORT of the local cluster's dashboard [127.0.0.1, a free port]"),
+    ] = None,
     topics: Annotated[
         Path | None,
         typer.Option(
@@ -73,6 +77,7 @@ def run(
             batch_size=batch_size,
             workers=workers,
             dask_address=dask_address,
+            dashboard=dashboard,
         )
         root = data_folder(settings)
         if TRAITS[settings.backend].takes_topics:

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
+import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +41,9 @@ FORKED_WORKERS = {"distributed.worker.multiprocessing-method": "forkserver"}
 # model: imported later by two batch threads at once, it could meet the import-lock deadlock
 # detection as Prefect did (worker_imports.py).
 MODEL_CLIENT = "openai"
+LOOPBACK = "127.0.0.1"  # every listener a run opens binds it unless the user asks otherwise
+LOOPBACK_DASHBOARD = f"{LOOPBACK}:0"
+SCHEDULER_TIMEOUT = 5.0  # seconds to wait for an existing scheduler to accept a connection
 SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, its terminating NUL aside)
 RUN_ENVIRON = "ENVMILL_RUN_ENVIRON"  # the starting process's environment, as JSON
 
@@ -93,6 +98,20 @@ def _forkserver_home() -> None:
     _FORKSERVER_HOMES.append(home)
 
 
+def scheduler_unreachable(address: str, timeout: float = SCHEDULER_TIMEOUT) -> str | None:
+    """Why the Dask scheduler at ``address`` (``tcp://host:port``) cannot be used, in one line;
+    None when it accepts a connection (an unreachable one ended the run in ``OSError: …``)."""
+    found = re.fullmatch(r"(?:tcp://)?\[?([^\]\s]+?)\]?:(\d{1,5})/?", address.strip())
+    if found is None:
+        return f"--dask-address {address!r} is not tcp://HOST:PORT"
+    try:
+        socket.create_connection((found[1], int(found[2])), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return f"cannot reach the Dask scheduler at {address}: {reason}"
+    return None
+
+
 @contextmanager
 def dask_scheduler(
     address: str | None,
@@ -100,10 +119,11 @@ def dask_scheduler(
     limits: SandboxLimits,
     threads: int = 1,
     asks_a_model: bool = True,
+    dashboard: str = LOOPBACK_DASHBOARD,
 ) -> Iterator[str]:
     """Yield a scheduler address; a cluster started here (``threads`` tasks at once per worker
     process, the model client preloaded when the run ``asks_a_model``) is warmed, and closed on
-    the way out."""
+    the way out. It listens on the loopback interface only, its dashboard at ``dashboard``."""
     if address:
         yield address
         return
@@ -121,7 +141,7 @@ def dask_scheduler(
     # held for the cluster's life: a nanny that restarts its worker reads it again then
     with dask.config.set(config):
         try:
-            cluster = _local_cluster(workers, threads, scratch, preload)
+            cluster = _local_cluster(workers, threads, scratch, preload, dashboard)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
@@ -141,9 +161,13 @@ def dask_scheduler(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _local_cluster(workers: int, threads: int, scratch: str, preload: list[str]) -> Any:
+def _local_cluster(
+    workers: int, threads: int, scratch: str, preload: list[str], dashboard: str
+) -> Any:
     """The cluster's worker processes start (and the forkserver with them) with SIGINT ignored;
-    each worker ignores it again as it starts (``worker_imports.dask_setup``), restarted or not."""
+    each worker ignores it again as it starts (``worker_imports.dask_setup``), restarted or not.
+    Scheduler, workers and nannies bind 127.0.0.1; so does the dashboard's HTTP server, which
+    starts anyway (``dashboard_address=":0"`` bound every interface: issue 24)."""
     from distributed import LocalCluster
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -153,7 +177,8 @@ def _local_cluster(workers: int, threads: int, scratch: str, preload: list[str])
             n_workers=workers,
             threads_per_worker=threads,
             processes=True,
-            dashboard_address=":0",  # its HTTP server starts anyway: a free port, not 8787
+            host=LOOPBACK,
+            dashboard_address=dashboard,
             silence_logs=logging.CRITICAL,
             local_directory=scratch,
             env=run_environ(),
@@ -188,7 +213,7 @@ def synthesize_on_dask(
     threads = task_threads(settings)
     asks = uses_llm(settings) or settings.reward.judge == "llm"
     with dask_scheduler(
-        settings.dask_address, settings.workers, settings.sandbox, threads, asks
+        settings.dask_address, settings.workers, settings.sandbox, threads, asks, settings.dashboard
     ) as address:
         yield synthesize.with_options(task_runner=DaskTaskRunner(address=address))
 
@@ -201,6 +226,10 @@ def rollout_on_dask(settings: EnvmillSettings) -> Iterator[Flow[..., dict[str, A
     from envmill.flows.rollout import TASK_THREADS, rollout
 
     with dask_scheduler(
-        settings.dask_address, settings.workers, settings.sandbox, TASK_THREADS
+        settings.dask_address,
+        settings.workers,
+        settings.sandbox,
+        TASK_THREADS,
+        dashboard=settings.dashboard,
     ) as address:
         yield rollout.with_options(task_runner=DaskTaskRunner(address=address))

@@ -17,6 +17,7 @@ from envmill.tasks.export.conversation import Unexportable, read_conversation
 from envmill.tasks.export.format import ExportFormat
 from envmill.tasks.export.formats import FORMATS
 from envmill.tasks.export.llamafactory import ShareGptStats
+from envmill.tasks.export.safe_text import SpecialTokens, Touched, safe_record
 from envmill.tasks.export.split import SPLITS, Split, split_items
 
 DATASET_INFO = "dataset_info.json"
@@ -36,6 +37,8 @@ class ExportPlan:
     trajectories: dict[Split, int] = field(default_factory=dict)
     environments: dict[Split, int] = field(default_factory=dict)
     unexportable: Counter[str] = field(default_factory=Counter)
+    touched: Touched = field(default_factory=Touched)  # special tokens and broken text made safe
+    special_tokens: str = "escaped"  # what became of them, as the summary says it
     sharegpt: ShareGptStats = field(default_factory=ShareGptStats)
     dataset_info: dict[str, Any] = field(default_factory=dict)  # entries to merge
 
@@ -45,6 +48,7 @@ def build_export(
     fmt: str,
     validation: float | None = None,
     seed: int = 0,
+    special_tokens: SpecialTokens = "escape",
 ) -> ExportPlan:
     """Render and validate ``records`` (in the order given) as ``fmt``.
 
@@ -54,11 +58,15 @@ def build_export(
         validation: the share of environments to hold out; None writes one ``train`` file.
             A split that comes out empty gets no file (its counts are 0).
         seed: seeds the split.
+        special_tokens: what becomes of chat-template control strings in the text
+            (``safe_text``): escaped, dropped or kept.
 
     Raises:
         ExportInvalid: a rendered file failed validation; the message names its problems.
     """
-    spec, plan = FORMATS[fmt], ExportPlan(format=fmt)
+    done = {"escape": "escaped", "drop": "dropped", "keep": "kept"}[special_tokens]
+    spec, plan = FORMATS[fmt], ExportPlan(format=fmt, special_tokens=done)
+    records = [safe_record(record, special_tokens, plan.touched) for record in records]
     items = [item for record in records if (item := _convert(spec, record, plan)) is not None]
     groups = split_items(items, key=lambda pair: pair[0].env_id, validation=validation, seed=seed)
     for split in SPLITS if validation else ("train",):

@@ -34,6 +34,7 @@ from envmill.tasks.export.conversation import (
     read_tools,
 )
 from envmill.tasks.export.format import ExportFormat, ShareGptStats
+from envmill.tasks.export.safe_text import json_line_safe
 from envmill.tasks.export.validate import MAX_PROBLEMS, decoded, loaded
 
 USER_SIDE, MODEL_SIDE = ("human", "observation"), ("gpt", "function_call")
@@ -79,7 +80,7 @@ def dataset_info_entries(files: dict[str, str]) -> dict[str, dict[str, Any]]:
 
 
 def dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_line_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _turns(conversation: Conversation, stats: ShareGptStats) -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ from envmill.tasks.export.conversation import (
     read_conversation,
 )
 from envmill.tasks.export.format import ExportFormat
+from envmill.tasks.export.safe_text import json_line_safe
 from envmill.tasks.export.validate import MAX_PROBLEMS, decoded, loaded
 
 OPENAI_KEYS = {"messages", "tools", "parallel_tool_calls"}
@@ -47,7 +48,7 @@ def render_openai(examples: Iterable[dict[str, Any]]) -> bytes:
 
 
 def dump_line(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_line_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -74,7 +75,8 @@ def validate_openai(data: bytes) -> list[str]:
     text = decoded(data, problems)
     if text and not text.endswith("\n"):
         problems.append("the last line has no newline")
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.split("\n")  # JSONL ends lines at "\n" only (never splitlines: U+2028)
+    for number, line in enumerate(lines[:-1] if text.endswith("\n") else lines, start=1):
         problems += [f"line {number}: {p}" for p in _openai_line(line)]
         if len(problems) >= MAX_PROBLEMS:
             break

@@ -26,7 +26,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
 
+from envmill.tasks.core.regular_file import MiB, read_regular
+
 CACHE_FORMAT = 1
+ENTRY_LIMIT = 32 * MiB  # a model's reply with its usage, far above any real one
 LOG = logging.getLogger(__name__)
 Entry = TypeVar("Entry", bound=BaseModel)
 
@@ -92,8 +95,8 @@ class ResponseCache:
         """The stored response of ``key``, or None (missing, partial or corrupt)."""
         if self.folder is None:
             return None
-        try:
-            entry = json.loads(self.path(key).read_bytes())
+        try:  # a pipe, a link or a huge file at the entry's path is a miss (issue 24)
+            entry = json.loads(read_regular(self.path(key), ENTRY_LIMIT))
         except (OSError, ValueError, RecursionError):
             return None
         valid = isinstance(entry, dict) and entry.get("key") == key
