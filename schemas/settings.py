@@ -111,6 +111,8 @@ class EnvmillSettings(BaseSettings):
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",
     )
+    max_topic_chars: int = Field(default=2000, gt=0, description="the longest topic a run takes")
+    max_topics: int = Field(default=1000, gt=0, description="the most topics a run takes")
 
     @model_validator(mode="after")
     def _workers_the_machine_holds(self) -> EnvmillSettings:
