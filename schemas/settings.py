@@ -51,6 +51,9 @@ class SandboxLimits(BaseModel):
         default=10.0, gt=0, description="CPU time for one host (one episode)"
     )
     wall_seconds: float = Field(default=5.0, gt=0, description="wall time for one request")
+    scenario_wall_seconds: float = Field(
+        default=60.0, gt=0, description="wall time for certifying one scenario's reference run"
+    )
     memory_mb: int = Field(default=512, ge=64)
     file_size_bytes: int = Field(default=1 << 20, ge=0)
     open_files: int = Field(default=64, ge=8)
@@ -111,6 +114,8 @@ class EnvmillSettings(BaseSettings):
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",
     )
+    max_topic_chars: int = Field(default=2000, gt=0, description="the longest topic a run takes")
+    max_topics: int = Field(default=1000, gt=0, description="the most topics a run takes")
 
     @model_validator(mode="after")
     def _workers_the_machine_holds(self) -> EnvmillSettings:

@@ -52,6 +52,9 @@ class Finding:
     path: str
     problem: str
     action: str
+    # what the next command completes by itself (the sweep every run starts with): a
+    # compaction that did not finish, a temporary file of a write that died; not damage
+    repairable: bool = False
 
     def line(self) -> str:
         return f"{self.path}: {self.problem} ({self.action})"
@@ -120,7 +123,8 @@ def _sweep_merged(root: Path, index: CommitIndex, repair: bool) -> list[Finding]
         problem = f"already merged into {merged} (a compaction that did not finish)"
         if repair:
             index.drop_merged(key, table)
-        findings.append(Finding(where, problem, "deleted" if repair else "would delete"))
+        action = "deleted" if repair else "would delete"
+        findings.append(Finding(where, problem, action, repairable=True))
     marker = root / COMPACTING
     if marker.exists() and not (repair and index.leftovers(intact_only=False)):
         problem = "a compaction did not finish (until then, views rank every row of every table)"
@@ -218,12 +222,13 @@ def _sweep_records(root: Path, repair: bool) -> list[Finding]:
 
 
 def _remove(path: Path, where: str, problem: str, repair: bool) -> Finding:
+    """Delete what only envmill's own unfinished work left (the next run would too)."""
     if repair:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-    return Finding(where, problem, "deleted" if repair else "would delete")
+    return Finding(where, problem, "deleted" if repair else "would delete", repairable=True)
 
 
 def _set_aside(root: Path, folder: str, name: str, problem: str, repair: bool) -> Finding:

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from envmill.flows.cli.support import echo_error, fail, parse_json_object, print_json, read_source
+from envmill.flows.cli.support import (
+    echo_error,
+    fail,
+    load_json_file,
+    non_finite_at,
+    parse_json_object,
+    print_json,
+    read_source,
+)
 
 if TYPE_CHECKING:
     from envmill.schemas.scenario import ScenarioSpec
@@ -109,15 +117,10 @@ def certify(
 
     Exit code 0 when every scenario is certified, 1 when any is rejected.
     """
-    import json
 
     from envmill.tasks.certify import certify_scenario
 
-    raw = read_source(scenarios)
-    try:
-        items = json.loads(raw)
-    except ValueError as exc:
-        fail(f"{scenarios} is not valid JSON: {exc}")
+    items = load_json_file(scenarios)
     items = items if isinstance(items, list) else [items]
     if not items:
         fail(f"{scenarios} holds no scenario: give a scenario object or a non-empty list")
@@ -160,6 +163,8 @@ def _parsed(item: Any, env_id: str, name: str) -> ScenarioSpec | str:
     try:
         if not isinstance(item, dict):
             raise TypeError(f"not a JSON object but {type(item).__name__}")
+        if (where := non_finite_at(item)) is not None:  # json reads NaN, nothing writes it
+            raise ValueError(f"{where} is not a finite number")
         spec = ScenarioSpec(**{"env_id": env_id, **item})
         spec.scenario_id  # noqa: B018 - its canonical JSON must encode (no lone surrogate)
         return spec

@@ -23,7 +23,8 @@ def verify(
     ] = False,
 ) -> None:
     """Check every commit against its parts, every part against its table, every file against
-    the commits; exit 1 if anything is wrong and was not repaired."""
+    the commits; exit 1 if anything is damaged and was not repaired (what a killed compaction or
+    write left, which the next command completes, is a warning)."""
     from envmill.flows.run_record import settle_abandoned_runs
     from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.verify import verify as check
@@ -35,18 +36,21 @@ def verify(
             settled = settle_abandoned_runs(root) if repair else []
     except FolderBusy as exc:
         fail(str(exc))
+    damaged = [finding for finding in report.findings if not finding.repairable]
     for finding in report.findings:
-        typer.echo(finding.line())
+        typer.echo(finding.line() if not finding.repairable else f"warning: {finding.line()}")
     for run_id in settled:
         typer.echo(f"runs/{run_id}: was left running by a process that is gone (now interrupted)")
+    unfinished = len(report.findings) - len(damaged)
     summary = (
         f"{report.commits} commits, {report.parts} parts, {report.rows} rows checked; "
-        f"{len(report.findings)} problem(s)"
+        f"{len(damaged)} problem(s)"
+        + (f", {unfinished} unfinished write(s) the next command completes" if unfinished else "")
     )
     if repair and report.findings:
-        summary += f" repaired; the next `envmill run` redoes {report.redo_items} item(s)"
+        summary += f"; repaired; the next `envmill run` redoes {report.redo_items} item(s)"
     typer.echo(summary, err=True)
-    if report.findings and not repair:
+    if damaged and not repair:  # a killed compaction is no reason to page anyone (issue 24)
         raise typer.Exit(1)
 
 

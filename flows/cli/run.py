@@ -55,6 +55,9 @@ def run(
     local_llm: Annotated[
         bool, typer.Option("--local-llm", help="use envmill's test endpoint as the model (no cost)")
     ] = False,
+    max_topics: Annotated[
+        int | None, typer.Option(help="the most topics a run takes from --topics [1000]")
+    ] = None,
 ) -> None:
     """Synthesize environments, certified scenarios and reference trajectories."""
     from envmill.flows.preflight import data_folder
@@ -78,6 +81,7 @@ def run(
             workers=workers,
             dask_address=dask_address,
             dashboard=dashboard,
+            max_topics=max_topics,
         )
         root = data_folder(settings)
         if TRAITS[settings.backend].takes_topics:
@@ -144,10 +148,11 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 def _with_topics(settings, topics: Path | None, root: Path):
     """A topic backend's topics: ``--topics`` (a list or a corpus), else the selected topics
     ``envmill topics mine`` left in the data folder."""
-    from envmill.tasks.backends.llm.topics.sources import read_candidates
+    from envmill.tasks.backends.llm.topics.sources import check_topics, read_candidates
 
     if topics is not None:
         chosen = [candidate.text for candidate in read_candidates(topics)]
+        check_topics(topics, chosen, settings.max_topic_chars, settings.max_topics)
     elif settings.topics:
         return settings
     else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
+from envmill.tasks.sandbox.outcomes import ToolOutcome
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
 OTHER_IMAGE = 1
@@ -128,7 +131,10 @@ def collect_evidence(
     if evidence.load_error is None:
         _run_episode(scenario, env, sandbox, evidence)
     if evidence.run is not None:
-        evidence.replay_hash = _replay_elsewhere(scenario, env, sandbox)
+        cut_short = evidence.run.cut_short  # a stalling step is not run twice
+        evidence.replay_hash = (
+            f"not replayed: {cut_short}" if cut_short else _replay_elsewhere(scenario, env, sandbox)
+        )
         _run_checks(scenario, sandbox, evidence, evidence.run)
         results = [outcome.result for outcome in evidence.run.outcomes]
         tools = [tool.model_dump() for tool in env.tools]
@@ -175,8 +181,10 @@ def _run_episode(
         if not episode.loaded:
             evidence.load_error = f"initial state does not load: {episode.load_outcome.error}"
             return
-        run = evidence.run = _run_reference(scenario.reference_solution, episode)
-        plans = plan_mutants(run, env.tools, env.tool_kinds) + plan_reorders(run)
+        budget = sandbox.limits.scenario_wall_seconds
+        run = evidence.run = _run_reference(scenario.reference_solution, episode, budget)
+        plans = [] if run.cut_short else plan_mutants(run, env.tools, env.tool_kinds)
+        plans += [] if run.cut_short else plan_reorders(run)
         for plan in plans:  # the first crash ends the trials: a hanging tool must not multiply
             evidence.trials.append(_run_plan(plan, run, episode))
             if evidence.trials[-1].crashed:
@@ -191,14 +199,38 @@ def _run_episode(
     )
 
 
-def _run_reference(solution: list[SolutionStep], episode: ToolEpisode) -> ReferenceRun:
+def _run_reference(
+    solution: list[SolutionStep], episode: ToolEpisode, budget: float = math.inf
+) -> ReferenceRun:
+    """The solution step by step; after a step that timed out, or once ``budget`` seconds have
+    gone, the rest is not run (each stalling step cost its whole wall limit, twice: a 7-step
+    hand-written scenario took 73 s to reject, issue 24) and says why."""
     states, outcomes, changed_at = [known_state(episode)], [], []
+    started, cut_short = time.monotonic(), None
     for index, step in enumerate(solution):
+        if cut_short is not None:
+            outcomes.append(ToolOutcome.host_failed(cut_short, "not run"))
+            states.append(states[-1])
+            continue
         outcomes.append(episode.call(step.tool, step.arguments))
         states.append(known_state(episode))
         if states[-1] != states[-2]:
             changed_at.append(index)
-    return ReferenceRun(solution=solution, states=states, outcomes=outcomes, changed_at=changed_at)
+        if outcomes[-1].state is None:  # its host timed out or died
+            cut_short = f"step {index + 1} timed out, so the reference run stopped there"
+            if outcomes[-1].error_class != "timeout":
+                cut_short = f"step {index + 1} stopped its host, so the reference run stopped there"
+        elif time.monotonic() - started > budget:
+            cut_short = (
+                f"the scenario's {budget:g} s certification budget ran out at step {index + 1}"
+            )
+    return ReferenceRun(
+        solution=solution,
+        states=states,
+        outcomes=outcomes,
+        changed_at=changed_at,
+        cut_short=cut_short,
+    )
 
 
 def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode) -> Trial:

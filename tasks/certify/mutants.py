@@ -51,6 +51,7 @@ class ReferenceRun:
     states: list[dict[str, Any]]
     outcomes: list[ToolOutcome]
     changed_at: list[int]
+    cut_short: str | None = None  # why the later steps did not run (a timeout, the budget)
 
 
 @dataclass(frozen=True)

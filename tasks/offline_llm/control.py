@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from envmill.tasks.offline_llm.scripts import parse_scripts, scripts_json
 from envmill.tasks.offline_llm.server import EndpointConfig, EndpointServer
 
 # Admin calls go straight to 127.0.0.1 even when the environment sets an HTTP proxy.
+READY_SECONDS = 60.0  # for the endpoint's first answer, on a machine under any load
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 UPLOAD_BYTES = 4 * 2**20  # scripts go up in bodies of about this size (the server takes 32 MiB)
 Reply = ChatReply | Mapping[str, Any]
@@ -44,6 +46,20 @@ class Endpoint:
         )
         with _DIRECT.open(request, timeout=10) as response:
             return json.loads(response.read())
+
+    def wait_ready(self, timeout: float = READY_SECONDS) -> None:
+        """Return once the endpoint has answered ``GET /v1/models``: a run's preflight under
+        load gave up on an endpoint that had not answered yet (issue 24); a stalled one is an
+        error after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._call("/v1/models")
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def stats(self) -> dict[str, Any]:
         """requests, routes, stages, faults (applied, by kind), in_flight, peak_in_flight."""
@@ -130,6 +146,7 @@ def serve_endpoint(port: int = 0, **config: Any) -> Iterator[Endpoint]:
 
     endpoint = Endpoint(server.url, close)
     try:
+        endpoint.wait_ready()  # answering before any caller's deadline starts
         yield endpoint
     finally:
         close()

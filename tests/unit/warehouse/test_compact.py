@@ -467,3 +467,20 @@ def test_a_part_without_a_newer_column_is_merged_by_name(wh):
     report = {t.table: t for t in compact(wh.root).tables}
     assert report["environments"].parts_after == 1 and not report["environments"].problem
     assert rows_of(wh.root) == before
+
+
+def test_a_plain_verify_after_a_killed_compaction_warns_and_exits_zero(wh, monkeypatch, capsys):
+    """A monitoring job paging on `verify` paged on a state the next command repairs by itself
+    (issue 24): an unfinished compaction is a warning, exit 0; damage stays exit 1."""
+    from tests.conftest import call_main
+
+    _kill_after(monkeypatch, 1)
+    with pytest.raises(Killed):
+        compact(wh.root)
+    monkeypatch.undo()
+    assert all(finding.repairable for finding in verify(wh.root).findings)
+    result = call_main(monkeypatch, capsys, ("verify", "--out", str(wh.root)))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines and all(line.startswith("warning: ") for line in lines), lines
+    assert "0 problem(s)" in result.stderr and "the next command completes" in result.stderr

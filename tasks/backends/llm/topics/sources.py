@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from envmill.schemas.topics import TopicCandidate
+from envmill.tasks.core.regular_file import MiB, read_regular
 
 # API-Bank: the request sits between "User: " and "TIME:" (or the end of its line).
 _API_BANK_REQUEST = re.compile(r"\nUser: (.*?)(?:TIME:|\n|$)", re.S)
 _API_BANK_TOOL = re.compile(r"'name': '(\w+)'|\[(\w+)\(")
 _CORPUS_HELPERS = {"ToolSearcher"}
+CORPUS_LIMIT = 512 * MiB  # API-Bank and ToolACE are tens of MB
 
 
 class CorpusError(ValueError):
@@ -43,8 +45,8 @@ def read_candidates(path: Path) -> list[TopicCandidate]:
 
 def read_corpus(path: Path) -> Corpus:
     """The candidates of ``path`` and what was skipped; CorpusError when it is no corpus."""
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a pipe or a device where the corpus should be is refused, not read forever
+        text = read_regular(path, CORPUS_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path.name}: cannot read: {exc}") from None
     records = _records(path, text)
@@ -60,6 +62,36 @@ def read_corpus(path: Path) -> Corpus:
             corpus.candidates.append(item)
     corpus.candidates = distinct_candidates(corpus.candidates)
     return corpus
+
+
+def check_topics(path: Path, topics: list[str], max_chars: int, max_topics: int) -> None:
+    """Refuse a topic longer than ``max_chars`` (with its line of ``path``) and more topics than
+    ``max_topics``: a 10 MB line would go into every prompt, a 100,000-line file would start as
+    many builds (issue 24)."""
+    for number, topic in enumerate(topics, start=1):
+        if len(topic) > max_chars:
+            where = _line_of(path, topic) or f"topic {number}"
+            raise CorpusError(
+                f"{path.name}: {where} is {len(topic)} characters, over the {max_chars} a "
+                "topic may have (max_topic_chars)"
+            )
+    if len(topics) > max_topics:
+        raise CorpusError(
+            f"{path.name}: {len(topics)} topics, more than {max_topics}; pass --max-topics "
+            f"{len(topics)} to build them all"
+        )
+
+
+def _line_of(path: Path, topic: str) -> str | None:
+    """ "line 7" of ``path`` that holds ``topic``, or None (a JSON corpus, an unreadable file)."""
+    try:
+        text = read_regular(path, CORPUS_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if topic in line:
+            return f"line {number}"
+    return None
 
 
 def _reader(path: Path, records: list[Any]) -> Callable[[str, list[Any]], Iterator[Any]]:

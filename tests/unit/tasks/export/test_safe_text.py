@@ -89,6 +89,7 @@ def test_a_tokenizer_reads_no_injected_turn():
     """A chat template's tokenizer (a small one built here) splits the escaped text into plain
     pieces: not one special token id comes from the tool result."""
     import tokenizers
+
     specials = ["<|im_start|>", "<|im_end|>", "<|eot_id|>", "[INST]", "[/INST]", "</s>"]
     tokenizer = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
