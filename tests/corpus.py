@@ -19,7 +19,7 @@ def make_corpus(root: Path, sandbox, *, domains=("clinic", "banking"), per_env: 
         scenarios_per_env=per_env,
         domains=list(domains),
         batch_size=100,
-        seed=10,  # both modes, each with a scenario that changes the state, and a refusal in each
+        seed=22,  # both modes, each with a scenario that changes the state, and a refusal in each
         sandbox=TEST_LIMITS,
     )
     (batch,) = plan_batches(settings)
