@@ -681,7 +681,7 @@ class ArgumentDrawer:
         if not ids:
             return None if arg.required else _OMIT
         fresh = [i for i in ids if i not in chosen.values()] or ids
-        usual = self._usual(arg, collection, fresh, state)
+        usual = self._usual(arg, collection or {}, fresh, state)
         if not usual and self._guard_allows_several(arg):
             return None if arg.required else _OMIT  # not a premium on their lapsed policy
         return self.rng.choice(usual or fresh)

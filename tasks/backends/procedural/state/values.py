@@ -244,7 +244,7 @@ def _along(filler: Filler, entity: EntitySpec, path: str, values: Record) -> Any
     first, *rest = path.split(".")
     value, at = values.get(first), entity.fields[first].entity or ""
     for step in rest:
-        record = filler.records.get(at, {}).get(value) or {}
+        record = filler.records.get(at, {}).get(str(value)) or {}
         value = record.get(step)
         at = filler.plan.spec.entities[at].fields[step].entity or ""
     return value
