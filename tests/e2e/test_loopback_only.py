@@ -6,6 +6,7 @@ sizes a run cannot use end in one line: ``--workers 100000`` started spawning, a
 from __future__ import annotations
 
 import ipaddress
+import socket
 import subprocess
 import sys
 import time
@@ -64,48 +65,31 @@ def test_a_runs_listeners_are_loopback_only(tmp_path):
     assert not wide, f"listening beyond loopback: {sorted(wide)}"
 
 
-def test_more_workers_than_the_machine_holds_is_one_line(tmp_path):
+def _refused(tmp_path, *args: str) -> str:
+    """``envmill run <args>`` exits 2 with one line and no traceback; that line."""
     result = subprocess.run(
-        [*COMMAND, "run", "--workers", "100000", "--out", str(tmp_path / "d")],
+        [*COMMAND, "run", *args, "--out", str(tmp_path / "d")],
         env=clean_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=scaled(60),
     )
-    assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "100000 workers" in lines[0] and "per core" in lines[0], lines
-    assert not (tmp_path / "d" / "_commits").exists()  # nothing started
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "d" / "_commits").exists()
+    return lines[0]
+
+
+def test_more_workers_than_the_machine_holds_is_one_line(tmp_path):
+    line = _refused(tmp_path, "--workers", "100000")
+    assert "100000 workers" in line and "per core" in line, line
 
 
 def test_an_unreachable_scheduler_is_one_line_naming_it(tmp_path):
-    with socket_free_port() as port:
-        address = f"tcp://127.0.0.1:{port}"
-    result = subprocess.run(
-        [*COMMAND, "run", "--envs", "1", "--dask-address", address, "--out", str(tmp_path / "d")],
-        env=clean_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=scaled(60),
-    )
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and address in lines[0] and "Traceback" not in result.stderr, lines
-
-
-def socket_free_port():
-    """A port nothing listens on (bound, then closed)."""
-    import contextlib
-    import socket
-
-    @contextlib.contextmanager
-    def free():
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        yield port
-
-    return free()
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    assert address in _refused(tmp_path, "--envs", "1", "--dask-address", address)
 
 
 def test_a_dashboard_address_is_a_setting_checked_up_front():
