@@ -705,9 +705,8 @@ def _made(done: str, noun: str, key: str, record: dict[str, Any], pick: int) -> 
     said = f"I've {done}"
     if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", done):
         kind = noun.removesuffix(f" {key}")  # "ticket", not "the reference is TK-1" each time
-        said += (f"; it's {noun}", f"; the {kind} number is {key}", f"; its number is {key}")[
-            pick % 3
-        ]
+        ways = (f"; it's {noun}", f"; the {kind} number is {key}", f"; its number is {key}")
+        said += ways[pick % 3]
     prices = [v for k, v in record.items() if _is_price(k) and _is_amount(v) and 0 < v < MAX_PRICE]
     status = record.get("status")
     waiting = isinstance(status, str) and NOT_YET.search(status) and _say(status) not in done

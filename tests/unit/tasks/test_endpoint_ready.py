@@ -12,10 +12,18 @@ from envmill.tasks.offline_llm import serve_endpoint
 from envmill.tasks.offline_llm.control import Endpoint
 
 
-def test_the_endpoint_has_answered_once_it_is_handed_out():
+def test_the_endpoint_has_answered_once_it_is_handed_out(monkeypatch):
+    waited: list[float] = []
+    ready = Endpoint.wait_ready
+
+    def recorded(self: Endpoint, timeout: float = 60.0) -> None:
+        ready(self, timeout)
+        waited.append(timeout)
+
+    monkeypatch.setattr(Endpoint, "wait_ready", recorded)
     with serve_endpoint() as endpoint:
-        answered = endpoint.requests()  # the admin route answers at once
-        assert isinstance(answered, list)
+        assert waited, "handed out before its first answer"
+        assert isinstance(endpoint.requests(), list)  # and it answers
 
 
 def test_an_endpoint_that_never_answers_is_an_error_after_the_wait():

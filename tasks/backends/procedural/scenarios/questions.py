@@ -290,8 +290,7 @@ def _besides(
     status = record.get("status")
     if name == "status":  # not "withdrawn. It starts on 14 Jan": a finished record has no next
         finished = is_finished(compiled, entity, state, rid)
-        now = str(state.get("current_time") or "")
-        return "" if finished else _coming_up(record, now, entity)
+        return "" if finished else _coming_up(record, str(state.get("current_time") or ""), entity)
     noted = isinstance(status, str) and words_of(status) != verb  # not "was returned …; returned"
     noted = noted and words_of(str(status)) not in answer  # not "ended on …; it has ended"
     if noted and _worth_noting(compiled, entity, state, rid):
@@ -722,12 +721,10 @@ FIXTURES = frozenset({"capacity", "seats", "rooms", "floors", "spaces"})
 def _question(rng: random.Random, template: str, noun: str) -> str:
     """One of ``template``'s questions; of a sum that is the record itself, "How much is my
     pledge PLG-5?", never "Could you tell me my pledge PLG-5?" (round 71)."""
-    chosen = rng.choice(words("answers", template))
-    return (
-        words("answers", template)[0]
-        if template == "money_questions" and noun == "amount"
-        else chosen
-    )
+    chosen = rng.choice(words("answers", template))  # drawn either way: a seed draws as before
+    if template == "money_questions" and noun == "amount":
+        return words("answers", template)[0]
+    return chosen
 
 
 def _worth_asking(

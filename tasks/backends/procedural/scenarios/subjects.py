@@ -15,6 +15,7 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
+from envmill.tasks.backends.procedural.scenarios.usual import ended_states
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 
@@ -27,8 +28,7 @@ def is_finished(
     record = (state.get(compiled.entity_attrs.get(entity, "")) or {}).get(rid)
     if machine is None or not isinstance(record, dict):
         return False
-    leaving = {origin for step in machine.transitions for origin in step.from_}
-    return record.get(machine.field) in set(machine.states) - leaving
+    return record.get(machine.field) in ended_states(machine)
 
 
 @dataclass

@@ -17,12 +17,17 @@ from typing import Any
 from envmill.tasks.backends.procedural.spec.domain import DomainSpec, EntitySpec, StatusMachine
 
 
+def ended_states(machine: StatusMachine) -> set[str]:
+    """The states no transition leaves (completed, cancelled, closed)."""
+    return set(machine.states) - {state for t in machine.transitions for state in t.from_}
+
+
 def live_states(machine: StatusMachine) -> set[str]:
     """The states a record can still leave, and the initial one; every state of a machine
     without transitions (nothing says which end)."""
     if not machine.transitions:
         return set(machine.states)
-    return {machine.initial} | {state for t in machine.transitions for state in t.from_}
+    return set(machine.states) - ended_states(machine) | {machine.initial}
 
 
 def usual_prefer(entity: EntitySpec | None, prefer: dict[str, list[Any]]) -> dict[str, list[Any]]:
