@@ -71,7 +71,7 @@ ADJECTIVES = frozenset({"new", "extra", "another"})  # tool names that start wit
 Voice = Literal["staff", "self"] | None  # who is signed in: staff relay, a member speaks
 # a template that tells a story around its request ("the car is sold, so please cancel …")
 BESIDES_THE_ACT = re.compile(r"[;:]|[.!?]\s+\S|,\s+(?:so|please)\b")
-WITH_A_REASON = re.compile(r";|[.!?]\s+\S|,\s+so\b|\bbecause\b|\bsince\b")
+WITH_A_REASON = re.compile(r";|[.!?]\s+\S|,\s+(?:so|I|they)\b|\bbecause\b|\bsince\b")
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|[Mm]y|[Mm]e|[Mm]ine)\b")
 
 
@@ -306,15 +306,20 @@ def _choose_template(
     usable = _same_way(usable, step) or usable  # "our rates went up" only with a higher rate
     if vague:  # "The adjuster knows that area well; put them on a claim": which adjuster?
         usable = [p for p in usable if sum("{" in c for c in re.split(r"[;:]", p)) < 2] or usable
+    owned = any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions)
+    # someone else's record ("Amanda Miller's latest order") keeps its owner's reason, told of
+    # them: "… arrived damaged, they want to send it back" (rounds 68 to 73: "no reason")
+    about = {m.name for m in step.mentions if m.described}
+    told = [in_third_person(_relayed_record(p), about) for p in usable] if owned else []
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         if voice == "staff" and not mine:  # never "refund my tickets" from the box office
             mine = [t for t in (as_relayed(p) for p in usable) if t is not None]
         usable = mine or ([] if voice == "staff" else usable)
-    owned = any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions)
-    if voice is None and owned:
-        # "Amanda Miller's latest order": someone else's, so not "I changed my mind, cancel …"
-        usable = [p for p in usable if not FIRST_PERSON.search(p)] or usable
+    if voice != "self" and owned:  # not "I changed my mind, cancel Amanda Miller's order"
+        usable = [p for p in usable if not FIRST_PERSON.search(p)] + [
+            t for t in told if t
+        ] or usable
     if owned:
         # "Rachel Woodard's closed course" may be the one she teaches: not "The instructor
         # for Rachel Woodard's closed course is unavailable" (round 60)
@@ -339,11 +344,60 @@ def as_relayed(template: str) -> str | None:
     """A member's own request as staff pass it on: "Cancel my appointment {id}" -> "Cancel the
     appointment {id}", "I want to drop the course in {id}" -> "Please drop the course in {id}";
     None when the first person is part of the story ("my plans changed")."""
-    relayed = re.sub(r"^(?:I want|I'd like|I need) to\b", "Please", template.strip())
-    relayed = re.sub(
-        r"\b([Mm])y(?=(?: [a-z]+){0,2} \{)", lambda m: "The" if m[1] == "M" else "the", relayed
-    )
+    relayed = _without_the_asker(template)
     return None if FIRST_PERSON.search(relayed) else relayed
+
+
+def _without_the_asker(template: str) -> str:
+    """ "I'd like to cancel my booking {id}; …" -> "Please cancel the booking {id}; …"."""
+    asked = re.sub(r"^(?:I want|I'd like|I need) to\b", "Please", template.strip())
+    return _relayed_record(asked)
+
+
+def _relayed_record(template: str) -> str:
+    """ "my booking {id}" -> "the booking {id}"."""
+    return re.sub(
+        r"\b([Mm])y(?=(?: [a-z]+){0,2} \{)", lambda m: "The" if m[1] == "M" else "the", template
+    )
+
+
+# the first person told of someone else, longest forms first ("I'm" before "I")
+THIRD_PERSON = {
+    "I'm": "they're",
+    "I've": "they've",
+    "I'd": "they'd",
+    "I'll": "they'll",
+    "I am": "they are",
+    "I was": "they were",
+    "I wasn't": "they weren't",
+    "I": "they",
+    "my": "their",
+    "me": "them",
+    "mine": "theirs",
+    "myself": "themself",
+}
+SAID_OF_THEM = re.compile(rf"\b(?:{'|'.join(sorted(THIRD_PERSON, key=len, reverse=True))})\b", re.I)
+
+
+def in_third_person(template: str, about: set[str]) -> str | None:
+    """A first-person story told of the record's owner, whom the description of the record
+    (one of the placeholders ``about``) names before it: "Order {id} arrived damaged, I want to
+    send it back" -> "{id} arrived damaged; they want to send it back". None when the story
+    speaks before that ("I'd like to return {id}": "they" would come before the person it
+    means), speaks for a business ("we") or not in the first person at all."""
+    first = FIRST_PERSON.search(template)
+    opening = re.search(r"\{(\w+)", template)
+    if first is None or opening is None or opening[1] not in about:
+        return None
+    if opening.start() > first.start() or re.search(r"\b(?:[Ww]e|[Oo]ur|us)\b", template):
+        return None
+
+    def told(match: re.Match) -> str:
+        said = THIRD_PERSON.get(match[0]) or THIRD_PERSON[match[0].lower()]
+        opens = re.search(r"(?:^|[.!?]\s+)$", template[: match.start()])
+        return said.capitalize() if opens else said
+
+    return SAID_OF_THEM.sub(told, re.sub(r",\s+(?=I\b)", "; ", template))
 
 
 def _same_way(phrases: list[str], step: ChainStep) -> list[str]:

@@ -22,6 +22,7 @@ from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.persona import bare_request, persona_task
+from envmill.tasks.backends.procedural.phrasing.pronouns import with_pronouns
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
@@ -211,12 +212,12 @@ def _spoken(
     """A conversational scenario's task as an instruction to its simulated user (a persona);
     where someone signs in as themself, the solution first reads who (``_session_first``)."""
     spec = _session_first(spec, compiled)
-    if spec.mode != "conversational":
-        return spec
-    rng = random.Random(seed)
-    faker.seed_instance(rng.getrandbits(32))
-    voice = voice_of(compiled, spec.initial_state)
-    return spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
+    if spec.mode == "conversational":
+        rng = random.Random(seed)
+        faker.seed_instance(rng.getrandbits(32))
+        voice = voice_of(compiled, spec.initial_state)
+        spec = spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
+    return spec.model_copy(update={"task": with_pronouns(spec.task)})  # "she", not "they"
 
 
 def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> ScenarioSpec:

@@ -106,8 +106,12 @@ class LookupSampler(_ChainSampler):
                 continue
             options = _only_options(tool, records[value], siblings, value)
             now = str(self.state.get("current_time") or "")[:10]
-            options += _extreme_options(records[value], siblings, value, now) if parent else []
+            extremes = _extreme_options(records[value], siblings, value, now) if parent else []
             self.rng.shuffle(options)
+            self.rng.shuffle(extremes)
+            # what sets the record apart before its place in a list: "Julian Price's delivered
+            # order", then "Mary Andrews's oldest order" (rounds 68 to 73: why the oldest?)
+            options += extremes
             for option in options:
                 text = self._try_filtered(tool, parent, records[value], value, option, calls)
                 if text is not None:
