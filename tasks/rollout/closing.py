@@ -53,6 +53,10 @@ CONTACT_FIELDS = ("email", "phone", "address")
 MONEY_TOLD = re.compile(
     r"\b(?:refund\w*|credit\w*|charg\w*|paid|bill\w*|fees?|transferr\w*|debit\w*)\b", re.I
 )
+# a tool message's clause about another record: "request closed", "its tickets are void"
+VERBS = frozenset({"is", "are", "was", "were", "has", "have"})
+DONE = frozenset({"sent", "paid", "lost", "given", "taken", "made", "void", "kept", "put"})
+DETERMINERS = frozenset({"the", "its", "their", "his", "her", "a", "an", "all", "every"})
 # a new record's usual first status goes without saying ("Ann is registered as member M9")
 FRESH = {"", "active", "open", "new", "available", "created", "draft", "pending"}
 ISO = re.compile(
@@ -143,7 +147,7 @@ def changed_news(
         acted = {rid for act in names.done if act.phrase for rid in act.records}
         # "moved $400.00 from ACC-4 to ACC-1" says what ACC-1 gained
         hidden = [c for c in changes if c not in seen and _record_id(c) not in acted]
-        news += _money_moved(hidden, names, shown)
+        news += _money_moved(hidden, names, shown) + _cascade_told(hidden, shown)
     news = news or _news(changes, names)
     told = news[:MAX_RECORDS]
     rest = len(news) - len(told)
@@ -523,6 +527,35 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
         by = f" by {say_money(delta)}" if any(abs(n - delta) < 0.005 for n in seen_numbers) else ""
         said.append(f"{whose} {way}{by} as a result")
     return said[:1]
+
+
+def _cascade_told(hidden: list[dict[str, Any]], shown: list[Any] | None) -> list[str]:
+    """A change to other records no result showed, as a tool's message told of it ("Course
+    CRS-3 cancelled; enrolled students dropped" -> "the enrolled students were dropped"):
+    round 74 read "I've cancelled Genetics (CRS-0003)." as hiding the student it dropped.
+    Money is :func:`_money_moved`'s."""
+    if not any(not is_money_field(str(c["path"][-1])) for c in hidden):
+        return []
+    told = [
+        _as_sentence(clause.split())
+        for message in _messages(shown)
+        for clause in message.rstrip(".").split(";")[1:]
+        if not MONEY_TOLD.search(clause)
+    ]
+    return [t for t in told if t][:1]
+
+
+def _as_sentence(words: list[str]) -> str | None:
+    """ "enrolled students dropped" -> "the enrolled students were dropped"; a clause with its
+    verb ("its tickets are void") as it is."""
+    if not words or VERBS.intersection(words):
+        return " ".join(words) or None
+    at = next((i for i, w in enumerate(words) if i and (w.endswith("ed") or w in DONE)), None)
+    if at is None:
+        return None
+    noun = " ".join(words[:at])
+    the = "" if words[0] in DETERMINERS else "the "
+    return f"{the}{noun} {'were' if is_plural(words[at - 1]) else 'was'} {' '.join(words[at:])}"
 
 
 def _messages(shown: list[Any] | None) -> list[str]:

@@ -282,6 +282,8 @@ GOES_DOWN = re.compile(
 )
 # a record described by its owner's name ("Ann Lee's pending order")
 NAMED_OWNER = re.compile(r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*'s\s")
+# a record described by the person who serves it ("the open course taught by David Rodriguez")
+SERVED = re.compile(r"\b(?:taught by|handled by|assigned to|with) [A-Z]")
 
 
 def _choose_template(
@@ -306,11 +308,12 @@ def _choose_template(
     usable = _same_way(usable, step) or usable  # "our rates went up" only with a higher rate
     if vague:  # "The adjuster knows that area well; put them on a claim": which adjuster?
         usable = [p for p in usable if sum("{" in c for c in re.split(r"[;:]", p)) < 2] or usable
-    owned = any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions)
+    owner_named = any(NAMED_OWNER.match(str(m.described or "")) for m in step.mentions)
+    owned = owner_named or any(SERVED.search(str(m.described or "")) for m in step.mentions)
     # someone else's record ("Amanda Miller's latest order") keeps its owner's reason, told of
     # them: "… arrived damaged, they want to send it back" (rounds 68 to 73: "no reason")
     about = {m.name for m in step.mentions if m.described}
-    told = [in_third_person(_relayed_record(p), about) for p in usable] if owned else []
+    told = [in_third_person(_relayed_record(p), about) for p in usable] if owner_named else []
     if voice is not None:  # staff relay ("Withdraw farmer X"); a member speaks for themself
         mine = [p for p in usable if bool(FIRST_PERSON.search(p)) == (voice == "self")]
         if voice == "staff" and not mine:  # never "refund my tickets" from the box office

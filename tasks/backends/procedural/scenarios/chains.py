@@ -38,6 +38,7 @@ from envmill.tasks.backends.procedural.state.contact import (
     is_email_provider,
     person_name,
 )
+from envmill.tasks.backends.procedural.state.invariants import check_invariants
 from envmill.tasks.certify.generated import is_generated
 from envmill.tasks.core.field_words import is_money_field
 from envmill.tasks.core.statekit import diff_states
@@ -231,7 +232,7 @@ class _ChainSampler:
         self._maybe_inform(manifest, arguments, calls)
         ok, after, result = self._run(manifest.tool, arguments)
         changes = [c for c in diff_states(before, after) if not is_generated(c)]
-        if not ok or not self._accepts(changes, after):
+        if not ok or not self._accepts(changes, after) or self._breaks_its_domain(before, after):
             self._restore(before, after)
             return False
         calls.append(SolutionStep(tool=manifest.tool, arguments=arguments))
@@ -358,6 +359,12 @@ class _ChainSampler:
                 ):
                     return False
         return True
+
+    def _breaks_its_domain(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """A step whose state breaks an invariant the state before kept: the tools let a
+        collision claim onto a travel policy, the domain does not (round 74)."""
+        spec = self.compiled.spec
+        return not set(check_invariants(spec, after)) <= set(check_invariants(spec, before))
 
     def _mention(
         self, arg: ArgManifest, arguments: dict[str, Any], calls: list[SolutionStep]

@@ -18,7 +18,7 @@ from envmill.schemas.scenario import SolutionStep
 from envmill.tasks.backends.procedural.checks.derive import words_of
 from envmill.tasks.backends.procedural.manifest import ArgManifest, ToolManifest
 from envmill.tasks.backends.procedural.phrasing.lookup_words import say
-from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE, load_wording
 from envmill.tasks.backends.procedural.phrasing.words import (
     article_for,
     format_value,
@@ -41,6 +41,7 @@ GENERIC_NOUNS = frozenset({"vehicle", "product", "item", "asset", "unit", "equip
 MAKERS = frozenset({"make", "brand", "manufacturer"})
 BEFORE_A_NOUN = {"children": "children's", "kids": "kids'", "women": "women's", "men": "men's"}
 GROUPS = frozenset({"department", "team", "division"})
+SERVED_BY: dict[str, str] = load_wording("lookups")["served_by"]
 # where a trip starts or ends: "the flight to SFO", never "the SFO flight" (round 53: from or to?)
 ROUTE_ENDS = {"origin": "from", "destination": "to"}
 
@@ -155,17 +156,7 @@ class LookupSampler(_ChainSampler):
                 # "Ann's event on sale"; another value before it: "the internal medicine
                 # doctor", not "the doctor whose specialty is internal medicine" (round 41)
         whose = self._whose(key, mine, owner, f"{value_words} {entity}")
-        after = ""
-        if (
-            owner
-            and not mine
-            and parent is not None
-            and words_of(parent.entity or "") not in PEOPLE
-        ):
-            # "the active permit at Airport Economy Lot", never "Airport Economy Lot's active
-            # permit" (round 39: a possessive of a place or a thing read as a form)
-            place = words_of(parent.entity or "").split()[-1] in PLACE_NOUNS
-            whose, after = "the", f" {'at' if place else 'of'} {owner}"
+        whose, after = _owner_after(parent, owner, whose) if owner and not mine else (whose, "")
         text = say(
             key,
             self.rng,
@@ -305,6 +296,20 @@ def _value_and_noun(field: str, entity: str, value: str) -> tuple[str, str] | No
     if re.fullmatch(r"[a-z]+ed [a-z]+", value):
         return entity, value.replace(" ", "-")
     return entity, value
+
+
+def _owner_after(parent: ArgManifest | None, owner: str, whose: str) -> tuple[str, str]:
+    """Who the record is of, said after it where a possessive misleads: "the active permit at
+    Airport Economy Lot", never "Airport Economy Lot's active permit" (round 39: a possessive
+    of a place or a thing read as a form); "the open course taught by David Rodriguez", never
+    "David Rodriguez's open course" (round 74: his enrolment or his class?)."""
+    noun = words_of(parent.entity or "") if parent is not None else ""
+    if noun in SERVED_BY:
+        return "the", f" {SERVED_BY[noun]} {owner}"
+    if parent is None or noun in PEOPLE:
+        return whose, ""
+    place = noun.split()[-1] in PLACE_NOUNS
+    return "the", f" {'at' if place else 'of'} {owner}"
 
 
 def _owner_placed(text: str, after: str) -> str:
