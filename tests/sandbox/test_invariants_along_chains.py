@@ -10,7 +10,7 @@ from faker import Faker
 
 from envmill.tasks.backends.procedural.catalog import list_domains, load_domain
 from envmill.tasks.backends.procedural.codegen.compiler import compile_environment
-from envmill.tasks.backends.procedural.scenarios.chains import sample_chain
+from envmill.tasks.backends.procedural.scenarios.chains import makes_new, sample_chain
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.backends.procedural.state.invariants import check_invariants
 
@@ -36,3 +36,20 @@ def test_tools_keep_invariants_along_sampled_chains(domain, sandbox):
             tools = [step.tool for step in chain.solution]
             assert check_invariants(spec, chain.final_state) == [], tools
     assert sampled >= 4
+
+
+def test_a_drawn_claim_fits_the_cover_it_is_filed_under(sandbox):
+    """Round 74: "File a collision claim … on Rebecca Sanders's travel policy". The tool takes
+    any claim type on any policy; a step whose new record breaks the domain is drawn again."""
+    spec = load_domain("insurance_claims")
+    compiled = compile_environment(spec, 0)
+    files = {t.tool for t in compiled.tools if t.entity == "claim" and makes_new(t)}  # aliased
+    filed = 0
+    for seed in range(30):
+        state = build_initial_state(compiled, seed)
+        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+            chain = sample_chain(compiled, episode, random.Random(seed), Faker(), 8)
+        steps = chain.solution if chain else []
+        filed += sum(step.tool in files for step in steps)
+        assert chain is None or check_invariants(spec, chain.final_state) == []
+    assert filed >= 3

@@ -201,7 +201,7 @@ def test_a_declared_policy_makes_a_conditional_that_says_why_and_where_the_numbe
     words the domain writes the request in (rounds 38 to 44: every generic form read as a
     template)."""
     monkeypatch.setattr(scenarios, "choose_kind", lambda rng: "conditional")
-    output = _kind_run(sandbox, monkeypatch, "change", ["hr_leave"], seed=3)
+    output = _kind_run(sandbox, monkeypatch, "change", ["hr_leave"], seed=5)
     made = [s for s in output.scenarios if s.kind.startswith("conditional")]
     certified = [s for s in made if s.status == "certified"]
     assert certified, [(s.kind, s.rejected_gate) for s in output.scenarios]

@@ -3,7 +3,9 @@ never one stock line."""
 
 from __future__ import annotations
 
-from envmill.tasks.rollout.closing import Done, closing_message
+import pytest
+
+from envmill.tasks.rollout.closing import Done, _as_sentence, closing_message
 
 INITIAL = {
     "current_time": "2025-03-10T09:00:00",
@@ -258,6 +260,38 @@ def test_money_the_change_moved_on_another_record_is_named():
     listed = [[{}, {"data": [{"order_id": "O1", "total": 220.4}]}], *shown]
     assert "store credit went up by $220.40" in closing_message(before, after, "s", listed)
     assert "313.55" not in closing_message(before, after, "s", listed)
+
+
+def test_what_a_message_told_of_other_records_is_said():
+    """Round 74: "I've cancelled Genetics (CRS-0003)." hid that the student enrolled in it was
+    dropped, although the tool's message said so; without the message the agent cannot know."""
+    before = {
+        "courses": {"C3": {"title": "Genetics", "status": "open", "enrolled": 1}},
+        "enrolments": {"E1": {"course_id": "C3", "status": "enrolled"}},
+    }
+    after = {
+        "courses": {"C3": {"title": "Genetics", "status": "cancelled", "enrolled": 0}},
+        "enrolments": {"E1": {"course_id": "C3", "status": "dropped"}},
+    }
+    result = {"data": {"course_id": "C3", "title": "Genetics", "status": "cancelled"}}
+    shown = [[{"course_id": "C3"}, result]]
+    assert "dropped" not in closing_message(before, after, "s", shown)
+    result["message"] = "Course C3 cancelled; enrolled students dropped."
+    said = closing_message(before, after, "s", shown)
+    assert "cancelled" in said and "The enrolled students were dropped." in said, said
+
+
+@pytest.mark.parametrize(
+    ("clause", "sentence"),
+    [
+        ("request sent back", "the request was sent back"),
+        ("its days returned to the allowance", "its days were returned to the allowance"),
+        ("its tickets are void", "its tickets are void"),
+        ("host", None),
+    ],
+)
+def test_a_message_clause_reads_as_a_sentence(clause, sentence):
+    assert _as_sentence(clause.split()) == sentence
 
 
 def test_most_replies_carry_no_stock_opener_or_closer():

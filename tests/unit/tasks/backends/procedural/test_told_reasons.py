@@ -8,9 +8,11 @@ import random
 
 import pytest
 
+from envmill.tasks.backends.procedural.manifest import ArgManifest
 from envmill.tasks.backends.procedural.phrasing.pronouns import with_pronouns
 from envmill.tasks.backends.procedural.phrasing.task import _choose_template, in_third_person
 from envmill.tasks.backends.procedural.scenarios.chains import ArgMention
+from envmill.tasks.backends.procedural.scenarios.lookups import _owner_after
 
 
 @pytest.mark.parametrize(
@@ -83,3 +85,18 @@ def test_staff_relay_someone_elses_reason_rather_than_a_bare_order():
 )
 def test_the_one_person_a_sentence_names_is_he_or_she(text, said):
     assert with_pronouns(text) == (said or text)
+
+
+@pytest.mark.parametrize(
+    ("entity", "whose", "after"),
+    [
+        ("instructor", "the", " taught by David Rodriguez"),  # not "David Rodriguez's course"
+        ("doctor", "the", " with David Rodriguez"),
+        ("customer", "David Rodriguez's", ""),  # an owner's possessive stays
+        ("parking_lot", "the", " at David Rodriguez"),  # a place's
+    ],
+)
+def test_a_workers_record_is_said_by_what_they_do_for_it(entity, whose, after):
+    parent = ArgManifest(name=f"{entity}_id", source="entity_id", entity=entity)
+    said = _owner_after(parent, "David Rodriguez", "David Rodriguez's")
+    assert said == (whose, after)
