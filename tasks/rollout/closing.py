@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, TypeGuard
 
 from envmill.schemas.ids import sha256_hex
@@ -32,6 +33,7 @@ NOTHING = (
     "Nothing needed to change: it was already as you asked.",
     "Everything was already in order, so nothing needed to change.",
 )
+SHORT = 40  # a reply this short may name who it is for ("…, Jessica")
 MAX_RECORDS = 4  # a longer list is summed up: the user asked for the outcome, not a dump
 MAX_FIELDS = 3
 LABEL_FIELDS = ("name", "full_name", "title", "display_name")
@@ -90,10 +92,20 @@ def closing_message(
     if not news:
         return NOTHING[pick % len(NOTHING)]
     opener = OPENERS[pick % len(OPENERS)]
+    first = _first_name(final, shown, said) if len(news) == 1 and len(news[0]) < SHORT else None
+    if first and (pick >> 8) % 2:  # "I've taken you off shift, Jessica." as a person says it
+        news = [f"{news[0]}, {first}"]
     body = " ".join(f"{_capital(clause)}." for clause in news)
     if opener == "Okay, " and news[0][:1].islower():  # "Okay, order O1 …", not "Okay, ann"
         body = body[:1].lower() + body[1:]
     return f"{opener}{body}"
+
+
+def _first_name(final: dict[str, Any], shown: list[Any] | None, said: str) -> str | None:
+    """The signed-in person's first name, once a result showed their name."""
+    you = _signed_in(final, shown)
+    name = _known(_labels(final), shown or [], said).get(you) if you else None
+    return name.split()[0] if name and re.fullmatch(r"[A-Z][a-z]+ [A-Z][\w' -]+", name) else None
 
 
 def _capital(text: str) -> str:
@@ -445,9 +457,27 @@ def _acted(
             elif _is_amount(new) and _is_money_or_balance(field) and len(change["path"]) == 3:
                 its = "your" if you else ("their" if person else "its") if alone else None
                 extra += _money_after(change, phrase, its, noun)
+            elif _a_new_day(change, phrase, names.now):  # "…, and its due date is now 13 Mar 2025"
+                its = "your" if you else ("their" if person else "its") if alone else None
+                whose = f"{its} {field_noun(field)}" if its else _field_of(noun, field_noun(field))
+                extra.append(f"{whose} is now {_say(new, field)}")
     head = f"I've {phrase}"
     head = head if not extra else f"{head}, and {join_words(extra[:2])}"
     return head if status is None else f"{head}, so {status}"
+
+
+def _a_new_day(change: dict[str, Any], phrase: str, now: Any) -> bool:
+    """A date the act moved and did not say: a loan extended to a new due date (round 76: "I've
+    extended loan LN-00003." left out until when). When a record was made, touched or done
+    (``STAMP``, or the time it is now: "its delivery time is now …") is the clock's."""
+    field, new = str(change["path"][-1]), change.get("new")
+    if len(change["path"]) != 3 or STAMP.match(field) or not isinstance(new, str):
+        return False
+    found = ISO.fullmatch(new)
+    if found is None or (isinstance(now, str) and now.startswith(new[:10])):
+        return False
+    day = date.fromisoformat(found[1])
+    return not any(day.strftime(f"{day.day} %{m} %Y") in phrase for m in "bB")
 
 
 def _money_after(change: dict[str, Any], phrase: str, its: str | None, noun: str) -> list[str]:
@@ -537,35 +567,44 @@ def _cascade_told(hidden: list[dict[str, Any]], shown: list[Any] | None) -> list
     if not any(not is_money_field(str(c["path"][-1])) for c in hidden):
         return []
     told = [
-        _as_sentence(clause.split())
-        for message in _messages(shown)
-        for clause in message.rstrip(".").split(";")[1:]
+        _as_sentence(clause.split(), result.get("data"))
+        for result in _told(shown)
+        for clause in result["message"].rstrip(".").split(";")[1:]
         if not MONEY_TOLD.search(clause)
     ]
     return [t for t in told if t][:1]
 
 
-def _as_sentence(words: list[str]) -> str | None:
-    """ "enrolled students dropped" -> "the enrolled students were dropped"; a clause with its
-    verb ("its tickets are void") as it is."""
+def _as_sentence(words: list[str], data: Any = None) -> str | None:
+    """ "enrolled students dropped" -> "the enrolled students were dropped", "order cancelled"
+    -> "order ORD-3 was cancelled" where the result's ``data`` holds its ``order_id``; a clause
+    with its verb ("its tickets are void") as it is."""
     if not words or VERBS.intersection(words):
         return " ".join(words) or None
     at = next((i for i, w in enumerate(words) if i and (w.endswith("ed") or w in DONE)), None)
     if at is None:
         return None
     noun = " ".join(words[:at])
+    rid = data.get(f"{noun}_id") if isinstance(data, dict) and at == 1 else None
+    if isinstance(rid, str):
+        return f"{noun} {rid} was {' '.join(words[at:])}"  # "order ORD-000003 was cancelled"
     the = "" if words[0] in DETERMINERS else "the "
     return f"{the}{noun} {'were' if is_plural(words[at - 1]) else 'was'} {' '.join(words[at:])}"
 
 
-def _messages(shown: list[Any] | None) -> list[str]:
-    """The tools' own messages among the calls and results the agent saw."""
+def _told(shown: list[Any] | None) -> list[dict[str, Any]]:
+    """The results among the calls the agent saw that carry a tool's own message."""
     return [
-        item["message"]
+        item
         for call in shown or []
         for item in (call if isinstance(call, list | tuple) else [call])
         if isinstance(item, dict) and isinstance(item.get("message"), str)
     ]
+
+
+def _messages(shown: list[Any] | None) -> list[str]:
+    """The tools' own messages among the calls and results the agent saw."""
+    return [result["message"] for result in _told(shown)]
 
 
 def _numbers(value: Any) -> list[float]:

@@ -294,6 +294,21 @@ def test_a_message_clause_reads_as_a_sentence(clause, sentence):
     assert _as_sentence(clause.split()) == sentence
 
 
+def test_an_act_says_the_new_date_it_moved_but_not_the_clocks():
+    """Round 76: "I've extended loan LN-00003." left out until when; a time the act stamped
+    now ("its delivery time is now …") is the clock's, and a date the act said is said once."""
+    before = {"loans": {"L3": {"due_on": "2025-02-23", "done_at": None}}, "current_time": "x"}
+    after = {
+        "loans": {"L3": {"due_on": "2025-03-13", "done_at": "2025-02-20T09:00:00"}},
+        "current_time": "2025-02-20T09:00:00",
+    }
+    extended = [Done("extended loan L3", frozenset({"L3"}))]
+    said = closing_message(before, after, "s", done=extended)
+    assert said.endswith("I've extended loan L3, and its due date is now 13 Mar 2025."), said
+    moved = [Done("moved loan L3 to 13 March 2025", frozenset({"L3"}))]
+    assert "due date" not in closing_message(before, after, "s", done=moved)
+
+
 def test_most_replies_carry_no_stock_opener_or_closer():
     before = {"o": {"O1": {"status": "open"}}}
     after = {"o": {"O1": {"status": "closed"}}}
