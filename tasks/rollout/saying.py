@@ -81,7 +81,7 @@ def say_action(
     ids_only = all(k.endswith("_id") for k in step.arguments)  # a call that sets nothing, so
     # the record reads as it did before it ("cancelled booking BKG-6 (economy, $298.00)")
     if acted is not None and ids_only and labels.get(acted) is None:
-        clause = _described(clause, acted, _about(named.get(acted), sight))
+        clause = described(clause, acted, what_it_is(named.get(acted), sight))
     return _with_values(clause, seen)
 
 
@@ -93,7 +93,7 @@ def _introduced(sight: Sight, name: Any) -> bool:
     return any(said.search(text) for text in sight.heard)
 
 
-def _described(clause: str, rid: str, about: str | None) -> str:
+def described(clause: str, rid: str, about: str | None) -> str:
     """ "withdrawn application APP-2 (personal, $5,000.00)": a record with no name said with
     what it is, once (round 44 to 48: "I've dropped enrolment EN-9" named nothing the user
     knows it by)."""
@@ -102,7 +102,7 @@ def _described(clause: str, rid: str, about: str | None) -> str:
     return re.sub(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", f"{rid} ({about})", clause, count=1)
 
 
-def _about(record: dict[str, Any] | None, sight: Sight) -> str | None:
+def what_it_is(record: dict[str, Any] | None, sight: Sight) -> str | None:
     """What a record with no name is, from what the agent has seen of it: its kind and its
     sum or its start ("vacation, from 12 Jun 2025"; "personal, $5,000.00")."""
     if not isinstance(record, dict):

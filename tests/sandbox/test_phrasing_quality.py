@@ -583,3 +583,20 @@ def test_no_two_records_share_a_value_a_rule_keeps_distinct(generated):
                 assert len(values) == len(set(values)), (domain, scenario.task)
                 checked += 1
     assert checked
+
+
+def test_a_status_answer_says_what_the_record_is(generated):
+    """Rounds 74 and 75: "Folio charge CHG-000004 has been posted." said a status of nothing the
+    asker knows; a status with nothing coming up names the record's kind and sum or start
+    ("Folio charge CHG-000004 (parking, $25.00) has been posted")."""
+    bare = re.compile(r"^(?:Right now )?(?:[Yy]our |[A-Z][a-z]+ )?[a-z ]*\b[A-Z]{2,4}-\d+ "
+                      r"(?:has been|shows as|is)\b")  # fmt: skip
+    described, plain = 0, []
+    for domain, _, scenarios in generated:
+        for scenario in scenarios:
+            answer = scenario.reference_answer or ""
+            if scenario.kind.startswith("answer") and re.search(r"[A-Z]{2,4}-\d+ \(", answer):
+                described += 1
+            elif scenario.kind.startswith("answer") and bare.search(answer) and "." == answer[-1]:
+                plain.append((domain, answer))
+    assert described >= 5, plain[:5]

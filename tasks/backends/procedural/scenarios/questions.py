@@ -44,6 +44,7 @@ from envmill.tasks.backends.procedural.scenarios.subjects import (
 from envmill.tasks.backends.procedural.scenarios.usual import is_usual
 from envmill.tasks.backends.procedural.spec.rules import CountBelow
 from envmill.tasks.certify.generated import TOUCH_FIELDS
+from envmill.tasks.certify.grounding import Sight
 from envmill.tasks.core.facts import is_plural
 from envmill.tasks.core.field_words import (
     field_noun,
@@ -52,6 +53,7 @@ from envmill.tasks.core.field_words import (
     stamped_participle,
 )
 from envmill.tasks.core.status_words import where_it_stands
+from envmill.tasks.rollout.saying import described, what_it_is
 from envmill.tasks.sandbox import ToolEpisode, known_state
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -224,7 +226,11 @@ def ask_field(
         field_n=singular(field_noun(name)) if value == 1 else field_noun(name),
         are="is" if value == 1 else "are",
     )
-    answer += _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
+    besides = _besides(compiled, state, entity, rid, name, answer, verb, subject.text)
+    if name == "status" and not besides:  # "Your leave request LR-4 (annual, from 14 Apr
+        # 2025) has been withdrawn", not the bare status (rounds 74, 75: "says what, of what?")
+        answer = described(answer, str(rid), what_it_is(record, _seen(data)))
+    answer += besides
     expected = expected_answer(
         value,
         kind or "text",
@@ -241,6 +247,12 @@ def ask_field(
         shape="" if template in AFTER_A_CHANGE else _shape(kind_of_answer),
         about=_about(subject),
     )  # fmt: skip
+
+
+def _seen(data: Any) -> Sight:
+    sight = Sight()
+    sight.read_value(data)
+    return sight
 
 
 AFTER_A_CHANGE = ("after_change", "count_after_change")  # the change is the reason to ask

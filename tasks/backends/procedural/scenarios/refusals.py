@@ -709,7 +709,8 @@ NOT_YOURS = (
         "If you meant another {noun}, please check its number and ask again.",
     ),
     (
-        "{noun} {rid} is held by someone else, so I don't have permission to change it",
+        "{noun} {rid} is held by someone else, and I don't have permission to act on another "
+        "person's {noun}",
         "The number may have been mistyped; if so, please send me the correct number.",
     ),
     (
