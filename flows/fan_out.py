@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 
 from envmill.flows.progress import report
 from envmill.flows.runtime.interrupt import was_interrupted
+from envmill.flows.runtime.watchdog import Watch, dask_workers
 from envmill.tasks.pipeline import failure_of
 from envmill.warehouse.resume import CommitIndex, FinishedItems
 from envmill.warehouse.rows import failure_row, write_failed_batch
@@ -52,11 +54,14 @@ def gather(
     *,
     data_dir: str,
     run_id: str,
+    stall_seconds: float,
 ) -> dict[str, Any]:
     """Run ``batches`` through ``submit`` and add up what each reports (``counts``,
-    ``seconds``); ``items_of`` names a batch's item keys for its failure record."""
+    ``seconds``); ``items_of`` names a batch's item keys for its failure record. With no batch
+    finished and no worker alive for ``stall_seconds``, the run ends (``RunStalled``)."""
     counts, seconds, submitted = Counter(), Counter(), 0
-    for batch, future in in_windows(batches, submit, window):
+    watch = Watch(stall_seconds, dask_workers(_task_runner()))
+    for batch, future in in_windows(batches, submit, window, watch):
         submitted += 1
         items = items_of(batch)
         try:
@@ -89,7 +94,10 @@ class UnpublishedBatch(RuntimeError):
 
 
 def in_windows(
-    batches: Iterator[B], submit: Callable[[B], PrefectFuture], window: int
+    batches: Iterator[B],
+    submit: Callable[[B], PrefectFuture],
+    window: int,
+    watch: Watch | None = None,
 ) -> Iterator[tuple[B, PrefectFuture]]:
     """Yield ``(batch, future)`` as futures finish, keeping at most ``window`` submitted: a
     plan of a million items never sits in the scheduler (or in memory) at once.
@@ -112,9 +120,19 @@ def in_windows(
         try:
             future = finished.get(timeout=0.5)
         except queue.Empty:
+            if watch is not None:
+                watch.check()
             continue
+        if watch is not None:
+            watch.progressed()
         yield in_flight.pop(future), future
         fill()
+
+
+def _task_runner() -> Any:
+    """The flow's task runner (Dask in a run), whose scheduler the watch asks about workers."""
+    context = FlowRunContext.get()
+    return context.task_runner if context is not None else None
 
 
 def record_failed_batch(

@@ -115,5 +115,6 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
         lambda batch: [spec.key for spec in batch.episodes],
         data_dir=data_dir,
         run_id=run_id,
+        stall_seconds=settings.stall_seconds,
     )
     return gathered | {"planned_items": planned, "resumed_items": done, "models": models}

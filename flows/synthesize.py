@@ -91,6 +91,7 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
         lambda batch: [item.key for item in batch.items],
         data_dir=data_dir,
         run_id=run_id,
+        stall_seconds=settings.stall_seconds,
     )
     gathered = dedupe_new_items(gathered, settings, run_id, data_dir)
     return gathered | {

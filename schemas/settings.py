@@ -97,6 +97,12 @@ class EnvmillSettings(BaseSettings):
         default=4, gt=0, description="the most local workers a run starts per CPU core"
     )
     dask_address: str | None = Field(default=None, description="an existing Dask scheduler")
+    stall_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="a run with no batch finished and no Dask worker alive this long ends",
+    )
     dashboard: str = Field(
         default="127.0.0.1:0",
         pattern=r"^[^\s:]+:\d{1,5}$",

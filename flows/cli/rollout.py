@@ -101,6 +101,7 @@ def rollout_settings(
 def _start(settings, root: Path, local_llm: bool) -> None:
     """Choose the scenarios, check the endpoint, take the folder, run."""
     from envmill.flows.preflight import PlanError, check_endpoint, chosen_scenarios
+    from envmill.flows.runtime.watchdog import RunStalled
     from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.space import DiskFull
     from envmill.warehouse.store import WarehouseError
@@ -111,7 +112,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
             check_endpoint(running, root)
             with folder_lock(root, "envmill rollout"):
                 _run_and_record(running, root)
-    except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
+    except (PlanError, WarehouseError, FolderBusy, DiskFull, RunStalled) as exc:
         fail(str(exc))
 
 

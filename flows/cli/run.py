@@ -129,6 +129,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
     """Plan (a bad domain, backend or endpoint fails here, before anything starts), take the
     folder (a second run on it is refused at once), then run."""
     from envmill.flows.preflight import check_run
+    from envmill.flows.runtime.watchdog import RunStalled
     from envmill.tasks.backends import PlanError
     from envmill.warehouse.lock import FolderBusy, folder_lock
     from envmill.warehouse.space import DiskFull
@@ -141,7 +142,7 @@ def _start(settings, root: Path, local_llm: bool) -> None:
         root = check_run(settings, root)
         with folder_lock(root, "envmill run"):
             _run_and_record(settings, root)
-    except (PlanError, WarehouseError, FolderBusy, DiskFull) as exc:
+    except (PlanError, WarehouseError, FolderBusy, DiskFull, RunStalled) as exc:
         fail(str(exc))
 
 

@@ -39,6 +39,7 @@ def _gather(root, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         items_of=lambda batch: list(batch.items),
         data_dir=str(root),
         run_id="run-test",
+        stall_seconds=60,
     )
 
 
