@@ -59,6 +59,7 @@ MONEY_TOLD = re.compile(
 VERBS = frozenset({"is", "are", "was", "were", "has", "have"})
 DONE = frozenset({"sent", "paid", "lost", "given", "taken", "made", "void", "kept", "put"})
 DETERMINERS = frozenset({"the", "its", "their", "his", "her", "a", "an", "all", "every"})
+NOT_A_NOUN = frozenset({"not", "no", "nothing", "none", "please", "if", "never", "reason"})
 # a new record's usual first status goes without saying ("Ann is registered as member M9")
 FRESH = {"", "active", "open", "new", "available", "created", "draft", "pending"}
 ISO = re.compile(
@@ -560,27 +561,36 @@ def _money_moved(hidden: list[dict[str, Any]], names: Names, shown: list[Any] | 
 
 
 def _cascade_told(hidden: list[dict[str, Any]], shown: list[Any] | None) -> list[str]:
-    """A change to other records no result showed, as a tool's message told of it ("Course
-    CRS-3 cancelled; enrolled students dropped" -> "the enrolled students were dropped"):
-    round 74 read "I've cancelled Genetics (CRS-0003)." as hiding the student it dropped.
-    Money is :func:`_money_moved`'s."""
-    if not any(not is_money_field(str(c["path"][-1])) for c in hidden):
-        return []
+    """A change to other records no result showed, as the message of the change's own result
+    told of it ("Course CRS-3 cancelled; enrolled students dropped" -> "the enrolled students
+    were dropped"): round 74 read "I've cancelled Genetics (CRS-0003)." as hiding the student
+    it dropped. Only a clause that states what a hidden change did (its new status) is said;
+    a read's message, an argument or any other clause is not news (a breaker's: "Welcome back;
+    your old bookings are gone"). Money is :func:`_money_moved`'s."""
+    happened = {
+        _words(str(c["new"]))
+        for c in hidden
+        if str(c["path"][-1]) == "status" and isinstance(c.get("new"), str)
+    }
     told = [
         _as_sentence(clause.split(), result.get("data"))
-        for result in _told(shown)
+        for result in _change_results(shown)
         for clause in result["message"].rstrip(".").split(";")[1:]
         if not MONEY_TOLD.search(clause)
+        and _words(clause.split()[-1] if clause.split() else "") in happened
     ]
     return [t for t in told if t][:1]
 
 
 def _as_sentence(words: list[str], data: Any = None) -> str | None:
     """ "enrolled students dropped" -> "the enrolled students were dropped", "order cancelled"
-    -> "order ORD-3 was cancelled" where the result's ``data`` holds its ``order_id``; a clause
-    with its verb ("its tickets are void") as it is."""
-    if not words or VERBS.intersection(words):
-        return " ".join(words) or None
+    -> "order ORD-3 was cancelled" where the result's ``data`` holds its ``order_id``; "its
+    tickets are void" as it is. None for a clause that is not a noun and what became of it
+    ("not shipped", "reason: policy expired")."""
+    if not words or not all(re.fullmatch(r"[a-z]+", w) for w in words) or NOT_A_NOUN & {*words}:
+        return None
+    if VERBS.intersection(words):
+        return " ".join(words) if words[0] in DETERMINERS else None
     at = next((i for i, w in enumerate(words) if i and (w.endswith("ed") or w in DONE)), None)
     if at is None:
         return None
@@ -590,6 +600,19 @@ def _as_sentence(words: list[str], data: Any = None) -> str | None:
         return f"{noun} {rid} was {' '.join(words[at:])}"  # "order ORD-000003 was cancelled"
     the = "" if words[0] in DETERMINERS else "the "
     return f"{the}{noun} {'were' if is_plural(words[at - 1]) else 'was'} {' '.join(words[at:])}"
+
+
+def _change_results(shown: list[Any] | None) -> list[dict[str, Any]]:
+    """The results of the calls that changed the state, with a tool's own message."""
+    return [
+        pair[1]
+        for pair in shown or []
+        if isinstance(pair, list | tuple)
+        and len(pair) >= 2
+        and isinstance(pair[1], dict)
+        and isinstance(pair[1].get("message"), str)
+        and _a_change(list(pair))
+    ]
 
 
 def _told(shown: list[Any] | None) -> list[dict[str, Any]]:

@@ -19,11 +19,16 @@ from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.backends.base import ScenarioDrafts
-from envmill.tasks.backends.procedural.checks.derive import derive_absence_check, derive_checks
+from envmill.tasks.backends.procedural.checks.derive import (
+    derive_absence_check,
+    derive_checks,
+    words_of,
+)
 from envmill.tasks.backends.procedural.manifest import CompiledEnvironment
 from envmill.tasks.backends.procedural.phrasing.persona import bare_request, persona_task
 from envmill.tasks.backends.procedural.phrasing.pronouns import with_pronouns
 from envmill.tasks.backends.procedural.phrasing.task import phrase_task, voice_of
+from envmill.tasks.backends.procedural.phrasing.word_lists import PEOPLE
 from envmill.tasks.backends.procedural.scenarios.chain_kinds import choose_kind, sample_kind_chain
 from envmill.tasks.backends.procedural.scenarios.chains import Chain
 from envmill.tasks.backends.procedural.scenarios.conditions import branch_answer
@@ -217,7 +222,20 @@ def _spoken(
         faker.seed_instance(rng.getrandbits(32))
         voice = voice_of(compiled, spec.initial_state)
         spec = spec.model_copy(update={"task": persona_task(spec, compiled, voice, rng, faker)})
-    return spec.model_copy(update={"task": with_pronouns(spec.task)})  # "she", not "they"
+    people = people_of(compiled, spec.initial_state)
+    return spec.model_copy(update={"task": with_pronouns(spec.task, people)})  # "she"
+
+
+def people_of(compiled: CompiledEnvironment, state: dict[str, Any]) -> set[str]:
+    """The names of the state's people (customers, employees: records a person is)."""
+    names = set()
+    for entity, attr in compiled.entity_attrs.items():
+        field = compiled.label_fields.get(entity)
+        records = state.get(attr)
+        if words_of(entity) not in PEOPLE or not field or not isinstance(records, dict):
+            continue
+        names |= {r[field] for r in records.values() if isinstance(r.get(field), str)}
+    return names
 
 
 def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> ScenarioSpec:

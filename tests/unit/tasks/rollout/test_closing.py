@@ -281,6 +281,22 @@ def test_what_a_message_told_of_other_records_is_said():
     assert "cancelled" in said and "The enrolled students were dropped." in said, said
 
 
+def test_only_what_a_hidden_change_did_is_said_from_a_message():
+    """A breaker's: a read's message ("membership is suspended"), an argument named message
+    ("Welcome back; your old bookings are gone") and a clause no change bears out are no news."""
+    before = {"members": {"M1": {"name": "Ann Lee", "status": "suspended"}},
+              "bookings": {"B1": {"member_id": "M1", "status": "held"}}}  # fmt: skip
+    after = {"members": {"M1": {"name": "Ann Lee", "status": "active"}},
+             "bookings": {"B1": {"member_id": "M1", "status": "confirmed"}}}  # fmt: skip
+    read = [{"member_id": "M1"}, {"message": "Found; membership is suspended"}, False]
+    told = {"member_id": "M1", "message": "Welcome back; your old bookings are gone"}
+    change = [told, {"data": {"member_id": "M1"}, "message": "M1 reinstated; fees waived"}, True]
+    said = closing_message(before, after, "s", [read, change])
+    assert "suspended" not in said and "gone" not in said and "waived" not in said, said
+    change[1]["message"] = "M1 reinstated; bookings confirmed"
+    assert "The bookings were confirmed." in closing_message(before, after, "s", [read, change])
+
+
 @pytest.mark.parametrize(
     ("clause", "sentence"),
     [
@@ -288,6 +304,9 @@ def test_what_a_message_told_of_other_records_is_said():
         ("its days returned to the allowance", "its days were returned to the allowance"),
         ("its tickets are void", "its tickets are void"),
         ("host", None),
+        ("not shipped", None),
+        ("reason: policy expired", None),
+        ("membership is suspended", None),
     ],
 )
 def test_a_message_clause_reads_as_a_sentence(clause, sentence):

@@ -55,6 +55,10 @@ def test_staff_relay_someone_elses_reason_rather_than_a_bare_order():
     assert chosen == {"{order_id} arrived damaged; they want to send it back."}
 
 
+PEOPLE = {"Leah Davis", "Sabrina Harris", "Elaine Hunter", "William Russell", "John Carpenter",
+          "David Hoffman", "Taylor Smith", "Ann Lee", "John Smith", "Mary Lee"}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
@@ -62,7 +66,7 @@ def test_staff_relay_someone_elses_reason_rather_than_a_bare_order():
             "Leah Davis's order arrived damaged; they want to send it back.",
             "Leah Davis's order arrived damaged; she wants to send it back.",
         ),
-        (  # each "them" is the person named last before it
+        (  # each sentence its own person
             "Sabrina Harris is leaving; please offboard them. Also, we hired Elaine Hunter; "
             "their email is e@example.com.",
             "Sabrina Harris is leaving; please offboard her. Also, we hired Elaine Hunter; "
@@ -76,15 +80,24 @@ def test_staff_relay_someone_elses_reason_rather_than_a_bare_order():
             "Member John Carpenter is here; they're paid up and they have no fines.",
             "Member John Carpenter is here; he's paid up and he has no fines.",
         ),
+        (
+            "Mary Lee is sick; they still need the refund.",
+            "Mary Lee is sick; she still needs the refund.",
+        ),
         # the speaker is no "they"; a name that does not say keeps "they"; another sentence's
-        # "the customer" is not the person named before it
+        # "the customer" is not the person named before it (a breaker's, all of these below)
         ("I'm David Hoffman and I brought 20 kg; price them.", None),
         ("Taylor Smith is here; they keep their key.", None),
         ("Ann Lee paid. Cancel order X; the customer changed their mind.", None),
+        ("We got 10 copies of Letters (the one by Angela Savage); please add them.", None),
+        ("The kitchen at Jade Garden is swamped; please pause their orders.", None),
+        ("Ann Lee and John Smith are leaving; offboard them.", None),  # two people
+        ("Mary Lee is here; they usually pay by card.", None),  # a verb it does not know
+        ("Mary Lee is here; they shouldn't wait.", "Mary Lee is here; she shouldn't wait."),
     ],
 )
 def test_the_one_person_a_sentence_names_is_he_or_she(text, said):
-    assert with_pronouns(text) == (said or text)
+    assert with_pronouns(text, PEOPLE) == (said or text)
 
 
 @pytest.mark.parametrize(
