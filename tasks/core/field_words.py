@@ -17,7 +17,7 @@ from envmill.tasks.core.wording_files import read_wording
 MONEY_WORDS = frozenset(
     """amount price fee fees rate cost fare balance total estimate payment deposit income salary
     pay due postage rent premium tip wage budget owed charge charges spent giving credit
-    retainer refund earnings deductions value arrears cover""".split()
+    retainer refund earnings deductions value arrears cover fines""".split()
 )
 # arguments that count the thing the request names: "buy a ticket" is quantity=1
 COUNT_NAMES = frozenset({"quantity", "count", "number"})

@@ -29,6 +29,7 @@ DENIED = (
     "socket", "socketpair",
     "unshare", "setns", "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen",
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "pidfd_open",
+    "pidfd_send_signal",
     "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     "kexec_load", "init_module", "finit_module", "delete_module",
@@ -55,9 +56,13 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def build_filter(seccomp: Any) -> bytes:
-    """The filter as raw BPF, compiled once by libseccomp (``seccomp`` is pyseccomp)."""
+def build_filter(seccomp: Any, host: int | None = None) -> bytes:
+    """The filter as raw BPF, compiled by libseccomp (``seccomp`` is pyseccomp); with ``host``
+    (the host's pid), no signal to the host or to a process group from it or the check children
+    it forks (they share its uid, so only the filter keeps one from killing or stopping it)."""
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    if host is not None:
+        _no_signal_to(seccomp, rules, host)
     for name in DENIED:
         try:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
@@ -77,6 +82,22 @@ def build_filter(seccomp: Any) -> bytes:
         return os.read(read_end, 1 << 20)
     finally:
         os.close(read_end)
+
+
+SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+NEGATIVE = 0x7FFFFFFF  # a pid_t above it is negative: a process group ("kill(-pgid)")
+
+
+def _no_signal_to(seccomp: Any, rules: Any, host: int) -> None:
+    """Every call that sends a signal names its target first: the host's pid, 0 (the caller's
+    own group, the host's) or a negative group is refused."""
+    for name in SIGNALLING:
+        try:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.EQ, host))
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.EQ, 0))
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.GT, NEGATIVE))
+        except Exception:  # a call this kernel or libseccomp does not know: nothing to deny
+            pass
 
 
 class Installer:

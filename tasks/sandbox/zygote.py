@@ -41,9 +41,6 @@ import typing  # noqa: E402,F401
 import host  # noqa: E402
 import syscalls  # noqa: E402
 
-if typing.TYPE_CHECKING:
-    from syscalls import Installer
-
 UID_SPAN = 4096
 REAP_INTERVAL_SECONDS = 0.5
 
@@ -51,7 +48,7 @@ REAP_INTERVAL_SECONDS = 0.5
 class Zygote:
     """Forks hosts on request, kills them on request, and reaps and cleans up after them."""
 
-    def __init__(self, config: dict, installer: "Installer | None") -> None:
+    def __init__(self, config: dict, installer: typing.Any) -> None:
         self.config, self.installer = config, installer
         self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
         self.next_uid = 0
@@ -105,7 +102,7 @@ class Zygote:
                 self.forget_others(source)
                 channel = enter_host(channel_fd, workdir, uid, limits, chroot)
                 die_with_zygote(zygote_pid, uid is not None)  # after the uid change
-                seal(self.installer)
+                seal(self.installer, os.getpid())
                 self.installer = None
                 host.serve(channel, limits["max_reply_bytes"])
             finally:
@@ -199,13 +196,14 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
-def seal(installer: "Installer | None") -> None:
-    """The host's last lock: the syscall filter; then the native-call machinery that built it
-    leaves ``sys.modules`` (the host cannot load it again from disk, and could not use it to
-    undo the filter anyway)."""
-    if installer is not None:
-        installer.install()
+def seal(binding: typing.Any, host: int) -> None:
+    """The host's last lock: the syscall filter, compiled for this host (``binding`` is the
+    libseccomp module, None without one): no signal to ``host``, its pid, from it or the check
+    children it forks; then the native-call machinery that built it leaves ``sys.modules``
+    (the host cannot load it again from disk, and could not use it to undo the filter)."""
     global syscalls, _prctl  # this module is a host's __main__: no way back to ctypes
+    if binding is not None:
+        syscalls.Installer(syscalls.build_filter(binding, host)).install()
     native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
     for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
@@ -213,8 +211,9 @@ def seal(installer: "Installer | None") -> None:
     _prctl = None
 
 
-def load_installer(module_path: str | None) -> "Installer | None":
-    """Build the filter once, with the libseccomp binding the parent found."""
+def load_binding(module_path: str | None) -> typing.Any:
+    """The libseccomp binding the parent found, loaded once; each host compiles its filter
+    with it (a fraction of a millisecond), its own pid in it."""
     if not module_path:
         return None
     import importlib.util
@@ -224,7 +223,8 @@ def load_installer(module_path: str | None) -> "Installer | None":
         raise ImportError(f"no libseccomp binding at {module_path}")
     binding = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(binding)
-    return syscalls.Installer(syscalls.build_filter(binding))
+    syscalls.build_filter(binding, os.getpid())  # a binding that cannot compile fails here
+    return binding
 
 
 def limit_self(memory_mb: int) -> None:
@@ -331,7 +331,7 @@ def main() -> None:
         become_subreaper()
         parent = os.getppid()
     before = set(sys.modules)
-    installer = load_installer(config.get("seccomp_module"))
+    installer = load_binding(config.get("seccomp_module"))
     for name in set(sys.modules) - before:  # ctypes.util brought subprocess, shutil, ...
         del sys.modules[name]
     limit_self(config.get("memory_mb", 512))

@@ -719,3 +719,25 @@ def test_host_cannot_reach_its_factory(request, name, isolation):
     run = run_factory(BY_NAME[name], isolation)
     assert run.returncode == 0 and "ALIVE" in run.stdout, f"the factory died ({run.returncode})"
     assert "REPLY" in run.stdout and CANARY not in run.stdout, "the factory's API key leaked"
+
+
+SIGNAL_THE_HOST = """
+import os, signal
+def check(initial_state, final_state):
+    os.kill(os.getppid(), signal.{sig})
+    return True
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGSTOP", "SIGKILL"])
+def test_a_check_child_cannot_stop_or_kill_its_checks_host(box, sig):
+    """Issue 24: each evaluation runs in a child of the checks host, with the host's uid. The
+    host's syscall filter names its own pid: no signal reaches it from a child, so the host
+    lives on and answers the next check of the request (before: stopped, or dead, and every
+    other check of the request lost with it)."""
+    hostile = SIGNAL_THE_HOST.format(sig=sig)
+    outcome = box.run_checks([hostile, CLEAN_CHECK], [({"n": 0}, {"n": 1})], probe=False)
+    assert outcome.error is None, outcome
+    (refused,), (clean,) = outcome.cells
+    assert refused.value is None and "Operation not permitted" in str(refused.error), outcome
+    assert clean.value is True, outcome

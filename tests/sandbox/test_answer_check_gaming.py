@@ -314,7 +314,7 @@ def test_a_refusal_reply_reads_like_a_person_and_names_no_other_customer():
     # limits as a person explains them: money written out, "has 1, the limit is 1" made sense of
     limit = "Amount (0.18) must be at most the fines due of member MB-6 (0.15)."
     assert spoken_reason(limit) == (
-        "The amount is $0.18, and it can be at most the fines due of member MB-6 ($0.15)"
+        "The amount is $0.18, and it can be at most the unpaid fines of member MB-6 ($0.15)"
     )
     busy = "Work order PO-5 already has 1 batches with status running; the limit is 1"
     held = "Policyholder P-2 already has 3 policies with status active; the limit is 3"
