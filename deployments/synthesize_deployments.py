@@ -163,10 +163,12 @@ def serve(data_dir: DataDir = None) -> None:
     from prefect import serve as prefect_serve
 
     from envmill.deployments.checks import require_api, require_unpooled
+    from envmill.flows.runtime.served import mark_served_runs
 
     deployments = _built(data_dir)
     require_api()
     require_unpooled([deployment.full_name for deployment in deployments])
+    mark_served_runs()  # they end with this process, kill -9 too
     prefect_serve(*deployments)
 
 

@@ -19,6 +19,7 @@ from prefect import flow
 from envmill.flows.preflight import check_run, data_folder, selected_topics
 from envmill.flows.retry import check_retry_folder, failed_topics, retry_settings
 from envmill.flows.runtime.cluster import synthesize_on_dask
+from envmill.flows.runtime.served import ending_with_server
 from envmill.schemas.backends import TRAITS
 from envmill.schemas.settings import EnvmillSettings
 from envmill.warehouse.lock import folder_lock
@@ -32,8 +33,9 @@ def synthesize_on_cluster(settings: EnvmillSettings, data_dir: str | None = None
     if TRAITS[settings.backend].takes_topics and not settings.topics:
         settings = settings.model_copy(update={"topics": selected_topics(root)})
     root = check_run(settings, root)
-    with folder_lock(root, "synthesize-on-cluster"), synthesize_on_dask(settings) as synthesize:
-        return synthesize(settings=settings, data_dir=str(root))
+    with ending_with_server(), folder_lock(root, "synthesize-on-cluster"):
+        with synthesize_on_dask(settings) as synthesize:
+            return synthesize(settings=settings, data_dir=str(root))
 
 
 @flow(name="retry-failed", log_prints=False)
@@ -52,5 +54,6 @@ def retry_failed(
         return {"retried_topics": 0}
     retry = retry_settings(settings, root, topics, run_id)
     check_run(retry, root)
-    with folder_lock(root, "retry-failed"), synthesize_on_dask(retry) as synthesize:
-        return {"retried_topics": len(topics)} | synthesize(settings=retry, data_dir=str(root))
+    with ending_with_server(), folder_lock(root, "retry-failed"):
+        with synthesize_on_dask(retry) as synthesize:
+            return {"retried_topics": len(topics)} | synthesize(settings=retry, data_dir=str(root))
