@@ -21,10 +21,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from envmill.schemas.tables import TABLES
+from envmill.tasks.core.regular_file import MiB, read_regular
 
 COMMITS = "_commits"  # not a table: views only list it
 PART_PREFIX, PART_SUFFIX = "part-", ".parquet"
 RECORD_SUFFIX = ".json"
+# a record lists a batch's items and parts, a compaction's the parts it absorbed: far below this
+RECORD_LIMIT = 64 * MiB
 COMPACTION_PREFIX = "compact-"  # the keys of compaction commits, and only theirs
 COMPACTING = "_compacting"  # exists while a compaction may have rows on disk twice
 
@@ -103,7 +106,7 @@ def read_commit(root: Path, key: str) -> Commit | None:
     """The published record of ``key``; None when there is none; DamagedRecord when unreadable."""
     path = record_path(root, key)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, RECORD_LIMIT).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -25,11 +25,15 @@ from pathlib import Path
 
 import psutil
 
+from envmill.tasks.core.regular_file import MiB, read_regular
+
 LOCK_FILE = "_lock"
 PERMITS = "_active"
 
 _held: dict[Path, int] = {}  # folder → nesting depth of this process's hold
 _held_lock = threading.Lock()
+
+NOTE_LIMIT = MiB  # who holds the folder, a run's permit: a pid and a time
 
 
 class FolderBusy(RuntimeError):
@@ -90,7 +94,7 @@ def _take(root: Path, command: str):
 
 def _holder(path: Path) -> str:
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = json.loads(read_regular(path, NOTE_LIMIT).decode("utf-8"))
         return f"pid {info['pid']} ({info.get('command') or 'envmill'}, since {info['since']})"
     except (OSError, ValueError, KeyError, TypeError):
         return "another envmill process"
@@ -133,7 +137,7 @@ def revoke(root: Path, run_id: str) -> None:
 def may_write(root: Path, run_id: str) -> bool:
     """Whether the run still stands: its permit is there and the process it names still lives."""
     try:
-        pid, started = json.loads(permit_path(root, run_id).read_text())
+        pid, started = json.loads(read_regular(permit_path(root, run_id), NOTE_LIMIT).decode())
         run = psutil.Process(pid)
         return _born(run) == started and run.status() != psutil.STATUS_ZOMBIE
     except (OSError, ValueError, TypeError, IndexError, psutil.Error):

@@ -23,7 +23,10 @@ import pyarrow.parquet as pq
 
 from envmill.schemas.ids import canonical_json, sha256_hex
 from envmill.schemas.tables import TABLES, TableSpec
+from envmill.tasks.core.regular_file import MiB, read_regular
 from envmill.warehouse.commits import Commit, PartInfo, describe_part, part_name, publish
+
+MARKER_LIMIT = MiB  # the folder's marker: a format name and version
 
 if TYPE_CHECKING:
     from pandera.errors import SchemaErrors
@@ -145,7 +148,7 @@ def spec_of(table: str) -> TableSpec:
 def check_format(marker: Path) -> None:
     """Refuse a marker this code cannot read: storage formats change only with the major version."""
     try:
-        info = json.loads(marker.read_text(encoding="utf-8"))
+        info = json.loads(read_regular(marker, MARKER_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WarehouseError(f"{marker} is not readable JSON ({exc}); fix or remove it") from exc
     if not isinstance(info, dict) or info.get("format") != FORMAT_NAME:

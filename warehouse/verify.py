@@ -43,6 +43,7 @@ from envmill.warehouse.store import ROW_GROUP_SIZE, WarehouseError, spec_of, val
 
 QUARANTINE = "_quarantine"
 TEMPORARY = ".tmp-"
+LLM_CACHE = "_llm_cache"  # tasks/backends: each namespace its folder under it
 
 
 @dataclass
@@ -85,7 +86,7 @@ def verify(root: Path, repair: bool = False) -> VerifyReport:
         if problems:
             report.findings.append(_bad_commit(root, key, "; ".join(problems), repair))
             report.redo_items += len(commit.items) if repair else 0
-    report.findings += sweep(root, index, repair)
+    report.findings += sweep(root, index, repair) + _sweep_cache(root, repair)
     return report
 
 
@@ -196,7 +197,7 @@ def _unlisted(
         problem = "merged part of a compaction that did not publish (its rows are kept)"
         return _remove(Path(entry.path), where, problem, repair)
     if not regular:
-        problem = "not a file envmill writes (a folder or a link)"
+        problem = "not a file envmill writes (a folder, a link, a pipe or a device)"
     elif key:
         problem = "part of a batch that never finished (no commit lists it)"
     else:
@@ -218,6 +219,24 @@ def _sweep_records(root: Path, repair: bool) -> list[Finding]:
         elif not regular or not entry.name.endswith(RECORD_SUFFIX):
             problem = "not a commit record"
             findings.append(_set_aside(root, COMMITS, entry.name, problem, repair))
+    return findings
+
+
+def _sweep_cache(root: Path, repair: bool) -> list[Finding]:
+    """What the LLM cache holds that is no regular file (a pipe, a device, a link): every run
+    reads it as a miss (``tasks/core/regular_file``); listed here, and set aside with repair,
+    so an operator finds what someone left. Only ``verify`` walks the cache: a run does not."""
+    findings, folders = [], [LLM_CACHE]
+    while folders:
+        folder = folders.pop()
+        if (root / folder).is_symlink() or not (root / folder).is_dir():
+            continue
+        for entry in sorted(os.scandir(root / folder), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(f"{folder}/{entry.name}")
+            elif not entry.is_file(follow_symlinks=False):
+                problem = "not a regular file (a link, pipe or device): read as a cache miss"
+                findings.append(_set_aside(root, folder, entry.name, problem, repair))
     return findings
 
 

@@ -3,7 +3,8 @@
 Shared stages never import a backend; a backend never imports another (only the registry knows
 them all); only the CLI and tests import the offline model; ``tasks/`` imports no Prefect and no
 Dask; the LLM client knows no stage; ``deployments/`` imports only ``flows/``; ``schemas/``
-imports nothing of envmill's and ``warehouse/`` only ``schemas/``.
+imports nothing of envmill's and ``warehouse/`` only ``schemas/`` (and the stdlib-only reader of
+a data folder's files, ``tasks/core/regular_file``, which the LLM cache shares).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ RULES = [
         "warehouse/ imports only schemas/",
         ("warehouse",),
         ("envmill", "prefect"),
-        allowed=("envmill.warehouse", "envmill.schemas"),
+        allowed=("envmill.warehouse", "envmill.schemas", "envmill.tasks.core.regular_file"),
     ),
     Rule(
         "tasks/ imports no warehouse, flows or deployments",

@@ -8,6 +8,7 @@ a run killed between its parts and its record.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,16 @@ from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.pipeline import plan_batches
 from envmill.warehouse.commits import (
     Commit,
+    DamagedRecord,
     committed_keys,
     publish,
     read_commit,
+    record_path,
     visible_parts,
 )
 from envmill.warehouse.resume import FinishedItems, retract_superseded_failures
 from envmill.warehouse.rows import write_batch, write_failed_batch
-from envmill.warehouse.store import Warehouse, checked_table, spec_of
+from envmill.warehouse.store import Warehouse, WarehouseError, checked_table, spec_of
 from envmill.warehouse.verify import QUARANTINE, verify
 from envmill.warehouse.views import DamagedPartWarning, query
 from tests.unit.warehouse.test_warehouse import env_row, failure_row, run_row, scenario_row
@@ -332,3 +335,43 @@ def test_links_and_folders_in_the_warehouse_are_never_followed_and_never_overwri
     assert [f.line() for f in verify(wh.root).findings] == [
         "tools: is a link, not a folder: never read (left alone)"
     ]
+
+
+# --- what sits at a path is read only as a regular file (issue 24) ------------------------------
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("kind", ["fifo", "link_to_dev_zero"])
+def test_a_pipe_or_a_link_at_a_commit_record_is_a_damaged_record_not_a_hang(wh, kind):
+    """A named pipe where a commit record belongs hung every command that read the folder."""
+    _commit_batch(wh, "k1", ["i1"])
+    path = record_path(wh.root, "k1")
+    path.unlink()
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("/dev/zero")
+    with pytest.raises(DamagedRecord, match="not a regular file|is a link"):
+        read_commit(wh.root, "k1")
+    found = [f.line() for f in verify(wh.root).findings]
+    assert any("not a commit record" in line or "unreadable" in line for line in found), found
+
+
+@pytest.mark.timeout(20)
+def test_a_pipe_at_the_folder_marker_is_one_line(wh):
+    marker = next(wh.root.glob("envmill.json"))
+    marker.unlink()
+    os.mkfifo(marker)
+    with pytest.raises(WarehouseError, match="envmill.json is not readable JSON .*regular file"):
+        Warehouse(wh.root)
+
+
+def test_verify_lists_what_the_llm_cache_holds_that_is_no_file_and_sets_it_aside(wh):
+    shard = wh.root / "_llm_cache" / "default" / "ab"
+    shard.mkdir(parents=True)
+    (shard / "good.json").write_text("{}")
+    os.mkfifo(shard / "pipe.json")
+    (shard / "zero.json").symlink_to("/dev/zero")
+    found = {f.path: f for f in verify(wh.root).findings}
+    assert set(found) == {"_llm_cache/default/ab/pipe.json", "_llm_cache/default/ab/zero.json"}
+    assert all("read as a cache miss" in f.problem for f in found.values())
+    verify(wh.root, repair=True)
+    assert sorted(p.name for p in shard.iterdir()) == ["good.json"]
+    assert (wh.root / QUARANTINE / "_llm_cache/default/ab/pipe.json").exists()
