@@ -31,6 +31,7 @@ from functools import cache
 from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
+from envmill.tasks.core.field_words import is_money_field, say_money
 from envmill.tasks.core.wording_files import read_wording
 
 DETAIL_MAX = 80
@@ -241,9 +242,15 @@ def _ask_plainly(
     else:
         questions, things = CLAUSE_ALSO if also else CLAUSE_QUESTIONS, join_words(asked)
     question = questions[turn % len(questions)].format(things=things)
-    values = [say_value(fact.value) for _, fact in needed]
+    values = [_said_as(arg, fact.value) for arg, fact in needed]
     spoken = [spoken_noun(name) for name in names]  # the answer names each as asked
     return question, answer_with(list(zip(spoken, values, strict=True)), turn, also)
+
+
+def _said_as(name: str, value: Any) -> str:
+    """A value as the user says it: a sum of money in dollars ("$22.50", not "22.5")."""
+    money = isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(name)
+    return say_money(value) if money else say_value(value)
 
 
 def _as_asked(noun: str, value: Any) -> str:

@@ -681,11 +681,14 @@ def _unsaid_in(ledger: FactLedger, reply: str) -> list[tuple[str, Fact]]:
 
 
 def _grouped(value: Any) -> list[str]:
-    """A number as a reply writes it with thousands grouped ("3,392.11", "1,500"): a refusal
-    quoted an amount the user never gave that way (round 31)."""
-    if not isinstance(value, int | float) or isinstance(value, bool) or abs(value) < 1000:
+    """A number as a reply writes it, in cents and with thousands grouped ("22.50", "3,392.11",
+    "1,500"): a refusal quoted an amount the user never gave that way (rounds 31 and 77:
+    "The amount is $22.50" to a user who had only said "I need to pay my fine")."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return []
-    return [f"{value:,.2f}", f"{value:,}"] if isinstance(value, float) else [f"{value:,}"]
+    if isinstance(value, float):
+        return [f"{value:,.2f}", f"{value:,}"]
+    return [f"{value:,}"] if abs(value) >= 1000 else []
 
 
 def _note(

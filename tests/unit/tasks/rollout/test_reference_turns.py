@@ -108,8 +108,8 @@ def test_a_reply_that_quotes_a_fact_asks_for_it_first():
     )
     messages = reference_messages(spec, report, {"get_claim": "query"})
     said = [m["content"] for m in messages if m["role"] == "user"]
-    assert any("6172.28" in text for text in said[1:])
-    assert messages[-2]["role"] == "user" and "6172.28" in messages[-2]["content"]
+    assert any("$6,172.28" in text for text in said[1:])  # in dollars, as a person says it
+    assert messages[-2]["role"] == "user" and "$6,172.28" in messages[-2]["content"]
 
 
 def test_a_note_read_from_a_query_name_says_what_the_call_is_for():
@@ -391,6 +391,20 @@ def test_a_reply_that_quotes_an_amount_the_user_holds_asks_for_it_first():
     assert [key for key, _ in _unsaid_in(ledger, reply)] == ["approved amount"]
     ledger.hear("It's $3,392.11.", [fact for fact in ledger.facts if fact.value == 3392.11])
     assert _unsaid_in(ledger, reply) == []
+
+
+def test_a_reply_that_quotes_an_amount_in_cents_asks_for_it_first():
+    """Round 77: "The amount is $22.50, while your unpaid fines are $17.13" to a member who had
+    only said "I need to pay my fine": 22.5 written as 22.50 was not found in the reply. The
+    user then gives it as a person does, in dollars."""
+    from envmill.tasks.core.facts import FactLedger, ask_and_answer, flatten_facts
+    from envmill.tasks.rollout.reference import _unsaid_in
+
+    ledger = FactLedger(flatten_facts({"amount": 22.5}))
+    reply = "The amount is $22.50, while your unpaid fines are $17.13."
+    quoted = _unsaid_in(ledger, reply)
+    assert [key for key, _ in quoted] == ["amount"]
+    assert "$22.50" in ask_and_answer(quoted, 0, after_results=True)[1]
 
 
 def test_a_note_before_a_change_says_now_once():
