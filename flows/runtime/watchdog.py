@@ -55,10 +55,10 @@ class Watch:
         else:
             self.cause = "no Dask worker was alive"
         if alive is None or alive > 0:
-            self.last_alive = now
-        elif now - self.last_alive >= self.stall_seconds:
+            self.last_alive = now  # and the stall counts from the first probe that sees none
+        elif now - self.last_alive >= self.stall_seconds + PROBE_EVERY:
             raise RunStalled(
-                f"no batch finished and {self.cause} for {self.stall_seconds:.0f} s; finished "
+                f"no batch finished and {self.cause} for {self.stall_seconds:g} s; finished "
                 "batches are kept: check the workers (or --dask-address) and rerun the same "
                 "command to resume"
             )

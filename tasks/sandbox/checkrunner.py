@@ -43,6 +43,10 @@ class Clock:
 
     per_check: float
     deadline: float
+    # a failed fork evaluates in the host only where the host cannot fork at all (no uid of its
+    # own: RLIMIT_NPROC counts the user's every process); elsewhere it is a check that reached
+    # the host's limits (a breaker's: prlimit on the host, then every check ran in the host)
+    inline: bool = False
 
     def allow(self, seconds: float) -> float:
         return min(seconds, self.deadline - time.monotonic())
@@ -62,7 +66,7 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     probe_pairs = full_pairs if request.get("probe") else 0
     per_check = float(request.get("seconds_per_check") or 1.0)
     budget = float(request.get("budget_seconds") or per_check * 1000)
-    clock = Clock(per_check, time.monotonic() + budget)
+    clock = Clock(per_check, time.monotonic() + budget, inline=bool(request.get("inline")))
     codes, errors = _compile_all(request["checks"], describe)
     evaluate = _apart if request.get("apart", True) else _together
     rows = [
@@ -92,7 +96,7 @@ def _together(code, error, pairs: list[list[str]], clock: Clock, describe) -> li
         return [_cell(None, error) for _ in pairs]
     seconds = clock.allow(clock.per_check * len(pairs))
     work = functools.partial(_evaluate_all, code, pairs, describe)
-    answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
+    answer = (_in_child(work, seconds, clock.inline) if seconds > 0 else None) or {}
     cells = answer.get("cells")
     if type(cells) is list and len(cells) == len(pairs) and all(type(c) is dict for c in cells):
         return [{**cell, "late": False} for cell in cells]
@@ -113,7 +117,8 @@ def _alone(code, error, pair: list[str], watch: bool, clock: Clock, describe) ->
     if seconds <= 0:
         spent = f"{LATE} the checks' time budget (checks before it used it up)"
         return _cell(None, spent, late=True)
-    answer = _in_child(functools.partial(_evaluate, code, pair, watch, describe), seconds)
+    work = functools.partial(_evaluate, code, pair, watch, describe)
+    answer = _in_child(work, seconds, clock.inline)
     if answer is None:
         hung = f"{LATE} {clock.per_check:g} s (it hung or ended its process)"
         return _cell(None, hung, late=True)
@@ -163,7 +168,7 @@ def _unstable(code, pairs: list[list[str]], fresh: list[Any], clock: Clock, desc
     evaluations = len(pairs) * (PROBE_ROUNDS + 1)
     seconds = clock.allow(clock.per_check * evaluations)
     work = functools.partial(_again, code, pairs, describe)
-    answer = (_in_child(work, seconds) if seconds > 0 else None) or {}
+    answer = (_in_child(work, seconds, clock.inline) if seconds > 0 else None) or {}
     return answer.get("values") != fresh * (PROBE_ROUNDS + 1)
 
 
@@ -224,15 +229,21 @@ def _call(
     return None, f"returned {type(returned).__name__}, not bool"
 
 
-def _in_child(work: Callable[[], dict[str, Any]], seconds: float) -> dict[str, Any] | None:
-    """``work()``'s answer from a forked child within ``seconds``; None when it hung or died."""
-    read_end, write_end = os.pipe()
+def _in_child(
+    work: Callable[[], dict[str, Any]], seconds: float, inline: bool
+) -> dict[str, Any] | None:
+    """``work()``'s answer from a forked child within ``seconds``; None when it hung or died,
+    or no child could be forked (``inline``: then here, where a host can never fork)."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:  # a check lowered the host's limits: fail closed
+        return None
     try:
         pid = os.fork()
-    except OSError:  # basic isolation keeps a host from forking: evaluate here instead
+    except OSError:
         os.close(read_end)
         os.close(write_end)
-        return work()
+        return work() if inline else None
     if pid == 0:  # the child: one JSON line, then leave without running any cleanup
         try:  # keep only the pipe: the host's channel to the factory is not the child's to use
             os.closerange(3, write_end)

@@ -126,6 +126,7 @@ class Sandbox:
             "apart": apart,
             "seconds_per_check": per_check,
             "budget_seconds": budget,
+            "inline": not self.level.drop_uid,  # a host without a uid of its own cannot fork
         }
         host = self.spawn_host(image=image, processes=2)
         try:

@@ -36,6 +36,7 @@ DENIED = (
     "swapon", "swapoff", "reboot", "acct", "open_by_handle_at", "name_to_handle_at",
     "flock",
 )  # fmt: skip
+LOW, SIGN = 0xFFFFFFFF, 0x80000000  # the kernel reads a pid as 32 bits, the top one its sign
 # fcntl commands on a shared file (locks, leases, notices, signal owners) are a channel between
 # processes that share nothing else: /dev/null, every host's stdio, is one inode for the machine.
 FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026, 8, 10, 15)
@@ -62,7 +63,7 @@ def build_filter(seccomp: Any, host: int | None = None) -> bytes:
     it forks (they share its uid, so only the filter keeps one from killing or stopping it)."""
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     if host is not None:
-        _no_signal_to(seccomp, rules, host)
+        _hands_off(seccomp, rules, host)
     for name in DENIED:
         try:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
@@ -70,7 +71,9 @@ def build_filter(seccomp: Any, host: int | None = None) -> bytes:
             pass
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # flags in memory: fall back to clone
     for command in FCNTL_DENIED:
-        rules.add_rule(seccomp.ERRNO(errno.EPERM), "fcntl", seccomp.Arg(1, seccomp.EQ, command))
+        rules.add_rule(  # the kernel reads an int: high bits must not hide the command
+            seccomp.ERRNO(errno.EPERM), "fcntl", seccomp.Arg(1, seccomp.MASKED_EQ, LOW, command)
+        )
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.add_rule(
             seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
@@ -85,19 +88,29 @@ def build_filter(seccomp: Any, host: int | None = None) -> bytes:
 
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
-NEGATIVE = 0x7FFFFFFF  # a pid_t above it is negative: a process group ("kill(-pgid)")
+# calls that reach another process by its pid (which argument): its limits, its scheduling
+TOUCHING = {"prlimit64": 0, "sched_setaffinity": 0, "sched_setscheduler": 0,
+            "sched_setparam": 0, "sched_setattr": 0, "setpriority": 1, "ioprio_set": 1}  # fmt: skip
 
 
-def _no_signal_to(seccomp: Any, rules: Any, host: int) -> None:
-    """Every call that sends a signal names its target first: the host's pid, 0 (the caller's
-    own group, the host's) or a negative group is refused."""
-    for name in SIGNALLING:
-        try:
-            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.EQ, host))
-            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.EQ, 0))
-            rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.GT, NEGATIVE))
-        except Exception:  # a call this kernel or libseccomp does not know: nothing to deny
-            pass
+def _hands_off(seccomp: Any, rules: Any, host: int) -> None:
+    """No call reaches the host (``host``, its pid, in the low 32 bits whatever the high ones
+    hold): no signal to it, to 0 (the caller's group, the host's) or to any group (a negative
+    pid); no change to its limits or its scheduling (a breaker's: a check child lowered the
+    host's RLIMIT_NPROC, so the next check ran in the host itself)."""
+    targets = [(name, 0) for name in SIGNALLING] + list(TOUCHING.items())
+    for name, arg in targets:
+        matches = [seccomp.Arg(arg, seccomp.MASKED_EQ, LOW, host)]
+        if name in SIGNALLING:
+            matches += [
+                seccomp.Arg(0, seccomp.MASKED_EQ, LOW, 0),
+                seccomp.Arg(0, seccomp.MASKED_EQ, SIGN, SIGN),
+            ]
+        for match in matches:
+            try:
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), name, match)
+            except Exception:  # a call this kernel or libseccomp does not know
+                pass
 
 
 class Installer:

@@ -336,7 +336,7 @@ def main() -> None:
         del sys.modules[name]
     limit_self(config.get("memory_mb", 512))
     zygote = Zygote(config, installer)
-    del config  # hosts inherit this frame: the zygote's copy is cleared in each of them
+    del config, installer  # hosts inherit this frame: the binding is the zygote's alone
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
         zygote.serve(control, parent)

@@ -741,3 +741,63 @@ def test_a_check_child_cannot_stop_or_kill_its_checks_host(box, sig):
     (refused,), (clean,) = outcome.cells
     assert refused.value is None and "Operation not permitted" in str(refused.error), outcome
     assert clean.value is True, outcome
+
+
+LOWER_THE_HOSTS_LIMITS = """
+import os, sys, resource
+def check(initial_state, final_state):
+    resource.prlimit(os.getppid(), resource.RLIMIT_{which}, (1, 1))
+    return True
+"""
+FORGE_IN_THE_HOST = """
+import os, sys, resource
+def check(initial_state, final_state):
+    try:  # the host may fork no more: a fallback would run every later check in the host
+        resource.prlimit(os.getppid(), resource.RLIMIT_NPROC, (1, 1))
+    except OSError:
+        pass
+    sys.modules['checkrunner']._call = lambda *a, **k: (True, None)
+    return True
+"""
+NEVER = "def check(initial_state, final_state):\n    return False\n"
+
+
+@pytest.mark.parametrize("which", ["NPROC", "NOFILE", "AS"])
+def test_a_check_child_cannot_lower_its_hosts_limits(box, which):
+    """A breaker's: a check child shares its host's uid, so prlimit on the host worked; with
+    RLIMIT_NPROC the host's next fork failed and the fallback evaluated the checks in the host
+    itself; with NOFILE or AS every later check of the request was lost."""
+    hostile = LOWER_THE_HOSTS_LIMITS.format(which=which)
+    outcome = box.run_checks([hostile, CLEAN_CHECK], [({"n": 0}, {"n": 1})], probe=False)
+    assert outcome.error is None, outcome
+    (refused,), (clean,) = outcome.cells
+    assert "Operation not permitted" in str(refused.error) and clean.value is True, outcome
+
+
+def test_no_check_forges_another_checks_answer(box):
+    """The same breaker's forgery: a guard that never holds stays False beside it."""
+    pairs = [({"n": 0}, {"n": 1})] * 3
+    outcome = box.run_checks([FORGE_IN_THE_HOST, NEVER], pairs)
+    assert [cell.value for cell in outcome.cells[1]] == [False, False, False], outcome
+
+
+def test_an_fcntl_command_with_high_bits_is_still_refused():
+    """A breaker's: the kernel reads fcntl's command as 32 bits, so (1 << 32) | F_SETOWN was
+    F_SETOWN past a rule that compared all 64 (then SIGIO killed the host). A host can reach
+    native calls (``_ctypes`` stays in a process once loaded), so the filter is the boundary:
+    every fcntl rule and every rule on a pid compares the low 32 bits, as the kernel reads."""
+    import pyseccomp
+
+    from envmill.tasks.sandbox import syscalls
+
+    added: list[tuple[str, object]] = []
+
+    class Recording(pyseccomp.SyscallFilter):
+        def add_rule(self, action, name, *args):
+            added.extend((name, arg) for arg in args)
+            return super().add_rule(action, name, *args)
+
+    binding = type("Binding", (), {**vars(pyseccomp), "SyscallFilter": Recording})
+    assert syscalls.build_filter(binding, 4242)
+    compared = [arg for name, arg in added if name in ("fcntl", "kill", "prlimit64")]
+    assert compared and all(arg._op == pyseccomp.MASKED_EQ for arg in compared)

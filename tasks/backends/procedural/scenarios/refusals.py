@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from envmill.schemas.answers import Refusal as RefusalRecord
@@ -126,6 +127,7 @@ def find_refusal(
             and not _already_there(error, targets.get(manifest.tool, set()), state)
             and not _already_over(compiled, manifest, arguments, error, rule, state)
             and not _not_there_yet(compiled, error, rule)
+            and not _days_too_early(error)
             and _staff_would(compiled, episode, manifest, arguments, error)
             and not _changes_nothing(compiled, manifest, arguments, state)
         ):
@@ -316,6 +318,24 @@ def _not_there_yet(compiled: CompiledEnvironment, error: str, rule: RefusingRule
     ahead = allowed & _reachable(machines[0].transitions, now)
     # not yet there, and never past it: a courier on a delivery gets back to "off shift" too
     return bool(ahead) and not any(now in _reachable(machines[0].transitions, a) for a in allowed)
+
+
+def _days_too_early(error: str) -> bool:
+    """A "too early" refusal for a moment days away: no patient "just arrived at the desk" for
+    an appointment 13 days off, no member is "at the space" for a booking next week (round 77:
+    set-ups bent to trigger the rule). An hour or a day early is how a person gets it wrong."""
+    found = TIME_SAID.match(error.rstrip("."))
+    if found is None or found["label"] != "Too early":
+        return False
+    try:
+        at = datetime.fromisoformat(found["at"].strip())
+        now = datetime.fromisoformat(found["now"].strip())
+    except ValueError:
+        return False
+    return at - now > EARLY_AT_MOST
+
+
+EARLY_AT_MOST = timedelta(days=1)
 
 
 def _reachable(transitions: list[Any], start: str) -> set[str]:
