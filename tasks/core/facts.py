@@ -242,12 +242,12 @@ def _ask_plainly(
     else:
         questions, things = CLAUSE_ALSO if also else CLAUSE_QUESTIONS, join_words(asked)
     question = questions[turn % len(questions)].format(things=things)
-    values = [_said_as(arg, fact.value) for arg, fact in needed]
+    values = [said_as(arg, fact.value) for arg, fact in needed]
     spoken = [spoken_noun(name) for name in names]  # the answer names each as asked
     return question, answer_with(list(zip(spoken, values, strict=True)), turn, also)
 
 
-def _said_as(name: str, value: Any) -> str:
+def said_as(name: str, value: Any) -> str:
     """A value as the user says it: a sum of money in dollars ("$22.50", not "22.5")."""
     money = isinstance(value, int | float) and not isinstance(value, bool) and is_money_field(name)
     return say_money(value) if money else say_value(value)

@@ -6,8 +6,9 @@ reference trajectory (``tasks/core/facts.py``):
 
 - first turn: an opening in the first person that states the task (``opening_message``);
 - the agent asks for things ("Could you tell me the patient id and date?"): each one whose noun
-  is a fact's noun (or ends with it: "to account id") is answered with its value, verbatim
-  ("Sure, it's P003." / "Sure: the patient id is P003 and the date is 2025-03-11."); of several
+  is a fact's noun (or ends with it: "to account id") is answered with its value as the
+  reference's user says it, a date in words and money in dollars ("Sure, it's P003." / "Sure:
+  the patient id is P003 and the date is 11 March 2025."); of several
   facts with one noun ("appointment id", "appointment id 2"), the next one not said yet after
   those it gives with it or said last (facts are listed in the order the request needs them);
   what it does not hold: "I'm sorry, I don't know that.";
@@ -37,6 +38,7 @@ from envmill.tasks.core.facts import (
     answer_with,
     join_words,
     noun_of,
+    said_as,
     say_value,
     spoken_noun,
     the_one,
@@ -174,10 +176,10 @@ def _answer(
             unknown.append(thing)
         else:
             chosen.append(fact)
-            known.append((thing, fact.value))
+            known.append((thing, said_as(fact.key, fact.value)))
     if not known:
         return UNKNOWN
-    answer = answer_with([(name, str(value)) for name, value in known], turn, also)
+    answer = answer_with(known, turn, also)
     if unknown:
         answer += f" I'm sorry, I don't know the {join_words(unknown)}."
     return answer

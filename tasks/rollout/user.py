@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from envmill.schemas.rollout import OPENING_CUE, STOP_MARKER, USER_STAGE
 from envmill.schemas.scenario import ScenarioSpec
-from envmill.tasks.core.facts import flatten_facts, say_value
+from envmill.tasks.core.facts import flatten_facts, said_as
 from envmill.tasks.llm import LlmClient, render
 
 
@@ -27,7 +27,7 @@ class LlmUser:
     """The user played by the ``rollout_user`` stage's model; its calls are cached per sample."""
 
     def __init__(self, client: LlmClient, scenario: ScenarioSpec, *, item: str, sample: int = 0):
-        facts = [(fact.key, say_value(fact.value)) for fact in flatten_facts(scenario.user_facts)]
+        facts = [(f.key, said_as(f.key, f.value)) for f in flatten_facts(scenario.user_facts)]
         self.prompt = render("rollout_user", task=scenario.task, facts=facts, stop=STOP_MARKER)
         self.client, self.item, self.sample = client, item, sample
 

@@ -17,7 +17,7 @@ from llm_server import make_client, spawn_endpoint
 
 from envmill.schemas.rollout import POLICY_STAGE, STOP_MARKER, USER_STAGE
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.core.facts import LEADS, flatten_facts, say_value
+from envmill.tasks.core.facts import LEADS, flatten_facts, said_as
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.llm import STAGE_HEADER, render
 from envmill.tasks.offline_llm import (
@@ -293,7 +293,7 @@ def test_rule_based_user_opens_answers_and_stops(endpoint):
     assert exchange("Could you tell me the patient id?") == "Sure, it's P003."
     given = exchange("Could you give me the date and appointment id, please?")
     assert given.startswith(LEADS) and given.endswith(
-        "the date is 2025-03-11 and the appointment id is AP-1."
+        "the date is 11 March 2025 and the appointment id is AP-1."  # as the reference user says it
     ), given
     assert exchange("Before I go ahead, what's the appointment id?") == "That would be AP-2."
     assert exchange("What is your email address?") == "I'm sorry, I don't know that."
@@ -380,7 +380,7 @@ def replay(client: openai.OpenAI, tools: list[dict], scenario, reference) -> lis
     played by the endpoint, the tools answered with the reference's results."""
     results = iter([m["content"] for m in reference.messages if m["role"] == "tool"])
     conversational = scenario.mode == "conversational"
-    facts = [(fact.key, say_value(fact.value)) for fact in flatten_facts(scenario.user_facts)]
+    facts = [(f.key, said_as(f.key, f.value)) for f in flatten_facts(scenario.user_facts)]
     prompt = user_prompt(scenario.task, facts)
     user_side: list[dict] = []
 

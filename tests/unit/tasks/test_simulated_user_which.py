@@ -52,7 +52,7 @@ def test_a_plain_answer_after_which_one_follows_with_and():
     meant = Fact("customer you mean", "customer you mean", "Ann Lee (whose email is a@x.org)")
     amount = Fact("amount", "amount", 259.64)
     _, answer = ask_and_answer([("customer_id", meant), ("amount", amount)], 0)
-    assert answer == "I mean Ann Lee, the one whose email is a@x.org. And the amount is 259.64."
+    assert answer == "I mean Ann Lee, the one whose email is a@x.org. And the amount is $259.64."
 
 
 def test_a_records_name_is_asked_as_a_person_asks_it_and_still_answered():
