@@ -5,7 +5,9 @@ certified scenarios of a finished run, round-robin over the strata kind x mode (
 ``+role`` suffix dropped) in an order a fixed seed draws, and writes one readable file per item
 (the system message, the task or the simulated user's instruction with their facts, and the
 reference trajectory as the agent and the user saw it) plus ``INDEX.tsv`` with the ids, so a
-rating names exactly what it rated and can be drawn again.
+rating names exactly what it rated and can be drawn again. Each rater (not the code's author)
+gets ``bench/rating_prompt.md`` with SAMPLE and OUTFILE filled in; an item's score is the mean of
+its realism, clarity and solvability.
 """
 
 from __future__ import annotations
