@@ -615,19 +615,14 @@ def _change_results(shown: list[Any] | None) -> list[dict[str, Any]]:
     ]
 
 
-def _told(shown: list[Any] | None) -> list[dict[str, Any]]:
-    """The results among the calls the agent saw that carry a tool's own message."""
+def _messages(shown: list[Any] | None) -> list[str]:
+    """The tools' own messages among the calls and results the agent saw."""
     return [
-        item
+        item["message"]
         for call in shown or []
         for item in (call if isinstance(call, list | tuple) else [call])
         if isinstance(item, dict) and isinstance(item.get("message"), str)
     ]
-
-
-def _messages(shown: list[Any] | None) -> list[str]:
-    """The tools' own messages among the calls and results the agent saw."""
-    return [result["message"] for result in _told(shown)]
 
 
 def _numbers(value: Any) -> list[float]:
