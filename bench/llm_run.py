@@ -101,6 +101,7 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
             f"and waited {calls['queue']:.3f}s for a slot on average"
         )
     certified = sum(r["n"] for r in scenarios if r["status"] == "certified")
+    print_stage_calls(root, accepted, certified)
     made = [f"{r['status']} {r['n']} ({r['repairs']} repairs)" for r in scenarios]
     print(f"scenarios: {', '.join(made) or 'none'}, skipped {funnel['skipped']}")
     asked = funnel["made"] + funnel["skipped"]
@@ -131,6 +132,21 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
                 f"the machine is the bound: {machine:.1f}s of CPU per core (run, sandbox and "
                 f"endpoint); wall / that {run['wall_seconds'] / machine:.3f}"
             )
+
+
+def print_stage_calls(root: Path, accepted: int, certified: int) -> None:
+    """Calls by stage and outcome: skeleton stages per accepted environment (failed topics'
+    calls left out), scenario stages per certified scenario."""
+    by_stage = rows(
+        root,
+        "SELECT stage, outcome, count(*) AS n FROM llm_calls WHERE stage NOT LIKE 'skeleton%' "
+        "OR item NOT IN (SELECT item FROM failures WHERE stage NOT IN ('scenarios', 'certify')) "
+        "GROUP BY ALL ORDER BY stage, outcome",
+    )
+    for row in by_stage:
+        per, what = (accepted, "env") if row["stage"].startswith("skeleton") else (certified, "scn")
+        share = f"{row['n'] / per:.2f} per {what}" if per else "-"
+        print(f"  {row['stage']:<24} {row['outcome']:<10} {row['n']:>6}  {share}")
 
 
 def main() -> None:

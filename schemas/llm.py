@@ -141,7 +141,9 @@ class LlmCallRecord(BaseModel):
     )
     cache_hit: bool = False
     attempts: int = Field(default=0, ge=0, description="HTTP requests made, repair turns included")
-    outcome: Literal["ok", "failed"] = "ok"
+    outcome: Literal["ok", "failed", "refused"] = Field(
+        default="ok", description="refused: the answer came but a check refused it (error says why)"
+    )
     error_class: str = ""
     error: str = Field(default="", description="one line, never the API key")
     cost_usd: float = Field(default=0.0, ge=0)

@@ -135,6 +135,7 @@ SELECT
     count(*) AS calls,
     count(*) FILTER (WHERE cache_hit) AS cache_hits,
     count(*) FILTER (WHERE outcome = 'failed') AS failed,
+    count(*) FILTER (WHERE outcome = 'refused') AS refused,
     sum(prompt_tokens)::BIGINT AS prompt_tokens,
     sum(completion_tokens)::BIGINT AS completion_tokens,
     round(sum(cost_usd), 4) AS cost_usd,
@@ -142,6 +143,20 @@ SELECT
 FROM llm_calls
 GROUP BY ALL
 ORDER BY cost_usd DESC, stage, model;
+
+-- name: llm_refusals
+-- Answers that came back but a check refused (each was paid for, and asked again): by stage and
+-- reason, the reason's first words standing for its kind, with the start of one example.
+SELECT
+    stage,
+    regexp_extract(error, '^[^:;(]{1,80}') AS reason,
+    count(*) AS refused,
+    count(DISTINCT item) AS items,
+    left(arg_min(error, call_id), 120) AS example
+FROM llm_calls
+WHERE outcome = 'refused'
+GROUP BY ALL
+ORDER BY refused DESC, stage, reason;
 
 -- name: topics
 -- Topic mining: every candidate by status and reason (accepted and selected carry none).

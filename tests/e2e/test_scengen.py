@@ -214,8 +214,14 @@ def test_a_state_that_breaks_an_invariant_goes_back_with_the_rule(
     endpoint.configure(slips=[{"kind": "counter_behind"}])
     endpoint.reset()
     made, asker = scenarios(endpoint, sandbox, tmp_path, library, count=1)
-    assert made.reports[made.scenarios[0].scenario_id].status == "certified"
+    (spec,) = made.scenarios
+    assert made.reports[spec.scenario_id].status == "certified"
     assert asker.calls == 4  # the state was asked for twice
+    assert made.repairs[spec.scenario_id] == 1  # not "certified at once"
+    refused = [r for r in asker.records if r.outcome == "refused"]
+    assert [(r.stage, r.error_class) for r in refused] == [("scenario_state", "RefusedAnswer")]
+    assert "the counter must be above every existing id" in refused[0].error
+    assert asker.refused == 1 and sum(r.outcome == "ok" for r in asker.records) == 3
     (_, retried) = [r["body"]["messages"] for r in endpoint.requests("scenario_state")]
     assert "the counter must be above every existing id" in retried[-1]["content"]
     endpoint.configure(slips=[])

@@ -122,6 +122,18 @@ def test_slips_are_repaired_from_line_numbered_errors(fresh, sandbox, tmp_path):
     assert "writes a set into the state" in state
     stages = fresh.stats()["stages"]
     assert stages["skeleton_initial_state"] == 6 and stages["skeleton_operations"] == 6
+    # event ticketing's short operation list and bad initial state were refused answers: on
+    # the record with their reasons, and repairs of its environment
+    refused = {
+        (c.stage, c.error.split(";")[0][:40]) for c in output.llm_calls if c.outcome == "refused"
+    }
+    assert refused == {
+        ("skeleton_operations", "only 5 operations"),
+        ("skeleton_initial_state", "the class creates no attribute 'audit_lo"),
+    }, refused
+    ticketing = next(e for e in output.environments if e.topic == "event ticketing")
+    assert ticketing.checked["skelbuilder"]["repairs"] >= 2
+    assert ticketing.checked["skelbuilder"]["refused_answers"] == 2
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,7 @@ def llm_section(reader: Reader) -> Section:
         "calls",
         "cache_hits",
         "failed",
+        "refused",
         "prompt_tokens",
         "completion_tokens",
         "cost_usd",
@@ -254,6 +255,14 @@ def llm_section(reader: Reader) -> Section:
         BarChart("Cost by stage", ("cost",), cost, unit=" USD", colors=PALETTE[5:], axis="stage"),
     ]
     section.tables = [Table.of(reader.rows("llm_usage"), columns, "Calls by stage and model")]
+    refusals = reader.rows("llm_refusals")
+    if refusals:
+        section.tables.append(
+            Table.of(refusals, ("stage", "reason", "refused", "items"), "Refused answers")
+        )
+        section.examples = _examples(
+            (f"{r['stage']} · {r['reason']}", r["example"]) for r in refusals
+        )
     return section
 
 

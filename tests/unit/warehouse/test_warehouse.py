@@ -536,18 +536,19 @@ def test_llm_calls_land_and_stats_sum_tokens_and_cost_by_stage_and_model(wh):
     from envmill.schemas.run import BatchOutput
     from envmill.warehouse.rows import write_batch
 
-    def call(stage, model, hit=False, cost=0.0, outcome="ok"):
+    def call(stage, model, hit=False, cost=0.0, outcome="ok", error=""):
         return LlmCallRecord(
             stage=stage,
             item="t1",
             model=model,
-            request_hash=content_id({"stage": stage, "model": model, "hit": hit}),
+            request_hash=content_id({"stage": stage, "model": model, "hit": hit, "e": error}),
             prompt_tokens=100,
             completion_tokens=20,
             latency_seconds=0.0 if hit else 0.5,
             cache_hit=hit,
             attempts=0 if hit else 1,
             outcome=outcome,
+            error=error,
             cost_usd=cost,
         )
 
@@ -556,11 +557,21 @@ def test_llm_calls_land_and_stats_sum_tokens_and_cost_by_stage_and_model(wh):
         call("topics", "small", hit=True),
         call("skeleton", "big", cost=0.25),
         call("skeleton", "big", cost=0.0, outcome="failed"),
+        call("scenario_state", "big", outcome="refused", error="a rule does not hold: LN-1"),
+        call("scenario_state", "big", outcome="refused", error="a rule does not hold: LN-2"),
     ]
     write_batch(wh, BatchOutput(key="k1", llm_calls=calls), RUN)
     write_batch(wh, BatchOutput(key="k1", llm_calls=calls), RUN)  # a rerun replaces its part
-    assert query(wh.root, "SELECT count(*) FROM llm_calls").column(0).to_pylist() == [4]
-    usage = {(r["stage"], r["model"]): r for r in corpus_stats(wh.root)["llm_usage"].to_pylist()}
+    assert query(wh.root, "SELECT count(*) FROM llm_calls").column(0).to_pylist() == [6]
+    stats = corpus_stats(wh.root)
+    (refusals,) = stats["llm_refusals"].to_pylist()
+    assert (refusals["stage"], refusals["reason"], refusals["refused"]) == (
+        "scenario_state",
+        "a rule does not hold",
+        2,
+    )
+    usage = {(r["stage"], r["model"]): r for r in stats["llm_usage"].to_pylist()}
+    assert usage["scenario_state", "big"]["refused"] == 2
     topics, skeleton = usage["topics", "small"], usage["skeleton", "big"]
     assert (topics["calls"], topics["cache_hits"], topics["prompt_tokens"]) == (2, 1, 200)
     assert topics["cost_usd"] == 0.01 and topics["avg_latency_s"] == 0.5

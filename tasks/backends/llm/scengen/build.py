@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import random
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,7 @@ class _Shared:
     settings: ScenGenSettings
     seed: int
     states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
+    refused: Counter[int] = field(default_factory=Counter)  # answers refused, per scenario
     decided: threading.Condition = field(default_factory=threading.Condition)
 
     @functools.cached_property
@@ -152,11 +154,16 @@ def _ask(
         except (ValueError, TypeError, RecursionError, OverflowError) as exc:  # odd values
             return f"the answer cannot be used: {type(exc).__name__}: {str(exc)[:200]}"
 
+    def count(_reason: str) -> None:
+        with shared.decided:
+            shared.refused[index] += 1
+
     return shared.asker.ask(
         stage,
         schema,
         rounds=shared.settings.answer_rounds,
         check=refused,
+        on_refused=count,
         topic=shared.brief.topic,
         index=index,
         **variables,
@@ -362,7 +369,9 @@ def _certify_with_repairs(
         report = certify_scenario(spec, shared.env, shared.sandbox, briefing=shared.briefing)
         gate = report.rejected_gate
         if gate in (None, *NOT_THE_CHECKS) or repairs == shared.settings.repair_rounds:
-            return spec, report, repairs
+            with shared.decided:
+                refused = shared.refused[index]
+            return spec, report, repairs + refused
         reason = next(g.reason for g in report.gates if g.gate == gate)
         checks = _ask(
             shared,

@@ -21,6 +21,7 @@ from envmill.tasks.llm.structured import repair_messages
 
 Answer = TypeVar("Answer", bound=BaseModel)
 Check = Callable[[Any], str | None]  # an answer's problem, or None when it is usable
+REFUSED_CLASS = "RefusedAnswer"  # error_class of an llm_calls row whose answer a check refused
 
 
 class SkeletonFailed(Exception):
@@ -42,12 +43,17 @@ RETRY_STRIDE = 1000  # sample indexes of one retry attempt, apart from every oth
 @dataclass
 class Asker:
     """The LLM calls of one topic; counts them and keeps their records (cache hits, repairs and
-    failed calls included), for the caller to hand on with what the calls made."""
+    failed calls included), for the caller to hand on with what the calls made.
+
+    An answer a check refused is paid for like any other: its record says ``refused`` with the
+    reason, and ``refused`` counts it, so a stage that needed several answers shows as repaired
+    rather than as done at once."""
 
     client: LlmClient
     item: str
     attempt: int = 0  # a retry's number: answers that were checked get new samples
     calls: int = 0
+    refused: int = 0
     _records: list[LlmCallRecord] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -66,6 +72,7 @@ class Asker:
         check: Check | None = None,
         sample: int = 0,
         fresh_on_retry: bool = False,
+        on_refused: Callable[[str], None] | None = None,
         **variables: Any,
     ) -> Answer:
         """The answer to prompt ``prompt`` as ``schema``, shown its ``check`` problem up to
@@ -84,8 +91,11 @@ class Asker:
         for round_ in range(rounds + 1):
             fresh = self.attempt and (fresh_on_retry or round_ > 0 or sample > 0)
             drawn = sample + RETRY_STRIDE * self.attempt if fresh else sample
-            text, value = self._complete(prompt, messages, schema, rendered.prompt_hash, drawn)
+            text, value, record = self._complete(
+                prompt, messages, schema, rendered.prompt_hash, drawn
+            )
             problem = check(value) if check else None
+            self._keep(record if problem is None else self._refuse(record, problem, on_refused))
             if problem is None:
                 return value
             messages = repair_messages(messages, text, problem)
@@ -100,7 +110,7 @@ class Asker:
         schema: type[Answer],
         prompt_hash: str,
         sample: int,
-    ) -> tuple[str, Answer]:
+    ) -> tuple[str, Answer, LlmCallRecord | None]:
         with self._lock:
             self.calls += 1
         try:
@@ -117,9 +127,25 @@ class Asker:
         except LlmCallError as exc:
             self._keep(exc.record)
             raise SkeletonFailed(stage, str(exc), "llm_call_failed") from None
-        self._keep(reply.record)
         assert isinstance(reply.value, schema)
-        return reply.text, reply.value
+        return reply.text, reply.value, reply.record
+
+    def _refuse(
+        self,
+        record: LlmCallRecord | None,
+        problem: str,
+        on_refused: Callable[[str], None] | None,
+    ) -> LlmCallRecord | None:
+        with self._lock:
+            self.refused += 1
+        if on_refused is not None:
+            on_refused(problem)
+        if record is None:
+            return None
+        reason = " ".join(problem.split())[:500]
+        return record.model_copy(
+            update={"outcome": "refused", "error_class": REFUSED_CLASS, "error": reason}
+        )
 
     def _keep(self, record: LlmCallRecord | None) -> None:
         if record is not None:

@@ -7,7 +7,7 @@ The probes are kept whether the gate passes or not: a rejected environment's pro
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from envmill.schemas.skeleton import (
     ProbeJudgement,
@@ -67,8 +67,21 @@ def build_environment(
             outcome.failure = exc
     outcome.llm_calls = asker.calls
     if outcome.draft is not None:
-        outcome.draft = outcome.draft.model_copy(update={"llm_calls": asker.calls})
+        outcome.draft = _with_effort(outcome.draft, asker)
     return outcome
+
+
+def _with_effort(draft: SkeletonDraft, asker: Asker) -> SkeletonDraft:
+    """The draft with what it took, also on the environment's ``checked`` record (the warehouse
+    keeps that, not the draft): a refused answer was a repair as much as a rewritten part."""
+    repairs = draft.repairs + asker.refused
+    effort = {"llm_calls": asker.calls, "repairs": repairs, "refused_answers": asker.refused}
+    admitted = draft.admitted
+    if admitted is not None:
+        admitted = replace(admitted, checked={**admitted.checked, "skelbuilder": effort})
+    return draft.model_copy(
+        update={"llm_calls": asker.calls, "repairs": repairs, "admitted": admitted}
+    )
 
 
 def build_skeleton(ctx: TopicContext, introduction: str = "") -> Skeleton:
