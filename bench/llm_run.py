@@ -135,18 +135,20 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
 
 
 def print_stage_calls(root: Path, accepted: int, certified: int) -> None:
-    """Calls by stage and outcome: skeleton stages per accepted environment (failed topics'
-    calls left out), scenario stages per certified scenario."""
+    """Calls and prompt tokens by stage and outcome: skeleton stages per accepted environment
+    (failed topics' calls left out), scenario stages per certified scenario."""
     by_stage = rows(
         root,
-        "SELECT stage, outcome, count(*) AS n FROM llm_calls WHERE stage NOT LIKE 'skeleton%' "
+        "SELECT stage, outcome, count(*) AS n, sum(prompt_tokens) AS tokens FROM llm_calls "
+        "WHERE stage NOT LIKE 'skeleton%' "
         "OR item NOT IN (SELECT item FROM failures WHERE stage NOT IN ('scenarios', 'certify')) "
         "GROUP BY ALL ORDER BY stage, outcome",
     )
     for row in by_stage:
         per, what = (accepted, "env") if row["stage"].startswith("skeleton") else (certified, "scn")
         share = f"{row['n'] / per:.2f} per {what}" if per else "-"
-        print(f"  {row['stage']:<24} {row['outcome']:<10} {row['n']:>6}  {share}")
+        tokens = f"{row['tokens'] / per:,.0f} prompt tokens" if per else ""
+        print(f"  {row['stage']:<24} {row['outcome']:<10} {row['n']:>6}  {share}  {tokens}")
 
 
 def main() -> None:

@@ -40,6 +40,11 @@ class SkeletonSettings(BaseModel):
         default=10, ge=1, description="tools one testing-agent call covers"
     )
     probes_per_judge_call: int = Field(default=12, ge=1, description="probes one judge call judges")
+    methods_per_call: int = Field(
+        default=6,
+        ge=1,
+        description="operations one skeleton_method call writes (an entity's together)",
+    )
     method_threads: int = Field(
         default=24, ge=1, description="calls of one topic in flight at once"
     )
@@ -104,6 +109,7 @@ class OperationSpec(BaseModel):
 
     name: str = Field(pattern=IDENTIFIER)
     kind: Literal["query", "state_change"]
+    entity: str = Field(default="", description="the entity it mainly reads or changes")
     summary: str = Field(description="one sentence: what the tool does")
     parameters: list[ParameterSpec] = Field(default_factory=list)
     constraints: list[str] = Field(

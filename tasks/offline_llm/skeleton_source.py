@@ -111,13 +111,15 @@ def topic_module(topic: str) -> TopicModule:
     cls = find_environment_class(tree)
     lines = compiled.source.splitlines()
     tools = list_tool_methods(cls)
-    kinds = {tool.tool: tool.kind for tool in compiled.tools}
+    manifests = {tool.tool: tool for tool in compiled.tools}
     methods, operations = {}, []
     for fn in tools:
         summary, rules, args = _docstring_parts(fn)
-        kind = kinds.get(fn.name, "query")
+        manifest = manifests.get(fn.name)
+        kind = manifest.kind if manifest else "query"
         methods[fn.name] = _method_text(fn, lines, summary, rules, kind)
-        operations.append(_operation(fn, summary, rules, args, kind))
+        operation = _operation(fn, summary, rules, args, kind)
+        operations.append({**operation, "entity": manifest.entity if manifest else ""})
     state_code = _state_code(tree, lines, tools, spec)
     return TopicModule(topic, compiled, state_code, methods, operations, plan_of(compiled))
 

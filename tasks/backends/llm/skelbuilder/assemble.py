@@ -17,6 +17,7 @@ from envmill.tasks.envs.reading import EnvModuleError, find_environment_class
 
 STATE = "state"  # the part name of the state code; methods are named by their operation
 _IMPORT = re.compile(r"^(?:import\s+\w|from\s+[\w.]+\s+import\s+[\w*(])")
+_DEF = re.compile(r"^([ \t]*)(?:async\s+)?def\s+(\w+)\s*\(")
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,52 @@ def method_problems(name: str, code: str) -> list[Problem]:
     except SyntaxError as exc:
         return [Problem(name, exc.lineno, f"syntax error: {exc.msg}")]
     return []
+
+
+def split_methods(code: str, names: list[str]) -> dict[str, str]:
+    """The methods ``names`` one answer wrote together, each as a part of its own.
+
+    Split by lines, not parsed: a syntax error in one method stays in that method's part, for
+    the checks after assembly to name and repair alone. An import line goes with each part that
+    uses a name it binds (so a refused import is repaired where it is used; assembly keeps one
+    of each); a helper the answer defines goes with the method before it, or the first one.
+    """
+    lines = textwrap.dedent(code).rstrip().splitlines()
+    defs = [(i, m.group(1), m.group(2)) for i, line in enumerate(lines) if (m := _DEF.match(line))]
+    if not defs:
+        return {}
+    level = min(len(indent) for _, indent, _ in defs)
+    starts = [(_decorated_from(lines, i), name) for i, indent, name in defs if len(indent) == level]
+    imports = [line.strip() for line in lines if _IMPORT.match(line.strip())]
+    parts: dict[str, list[str]] = {}
+    owner = next((name for _, name in starts if name in names), "")
+    for (start, name), (end, _) in zip(starts, [*starts[1:], (len(lines), "")], strict=True):
+        owner = name if name in names else owner
+        body = [line for line in lines[start:end] if not _IMPORT.match(line.strip())]
+        parts.setdefault(owner, []).extend(body)
+    written = {}
+    for name in [name for name in names if name in parts]:
+        used = [line for line in imports if _uses(parts[name], line)]
+        written[name] = "\n".join([*used, "", *parts[name]] if used else parts[name]) + "\n"
+    return written
+
+
+def _uses(lines: list[str], import_line: str) -> bool:
+    """Whether ``lines`` use a name the import binds (an import that cannot be read: yes)."""
+    try:
+        (node,) = ast.parse(import_line).body
+    except (SyntaxError, ValueError):
+        return True
+    bound = [(alias.asname or alias.name).split(".")[0] for alias in getattr(node, "names", [])]
+    text = "\n".join(lines)
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in bound)
+
+
+def _decorated_from(lines: list[str], index: int) -> int:
+    """Where a def starts, its decorators included."""
+    while index > 0 and lines[index - 1].lstrip().startswith("@"):
+        index -= 1
+    return index
 
 
 def assemble_module(state_code: str, methods: dict[str, str]) -> AssembledModule:

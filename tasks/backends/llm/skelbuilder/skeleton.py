@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from envmill.schemas.skeleton import CodeReply, OperationList, OperationSpec, StatePlan
-from envmill.tasks.backends.llm.skelbuilder.assemble import state_problems
+from envmill.tasks.backends.llm.skelbuilder.assemble import split_methods, state_problems
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
 from envmill.tasks.envs.reading import find_environment_class, list_tool_methods
 
@@ -64,26 +64,69 @@ def list_operations(ctx: TopicContext, plan: StatePlan, state_code: str) -> list
 def write_methods(
     ctx: TopicContext, plan: StatePlan, state_code: str, operations: list[OperationSpec]
 ) -> dict[str, str]:
-    """Stage ``skeleton_method``, once per operation (calls in flight together), in order."""
+    """Stage ``skeleton_method``: the methods written a few per call, an entity's together
+    (calls in flight together), each kept as a part of its own, in the operations' order.
 
-    def write(operation: OperationSpec) -> str:
-        others = [op for op in operations if op.name != operation.name]
+    One method per call resent the plan and the whole state code with every method: about half
+    of an environment's calls and prompt tokens."""
+
+    def write(group: list[OperationSpec]) -> dict[str, str]:
+        names = [op.name for op in group]
+        others = [op for op in operations if op.name not in names]
         reply = ctx.asker.ask(
             "skeleton_method",
             CodeReply,
             rounds=ctx.settings.repair_rounds,
-            check=defines_method(operation.name),
+            check=defines_methods(names),
             topic=ctx.topic,
             introduction=plan.introduction,
             business_rules=plan.business_rules,
             state_code=state_code,
-            operation=to_json(operation.model_dump()),
-            operation_name=operation.name,
+            operations=[to_json(op.model_dump(exclude={"entity"})) for op in group],
+            operation_names=names,
             others=[f"{op.name}: {op.summary}" for op in others],
         )
-        return reply.code
+        return split_methods(reply.code, names)
 
-    return dict(zip([op.name for op in operations], ctx.pool.map(write, operations), strict=True))
+    written: dict[str, str] = {}
+    for parts in ctx.pool.map(write, method_groups(operations, ctx.settings.methods_per_call)):
+        written.update(parts)
+    return {op.name: written[op.name] for op in operations}
+
+
+def method_groups(operations: list[OperationSpec], size: int) -> list[list[OperationSpec]]:
+    """Operations in groups of at most ``size``: each entity's together, in order of first
+    mention, split evenly when it has more than ``size``; small groups then share a call."""
+    by_entity: dict[str, list[OperationSpec]] = {}
+    for op in operations:
+        by_entity.setdefault(op.entity.strip().lower(), []).append(op)
+    pieces = []
+    for ops in by_entity.values():
+        count = -(-len(ops) // size)
+        pieces += [ops[i * len(ops) // count : (i + 1) * len(ops) // count] for i in range(count)]
+    groups: list[list[OperationSpec]] = []
+    for piece in sorted(pieces, key=len, reverse=True):
+        home = next((g for g in groups if len(g) + len(piece) <= size), None)
+        if home is None:
+            groups.append(list(piece))
+        else:
+            home.extend(piece)
+    return groups
+
+
+def defines_methods(names: list[str]):
+    """A check that an answer's code defines each of ``names`` as a method (anything else about
+    the code is for the checks after assembly, which can name the line)."""
+    checks = {name: defines_method(name) for name in names}
+
+    def problem(answer: CodeReply) -> str | None:
+        missing = [name for name, check in checks.items() if check(answer)]
+        if not missing:
+            return None
+        listed = ", ".join(f"`def {name}(self, ...)`" for name in missing)
+        return f"the code must define every method asked for; missing: {listed}"
+
+    return problem
 
 
 def defines_method(name: str):

@@ -1,0 +1,78 @@
+"""Methods are written a few per call, an entity's together, and each kept as its own part, so a
+finding after assembly still names one method to rewrite."""
+
+from __future__ import annotations
+
+from envmill.schemas.skeleton import CodeReply, OperationSpec
+from envmill.tasks.backends.llm.skelbuilder.assemble import assemble_module, split_methods
+from envmill.tasks.backends.llm.skelbuilder.skeleton import defines_methods, method_groups
+
+
+def op(name: str, entity: str) -> OperationSpec:
+    return OperationSpec(name=name, kind="query", entity=entity, summary=f"{name}.")
+
+
+def test_an_entity_stays_together_and_small_entities_share_a_call():
+    ops = [op(f"loan_{i}", "loan") for i in range(7)] + [op("get_member", "member")]
+    ops += [op("get_fine", "Fine"), op("pay_fine", "fine ")]
+    groups = method_groups(ops, 6)
+    assert sorted(len(g) for g in groups) == [4, 6]  # 7 loans as 4 + 3, and 3 others with them
+    assert all(len(g) <= 6 for g in groups)
+    loans = [[int(o.name[-1]) for o in g if o.entity == "loan"] for g in groups]
+    assert sorted(map(len, loans)) == [3, 4]
+    assert all(numbers == list(range(numbers[0], numbers[0] + len(numbers))) for numbers in loans)
+    fines = [g for g in groups if any(o.name == "get_fine" for o in g)]
+    assert any(o.name == "pay_fine" for o in fines[0])  # "Fine" and "fine " are one entity
+    assert sorted(o.name for g in groups for o in g) == sorted(o.name for o in ops)
+    assert [len(g) for g in method_groups(ops, 1)] == [1] * 10
+
+
+ANSWER = '''from datetime import datetime
+import json
+
+def get_loan(self, loan_id: str) -> dict:
+    """Get a loan."""
+    return {"success": True, "data": self._find(loan_id)}
+
+def _find(self, loan_id):
+    return dict(self.loans[loan_id])
+
+@staticmethod
+def renew_loan(self, loan_id: str) -> dict
+    """Renew a loan (this line lacks its colon)."""
+    due = datetime.fromisoformat(self.current_time)
+    return {"success": True, "message": str(due)}
+'''
+
+
+def test_an_answer_splits_into_one_part_per_method_helpers_and_used_imports_kept():
+    parts = split_methods(ANSWER, ["get_loan", "renew_loan"])
+    assert list(parts) == ["get_loan", "renew_loan"]
+    assert "def _find(self, loan_id)" in parts["get_loan"]  # the helper after its method
+    assert "datetime" not in parts["get_loan"] and "import json" not in parts["get_loan"]
+    renew = parts["renew_loan"]
+    assert renew.startswith("from datetime import datetime\n") and "@staticmethod" in renew
+    assert split_methods("no methods here", ["get_loan"]) == {}
+
+
+def test_a_syntax_error_stays_in_the_method_that_has_it():
+    from envmill.tasks.backends.llm.skelbuilder.assemble import method_problems
+
+    parts = split_methods(ANSWER, ["get_loan", "renew_loan"])
+    assert method_problems("get_loan", parts["get_loan"]) == []
+    (problem,) = method_problems("renew_loan", parts["renew_loan"])
+    assert problem.part == "renew_loan" and "syntax error" in problem.message
+    state = "class Desk:\n    def __init__(self):\n        self.loans = {}\n"
+    fixed = {**parts, "renew_loan": parts["renew_loan"].replace("-> dict\n", "-> dict:\n", 1)}
+    module = assemble_module(state, fixed)
+    assert module.source.count("from datetime import datetime") == 1
+    assert module.part_of(
+        module.source.splitlines().index("    def _find(self, loan_id):") + 1
+    ) == ("get_loan")
+
+
+def test_an_answer_missing_a_method_is_asked_again_naming_it():
+    check = defines_methods(["get_loan", "renew_loan", "close_loan"])
+    said = check(CodeReply(code=ANSWER))
+    assert said is not None and "`def close_loan(self, ...)`" in said and "get_loan" not in said
+    assert defines_methods(["get_loan"])(CodeReply(code=ANSWER)) is None
