@@ -16,7 +16,7 @@ from typing import Any
 
 from prefect import flow
 
-from envmill.flows.preflight import check_run, data_folder, selected_topics
+from envmill.flows.preflight import check_run, data_folder, selected_topics, with_topic_sources
 from envmill.flows.retry import check_retry_folder, failed_topics, retry_settings
 from envmill.flows.runtime.cluster import synthesize_on_dask
 from envmill.flows.runtime.served import ending_with_server
@@ -30,8 +30,9 @@ def synthesize_on_cluster(settings: EnvmillSettings, data_dir: str | None = None
     """``envmill run``: synthesize into the data folder on a Dask cluster (llm backend: the
     settings' topics, else the folder's selected ones)."""
     root = data_folder(settings, data_dir)
-    if TRAITS[settings.backend].takes_topics and not settings.topics:
-        settings = settings.model_copy(update={"topics": selected_topics(root)})
+    if TRAITS[settings.backend].takes_topics:
+        topics = settings.topics or selected_topics(root)
+        settings = with_topic_sources(settings.model_copy(update={"topics": topics}), root)
     root = check_run(settings, root)
     with ending_with_server(), folder_lock(root, "synthesize-on-cluster"):
         with synthesize_on_dask(settings) as synthesize:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from envmill.flows.runtime.cluster import scheduler_unreachable
 from envmill.schemas.settings import EnvmillSettings
+from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends import PlanError, make_backend, run_judges, run_llm_client
 from envmill.tasks.pipeline import iter_batches
 from envmill.warehouse.space import check_free_space
@@ -31,6 +32,24 @@ def selected_topics(root: Path) -> list[str]:
         return []
     sql = "SELECT topic FROM topics WHERE status = 'selected' ORDER BY selection_rank, topic"
     return [row["topic"] for row in query(root, sql).to_pylist() if row["topic"]]
+
+
+def with_topic_sources(settings: EnvmillSettings, root: Path) -> EnvmillSettings:
+    """The settings with what ``envmill topics mine`` knew of each of their topics (its
+    introduction and source request), for the planner; a topic it never mined has none."""
+    if not settings.topics or not (root / MARKER).is_file():
+        return settings
+    sql = (
+        "SELECT topic, arg_min(introduction, selection_rank) AS introduction, "
+        "arg_min(text, selection_rank) AS request FROM topics "
+        "WHERE status = 'selected' AND list_contains($topics, topic) GROUP BY topic"
+    )
+    rows = query(root, sql, {"topics": settings.topics}).to_pylist()
+    sources = {
+        row["topic"]: TopicSource(introduction=row["introduction"] or "", request=row["request"])
+        for row in rows
+    }
+    return settings.model_copy(update={"topic_sources": {**sources, **settings.topic_sources}})
 
 
 def check_run(settings: EnvmillSettings, root: Path) -> Path:

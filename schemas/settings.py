@@ -32,6 +32,7 @@ from envmill.schemas.reward import RewardSettings
 from envmill.schemas.rollout import RolloutSettings
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.skeleton import SkeletonSettings
+from envmill.schemas.topics import TopicSource
 
 SETTINGS_FILE = "envmill.toml"
 MAX_ENVS = 1_000_000  # a run's items are planned in memory: past this, split it into runs
@@ -119,6 +120,10 @@ class EnvmillSettings(BaseSettings):
     topics: list[str] = Field(
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",
+    )
+    topic_sources: dict[str, TopicSource] = Field(
+        default_factory=dict,
+        description="llm backend: per topic, what topic mining knew of it (shown to the planner)",
     )
     max_topic_chars: int = Field(default=2000, gt=0, description="the longest topic a run takes")
     max_topics: int = Field(default=1000, gt=0, description="the most topics a run takes")

@@ -31,6 +31,16 @@ _ABBREVIATIONS = re.compile(
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?:\s+(?=[\"'(\[]?[A-Z0-9])|\s*$)")
 
 
+class TopicSource(BaseModel):
+    """What topic mining knew of a selected topic, for the planner: its introduction and the
+    request it was mined from (a topic name alone loses both)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    introduction: str = ""
+    request: str = ""
+
+
 class TopicCandidate(BaseModel):
     """A request (or a named topic) and where it came from; its id is a hash of its text."""
 

@@ -148,19 +148,16 @@ def _start(settings, root: Path, local_llm: bool) -> None:
 
 def _with_topics(settings, topics: Path | None, root: Path):
     """A topic backend's topics: ``--topics`` (a list or a corpus), else the selected topics
-    ``envmill topics mine`` left in the data folder."""
+    ``envmill topics mine`` left in the data folder; with what mining knew of each."""
+    from envmill.flows.preflight import selected_topics, with_topic_sources
     from envmill.tasks.backends.llm.topics.sources import check_topics, read_candidates
 
     if topics is not None:
         chosen = [candidate.text for candidate in read_candidates(topics)]
         check_topics(topics, chosen, settings.max_topic_chars, settings.max_topics)
-    elif settings.topics:
-        return settings
     else:
-        from envmill.flows.preflight import selected_topics
-
-        chosen = selected_topics(root)
-    return settings.model_copy(update={"topics": chosen})
+        chosen = settings.topics or selected_topics(root)
+    return with_topic_sources(settings.model_copy(update={"topics": chosen}), root)
 
 
 def _run_on_local_endpoint(settings, root: Path) -> None:

@@ -73,7 +73,7 @@ def _llm(settings: EnvmillSettings, client: ClientMaker) -> Backend[Any]:
     from envmill.tasks.backends.llm.backend import LlmBackend
 
     backend: Backend[SkeletonDraft] = LlmBackend(
-        client(), settings.topics, settings.skeleton, scengen=settings.scengen
+        client(), settings.topics, settings.skeleton, settings.topic_sources, settings.scengen
     )
     return backend  # its scenarios are the model's whatever ``scenarios_from`` says
 

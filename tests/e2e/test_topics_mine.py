@@ -308,3 +308,39 @@ def test_a_verdict_needs_a_three_sentence_introduction():
 def test_names_compare_without_case_punctuation_or_plural():
     assert name_key("Clinic  Appointments!") == name_key("clinic appointment")
     assert name_key("glass") == "glass" and name_key("bus") == "bus"
+
+
+def test_the_planner_gets_what_mining_knew_of_a_selected_topic(endpoint, tmp_path, sandbox):
+    """A run over the folder's selected topics shows the planner each topic's mined
+    introduction and the request it came from, not the topic name alone."""
+    from envmill.flows.preflight import selected_topics, with_topic_sources
+    from envmill.schemas.settings import EnvmillSettings
+    from envmill.tasks.backends import make_backend
+    from envmill.tasks.backends.llm.backend import LlmBackend
+
+    records = mine(endpoint, tmp_path, [CORPUS])
+    warehouse = Warehouse(tmp_path / "data")
+    write_topics(warehouse, records, [], key=mining_key([CORPUS], OPTIONS), run_id="topics-a")
+    root = warehouse.root
+    chosen = selected_topics(root)
+    llm = {"base_url": endpoint.url, "api_key": "test", "cache": False}
+    settings = with_topic_sources(EnvmillSettings(backend="llm", topics=chosen, llm=llm), root)
+    record = next(r for r in records if r.status == "selected" and r.topic == chosen[0])
+    source = settings.topic_sources[chosen[0]]
+    assert (source.introduction, source.request) == (record.introduction, record.text)
+    assert set(settings.topic_sources) == set(chosen)
+    assert make_backend(settings).sources == settings.topic_sources  # what the registry hands on
+    backend = LlmBackend(
+        make_client(endpoint.url, tmp_path), chosen, sources=settings.topic_sources
+    )
+    item = backend.plan_items(settings)[0]
+    endpoint.reset()
+    try:
+        backend.make_environment(item, sandbox)
+    except Exception:  # only the planner's prompt matters here
+        pass
+    (plan,) = endpoint.requests("skeleton_plan")
+    shown = plan["body"]["messages"][-1]["content"]
+    assert record.introduction in shown and record.text in shown
+    unmined = EnvmillSettings(backend="llm", topics=["unmined"])
+    assert with_topic_sources(unmined, warehouse.root).topic_sources == {}

@@ -18,6 +18,7 @@ from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.scengen import ScenGenSettings
 from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import SkeletonDraft, SkeletonSettings
+from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends.base import (
     BatchAborted,
     EnvironmentBrief,
@@ -87,7 +88,8 @@ class LlmBackend:
         client: the run's LLM client.
         topics: the environment topics; one item each, in order, repeats dropped.
         settings: bounds and thresholds of the stages.
-        introductions: an introduction per topic (from topic mining), shown to the planner.
+        sources: what topic mining knew of a topic (introduction, source request), shown to the
+            planner.
         scengen: bounds of the scenario stages.
     """
 
@@ -98,13 +100,13 @@ class LlmBackend:
         client: LlmClient,
         topics: list[str],
         settings: SkeletonSettings | None = None,
-        introductions: dict[str, str] | None = None,
+        sources: dict[str, TopicSource] | None = None,
         scengen: ScenGenSettings | None = None,
     ) -> None:
         self.client = client
         self.topics = list(dict.fromkeys(topic.strip() for topic in topics if topic.strip()))
         self.settings = settings or SkeletonSettings()
-        self.introductions = introductions or {}
+        self.sources = sources or {}
         self.scengen = scengen or ScenGenSettings()
         self.item_threads = self.settings.item_threads
         self.version = f"llm-{VERSION}-{self._fingerprint()}"
@@ -139,7 +141,7 @@ class LlmBackend:
                 sandbox,
                 self.settings,
                 item=item.label,
-                introduction=self.introductions.get(item.subject, ""),
+                source=self.sources.get(item.subject),
                 asker=asker,
             )
         except BatchAborted:

@@ -15,6 +15,7 @@ from envmill.schemas.skeleton import (
     SkeletonDraft,
     SkeletonSettings,
 )
+from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends.llm.skelbuilder.admit import Skeleton, admit_parts
 from envmill.tasks.backends.llm.skelbuilder.asking import Asker, SkeletonFailed
 from envmill.tasks.backends.llm.skelbuilder.assemble import STATE
@@ -51,7 +52,7 @@ def build_environment(
     settings: SkeletonSettings,
     *,
     item: str = "",
-    introduction: str = "",
+    source: TopicSource | None = None,
     asker: Asker | None = None,
 ) -> TopicOutcome:
     """Every stage for ``topic``; a stage that fails ends the topic with its stage and reason.
@@ -61,7 +62,7 @@ def build_environment(
     with ThreadPoolExecutor(settings.method_threads, thread_name_prefix="envmill-skel") as pool:
         ctx = TopicContext(topic, asker, sandbox, settings, pool)
         try:
-            skeleton = build_skeleton(ctx, introduction)
+            skeleton = build_skeleton(ctx, source)
             outcome.draft = check_skeleton(ctx, skeleton, outcome)
         except SkeletonFailed as exc:
             outcome.failure = exc
@@ -84,9 +85,9 @@ def _with_effort(draft: SkeletonDraft, asker: Asker) -> SkeletonDraft:
     )
 
 
-def build_skeleton(ctx: TopicContext, introduction: str = "") -> Skeleton:
+def build_skeleton(ctx: TopicContext, source: TopicSource | None = None) -> Skeleton:
     """Stage 2 of the issue: an admitted module from the LLM's parts."""
-    plan = plan_state(ctx, introduction)
+    plan = plan_state(ctx, source or TopicSource())
     state_code = write_state_code(ctx, plan)
     operations = list_operations(ctx, plan, state_code)
     methods = write_methods(ctx, plan, state_code, operations)

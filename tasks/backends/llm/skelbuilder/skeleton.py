@@ -11,20 +11,23 @@ import re
 from collections import Counter
 
 from envmill.schemas.skeleton import CodeReply, OperationList, OperationSpec, StatePlan
+from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends.llm.skelbuilder.assemble import split_methods, state_problems
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
 from envmill.tasks.envs.reading import find_environment_class, list_tool_methods
 
 
-def plan_state(ctx: TopicContext, introduction: str = "") -> StatePlan:
-    """Stage ``skeleton_plan``: entities with their attributes, and the business rules."""
+def plan_state(ctx: TopicContext, source: TopicSource) -> StatePlan:
+    """Stage ``skeleton_plan``: entities with their attributes, and the business rules, from
+    the topic and what mining knew of it."""
     return ctx.asker.ask(
         "skeleton_plan",
         StatePlan,
         rounds=ctx.settings.repair_rounds,
         check=_plan_problem,
         topic=ctx.topic,
-        introduction=introduction,
+        introduction=source.introduction,
+        request=source.request if source.request.strip() != ctx.topic.strip() else "",
     )
 
 
