@@ -25,7 +25,9 @@ class ScenGenSettings(BaseModel):
         default=4, ge=1, description="scenarios of one environment at once"
     )
     preview_records: int = Field(
-        default=8, ge=1, description="records per collection shown in a prompt"
+        default=12,
+        ge=1,
+        description="records per collection shown in a prompt (a state holds at most 12)",
     )
 
 

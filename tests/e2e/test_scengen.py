@@ -285,3 +285,75 @@ def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_fir
     (skip,) = made.skipped
     assert skip.index == 1 and "repeats most records" in skip.message
     assert len(made.scenarios) == 1
+
+
+def test_a_state_prompt_shows_the_earlier_scenarios_and_the_rules_it_is_checked_by(
+    endpoint, sandbox, tmp_path, library
+):
+    endpoint.configure(slips=[])
+    endpoint.reset()
+    made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=3)
+    assert len(made.scenarios) == 3
+    prompts = {}
+    for request in endpoint.requests("scenario_state"):
+        text = request["body"]["messages"][-1]["content"]
+        prompts[int(text.split("Scenario: ", 1)[1].split("\n", 1)[0])] = request["body"]
+    assert "Earlier scenarios" not in prompts[0]["messages"][-1]["content"]
+    shown = prompts[2]["messages"][-1]["content"].split("Earlier scenarios", 1)[1]
+    for spec in made.scenarios[:2]:  # scenario 0's and 1's task and some of their records
+        assert f'task "{spec.task}"' in shown
+        some_key = next(iter(next(v for v in spec.initial_state.values() if isinstance(v, dict))))
+        assert some_key in shown
+    system = prompts[0]["messages"][0]["content"]
+    assert "The state is checked against these rules, which the example keeps" in system
+    assert "is above the number in every id of `" in system and "never more than 12" in system
+
+
+def test_a_state_with_more_records_than_the_prompt_allows_is_refused(library, sandbox):
+    from envmill.tasks.backends.llm.skelbuilder.initial_state import MAX_RECORDS, state_problem
+
+    env, brief = library
+    state = dict(brief.example_state)
+    attr, records = next((k, v) for k, v in state.items() if isinstance(v, dict) and v)
+    template = next(iter(records.values()))
+    state[attr] = {f"X-{n}": dict(template) for n in range(MAX_RECORDS + 1)}
+    said = state_problem(state, env, sandbox)
+    assert (
+        said == f"{attr} holds {MAX_RECORDS + 1} records; give at most {MAX_RECORDS} per collection"
+    )
+    assert state_problem(brief.example_state, env, sandbox) is None
+
+
+def test_the_invariants_a_state_is_checked_by_are_said_in_words():
+    from envmill.tasks.backends.llm.scengen.invariants import broken_invariant, invariant_rules
+
+    example = {
+        "books": {"B-1": {"book_id": "B-1", "copies_available": 1, "copies_total": 3}},
+        "loans": {"LN-3": {"loan_id": "LN-3", "fine": 0.0, "offset": -2}},
+        "next_loan_number": 4,
+    }
+    rules = invariant_rules(example)
+    assert rules == [
+        "`books`: `book_id` equals the record's key",
+        "`books`: `copies_available`, `copies_total` never negative",
+        "`books`: `copies_available` is at most `copies_total`",
+        "`loans`: `loan_id` equals the record's key",
+        "`loans`: `fine` never negative",
+        "`next_loan_number` is above the number in every id of `loans`",
+    ]
+    # each rule said is one the check holds a state to
+    broken = {
+        0: {
+            **example,
+            "books": {"B-1": {"book_id": "B-2", "copies_available": 1, "copies_total": 3}},
+        },
+        2: {
+            **example,
+            "books": {"B-1": {"book_id": "B-1", "copies_available": 4, "copies_total": 3}},
+        },
+        4: {**example, "loans": {"LN-3": {"loan_id": "LN-3", "fine": -1.0, "offset": -2}}},
+        5: {**example, "next_loan_number": 3},
+    }
+    for number, state in broken.items():
+        assert broken_invariant(state, example), rules[number]
+    assert broken_invariant(example, example) is None

@@ -22,7 +22,12 @@ from envmill.schemas.scenario import CertificationReport, CheckSpec, ScenarioSpe
 from envmill.schemas.scengen import ChecksAnswer, ScenGenSettings, StateAnswer, TaskAnswer
 from envmill.tasks.backends.base import BatchAborted, EnvironmentBrief, ScenarioDrafts
 from envmill.tasks.backends.llm.scengen.answers import parse_expected, unsupported
-from envmill.tasks.backends.llm.scengen.invariants import broken_invariant
+from envmill.tasks.backends.llm.scengen.earlier import (
+    EarlierScenario,
+    earlier_scenario,
+    latest,
+)
+from envmill.tasks.backends.llm.scengen.invariants import broken_invariant, invariant_rules
 from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.scengen.solution import (
     RanSolution,
@@ -31,7 +36,7 @@ from envmill.tasks.backends.llm.scengen.solution import (
 )
 from envmill.tasks.backends.llm.skelbuilder.asking import Answer, Asker, Check, SkeletonFailed
 from envmill.tasks.backends.llm.skelbuilder.context import preview_state, to_json
-from envmill.tasks.backends.llm.skelbuilder.initial_state import state_problem
+from envmill.tasks.backends.llm.skelbuilder.initial_state import MAX_RECORDS, state_problem
 from envmill.tasks.certify import certify_scenario
 from envmill.tasks.certify.grounding import ungrounded_reference
 from envmill.tasks.certify.guard import guard_check
@@ -62,6 +67,7 @@ class _Shared:
     settings: ScenGenSettings
     seed: int
     states: dict[int, frozenset[str] | None] = field(default_factory=dict)  # None: no state
+    told: dict[int, EarlierScenario | None] = field(default_factory=dict)  # with their tasks
     refused: Counter[int] = field(default_factory=Counter)  # answers refused, per scenario
     decided: threading.Condition = field(default_factory=threading.Condition)
 
@@ -81,6 +87,17 @@ class _Shared:
     def decide(self, index: int, state: dict[str, Any] | None) -> None:
         with self.decided:
             self.states[index] = None if state is None else _records(state)
+            self.decided.notify_all()
+
+    def earlier_scenarios(self, index: int) -> list[EarlierScenario]:
+        """Scenarios ``0 … index-1`` with their tasks, once each has its task or has none."""
+        with self.decided:
+            self.decided.wait_for(lambda: all(j in self.told for j in range(index)))
+            return [s for j, s in sorted(self.told.items()) if j < index and s is not None]
+
+    def tell(self, index: int, state: dict[str, Any] | None, task: str | None) -> None:
+        with self.decided:
+            self.told[index] = None if state is None else earlier_scenario(index, state, task)
             self.decided.notify_all()
 
 
@@ -115,9 +132,7 @@ def _scenario(
     shared: _Shared, index: int
 ) -> tuple[ScenarioSpec, CertificationReport, int] | SkippedScenario:
     try:
-        state = _write_state(shared, index)
-        conversational = _is_conversational(shared, index)
-        task, ran = _write_task(shared, index, state, conversational)
+        state, conversational, task, ran = _state_and_task(shared, index)
         checks = _write_checks(shared, index, task, ran, state)
         return _certify_with_repairs(shared, index, task, ran, state, checks, conversational)
     except SkeletonFailed as exc:
@@ -127,6 +142,22 @@ def _scenario(
     except Exception as exc:  # the sandbox failing under one scenario: that scenario only
         message = f"{type(exc).__name__}: {exc}"[:2000]
         return SkippedScenario(index=index, code="scenario_error", message=message)
+
+
+def _state_and_task(
+    shared: _Shared, index: int
+) -> tuple[dict[str, Any], bool, TaskAnswer, RanSolution]:
+    """The scenario's state and task; told to the later scenarios whether they came or not (the
+    next state's prompt waits for them)."""
+    state: dict[str, Any] | None = None
+    task: TaskAnswer | None = None
+    try:
+        state = _write_state(shared, index)
+        conversational = _is_conversational(shared, index)
+        task, ran = _write_task(shared, index, state, conversational)
+        return state, conversational, task, ran
+    finally:
+        shared.tell(index, state, task.task if task else None)
 
 
 def _records(state: dict[str, Any]) -> frozenset[str]:
@@ -199,9 +230,10 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
                 )
         return None
 
-    example, _ = preview_state(brief.example_state, shared.settings.preview_records)
+    example, cut = preview_state(brief.example_state, shared.settings.preview_records)
     state = None
     try:
+        earlier = latest(shared.earlier_scenarios(index))
         state = _ask(
             shared,
             "scenario_state",
@@ -210,8 +242,13 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
             problem,
             introduction=brief.introduction,
             rules=brief.business_rules,
+            checked=invariant_rules(brief.example_state),
+            max_records=MAX_RECORDS,
+            max_chars=f"{MAX_STATE_CHARS:,}",
             state_schema=to_json(env.state_schema),
             example_state=to_json(example),
+            cut=cut,
+            earlier=earlier,
         ).state
     finally:
         shared.decide(index, state)

@@ -42,6 +42,32 @@ def broken_invariant(state: dict[str, Any], example: dict[str, Any]) -> str | No
     return None
 
 
+def invariant_rules(example: dict[str, Any]) -> list[str]:
+    """Each invariant :func:`broken_invariant` will hold a state to, in words: the ones
+    ``example`` keeps, so the prompt that asks for a state names every rule it is checked by."""
+    rules = []
+    for attr, records in _collections(example):
+        rules += [f"`{attr}`: `{field}` equals the record's key" for field in _id_fields(records)]
+        names = sorted({name for r in records.values() for name, _ in _numbers(r)})
+        kept = [n for n in names if _NON_NEGATIVE.search(n) and _never_negative(records, n)]
+        if kept:
+            rules.append(f"`{attr}`: {', '.join(f'`{n}`' for n in kept)} never negative")
+        for name in names:
+            whole = next((w for r in records.values() if (w := _whole_of(name, r))), None)
+            if whole and all(_at_most(r.get(name), r.get(whole)) for r in records.values()):
+                rules.append(f"`{attr}`: `{name}` is at most `{whole}`")
+    for counter, value in example.items():
+        attr = _counted(counter, example)
+        highest = _highest_number(example[attr]) if attr else None
+        if attr and type(value) is int and (highest is None or value > highest):
+            rules.append(f"`{counter}` is above the number in every id of `{attr}`")
+    return rules
+
+
+def _never_negative(records: Records, name: str) -> bool:
+    return all(r.get(name, 0) is None or r.get(name, 0) >= 0 for r in records.values())
+
+
 def _collections(state: dict[str, Any]) -> Iterator[tuple[str, Records]]:
     for attr, value in state.items():
         if isinstance(value, dict) and value and all(isinstance(r, dict) for r in value.values()):

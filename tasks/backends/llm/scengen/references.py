@@ -14,6 +14,11 @@ from typing import Any
 _ID = re.compile(r"^([A-Za-z]+[-_]?)(\d+)$")
 
 
+def is_id(value: str) -> bool:
+    """Whether ``value`` has the shape of a record id (``LN-00012``)."""
+    return _ID.match(value) is not None
+
+
 def dangling_reference(state: dict[str, Any]) -> str | None:
     """The first reference to a record that does not exist, described for the model, or None."""
     owners = _collections_by_prefix(state)

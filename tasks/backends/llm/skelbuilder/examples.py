@@ -153,6 +153,7 @@ STAGE_EXAMPLES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "state_code": STATE_CODE,
             "state_schema": json.dumps({"type": "object"}),
             "default_state": json.dumps(DEFAULT_STATE, indent=2),
+            "max_records": 12,
         },
     ),
     "skeleton_probe": (

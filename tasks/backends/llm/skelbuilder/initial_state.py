@@ -10,11 +10,14 @@ import jsonschema
 
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.skeleton import InitialStateReply
+from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.skelbuilder.assemble import STATE
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.sandbox import Sandbox
+
+MAX_RECORDS = 12  # per collection: what the state prompts ask for, and what later prompts show
 
 
 def write_initial_state(
@@ -26,8 +29,10 @@ def write_initial_state(
         SkeletonFailed: ``skeleton_initial_state`` when no answer passes the checks.
     """
 
-    def problem(answer: InitialStateReply) -> str | None:
-        return state_problem(answer.state, admitted, ctx.sandbox)
+    def problem(answer: InitialStateReply) -> str | None:  # it is every scenario's example
+        return state_problem(answer.state, admitted, ctx.sandbox) or dangling_reference(
+            answer.state
+        )
 
     reply = ctx.asker.ask(
         "skeleton_initial_state",
@@ -38,13 +43,21 @@ def write_initial_state(
         state_code=parts[STATE],
         state_schema=to_json(admitted.state_schema),
         default_state=to_json(admitted.default_state),
+        max_records=MAX_RECORDS,
     )
     return reply.state
 
 
 def state_problem(state: dict[str, Any], env: AdmittedEnvironment, sandbox: Sandbox) -> str | None:
     """Why ``state`` cannot start an episode of ``env``, or None: attributes the class does not
-    create or that are missing, a value the schema refuses, a load that fails or changes it."""
+    create or that are missing, a value the schema refuses, more records than the prompt allows
+    (later prompts would show it cut), a load that fails or changes it."""
+    crowded = next((a for a, v in state.items() if _records(v) > MAX_RECORDS), None)
+    if crowded is not None:
+        return (
+            f"{crowded} holds {len(state[crowded])} records; give at most {MAX_RECORDS} per "
+            "collection"
+        )
     unknown = sorted(set(state) - set(env.default_state))
     missing = sorted(set(env.default_state) - set(state))
     if unknown:
@@ -69,3 +82,10 @@ def state_problem(state: dict[str, Any], env: AdmittedEnvironment, sandbox: Sand
         path = "/".join(map(str, change["path"]))
         return f"loading the state changed it at {path}: {json.dumps(change, default=str)[:200]}"
     return None
+
+
+def _records(value: Any) -> int:
+    """How many records a collection (a dict of records) holds; 0 for anything else."""
+    if isinstance(value, dict) and all(isinstance(record, dict) for record in value.values()):
+        return len(value)
+    return 0
