@@ -66,7 +66,9 @@ class AttributeSpec(BaseModel):
     """One attribute of an entity in the state plan."""
 
     name: str = Field(pattern=IDENTIFIER)
-    type: str = Field(description="str, int, float, bool, date, datetime, or enum: a | b | c")
+    type: str = Field(
+        description="str, int, float, bool, date, datetime, enum: a | b | c, or list[<type>]"
+    )
     description: str
 
 
