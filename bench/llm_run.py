@@ -104,6 +104,15 @@ def report(root: Path, topics: int, stats: dict, cli_wall: float, args: argparse
     print_stage_calls(root, accepted, certified)
     made = [f"{r['status']} {r['n']} ({r['repairs']} repairs)" for r in scenarios]
     print(f"scenarios: {', '.join(made) or 'none'}, skipped {funnel['skipped']}")
+    kinds = rows(root, "SELECT kind, count(*) AS n FROM scenarios GROUP BY ALL ORDER BY n DESC")
+    print("  by kind: " + ", ".join(f"{r['kind']} {r['n']}" for r in kinds))
+    skips = rows(
+        root,
+        "SELECT regexp_extract(message, '^[^:]*: [^:]*: [^:;(]{1,60}') AS why, count(*) AS n "
+        "FROM failures WHERE stage = 'scenarios' GROUP BY ALL ORDER BY n DESC",
+    )
+    for row in skips:
+        print(f"  skipped {row['n']}: {row['why']}")
     asked = funnel["made"] + funnel["skipped"]
     if asked:
         print(

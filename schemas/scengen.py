@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from envmill.schemas.answers import Refusal
+
+ScenarioKind = Literal[
+    "change",  # records named as a user knows them, changed
+    "filtered_lookup",  # one record picked by what a filtered list shows, then changed
+    "created_chain",  # a record created, then acted on
+    "conditional",  # a condition read from the state decides what is done
+    "disambiguation",  # two records share the name the task uses; a detail tells them apart
+    "answer",  # a question: nothing changes, the reply states a typed value
+    "refusal",  # a request a business rule forbids: nothing changes, the reply declines
+]
+KIND_MIX: dict[str, float] = {
+    "change": 0.3,
+    "filtered_lookup": 0.1,
+    "created_chain": 0.1,
+    "conditional": 0.05,
+    "disambiguation": 0.1,
+    "answer": 0.2,
+    "refusal": 0.15,
+}
 
 
 class ScenGenSettings(BaseModel):
@@ -21,6 +42,10 @@ class ScenGenSettings(BaseModel):
         description="certification repairs: the failed gate and why, back to the model",
     )
     conversational_share: float = Field(default=0.3, ge=0, le=1)
+    kinds: dict[ScenarioKind, float] = Field(
+        default_factory=lambda: dict(KIND_MIX),
+        description="weights of the scenario kinds asked for (the procedural backend's mix)",
+    )
     scenario_threads: int = Field(
         default=4, ge=1, description="scenarios of one environment at once"
     )
@@ -29,6 +54,13 @@ class ScenGenSettings(BaseModel):
         ge=1,
         description="records per collection shown in a prompt (a state holds at most 12)",
     )
+
+    @field_validator("kinds")
+    @classmethod
+    def _some_kind(cls, kinds: dict[str, float]) -> dict[str, float]:
+        if any(weight < 0 for weight in kinds.values()) or not sum(kinds.values()) > 0:
+            raise ValueError("give each kind a weight of 0 or more, and one of them more than 0")
+        return kinds
 
 
 class StateAnswer(BaseModel):
@@ -56,6 +88,9 @@ class TaskAnswer(BaseModel):
         default=None, description="what the final reply must state (checked by envmill)"
     )
     reply: str | None = Field(default=None, description="the reference's final words")
+    refusal: Refusal | None = Field(
+        default=None, description="a refusal's rule and the state values that trigger it"
+    )
 
 
 class CheckItem(BaseModel):
@@ -71,4 +106,4 @@ MAX_CHECKS = 16  # one fact each; more is a model padding, and each may use its 
 class ChecksAnswer(BaseModel):
     """Stages ``scenario_checks`` and ``scenario_repair``: the checklist as checks."""
 
-    checks: list[CheckItem] = Field(min_length=1, max_length=MAX_CHECKS)
+    checks: list[CheckItem] = Field(max_length=MAX_CHECKS)  # a question's may be empty

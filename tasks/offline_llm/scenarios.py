@@ -26,35 +26,57 @@ from envmill.tasks.offline_llm.skeleton_source import topic_module
 from envmill.tasks.sandbox.shared import process_sandbox
 
 _INDEX = re.compile(r"^Scenario: (\d+)$", re.MULTILINE)
+_KIND = re.compile(r"^Kind: (\w+)$", re.MULTILINE)
 TRIVIAL = "def check(initial_state, final_state):\n    return True\n"
-TRIES = 5  # scenario numbers tried after the one asked for, when the chain makes no change
+TRIES = 8  # scenario numbers tried per scenario asked for, for one of the kind asked
+
+
+# the procedural generator seldom builds a conditional; a report after a change (it changes
+# something and states a value it read) passes for one
+BUILT_AS = {"conditional": ("conditional", "answer")}
 
 
 @lru_cache(maxsize=256)
-def scenario_for(topic: str, index: int, conversational: bool = False) -> ScenarioSpec | None:
-    """The procedural scenario for ``topic``'s module at ``index`` (or the next that works),
-    phrased for a conversation (facts the user reveals) when ``conversational``. The number is
-    chosen without the phrasing, so every stage's prompt (only the task's names the mode) gets
-    the same scenario's part."""
-    for number in range(index, index + TRIES):
+def scenario_for(
+    topic: str, index: int, conversational: bool = False, kind: str = "change"
+) -> ScenarioSpec | None:
+    """The procedural scenario of ``kind`` for ``topic``'s module at ``index`` (or the next
+    number that makes one), phrased for a conversation (facts the user reveals) when
+    ``conversational``. The number is chosen without the phrasing, so every stage's prompt
+    (only the task's names the mode) gets the same scenario's part."""
+    other = None  # a scenario of another kind: the state at least is one
+    numbers = range(index * TRIES, index * TRIES + TRIES)  # no two scenarios share one
+    for number, built_as in [(n, k) for n in numbers for k in BUILT_AS.get(kind, (kind,))]:
         try:
-            plain = _build(topic, number, conversational=False)
+            plain = _build(topic, number, built_as, conversational=False)
         except ScenarioSkipped:
+            continue
+        if not _is_kind(plain, kind, topic):
+            other = other or plain
             continue
         if not conversational:
             return plain
         try:
-            return _build(topic, number, conversational=True)
+            return _build(topic, number, built_as, conversational=True)
         except ScenarioSkipped:
             return plain
-    return None
+    return other
 
 
-# ScenGenerator writes tasks that change the state; questions and refusals are not its kind
-CHANGES_ONLY = {"change": 1.0}
+def _is_kind(spec: ScenarioSpec, kind: str, topic: str) -> bool:
+    """Whether ``spec`` passes for a scenario of ``kind``: the procedural generator builds the
+    kind asked for where it can (else a plain change), and its answers may follow a change,
+    which ScenGenerator's questions never do (but its conditionals may)."""
+    built = (spec.kind or "change").split("+")[0]
+    changers = {t.tool for t in topic_module(topic).compiled.tools if t.kind == "state_change"}
+    changes = any(step.tool in changers for step in spec.reference_solution)
+    if kind == "conditional" and built == "answer":
+        return changes and spec.expected_answer is not None
+    return built == kind and (kind not in ("answer", "refusal") or not changes)
 
 
-def _build(topic: str, number: int, *, conversational: bool) -> ScenarioSpec:
+def _build(topic: str, number: int, kind: str, *, conversational: bool) -> ScenarioSpec:
+    top = kind if kind in ("answer", "refusal") else "change"
     return build_scenario(
         topic_module(topic).compiled,
         sha256_hex(topic)[:16],
@@ -64,15 +86,17 @@ def _build(topic: str, number: int, *, conversational: bool) -> ScenarioSpec:
         faker=Faker(FAKER_LOCALE),
         conversational_share=1.0 if conversational else 0.0,
         state_builder=build_initial_state,
-        kind_shares=CHANGES_ONLY,
+        kind_shares={top: 1.0},
+        chain_kind=kind if top == "change" else None,
     )
 
 
 def _scenario(request: ChatRequest) -> ScenarioSpec | None:
     prompt = (request.texts("user") or [""])[0]
-    found = _INDEX.search(prompt)
+    found, kind = _INDEX.search(prompt), _KIND.search(prompt)
     conversational = "Mode: conversational" in prompt
-    return scenario_for(topic_of(request), int(found.group(1)) if found else 0, conversational)
+    number = int(found.group(1)) if found else 0
+    return scenario_for(topic_of(request), number, conversational, kind[1] if kind else "change")
 
 
 def respond_scenario_state(request: ChatRequest) -> ChatReply:
@@ -90,11 +114,14 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
     steps = [step.model_dump() for step in spec.reference_solution]
     if slips_for(request, "wrong_step"):
         steps[0] = {**steps[0], "tool": steps[0]["tool"] + "_now"}
-    said = (
-        {"expected_answer": spec.expected_answer.model_dump(), "reply": spec.reference_answer}
-        if spec.expected_answer is not None
-        else {}
-    )  # a conditional says which branch applied: the value it read
+    said: dict = {}  # a conditional says which branch applied: the value it read
+    if spec.expected_answer is not None:
+        said = {
+            "expected_answer": spec.expected_answer.model_dump(),
+            "reply": spec.reference_answer,
+        }
+    elif spec.refusal is not None:
+        said = {"refusal": spec.refusal.model_dump(), "reply": spec.reference_answer}
     task, facts = spec.task, spec.user_facts
     if slips_for(request, "vague_task"):
         task, facts = "Please sort out my request.", {}

@@ -16,6 +16,7 @@ from envmill.tasks.backends.llm.skelbuilder.asking import Asker
 from envmill.tasks.offline_llm import serve_endpoint
 
 LIBRARY = "public library lending: renew loan with waitlists, online, for a startup"
+CHANGES = {"change": 1.0}  # scenarios of one kind, whose answers a test can name
 PATIENT = TEST_STAGE.model_copy(update={"timeout_seconds": 10.0, "deadline_seconds": 30.0})
 
 
@@ -123,7 +124,7 @@ def test_a_state_that_repeats_an_earlier_one_is_refused(endpoint, sandbox, tmp_p
     env, brief = library
     seen = scenario_for(LIBRARY, 0).initial_state  # what the model answers for scenario 0
     again = (env, EnvironmentBrief(brief.topic, brief.introduction, brief.business_rules, seen))
-    made, _ = scenarios(endpoint, sandbox, tmp_path, again, count=2, answer_rounds=1)
+    made, _ = scenarios(endpoint, sandbox, tmp_path, again, 2, answer_rounds=1, kinds=CHANGES)
     (skip,) = made.skipped
     assert skip.index == 0 and skip.code == "unusable_answer"
     assert "repeats most records of one already used" in skip.message
@@ -279,7 +280,7 @@ def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_fir
     endpoint.configure(slips=[])
     register("scenario_state", alike)
     try:
-        made, _ = scenarios(endpoint, sandbox, tmp_path, library, count=2, answer_rounds=1)
+        made, _ = scenarios(endpoint, sandbox, tmp_path, library, 2, answer_rounds=1, kinds=CHANGES)
     finally:
         register("scenario_state", respond_scenario_state)
     (skip,) = made.skipped

@@ -41,6 +41,18 @@ def unsupported(expected: ExpectedAnswer, results: list[Any]) -> str | None:
     return None
 
 
+def shown_in(value: Any, results: list[Any]) -> bool:
+    """Whether the steps' results show ``value`` (a refusal's trigger: a status, a limit)."""
+    scalars: list[Any] = []
+    lengths: list[int] = []
+    for result in results:
+        _walk(result, scalars, lengths)
+    if isinstance(value, bool):
+        return _shown("boolean", value, scalars, lengths)
+    kind = "number" if isinstance(value, int | float) else "text"
+    return _shown(kind, value, scalars, lengths)
+
+
 def _shown(kind: str, value: Any, scalars: list[Any], lengths: list[int]) -> bool:
     if kind in ("count", "number", "money", "duration"):
         numbers = [s for s in scalars if isinstance(s, int | float) and not isinstance(s, bool)]

@@ -28,6 +28,7 @@ from envmill.tasks.backends.llm.scengen.earlier import (
     latest,
 )
 from envmill.tasks.backends.llm.scengen.invariants import broken_invariant, invariant_rules
+from envmill.tasks.backends.llm.scengen.kinds import NOTHING_CHANGES, choose_kind, kind_problem
 from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.scengen.solution import (
     RanSolution,
@@ -88,6 +89,9 @@ class _Shared:
         with self.decided:
             self.states[index] = None if state is None else _records(state)
             self.decided.notify_all()
+
+    def kind(self, index: int) -> str:
+        return choose_kind(self.settings.kinds, self.seed, self.env.env_id, index)
 
     def earlier_scenarios(self, index: int) -> list[EarlierScenario]:
         """Scenarios ``0 … index-1`` with their tasks, once each has its task or has none."""
@@ -249,6 +253,7 @@ def _write_state(shared: _Shared, index: int) -> dict[str, Any]:
             example_state=to_json(example),
             cut=cut,
             earlier=earlier,
+            kind=shared.kind(index),
         ).state
     finally:
         shared.decide(index, state)
@@ -264,14 +269,17 @@ def _write_task(
     shared: _Shared, index: int, state: dict[str, Any], conversational: bool
 ) -> tuple[TaskAnswer, RanSolution]:
     ran: dict[str, RanSolution] = {}
+    kind = shared.kind(index)
 
     def problem(answer: TaskAnswer) -> str | None:
-        ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox)
+        changes = kind not in NOTHING_CHANGES
+        ran["last"] = run_steps(shared.env, state, answer.steps, shared.sandbox, changes)
         said = canonical_json([answer.task, answer.user_facts])
         return (
             ran["last"].problem
             or generated_value_named(said, state, ran["last"].final_state)
             or _answer_problem(answer, ran["last"])
+            or kind_problem(kind, answer, ran["last"], state)
             or _ungrounded(shared, answer, state, conversational, ran["last"])
         )
 
@@ -283,6 +291,7 @@ def _write_task(
         index,
         problem,
         conversational=conversational,
+        kind=kind,
         tools=to_json(tools),
         state=to_json(state),
     )
@@ -354,27 +363,11 @@ def _write_checks(
         ChecksAnswer,
         index,
         _checks_problem,
+        kind=shared.kind(index),
         task=task.task,
         steps=to_json(steps),
         changes=to_json(diff_states(state, ran.final_state or {})),
     )
-
-
-def kind_of(initial: dict[str, Any], final: dict[str, Any], answers: bool) -> str:
-    """The scenario's kind in the procedural backend's terms, so corpus metrics cover both
-    backends: what the solution did to the state, and whether the reply must state a value."""
-    changes = [c for c in diff_states(initial, final) if not _is_system(c["path"])]
-    created = any(c["op"] == "add" and len(c["path"]) == 2 for c in changes)
-    if not changes:
-        return "answer" if answers else "lookup"
-    if answers:
-        return "answer_after_change"  # it changed something and says what it found
-    return "created_chain" if created else "change"
-
-
-def _is_system(path: list[Any]) -> bool:
-    name = str(path[-1]) if path else ""
-    return name.startswith("next_") or name in ("current_time", "now", "today")
 
 
 def _certify_with_repairs(
@@ -387,6 +380,7 @@ def _certify_with_repairs(
     conversational: bool,
 ) -> tuple[ScenarioSpec, CertificationReport, int]:
     guard = guard_check(state, ran.final_state or {})
+    kind = shared.kind(index)
     for repairs in range(shared.settings.repair_rounds + 1):
         spec = ScenarioSpec(
             env_id=shared.env.env_id,
@@ -400,8 +394,9 @@ def _certify_with_repairs(
             expected_answer=parse_expected(task.expected_answer)[0]
             if task.expected_answer
             else None,
-            reference_answer=task.reply if task.expected_answer else None,
-            kind=kind_of(state, ran.final_state or state, bool(task.expected_answer)),
+            refusal=task.refusal if kind == "refusal" else None,
+            reference_answer=task.reply if task.expected_answer or kind == "refusal" else None,
+            kind=kind,
         )
         report = certify_scenario(spec, shared.env, shared.sandbox, briefing=shared.briefing)
         gate = report.rejected_gate
@@ -416,6 +411,7 @@ def _certify_with_repairs(
             ChecksAnswer,
             index,
             _checks_problem,
+            kind=kind,
             task=task.task,
             checks=to_json([c.model_dump() for c in checks.checks]),
             gate=gate,

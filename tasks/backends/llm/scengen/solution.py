@@ -27,8 +27,14 @@ class RanSolution:
 
 
 def run_steps(
-    env: AdmittedEnvironment, state: dict[str, Any], planned: list[PlannedStep], sandbox: Sandbox
+    env: AdmittedEnvironment,
+    state: dict[str, Any],
+    planned: list[PlannedStep],
+    sandbox: Sandbox,
+    must_change: bool = True,
 ) -> RanSolution:
+    """The steps run in order from ``state``; ``must_change``: a task that changes nothing is a
+    problem (a question or a refusal changes nothing by design)."""
     ran = RanSolution()
     tools = {tool.function.name for tool in env.tools}
     with sandbox.episode(env.source, env.class_name, state) as episode:
@@ -49,7 +55,7 @@ def run_steps(
                 ran.problem = f"step {number}, {step.tool}({arguments}) did not succeed: {result}"
                 return ran
         ran.final_state = episode.state()
-    if ran.final_state == state:
+    if must_change and ran.final_state == state:
         ran.problem = "the steps changed nothing: the task must change the state"
     return ran
 

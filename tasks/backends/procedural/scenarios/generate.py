@@ -131,12 +131,15 @@ def build_scenario(
     conversational_share: float,
     state_builder: StateBuilder,
     kind_shares: dict[str, float] = KIND_SHARES,
+    chain_kind: str | None = None,
 ) -> ScenarioSpec:
     """Build scenario ``index``; raises :class:`ScenarioSkipped` with the reason when it cannot.
 
     An answer or refusal (drawn from its own seed) the environment cannot give falls back to a
     change scenario, built exactly as it would have been without those kinds. A conversational
-    scenario's task becomes an instruction to the simulated user (``persona_task``)."""
+    scenario's task becomes an instruction to the simulated user (``persona_task``).
+    ``chain_kind`` asks for a chain kind (``chain_kinds.KINDS``) instead of drawing one; the
+    draw is made all the same, so every later draw of the scenario stays as it was."""
     state = state_builder(compiled, derive_seed(seed, env_id, index, "state"))
     conversational_share = talk_share(conversational_share, voice_of(compiled, state))
     kind = choose_scenario_kind(
@@ -156,7 +159,7 @@ def build_scenario(
             return _spoken(built, compiled, faker, derive_seed(seed, env_id, index, "persona"))
     rng = random.Random(derive_seed(seed, env_id, index, "scenario"))
     faker.seed_instance(rng.getrandbits(32))
-    chain = _run_chain(compiled, sandbox, rng, faker, state)
+    chain = _run_chain(compiled, sandbox, rng, faker, state, chain_kind)
     names = {attr: entity for entity, attr in sorted(compiled.entity_attrs.items())}
     checks = derive_checks(
         chain.initial_state,
@@ -251,16 +254,21 @@ def _session_first(spec: ScenarioSpec, compiled: CompiledEnvironment) -> Scenari
 
 
 def _run_chain(
-    compiled: CompiledEnvironment, sandbox: Any, rng: random.Random, faker: Any, state: dict
+    compiled: CompiledEnvironment,
+    sandbox: Any,
+    rng: random.Random,
+    faker: Any,
+    state: dict,
+    chain_kind: str | None = None,
 ) -> Chain:
     """Sample a chain in one episode; a broken environment or host becomes a skip, not a crash."""
     target = rng.choices(CHAIN_TARGETS, weights=CHAIN_WEIGHTS)[0]
-    chain = _in_episode(
-        compiled,
-        sandbox,
-        state,
-        lambda episode: sample_kind_chain(compiled, episode, rng, faker, target, choose_kind(rng)),
-    )
+
+    def sample(episode: Any) -> Chain | None:
+        drawn = choose_kind(rng)
+        return sample_kind_chain(compiled, episode, rng, faker, target, chain_kind or drawn)
+
+    chain = _in_episode(compiled, sandbox, state, sample)
     if chain is None:
         raise ScenarioSkipped("no_successful_change", "no state-changing call succeeded")
     return chain
