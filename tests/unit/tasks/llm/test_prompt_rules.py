@@ -8,7 +8,13 @@ from envmill.tasks.llm import render
 
 def task_prompt(conversational: bool) -> str:
     messages = render(
-        "scenario_task", topic="t", index=0, conversational=conversational, tools="[]", state="{}"
+        "scenario_task",
+        topic="t",
+        index=0,
+        kind="change",
+        conversational=conversational,
+        tools="[]",
+        state="{}",
     ).messages
     return "\n".join(m["content"] for m in messages)
 
