@@ -180,7 +180,7 @@ class LlmClient:
             "tools": tools or [],
             "schema": json_schema_of(schema) if schema else None,
             "temperature": model.temperature,
-            "max_tokens": model.max_tokens,
+            **model.length_limit(),  # unset max_completion_tokens keeps the keys of old entries
             "sample": sample,
         }
         call = _Call(stage, item, sample, prompt_hash, model, request_key(request))
@@ -287,9 +287,9 @@ class LlmClient:
                 model=model.model,
                 messages=conversation,
                 temperature=model.temperature,
-                max_tokens=model.max_tokens,
                 timeout=timeout,
                 extra_headers={STAGE_HEADER: call.stage},
+                **model.length_limit(),
                 **extra,
             )
             prompt_tokens, completion_tokens = tokens_of(completion)
