@@ -18,9 +18,10 @@ from envmill.flows.fan_out import BATCH_RETRIES, finished_items, gather
 from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
 from envmill.flows.runtime.llm_gate import dask_gate
+from envmill.schemas.backends import TRAITS
 from envmill.schemas.run import BatchSpec
 from envmill.schemas.settings import EnvmillSettings
-from envmill.tasks.backends import Backend, make_backend, run_judges, task_threads
+from envmill.tasks.backends import Backend, PlanError, make_backend, run_judges, task_threads
 from envmill.tasks.pipeline import iter_batches, synthesize_batch
 from envmill.tasks.sandbox.shared import process_sandbox
 from envmill.warehouse.lock import may_write
@@ -62,6 +63,7 @@ def synthesize(
     failed or interrupted; finished batches are kept whatever happens, and a rerun with the same
     settings skips their items.
     """
+    settings = _sized_by_topics(settings)
     return recorded_run(
         Path(data_dir),
         settings,
@@ -69,6 +71,23 @@ def synthesize(
         lambda run: _fan_out(settings, run, data_dir),
         run_id=run_id,
     )
+
+
+def _sized_by_topics(settings: EnvmillSettings) -> EnvmillSettings:
+    """A topic backend's settings with ``envs`` = the distinct topics it plans.
+
+    Such a backend makes one environment per topic whatever ``envs`` says, so the run's row
+    (``envmill runs``, the report) would otherwise show the procedural default, 24, for a
+    one-topic run. A plan it cannot make keeps the settings: the fan-out reports that, as
+    the run's failure.
+    """
+    if not TRAITS[settings.backend].takes_topics:
+        return settings
+    try:
+        planned = sum(1 for _ in make_backend(settings).plan_items(settings))
+    except PlanError:
+        return settings
+    return settings.model_copy(update={"envs": planned})
 
 
 def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str, Any]:

@@ -51,6 +51,12 @@ class StageModel(BaseModel):
     model: str = Field(default="gpt-4o-mini", min_length=1)
     temperature: float = Field(default=0.7, ge=0, le=2, allow_inf_nan=False)
     max_tokens: int = Field(default=4096, gt=0)
+    max_completion_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="sent instead of max_tokens when set: reasoning models refuse max_tokens "
+        "(their limit counts the hidden reasoning too)",
+    )
     timeout_seconds: float = Field(
         default=120.0,
         gt=0,
@@ -64,6 +70,13 @@ class StageModel(BaseModel):
         description="one call, every retry and repair turn included (waiting for a slot has "
         "a budget of its own, as long)",
     )
+
+    def length_limit(self) -> dict[str, int]:
+        """The reply's length limit as the request carries it: one field, never both, since an
+        endpoint that knows ``max_completion_tokens`` may refuse a request that has the two."""
+        if self.max_completion_tokens is not None:
+            return {"max_completion_tokens": self.max_completion_tokens}
+        return {"max_tokens": self.max_tokens}
 
 
 class LlmSettings(BaseModel):

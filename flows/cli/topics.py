@@ -162,8 +162,8 @@ def summary_text(records, calls, n_files: int, seconds: float, run_id: str, root
     )
     embeds = [c for c in calls if c.stage == EMBEDDING_STAGE]
     if embeds:
-        failed = [c for c in embeds if c.outcome == "failed"]
-        how = f"lexical fallback ({failed[0].error})" if failed else "from the endpoint"
+        fell_back = [c for c in embeds if c.error]  # a 404 (ok, noted) or a failed call
+        how = f"lexical fallback ({fell_back[0].error})" if fell_back else "from the endpoint"
         lines.append(f"  {'embeddings':<13}{'':>6}  {how}")
     lines.append(f"  {'data folder':<13}{'':>6}  {root}")
     return "\n".join(lines)

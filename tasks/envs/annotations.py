@@ -166,6 +166,37 @@ def enum_schema(values: list[Any]) -> dict[str, Any]:
     return {"enum": values}
 
 
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` that admits null too: ``"type": ["string", "null"]`` (plain JSON Schema, which
+    non-strict OpenAI tools take), null among an enum's values or a null choice in an ``anyOf``.
+
+    A tool parameter whose default is None declared only ``"type": "string"`` with
+    ``"default": null``, a schema that refuses its own default.
+    """
+    if not schema or _admits_null(schema):
+        return schema
+    out = dict(schema)
+    kind = out.get("type")
+    if kind is not None:
+        out["type"] = [*(kind if isinstance(kind, list) else [kind]), "null"]
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    if "anyOf" in out:
+        out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+    return out
+
+
+def _admits_null(schema: dict[str, Any]) -> bool:
+    """Whether null is a valid value of ``schema`` as :func:`nullable` and the resolver write it
+    (``{}`` admits anything)."""
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if any(isinstance(o, dict) and _admits_null(o) for o in schema.get("anyOf") or []):
+        return True
+    return not ({"type", "enum", "anyOf", "$ref", "const"} & set(schema))
+
+
 def parse_forward_ref(text: str) -> ast.expr | None:
     """The expression of a string annotation such as ``"Book"``, or None when it is not one."""
     try:

@@ -108,13 +108,16 @@ def _nullable(schema: dict[str, Any]) -> bool:
 
 
 def _concrete(schema: dict[str, Any]) -> dict[str, Any]:
-    """The first non-null choice of an ``anyOf`` / type list."""
+    """The first non-null choice of an ``anyOf`` / type list, its enum without the null (a
+    nullable parameter lists null among its values too)."""
     for option in schema.get("anyOf") or []:
         if isinstance(option, dict) and option.get("type") != "null":
             return _concrete(option)
-    kind = schema.get("type")
+    kind, enum = schema.get("type"), schema.get("enum")
     if isinstance(kind, list):
-        return {**schema, "type": next((k for k in kind if k != "null"), None)}
+        schema = {**schema, "type": next((k for k in kind if k != "null"), None)}
+    if isinstance(enum, list) and None in enum:
+        schema = {**schema, "enum": [value for value in enum if value is not None]}
     return schema
 
 

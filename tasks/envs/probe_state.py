@@ -199,15 +199,31 @@ def _strings(node: ast.AST, constants: dict[str, list[str]]) -> list[str]:
     if _is_text(node):
         return [node.value]  # type: ignore[attr-defined]
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return [e.value for e in node.elts if _is_text(e)]  # type: ignore[attr-defined]
+        return [text for e in node.elts for text in _strings(e, {})]
     if isinstance(node, ast.Dict):
         return [k.value for k in node.keys if k is not None and _is_text(k)]  # type: ignore
+    if _is_frozen_literal(node):
+        return _strings(node.args[0], constants)  # type: ignore[attr-defined]
     name = _key_name(node) if isinstance(node, ast.Name | ast.Attribute) else None
     return constants.get(name or "", [])
 
 
+def _is_frozen_literal(node: ast.AST) -> bool:
+    """``frozenset({"closed", "cancelled"})``: a constant as the environment rules allow it,
+    whose values the probes need as much as a tuple's (a tool that checks a blood type against
+    ``BLOOD_TYPES`` succeeds only on one of them)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("frozenset", "tuple")
+        and len(node.args) == 1
+        and not node.keywords
+    )
+
+
 def _string_constants(tree: ast.Module) -> dict[str, list[str]]:
-    """Module and class constants that hold strings: ``TIERS = ("standard", "student")``."""
+    """Module and class constants that hold strings: ``TIERS = ("standard", "student")``,
+    ``FINAL = frozenset({"closed", "cancelled"})``, or the strings of a nested tuple."""
     constants: dict[str, list[str]] = {}
     bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
     for stmt in (s for body in bodies for s in body):

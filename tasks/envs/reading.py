@@ -21,6 +21,7 @@ from envmill.tasks.envs.annotations import (
     infer_node_schema,
     infer_value_schema,
     literal_value,
+    nullable,
     parse_docstring,
     type_name,
 )
@@ -220,21 +221,32 @@ def _tool_schema(fn: Function, resolver: TypeResolver) -> ToolSchema:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for arg, default in _signature(fn):
-        prop = resolver.schema(arg.annotation)
-        if arg.annotation is None:  # an unannotated parameter is typed by its default, if any
-            prop = infer_node_schema(default)
-        if arg.arg in arg_docs:
-            prop["description"] = arg_docs[arg.arg]
-        ok, value = literal_value(default)
-        if ok:
-            prop["default"] = value
+        properties[arg.arg] = _parameter_schema(arg, default, arg_docs.get(arg.arg), resolver)
         if default is None and not resolver.admits_none(arg.annotation):
             required.append(arg.arg)
-        properties[arg.arg] = prop
     parameters = {"type": "object", "properties": properties, "required": required}
     return ToolSchema(
         function=FunctionSpec(name=fn.name, description=description, parameters=parameters)
     )
+
+
+def _parameter_schema(
+    arg: ast.arg, default: ast.expr | None, doc: str | None, resolver: TypeResolver
+) -> dict[str, Any]:
+    """One parameter's schema. One that takes None (its default, or ``X | None``) declares null
+    among its types, so an agent may send the null the default states; the ``"default": null``
+    stays, since it says what leaving the argument out means, as any other default does."""
+    prop = resolver.schema(arg.annotation)
+    if arg.annotation is None:  # an unannotated parameter is typed by its default, if any
+        prop = infer_node_schema(default)
+    ok, value = literal_value(default)
+    if (ok and value is None) or resolver.admits_none(arg.annotation):
+        prop = nullable(prop)
+    if doc is not None:
+        prop["description"] = doc
+    if ok:
+        prop["default"] = value
+    return prop
 
 
 def _signature(fn: Function) -> list[tuple[ast.arg, ast.expr | None]]:

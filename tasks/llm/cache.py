@@ -1,8 +1,9 @@
 """The response cache: content-addressed files, so a rerun or a retry pays only for what is new.
 
 Key = sha256 of the canonical JSON of everything that decides a reply (a chat's stage, model,
-messages, tools, schema, temperature, max_tokens, sample index; the stage is a field of its own,
-so two stages that send the same text keep apart). An entry is one file ``<folder>/ab/cdef….json``,
+messages, tools, schema, temperature, the length limit it sends — ``max_tokens`` or
+``max_completion_tokens`` —, sample index; the stage is a field of its own, so two stages that
+send the same text keep apart). An entry is one file ``<folder>/ab/cdef….json``,
 written under a temporary name and renamed into place: readers never see half an entry, and any
 number of processes (or machines sharing the folder over NFS) may write the same key at once —
 the last rename wins and every writer wrote the same answer, so no lock is needed. An entry that

@@ -8,7 +8,8 @@ reply is parsed strictly, gets ``repair_turns`` chances to fix itself, and only 
 cached — under the original request's key, after its record is built. A request names its
 stage in the ``X-Envmill-Stage`` header, never in its messages. Every call, hit or
 failure, leaves an ``LlmCallRecord`` in the collector. Every failure raises
-:class:`LlmCallError` carrying that record; the only other error is :class:`LlmConfigError`.
+:class:`LlmCallError` carrying that record; the other errors are :class:`LlmConfigError` and,
+for a route the endpoint lacks and the caller can do without, :class:`LlmFallbackError`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from envmill.tasks.llm.limits import (
 from envmill.tasks.llm.reply import (
     LlmCallError,
     LlmConfigError,
+    LlmFallbackError,
     LlmGateError,
     LlmReply,
     LlmUnreachableError,
@@ -59,6 +61,9 @@ from envmill.tasks.llm.transport import (
     send,
     shared_openai,
 )
+
+# The error_class of an ok row: the endpoint lacks a route, and the caller does without it.
+FELL_BACK = "fallback"
 
 
 @dataclass
@@ -180,7 +185,7 @@ class LlmClient:
             "tools": tools or [],
             "schema": json_schema_of(schema) if schema else None,
             "temperature": model.temperature,
-            "max_tokens": model.max_tokens,
+            **model.length_limit(),  # unset max_completion_tokens keeps the keys of old entries
             "sample": sample,
         }
         call = _Call(stage, item, sample, prompt_hash, model, request_key(request))
@@ -200,10 +205,18 @@ class LlmClient:
         self.cache.put(call.key, {**reply.cached(), "usage": usage})
         return replace(reply, record=record)
 
-    def embed(self, stage: str, texts: list[str], *, item: str = "") -> list[list[float]]:
+    def embed(
+        self, stage: str, texts: list[str], *, item: str = "", fallback: str = ""
+    ) -> list[list[float]]:
         """Embedding vectors of ``texts`` with the stage's model (cached like completions).
 
-        Raises: as :meth:`complete`.
+        Args:
+            fallback: what the caller does instead when the endpoint has no embeddings (answers
+                404), e.g. "character 3-gram similarity". Named, that 404 is an expected answer,
+                not a failed call: see :meth:`_fell_back`.
+
+        Raises:
+            LlmFallbackError: a 404 when ``fallback`` is named. Otherwise as :meth:`complete`.
         """
         if not texts:
             return []
@@ -230,6 +243,8 @@ class LlmClient:
         try:
             vectors = self._send(call, request)
         except Failure as failure:
+            if fallback and failure.status == 404:
+                raise self._fell_back(call, failure, fallback) from None
             raise self._failed(call, failure) from None
         self._record(call)
         self.cache.put(key, {"vectors": vectors, "prompt_tokens": call.tally.prompt_tokens})
@@ -287,9 +302,9 @@ class LlmClient:
                 model=model.model,
                 messages=conversation,
                 temperature=model.temperature,
-                max_tokens=model.max_tokens,
                 timeout=timeout,
                 extra_headers={STAGE_HEADER: call.stage},
+                **model.length_limit(),
                 **extra,
             )
             prompt_tokens, completion_tokens = tokens_of(completion)
@@ -338,7 +353,7 @@ class LlmClient:
             queue_seconds=max(0.0, tally.queue_seconds),
             cache_hit=hit,
             attempts=tally.attempts,
-            outcome="failed" if failure else "ok",
+            outcome="failed" if failure and failure.error_class != FELL_BACK else "ok",
             error_class=failure.error_class if failure else "",
             error=self._scrub(failure.message) if failure else "",
             cost_usd=0.0 if hit else cost,
@@ -354,6 +369,19 @@ class LlmClient:
             return LlmGateError(message, record)
         error_type = LlmUnreachableError if failure.unreachable else LlmCallError
         return error_type(message, record)
+
+    def _fell_back(self, call: _Call, failure: Failure, fallback: str) -> LlmFallbackError:
+        """An ``ok`` row whose error says the endpoint lacked the route and what the caller did.
+
+        A server without embeddings is a normal endpoint (most local ones), and the caller's
+        fallback is a designed path: a ``failed`` row would count against the run in ``envmill
+        stats`` and the report although nothing went wrong, while a row with no note would hide
+        that the endpoint's similarity was not used.
+        """
+        note = Failure(FELL_BACK, f"{failure.message}; fell back to {fallback}")
+        record = self._record(call, failure=note)
+        where = call.stage + (f" {call.item}" if call.item else "")
+        return LlmFallbackError(f"no embeddings ({where}): {record.error}", record)
 
     def _scrub(self, text: str) -> str:
         """One line, at most 300 characters, with the API key blotted out wherever it appears."""

@@ -37,6 +37,16 @@ class LlmCallError(LlmError):
         self.record = record
 
 
+class LlmFallbackError(LlmError):
+    """The endpoint has no such route (HTTP 404) and the caller named what it does instead;
+    ``record`` is the call's ``ok`` row, whose ``error_class`` (``fallback``) and ``error`` say so.
+    """
+
+    def __init__(self, message: str, record: LlmCallRecord) -> None:
+        super().__init__(message)
+        self.record = record
+
+
 class LlmGateError(LlmCallError):
     """The factory's own gate broke (its Dask scheduler or lock folder went away, as when the
     run is interrupted): no fault of the model or of the item being made."""

@@ -128,7 +128,7 @@ def example_value(schema: dict[str, Any], defs: dict[str, Any] | None = None) ->
         return schema["const"]
     if schema.get("enum"):
         return schema["enum"][0]
-    kind = schema.get("type", "object")
+    kind = _kind(schema)
     if kind == "object":
         properties = schema.get("properties", {})
         return {name: example_value(sub, defs) for name, sub in properties.items()}
@@ -143,6 +143,15 @@ def example_value(schema: dict[str, Any], defs: dict[str, Any] | None = None) ->
     return {"date": "2026-01-01", "date-time": "2026-01-01T09:00:00"}.get(
         schema.get("format", ""), "example"
     )
+
+
+def _kind(schema: dict[str, Any]) -> Any:
+    """The schema's type; of a type list (``["string", "null"]``, an optional tool parameter)
+    the first that is not null, since the example should show a value."""
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        return next((k for k in kind if k != "null"), "null")
+    return kind
 
 
 def embed_text(text: str, size: int) -> list[float]:

@@ -79,6 +79,22 @@ def test_a_failed_topic_is_retried_and_finished_calls_are_free(tmp_path, endpoin
     assert again.returncode == 0 and "no failed topics to retry" in again.stderr
 
 
+def test_an_llm_run_records_its_topics_as_its_envs(tmp_path, endpoint):
+    """A topic backend makes one environment per topic: ``envmill runs`` shows that, not the
+    procedural default of 24."""
+    (tmp_path / "topics.txt").write_text("clinic appointment booking\n")
+    _settings(tmp_path, endpoint.url)
+    root = tmp_path / "data"
+    run = ["run", "--backend", "llm", "--topics", "topics.txt", "--scenarios-per-env", "1"]
+    done = envmill(tmp_path, *run, "--out", str(root))
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed = envmill(tmp_path, "runs", "--out", str(root), "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    assert (row["backend"], row["envs"], row["per_env"]) == ("llm", 1, 1)
+    settings = _rows(root, "SELECT settings_json FROM runs")[0]["settings_json"]
+    assert json.loads(settings)["envs"] == 1
+
+
 def test_llm_run_without_topics_is_one_line(tmp_path, endpoint):
     _settings(tmp_path, endpoint.url)
     done = envmill(tmp_path, "run", "--backend", "llm", "--out", str(tmp_path / "d"))

@@ -122,6 +122,18 @@ def test_the_sample_index_and_the_model_are_part_of_the_key(endpoint, tmp_path):
     assert endpoint.stats()["requests"] == 3
 
 
+def test_max_completion_tokens_is_sent_instead_of_max_tokens_and_keys_the_cache(endpoint, tmp_path):
+    """Reasoning models refuse ``max_tokens``: a stage that sets the other limit sends only it."""
+    reasoning = {"topics": StageModel(max_completion_tokens=2000)}
+    client = make_client(endpoint.url, tmp_path, stages=reasoning)
+    ask_topic(client)
+    ask_topic(make_client(endpoint.url, tmp_path))  # the same question without it is not a hit
+    first, second = (entry["body"] for entry in endpoint.requests("topics"))
+    assert first["max_completion_tokens"] == 2000 and "max_tokens" not in first
+    assert second["max_tokens"] == TEST_STAGE.max_tokens and "max_completion_tokens" not in second
+    assert ask_topic(client).record.cache_hit and endpoint.stats()["requests"] == 2
+
+
 def test_a_corrupt_cache_entry_is_ignored_and_rewritten(endpoint, tmp_path):
     client = make_client(endpoint.url, tmp_path)
     key = ask_topic(client).record.request_hash

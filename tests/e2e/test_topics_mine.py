@@ -17,8 +17,14 @@ from envmill.schemas.topics import (
     count_sentences,
 )
 from envmill.tasks.backends.llm.topics.mine import mine_topics, mining_key
-from envmill.tasks.backends.llm.topics.select import EMBEDDING_STAGE, name_key
+from envmill.tasks.backends.llm.topics.select import (
+    EMBEDDING_STAGE,
+    LEXICAL,
+    name_key,
+    topic_vectors,
+)
 from envmill.tasks.backends.llm.topics.sources import CorpusError
+from envmill.tasks.llm import summarize
 from envmill.tasks.offline_llm import ChatReply, Fault, register, respond_topics, serve_endpoint
 from envmill.warehouse.rows import write_topics
 from envmill.warehouse.store import Warehouse
@@ -213,7 +219,31 @@ def test_duplicates_by_name_then_by_similarity(endpoint, tmp_path, canned, embed
     )
     assert records["Transfer stock between warehouses"].status == "selected"
     (embed,) = [c for c in client.collector.drain() if c.stage == EMBEDDING_STAGE]
-    assert embed.outcome == ("ok" if embeddings == "endpoint" else "failed")
+    assert embed.outcome == "ok"
+    assert embed.error_class == ("" if embeddings == "endpoint" else "fallback")
+
+
+def test_an_endpoint_without_embeddings_is_a_fallback_not_a_failed_call(endpoint, tmp_path):
+    """A 404 on /embeddings is what many local servers answer: the names are compared by
+    3-grams instead, and the call's row says so without counting as a failed call. A route
+    that is there but fails stays a failed call (and falls back all the same)."""
+    names = ["clinic appointment booking", "public library lending"]
+    client = make_client(endpoint.url, tmp_path)
+    endpoint.add_faults(Fault("status", stage="embeddings", status=404, count=1))
+    assert topic_vectors(client, names)[1] == "lexical"
+    endpoint.add_faults(Fault("status", stage="embeddings", status=500, count=None))
+    assert topic_vectors(client, names)[1] == "lexical"
+    missing, broken = client.collector.drain()
+    assert (missing.stage, missing.outcome, missing.error_class) == (
+        EMBEDDING_STAGE,
+        "ok",
+        "fallback",
+    )
+    assert missing.error.startswith("HTTP 404") and missing.error.endswith(
+        f"fell back to {LEXICAL}"
+    )
+    assert (broken.outcome, broken.error_class) == ("failed", "InternalServerError")
+    assert summarize([missing, broken])["failed"] == 1
 
 
 DIVERSE = {

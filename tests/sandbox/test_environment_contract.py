@@ -269,6 +269,76 @@ def test_static_variants_are_refused_at_their_line(rule, cls_line, body, code):
     assert (rule, line_of(source, code)) in contract_rules(source), contract_rules(source)
 
 
+BLOOD_BANK = '''\
+"""Blood units by type."""
+
+from typing import Any
+
+
+class BloodBank:
+    """Units of blood, each of a known type."""
+
+    {constant}
+    SHELF_DAYS = (("whole_blood", 42), ("plasma", 365))
+
+    def __init__(self) -> None:
+        self.units: dict[str, dict[str, Any]] = {{}}
+        self.next_unit_number: int = 1
+
+    def add_unit(self, blood_type: str, product: str = "whole_blood") -> dict[str, Any]:
+        """Add a unit of blood.
+
+        Args:
+            blood_type: one of the blood types the bank keeps.
+            product: whole_blood or plasma.
+        """
+        if blood_type not in self.BLOOD_TYPES:
+            return {{"success": False, "error": f"unknown blood type {{blood_type}}"}}
+        unit_id = f"U-{{self.next_unit_number}}"
+        self.next_unit_number += 1
+        shelf = dict(self.SHELF_DAYS).get(product, 42)
+        self.units[unit_id] = {{"unit_id": unit_id, "blood_type": blood_type, "days": shelf}}
+        return {{"success": True, "message": "added", "data": {{"unit_id": unit_id}}}}
+
+    def list_units(self) -> dict[str, Any]:
+        """List the units."""
+        return {{"success": True, "data": list(self.units.values())}}
+'''
+
+
+@pytest.mark.parametrize(
+    "constant",
+    [
+        'BLOOD_TYPES = ("A+", "A-", "O+", "O-")',
+        'BLOOD_TYPES = frozenset({"A+", "A-", "O+", "O-"})',
+        'BLOOD_TYPES: frozenset[str] = frozenset(("A+", "A-", "O+", "O-"))',
+    ],
+)
+def test_tuple_and_frozenset_class_constants_are_admitted_and_probed_to_success(constant, sandbox):
+    """A list of blood types kept once as a tuple or frozenset (nested tuples too) passes every
+    check, and the probes take their values from it, so the tool that checks a type against it
+    succeeds (a state-changing call whose state round-trips) instead of only ever refusing."""
+    env = admit_environment(BLOOD_BANK.format(constant=constant), sandbox)
+    assert env.checked["state_contract"] == "passed"
+    assert env.checked["probes"]["round_trips"] > 0, env.checked["probes"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "cls_line", "body"),
+    [
+        ("attribute_outside_init", "TYPES = ('a',)", "self.TYPES += (k,)"),
+        ("attribute_outside_init", "FINAL = frozenset({'a'})", "self.FINAL |= {k}"),
+        ("class_state", "FINAL = frozenset({'a'})", "Env.FINAL = frozenset({k})"),
+        ("class_state", "PAIRS = (('a', 1),)", "type(self).PAIRS += ((k, 2),)"),
+    ],
+)
+def test_a_tuple_or_frozenset_constant_a_tool_rebinds_is_refused(rule, cls_line, body):
+    """Immutable values still make constants only while no tool assigns a new one."""
+    method = f"def t(self, k: str) -> dict:\n    {body}\n    return {{}}\n"
+    source = env_module(method).replace("class Env:\n", f"class Env:\n    {cls_line}\n")
+    assert (rule, line_of(source, body)) in contract_rules(source)
+
+
 def test_a_classmethod_changing_a_class_attribute_is_refused():
     source = env_module("@classmethod\ndef t(cls, k: str) -> dict:\n    cls.seen.add(k)\n")
     source = source.replace("class Env:\n", "class Env:\n    seen = set()\n")

@@ -39,7 +39,9 @@ from envmill.tasks.sandbox import Sandbox
 VERSION = 1  # bump when the stages change what they make
 PROMPTS = (*SKELETON_STAGES, *SCENARIO_STAGES)
 SCENARIO_PROMPTS = SCENARIO_STAGES
-_OUTPUT_MODEL = {"model", "temperature", "max_tokens"}  # what a stage's model changes
+# What a stage's model changes; an unset max_completion_tokens is left out of the fingerprint, so
+# the versions of runs made before it existed stay the same.
+_OUTPUT_MODEL = {"model", "temperature", "max_tokens", "max_completion_tokens"}
 _OUTPUT_SETTINGS = {
     "repair_rounds",
     "min_tools",
@@ -65,7 +67,8 @@ def stages_fingerprint(client: LlmClient, stages: Iterable[str], **parts: Any) -
     a backend's version, so a change to any of them reruns its batches."""
     hashes, stages = prompt_hashes(), list(stages)
     models = {
-        name: client.settings.for_stage(name).model_dump(include=_OUTPUT_MODEL) for name in stages
+        name: client.settings.for_stage(name).model_dump(include=_OUTPUT_MODEL, exclude_none=True)
+        for name in stages
     }
     return content_id(
         {"prompts": {name: hashes[name] for name in stages}, "models": models, **parts}

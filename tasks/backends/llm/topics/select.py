@@ -24,6 +24,7 @@ from envmill.tasks.backends.llm.topics.similarity import (
 from envmill.tasks.llm import LlmClient, LlmError
 
 EMBEDDING_STAGE = "topic_embeddings"  # its own stage, so an embedding model can be configured
+LEXICAL = "character 3-gram similarity"  # what stands in for an endpoint without embeddings
 EMBED_BATCH = 256
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -65,7 +66,8 @@ def topic_vectors(client: LlmClient, names: list[str]) -> tuple[np.ndarray, str]
     try:
         vectors: list[list[float]] = []
         for start in range(0, len(names), EMBED_BATCH):
-            vectors += client.embed(EMBEDDING_STAGE, names[start : start + EMBED_BATCH])
+            batch = names[start : start + EMBED_BATCH]
+            vectors += client.embed(EMBEDDING_STAGE, batch, fallback=LEXICAL)
         matrix = np.asarray(vectors, dtype=float)
     except (LlmError, ValueError):
         return lexical_vectors(names), "lexical"

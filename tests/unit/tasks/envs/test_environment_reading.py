@@ -92,10 +92,26 @@ BOOK = {
         ("int", "3", {"type": "integer", "default": 3}, False),
         ("float", "", {"type": "number"}, True),
         ("bool", "False", {"type": "boolean", "default": False}, False),
-        ("Optional[str]", "", {"type": "string"}, False),
-        ("str | None", "", {"type": "string"}, False),
-        ("Union[int, None]", "", {"type": "integer"}, False),
-        ("typing.Optional[int]", "None", {"type": "integer", "default": None}, False),
+        # a parameter that takes None says so: its default then fits its own schema
+        ("Optional[str]", "", {"type": ["string", "null"]}, False),
+        ("str | None", "", {"type": ["string", "null"]}, False),
+        ("Union[int, None]", "", {"type": ["integer", "null"]}, False),
+        ("typing.Optional[int]", "None", {"type": ["integer", "null"], "default": None}, False),
+        ("str", "None", {"type": ["string", "null"], "default": None}, False),
+        ("str | None", "'a'", {"type": ["string", "null"], "default": "a"}, False),
+        (
+            "Literal['a', 'b'] | None",
+            "None",
+            {"type": ["string", "null"], "enum": ["a", "b", None], "default": None},
+            False,
+        ),
+        (
+            "int | str | None",
+            "None",
+            {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}], "default": None},
+            False,
+        ),
+        ("Any", "None", {"default": None}, False),
         ("Union[int, str]", "", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, True),
         ("list[str]", "", {"type": "array", "items": {"type": "string"}}, True),
         ("List[int]", "", {"type": "array", "items": {"type": "integer"}}, True),
@@ -124,7 +140,7 @@ BOOK = {
         ("Status", "", {"type": "string", "enum": ["available", "loaned"]}, True),
         ("Book", "", BOOK, True),
         ("'Book'", "", BOOK, True),
-        ("'Book | None'", "", BOOK, False),
+        ("'Book | None'", "", {**BOOK, "type": ["object", "null"]}, False),
         ("Catalog", "", {"type": "object", "additionalProperties": BOOK}, True),
         (
             "Patch",
@@ -216,7 +232,11 @@ def test_docstring_summary_and_both_args_styles() -> None:
     props = fn["parameters"]["properties"]
     assert props["title"]["description"] == "Part of the title, case-insensitive."
     assert props["limit"]["description"] == "At most this many results."
-    assert props["mode"] == {"type": "string", "description": "Sort mode.", "default": None}
+    assert props["mode"] == {
+        "type": ["string", "null"],
+        "description": "Sort mode.",
+        "default": None,
+    }
     assert fn["parameters"]["required"] == ["title"]
 
 
