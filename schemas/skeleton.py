@@ -130,10 +130,14 @@ class ProposedCall(BaseModel):
     kind: ProbeKind
     arguments: dict[str, Any] = Field(default_factory=dict)
     expectation: str = Field(default="", description="what the call should do, in one sentence")
+    at_time: str | None = Field(
+        default=None,
+        description="an ISO time the state's clock is moved forward to before the call",
+    )
 
 
 class ProbeCalls(BaseModel):
-    """Stage ``skeleton_probe``: the testing agent's calls."""
+    """Stage ``skeleton_probe``: the testing agent's calls, run in order as one chain."""
 
     calls: list[ProposedCall]
 
@@ -154,7 +158,9 @@ class ProbeJudgements(BaseModel):
 
 class ProbeRecord(BaseModel):
     """One probe call of the environment check, with the judge's verdict: a row of
-    ``env_probes``. Each probe runs from the checked initial state."""
+    ``env_probes``. A probe runs on the state the earlier successful probes of its testing-agent
+    call left (the first on the checked initial state, or on the probe state); its diff is
+    measured against that state."""
 
     run_id: str = ""
     env_id: str = Field(pattern=r"^[0-9a-f]{16}$")

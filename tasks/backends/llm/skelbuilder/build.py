@@ -1,5 +1,5 @@
 """One topic, start to end: skeleton (plan → state code → operations → methods → admitted module)
-then the environment check (initial state → probes → verdicts → gate).
+then the environment check (initial state → chained probes → verdicts → gate).
 
 The probes are kept whether the gate passes or not: a rejected environment's probes say why.
 """
@@ -18,10 +18,11 @@ from envmill.schemas.skeleton import (
 from envmill.tasks.backends.llm.skelbuilder.admit import Skeleton, admit_parts
 from envmill.tasks.backends.llm.skelbuilder.asking import Asker, SkeletonFailed
 from envmill.tasks.backends.llm.skelbuilder.assemble import STATE
+from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext
 from envmill.tasks.backends.llm.skelbuilder.initial_state import write_initial_state
 from envmill.tasks.backends.llm.skelbuilder.judging import judge_probes, score_probes
-from envmill.tasks.backends.llm.skelbuilder.probing import RanProbe, probe_tools
+from envmill.tasks.backends.llm.skelbuilder.probing import probe_tools
 from envmill.tasks.backends.llm.skelbuilder.skeleton import (
     list_operations,
     plan_state,
