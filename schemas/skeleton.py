@@ -142,6 +142,17 @@ class ProbeCalls(BaseModel):
     calls: list[ProposedCall]
 
 
+class ProbeStateReply(BaseModel):
+    """Stage ``skeleton_probe_state``: the attributes that make a state in which the tools that
+    never succeeded can, and the calls that show it (run in order on that state)."""
+
+    state: dict[str, Any] = Field(
+        description="attributes to change: a collection's records are added or replaced by key, "
+        "any other attribute is replaced; the rest stays as the initial state has it"
+    )
+    calls: list[ProposedCall] = Field(min_length=1)
+
+
 class ProbeJudgement(BaseModel):
     """The judge's verdict on one probe."""
 

@@ -1,11 +1,13 @@
-"""Responders for the environment check: the testing agent's calls and the judge's verdicts.
+"""Responders for the environment check: the testing agent's calls, its probe state, and the
+judge's verdicts.
 
 The testing agent reads the tools and the state shown in the prompt and, with the compiled
 manifest of the topic's module, proposes what a careful tester would (``probe_plan``): positive
 calls on records in a status the tool accepts, set up by an earlier call where the state has
 none, at the time the tool waits for; negative calls with an unknown id, a value outside the
-allowed ones or an empty text. The judge reads each probe's result and state diff and says what
-a careful reviewer would; the slip ``judge_fails_all`` fails every probe.
+allowed ones or an empty text. Asked for a probe state, it changes what stood in each tool's way.
+The judge reads each probe's result and state diff and says what a careful reviewer would; the
+slip ``judge_fails_all`` fails every probe.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from envmill.tasks.offline_llm.probe_fit import probe_state_answer
 from envmill.tasks.offline_llm.probe_plan import Planner, laid_out
 from envmill.tasks.offline_llm.responders import ChatReply, ChatRequest
 from envmill.tasks.offline_llm.skeleton import answer, slips_for, topic_of
@@ -46,6 +49,22 @@ def respond_probe(request: ChatRequest) -> ChatReply:
         for kind in tool.get("calls_needed", ["positive"])
     ]
     return answer({"calls": laid_out([unit for unit in units if unit is not None])})
+
+
+def respond_probe_state(request: ChatRequest) -> ChatReply:
+    """A probe state that clears what stood in each tool's way, and the calls on it
+    (``useless_probe_state``: no change, the refused calls again)."""
+    text = (request.texts("user") or [""])[0]
+    tools = fenced_json(text, "Tools that never succeeded:") or []
+    state = fenced_json(text, "Initial state:") or {}
+    module = topic_module(topic_of(request))
+    names = [tool["name"] for tool in tools]
+    useless = bool(slips_for(request, "useless_probe_state"))
+    planner = Planner(module, state, useless, pending=dict.fromkeys(names, 1))
+    if not useless:
+        return answer(probe_state_answer(planner, names))
+    units = [unit for name in names if (unit := planner.unit(name, "positive")) is not None]
+    return answer({"state": {}, "calls": laid_out(units)})
 
 
 def respond_judge(request: ChatRequest) -> ChatReply:

@@ -1,5 +1,6 @@
 """One topic, start to end: skeleton (plan → state code → operations → methods → admitted module)
-then the environment check (initial state → chained probes → verdicts → gate).
+then the environment check (initial state → chained probes → a probe state for the tools that
+never succeeded → verdicts → gate).
 
 The probes are kept whether the gate passes or not: a rejected environment's probes say why.
 """
@@ -22,6 +23,7 @@ from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext
 from envmill.tasks.backends.llm.skelbuilder.initial_state import write_initial_state
 from envmill.tasks.backends.llm.skelbuilder.judging import judge_probes, score_probes
+from envmill.tasks.backends.llm.skelbuilder.probe_state import probe_on_probe_state
 from envmill.tasks.backends.llm.skelbuilder.probing import probe_tools
 from envmill.tasks.backends.llm.skelbuilder.skeleton import (
     list_operations,
@@ -90,6 +92,7 @@ def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome)
     env = skeleton.admitted
     initial_state = write_initial_state(ctx, env, skeleton.parts)
     probes = probe_tools(ctx, env, initial_state)
+    probes += probe_on_probe_state(ctx, env, initial_state, probes)
     verdicts = judge_probes(ctx, env, probes) if probes else {}
     outcome.probes = [
         _record(probe, verdicts[probe.index], env.env_id, ctx, outcome.item) for probe in probes

@@ -1,10 +1,12 @@
-"""The environment check's chains without a sandbox or a model: ``$N`` references and the clock."""
+"""The environment check's chains without a sandbox or a model: ``$N`` references, the clock
+and the probe state's merge."""
 
 from __future__ import annotations
 
 import pytest
 
 from envmill.tasks.backends.llm.skelbuilder.chain import move_clock, resolve_references
+from envmill.tasks.backends.llm.skelbuilder.probe_state import merged_state
 
 RESULTS = {1: {"success": True, "data": {"loan_id": "LN-7", "items": [{"id": "X-1"}]}}}
 
@@ -32,3 +34,27 @@ def test_the_clock_moves_forward_only_and_keeps_its_format():
         move_clock(state, "next tuesday")
     with pytest.raises(LookupError, match="the state has no clock"):
         move_clock({"loans": {}}, "2025-03-12T08:30:00")
+
+
+def test_a_probe_state_changes_only_the_fields_it_names():
+    initial = {
+        "loans": {
+            "LN-1": {"loan_id": "LN-1", "status": "active", "due_on": "2025-03-20"},
+            "LN-2": {"loan_id": "LN-2", "status": "returned", "due_on": "2025-03-01"},
+        },
+        "current_time": "2025-03-10T09:00:00",
+        "acting_role": "member",
+    }
+    changes = {
+        "loans": {
+            "LN-2": {"status": "overdue"},
+            "LN-3": {"loan_id": "LN-3", "status": "active", "due_on": "2025-04-01"},
+        },
+        "acting_role": "staff",
+    }
+    merged = merged_state(initial, changes)
+    assert merged["loans"]["LN-1"] == initial["loans"]["LN-1"]
+    assert merged["loans"]["LN-2"] == {**initial["loans"]["LN-2"], "status": "overdue"}
+    assert merged["loans"]["LN-3"]["due_on"] == "2025-04-01"
+    assert merged["acting_role"] == "staff" and merged["current_time"] == initial["current_time"]
+    assert initial["loans"]["LN-2"]["status"] == "returned"  # the initial state is left alone
