@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envmill.schemas.environment import ToolKind
+from envmill.schemas.environment import EnvWarning, ToolKind
 from envmill.schemas.llm import LlmCallRecord
 
 IDENTIFIER = r"^[a-z][a-z0-9_]*$"
@@ -54,6 +54,16 @@ class SkeletonSettings(BaseModel):
     )
     preview_records: int = Field(
         default=5, ge=1, description="records per collection shown to the model from a state"
+    )
+    untested_success_share: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="share of the state-changing tools that may end with no successful probe "
+        "before the gate refuses the environment (each is a finding either way)",
+    )
+    warnings_fail: bool = Field(
+        default=False, description="count the judge's warnings as failures in the pass rate"
     )
 
 
@@ -200,8 +210,13 @@ class EnvCheckReport(BaseModel):
     pass_rate: float = 0.0
     threshold: float
     untested: list[str] = Field(default_factory=list, description="tools no probe reached")
+    never_succeeded: list[str] = Field(
+        default_factory=list, description="state-changing tools no positive probe succeeded with"
+    )
     accepted: bool = False
-    code: Literal["", "no_probes", "pass_rate_below_threshold", "untested_tools"] = ""
+    code: Literal[
+        "", "no_probes", "pass_rate_below_threshold", "untested_tools", "untested_success"
+    ] = ""
     reason: str = ""
 
 
@@ -222,6 +237,9 @@ class SkeletonDraft(BaseModel):
     operations: list[OperationSpec]
     initial_state: dict[str, Any]
     check: EnvCheckReport
+    warnings: list[EnvWarning] = Field(
+        default_factory=list, description="the judge's warnings and the check's findings"
+    )
     llm_calls: int = Field(default=0, description="LLM calls this topic made, repairs included")
     repairs: int = Field(default=0, description="parts rewritten after a failed check")
     admitted: Any = Field(

@@ -7,7 +7,7 @@ calls on records in a status the tool accepts, set up by an earlier call where t
 none, at the time the tool waits for; negative calls with an unknown id, a value outside the
 allowed ones or an empty text. Asked for a probe state, it changes what stood in each tool's way.
 The judge reads each probe's result and state diff and says what a careful reviewer would; the
-slip ``judge_fails_all`` fails every probe.
+slip ``judge_fails_all`` fails every probe, ``judge_warns`` doubts one change per answer.
 """
 
 from __future__ import annotations
@@ -70,14 +70,24 @@ def respond_probe_state(request: ChatRequest) -> ChatReply:
 def respond_judge(request: ChatRequest) -> ChatReply:
     probes = fenced_json((request.texts("user") or [""])[0], "Probes:") or []
     fail_all = bool(slips_for(request, "judge_fails_all"))
+    doubt = bool(slips_for(request, "judge_warns"))
     verdicts = []
     for probe in probes:
         verdict, reason = judge(probe)
         if fail_all:
             verdict = "fail"
             reason = "The result does not show the behaviour the docstring promises."
+        elif doubt and verdict == "pass" and _changed(probe):
+            doubt, verdict = False, "warning"
+            reason = f"{probe['tool']} succeeded, but the value it stored follows a rule meant "
+            reason += "for another kind of record (a domain doubt)."
         verdicts.append({"probe": probe["probe"], "verdict": verdict, "reason": reason})
     return answer({"verdicts": verdicts})
+
+
+def _changed(probe: dict[str, Any]) -> bool:
+    """A positive call that changed the state."""
+    return probe.get("kind") == "positive" and bool(probe.get("state_diff"))
 
 
 def judge(probe: dict[str, Any]) -> tuple[str, str]:

@@ -1,7 +1,6 @@
 """The checking agent (stage ``skeleton_judge``): each probe judged pass / warning / fail from the
 method's source, the arguments, the result and the whole state diff (a diff cut short once hid
-the one change the judge had to verify), several probes per call; the gate keeps the
-environment when (pass + warning) / probes reaches the threshold and every tool was probed."""
+the one change the judge had to verify), several probes per call. The gate is ``gate``."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import textwrap
 from collections import Counter
 from typing import Any
 
-from envmill.schemas.skeleton import EnvCheckReport, ProbeJudgement, ProbeJudgements
+from envmill.schemas.skeleton import ProbeJudgement, ProbeJudgements
 from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe, not_run
 from envmill.tasks.backends.llm.skelbuilder.context import (
     TopicContext,
@@ -104,39 +103,3 @@ def shown_probe(probe: RanProbe) -> dict[str, Any]:
     if probe.call.at_time:
         shown["at_time"] = probe.call.at_time
     return shown
-
-
-def score_probes(
-    env: AdmittedEnvironment,
-    probes: list[RanProbe],
-    verdicts: dict[int, ProbeJudgement],
-    threshold: float,
-) -> EnvCheckReport:
-    """The gate: the pass rate over every probe, and the tools no probe reached."""
-    counts = Counter(verdicts[p.index].verdict for p in probes)
-    total = len(probes)
-    rate = (counts["pass"] + counts["warning"]) / total if total else 0.0
-    probed = {probe.call.tool for probe in probes}
-    untested = [t.function.name for t in env.tools if t.function.name not in probed]
-    report = EnvCheckReport(
-        probes=total,
-        passed=counts["pass"],
-        warnings=counts["warning"],
-        failed=counts["fail"],
-        pass_rate=round(rate, 4),
-        threshold=threshold,
-        untested=untested,
-    )
-    if not total:
-        return report.model_copy(update={"code": "no_probes", "reason": "no probe call ran"})
-    if rate < threshold:
-        first = next(p for p in probes if verdicts[p.index].verdict == "fail")
-        reason = (
-            f"pass rate {rate:.2f} < {threshold:g}: {counts['fail']} of {total} probes failed "
-            f"(first: probe {first.index}, {first.call.tool}: {verdicts[first.index].reason})"
-        )
-        return report.model_copy(update={"code": "pass_rate_below_threshold", "reason": reason})
-    if untested:
-        reason = f"{len(untested)} tools never probed: {', '.join(untested[:5])}"
-        return report.model_copy(update={"code": "untested_tools", "reason": reason})
-    return report.model_copy(update={"accepted": True})
