@@ -39,7 +39,7 @@ class SkeletonSettings(BaseModel):
     tools_per_probe_call: int = Field(
         default=10, ge=1, description="tools one testing-agent call covers"
     )
-    probes_per_judge_call: int = Field(default=12, ge=1, description="probes one judge call judges")
+    probes_per_judge_call: int = Field(default=16, ge=1, description="probes one judge call judges")
     method_threads: int = Field(
         default=24, ge=1, description="calls of one topic in flight at once"
     )
