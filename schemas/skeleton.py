@@ -160,7 +160,7 @@ class ProbeStateReply(BaseModel):
         description="attributes to change: a collection's records are added or replaced by key, "
         "any other attribute is replaced; the rest stays as the initial state has it"
     )
-    calls: list[ProposedCall] = Field(min_length=1)
+    calls: list[ProposedCall] = Field(default_factory=list)
 
 
 class ProbeJudgement(BaseModel):

@@ -53,7 +53,8 @@ def respond_probe(request: ChatRequest) -> ChatReply:
 
 def respond_probe_state(request: ChatRequest) -> ChatReply:
     """A probe state that clears what stood in each tool's way, and the calls on it
-    (``useless_probe_state``: no change, the refused calls again)."""
+    (``useless_probe_state``: no change, the refused calls again; ``bad_probe_state``: an
+    attribute the class lacks)."""
     text = (request.texts("user") or [""])[0]
     tools = fenced_json(text, "Tools that never succeeded:") or []
     state = fenced_json(text, "Initial state:") or {}
@@ -62,7 +63,10 @@ def respond_probe_state(request: ChatRequest) -> ChatReply:
     useless = bool(slips_for(request, "useless_probe_state"))
     planner = Planner(module, state, useless, pending=dict.fromkeys(names, 1))
     if not useless:
-        return answer(probe_state_answer(planner, names))
+        made = probe_state_answer(planner, names)
+        if slips_for(request, "bad_probe_state"):
+            made["state"]["audit_log"] = [{"event": "probe state"}]
+        return answer(made)
     units = [unit for name in names if (unit := planner.unit(name, "positive")) is not None]
     return answer({"state": {}, "calls": laid_out(units)})
 

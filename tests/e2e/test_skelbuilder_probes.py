@@ -86,6 +86,23 @@ def test_probes_chain_and_a_probe_state_lets_every_state_changing_tool_succeed(
     assert on_probe_state and all(p.result.get("success") for p in on_probe_state)
 
 
+def test_a_probe_state_that_does_not_load_is_shown_to_the_model_then_given_up(
+    fresh, sandbox, tmp_path
+):
+    fresh.configure(
+        slips=[{"kind": "naive_tester"}, {"kind": "bad_probe_state", "persistent": True}]
+    )
+    outcome = _build(fresh, sandbox, tmp_path, SkeletonSettings(untested_success_share=1.0))
+    assert outcome.draft is not None, outcome.failure  # the check goes on without it
+    asked = fresh.requests("skeleton_probe_state")
+    assert len(asked) == 3  # the answer and two repair rounds
+    assert (
+        "the class creates no attribute 'audit_log'" in asked[-1]["body"]["messages"][-1]["content"]
+    )
+    assert not [p for p in outcome.probes if p.round > 0]  # no probe ran on a refused state
+    assert set(WAITS) <= set(outcome.draft.check.never_succeeded)
+
+
 def test_a_tool_that_never_succeeds_is_named_and_past_the_share_fails_the_gate(
     fresh, sandbox, tmp_path
 ):

@@ -61,6 +61,8 @@ def _ask(
         unknown = [call.tool for call in answer.calls if call.tool not in names]
         if unknown:
             return f"there is no tool {unknown[0]!r}; call only the environment's tools"
+        if not any(call.tool in tools and call.kind == "positive" for call in answer.calls):
+            return f"no positive call of {', '.join(tools)}; give one for each tool listed"
         return state_problem(merged_state(initial_state, answer.state), env, ctx.sandbox)
 
     shown, cut = preview_state(initial_state, ctx.settings.preview_records)
