@@ -5,7 +5,7 @@ A careful tester reads the refusals: a role that may not use the tool (the state
 member; the tools are the front desk's) becomes a role that acts for anyone; a record not in
 the status the tool takes is given it; a time the tool compares with the clock is put where
 the rule lets the tool act (now for a time that must have come, a week on for one still ahead,
-a month on for a notice period).
+a month on for a notice period); a number a rule bounds is put at the bound (no fines due).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from envmill.tasks.offline_llm.probe_plan import (
 )
 from envmill.tasks.offline_llm.probe_values import free_record, parse_time
 
+_STEP = {"<": -1, ">": 1}  # from a strict bound to the nearest whole number it allows
 # where a rule on a target's time lets the tool act, as an offset from now
 _TIME_RULES = {
     "in_past": timedelta(0),
@@ -62,17 +63,34 @@ def fitted(planner: Planner, name: str, changes: dict[str, Any]) -> Unit | None:
     fixed = {}
     for arg in manifest.args:
         records = planner.state.get(arg.state_attr or "", {})
-        if arg.source != "entity_id" or not records or not (arg.prefer or arg is target):
+        if arg.source != "entity_id" or not records:
             continue
         key = free_record(records, {}, planner.claimed) or next(iter(records))
         patch = {field: values[0] for field, values in arg.prefer.items() if values}
+        patch |= numbers_for("target" if arg is target else arg.name, operation)
         if arg is target:
             patch |= times_for(records[key], operation, planner.state)
+        if not patch and arg is not target:
+            continue
         changes.setdefault(arg.state_attr or "", {}).setdefault(key, {}).update(patch)
         planner.claimed.add(key)
         fixed[arg.name] = key
     arguments = planner._arguments(manifest, True, fixed)
     return Unit([planner._call(manifest, "positive", arguments)])
+
+
+def numbers_for(path: str, operation: OperationSpec) -> dict[str, Any]:
+    """The fields of the record at ``path`` (``target``, or an id argument) that a comparison
+    with a number bounds, each set to the nearest number it allows (fines due at most 0: 0)."""
+    numbers = {}
+    for rule in operation.preconditions:
+        left, right = getattr(rule, "left", None), getattr(rule, "right", None)
+        if rule.kind != "compare" or not isinstance(left, str) or isinstance(right, str):
+            continue
+        owner, _, field = left.partition(".")
+        if owner == path and field and "." not in field and right is not None:
+            numbers[field] = right + _STEP.get(rule.op, 0)
+    return numbers
 
 
 def times_for(
