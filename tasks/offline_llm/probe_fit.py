@@ -75,8 +75,8 @@ def fitted(planner: Planner, name: str, changes: dict[str, Any]) -> Unit | None:
         changes.setdefault(arg.state_attr or "", {}).setdefault(key, {}).update(patch)
         planner.claimed.add(key)
         fixed[arg.name] = key
-    arguments = planner._arguments(manifest, True, fixed)
-    return Unit([planner._call(manifest, "positive", arguments)])
+    arguments = planner.arguments_for(manifest, True, fixed)
+    return Unit([planner.call_of(manifest, "positive", arguments)])
 
 
 def numbers_for(path: str, operation: OperationSpec) -> dict[str, Any]:

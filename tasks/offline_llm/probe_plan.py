@@ -80,13 +80,13 @@ class Planner:
             return self._negative(manifest)
         operation = operation_of(self.module, manifest)
         if manifest.kind == "query" or operation is None:
-            return Unit([self._call(manifest, "positive", self._arguments(manifest, False))])
+            return Unit([self.call_of(manifest, "positive", self.arguments_for(manifest, False))])
         return self._change(manifest, operation)
 
     def _negative(self, manifest: ToolManifest) -> Unit | None:
         if not manifest.args:
             return None
-        arguments = self._arguments(manifest, False)
+        arguments = self.arguments_for(manifest, False)
         arg = min(manifest.args, key=weak_spot)
         wrong, why = negative_value(arg, self.state)
         verb = manifest.tool.replace("_", " ")
@@ -100,8 +100,8 @@ class Planner:
         if operation.kind != "create" and target is not None and not self.naive:
             found = self._fitting(manifest, target, SETUP_DEPTH)
         if target is None or found is None:
-            arguments = self._arguments(manifest, True)
-            own = self._call(manifest, "positive", arguments)
+            arguments = self.arguments_for(manifest, True)
+            own = self.call_of(manifest, "positive", arguments)
             if operation.kind == "create":  # a new record a later call may act on
                 new_id = Ref(own, f"data.{manifest.entity}_id")
                 self.made.append((manifest.entity, new_id, arguments))
@@ -147,8 +147,8 @@ class Planner:
                 return None, new_id, values
         if not makers:
             return None
-        arguments = self._arguments(makers[0], True)
-        setup = self._call(makers[0], "positive", arguments, None, setup=True)
+        arguments = self.arguments_for(makers[0], True)
+        setup = self.call_of(makers[0], "positive", arguments, None, setup=True)
         return Unit([setup]), Ref(setup, f"data.{manifest.entity}_id"), arguments
 
     def _acted(
@@ -166,7 +166,7 @@ class Planner:
             self.claimed.add(key)
         at = self.clock_for(record, operation, before.at if before else None)
         fixed = {target.name: key}
-        own = self._call(manifest, "positive", self._arguments(manifest, True, fixed), at)
+        own = self.call_of(manifest, "positive", self.arguments_for(manifest, True, fixed), at)
         earlier = before.calls if before else []
         return Unit([*earlier, own], at or (before.at if before else None))
 
@@ -201,7 +201,7 @@ class Planner:
                 ahead.append((when, str(text)))
         return max(ahead)[1] if ahead else None
 
-    def _arguments(
+    def arguments_for(
         self, manifest: ToolManifest, changes: bool, fixed: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Values for the required arguments; a state-changing call claims the records it
@@ -223,7 +223,7 @@ class Planner:
             arguments[arg.name] = value
         return arguments
 
-    def _call(
+    def call_of(
         self,
         manifest: ToolManifest,
         kind: str,
