@@ -98,6 +98,7 @@ def report(backend, output, wall, stats, latency, cap, topics) -> None:
         )
     print(f"calls by stage: {dict(Counter(r.stage for r in output.llm_calls))}")
     print(f"probes {len(probes)}: {dict(Counter(p.verdict for p in probes))}")
+    print(success_line(output))
     print(
         f"wall {wall:.2f}s at latency {latency}s, cap {cap}: {stats['requests']} requests, "
         f"peak in flight {stats['peak_in_flight']}; work seconds by stage "
@@ -106,6 +107,31 @@ def report(backend, output, wall, stats, latency, cap, topics) -> None:
     if latency > 0:
         bound = stats["requests"] * latency / cap
         print(f"cap bound {bound:.2f}s: wall / bound {wall / bound:.3f}")
+
+
+def success_line(output) -> str:
+    """How far the accepted environments' state-changing tools were tested on their success path:
+    successful positive probes per such tool, and the share of them that never succeeded."""
+    accepted = {env.env_id for env in output.environments}
+    changing = {
+        (env.env_id, name)
+        for env in output.environments
+        for name, kind in env.tool_kinds.items()
+        if kind == "state_change"
+    }
+    wins = Counter(
+        (p.env_id, p.tool)
+        for p in output.env_probes
+        if p.env_id in accepted and p.kind == "positive" and p.result.get("success") is True
+    )
+    if not changing:
+        return "state-changing tools: none"
+    never = sum(1 for key in changing if not wins[key])
+    per_tool = sum(wins[key] for key in changing) / len(changing)
+    return (
+        f"state-changing tools {len(changing)}: successful probes per tool {per_tool:.2f}, "
+        f"never succeeded {never} ({never / len(changing):.0%})"
+    )
 
 
 def main() -> None:

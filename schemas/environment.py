@@ -37,6 +37,16 @@ class PolicyViolation(BaseModel):
         return f"line {self.line}: {self.message} [{self.rule}]"
 
 
+class EnvWarning(BaseModel):
+    """Something the environment check found questionable without refusing the environment: a
+    judge's warning on a probe, or a state-changing tool no probe saw succeed."""
+
+    kind: Literal["judge_warning", "never_succeeded"]
+    tool: str
+    probes: list[int] = Field(default_factory=list, description="the probes it rests on")
+    message: str
+
+
 class EnvironmentRecord(BaseModel):
     """An environment module with everything derived from it, as the warehouse stores it."""
 
@@ -56,4 +66,7 @@ class EnvironmentRecord(BaseModel):
     seed: int | None = None
     checked: dict[str, Any] = Field(
         default_factory=dict, description="how it was checked: policy, sandbox load, probes"
+    )
+    warnings: list[EnvWarning] = Field(
+        default_factory=list, description="what its check found questionable (LLM backend)"
     )

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envmill.schemas.environment import ToolKind
+from envmill.schemas.environment import EnvWarning, ToolKind
 from envmill.schemas.llm import LlmCallRecord
 
 IDENTIFIER = r"^[a-z][a-z0-9_]*$"
@@ -39,7 +39,7 @@ class SkeletonSettings(BaseModel):
     tools_per_probe_call: int = Field(
         default=10, ge=1, description="tools one testing-agent call covers"
     )
-    probes_per_judge_call: int = Field(default=12, ge=1, description="probes one judge call judges")
+    probes_per_judge_call: int = Field(default=16, ge=1, description="probes one judge call judges")
     methods_per_call: int = Field(
         default=6,
         ge=1,
@@ -59,6 +59,16 @@ class SkeletonSettings(BaseModel):
     )
     preview_records: int = Field(
         default=5, ge=1, description="records per collection shown to the model from a state"
+    )
+    untested_success_share: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="share of the state-changing tools that may end with no successful probe "
+        "before the gate refuses the environment (each is a finding either way)",
+    )
+    warnings_fail: bool = Field(
+        default=False, description="count the judge's warnings as failures in the pass rate"
     )
 
 
@@ -138,12 +148,27 @@ class ProposedCall(BaseModel):
     kind: ProbeKind
     arguments: dict[str, Any] = Field(default_factory=dict)
     expectation: str = Field(default="", description="what the call should do, in one sentence")
+    at_time: str | None = Field(
+        default=None,
+        description="an ISO time the state's clock is moved forward to before the call",
+    )
 
 
 class ProbeCalls(BaseModel):
-    """Stage ``skeleton_probe``: the testing agent's calls."""
+    """Stage ``skeleton_probe``: the testing agent's calls, run in order as one chain."""
 
     calls: list[ProposedCall]
+
+
+class ProbeStateReply(BaseModel):
+    """Stage ``skeleton_probe_state``: the attributes that make a state in which the tools that
+    never succeeded can, and the calls that show it (run in order on that state)."""
+
+    state: dict[str, Any] = Field(
+        description="attributes to change: a collection's records are added or replaced by key, "
+        "any other attribute is replaced; the rest stays as the initial state has it"
+    )
+    calls: list[ProposedCall] = Field(default_factory=list)
 
 
 class ProbeJudgement(BaseModel):
@@ -162,7 +187,9 @@ class ProbeJudgements(BaseModel):
 
 class ProbeRecord(BaseModel):
     """One probe call of the environment check, with the judge's verdict: a row of
-    ``env_probes``. Each probe runs from the checked initial state."""
+    ``env_probes``. A probe runs on the state the earlier successful probes of its testing-agent
+    call left (the first on the checked initial state, or on the probe state); its diff is
+    measured against that state."""
 
     run_id: str = ""
     env_id: str = Field(pattern=r"^[0-9a-f]{16}$")
@@ -191,8 +218,13 @@ class EnvCheckReport(BaseModel):
     pass_rate: float = 0.0
     threshold: float
     untested: list[str] = Field(default_factory=list, description="tools no probe reached")
+    never_succeeded: list[str] = Field(
+        default_factory=list, description="state-changing tools no positive probe succeeded with"
+    )
     accepted: bool = False
-    code: Literal["", "no_probes", "pass_rate_below_threshold", "untested_tools"] = ""
+    code: Literal[
+        "", "no_probes", "pass_rate_below_threshold", "untested_tools", "untested_success"
+    ] = ""
     reason: str = ""
 
 
@@ -213,6 +245,9 @@ class SkeletonDraft(BaseModel):
     operations: list[OperationSpec]
     initial_state: dict[str, Any]
     check: EnvCheckReport
+    warnings: list[EnvWarning] = Field(
+        default_factory=list, description="the judge's warnings and the check's findings"
+    )
     llm_calls: int = Field(default=0, description="LLM calls this topic made, repairs included")
     repairs: int = Field(default=0, description="parts rewritten after a failed check")
     admitted: Any = Field(

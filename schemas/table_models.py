@@ -96,6 +96,7 @@ class EnvironmentsTable(apa.DataFrameModel):
     n_query_tools: int = _count()
     n_state_change_tools: int = _count()
     checked_json: str
+    warnings_json: str = apa.Field(nullable=True)  # judge warnings, findings; NULL before 2.2
     seed: int = apa.Field(nullable=True)
     provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
     created_at: UtcTimestamp

@@ -119,6 +119,7 @@ TABLES: dict[str, TableSpec] = {
                     _column("n_query_tools", INT),
                     _column("n_state_change_tools", INT),
                     _column("checked_json", STRING),
+                    _nullable("warnings_json", STRING),  # format 2.2; NULL in older parts
                     _nullable("seed", INT),
                     _nullable("provenance_json", STRING),
                     _column("created_at", UTC_TIME),

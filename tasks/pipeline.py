@@ -218,6 +218,7 @@ def _synthesize_item(
             backend=backend.name,
             domain=draft.domain,
             seed=item.seed,
+            warnings=list(getattr(draft, "warnings", [])),  # what the LLM backend's check found
         )
     )
     with clock.stage("scenarios"):

@@ -52,6 +52,7 @@ def environment_row(
         "n_query_tools": kinds.count("query"),
         "n_state_change_tools": kinds.count("state_change"),
         "checked_json": env.checked,
+        "warnings_json": [warning.model_dump() for warning in env.warnings],
         "seed": env.seed,
         "provenance_json": provenance(
             made_by or {}, run_id, env.backend, seed=env.seed, parent={"topic": env.topic}

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 FORMAT_NAME = "envmill-warehouse"
 # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs;
 # 2.0: a part is read only when its commit record (_commits/) lists it
-FORMAT_VERSION = "2.1"  # 2.1: scenarios.expected_answer_json, refusal_json
+# 2.1: scenarios.expected_answer_json, refusal_json
+FORMAT_VERSION = "2.2"  # 2.2: environments.warnings_json
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")

@@ -130,6 +130,20 @@ def _decoded(column: str, value):
     return isoformat() if callable(isoformat) else value
 
 
+def _warning_lines(warned: list[dict] | None) -> str:
+    """One line per warning, after the JSON (which the tools' schemas make long), where a
+    reader looks for them; NULL is an environment stored before warnings were (format < 2.2)."""
+    if warned is None:
+        return "(not recorded: stored before envmill kept warnings)"
+    if not warned:
+        return "(none)"
+    return "\n".join(
+        f"- {w.get('kind')}: {w.get('tool')}: {w.get('message')}"
+        + (f" (probes {', '.join(map(str, w['probes']))})" if w.get("probes") else "")
+        for w in warned
+    )
+
+
 def show(
     kind: Annotated[Literal["env", "scenario"], typer.Argument(help="env or scenario")],
     item_id: Annotated[str, typer.Argument(help="env_id or scenario_id (a unique prefix works)")],
@@ -153,8 +167,9 @@ def show(
         for k, v in rows[0].items()
     }
     if kind == "env":
-        source = row.pop("source")
+        source, warned = row.pop("source"), row.pop("warnings_json", None)
         print_json({k: v for k, v in row.items() if k != "created_at"})
+        typer.echo("\n# warnings\n" + _warning_lines(warned))
         typer.echo("\n# source\n" + str(source))  # a column that is never null
     else:
         print_json({k: v for k, v in row.items() if k != "created_at"})

@@ -42,7 +42,9 @@ class EnvironmentDraft(Protocol):
     A backend may hand the pipeline a richer object (the procedural backend's compiled environment
     carries its tool manifest); the pipeline reads only these attributes and gives the same object
     back to :meth:`Backend.make_scenarios`. A draft whose backend already admitted its module may
-    carry the result as ``admitted``, so the pipeline does not admit it twice.
+    carry the result as ``admitted``, so the pipeline does not admit it twice; one whose check
+    found something questionable may carry it as ``warnings`` (``EnvWarning`` records), which
+    the environment's row keeps.
     """
 
     @property

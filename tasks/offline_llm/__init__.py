@@ -42,7 +42,11 @@ from envmill.tasks.offline_llm.skeleton import (
     respond_repair,
     respond_state,
 )
-from envmill.tasks.offline_llm.skeleton_check import respond_judge, respond_probe
+from envmill.tasks.offline_llm.skeleton_check import (
+    respond_judge,
+    respond_probe,
+    respond_probe_state,
+)
 from envmill.tasks.offline_llm.skeleton_source import warm_sources
 from envmill.tasks.offline_llm.slips import Slip
 from envmill.tasks.offline_llm.topics import respond_topics, warm_topics
@@ -58,6 +62,7 @@ RESPONDERS = {
     "skeleton_repair": (respond_repair, None),
     "skeleton_initial_state": (respond_initial_state, None),
     "skeleton_probe": (respond_probe, None),
+    "skeleton_probe_state": (respond_probe_state, None),
     "skeleton_judge": (respond_judge, None),
     "scenario_state": (respond_scenario_state, None),
     "scenario_task": (respond_scenario_task, None),

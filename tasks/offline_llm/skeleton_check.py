@@ -1,23 +1,26 @@
-"""Responders for the environment check: the testing agent's calls and the judge's verdicts.
+"""Responders for the environment check: the testing agent's calls, its probe state, and the
+judge's verdicts.
 
 The testing agent reads the tools and the state shown in the prompt and, with the compiled
-manifest of the topic's module, proposes what a careful tester would: positive calls on records
-that exist (preferring ones in a status the tool accepts) and negative calls with an unknown id,
-a value outside the allowed ones or an empty text. The judge reads each probe's result and state
-diff and says what a careful reviewer would; the slip ``judge_fails_all`` fails every probe.
+manifest of the topic's module, proposes what a careful tester would (``probe_plan``): positive
+calls on records in a status the tool accepts, set up by an earlier call where the state has
+none, at the time the tool waits for; negative calls with an unknown id, a value outside the
+allowed ones or an empty text. Asked for a probe state, it changes what stood in each tool's way.
+The judge reads each probe's result and state diff and says what a careful reviewer would; the
+slip ``judge_fails_all`` fails every probe, ``judge_warns`` doubts one change per answer.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta
 from typing import Any
 
-from envmill.tasks.backends.procedural.manifest import ArgManifest
+from envmill.tasks.offline_llm.probe_fit import probe_state_answer
+from envmill.tasks.offline_llm.probe_plan import Planner, laid_out
 from envmill.tasks.offline_llm.responders import ChatReply, ChatRequest
 from envmill.tasks.offline_llm.skeleton import answer, slips_for, topic_of
-from envmill.tasks.offline_llm.skeleton_source import TopicModule, topic_module
+from envmill.tasks.offline_llm.skeleton_source import topic_module
 
 _RAISED = re.compile(r"^[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
 _MISCALLED = re.compile(
@@ -38,123 +41,57 @@ def respond_probe(request: ChatRequest) -> ChatReply:
     tools = fenced_json(text, "Tools to test:") or []
     state = fenced_json(text, "Initial state:") or {}
     module = topic_module(topic_of(request))
-    calls = []
-    for tool in tools:
-        for kind in tool.get("calls_needed", ["positive"]):
-            made = propose(module, tool, kind, state)
-            if made is not None:
-                calls.append(made)
-    return answer({"calls": calls})
+    pending = {tool["name"]: len(tool.get("calls_needed", ["positive"])) for tool in tools}
+    planner = Planner(module, state, bool(slips_for(request, "naive_tester")), pending=pending)
+    units = [
+        planner.unit(tool["name"], kind)
+        for tool in tools
+        for kind in tool.get("calls_needed", ["positive"])
+    ]
+    return answer({"calls": laid_out([unit for unit in units if unit is not None])})
 
 
-def propose(module: TopicModule, tool: dict[str, Any], kind: str, state: dict) -> dict | None:
-    """One call of ``tool``: valid arguments for a positive one, a wrong one for a negative."""
-    manifest = module.tool(tool["name"])
-    if manifest is None:
-        return None
-    arguments = {a.name: positive_value(a, state, module) for a in manifest.args if a.required}
-    verb = tool["name"].replace("_", " ")
-    if kind == "positive":
-        where = ", ".join(f"{k}={v!r}" for k, v in arguments.items()) or "no arguments"
-        expectation = f"Should {verb} for {where} and report success."
-        return _call(tool["name"], kind, arguments, expectation)
-    if not manifest.args:
-        return None
-    arg = min(manifest.args, key=_weak_spot)
-    wrong, why = negative_value(arg, state)
-    expectation = f"Should refuse to {verb}: {why}."
-    return _call(tool["name"], kind, {**arguments, arg.name: wrong}, expectation)
-
-
-def _call(tool: str, kind: str, arguments: dict[str, Any], expectation: str) -> dict[str, Any]:
-    return {"tool": tool, "kind": kind, "arguments": arguments, "expectation": expectation}
-
-
-def positive_value(arg: ArgManifest, state: dict, module: TopicModule) -> Any:
-    """A value a careful tester picks from the state for one argument."""
-    records = state.get(arg.state_attr or "", {}) if arg.state_attr else {}
-    if arg.source == "entity_id":
-        return _pick_record(records, arg.prefer) or f"{arg.entity or 'item'}-0001"
-    if arg.source == "str" and arg.entity and records:
-        label = module.compiled.label_fields.get(arg.entity, "")
-        first = next(iter(records.values()), {})
-        return str(first.get(label, "a")).split()[0]
-    if arg.source == "enum":
-        preferred = [v for v in (arg.values or []) if v in arg.prefer.get(arg.name, [])]
-        return (preferred or arg.values or ["a"])[0]
-    if arg.source in ("int", "float"):
-        low = arg.minimum if arg.minimum is not None else 1
-        value = min(max(low, 1), arg.maximum if arg.maximum is not None else 1000)
-        return int(value) if arg.source == "int" else round(float(value) + 0.5, 2)
-    if arg.source in ("date", "datetime"):
-        now = _parse(state.get("current_time")) or datetime(2025, 6, 2, 9)
-        later = (now + timedelta(days=7)).replace(hour=10, minute=0, second=0)
-        return later.date().isoformat() if arg.source == "date" else later.isoformat()
-    if arg.source == "bool":
-        return True
-    return _text_for(arg)
-
-
-def _weak_spot(arg: ArgManifest) -> int:
-    """Which argument a tester spoils first: an id, a closed choice, a bounded number, text."""
-    order = {"entity_id": 0, "enum": 1, "int": 2, "float": 2, "date": 3, "datetime": 3}
-    return 4 if arg.faker else order.get(arg.source, 4)
-
-
-def negative_value(arg: ArgManifest, state: dict) -> tuple[Any, str]:
-    """A wrong value for one argument, and why it is wrong."""
-    if arg.faker:
-        return "", f"{arg.name} must not be empty"
-    if arg.source == "entity_id":
-        records = state.get(arg.state_attr or "", {})
-        prefix = next(iter(records), "ID-1").rsplit("-", 1)[0]
-        return f"{prefix}-9999", f"{arg.entity} {prefix}-9999 does not exist"
-    if arg.source == "enum":
-        return "unknown", f"'unknown' is not an allowed {arg.name}"
-    if arg.source in ("int", "float"):
-        return -5, f"{arg.name} cannot be negative"
-    if arg.source in ("date", "datetime"):
-        return "next tuesday", f"{arg.name} is not an ISO date"
-    if arg.source == "bool":
-        return "yes", f"{arg.name} must be a boolean"
-    return "", f"{arg.name} must not be empty"
-
-
-def _pick_record(records: dict, prefer: dict[str, list[Any]]) -> str | None:
-    for key, record in records.items():
-        if all(record.get(field) in values for field, values in prefer.items()):
-            return key
-    return next(iter(records), None)
-
-
-def _text_for(arg: ArgManifest) -> str:
-    samples = {
-        "email": "jordan.reyes@example.org",
-        "phone_number": "555-0142",
-        "basic_phone_number": "555-0142",
-        "name": "Jordan Reyes",
-    }
-    return samples.get(arg.faker or "", samples.get(arg.name, f"Test {arg.name.replace('_', ' ')}"))
-
-
-def _parse(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
+def respond_probe_state(request: ChatRequest) -> ChatReply:
+    """A probe state that clears what stood in each tool's way, and the calls on it
+    (``useless_probe_state``: no change, the refused calls again; ``bad_probe_state``: an
+    attribute the class lacks)."""
+    text = (request.texts("user") or [""])[0]
+    tools = fenced_json(text, "Tools that never succeeded:") or []
+    state = fenced_json(text, "Initial state:") or {}
+    module = topic_module(topic_of(request))
+    names = [tool["name"] for tool in tools]
+    useless = bool(slips_for(request, "useless_probe_state"))
+    planner = Planner(module, state, useless, pending=dict.fromkeys(names, 1))
+    if not useless:
+        made = probe_state_answer(planner, names)
+        if slips_for(request, "bad_probe_state"):
+            made["state"]["audit_log"] = [{"event": "probe state"}]
+        return answer(made)
+    units = [unit for name in names if (unit := planner.unit(name, "positive")) is not None]
+    return answer({"state": {}, "calls": laid_out(units)})
 
 
 def respond_judge(request: ChatRequest) -> ChatReply:
     probes = fenced_json((request.texts("user") or [""])[0], "Probes:") or []
     fail_all = bool(slips_for(request, "judge_fails_all"))
+    doubt = bool(slips_for(request, "judge_warns"))
     verdicts = []
     for probe in probes:
         verdict, reason = judge(probe)
         if fail_all:
             verdict = "fail"
             reason = "The result does not show the behaviour the docstring promises."
+        elif doubt and verdict == "pass" and _changed(probe):
+            doubt, verdict = False, "warning"
+            reason = f"{probe['tool']} succeeded, but the value it stored follows a rule meant "
+            reason += "for another kind of record (a domain doubt)."
         verdicts.append({"probe": probe["probe"], "verdict": verdict, "reason": reason})
     return answer({"verdicts": verdicts})
+
+
+def _changed(probe: dict[str, Any]) -> bool:
+    """A positive call that changed the state."""
+    return probe.get("kind") == "positive" and bool(probe.get("state_diff"))
 
 
 def judge(probe: dict[str, Any]) -> tuple[str, str]:

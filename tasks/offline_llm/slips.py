@@ -3,9 +3,10 @@
 Where a fault breaks the transport or the JSON, a slip is a mistake in what the answer *says*,
 the kind a capable model makes: a method that does not parse, ids from ``uuid``, code that reaches
 for the network, a loop that never ends, a set in the state, too few operations, an initial state
-with an attribute the class lacks, a judge that fails everything. A slip hits the first answer
-of its stage for the topics it names; the answer to a repair is correct unless it is
-``persistent``.
+with an attribute the class lacks, a judge that fails everything or doubts one change, a tester
+that plans every call as if it ran alone, a probe state that changes nothing or does not load.
+A slip hits the first answer of its stage for the topics it names; the answer to a repair is
+correct unless it is ``persistent``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ SlipKind = Literal[
     "few_operations",  # an operation list shorter than asked
     "bad_state",  # an initial state with an attribute the class does not create
     "judge_fails_all",  # the judge says fail to every probe
+    "judge_warns",  # the judge warns on the first successful state change it sees (a domain doubt)
+    "naive_tester",  # the testing agent plans each call as if alone on the initial state
+    "useless_probe_state",  # a probe state that changes nothing, with the refused calls again
+    "bad_probe_state",  # a probe state with an attribute the class does not create
     "trivial_checks",  # scenario checks that hold on any state (refused: not_trivial)
     "wrong_step",  # a scenario step that names a tool the environment does not have
     "counter_behind",  # a scenario state whose id counters are behind its ids (an invariant)

@@ -29,6 +29,7 @@ SKELETON_STAGES = (  # SkelBuilder: a topic into an environment
     "skeleton_repair",
     "skeleton_initial_state",
     "skeleton_probe",
+    "skeleton_probe_state",
     "skeleton_judge",
 )
 SCENARIO_STAGES = ("scenario_state", "scenario_task", "scenario_checks", "scenario_repair")

@@ -639,3 +639,38 @@ def test_two_writers_of_one_batch_marker_do_not_trip_over_its_temporary_file(wh)
         thread.join()
     assert errors == [] and read_commit(wh.root, "same").run_id == RUN
     assert [p.name for p in (wh.root / "_commits").iterdir()] == ["same.json"]
+
+
+def test_an_environment_stored_before_warnings_reads_and_shows_as_not_recorded(
+    wh, monkeypatch, capsys
+):
+    """Format 2.2 added ``environments.warnings_json``: a part a 2.1 writer made has no such
+    column and still reads (NULL, not "no warnings"); `envmill show env` says which it is."""
+    import pyarrow.parquet as pq
+
+    from envmill.warehouse.commits import Commit, describe_part, publish
+    from envmill.warehouse.store import checked_table, spec_of
+    from tests.conftest import call_main
+
+    old = env_row("Old") | {"created_at": NOW}
+    arrow = checked_table(spec_of("environments"), [old]).drop_columns(["warnings_json"])
+    (wh.root / "environments").mkdir()
+    pq.write_table(arrow, wh.root / "environments" / "part-old.parquet")
+    info = describe_part(wh.root / "environments" / "part-old.parquet", 1)
+    publish(wh.root, Commit(key="old", parts={"environments": info}, items=["old"]))
+    warned = [{"kind": "judge_warning", "tool": "lend", "probes": [3], "message": "odd fee"}]
+    wh.write("environments", [env_row("New") | {"warnings_json": warned}], key="new")
+    got = query(wh.root, "SELECT class_name, warnings_json FROM environments").to_pylist()
+    assert {r["class_name"]: r["warnings_json"] for r in got} == {
+        "Old": None,
+        "New": '[{"kind":"judge_warning","message":"odd fee","probes":[3],"tool":"lend"}]',
+    }
+    for name, said in (
+        ("Old", "(not recorded: stored before envmill kept warnings)"),
+        ("New", "- judge_warning: lend: odd fee (probes 3)"),
+    ):
+        shown = call_main(
+            monkeypatch, capsys, ("show", "env", content_id(name), "--out", str(wh.root))
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert f"\n# warnings\n{said}\n" in shown.stdout

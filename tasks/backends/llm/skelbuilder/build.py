@@ -1,5 +1,6 @@
 """One topic, start to end: skeleton (plan → state code → operations → methods → admitted module)
-then the environment check (initial state → probes → verdicts → gate).
+then the environment check (initial state → chained probes → a probe state for the tools that
+never succeeded → verdicts → gate).
 
 The probes are kept whether the gate passes or not: a rejected environment's probes say why.
 """
@@ -19,10 +20,13 @@ from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends.llm.skelbuilder.admit import Skeleton, admit_parts
 from envmill.tasks.backends.llm.skelbuilder.asking import Asker, SkeletonFailed
 from envmill.tasks.backends.llm.skelbuilder.assemble import STATE
+from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext
+from envmill.tasks.backends.llm.skelbuilder.gate import env_warnings, score_probes
 from envmill.tasks.backends.llm.skelbuilder.initial_state import write_initial_state
-from envmill.tasks.backends.llm.skelbuilder.judging import judge_probes, score_probes
-from envmill.tasks.backends.llm.skelbuilder.probing import RanProbe, probe_tools
+from envmill.tasks.backends.llm.skelbuilder.judging import judge_probes
+from envmill.tasks.backends.llm.skelbuilder.probe_state import probe_on_probe_state
+from envmill.tasks.backends.llm.skelbuilder.probing import probe_tools
 from envmill.tasks.backends.llm.skelbuilder.skeleton import (
     list_operations,
     plan_state,
@@ -103,18 +107,21 @@ def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome)
     env = skeleton.admitted
     initial_state = write_initial_state(ctx, env, skeleton.parts)
     probes = probe_tools(ctx, env, initial_state)
+    probes += probe_on_probe_state(ctx, env, initial_state, probes)
     verdicts = judge_probes(ctx, env, probes) if probes else {}
     outcome.probes = [
         _record(probe, verdicts[probe.index], env.env_id, ctx, outcome.item) for probe in probes
     ]
-    report = score_probes(env, probes, verdicts, ctx.settings.pass_threshold)
+    report = score_probes(env, probes, verdicts, ctx.settings)
+    warnings = env_warnings(probes, verdicts, report)
     if not report.accepted:
         failed = [
             f"probe {r.probe_index}, {r.tool} ({r.kind}): {r.verdict}: {r.reason}"
             for r in outcome.probes
             if r.verdict == "fail"
         ]
-        raise SkeletonFailed("env_check", report.reason, report.code, failed)
+        found = [w.message for w in warnings if w.kind == "never_succeeded"]
+        raise SkeletonFailed("env_check", report.reason, report.code, failed + found)
     plan = skeleton.plan
     return SkeletonDraft(
         source=env.source,
@@ -127,6 +134,7 @@ def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome)
         operations=skeleton.operations,
         initial_state=initial_state,
         check=report,
+        warnings=warnings,
         repairs=skeleton.repairs,
         admitted=env,
     )

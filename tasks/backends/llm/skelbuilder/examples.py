@@ -15,6 +15,7 @@ from envmill.schemas.skeleton import (
     OperationList,
     ProbeCalls,
     ProbeJudgements,
+    ProbeStateReply,
     StatePlan,
 )
 
@@ -78,6 +79,24 @@ STATE = {
     "tools": {"TL-0001": {"tool_id": "TL-0001", "name": "Cordless drill", "status": "available"}},
     "next_tool_number": 2,
     "current_time": "2025-03-03T10:00:00",
+}
+LENT_STATE = {**STATE, "tools": {"TL-0001": {**STATE["tools"]["TL-0001"], "status": "lent"}}}
+NEVER_SUCCEEDED = [
+    {
+        "name": "lend_tool",
+        "kind": "state_change",
+        "description": "Lend an available tool.",
+        "parameters": {"type": "object", "properties": {"tool_id": {"type": "string"}}},
+        "calls": ['positive {"tool_id": "TL-0001"} -> Tool TL-0001 is not available'],
+    }
+]
+STATE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "tools": {"type": "object", "additionalProperties": {"type": "object"}},
+        "next_tool_number": {"type": "integer"},
+        "current_time": {"type": "string"},
+    },
 }
 TOOLS = [
     {
@@ -162,10 +181,25 @@ STAGE_EXAMPLES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "topic": TOPIC,
             "class_name": "ToolLibrary",
             "tools": json.dumps(TOOLS, indent=2),
+            "others": ["get_tool(tool_id): Get a tool by its id."],
             "state": json.dumps(STATE, indent=2),
             "cut": [],
+            "clock": "current_time",
             "earlier": [],
             "round": 0,
+        },
+    ),
+    "skeleton_probe_state": (
+        ProbeStateReply,
+        {
+            "topic": TOPIC,
+            "class_name": "ToolLibrary",
+            "tools": json.dumps(NEVER_SUCCEEDED, indent=2),
+            "others": ["get_tool(tool_id): Get a tool by its id."],
+            "state": json.dumps(LENT_STATE, indent=2),
+            "cut": [],
+            "clock": "current_time",
+            "state_schema": json.dumps(STATE_SCHEMA, indent=2),
         },
     ),
     "skeleton_judge": (

@@ -1,22 +1,22 @@
-"""The checking agent (stage ``skeleton_judge``) and the gate: each probe judged pass / warning /
-fail from the method's source, the arguments, the result and the state diff, several probes per
-call; the environment is kept when (pass + warning) / probes reaches the threshold and every tool
-was probed."""
+"""The checking agent (stage ``skeleton_judge``): each probe judged pass / warning / fail from the
+method's source, the arguments, the result and the whole state diff (a diff cut short once hid
+the one change the judge had to verify), several probes per call. The gate is ``gate``."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
 from collections import Counter
+from typing import Any
 
-from envmill.schemas.skeleton import EnvCheckReport, ProbeJudgement, ProbeJudgements
+from envmill.schemas.skeleton import ProbeJudgement, ProbeJudgements
+from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe, not_run
 from envmill.tasks.backends.llm.skelbuilder.context import (
     TopicContext,
     chunked,
     preview_value,
     to_json,
 )
-from envmill.tasks.backends.llm.skelbuilder.probing import RanProbe
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.reading import find_environment_class, parse_module
 
@@ -24,16 +24,26 @@ from envmill.tasks.envs.reading import find_environment_class, parse_module
 def judge_probes(
     ctx: TopicContext, env: AdmittedEnvironment, probes: list[RanProbe]
 ) -> dict[int, ProbeJudgement]:
-    """A verdict for every probe, by its number (batches of probes of neighbouring tools)."""
+    """A verdict for every probe, by its number (batches of probes of neighbouring tools). A
+    call that never ran (``not_run``) shows nothing of its tool: it is the tester's slip, a
+    warning said here without asking the judge."""
     order = {tool.function.name: i for i, tool in enumerate(env.tools)}
-    ordered = sorted(probes, key=lambda p: (order.get(p.call.tool, len(order)), p.index))
+    ran = [probe for probe in probes if not not_run(probe)]
+    ordered = sorted(ran, key=lambda p: (order.get(p.call.tool, len(order)), p.index))
     batches = chunked(ordered, ctx.settings.probes_per_judge_call)
     sources = method_sources(env.source)
 
     def judge(batch: list[RanProbe]) -> list[ProbeJudgement]:
         return _judge_batch(ctx, batch, sources)
 
-    return {v.probe: v for verdicts in ctx.pool.map(judge, batches) for v in verdicts}
+    verdicts = {v.probe: v for found in ctx.pool.map(judge, batches) for v in found}
+    for probe in probes:
+        if not_run(probe):
+            reason = f"the tester's slip: {probe.result['error']}"
+            verdicts[probe.index] = ProbeJudgement(
+                probe=probe.index, verdict="warning", reason=reason
+            )
+    return verdicts
 
 
 def _judge_batch(
@@ -41,19 +51,7 @@ def _judge_batch(
 ) -> list[ProbeJudgement]:
     numbers = {probe.index for probe in batch}
     tools = list(dict.fromkeys(probe.call.tool for probe in batch))
-    shown = [
-        {
-            "probe": probe.index,
-            "tool": probe.call.tool,
-            "tool_kind": probe.tool_kind,
-            "kind": probe.call.kind,
-            "expectation": probe.call.expectation,
-            "arguments": probe.call.arguments,
-            "result": preview_value(probe.result),
-            "state_diff": preview_value(probe.diff),
-        }
-        for probe in batch
-    ]
+    shown = [shown_probe(probe) for probe in batch]
 
     def problem(answer: ProbeJudgements) -> str | None:
         given = Counter(v.probe for v in answer.verdicts)
@@ -89,37 +87,19 @@ def method_sources(source: str) -> dict[str, str]:
     }
 
 
-def score_probes(
-    env: AdmittedEnvironment,
-    probes: list[RanProbe],
-    verdicts: dict[int, ProbeJudgement],
-    threshold: float,
-) -> EnvCheckReport:
-    """The gate: the pass rate over every probe, and the tools no probe reached."""
-    counts = Counter(verdicts[p.index].verdict for p in probes)
-    total = len(probes)
-    rate = (counts["pass"] + counts["warning"]) / total if total else 0.0
-    probed = {probe.call.tool for probe in probes}
-    untested = [t.function.name for t in env.tools if t.function.name not in probed]
-    report = EnvCheckReport(
-        probes=total,
-        passed=counts["pass"],
-        warnings=counts["warning"],
-        failed=counts["fail"],
-        pass_rate=round(rate, 4),
-        threshold=threshold,
-        untested=untested,
-    )
-    if not total:
-        return report.model_copy(update={"code": "no_probes", "reason": "no probe call ran"})
-    if rate < threshold:
-        first = next(p for p in probes if verdicts[p.index].verdict == "fail")
-        reason = (
-            f"pass rate {rate:.2f} < {threshold:g}: {counts['fail']} of {total} probes failed "
-            f"(first: probe {first.index}, {first.call.tool}: {verdicts[first.index].reason})"
-        )
-        return report.model_copy(update={"code": "pass_rate_below_threshold", "reason": reason})
-    if untested:
-        reason = f"{len(untested)} tools never probed: {', '.join(untested[:5])}"
-        return report.model_copy(update={"code": "untested_tools", "reason": reason})
-    return report.model_copy(update={"accepted": True})
+def shown_probe(probe: RanProbe) -> dict[str, Any]:
+    """A probe as the judge sees it: the result trimmed if long (the prompt says how), the diff
+    whole, the clock it ran at when the tester moved it."""
+    shown = {
+        "probe": probe.index,
+        "tool": probe.call.tool,
+        "tool_kind": probe.tool_kind,
+        "kind": probe.call.kind,
+        "expectation": probe.call.expectation,
+        "arguments": probe.call.arguments,
+        "result": preview_value(probe.result),
+        "state_diff": probe.diff,
+    }
+    if probe.call.at_time:
+        shown["at_time"] = probe.call.at_time
+    return shown

@@ -1,39 +1,28 @@
 """The testing agent (stage ``skeleton_probe``): positive and negative calls until every tool is
-covered, a few tools per LLM call, each call run in the sandbox from the initial state.
+covered, a few tools per LLM call, each answer's calls run in order as one chain from the
+initial state (``chain``). Chains are per answer, not per round: the answers of a round are
+written side by side from the same state, so one answer's calls cannot foresee another's.
 
 A tool is covered when it had a positive call and, when it takes arguments, a negative one. Each
 round asks only for what is still missing; after ``probe_rounds`` rounds the rest stays untested
-(and the check reports it). At most ``MAX_CALLS_PER_TOOL`` calls of one tool per round are run.
+(and the check reports it). At most ``MAX_CALLS_PER_TOOL`` calls of one tool per answer are run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from envmill.schemas.skeleton import ProbeCalls, ProposedCall
+from envmill.tasks.backends.llm.skelbuilder.chain import Chain, RanProbe, clock_of, run_chain
 from envmill.tasks.backends.llm.skelbuilder.context import (
     TopicContext,
     chunked,
     preview_state,
     to_json,
 )
-from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.envs import AdmittedEnvironment
 
 MAX_CALLS_PER_TOOL = 3
-
-
-@dataclass
-class RanProbe:
-    """A proposed call after it ran: its number (from 1), round, result and state diff."""
-
-    index: int
-    round: int
-    call: ProposedCall
-    tool_kind: str
-    result: dict[str, Any]
-    diff: list[dict[str, Any]]
 
 
 def probe_tools(
@@ -46,8 +35,8 @@ def probe_tools(
         missing = missing_kinds(env, ran)
         if not missing:
             break
-        proposals = _propose_round(ctx, env, missing, list(ran), (shown, cut), round_)
-        ran += run_calls(ctx, env, initial_state, proposals, round_, len(ran) + 1)
+        chains = _propose_round(ctx, env, missing, list(ran), (shown, cut), round_)
+        ran += run_chains(ctx, env, initial_state, chains, round_, len(ran) + 1)
     return ran
 
 
@@ -65,6 +54,19 @@ def missing_kinds(env: AdmittedEnvironment, ran: list[RanProbe]) -> dict[str, li
     return missing
 
 
+def never_succeeded(env: AdmittedEnvironment, ran: list[RanProbe]) -> list[str]:
+    """The state-changing tools (in the module's order) no positive probe succeeded with."""
+    won = {
+        p.call.tool for p in ran if p.call.kind == "positive" and p.result.get("success") is True
+    }
+    return [
+        tool.function.name
+        for tool in env.tools
+        if env.tool_kinds.get(tool.function.name) == "state_change"
+        and tool.function.name not in won
+    ]
+
+
 def _propose_round(
     ctx: TopicContext,
     env: AdmittedEnvironment,
@@ -72,14 +74,14 @@ def _propose_round(
     ran: list[RanProbe],
     preview: tuple[dict[str, Any], list[str]],
     round_: int,
-) -> list[ProposedCall]:
-    """One round's calls: a testing-agent call per group of tools, in flight together."""
+) -> list[Chain]:
+    """One round's chains: a testing-agent call per group of tools, in flight together."""
     groups = chunked(list(missing), ctx.settings.tools_per_probe_call)
 
-    def propose(group: list[str]) -> list[ProposedCall]:
+    def propose(group: list[str]) -> Chain:
         return _propose(ctx, env, group, missing, ran, *preview, round_)
 
-    return [call for calls in ctx.pool.map(propose, groups) for call in calls]
+    return list(ctx.pool.map(propose, groups))
 
 
 def _propose(
@@ -91,15 +93,9 @@ def _propose(
     shown: dict[str, Any],
     cut: list[str],
     round_: int,
-) -> list[ProposedCall]:
+) -> Chain:
     tools = [
-        {
-            "name": tool.function.name,
-            "kind": env.tool_kinds.get(tool.function.name, "query"),
-            "description": tool.function.description,
-            "parameters": tool.function.parameters,
-            "calls_needed": missing[tool.function.name],
-        }
+        {**tool_brief(env, tool.function.name), "calls_needed": missing[tool.function.name]}
         for tool in env.tools
         if tool.function.name in group
     ]
@@ -115,37 +111,61 @@ def _propose(
         topic=ctx.topic,
         class_name=env.class_name,
         tools=to_json(tools),
+        others=other_tools(env, group),
         state=to_json(shown),
         cut=cut,
+        clock=clock_of(shown),
         earlier=earlier,
         round=round_,
     )
+    return capped(env, reply.calls)
+
+
+def tool_brief(env: AdmittedEnvironment, name: str) -> dict[str, Any]:
+    """What the testing agent is shown of one tool."""
+    tool = next(t for t in env.tools if t.function.name == name)
+    return {
+        "name": name,
+        "kind": env.tool_kinds.get(name, "query"),
+        "description": tool.function.description,
+        "parameters": tool.function.parameters,
+    }
+
+
+def other_tools(env: AdmittedEnvironment, group: list[str]) -> list[str]:
+    """The tools outside ``group``, one line each, for calls that set up a probe."""
+    return [
+        f"{t.function.name}({', '.join(t.function.parameters.get('properties', {}))}): "
+        f"{t.function.description.strip().splitlines()[0] if t.function.description else ''}"
+        for t in env.tools
+        if t.function.name not in group
+    ]
+
+
+def capped(env: AdmittedEnvironment, calls: list[ProposedCall]) -> Chain:
+    """The calls to run, each with its number in the answer: calls of tools the environment has,
+    at most ``MAX_CALLS_PER_TOOL`` of each."""
+    tools = {tool.function.name for tool in env.tools}
     per_tool: dict[str, int] = {}
     kept = []
-    for call in reply.calls:
-        if call.tool in group and per_tool.get(call.tool, 0) < MAX_CALLS_PER_TOOL:
+    for number, call in enumerate(calls, 1):
+        if call.tool in tools and per_tool.get(call.tool, 0) < MAX_CALLS_PER_TOOL:
             per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
-            kept.append(call)
+            kept.append((number, call))
     return kept
 
 
-def run_calls(
+def run_chains(
     ctx: TopicContext,
     env: AdmittedEnvironment,
-    initial_state: dict[str, Any],
-    calls: list[ProposedCall],
+    start: dict[str, Any],
+    chains: list[Chain],
     round_: int,
     first_index: int,
 ) -> list[RanProbe]:
-    """Each call from a fresh copy of the initial state, in one sandbox episode."""
-    ran = []
-    with ctx.sandbox.episode(env.source, env.class_name, initial_state) as episode:
-        for offset, call in enumerate(calls):
-            start = episode.load_state(initial_state)
-            before = start.state if start.ok and start.state is not None else initial_state
-            outcome = episode.call(call.tool, call.arguments)
-            after = outcome.state
-            diff = diff_states(before, after) if after is not None else []
-            kind = env.tool_kinds.get(call.tool, "query")
-            ran.append(RanProbe(first_index + offset, round_, call, kind, outcome.result, diff))
+    """Each chain from ``start``, one after another, in one sandbox episode."""
+    ran: list[RanProbe] = []
+    with ctx.sandbox.episode(env.source, env.class_name, start) as episode:
+        for chain in chains:
+            ran += run_chain(episode, env, start, chain, round_, first_index + len(ran))
     return ran
