@@ -36,7 +36,8 @@ from envmill.tasks.llm import LlmClient
 from envmill.tasks.llm.prompts import PROMPTS_DIR
 from envmill.tasks.sandbox import Sandbox
 
-VERSION = 2  # bump when the stages change what they make (2: chained probes, success-path gate)
+VERSION = 2  # bump when the stages change what they make (2: chained probes, success-path gate,
+# methods several per call, scenario kinds)
 PROMPTS = (*SKELETON_STAGES, *SCENARIO_STAGES)
 SCENARIO_PROMPTS = SCENARIO_STAGES
 # What a stage's model changes; an unset max_completion_tokens is left out of the fingerprint, so
@@ -49,6 +50,7 @@ _OUTPUT_SETTINGS = {
     "probe_rounds",
     "tools_per_probe_call",
     "probes_per_judge_call",
+    "methods_per_call",
     "preview_records",
     "untested_success_share",
     "warnings_fail",

@@ -133,7 +133,7 @@ def _numbered(code: str, first: int) -> str:
 
 
 STAGE_EXAMPLES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
-    "skeleton_plan": (StatePlan, {"topic": TOPIC, "introduction": ""}),
+    "skeleton_plan": (StatePlan, {"topic": TOPIC, "introduction": "", "request": ""}),
     "skeleton_state": (CodeReply, {"topic": TOPIC, "plan": PLAN}),
     "skeleton_operations": (
         OperationList,
