@@ -17,7 +17,7 @@ ScenarioKind = Literal[
     "answer",  # a question: nothing changes, the reply states a typed value
     "refusal",  # a request a business rule forbids: nothing changes, the reply declines
 ]
-KIND_MIX: dict[str, float] = {
+KIND_MIX: dict[ScenarioKind, float] = {
     "change": 0.3,
     "filtered_lookup": 0.1,
     "created_chain": 0.1,

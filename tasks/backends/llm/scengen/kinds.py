@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, sha256_hex
-from envmill.schemas.scengen import TaskAnswer
+from envmill.schemas.scengen import ScenarioKind, TaskAnswer
 from envmill.tasks.backends.llm.scengen.answers import shown_in
 from envmill.tasks.backends.llm.scengen.solution import RanSolution
 from envmill.tasks.core.statekit import diff_states
@@ -27,11 +28,12 @@ _SYSTEM = ("current_time", "now", "today")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
-def choose_kind(shares: dict[str, float], seed: int, env_id: str, index: int) -> str:
+def choose_kind(shares: Mapping[ScenarioKind, float], seed: int, env_id: str, index: int) -> str:
     """Scenario ``index``'s kind, drawn from its own seed (the same every run)."""
     digest = sha256_hex(canonical_json(["kind", seed, env_id, index]))
-    kinds = sorted(kind for kind, weight in shares.items() if weight > 0)
-    return random.Random(int(digest[:16], 16)).choices(kinds, [shares[k] for k in kinds])[0]
+    drawn = sorted((kind, weight) for kind, weight in shares.items() if weight > 0)
+    kinds, weights = [kind for kind, _ in drawn], [weight for _, weight in drawn]
+    return random.Random(int(digest[:16], 16)).choices(kinds, weights)[0]
 
 
 def kind_problem(kind: str, answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
