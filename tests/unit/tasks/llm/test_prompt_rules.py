@@ -36,3 +36,13 @@ def test_the_task_prompt_says_every_value_must_be_seen_and_how_list_items_are_na
 def test_the_plan_offers_list_types():
     text = render("skeleton_plan", topic="clinic", introduction="", request="").messages[0]
     assert "`list[<type>]`" in text["content"]
+
+
+def test_the_state_prompt_allows_the_constants_the_policy_admits():
+    """Tuples and frozensets of constants pass the policy (tests/sandbox/
+    test_environment_contract.py), so the prompt must not forbid them: a list of blood types
+    written out in six methods was the cost."""
+    plan = {"class_name": "Bank", "introduction": "", "entities": [], "business_rules": []}
+    text = render("skeleton_state", topic="t", plan=plan).messages[0]["content"]
+    assert "tuples and\n  frozensets of them" in text and 'BLOOD_TYPES = ("A+"' in text
+    assert "never a list, dict or set" in text
