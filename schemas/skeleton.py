@@ -39,7 +39,7 @@ class SkeletonSettings(BaseModel):
     tools_per_probe_call: int = Field(
         default=10, ge=1, description="tools one testing-agent call covers"
     )
-    probes_per_judge_call: int = Field(default=16, ge=1, description="probes one judge call judges")
+    probes_per_judge_call: int = Field(default=20, ge=1, description="probes one judge call judges")
     methods_per_call: int = Field(
         default=6,
         ge=1,
@@ -133,6 +133,20 @@ class OperationList(BaseModel):
     """Stage ``skeleton_operations``: the tools, queries and state changes."""
 
     operations: list[OperationSpec] = Field(min_length=1)
+
+
+class Contradiction(BaseModel):
+    """Two business rules that cannot both hold, or a rule a tool's documented behaviour breaks."""
+
+    between: str = Field(description="what contradicts what, e.g. 'rule 3 and rule 7'")
+    explanation: str
+
+
+class RulesReview(BaseModel):
+    """Stage ``skeleton_rules``: the contradictions found, and the rules as they should read."""
+
+    contradictions: list[Contradiction] = Field(default_factory=list)
+    rules: list[str] = Field(min_length=1, description="rewritten so that none contradicts")
 
 
 class InitialStateReply(BaseModel):

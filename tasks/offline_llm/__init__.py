@@ -27,6 +27,7 @@ from envmill.tasks.offline_llm.rollout import (
     respond_policy,
     respond_user,
 )
+from envmill.tasks.offline_llm.rules import respond_rules
 from envmill.tasks.offline_llm.scenarios import (
     respond_scenario_checks,
     respond_scenario_state,
@@ -60,6 +61,7 @@ RESPONDERS = {
     "skeleton_operations": (respond_operations, None),
     "skeleton_method": (respond_method, None),
     "skeleton_repair": (respond_repair, None),
+    "skeleton_rules": (respond_rules, None),
     "skeleton_initial_state": (respond_initial_state, None),
     "skeleton_probe": (respond_probe, None),
     "skeleton_probe_state": (respond_probe_state, None),

@@ -27,6 +27,7 @@ SlipKind = Literal[
     "naive_tester",  # the testing agent plans each call as if alone on the initial state
     "useless_probe_state",  # a probe state that changes nothing, with the refused calls again
     "bad_probe_state",  # a probe state with an attribute the class does not create
+    "contradictory_rules",  # the rules review finds rules 1 and 2 contradict (and drops rule 2)
     "trivial_checks",  # scenario checks that hold on any state (refused: not_trivial)
     "wrong_step",  # a scenario step that names a tool the environment does not have
     "counter_behind",  # a scenario state whose id counters are behind its ids (an invariant)

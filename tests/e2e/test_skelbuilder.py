@@ -214,6 +214,7 @@ STAGES = [
     "skeleton_state",
     "skeleton_operations",
     "skeleton_method",
+    "skeleton_rules",
     "skeleton_initial_state",
     "skeleton_probe",
     "skeleton_probe_state",  # the library's tools leave some that never succeeded: it is asked
@@ -316,3 +317,31 @@ def test_a_broken_gate_aborts_the_batch_rather_than_failing_topics(fresh, sandbo
     shutil.rmtree(tmp_path / "_llm_gate")
     with pytest.raises(BatchAborted, match="the LLM gate failed"):
         within(30, lambda: run_pipeline(backend, sandbox))
+
+
+def test_contradictory_rules_are_rewritten_and_reviewed_again_and_persisting_ones_fail(
+    fresh, sandbox, tmp_path
+):
+    planned = topic_module(CLINIC).plan["business_rules"]
+    fresh.configure(slips=[{"kind": "contradictory_rules"}])
+    outcome = within(
+        40, lambda: build_environment(CLINIC, client_of(fresh.url, tmp_path), sandbox, SETTINGS)
+    )
+    assert outcome.draft is not None, outcome.failure
+    assert outcome.draft.business_rules == [planned[0], *planned[2:]]  # rule 2 rewritten away
+    assert outcome.draft.repairs >= 1
+    first, second = fresh.requests("skeleton_rules")
+    shown = [r["body"]["messages"][-1]["content"] for r in (first, second)]
+    assert f"2. {planned[1]}" in shown[0] and f". {planned[1]}\n" not in shown[1]
+    assert "Tools:\n- " in shown[0] and "Constraints:" in shown[0]  # the tools' own rules
+    assert len(second["body"]["messages"]) == 2  # reviewed afresh, not in the same conversation
+    fresh.configure(slips=[{"kind": "contradictory_rules", "persistent": True}])
+    fresh.reset()
+    failed = within(
+        40,
+        lambda: build_environment(CLINIC, client_of(fresh.url, tmp_path / "b"), sandbox, SETTINGS),
+    )
+    assert failed.draft is None and failed.failure.stage == "skeleton_rules"
+    assert failed.failure.code == "contradictory_rules"
+    assert "rule 1 and rule 2" in failed.failure.reason and failed.failure.details
+    assert len(fresh.requests("skeleton_rules")) == SETTINGS.repair_rounds + 1

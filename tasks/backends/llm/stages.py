@@ -27,6 +27,7 @@ SKELETON_STAGES = (  # SkelBuilder: a topic into an environment
     "skeleton_operations",
     "skeleton_method",
     "skeleton_repair",
+    "skeleton_rules",
     "skeleton_initial_state",
     "skeleton_probe",
     "skeleton_probe_state",

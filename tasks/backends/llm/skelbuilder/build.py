@@ -27,6 +27,7 @@ from envmill.tasks.backends.llm.skelbuilder.initial_state import write_initial_s
 from envmill.tasks.backends.llm.skelbuilder.judging import judge_probes
 from envmill.tasks.backends.llm.skelbuilder.probe_state import probe_on_probe_state
 from envmill.tasks.backends.llm.skelbuilder.probing import probe_tools
+from envmill.tasks.backends.llm.skelbuilder.rules import review_rules
 from envmill.tasks.backends.llm.skelbuilder.skeleton import (
     list_operations,
     plan_state,
@@ -95,7 +96,9 @@ def build_skeleton(ctx: TopicContext, source: TopicSource | None = None) -> Skel
     state_code = write_state_code(ctx, plan)
     operations = list_operations(ctx, plan, state_code)
     methods = write_methods(ctx, plan, state_code, operations)
-    return admit_parts(ctx, plan, operations, {STATE: state_code, **methods})
+    skeleton = admit_parts(ctx, plan, operations, {STATE: state_code, **methods})
+    plan, rewrites = review_rules(ctx, skeleton.plan, skeleton.admitted)
+    return replace(skeleton, plan=plan, repairs=skeleton.repairs + rewrites)
 
 
 def check_skeleton(ctx: TopicContext, skeleton: Skeleton, outcome: TopicOutcome) -> SkeletonDraft:

@@ -16,6 +16,7 @@ from envmill.schemas.skeleton import (
     ProbeCalls,
     ProbeJudgements,
     ProbeStateReply,
+    RulesReview,
     StatePlan,
 )
 
@@ -163,6 +164,15 @@ STAGE_EXAMPLES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "state_code": STATE_CODE,
             "operation": json.dumps(OPERATION, indent=2),
             "operations": ["lend_tool: Lend an available tool."],
+        },
+    ),
+    "skeleton_rules": (
+        RulesReview,
+        {
+            "topic": TOPIC,
+            "introduction": PLAN["introduction"],
+            "rules": PLAN["business_rules"],
+            "tools": ["lend_tool: Lend an available tool. Constraints: the tool is available."],
         },
     ),
     "skeleton_initial_state": (
