@@ -20,6 +20,7 @@ from envmill.tasks.backends.procedural.scenarios.generate import (
     build_scenario,
 )
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
+from envmill.tasks.offline_llm.conditional import as_conditional
 from envmill.tasks.offline_llm.responders import ChatReply, ChatRequest
 from envmill.tasks.offline_llm.skeleton import answer, slips_for, topic_of
 from envmill.tasks.offline_llm.skeleton_source import topic_module
@@ -31,11 +32,6 @@ TRIVIAL = "def check(initial_state, final_state):\n    return True\n"
 TRIES = 8  # scenario numbers tried per scenario asked for, for one of the kind asked
 
 
-# the procedural generator seldom builds a conditional; a report after a change (it changes
-# something and states a value it read) passes for one
-BUILT_AS = {"conditional": ("conditional", "answer")}
-
-
 @lru_cache(maxsize=256)
 def scenario_for(
     topic: str, index: int, conversational: bool = False, kind: str = "change"
@@ -45,34 +41,37 @@ def scenario_for(
     ``conversational``. The number is chosen without the phrasing, so every stage's prompt
     (only the task's names the mode) gets the same scenario's part."""
     other = None  # a scenario of another kind: the state at least is one
-    numbers = range(index * TRIES, index * TRIES + TRIES)  # no two scenarios share one
-    for number, built_as in [(n, k) for n in numbers for k in BUILT_AS.get(kind, (kind,))]:
+    for number in range(index * TRIES, index * TRIES + TRIES):  # no two scenarios share one
         try:
-            plain = _build(topic, number, built_as, conversational=False)
+            plain = _of_kind(_build(topic, number, kind, conversational=False), kind, topic)
         except ScenarioSkipped:
             continue
-        if not _is_kind(plain, kind, topic):
-            other = other or plain
+        if not isinstance(plain, ScenarioSpec):
+            other = other or plain[0]
             continue
         if not conversational:
             return plain
         try:
-            return _build(topic, number, built_as, conversational=True)
+            spoken = _of_kind(_build(topic, number, kind, conversational=True), kind, topic)
         except ScenarioSkipped:
             return plain
+        return spoken if isinstance(spoken, ScenarioSpec) else plain
     return other
 
 
-def _is_kind(spec: ScenarioSpec, kind: str, topic: str) -> bool:
-    """Whether ``spec`` passes for a scenario of ``kind``: the procedural generator builds the
-    kind asked for where it can (else a plain change), and its answers may follow a change,
-    which ScenGenerator's questions never do (but its conditionals may)."""
+def _of_kind(spec: ScenarioSpec, kind: str, topic: str) -> ScenarioSpec | tuple[ScenarioSpec]:
+    """``spec`` when it passes for a scenario of ``kind``, else ``(spec,)``. The procedural
+    generator builds the kind asked for where it can (else another chain, which the fake model
+    tells as a conditional when asked for one); its answers may follow a change, which
+    ScenGenerator's questions and refusals never do."""
     built = (spec.kind or "change").split("+")[0]
+    if kind == "conditional" and built not in ("answer", "refusal", "conditional"):
+        return as_conditional(spec, topic_module(topic).compiled) or (spec,)
     changers = {t.tool for t in topic_module(topic).compiled.tools if t.kind == "state_change"}
     changes = any(step.tool in changers for step in spec.reference_solution)
-    if kind == "conditional" and built == "answer":
-        return changes and spec.expected_answer is not None
-    return built == kind and (kind not in ("answer", "refusal") or not changes)
+    if built == kind and (kind not in ("answer", "refusal") or not changes):
+        return spec
+    return (spec,)
 
 
 def _build(topic: str, number: int, kind: str, *, conversational: bool) -> ScenarioSpec:

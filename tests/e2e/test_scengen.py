@@ -358,3 +358,18 @@ def test_the_invariants_a_state_is_checked_by_are_said_in_words():
     for number, state in broken.items():
         assert broken_invariant(state, example), rules[number]
     assert broken_invariant(example, example) is None
+
+
+@pytest.mark.parametrize("kind", ["conditional", "refusal", "answer", "created_chain"])
+def test_each_kind_asked_for_is_written_checked_and_certified(
+    endpoint, sandbox, tmp_path, library, kind
+):
+    endpoint.configure(slips=[])
+    made, asker = scenarios(endpoint, sandbox, tmp_path, library, count=2, kinds={kind: 1.0})
+    assert made.scenarios, [s.message for s in made.skipped]
+    for spec in made.scenarios:
+        assert spec.kind == kind and made.reports[spec.scenario_id].status == "certified"
+        assert (spec.refusal is not None) == (kind == "refusal")
+        assert (spec.expected_answer is not None) == (kind in ("conditional", "answer"))
+    tasks = [r["body"]["messages"][-1]["content"] for r in endpoint.requests("scenario_task")]
+    assert all(f"Kind: {kind}\n" in text for text in tasks[-len(made.scenarios) :])
