@@ -7,11 +7,13 @@ import hashlib
 import re
 
 from envmill.tasks.offline_llm.model_style.blood_bank import DESIGN as BLOOD_BANK
+from envmill.tasks.offline_llm.model_style.dental_clinic import DESIGN as DENTAL_CLINIC
 from envmill.tasks.offline_llm.model_style.design import Design
+from envmill.tasks.offline_llm.model_style.tool_library import DESIGN as TOOL_LIBRARY
 from envmill.tasks.offline_llm.responders import ChatRequest
 from envmill.tasks.offline_llm.skeleton import topic_of
 
-DESIGNS: tuple[Design, ...] = (BLOOD_BANK,)
+DESIGNS: tuple[Design, ...] = (BLOOD_BANK, TOOL_LIBRARY, DENTAL_CLINIC)
 _WORD = re.compile(r"[a-z]+")
 
 

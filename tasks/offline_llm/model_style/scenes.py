@@ -5,6 +5,7 @@ off the state the prompt shows."""
 from __future__ import annotations
 
 import re
+import zlib
 
 from envmill.tasks.offline_llm.model_style.choice import design_of, topic_seed
 from envmill.tasks.offline_llm.model_style.design import Design
@@ -46,12 +47,14 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
 
 
 def write_scene(design: Design, view: View, kind: str) -> Scene | None:
-    """The first template of ``kind`` (starting at the scenario's own) that fits the state;
-    else one of a kind every state allows."""
+    """The first template of ``kind`` that fits the state, starting at one the scenario's number
+    picks (so scenarios of a kind tell different stories); else one of a kind every state
+    allows."""
     for wanted in (kind, *FALLBACK):
         templates = design.tasks.get(wanted, ())
+        start = zlib.crc32(f"{wanted} {view.index}".encode())
         for offset in range(len(templates)):
-            scene = templates[(view.index + offset) % len(templates)](view)
+            scene = templates[(start + offset) % len(templates)](view)
             if scene is not None:
                 return scene
     return None
