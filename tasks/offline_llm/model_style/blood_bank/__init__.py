@@ -17,13 +17,13 @@ DESIGN = Design(
     state_code=STATE_CODE,
     method_texts=(donor_tools.METHODS, unit_tools.METHODS),
     entities={
-        "donor": ("get_donor", "find_donors_by_name", "register_donor"),
+        "donor": ("get_donor_record", "search_donors_by_name", "register_new_donor"),
         "appointment": (
             "list_donor_appointments",
-            "book_appointment",
-            "cancel_appointment",
+            "book_donation_slot",
+            "cancel_donation_slot",
             "record_donation",
-            "mark_no_show",
+            "mark_donor_no_show",
         ),
         "blood_unit": (
             "get_blood_unit",
@@ -32,7 +32,7 @@ DESIGN = Design(
             "discard_unit",
         ),
         "hospital_request": (
-            "get_request",
+            "get_hospital_request",
             "list_open_requests",
             "allocate_units",
             "fulfill_request",
@@ -40,13 +40,13 @@ DESIGN = Design(
     },
     queries=frozenset(
         {
-            "get_donor",
-            "find_donors_by_name",
+            "get_donor_record",
+            "search_donors_by_name",
             "list_donor_appointments",
             "get_blood_unit",
             "list_units_by_blood_type",
             "get_inventory_summary",
-            "get_request",
+            "get_hospital_request",
             "list_open_requests",
         }
     ),

@@ -3,7 +3,7 @@
 METHODS = r'''from datetime import date, datetime, timedelta
 
 
-def get_donor(self, donor_id: str) -> dict:
+def get_donor_record(self, donor_id: str) -> dict:
     """Look up one donor by their donor id.
 
     Args:
@@ -23,7 +23,7 @@ def get_donor(self, donor_id: str) -> dict:
     return {"success": True, "data": dict(donor)}
 
 
-def find_donors_by_name(self, name: str) -> dict:
+def search_donors_by_name(self, name: str) -> dict:
     """Find donors whose full name contains the given text, ignoring case.
 
     Args:
@@ -70,7 +70,7 @@ def list_donor_appointments(self, donor_id: str, status: str | None = None) -> d
     return {"success": True, "data": found}
 
 
-def register_donor(
+def register_new_donor(
     self, full_name: str, blood_type: str, date_of_birth: str, phone: str, city: str
 ) -> dict:
     """Register a new blood donor.
@@ -121,7 +121,7 @@ def register_donor(
     return {"success": True, "message": f"Registered donor {donor_id}", "data": dict(donor)}
 
 
-def book_appointment(self, donor_id: str, scheduled_at: str, site: str) -> dict:
+def book_donation_slot(self, donor_id: str, scheduled_at: str, site: str) -> dict:
     """Book a whole-blood donation appointment for an active donor.
 
     Args:
@@ -185,7 +185,7 @@ def book_appointment(self, donor_id: str, scheduled_at: str, site: str) -> dict:
     return {"success": True, "message": message, "data": dict(appt)}
 
 
-def cancel_appointment(self, appointment_id: str) -> dict:
+def cancel_donation_slot(self, appointment_id: str) -> dict:
     """Cancel a scheduled donation appointment.
 
     Args:
@@ -270,7 +270,7 @@ def record_donation(
     }
 
 
-def mark_no_show(self, appointment_id: str) -> dict:
+def mark_donor_no_show(self, appointment_id: str) -> dict:
     """Mark a scheduled appointment as a no-show once its time has passed.
 
     Args:

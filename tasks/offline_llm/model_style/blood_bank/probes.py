@@ -24,18 +24,18 @@ def probes(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     unit = shown.first("blood_units")
     request = shown.first("hospital_requests")
     units = {
-        "get_donor": [
-            call("get_donor", f"Returns {donor['full_name']}.", donor_id=donor["donor_id"])
+        "get_donor_record": [
+            call("get_donor_record", f"Returns {donor['full_name']}.", donor_id=donor["donor_id"])
         ],
-        "find_donors_by_name": [
+        "search_donors_by_name": [
             call(
-                "find_donors_by_name",
+                "search_donors_by_name",
                 f"Finds {donor['full_name']} by surname, ignoring case.",
                 name=donor["full_name"].split()[-1].lower(),
             )
         ],
         "list_donor_appointments": _appointments_of(shown),
-        "register_donor": [_registration(donor.get("city") or "Riverton")],
+        "register_new_donor": [_registration(donor.get("city") or "Riverton")],
         "get_blood_unit": [call("get_blood_unit", "Returns the unit.", unit_id=unit["unit_id"])],
         "list_units_by_blood_type": [
             call(
@@ -48,8 +48,8 @@ def probes(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "get_inventory_summary": [
             call("get_inventory_summary", "Counts usable whole blood.", component="whole_blood")
         ],
-        "get_request": [
-            call("get_request", "Returns the request.", request_id=request["request_id"])
+        "get_hospital_request": [
+            call("get_hospital_request", "Returns the request.", request_id=request["request_id"])
         ],
         "list_open_requests": [call("list_open_requests", "Lists the open requests.")],
     }
@@ -69,7 +69,7 @@ def _appointments_of(shown: Shown) -> list[dict[str, Any]]:
 
 def _registration(city: str) -> dict[str, Any]:
     return call(
-        "register_donor",
+        "register_new_donor",
         "Registers a new adult donor as active with no donations.",
         full_name="Jordan Ellis",
         blood_type="O+",
@@ -85,11 +85,11 @@ def _appointment_changes(shown: Shown) -> dict[str, list[dict[str, Any]]]:
     due = [a for a in scheduled if datetime.fromisoformat(a["scheduled_at"]) <= now]
     ahead = [a for a in scheduled if datetime.fromisoformat(a["scheduled_at"]) > now]
     slot = (now + timedelta(days=7)).replace(hour=10, minute=0, second=0).isoformat()
-    found: dict[str, list[dict[str, Any]]] = {"book_appointment": _booking(shown, slot)}
+    found: dict[str, list[dict[str, Any]]] = {"book_donation_slot": _booking(shown, slot)}
     if ahead:
-        found["cancel_appointment"] = [
+        found["cancel_donation_slot"] = [
             call(
-                "cancel_appointment",
+                "cancel_donation_slot",
                 "Cancels a future scheduled appointment.",
                 appointment_id=ahead[0]["appointment_id"],
             )
@@ -104,9 +104,9 @@ def _appointment_changes(shown: Shown) -> dict[str, list[dict[str, Any]]]:
             )
         ]
     if len(due) > 1:
-        found["mark_no_show"] = [
+        found["mark_donor_no_show"] = [
             call(
-                "mark_no_show",
+                "mark_donor_no_show",
                 "Marks the second morning slot, which has passed, as a no-show.",
                 appointment_id=due[1]["appointment_id"],
             )
@@ -126,7 +126,7 @@ def _booking(shown: Shown, slot: str) -> list[dict[str, Any]]:
             expectation = f"Books {donor['full_name']}, who is eligible, a week from now."
             return [
                 call(
-                    "book_appointment",
+                    "book_donation_slot",
                     expectation,
                     donor_id=donor["donor_id"],
                     scheduled_at=slot,
@@ -135,7 +135,7 @@ def _booking(shown: Shown, slot: str) -> list[dict[str, Any]]:
             ]
     first = _registration("Riverton")
     booking = call(
-        "book_appointment",
+        "book_donation_slot",
         "Books the donor just registered.",
         donor_id="@1.data.donor_id",
         scheduled_at=slot,

@@ -69,9 +69,9 @@ def book_if_rested(view: View) -> Scene | None:
             f"since their last donation, book them at Main Street Center on {_when(slot)}; "
             "otherwise just tell me when they last donated.",
             steps=[
-                step("find_donors_by_name", name=name),
+                step("search_donors_by_name", name=name),
                 step(
-                    "book_appointment",
+                    "book_donation_slot",
                     donor_id=donor["donor_id"],
                     scheduled_at=slot,
                     site="Main Street Center",
@@ -104,9 +104,9 @@ def book_the_right_namesake(view: View) -> Scene | None:
                 "appointment": _when(slot),
             },
             steps=[
-                step("find_donors_by_name", name=donor["full_name"]),
+                step("search_donors_by_name", name=donor["full_name"]),
                 step(
-                    "book_appointment",
+                    "book_donation_slot",
                     donor_id=donor["donor_id"],
                     scheduled_at=slot,
                     site="Riverside Mobile Unit",
@@ -159,7 +159,7 @@ def last_donation(view: View) -> Scene | None:
         task=f"{donor['full_name']} is asking when they last gave blood with us. Can you check?",
         chat="A donor wants to know when they last gave blood with us.",
         facts={"donor_name": donor["full_name"]},
-        steps=[step("find_donors_by_name", name=donor["full_name"])],
+        steps=[step("search_donors_by_name", name=donor["full_name"])],
         expected_answer={"type": "date", "value": when},
         reply=f"{donor['full_name']} last gave blood on {say_date(when)}.",
     )
@@ -177,7 +177,7 @@ def book_deferred_donor(view: View) -> Scene | None:
         f"{_when(slot)}.",
         chat="Can you book a donor in for a whole-blood donation later this week?",
         facts={"donor_name": name, "site": "Main Street Center", "appointment": _when(slot)},
-        steps=[step("find_donors_by_name", name=name)],
+        steps=[step("search_donors_by_name", name=name)],
         refusal={
             "rules": [
                 {
@@ -206,7 +206,7 @@ def cancel_completed_visit(view: View) -> Scene | None:
     return Scene(
         task=f"Please cancel {donor.get('full_name')}'s donation appointment on {day}.",
         steps=[
-            step("find_donors_by_name", name=donor.get("full_name")),
+            step("search_donors_by_name", name=donor.get("full_name")),
             step("list_donor_appointments", donor_id=appt["donor_id"]),
         ],
         refusal={

@@ -48,7 +48,7 @@ def record_morning_donation(view: View) -> Scene | None:
         return None
     name = _donor(view, appt["donor_id"])["full_name"]
     steps = [
-        step("find_donors_by_name", name=name),
+        step("search_donors_by_name", name=name),
         step("list_donor_appointments", donor_id=appt["donor_id"], status="scheduled"),
         step("record_donation", appointment_id=appt["appointment_id"], component="whole_blood"),
     ]
@@ -75,9 +75,9 @@ def cancel_future_appointment(view: View) -> Scene | None:
         chat="A donor called to cancel their upcoming donation. Can you sort it out?",
         facts={"donor_name": name},
         steps=[
-            step("find_donors_by_name", name=name),
+            step("search_donors_by_name", name=name),
             step("list_donor_appointments", donor_id=appt["donor_id"], status="scheduled"),
-            step("cancel_appointment", appointment_id=appt["appointment_id"]),
+            step("cancel_donation_slot", appointment_id=appt["appointment_id"]),
         ],
     )
 
@@ -118,9 +118,9 @@ def cancel_upcoming_of_regular(view: View) -> Scene | None:
                 "cancel it.",
                 facts={"donor_name": name},
                 steps=[
-                    step("find_donors_by_name", name=name),
+                    step("search_donors_by_name", name=name),
                     step("list_donor_appointments", donor_id=appt["donor_id"]),
-                    step("cancel_appointment", appointment_id=appt["appointment_id"]),
+                    step("cancel_donation_slot", appointment_id=appt["appointment_id"]),
                 ],
             )
     return None
@@ -169,9 +169,9 @@ def register_and_book(view: View) -> Scene | None:
         "Can you set that up?",
         facts={**details, "site": "University Hall", "appointment": _when(slot)},
         steps=[
-            step("register_donor", **details),
+            step("register_new_donor", **details),
             step(
-                "book_appointment",
+                "book_donation_slot",
                 donor_id="$1.data.donor_id",
                 scheduled_at=slot,
                 site="University Hall",

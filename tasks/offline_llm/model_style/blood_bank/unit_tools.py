@@ -106,7 +106,7 @@ def discard_unit(self, unit_id: str, reason: str) -> dict:
     return {"success": True, "message": message, "data": dict(unit)}
 
 
-def get_request(self, request_id: str) -> dict:
+def get_hospital_request(self, request_id: str) -> dict:
     """Look up one hospital request with the units allocated to it.
 
     Args:

@@ -3,7 +3,7 @@
 METHODS = r'''from datetime import datetime, timedelta
 
 
-def get_appointment(self, appointment_id: str) -> dict:
+def view_appointment(self, appointment_id: str) -> dict:
     """Get one appointment.
 
     Args:
@@ -21,7 +21,7 @@ def get_appointment(self, appointment_id: str) -> dict:
     return {"success": True, "data": dict(appt)}
 
 
-def list_patient_appointments(self, patient_id: str, status: str | None = None) -> dict:
+def list_appointments_for_patient(self, patient_id: str, status: str | None = None) -> dict:
     """List a patient's appointments in date order.
 
     Args:
@@ -76,7 +76,7 @@ def get_dentist_schedule(self, dentist_id: str, day: str) -> dict:
     return {"success": True, "data": data}
 
 
-def book_appointment(
+def schedule_dental_visit(
     self, patient_id: str, dentist_id: str, starts_at: str, procedure: str
 ) -> dict:
     """Book an appointment with a dentist or hygienist.
@@ -138,7 +138,7 @@ def book_appointment(
     return {"success": True, "message": message, "data": dict(appt)}
 
 
-def reschedule_appointment(self, appointment_id: str, new_starts_at: str) -> dict:
+def move_dental_visit(self, appointment_id: str, new_starts_at: str) -> dict:
     """Move a booked appointment to another time with the same dentist.
 
     Args:
@@ -175,7 +175,7 @@ def reschedule_appointment(self, appointment_id: str, new_starts_at: str) -> dic
     return {"success": True, "message": message, "data": dict(appt)}
 
 
-def cancel_appointment(self, appointment_id: str) -> dict:
+def cancel_dental_visit(self, appointment_id: str) -> dict:
     """Cancel a booked appointment.
 
     Args:
@@ -200,7 +200,7 @@ def cancel_appointment(self, appointment_id: str) -> dict:
     return {"success": True, "message": f"Cancelled {appointment_id}", "data": dict(appt)}
 
 
-def check_in_patient(self, appointment_id: str) -> dict:
+def check_in_for_visit(self, appointment_id: str) -> dict:
     """Check a patient in for today's appointment.
 
     Args:
@@ -224,7 +224,7 @@ def check_in_patient(self, appointment_id: str) -> dict:
     return {"success": True, "message": f"Checked in for {appointment_id}", "data": dict(appt)}
 
 
-def complete_appointment(self, appointment_id: str, notes: str | None = None) -> dict:
+def complete_dental_visit(self, appointment_id: str, notes: str | None = None) -> dict:
     """Close a visit and bill it, splitting the fee with the patient's insurance.
 
     Args:

@@ -1,6 +1,6 @@
 """The dental clinic's patient, dentist and billing tools, as the model writes them."""
 
-METHODS = r'''def get_patient(self, patient_id: str) -> dict:
+METHODS = r'''def get_patient_file(self, patient_id: str) -> dict:
     """Get a patient's details.
 
     Args:
@@ -18,7 +18,7 @@ METHODS = r'''def get_patient(self, patient_id: str) -> dict:
     return {"success": True, "data": dict(patient)}
 
 
-def lookup_patient(self, name: str) -> dict:
+def find_patient_by_name(self, name: str) -> dict:
     """Look up patients by name (case-insensitive, partial match).
 
     Args:
@@ -39,7 +39,7 @@ def lookup_patient(self, name: str) -> dict:
     }
 
 
-def register_patient(
+def add_new_patient(
     self, full_name: str, date_of_birth: str, phone: str, insurance_plan: str
 ) -> dict:
     """Register a new patient with the clinic.
@@ -130,7 +130,7 @@ def list_dentists(self, specialty: str | None = None) -> dict:
     return {"success": True, "data": found}
 
 
-def get_invoice(self, invoice_id: str) -> dict:
+def get_invoice_details(self, invoice_id: str) -> dict:
     """Get an invoice with what is still outstanding on it.
 
     Args:
@@ -172,7 +172,7 @@ def list_open_invoices(self, patient_id: str | None = None) -> dict:
     return {"success": True, "data": sorted(rows, key=lambda r: r["issued_on"])}
 
 
-def record_payment(self, invoice_id: str, amount: float) -> dict:
+def post_patient_payment(self, invoice_id: str, amount: float) -> dict:
     """Record a patient's payment against an invoice.
 
     Args:

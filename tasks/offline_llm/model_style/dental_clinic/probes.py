@@ -24,19 +24,19 @@ def probes(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     dentist = shown.first("dentists")
     today = state["current_time"][:10]
     found = {
-        "get_patient": [
-            call("get_patient", "Returns the patient.", patient_id=patient["patient_id"])
+        "get_patient_file": [
+            call("get_patient_file", "Returns the patient.", patient_id=patient["patient_id"])
         ],
-        "lookup_patient": [
+        "find_patient_by_name": [
             call(
-                "lookup_patient",
+                "find_patient_by_name",
                 "Finds the patient by surname.",
                 name=patient["full_name"].split()[-1].upper(),
             )  # fmt: skip
         ],
-        "register_patient": [
+        "add_new_patient": [
             call(
-                "register_patient",
+                "add_new_patient",
                 "Registers a new patient on the basic plan.",
                 full_name="Sam Okoro",
                 date_of_birth="1987-09-30",
@@ -53,16 +53,16 @@ def probes(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
             )  # fmt: skip
         ],
         "list_dentists": [call("list_dentists", "Lists the hygienists.", specialty="hygienist")],
-        "get_invoice": [
-            call("get_invoice", "Returns the invoice.", invoice_id=invoice["invoice_id"])
+        "get_invoice_details": [
+            call("get_invoice_details", "Returns the invoice.", invoice_id=invoice["invoice_id"])
         ],
         "list_open_invoices": [call("list_open_invoices", "Lists invoices with money owing.")],
-        "get_appointment": [
-            call("get_appointment", "Returns the visit.", appointment_id=appt["appointment_id"])
+        "view_appointment": [
+            call("view_appointment", "Returns the visit.", appointment_id=appt["appointment_id"])
         ],
-        "list_patient_appointments": [
+        "list_appointments_for_patient": [
             call(
-                "list_patient_appointments",
+                "list_appointments_for_patient",
                 "Lists the patient's visits.",
                 patient_id=appt["patient_id"],
             )  # fmt: skip
@@ -96,9 +96,9 @@ def _bookings(shown: Shown) -> dict[str, list[dict[str, Any]]]:
         and datetime.fromisoformat(a["starts_at"]) - now > timedelta(hours=30)
     ]
     found = {
-        "book_appointment": [
+        "schedule_dental_visit": [
             call(
-                "book_appointment",
+                "schedule_dental_visit",
                 "Books a checkup in a free slot five days out.",
                 patient_id=patient["patient_id"],
                 dentist_id=general["dentist_id"],
@@ -106,9 +106,9 @@ def _bookings(shown: Shown) -> dict[str, list[dict[str, Any]]]:
                 procedure="checkup",
             )  # fmt: skip
         ],
-        "cancel_appointment": [
+        "cancel_dental_visit": [
             call(
-                "book_appointment",
+                "schedule_dental_visit",
                 "Books a cleaning to cancel next.",
                 patient_id=patient["patient_id"],
                 dentist_id=hygienist["dentist_id"],
@@ -116,7 +116,7 @@ def _bookings(shown: Shown) -> dict[str, list[dict[str, Any]]]:
                 procedure="cleaning",
             ),  # fmt: skip
             call(
-                "cancel_appointment",
+                "cancel_dental_visit",
                 "Cancels it, days before it starts.",
                 appointment_id="@1.data.appointment_id",
             ),  # fmt: skip
@@ -126,8 +126,8 @@ def _bookings(shown: Shown) -> dict[str, list[dict[str, Any]]]:
         moved = (datetime.fromisoformat(ahead[0]["starts_at"]) + timedelta(days=1)).replace(
             hour=11, minute=30
         )
-        found["reschedule_appointment"] = [
-            call("reschedule_appointment", "Moves a visit later in the week by a day.",
+        found["move_dental_visit"] = [
+            call("move_dental_visit", "Moves a visit later in the week by a day.",
                  appointment_id=ahead[0]["appointment_id"], new_starts_at=moved.isoformat())
         ]  # fmt: skip
     return found
@@ -141,23 +141,23 @@ def _visits(shown: Shown) -> dict[str, list[dict[str, Any]]]:
     open_ = [i for i in shown.records("invoices") if i["status"] == "open"]
     found: dict[str, list[dict[str, Any]]] = {}
     if due:
-        found["check_in_patient"] = [
+        found["check_in_for_visit"] = [
             call(
-                "check_in_patient",
+                "check_in_for_visit",
                 "Checks in today's patient.",
                 appointment_id=due[0]["appointment_id"],
             )  # fmt: skip
         ]
     if chair:
-        found["complete_appointment"] = [
-            call("complete_appointment", "Closes the visit and issues its invoice.",
+        found["complete_dental_visit"] = [
+            call("complete_dental_visit", "Closes the visit and issues its invoice.",
                  appointment_id=chair[0]["appointment_id"], notes="Two-surface filling, UR6.")
         ]  # fmt: skip
     if open_:
         owing = round(open_[0]["patient_owes"] - open_[0]["amount_paid"], 2)
-        found["record_payment"] = [
+        found["post_patient_payment"] = [
             call(
-                "record_payment",
+                "post_patient_payment",
                 "Takes a part payment on an open invoice.",
                 invoice_id=open_[0]["invoice_id"],
                 amount=min(owing, 20.0),

@@ -39,10 +39,10 @@ def book_if_balance_low(view: View) -> Scene | None:
             f"{_when(slot)}. If their balance due is under $200, book it; otherwise just tell "
             "me what they owe.",
             steps=[
-                step("lookup_patient", name=patient["full_name"]),
+                step("find_patient_by_name", name=patient["full_name"]),
                 step("list_dentists", specialty="hygienist"),
                 step(
-                    "book_appointment",
+                    "schedule_dental_visit",
                     patient_id=patient["patient_id"],
                     dentist_id=hygienist["dentist_id"],
                     starts_at=slot,
@@ -75,10 +75,10 @@ def book_if_premium(view: View) -> Scene | None:
         f"a filling with {dentist['full_name']} on {_when(slot)}; if not, tell me which plan "
         "they have so I can quote them.",
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
+            step("find_patient_by_name", name=patient["full_name"]),
             step("list_dentists", specialty="general"),
             step(
-                "book_appointment",
+                "schedule_dental_visit",
                 patient_id=patient["patient_id"],
                 dentist_id=dentist["dentist_id"],
                 starts_at=slot,
@@ -104,10 +104,10 @@ def book_the_right_namesake(view: View) -> Scene | None:
             task=f"Please book {patient['full_name']} (date of birth {patient['date_of_birth']}) "
             f"a cleaning with {hygienist['full_name']} on {_when(slot)}.",
             steps=[
-                step("lookup_patient", name=patient["full_name"]),
+                step("find_patient_by_name", name=patient["full_name"]),
                 step("list_dentists", specialty="hygienist"),
                 step(
-                    "book_appointment",
+                    "schedule_dental_visit",
                     patient_id=patient["patient_id"],
                     dentist_id=hygienist["dentist_id"],
                     starts_at=slot,
@@ -130,8 +130,10 @@ def next_visit(view: View) -> Scene | None:
         chat="A patient wants to know when their next appointment is.",
         facts={"patient_name": patient["full_name"]},
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
-            step("list_patient_appointments", patient_id=patient["patient_id"], status="booked"),
+            step("find_patient_by_name", name=patient["full_name"]),
+            step(
+                "list_appointments_for_patient", patient_id=patient["patient_id"], status="booked"
+            ),
         ],
         expected_answer={"type": "datetime", "value": appt["starts_at"]},
         reply=f"{patient['full_name']}'s next appointment is on {_when(appt['starts_at'])}.",
@@ -148,7 +150,7 @@ def book_archived(view: View) -> Scene | None:
     return Scene(
         task=f"Please book {patient['full_name']} a checkup with {hygienist['full_name']} on "
         f"{_when(slot)}.",
-        steps=[step("lookup_patient", name=patient["full_name"])],
+        steps=[step("find_patient_by_name", name=patient["full_name"])],
         refusal={
             "rules": [
                 {
@@ -180,7 +182,7 @@ def book_over_balance(view: View) -> Scene | None:
     return Scene(
         task=f"{patient['full_name']} would like a cleaning with {hygienist['full_name']} on "
         f"{_when(slot)}. Can you book that?",
-        steps=[step("lookup_patient", name=patient["full_name"])],
+        steps=[step("find_patient_by_name", name=patient["full_name"])],
         refusal={
             "rules": [
                 {
@@ -215,8 +217,10 @@ def late_cancellation(view: View) -> Scene | None:
         task=f"{patient['full_name']} can't make tomorrow's {say_time(appt['starts_at'])} "
         f"{appt['procedure']} with {dentist['full_name']}. Please cancel it.",
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
-            step("list_patient_appointments", patient_id=patient["patient_id"], status="booked"),
+            step("find_patient_by_name", name=patient["full_name"]),
+            step(
+                "list_appointments_for_patient", patient_id=patient["patient_id"], status="booked"
+            ),
         ],
         refusal={
             "rules": [

@@ -67,9 +67,11 @@ def check_in_arrival(view: View) -> Scene | None:
         chat="A patient has just arrived for their appointment; please check them in.",
         facts={"patient_name": patient["full_name"]},
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
-            step("list_patient_appointments", patient_id=patient["patient_id"], status="booked"),
-            step("check_in_patient", appointment_id=appt["appointment_id"]),
+            step("find_patient_by_name", name=patient["full_name"]),
+            step(
+                "list_appointments_for_patient", patient_id=patient["patient_id"], status="booked"
+            ),
+            step("check_in_for_visit", appointment_id=appt["appointment_id"]),
         ],
     )
 
@@ -80,14 +82,16 @@ def close_visit(view: View) -> Scene | None:
         return None
     patient, dentist = _patient(view, appt["patient_id"]), _dentist(view, appt["dentist_id"])
     return Scene(
-        task=f"{dentist['full_name']} has finished with {patient['full_name']} ({appt['procedure']}). "
-        "Please close the visit so it gets billed.",
+        task=f"{dentist['full_name']} has finished with {patient['full_name']} "
+        f"({appt['procedure']}). Please close the visit so it gets billed.",
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
+            step("find_patient_by_name", name=patient["full_name"]),
             step(
-                "list_patient_appointments", patient_id=patient["patient_id"], status="checked_in"
+                "list_appointments_for_patient",
+                patient_id=patient["patient_id"],
+                status="checked_in",
             ),
-            step("complete_appointment", appointment_id=appt["appointment_id"]),
+            step("complete_dental_visit", appointment_id=appt["appointment_id"]),
         ],
     )
 
@@ -109,10 +113,12 @@ def move_visit(view: View) -> Scene | None:
         chat="A patient needs to move their appointment to another day.",
         facts={"patient_name": patient["full_name"], "new_time": new.isoformat()},
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
-            step("list_patient_appointments", patient_id=patient["patient_id"], status="booked"),
+            step("find_patient_by_name", name=patient["full_name"]),
             step(
-                "reschedule_appointment",
+                "list_appointments_for_patient", patient_id=patient["patient_id"], status="booked"
+            ),
+            step(
+                "move_dental_visit",
                 appointment_id=appt["appointment_id"],
                 new_starts_at=new.isoformat(),
             ),
@@ -133,7 +139,7 @@ def switch_plan(view: View) -> Scene | None:
         task=f"{patient['full_name']} changed jobs and now has premium dental cover. Please update "
         "the plan on their file.",
         steps=[
-            step("lookup_patient", name=patient["full_name"]),
+            step("find_patient_by_name", name=patient["full_name"]),
             step("update_insurance", patient_id=patient["patient_id"], insurance_plan="premium"),
         ],
     )
@@ -150,9 +156,9 @@ def cancel_the_booked_one(view: View) -> Scene | None:
                 task=f"{patient['full_name']} called to cancel their upcoming appointment (the one "
                 "still on the books). Leave their past visits alone.",
                 steps=[
-                    step("lookup_patient", name=patient["full_name"]),
-                    step("list_patient_appointments", patient_id=patient["patient_id"]),
-                    step("cancel_appointment", appointment_id=appt["appointment_id"]),
+                    step("find_patient_by_name", name=patient["full_name"]),
+                    step("list_appointments_for_patient", patient_id=patient["patient_id"]),
+                    step("cancel_dental_visit", appointment_id=appt["appointment_id"]),
                 ],
             )
     return None
@@ -170,9 +176,9 @@ def settle_the_rest(view: View) -> Scene | None:
             task=f"{patient['full_name']} wants to pay off the rest of their bill in full today. "
             "Please record the payment against their open invoice.",
             steps=[
-                step("lookup_patient", name=patient["full_name"]),
+                step("find_patient_by_name", name=patient["full_name"]),
                 step("list_open_invoices"),
-                step("record_payment", invoice_id=invoice["invoice_id"], amount=rest),
+                step("post_patient_payment", invoice_id=invoice["invoice_id"], amount=rest),
             ],
         )
     return None
@@ -196,10 +202,10 @@ def register_and_book(view: View) -> Scene | None:
         chat="We have a new patient who wants to register and book a checkup.",
         facts={**details, "dentist": dentist["full_name"], "appointment_time": slot},
         steps=[
-            step("register_patient", **details),
+            step("add_new_patient", **details),
             step("list_dentists", specialty="general"),
             step(
-                "book_appointment",
+                "schedule_dental_visit",
                 patient_id="$1.data.patient_id",
                 dentist_id=dentist["dentist_id"],
                 starts_at=slot,
@@ -218,7 +224,7 @@ def balance_question(view: View) -> Scene | None:
     return Scene(
         task=f"{patient['full_name']} is on the phone asking what they owe us. What's their "
         "balance?",
-        steps=[step("lookup_patient", name=patient["full_name"])],
+        steps=[step("find_patient_by_name", name=patient["full_name"])],
         expected_answer={"type": "money", "value": patient["balance_due"]},
         reply=f"{patient['full_name']}'s balance due is {say_money(patient['balance_due'])}.",
     )

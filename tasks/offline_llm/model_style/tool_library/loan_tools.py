@@ -3,7 +3,7 @@
 METHODS = r'''from datetime import date, timedelta
 
 
-def list_member_loans(self, member_id: str, status: str | None = None) -> dict:
+def list_loans_of_member(self, member_id: str, status: str | None = None) -> dict:
     """List a member's loans, newest first.
 
     Args:
@@ -150,7 +150,7 @@ def return_tool(self, loan_id: str, condition: str) -> dict:
     return {"success": True, "message": f"{tool['name']} returned{note}", "data": dict(loan)}
 
 
-def renew_loan(self, loan_id: str) -> dict:
+def extend_loan_by_a_week(self, loan_id: str) -> dict:
     """Extend an active loan by another 7 days.
 
     Args:
@@ -182,7 +182,7 @@ def renew_loan(self, loan_id: str) -> dict:
     return {"success": True, "message": message, "data": dict(loan)}
 
 
-def get_waiting_list(self, tool_id: str) -> dict:
+def get_tool_waitlist(self, tool_id: str) -> dict:
     """Show who is waiting for a tool, first in line first.
 
     Args:
@@ -241,7 +241,7 @@ def reserve_tool(self, member_id: str, tool_id: str) -> dict:
     return {"success": True, "message": message, "data": dict(reservation)}
 
 
-def cancel_reservation(self, reservation_id: str) -> dict:
+def cancel_tool_reservation(self, reservation_id: str) -> dict:
     """Take a member off a tool's waiting list.
 
     Args:

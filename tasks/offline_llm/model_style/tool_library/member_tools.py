@@ -1,6 +1,6 @@
 """The tool library's member and catalogue tools, as the model writes them."""
 
-METHODS = r'''def get_member(self, member_id: str) -> dict:
+METHODS = r'''def show_member_account(self, member_id: str) -> dict:
     """Fetch a member's profile, including how many tools they have out.
 
     Args:
@@ -19,7 +19,7 @@ METHODS = r'''def get_member(self, member_id: str) -> dict:
     return {"success": True, "data": {**member, "active_loans": len(self._active_loans(member_id))}}
 
 
-def search_members(self, query: str) -> dict:
+def find_members(self, query: str) -> dict:
     """Search members by part of their name or email address.
 
     Args:
@@ -42,7 +42,7 @@ def search_members(self, query: str) -> dict:
     return {"success": True, "data": hits}
 
 
-def sign_up_member(self, full_name: str, email: str, phone: str, tier: str) -> dict:
+def enroll_new_member(self, full_name: str, email: str, phone: str, tier: str) -> dict:
     """Sign up a new member.
 
     Args:

@@ -19,17 +19,19 @@ def probes(state: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     shown = Shown(state)
     member, tool = shown.first("members"), shown.first("tools")
     found = {
-        "get_member": [call("get_member", "Returns the member.", member_id=member["member_id"])],
-        "search_members": [
+        "show_member_account": [
+            call("show_member_account", "Returns the member.", member_id=member["member_id"])
+        ],
+        "find_members": [
             call(
-                "search_members",
+                "find_members",
                 "Finds the member by surname.",
                 query=member["full_name"].split()[-1].lower(),
             )
         ],
-        "sign_up_member": [
+        "enroll_new_member": [
             call(
-                "sign_up_member",
+                "enroll_new_member",
                 "Signs up a new basic member.",
                 full_name="Robin Ash",
                 email="robin.ash@example.com",
@@ -66,8 +68,10 @@ def _member_changes(shown: Shown) -> dict[str, list[dict[str, Any]]]:
         ]
     loans = shown.records("loans")
     if loans:
-        found["list_member_loans"] = [
-            call("list_member_loans", "Lists the member's loans.", member_id=loans[0]["member_id"])
+        found["list_loans_of_member"] = [
+            call(
+                "list_loans_of_member", "Lists the member's loans.", member_id=loans[0]["member_id"]
+            )
         ]
     return found
 
@@ -105,9 +109,11 @@ def _loan_changes(shown: Shown) -> dict[str, list[dict[str, Any]]]:
     renewable = [loan for loan in renewable if loan["due_on"] >= shown.state["current_time"][:10]]
     overdue = [loan for loan in loans if loan not in renewable]
     if renewable:
-        found["renew_loan"] = [
+        found["extend_loan_by_a_week"] = [
             call(
-                "renew_loan", "Renews a loan nobody waits behind.", loan_id=renewable[0]["loan_id"]
+                "extend_loan_by_a_week",
+                "Renews a loan nobody waits behind.",
+                loan_id=renewable[0]["loan_id"],
             )
         ]
     if overdue or renewable[1:]:
@@ -145,14 +151,16 @@ def _waiting_list(
             )  # fmt: skip
         ]
     if waiting:
-        found["cancel_reservation"] = [
+        found["cancel_tool_reservation"] = [
             call(
-                "cancel_reservation",
+                "cancel_tool_reservation",
                 "Takes a member off a waiting list.",
                 reservation_id=waiting[0]["reservation_id"],
             )  # fmt: skip
         ]
-        found["get_waiting_list"] = [
-            call("get_waiting_list", "Shows the queue for the tool.", tool_id=waiting[0]["tool_id"])
+        found["get_tool_waitlist"] = [
+            call(
+                "get_tool_waitlist", "Shows the queue for the tool.", tool_id=waiting[0]["tool_id"]
+            )
         ]
     return found

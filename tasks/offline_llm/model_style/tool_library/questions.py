@@ -41,7 +41,7 @@ def lend_if_fees_low(view: View) -> Scene | None:
             "less than $20 in late fees, check it out to them; otherwise just tell me what they "
             "owe.",
             steps=[
-                step("search_members", query=member["full_name"]),
+                step("find_members", query=member["full_name"]),
                 step("search_tools", keyword=_keyword(tool)),
                 step("check_out_tool", member_id=member["member_id"], tool_id=tool["tool_id"]),
             ],
@@ -65,10 +65,10 @@ def renew_if_nobody_waits(view: View) -> Scene | None:
             f"{tool['name'].lower()}. If nobody is waiting for it, renew the loan; if someone "
             "is, tell me how many people are in the queue.",
             steps=[
-                step("search_members", query=member["full_name"]),
-                step("list_member_loans", member_id=member["member_id"], status="active"),
-                step("get_waiting_list", tool_id=tool["tool_id"]),
-                step("renew_loan", loan_id=loan["loan_id"]),
+                step("find_members", query=member["full_name"]),
+                step("list_loans_of_member", member_id=member["member_id"], status="active"),
+                step("get_tool_waitlist", tool_id=tool["tool_id"]),
+                step("extend_loan_by_a_week", loan_id=loan["loan_id"]),
             ],
             expected_answer={"type": "count", "value": 0},
             reply=f"Nobody is waiting for the {tool['name'].lower()}, so I renewed "
@@ -96,7 +96,7 @@ def lend_to_the_right_namesake(view: View) -> Scene | None:
                 "tool": tool["name"],
             },  # fmt: skip
             steps=[
-                step("search_members", query=member["full_name"]),
+                step("find_members", query=member["full_name"]),
                 step("search_tools", keyword=_keyword(tool)),
                 step("check_out_tool", member_id=member["member_id"], tool_id=tool["tool_id"]),
             ],
@@ -113,7 +113,7 @@ def fees_owed(view: View) -> Scene | None:
     owed = member["late_fees_owed"]
     return Scene(
         task=f"How much does {member['full_name']} owe us in late fees?",
-        steps=[step("search_members", query=member["full_name"])],
+        steps=[step("find_members", query=member["full_name"])],
         expected_answer={"type": "money", "value": owed},
         reply=f"{member['full_name']} owes {say_money(owed)} in late fees.",
     )
@@ -149,7 +149,7 @@ def borrow_while_owing(view: View) -> Scene | None:
         task=f"{member['full_name']} would like to borrow the {tool['name'].lower()} today.",
         chat="A member would like to borrow a tool today.",
         facts={"member_name": member["full_name"], "tool": tool["name"]},
-        steps=[step("search_members", query=member["full_name"])],
+        steps=[step("find_members", query=member["full_name"])],
         refusal=_refusal(
             "fee_limit",
             f"A member who owes 20.00 or more in late fees cannot borrow; they owe {owed:.2f}.",
@@ -172,7 +172,7 @@ def borrow_while_suspended(view: View) -> Scene | None:
         return None
     return Scene(
         task=f"Please check the {tool['name'].lower()} out to {member['full_name']}.",
-        steps=[step("search_members", query=member["full_name"])],
+        steps=[step("find_members", query=member["full_name"])],
         refusal=_refusal(
             "active_members_only",
             "Only active members may borrow; this membership is suspended.",
@@ -198,9 +198,9 @@ def renew_with_a_queue(view: View) -> Scene | None:
         task=f"{member['full_name']} asked to keep the {tool['name'].lower()} one more week; "
         "can you renew it?",
         steps=[
-            step("search_members", query=member["full_name"]),
-            step("list_member_loans", member_id=member["member_id"], status="active"),
-            step("get_waiting_list", tool_id=tool["tool_id"]),
+            step("find_members", query=member["full_name"]),
+            step("list_loans_of_member", member_id=member["member_id"], status="active"),
+            step("get_tool_waitlist", tool_id=tool["tool_id"]),
         ],
         refusal=_refusal(
             "no_renewal_with_waitlist",

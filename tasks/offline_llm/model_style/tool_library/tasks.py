@@ -59,8 +59,8 @@ def check_in_overdue(view: View) -> Scene | None:
         chat="Someone just brought a tool back to the counter. Can you check it in?",
         facts={"member_name": member["full_name"], "tool": tool["name"], "condition": "good"},
         steps=[
-            step("search_members", query=member["full_name"]),
-            step("list_member_loans", member_id=member["member_id"], status="active"),
+            step("find_members", query=member["full_name"]),
+            step("list_loans_of_member", member_id=member["member_id"], status="active"),
             step("return_tool", loan_id=loan["loan_id"], condition="good"),
         ],
     )
@@ -83,9 +83,9 @@ def renew_for_another_week(view: View) -> Scene | None:
         chat="A member wants to keep a tool they borrowed for another week.",
         facts={"member_name": member["full_name"], "tool": tool["name"]},
         steps=[
-            step("search_members", query=member["full_name"]),
-            step("list_member_loans", member_id=member["member_id"], status="active"),
-            step("renew_loan", loan_id=loan["loan_id"]),
+            step("find_members", query=member["full_name"]),
+            step("list_loans_of_member", member_id=member["member_id"], status="active"),
+            step("extend_loan_by_a_week", loan_id=loan["loan_id"]),
         ],
     )
 
@@ -102,7 +102,7 @@ def pay_toward_fees(view: View) -> Scene | None:
         chat="A member is paying off some of their late fees at the counter.",
         facts={"member_name": member["full_name"], "amount_paid": amount},
         steps=[
-            step("search_members", query=member["full_name"]),
+            step("find_members", query=member["full_name"]),
             step("pay_late_fees", member_id=member["member_id"], amount=amount),
         ],
     )
@@ -119,8 +119,8 @@ def return_the_overdue_one(view: View) -> Scene | None:
             task=f"{member['full_name']} is returning the tool they have overdue (just that one) "
             "and says it needs repair: the motor keeps cutting out.",
             steps=[
-                step("search_members", query=member["full_name"]),
-                step("list_member_loans", member_id=member["member_id"]),
+                step("find_members", query=member["full_name"]),
+                step("list_loans_of_member", member_id=member["member_id"]),
                 step("return_tool", loan_id=loan["loan_id"], condition="needs_repair"),
             ],
         )
@@ -140,7 +140,7 @@ def lend_the_sander_on_the_shelf(view: View) -> Scene | None:
         chat="A member needs a sander for the weekend; lend them one that's on the shelf.",
         facts={"member_name": member["full_name"]},
         steps=[
-            step("search_members", query=member["full_name"]),
+            step("find_members", query=member["full_name"]),
             step("search_tools", keyword="sander"),
             step("check_out_tool", member_id=member["member_id"], tool_id=shelf[0]["tool_id"]),
         ],
@@ -175,7 +175,7 @@ def sign_up_and_lend(view: View) -> Scene | None:
         chat="A new neighbour wants to join and borrow a tool today. Can you set them up?",
         facts={**details, "tool": tool["name"]},
         steps=[
-            step("sign_up_member", **details),
+            step("enroll_new_member", **details),
             step("search_tools", keyword=_keyword(tool)),
             step("check_out_tool", member_id="$1.data.member_id", tool_id=tool["tool_id"]),
         ],
@@ -194,8 +194,8 @@ def when_due(view: View) -> Scene | None:
     return Scene(
         task=f"When is {member['full_name']}'s {tool['name'].lower()} due back?",
         steps=[
-            step("search_members", query=member["full_name"]),
-            step("list_member_loans", member_id=member["member_id"], status="active"),
+            step("find_members", query=member["full_name"]),
+            step("list_loans_of_member", member_id=member["member_id"], status="active"),
         ],
         expected_answer={"type": "date", "value": loan["due_on"]},
         reply=f"The {tool['name'].lower()} {member['full_name']} has is due back on "
