@@ -11,9 +11,11 @@ from envmill.schemas.rollout import POLICY_STAGE, USER_STAGE
 from envmill.tasks.backends.llm.stages import CHAT_STAGES
 from envmill.tasks.offline_llm.control import Endpoint, serve_endpoint, start_server
 from envmill.tasks.offline_llm.faults import Fault
+from envmill.tasks.offline_llm.model_style import MODEL_RESPONDERS
 from envmill.tasks.offline_llm.responders import (
     ChatReply,
     ChatRequest,
+    by_style,
     embed_text,
     example_value,
     generic,
@@ -53,8 +55,9 @@ from envmill.tasks.offline_llm.slips import Slip
 from envmill.tasks.offline_llm.topics import respond_topics, warm_topics
 
 # One responder per chat stage envmill knows (``stages.CHAT_STAGES``), and a warm-up for those
-# with a slow set-up.
-RESPONDERS = {
+# with a slow set-up. Where the model style (``EndpointConfig.style``) writes its own answer,
+# the stage answers as the request's style asks.
+PROCEDURAL = {
     "topics": (respond_topics, warm_topics),
     "skeleton_plan": (respond_plan, warm_sources),
     "skeleton_state": (respond_state, None),
@@ -73,6 +76,15 @@ RESPONDERS = {
     POLICY_STAGE: (respond_policy, None),
     USER_STAGE: (respond_user, None),
     JUDGE_STAGE: (respond_reward_judge, None),
+}
+RESPONDERS = {
+    stage: (
+        by_style(procedural=responder, model=MODEL_RESPONDERS[stage])
+        if stage in MODEL_RESPONDERS
+        else responder,
+        warm,
+    )
+    for stage, (responder, warm) in PROCEDURAL.items()
 }
 if set(RESPONDERS) != set(CHAT_STAGES):  # a stage added or renamed without its responder
     raise ImportError(

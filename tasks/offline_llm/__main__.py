@@ -1,8 +1,9 @@
 """Serve the test endpoint in this process: the first line printed is its base URL.
 
 Usage: python -m envmill.tasks.offline_llm [--port 0] [--latency 0.2 | --latency 0.1,0.3]
-       [--seed 0] [--refuse-response-format] [--scripts scripts.json]
+       [--seed 0] [--refuse-response-format] [--scripts scripts.json] [--style model]
 --scripts: rollout scripts to start with, a JSON object {key: [reply, ...]} (see scripts.py).
+--style: who writes the answers, procedural (the default) or model (see model_style).
 Stops on SIGTERM or Ctrl-C.
 """
 
@@ -15,6 +16,7 @@ import sys
 import threading
 
 from envmill.tasks.offline_llm import start_server
+from envmill.tasks.offline_llm.checks import STYLES
 
 
 def _latency(text: str) -> float | tuple[float, float]:
@@ -34,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--refuse-response-format", action="store_true")
     parser.add_argument("--scripts", type=argparse.FileType(encoding="utf-8"), default=None)
+    parser.add_argument("--style", choices=STYLES, default="procedural")
     args = parser.parse_args(argv)
     scripts = json.load(args.scripts) if args.scripts else None
     server = start_server(
@@ -43,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=args.seed,
         refuse_response_format=args.refuse_response_format,
         scripts=scripts,
+        style=args.style,
     )
     print(server.url, flush=True)
     stop = threading.Event()

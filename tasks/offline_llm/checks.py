@@ -16,6 +16,7 @@ from envmill.tasks.offline_llm.slips import slips_problem
 MAX_BODY_BYTES = 32 * 2**20
 MAX_SECONDS = 3600.0  # longer waits are mistakes (and overflow the stdlib's timeouts)
 MAX_DIMENSIONS = 4096
+STYLES = ("procedural", "model")  # who writes the answers (EndpointConfig.style)
 
 
 def integer_in(value: Any, low: int | None, high: int | None = None) -> bool:
@@ -118,6 +119,8 @@ def config_problem(name: str, value: Any) -> str | None:
         return None if isinstance(value, bool) else "refuse_response_format: true or false"
     if name == "slips":
         return slips_problem(value)
+    if name == "style":
+        return None if value in STYLES else f"style: one of {', '.join(STYLES)}"
     if name == "embedding_dimensions":
         ok = integer_in(value, 1, MAX_DIMENSIONS)
         return None if ok else f"embedding_dimensions: an integer from 1 to {MAX_DIMENSIONS}"

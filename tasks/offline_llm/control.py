@@ -74,7 +74,8 @@ class Endpoint:
         return self._call("/_faults", [fault.to_dict() for fault in faults])["pending"]
 
     def configure(self, **settings: Any) -> None:
-        """Change latency, refuse_response_format, slips, ... of the running endpoint."""
+        """Change latency, refuse_response_format, slips, style, ... of the running endpoint
+        (``style="model"``: answers in the model style's designs and voice)."""
         self._call("/_config", settings)
 
     def script(self, key: str, replies: Sequence[Reply] | None) -> int:
@@ -130,7 +131,8 @@ def serve_endpoint(port: int = 0, **config: Any) -> Iterator[Endpoint]:
     Args:
         port: 0 for a free port.
         **config: EndpointConfig fields: latency (seconds, or (low, high)), seed,
-            refuse_response_format, embedding_dimensions, slips (SkelBuilder's slips); and
+            refuse_response_format, embedding_dimensions, slips (SkelBuilder's slips), style
+            ("procedural" or "model": who writes the answers); and
             scripts (rollout scripts, as ``Endpoint.scripts`` takes them).
     """
     server = start_server(port=port, **config)

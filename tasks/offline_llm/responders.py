@@ -33,13 +33,14 @@ _SCHEMA_IN_TEXT = re.compile(re.escape(SCHEMA_LINE) + r"(\{.*\})\s*$", re.MULTIL
 @dataclass
 class ChatRequest:
     """The parts of a ``/v1/chat/completions`` body a responder looks at, the stage its header
-    names, the slips the endpoint is configured to make (``EndpointConfig.slips``) and the
-    scripts it holds."""
+    names, the slips the endpoint is configured to make (``EndpointConfig.slips``), the scripts
+    it holds and the writer it answers as (``EndpointConfig.style``)."""
 
     body: dict[str, Any]
     stage: str
     slips: list[dict[str, Any]] = field(default_factory=list)
     scripts: ScriptBook | None = None
+    style: str = "procedural"
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -101,6 +102,16 @@ def warm_up() -> None:
 
 def respond(request: ChatRequest) -> ChatReply:
     return _RESPONDERS.get(request.stage, generic)(request)
+
+
+def by_style(**writers: Responder) -> Responder:
+    """A responder that answers as the request's writer (``ChatRequest.style``) does; the
+    procedural writer where the style has no answer of its own for the stage."""
+
+    def respond_as(request: ChatRequest) -> ChatReply:
+        return writers.get(request.style, writers["procedural"])(request)
+
+    return respond_as
 
 
 def generic(request: ChatRequest) -> ChatReply:

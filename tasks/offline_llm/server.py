@@ -54,13 +54,16 @@ CHAT, EMBEDDINGS = "/v1/chat/completions", "/v1/embeddings"
 @dataclass
 class EndpointConfig:
     """How the endpoint behaves; ``latency`` is seconds, fixed or (low, high) sampled;
-    ``slips``: mistakes the fake model makes in SkelBuilder's stages (see ``slips.Slip``)."""
+    ``slips``: mistakes the fake model makes in SkelBuilder's stages (see ``slips.Slip``);
+    ``style``: who writes the environments and scenarios, ``procedural`` (cut from envmill's own
+    procedural backend) or ``model`` (the designs and voice of ``model_style``)."""
 
     latency: float | tuple[float, float] = 0.0
     seed: int = 0
     refuse_response_format: bool = False
     embedding_dimensions: int = 64
     slips: list[dict[str, Any]] = field(default_factory=list)
+    style: str = "procedural"
 
     def __post_init__(self) -> None:
         if isinstance(self.latency, list):
@@ -250,7 +253,8 @@ def _chat(handler: _Handler, body: Any) -> None:
         )
         return
     server = handler.server
-    request = ChatRequest(body, stage, slips=server.config.slips, scripts=server.scripts)
+    config = server.config
+    request = ChatRequest(body, stage, config.slips, server.scripts, config.style)
     with handler.counted(CHAT, request.stage, body):
         fault = server.faults.take(request.stage)
         if fault is not None:
