@@ -138,9 +138,46 @@ def mentions(haystack: str, needle: str, min_length: int = 1) -> bool:
 
 
 def same_moment(argument: Any, text: str) -> bool:
-    """An ISO date-time argument whose date and ``HH:MM`` both occur in ``text``."""
+    """An ISO date-time argument whose date and time both occur in ``text``, as written
+    ("2025-10-22", "09:30") or as people say them ("22 October 2025 at 9:30 am")."""
     found = ISO_MOMENT.match(argument) if isinstance(argument, str) else None
-    return bool(found) and all(mentions(text, part) for part in found.groups())
+    if not found:
+        return False
+    day, clock = found.groups()
+    return any(mentions(text, said) for said in _days_said(day)) and any(
+        mentions(text, said) for said in _clocks_said(clock)
+    )
+
+
+@cache
+def _days_said(day: str) -> tuple[str, ...]:
+    """``2025-10-22`` as written and as said: "22 october 2025", "october 22, 2025", "22 oct
+    2025" (case-folded, as the texts it is looked for in)."""
+    try:
+        moment = date.fromisoformat(day)
+    except ValueError:
+        return (day,)
+    forms = {day}
+    for month in (moment.strftime("%B"), moment.strftime("%b")):
+        forms |= {f"{moment.day} {month} {moment.year}", f"{month} {moment.day}, {moment.year}"}
+    return tuple(form.casefold() for form in forms)
+
+
+@cache
+def _clocks_said(clock: str) -> tuple[str, ...]:
+    """``09:30`` as written and as said: "9:30", "9:30 am", "9.30am" ("1 pm" for 13:00)."""
+    hour, minute = (int(part) for part in clock.split(":"))
+    half = "am" if hour < 12 else "pm"
+    twelve = hour % 12 or 12
+    forms = {
+        clock,
+        f"{hour}:{minute:02d}",
+        f"{twelve}:{minute:02d} {half}",
+        f"{twelve}:{minute:02d}{half}",
+    }
+    if minute == 0:
+        forms |= {f"{twelve} {half}", f"{twelve}{half}"}
+    return tuple(forms)
 
 
 def argument_leaves(arguments: dict[str, Any]) -> list[tuple[str, Any]]:

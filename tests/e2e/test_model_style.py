@@ -109,21 +109,25 @@ def test_most_scenarios_certify_across_kinds(endpoint, sandbox, tmp_path, built)
     assert len(certified) >= 5, certified  # change, lookups, chains, answers, namesakes...
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="envmill finding: scenario_task.md asks for a refusal rule's `rule_id` as "
-    '"<short-name>", but certification (evidence._unknown_rule) refuses any id that is not the '
-    "name of the tool enforcing the rule, at gate `loads`, which no repair reaches",
-)
-def test_refusals_with_the_models_own_rule_names_certify(endpoint, sandbox, tmp_path, built):
-    made, _ = scenarios_of(
+def test_refusals_named_in_the_models_own_words_are_sent_back_and_certify(
+    endpoint, sandbox, tmp_path, built
+):
+    """The model names a refusal's rule in its own words ("only_scheduled_cancel"); envmill
+    sends the task back saying rules are named by the tool that enforces them, on the record,
+    and the renamed refusal certifies (it used to be rejected at `loads`, out of repair's
+    reach)."""
+    made, asker = scenarios_of(
         endpoint, sandbox, tmp_path, built["CommunityBloodBank"], 3, kinds={"refusal": 1.0}
     )
     reports = [made.reports[s.scenario_id] for s in made.scenarios]
-    assert len(reports) == 3 and all(r.status == "certified" for r in reports), [
+    assert reports and all(r.status == "certified" for r in reports), [
         next(g.reason for g in r.gates if g.gate == r.rejected_gate) for r in reports
     ]
+    tools = {t.function.name for t in built["CommunityBloodBank"].draft.admitted.tools}
+    assert all(rule.rule_id in tools for s in made.scenarios for rule in s.refusal.rules)
+    refused = [r for r in asker.records if r.outcome == "refused"]
+    assert refused and all("is not a tool; name each rule by the tool" in r.error for r in refused)
+    assert all(made.repairs[s.scenario_id] >= 1 for s in made.scenarios)
 
 
 def _sentences(text: str) -> set[str]:

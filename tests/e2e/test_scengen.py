@@ -373,3 +373,34 @@ def test_each_kind_asked_for_is_written_checked_and_certified(
         assert (spec.expected_answer is not None) == (kind in ("conditional", "answer"))
     tasks = [r["body"]["messages"][-1]["content"] for r in endpoint.requests("scenario_task")]
     assert all(f"Kind: {kind}\n" in text for text in tasks[-len(made.scenarios) :])
+
+
+def test_a_reply_the_judge_would_refuse_goes_back_with_the_task_not_the_checks(
+    endpoint, sandbox, tmp_path, library
+):
+    """A reference reply that hedges is refused where the model can still reword it (the task
+    stage), not at certification, whose repairs only rewrite checks."""
+    import json
+
+    from envmill.tasks.offline_llm import ChatReply, register
+    from envmill.tasks.offline_llm.scenarios import respond_scenario_task
+
+    def hedging(request):
+        said = json.loads(respond_scenario_task(request).content)
+        if "expected_answer" in said and not request.texts("assistant"):
+            said["reply"] = "It could be one thing or another; I am not sure."
+        return ChatReply(content=json.dumps(said))
+
+    endpoint.configure(slips=[])
+    register("scenario_task", hedging)
+    try:
+        made, asker = scenarios(endpoint, sandbox, tmp_path, library, 2, kinds={"answer": 1.0})
+    finally:
+        register("scenario_task", respond_scenario_task)
+    assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"] * 2
+    refused = [r for r in asker.records if r.outcome == "refused"]
+    assert len(refused) == 2 and {r.stage for r in refused} == {"scenario_task"}
+    assert all(
+        "envmill's judge does not read it as the expected answer" in r.error for r in refused
+    )
+    assert not [r for r in asker.records if r.stage == "scenario_repair"]

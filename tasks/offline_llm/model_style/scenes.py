@@ -43,7 +43,28 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
     scene = write_scene(design_of(request), View(state, index), kind)
     if scene is None:
         return answer({"task": "Nothing needs doing today.", "steps": []})
-    return answer(scene.answer("Mode: conversational" in text))
+    return answer(_as_corrected(scene.answer("Mode: conversational" in text), request))
+
+
+_TOOL_LIST = re.compile(r"name each rule by the tool that enforces it.*one of: ([\w, ]+)")
+
+
+def _as_corrected(said: dict, request: ChatRequest) -> dict:
+    """A model names its refusal's rules in its own words first; told they must be the tools
+    that enforce them (and which tools there are), it renames each by the tool its action
+    names, as a model reading that message would."""
+    found = _TOOL_LIST.search(request.last_text()) if "refusal" in said else None
+    if found is None:
+        return said
+    tools = [name.strip() for name in found.group(1).split(",")]
+    action = said["refusal"].get("action", "")
+    tool = next((t for t in tools if t.startswith(action)), None) or next(
+        (t for t in tools if action and action in t), None
+    )
+    if tool is None:
+        return said
+    rules = [{**rule, "rule_id": tool} for rule in said["refusal"]["rules"]]
+    return {**said, "refusal": {**said["refusal"], "rules": rules}}
 
 
 def write_scene(design: Design, view: View, kind: str) -> Scene | None:

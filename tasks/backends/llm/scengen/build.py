@@ -45,12 +45,14 @@ from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.core.system_message import Briefing, system_prompt
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
+from envmill.tasks.judge import judge_reply
 from envmill.tasks.sandbox import Sandbox
 
 NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes them one
 MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
 # refused for the environment or the task: new checks cannot help
 NOT_THE_CHECKS = ("loads", "solution_runs", "grounded")
+REPLY_REFUSED = "the judge refuses the reference reply"  # the reply's fault, not the checks
 
 
 @dataclass
@@ -270,6 +272,7 @@ def _write_task(
 ) -> tuple[TaskAnswer, RanSolution]:
     ran: dict[str, RanSolution] = {}
     kind = shared.kind(index)
+    tool_names = frozenset(tool.function.name for tool in shared.env.tools)
 
     def problem(answer: TaskAnswer) -> str | None:
         changes = kind not in NOTHING_CHANGES
@@ -279,7 +282,8 @@ def _write_task(
             ran["last"].problem
             or generated_value_named(said, state, ran["last"].final_state)
             or _answer_problem(answer, ran["last"])
-            or kind_problem(kind, answer, ran["last"], state)
+            or kind_problem(kind, answer, ran["last"], state, tool_names)
+            or _judged_reply(shared, answer, kind, state, ran["last"])
             or _ungrounded(shared, answer, state, conversational, ran["last"])
         )
 
@@ -342,6 +346,32 @@ def _answer_problem(answer: TaskAnswer, ran: RanSolution) -> str | None:
     return unsupported(expected, ran.results)
 
 
+def _judged_reply(
+    shared: _Shared, answer: TaskAnswer, kind: str, state: dict[str, Any], ran: RanSolution
+) -> str | None:
+    """The reply as envmill's judge reads it, here where the model can still reword it: once
+    certification refuses the reference reply, only the checks go back to the model."""
+    expected = parse_expected(answer.expected_answer)[0] if answer.expected_answer else None
+    refusal = answer.refusal if kind == "refusal" else None
+    if expected is None and refusal is None:
+        return None
+    draft = ScenarioSpec(
+        env_id=shared.env.env_id,
+        task=answer.task,
+        user_facts=answer.user_facts,
+        initial_state=state,
+        reference_solution=ran.steps,
+        checks=[],
+        expected_answer=expected,
+        refusal=refusal,
+    )
+    verdict = judge_reply(draft, ran.final_state or state, answer.reply or "")
+    if verdict is None or verdict.passed:
+        return None
+    said = "the expected answer" if expected is not None else "a refusal by the rule"
+    return f"reply: envmill's judge does not read it as {said}: {verdict.reason}; say it plainly"
+
+
 def _checks_problem(answer: ChecksAnswer) -> str | None:
     for number, item in enumerate(answer.checks, 1):
         refused = check_check_source(item.code)
@@ -400,11 +430,12 @@ def _certify_with_repairs(
         )
         report = certify_scenario(spec, shared.env, shared.sandbox, briefing=shared.briefing)
         gate = report.rejected_gate
-        if gate in (None, *NOT_THE_CHECKS) or repairs == shared.settings.repair_rounds:
+        reason = next((g.reason for g in report.gates if g.gate == gate), "")
+        not_the_checks = gate in (None, *NOT_THE_CHECKS) or reason.startswith(REPLY_REFUSED)
+        if not_the_checks or repairs == shared.settings.repair_rounds:
             with shared.decided:
                 refused = shared.refused[index]
             return spec, report, repairs + refused
-        reason = next(g.reason for g in report.gates if g.gate == gate)
         checks = _ask(
             shared,
             "scenario_repair",

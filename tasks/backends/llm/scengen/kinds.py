@@ -36,8 +36,15 @@ def choose_kind(shares: Mapping[ScenarioKind, float], seed: int, env_id: str, in
     return random.Random(int(digest[:16], 16)).choices(kinds, weights)[0]
 
 
-def kind_problem(kind: str, answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
-    """Why the answer is not a scenario of ``kind`` (None when it is), said for the model."""
+def kind_problem(
+    kind: str,
+    answer: TaskAnswer,
+    ran: RanSolution,
+    initial: dict,
+    tools: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why the answer is not a scenario of ``kind`` (None when it is), said for the model;
+    ``tools``: the environment's, which a refusal's rules are named by."""
     changes = [c for c in diff_states(initial, ran.final_state or initial) if not _system(c)]
     if kind in NOTHING_CHANGES and changes:
         where = "/".join(map(str, changes[0]["path"]))
@@ -47,7 +54,21 @@ def kind_problem(kind: str, answer: TaskAnswer, ran: RanSolution, initial: dict)
     if kind in SAYS_A_VALUE and answer.expected_answer is None:
         return f"a {kind} scenario states the value it read: give expected_answer and reply"
     check = _CHECKS.get(kind)
-    return check(answer, ran, initial) if check else None
+    found = check(answer, ran, initial) if check else None
+    return found or (_rules_named(answer, tools) if kind == "refusal" else None)
+
+
+def _rules_named(answer: TaskAnswer, tools: frozenset[str]) -> str | None:
+    """A refusal rests on a rule the environment has, named by the tool that enforces it
+    (certification refuses any other name, and no repair of the checks can change it)."""
+    rules = answer.refusal.rules if answer.refusal else []
+    unknown = [rule.rule_id for rule in rules if tools and rule.rule_id not in tools]
+    if not unknown:
+        return None
+    return (
+        f"refusal.rules: rule_id {unknown[0]!r} is not a tool; name each rule by the tool that "
+        f"enforces it (the one the request would call), one of: {', '.join(sorted(tools))}"
+    )
 
 
 def _system(change: dict[str, Any]) -> bool:

@@ -49,3 +49,20 @@ def test_a_whole_sum_is_said_without_its_point_zero():
     from envmill.tasks.core.facts import say_value
 
     assert say_value(500.0) == "500" and say_value(259.64) == "259.64" and say_value(3) == "3"
+
+
+def test_a_moment_said_in_words_grounds_its_iso_argument():
+    """A user who says "22 October 2025 at 9:30 am" has given 2025-10-22T09:30:00 (a model's
+    conversational facts are said so; only the ISO text counted before)."""
+    from envmill.tasks.core.facts import Fact, FactLedger, match_strength, same_moment
+
+    moment = "2025-10-22T09:30:00"
+    for said in ("22 October 2025 at 9:30 am", "October 22, 2025, 9:30am", "2025-10-22 09:30"):
+        assert same_moment(moment, said.casefold()), said
+    for wrong in ("22 October 2025 at 10:30 am", "21 October 2025 at 9:30 am", "19:30 on 22 oct"):
+        assert not same_moment(moment, wrong.casefold()), wrong
+    assert same_moment("2025-10-22T13:00:00", "oct 22, 2025 at 1 pm")
+    assert match_strength("22 October 2025 at 9:30 am", moment)
+    ledger = FactLedger([Fact("appointment", "appointment", "22 October 2025 at 9:30 am")])
+    ledger.hear("Make it 22 October 2025 at 9:30 am, please.")
+    assert ledger.is_said(moment)
