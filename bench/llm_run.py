@@ -2,6 +2,7 @@
 
 Usage: .venv/bin/python -m bench.llm_run [--topics 100] [--latency 1.0] [--cap 32]
        [--workers 2] [--item-threads 16] [--scenarios 1] [--slips] [--scenario-slips]
+       [--style procedural|model]
 The endpoint runs in its own process with a fixed latency per request; the run is the CLI a user
 types, in a subprocess, into a temporary data folder. Prints, from the warehouse: environments
 accepted, failures by stage and code, LLM calls per accepted environment (SkelBuilder's; target
@@ -173,6 +174,12 @@ def main() -> None:
     parser.add_argument(
         "--scenario-slips", action="store_true", help="a scenario slip for each of the last 6"
     )
+    parser.add_argument(
+        "--style",
+        choices=("procedural", "model"),
+        default="procedural",
+        help="how the offline model writes: cut from the procedural backend, or a model's own",
+    )
     args = parser.parse_args()
     topics = make_topics(args.topics)
     process, endpoint = spawn_endpoint(args.latency)
@@ -180,7 +187,9 @@ def main() -> None:
         slips = zip(SLIP_MIX, topics, strict=False) if args.slips else []
         if args.scenario_slips:
             slips = [*slips, *zip(SCENARIO_SLIP_MIX, reversed(topics), strict=False)]
-        endpoint.configure(slips=[{**slip, "topic": topic} for slip, topic in slips])
+        endpoint.configure(
+            slips=[{**slip, "topic": topic} for slip, topic in slips], style=args.style
+        )
         with tempfile.TemporaryDirectory() as folder:
             root, listing = Path(folder) / "data", Path(folder) / "topics.txt"
             listing.write_text("\n".join(topics) + "\n", encoding="utf-8")

@@ -46,6 +46,14 @@ def respond_scenario_task(request: ChatRequest) -> ChatReply:
     return answer(_as_corrected(scene.answer("Mode: conversational" in text), request))
 
 
+# the verbs a tool that does an action may start with, as a model reads a tool list
+SAME_ACT = {
+    "book": ("book", "schedule", "reserve"),
+    "cancel": ("cancel",),
+    "discard": ("discard",),
+    "lend": ("lend", "check_out", "borrow"),
+    "renew": ("renew", "extend"),
+}
 _TOOL_LIST = re.compile(r"name each rule by the tool that enforces it.*one of: ([\w, ]+)")
 
 
@@ -57,10 +65,8 @@ def _as_corrected(said: dict, request: ChatRequest) -> dict:
     if found is None:
         return said
     tools = [name.strip() for name in found.group(1).split(",")]
-    action = said["refusal"].get("action", "")
-    tool = next((t for t in tools if t.startswith(action)), None) or next(
-        (t for t in tools if action and action in t), None
-    )
+    verbs = SAME_ACT.get(said["refusal"].get("action", ""), ())
+    tool = next((t for verb in verbs for t in tools if t.startswith(verb)), None)
     if tool is None:
         return said
     rules = [{**rule, "rule_id": tool} for rule in said["refusal"]["rules"]]
