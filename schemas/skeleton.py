@@ -90,6 +90,10 @@ class EntityPlan(BaseModel):
     attributes: list[AttributeSpec] = Field(min_length=1)
 
 
+MAX_RULES = 30  # a plan's business rules (the prompt asks for 8 to 15): each is in every
+MAX_RULE_CHARS = 500  # trajectory's system message, so a runaway list is a runaway corpus
+
+
 class StatePlan(BaseModel):
     """Stage ``skeleton_plan``: the environment's entities and business rules."""
 
@@ -143,10 +147,11 @@ class Contradiction(BaseModel):
 
 
 class RulesReview(BaseModel):
-    """Stage ``skeleton_rules``: the contradictions found, and the rules as they should read."""
+    """Stage ``skeleton_rules``: the contradictions found, and the rules as they should read
+    (the rules shown stand when there is no contradiction)."""
 
     contradictions: list[Contradiction] = Field(default_factory=list)
-    rules: list[str] = Field(min_length=1, description="rewritten so that none contradicts")
+    rules: list[str] = Field(default_factory=list, description="rewritten so none contradicts")
 
 
 class InitialStateReply(BaseModel):

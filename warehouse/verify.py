@@ -139,14 +139,12 @@ def _part_content(root: Path, table: str, file: str, rows: int) -> list[str]:
     spec, where = spec_of(table), f"{table}/{file}"
     try:
         with pq.ParquetFile(root / table / file) as parquet:
-            if not parquet.schema_arrow.remove_metadata().equals(
-                spec.arrow_schema.remove_metadata()
-            ):
+            if not _readable_layout(parquet.schema_arrow.remove_metadata(), spec.arrow_schema):
                 return [f"{where} does not have the columns and types of table {table}"]
             read = 0
             for batch in parquet.iter_batches(batch_size=ROW_GROUP_SIZE):
                 read += batch.num_rows
-                validate_table(spec, pa.Table.from_batches([batch], schema=spec.arrow_schema))
+                validate_table(spec, _as_table(batch, spec.arrow_schema))
     except (OSError, pa.ArrowException) as exc:
         return [f"{where} is not readable Parquet ({_first_line(exc)})"]
     except WarehouseError as exc:
@@ -154,6 +152,27 @@ def _part_content(root: Path, table: str, file: str, rows: int) -> list[str]:
     if read != rows:
         return [f"{where} has {read} rows, its commit recorded {rows}"]
     return []
+
+
+def _readable_layout(found: pa.Schema, table: pa.Schema) -> bool:
+    """The table's columns and types, or an older layout of them: a part written before a
+    nullable column was added (format 2.1's answers, 2.2's warnings) lacks only that column,
+    which every reader takes as NULL; anything else is damage."""
+    wanted = table.remove_metadata()
+    if found.equals(wanted):
+        return True
+    missing = [f for f in wanted if f.name not in found.names]
+    kept = pa.schema([f for f in wanted if f.name in found.names])
+    return all(f.nullable for f in missing) and found.equals(kept)
+
+
+def _as_table(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
+    """A batch in the table's layout, a column it predates as NULLs."""
+    columns = [
+        batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _bad_commit(root: Path, key: str, problem: str, repair: bool) -> Finding:

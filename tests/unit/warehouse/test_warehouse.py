@@ -674,3 +674,14 @@ def test_an_environment_stored_before_warnings_reads_and_shows_as_not_recorded(
         )
         assert shown.returncode == 0, shown.stderr
         assert f"\n# warnings\n{said}\n" in shown.stdout
+    # and verify holds the older part to the older layout: not damage, nothing to repair away
+    checked = call_main(monkeypatch, capsys, ("verify", "--out", str(wh.root), "--repair"))
+    assert checked.returncode == 0 and "0 problem(s)" in checked.stderr, checked.stderr
+    assert query(wh.root, "SELECT count(*) FROM environments").column(0).to_pylist() == [2]
+    bad = arrow.drop_columns(["source"])  # a column the table cannot do without
+    pq.write_table(bad, wh.root / "environments" / "part-bad.parquet")
+    info = describe_part(wh.root / "environments" / "part-bad.parquet", 1)
+    publish(wh.root, Commit(key="bad", parts={"environments": info}, items=["bad"]))
+    damaged = call_main(monkeypatch, capsys, ("verify", "--out", str(wh.root)))
+    said = damaged.stdout + damaged.stderr
+    assert damaged.returncode != 0 and "does not have the columns and types" in said, said

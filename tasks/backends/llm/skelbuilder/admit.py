@@ -20,6 +20,7 @@ from envmill.tasks.backends.llm.skelbuilder.assemble import (
     AssembledModule,
     Problem,
     assemble_module,
+    defined_twice,
     method_problems,
     state_problems,
 )
@@ -113,6 +114,12 @@ def inspect_parts(parts: dict[str, str], ctx: TopicContext) -> Findings:
     if broken:
         reason = f"{broken[0]} (in {broken[0].part})"
         return Findings(module, check="syntax", reason=reason, problems=broken)
+    twice = defined_twice(module)
+    if twice:
+        reason = f"{twice[0]} (in {twice[0].part})"
+        return Findings(
+            module, check="structure", reason=reason, problems=twice, code="defined_twice"
+        )
     try:
         admitted = admit_environment(module.source, ctx.sandbox)
     except EnvironmentRejected as exc:

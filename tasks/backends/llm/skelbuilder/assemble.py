@@ -89,6 +89,33 @@ def method_problems(name: str, code: str) -> list[Problem]:
     return []
 
 
+def defined_twice(module: AssembledModule) -> list[Problem]:
+    """A method or helper two parts define: the later one would silently replace the earlier
+    (two calls' helpers of one name, or a method written again elsewhere)."""
+    try:
+        cls = find_environment_class(ast.parse(module.source))
+    except (SyntaxError, EnvModuleError):
+        return []  # the checks after assembly name what is wrong
+    first: dict[str, str] = {}
+    problems = []
+    for node in cls.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        part = module.part_of(node.lineno)
+        if node.name in first and first[node.name] != part:
+            message = (
+                f"`{node.name}` is also defined by {_part_named(first[node.name])}; give this "
+                "one another name, or use that one"
+            )
+            problems.append(Problem(part, node.lineno, message))
+        first.setdefault(node.name, part)
+    return problems
+
+
+def _part_named(part: str) -> str:
+    return "the state code" if part == STATE else f"the method {part}"
+
+
 def split_methods(code: str, names: list[str]) -> dict[str, str]:
     """The methods ``names`` one answer wrote together, each as a part of its own.
 
@@ -97,24 +124,84 @@ def split_methods(code: str, names: list[str]) -> dict[str, str]:
     uses a name it binds (so a refused import is repaired where it is used; assembly keeps one
     of each); a helper the answer defines goes with the method before it, or the first one.
     """
-    lines = textwrap.dedent(code).rstrip().splitlines()
-    defs = [(i, m.group(1), m.group(2)) for i, line in enumerate(lines) if (m := _DEF.match(line))]
-    if not defs:
-        return {}
-    level = min(len(indent) for _, indent, _ in defs)
-    starts = [(_decorated_from(lines, i), name) for i, indent, name in defs if len(indent) == level]
-    imports = [line.strip() for line in lines if _IMPORT.match(line.strip())]
-    parts: dict[str, list[str]] = {}
-    owner = next((name for _, name in starts if name in names), "")
-    for (start, name), (end, _) in zip(starts, [*starts[1:], (len(lines), "")], strict=True):
-        owner = name if name in names else owner
-        body = [line for line in lines[start:end] if not _IMPORT.match(line.strip())]
-        parts.setdefault(owner, []).extend(body)
+    answer = _GroupAnswer(code, names)
     written = {}
-    for name in [name for name in names if name in parts]:
-        used = [line for line in imports if _uses(parts[name], line)]
-        written[name] = "\n".join([*used, "", *parts[name]] if used else parts[name]) + "\n"
+    for name, body in answer.bodies().items():
+        used = [line for line in answer.imports if _uses(body, line)]
+        written[name] = "\n".join([*used, "", *body] if used else body) + "\n"
     return written
+
+
+def group_problem(code: str, names: list[str]) -> str | None:
+    """Why an answer that was to write ``names`` cannot be split into them (None when it can):
+    one missing, one written twice, or a public method nobody asked for (it would replace the
+    one another call writes, or be a tool no operation lists)."""
+    answer = _GroupAnswer(code, names)
+    defined = [name for _, name in answer.starts]
+    missing = [name for name in names if name not in defined]
+    twice = sorted({name for name in defined if defined.count(name) > 1})
+    unasked = [name for name in defined if name not in names and not name.startswith("_")]
+    if missing:
+        listed = ", ".join(f"`def {name}(self, ...)`" for name in missing)
+        return f"the code must define every method asked for; missing: {listed}"
+    if twice:
+        return f"`{twice[0]}` is defined twice; define each method once"
+    if unasked:
+        return (
+            f"`{unasked[0]}` was not asked for: write only {', '.join(names)} (other operations "
+            "are written separately; a helper of your own starts with an underscore)"
+        )
+    return None
+
+
+class _GroupAnswer:
+    """An answer's lines: its methods' starts, at the level the asked methods are written at
+    (unindented, or inside a class the model wrapped them in), and its import statements."""
+
+    def __init__(self, code: str, names: list[str]) -> None:
+        self.lines = textwrap.dedent(code).rstrip().splitlines()
+        defs = [(i, m[1], m[2]) for i, line in enumerate(self.lines) if (m := _DEF.match(line))]
+        asked = [len(indent) for _, indent, name in defs if name in names]
+        level = min(asked or [len(indent) for _, indent, _ in defs] or [0])
+        self.starts = [
+            (_decorated_from(self.lines, i), name)
+            for i, indent, name in defs
+            if len(indent) == level
+        ]
+        self.names = names
+        self.imports, self.import_lines = _imports(self.lines)
+
+    def bodies(self) -> dict[str, list[str]]:
+        if not self.starts:
+            return {}
+        parts: dict[str, list[str]] = {}
+        owner = next((name for _, name in self.starts if name in self.names), "")
+        ends = [*self.starts[1:], (len(self.lines), "")]
+        for (start, name), (end, _) in zip(self.starts, ends, strict=True):
+            owner = name if name in self.names else owner
+            body = [self.lines[i] for i in range(start, end) if i not in self.import_lines]
+            parts.setdefault(owner, []).extend(body)
+        return {name: parts[name] for name in self.names if name in parts}
+
+
+def _imports(lines: list[str]) -> tuple[list[str], set[int]]:
+    """The unindented import statements, each on one line (a parenthesised one joined), and
+    the line numbers they took."""
+    imports: list[str] = []
+    taken: set[int] = set()
+    index = 0
+    while index < len(lines):
+        if not _IMPORT.match(lines[index]):
+            index += 1
+            continue
+        end = index
+        if "(" in lines[index] and ")" not in lines[index]:
+            while end + 1 < len(lines) and ")" not in lines[end]:
+                end += 1
+        imports.append(" ".join(line.strip() for line in lines[index : end + 1]))
+        taken.update(range(index, end + 1))
+        index = end + 1
+    return imports, taken
 
 
 def _uses(lines: list[str], import_line: str) -> bool:

@@ -10,9 +10,20 @@ import ast
 import re
 from collections import Counter
 
-from envmill.schemas.skeleton import CodeReply, OperationList, OperationSpec, StatePlan
+from envmill.schemas.skeleton import (
+    MAX_RULE_CHARS,
+    MAX_RULES,
+    CodeReply,
+    OperationList,
+    OperationSpec,
+    StatePlan,
+)
 from envmill.schemas.topics import TopicSource
-from envmill.tasks.backends.llm.skelbuilder.assemble import split_methods, state_problems
+from envmill.tasks.backends.llm.skelbuilder.assemble import (
+    group_problem,
+    split_methods,
+    state_problems,
+)
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
 from envmill.tasks.envs.reading import find_environment_class, list_tool_methods
 
@@ -118,16 +129,11 @@ def method_groups(operations: list[OperationSpec], size: int) -> list[list[Opera
 
 
 def defines_methods(names: list[str]):
-    """A check that an answer's code defines each of ``names`` as a method (anything else about
-    the code is for the checks after assembly, which can name the line)."""
-    checks = {name: defines_method(name) for name in names}
+    """A check that an answer's code splits into exactly the methods ``names`` (anything else
+    about the code is for the checks after assembly, which can name the line)."""
 
     def problem(answer: CodeReply) -> str | None:
-        missing = [name for name, check in checks.items() if check(answer)]
-        if not missing:
-            return None
-        listed = ", ".join(f"`def {name}(self, ...)`" for name in missing)
-        return f"the code must define every method asked for; missing: {listed}"
+        return group_problem(answer.code, names)
 
     return problem
 
@@ -149,6 +155,9 @@ def _plan_problem(plan: StatePlan) -> str | None:
     repeated = [name for name, n in Counter(e.name for e in plan.entities).items() if n > 1]
     if repeated:
         return f"entity {repeated[0]!r} is planned twice; give each entity once"
+    rules = plan.business_rules
+    if len(rules) > MAX_RULES or max(map(len, rules)) > MAX_RULE_CHARS:
+        return f"business_rules: at most {MAX_RULES} rules of at most {MAX_RULE_CHARS} characters"
     return None
 
 

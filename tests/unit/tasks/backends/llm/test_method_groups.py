@@ -4,7 +4,11 @@ finding after assembly still names one method to rewrite."""
 from __future__ import annotations
 
 from envmill.schemas.skeleton import CodeReply, OperationSpec
-from envmill.tasks.backends.llm.skelbuilder.assemble import assemble_module, split_methods
+from envmill.tasks.backends.llm.skelbuilder.assemble import (
+    assemble_module,
+    method_problems,
+    split_methods,
+)
 from envmill.tasks.backends.llm.skelbuilder.skeleton import defines_methods, method_groups
 
 
@@ -56,8 +60,6 @@ def test_an_answer_splits_into_one_part_per_method_helpers_and_used_imports_kept
 
 
 def test_a_syntax_error_stays_in_the_method_that_has_it():
-    from envmill.tasks.backends.llm.skelbuilder.assemble import method_problems
-
     parts = split_methods(ANSWER, ["get_loan", "renew_loan"])
     assert method_problems("get_loan", parts["get_loan"]) == []
     (problem,) = method_problems("renew_loan", parts["renew_loan"])
@@ -75,4 +77,55 @@ def test_an_answer_missing_a_method_is_asked_again_naming_it():
     check = defines_methods(["get_loan", "renew_loan", "close_loan"])
     said = check(CodeReply(code=ANSWER))
     assert said is not None and "`def close_loan(self, ...)`" in said and "get_loan" not in said
-    assert defines_methods(["get_loan"])(CodeReply(code=ANSWER)) is None
+    assert defines_methods(["get_loan", "renew_loan"])(CodeReply(code=ANSWER)) is None
+
+
+def test_an_answer_may_not_write_a_method_twice_or_one_it_was_not_asked_for():
+    """Breaker: a group that also wrote another call's operation (a stub) replaced the real
+    one in the module; a method written twice ran its second copy."""
+    extra = defines_methods(["get_loan"])(CodeReply(code=ANSWER))
+    assert extra is not None and extra.startswith("`renew_loan` was not asked for")
+    twice = ANSWER + "\ndef get_loan(self, loan_id: str) -> dict:\n    return {}\n"
+    said = defines_methods(["get_loan", "renew_loan"])(CodeReply(code=twice))
+    assert said == "`get_loan` is defined twice; define each method once"
+
+
+def test_methods_in_a_class_wrapper_with_a_top_level_helper_still_split():
+    code = (
+        "def _shared(x):\n    return x\n\n"
+        "class Desk:\n"
+        "    def get_loan(self, loan_id):\n        return {}\n\n"
+        "    def renew_loan(self, loan_id):\n        return {}\n"
+    )
+    names = ["get_loan", "renew_loan"]
+    assert defines_methods(names)(CodeReply(code=code)) is None
+    assert list(split_methods(code, names)) == names
+
+
+def test_a_parenthesised_import_is_one_statement_and_indented_lines_are_not_imports():
+    code = (
+        "from typing import (\n    Any,\n)\n\n"
+        "def get_loan(self, loan_id: str) -> dict:\n"
+        '    """Get a loan.\n\n    import this docstring line is prose\n    """\n'
+        "    if loan_id:\n        import json\n    data: Any = json.dumps({})\n"
+        "    return {'success': True, 'data': data}\n"
+    )
+    (part,) = split_methods(code, ["get_loan"]).values()
+    assert part.startswith("from typing import ( Any, )\n")
+    assert "    import this docstring line is prose" in part and "        import json" in part
+    assert method_problems("get_loan", part) == []
+
+
+def test_a_helper_two_calls_define_is_sent_back_to_the_later_one():
+    from envmill.tasks.backends.llm.skelbuilder.assemble import defined_twice
+
+    state = "class Desk:\n    def __init__(self):\n        self.loans = {}\n"
+    parts = {
+        "get_loan": "def get_loan(self):\n    return self._find()\n\ndef _find(self):\n    return 1\n",
+        "renew_loan": "def renew_loan(self):\n    return self._find()\n\ndef _find(self):\n    return 2\n",
+    }
+    (problem,) = defined_twice(assemble_module(state, parts))
+    assert problem.part == "renew_loan" and "`_find` is also defined by the method get_loan" in (
+        problem.message
+    )
+    assert defined_twice(assemble_module(state, {"get_loan": parts["get_loan"]})) == []
