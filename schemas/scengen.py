@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -58,8 +59,12 @@ class ScenGenSettings(BaseModel):
     @field_validator("kinds")
     @classmethod
     def _some_kind(cls, kinds: dict[str, float]) -> dict[str, float]:
-        if any(weight < 0 for weight in kinds.values()) or not sum(kinds.values()) > 0:
-            raise ValueError("give each kind a weight of 0 or more, and one of them more than 0")
+        weights = list(kinds.values())
+        finite = all(math.isfinite(weight) for weight in weights) and math.isfinite(sum(weights))
+        if not finite or any(weight < 0 for weight in weights) or not sum(weights) > 0:
+            raise ValueError(
+                "give each kind a finite weight of 0 or more, and one of them more than 0"
+            )
         return kinds
 
 

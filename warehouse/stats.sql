@@ -149,7 +149,7 @@ ORDER BY cost_usd DESC, stage, model;
 -- reason, the reason's first words standing for its kind, with the start of one example.
 SELECT
     stage,
-    regexp_extract(error, '^[^:;(]{1,80}') AS reason,
+    regexp_replace(regexp_extract(error, '^[^:;(]{1,80}'), '[0-9]+', 'N', 'g') AS reason,
     count(*) AS refused,
     count(DISTINCT item) AS items,
     left(arg_min(error, call_id), 120) AS example

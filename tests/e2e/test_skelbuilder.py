@@ -122,15 +122,21 @@ def test_slips_are_repaired_from_line_numbered_errors(fresh, sandbox, tmp_path):
     assert "writes a set into the state" in state
     stages = fresh.stats()["stages"]
     assert stages["skeleton_initial_state"] == 6 and stages["skeleton_operations"] == 6
-    # event ticketing's short operation list and bad initial state were refused answers: on
-    # the record with their reasons, and repairs of its environment
+    # every answer sent back is refused on its record, with the reason: event ticketing's short
+    # operation list and bad initial state (refused at once), and the methods and state code
+    # admission sent back (refused once the module was checked); the repairs stay ok
     refused = {
         (c.stage, c.error.split(";")[0][:40]) for c in output.llm_calls if c.outcome == "refused"
     }
     assert refused == {
         ("skeleton_operations", "only 5 operations"),
         ("skeleton_initial_state", "the class creates no attribute 'audit_lo"),
+        ("skeleton_method", "syntax: line 193: syntax error: expected"),
+        ("skeleton_method", "policy: line 5: import of 'os' is not al"),
+        ("skeleton_method", "policy: line 5: import of 'uuid' is not "),
+        ("skeleton_state", "contract: line 89: '__init__' writes a s"),
     }, refused
+    assert all(c.outcome == "ok" for c in output.llm_calls if c.stage == "skeleton_repair")
     ticketing = next(e for e in output.environments if e.topic == "event ticketing")
     assert ticketing.checked["skelbuilder"]["repairs"] >= 2
     assert ticketing.checked["skelbuilder"]["refused_answers"] == 2

@@ -139,8 +139,11 @@ def _scenario(
 ) -> tuple[ScenarioSpec, CertificationReport, int] | SkippedScenario:
     try:
         state, conversational, task, ran = _state_and_task(shared, index)
-        checks = _write_checks(shared, index, task, ran, state)
-        return _certify_with_repairs(shared, index, task, ran, state, checks, conversational)
+        receipt: list[int] = []  # the checks' answer's record, refused if certification is
+        checks = _write_checks(shared, index, task, ran, state, receipt)
+        return _certify_with_repairs(
+            shared, index, task, ran, state, checks, conversational, receipt
+        )
     except SkeletonFailed as exc:
         return SkippedScenario(index=index, code=exc.code, message=str(exc)[:2000])
     except BatchAborted:
@@ -381,7 +384,12 @@ def _checks_problem(answer: ChecksAnswer) -> str | None:
 
 
 def _write_checks(
-    shared: _Shared, index: int, task: TaskAnswer, ran: RanSolution, state: dict[str, Any]
+    shared: _Shared,
+    index: int,
+    task: TaskAnswer,
+    ran: RanSolution,
+    state: dict[str, Any],
+    receipt: list[int],
 ) -> ChecksAnswer:
     steps = [
         {"tool": step.tool, "arguments": step.arguments, "result": result}
@@ -393,6 +401,7 @@ def _write_checks(
         ChecksAnswer,
         index,
         _checks_problem,
+        receipt=receipt,
         kind=shared.kind(index),
         task=task.task,
         steps=to_json(steps),
@@ -408,7 +417,10 @@ def _certify_with_repairs(
     state: dict[str, Any],
     checks: ChecksAnswer,
     conversational: bool,
+    receipt: list[int],
 ) -> tuple[ScenarioSpec, CertificationReport, int]:
+    """Certify, and send refused checks back with the gate and its reason: each round is a
+    repair, and the checks' answer it replaces is refused on its record."""
     guard = guard_check(state, ran.final_state or {})
     kind = shared.kind(index)
     for repairs in range(shared.settings.repair_rounds + 1):
@@ -436,6 +448,8 @@ def _certify_with_repairs(
             with shared.decided:
                 refused = shared.refused[index]
             return spec, report, repairs + refused
+        if receipt:
+            shared.asker.refuse_kept(receipt.pop(), f"{gate}: {reason}")
         checks = _ask(
             shared,
             "scenario_repair",
@@ -447,5 +461,6 @@ def _certify_with_repairs(
             checks=to_json([c.model_dump() for c in checks.checks]),
             gate=gate,
             reason=reason,
+            receipt=receipt,
         )
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns

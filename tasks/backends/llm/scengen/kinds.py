@@ -25,6 +25,7 @@ from envmill.tasks.core.statekit import diff_states
 NOTHING_CHANGES = ("answer", "refusal")
 SAYS_A_VALUE = ("answer", "conditional")
 _SYSTEM = ("current_time", "now", "today")
+_NOT_A_NAME = frozenset({"status", "state", "kind", "type", "category", "role"})
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
@@ -72,7 +73,11 @@ def _rules_named(answer: TaskAnswer, tools: frozenset[str]) -> str | None:
 
 
 def _system(change: dict[str, Any]) -> bool:
-    name = str(change["path"][-1]) if change["path"] else ""
+    """A change the system makes by itself: an id counter or the clock (top-level attributes,
+    not a record's field that happens to share the name)."""
+    if len(change["path"]) != 1:
+        return False
+    name = str(change["path"][0])
     return name.startswith("next_") or name in _SYSTEM
 
 
@@ -102,6 +107,8 @@ def _namesakes(answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | Non
         seen: dict[tuple[str, str], int] = {}
         for record in records:
             for field, value in record.items():
+                if field in _NOT_A_NAME or field.endswith(("_status", "_id")):
+                    continue  # two records "active" or of one owner are not namesakes
                 if isinstance(value, str) and len(value) > 2 and value.casefold() in said:
                     seen[field, value.casefold()] = seen.get((field, value.casefold()), 0) + 1
         if any(count >= 2 for count in seen.values()):
@@ -117,20 +124,29 @@ def _refused(answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
         return "a refusal scenario gives `refusal`: the rule and the state values that trigger it"
     if not (answer.reply or "").strip():
         return "reply: a refusal ends with the reply that declines and says why"
-    unseen = [
-        value
-        for rule in answer.refusal.rules
-        for value in rule.triggers
-        if shown_in(value, [initial])  # a value of the state, not a word of the reason
-        and not shown_in(value, ran.results)
-        and not _a_number_of(value, f"{rule.condition} {rule.policy}")  # a limit of the rule
-    ]
-    if unseen:
-        return (
-            f"refusal triggers: {unseen[0]!r} is a value of the state that no step read; begin "
-            "with the lookup that shows it, as an agent would"
-        )
+    for rule in answer.refusal.rules:
+        said = f"{rule.condition} {rule.policy} {answer.reply}".casefold()
+        reasons = [value for value in rule.triggers if _a_reason(value)]
+        if reasons and not any(word.casefold() in said for word in reasons):
+            return f"refusal triggers: none of {reasons} is in the rule or the reply"
+        for value in (value for value in rule.triggers if not _a_reason(value)):
+            if shown_in(value, ran.results) or _a_number_of(value, rule.condition + rule.policy):
+                continue
+            where = (
+                "a value of the state that no step read"
+                if shown_in(value, [initial])
+                else ("neither in the steps' results nor in the rule")
+            )
+            return (
+                f"refusal triggers: {value!r} is {where}; give the state values that make the "
+                "rule apply, as the lookups returned them"
+            )
     return None
+
+
+def _a_reason(value: Any) -> bool:
+    """Words, not a value: no digits, codes or ids (those must come from the state)."""
+    return isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z ']{2,}", value) is not None
 
 
 def _a_number_of(value: Any, text: str) -> bool:

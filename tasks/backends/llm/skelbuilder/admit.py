@@ -66,6 +66,8 @@ def admit_parts(
         findings = inspect_parts(parts, ctx)
         if findings.admitted is not None and findings.module is not None:
             return Skeleton(plan, operations, parts, findings.module, findings.admitted, repairs)
+        for problem in {p.part: p for p in reversed(findings.problems or [])}.values():
+            ctx.sent_back(problem.part, f"{findings.check}: {problem}")
         if round_ == ctx.settings.repair_rounds:
             break
         fixed = _repair_parts(ctx, findings, parts, operations, round_)
@@ -164,10 +166,12 @@ def _repair(
     """Stage ``skeleton_repair``: the part rewritten with its problems shown (the round is the
     sample index, so a repair that meets the same problems again gets a fresh answer)."""
     operation = next((op for op in operations if op.name == part), None)
+    receipt: list[int] = []
     reply = ctx.asker.ask(
         "skeleton_repair",
         CodeReply,
         rounds=1,
+        receipt=receipt,
         check=None if part == STATE else defines_method(part),
         sample=round_,
         fresh_on_retry=True,
@@ -181,6 +185,7 @@ def _repair(
         operation=to_json(operation.model_dump()) if operation else "",
         operations=[f"{op.name}: {op.summary}" for op in operations],
     )
+    ctx.wrote([part], receipt)
     return reply.code
 
 

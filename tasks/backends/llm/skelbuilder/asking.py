@@ -73,6 +73,7 @@ class Asker:
         sample: int = 0,
         fresh_on_retry: bool = False,
         on_refused: Callable[[str], None] | None = None,
+        receipt: list[int] | None = None,
         **variables: Any,
     ) -> Answer:
         """The answer to prompt ``prompt`` as ``schema``, shown its ``check`` problem up to
@@ -80,7 +81,9 @@ class Asker:
         (a repeated repair must not get the cached answer that failed). On a retry
         (``attempt`` > 0) every answer that was checked — a repair, a judgement
         (``fresh_on_retry``), a round after a refused answer — is asked anew; first answers
-        that were fine stay cache hits.
+        that were fine stay cache hits. ``on_refused`` hears each refusal's reason (a scenario
+        counts its own); ``receipt`` gets the position of the accepted answer's record, for
+        :meth:`refuse_kept` when a later check sends that answer back.
 
         Raises:
             SkeletonFailed: the call failed, or no answer passed ``check``.
@@ -95,10 +98,14 @@ class Asker:
                 prompt, messages, schema, rendered.prompt_hash, drawn
             )
             problem = check(value) if check else None
-            self._keep(record if problem is None else self._refuse(record, problem, on_refused))
-            if problem is None:
-                return value
-            messages = repair_messages(messages, text, problem)
+            if problem is not None:
+                self._keep(self._refuse(record, problem, on_refused))
+                messages = repair_messages(messages, text, problem)
+                continue
+            kept = self._keep(record)
+            if receipt is not None and kept is not None:
+                receipt.append(kept)
+            return value
         plural = "s" * (rounds != 1)
         reason = f"no usable answer after {rounds} round{plural}: {problem}"
         raise SkeletonFailed(prompt, reason, "unusable_answer")
@@ -140,14 +147,26 @@ class Asker:
             self.refused += 1
         if on_refused is not None:
             on_refused(problem)
+        return None if record is None else _refused(record, problem)
+
+    def _keep(self, record: LlmCallRecord | None) -> int | None:
         if record is None:
             return None
-        reason = " ".join(problem.split())[:500]
-        return record.model_copy(
-            update={"outcome": "refused", "error_class": REFUSED_CLASS, "error": reason}
-        )
+        with self._lock:
+            self._records.append(record)
+            return len(self._records) - 1
 
-    def _keep(self, record: LlmCallRecord | None) -> None:
-        if record is not None:
-            with self._lock:
-                self._records.append(record)
+    def refuse_kept(self, position: int, problem: str) -> None:
+        """Mark an answer a later check sent back (methods admission refused, checks that
+        certification refused) as refused on its record; its caller counts the repair."""
+        with self._lock:
+            record = self._records[position]
+            if record.outcome == "ok":
+                self._records[position] = _refused(record, problem)
+
+
+def _refused(record: LlmCallRecord, problem: str) -> LlmCallRecord:
+    reason = " ".join(problem.split())[:500]
+    return record.model_copy(
+        update={"outcome": "refused", "error_class": REFUSED_CLASS, "error": reason}
+    )

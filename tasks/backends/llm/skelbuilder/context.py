@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from envmill.schemas.skeleton import SkeletonSettings
@@ -23,6 +23,20 @@ class TopicContext:
     sandbox: Sandbox
     settings: SkeletonSettings
     pool: ThreadPoolExecutor
+    # the record of the answer each part of the module came from (its last repair, else the
+    # answer that wrote it), marked refused when a check after assembly sends the part back
+    origins: dict[str, int] = field(default_factory=dict)
+
+    def wrote(self, parts: list[str], receipt: list[int]) -> None:
+        """The answer on record at ``receipt`` wrote ``parts``."""
+        for part in parts:
+            if receipt:
+                self.origins[part] = receipt[0]
+
+    def sent_back(self, part: str, problem: str) -> None:
+        """A check after assembly refused ``part``: its answer's record says so."""
+        if part in self.origins:
+            self.asker.refuse_kept(self.origins[part], problem)
 
 
 def to_json(value: Any) -> str:

@@ -210,6 +210,7 @@ STAGE_EXAMPLES: dict[str, tuple[type[BaseModel], dict[str, Any]]] = {
             "cut": [],
             "clock": "current_time",
             "state_schema": json.dumps(STATE_SCHEMA, indent=2),
+            "max_records": 12,
         },
     ),
     "skeleton_judge": (

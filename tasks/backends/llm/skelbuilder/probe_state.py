@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from envmill.schemas.skeleton import ProbeStateReply
+from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.skelbuilder.asking import SkeletonFailed
 from envmill.tasks.backends.llm.skelbuilder.chain import RanProbe, clock_of
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, preview_state, to_json
-from envmill.tasks.backends.llm.skelbuilder.initial_state import state_problem
+from envmill.tasks.backends.llm.skelbuilder.initial_state import MAX_RECORDS, state_problem
 from envmill.tasks.backends.llm.skelbuilder.probing import (
     capped,
     never_succeeded,
@@ -63,7 +64,8 @@ def _ask(
             return f"there is no tool {unknown[0]!r}; call only the environment's tools"
         if not any(call.tool in tools and call.kind == "positive" for call in answer.calls):
             return f"no positive call of {', '.join(tools)}; give one for each tool listed"
-        return state_problem(merged_state(initial_state, answer.state), env, ctx.sandbox)
+        merged = merged_state(initial_state, answer.state)
+        return state_problem(merged, env, ctx.sandbox) or dangling_reference(merged)
 
     shown, cut = preview_state(initial_state, ctx.settings.preview_records)
     reply = ctx.asker.ask(
@@ -79,6 +81,7 @@ def _ask(
         cut=cut,
         clock=clock_of(shown),
         state_schema=to_json(env.state_schema),
+        max_records=MAX_RECORDS,
     )
     return reply, merged_state(initial_state, reply.state)
 

@@ -20,6 +20,7 @@ from envmill.schemas.skeleton import (
 )
 from envmill.schemas.topics import TopicSource
 from envmill.tasks.backends.llm.skelbuilder.assemble import (
+    STATE,
     group_problem,
     split_methods,
     state_problems,
@@ -44,14 +45,17 @@ def plan_state(ctx: TopicContext, source: TopicSource) -> StatePlan:
 
 def write_state_code(ctx: TopicContext, plan: StatePlan) -> str:
     """Stage ``skeleton_state``: TypedDicts, the class, its constants and ``__init__``."""
+    receipt: list[int] = []
     reply = ctx.asker.ask(
         "skeleton_state",
         CodeReply,
         rounds=ctx.settings.repair_rounds,
         check=_state_code_problem,
+        receipt=receipt,
         topic=ctx.topic,
         plan=plan.model_dump(),
     )
+    ctx.wrote([STATE], receipt)
     return reply.code
 
 
@@ -87,11 +91,13 @@ def write_methods(
     def write(group: list[OperationSpec]) -> dict[str, str]:
         names = [op.name for op in group]
         others = [op for op in operations if op.name not in names]
+        receipt: list[int] = []
         reply = ctx.asker.ask(
             "skeleton_method",
             CodeReply,
             rounds=ctx.settings.repair_rounds,
             check=defines_methods(names),
+            receipt=receipt,
             topic=ctx.topic,
             introduction=plan.introduction,
             business_rules=plan.business_rules,
@@ -100,6 +106,7 @@ def write_methods(
             operation_names=names,
             others=[f"{op.name}: {op.summary}" for op in others],
         )
+        ctx.wrote(names, receipt)
         return split_methods(reply.code, names)
 
     written: dict[str, str] = {}

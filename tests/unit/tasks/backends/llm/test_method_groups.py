@@ -120,9 +120,10 @@ def test_a_helper_two_calls_define_is_sent_back_to_the_later_one():
     from envmill.tasks.backends.llm.skelbuilder.assemble import defined_twice
 
     state = "class Desk:\n    def __init__(self):\n        self.loans = {}\n"
+    helper = "\n\ndef _find(self):\n    return {}\n"
     parts = {
-        "get_loan": "def get_loan(self):\n    return self._find()\n\ndef _find(self):\n    return 1\n",
-        "renew_loan": "def renew_loan(self):\n    return self._find()\n\ndef _find(self):\n    return 2\n",
+        "get_loan": "def get_loan(self):\n    return self._find()" + helper.format(1),
+        "renew_loan": "def renew_loan(self):\n    return self._find()" + helper.format(2),
     }
     (problem,) = defined_twice(assemble_module(state, parts))
     assert problem.part == "renew_loan" and "`_find` is also defined by the method get_loan" in (

@@ -97,3 +97,42 @@ def test_kinds_follow_the_mix_and_the_seed():
     assert {choose_kind({"refusal": 1.0, "change": 0.0}, 1, "x", i) for i in range(20)} == {
         "refusal"
     }
+
+
+def test_made_up_triggers_and_look_alike_kinds_are_refused():
+    """Breaker: triggers found nowhere ("NOT-IN-STATE-xyz", 424242) certified and then let the
+    judge reward made-up reasons; an answer that changed a record's ``next_*`` field passed as
+    changing nothing; two records sharing a status passed as namesakes."""
+    lie = {"rule_id": "r", "condition": "lent books stay lent", "triggers": ["NOT-IN-STATE-xyz"]}
+    said = answer(refusal={"rules": [lie], "action": "lend"}, reply="No.")
+    assert "neither in the steps' results nor in the rule" in kind_problem(
+        "refusal", said, ran(BEFORE, LISTED), BEFORE
+    )
+    number = {"rule_id": "r", "condition": "lent books stay lent", "triggers": [424242]}
+    said = answer(refusal={"rules": [number], "action": "lend"}, reply="No: its code is 424242.")
+    assert "424242" in kind_problem("refusal", said, ran(BEFORE, LISTED), BEFORE)
+    field = {**BEFORE, "books": {**BEFORE["books"], "B-1": {**BEFORE["books"]["B-1"]}}}
+    field["books"]["B-1"]["next_due"] = "2026-01-01"
+    assert "changes nothing" in kind_problem("answer", answer(**EXPECTED), ran(field), BEFORE)
+    counter = {**BEFORE, "next_book_number": 4}  # the system's own counter is not a change
+    assert kind_problem("answer", answer(**EXPECTED), ran(counter), BEFORE) is None
+    listed = {
+        "success": True,
+        "data": [{"book_id": "B-1", "status": "on_loan"}, {"book_id": "B-2", "status": "on_loan"}],
+    }
+    by_status = answer("Return the book that is on_loan.")
+    assert "a name two records" in kind_problem(
+        "disambiguation", by_status, ran(CHANGED, listed), BEFORE
+    )
+
+
+@pytest.mark.parametrize(
+    "weights", [{"refusal": float("inf")}, {"refusal": 1e308, "answer": 1e308}]
+)
+def test_kind_weights_must_be_finite(weights):
+    from pydantic import ValidationError
+
+    from envmill.schemas.scengen import ScenGenSettings
+
+    with pytest.raises(ValidationError, match="finite weight"):
+        ScenGenSettings(kinds=weights)
