@@ -23,6 +23,7 @@ from envmill.tasks.backends.llm.skelbuilder.assemble import (
     defined_twice,
     method_problems,
     state_problems,
+    undefined_helpers,
 )
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
 from envmill.tasks.backends.llm.skelbuilder.skeleton import defines_method
@@ -116,12 +117,10 @@ def inspect_parts(parts: dict[str, str], ctx: TopicContext) -> Findings:
     if broken:
         reason = f"{broken[0]} (in {broken[0].part})"
         return Findings(module, check="syntax", reason=reason, problems=broken)
-    twice = defined_twice(module)
+    twice = defined_twice(module) or undefined_helpers(module)
     if twice:
         reason = f"{twice[0]} (in {twice[0].part})"
-        return Findings(
-            module, check="structure", reason=reason, problems=twice, code="defined_twice"
-        )
+        return Findings(module, check="structure", reason=reason, problems=twice, code="helpers")
     try:
         admitted = admit_environment(module.source, ctx.sandbox)
     except EnvironmentRejected as exc:

@@ -13,7 +13,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from envmill.tasks.envs.reading import EnvModuleError, find_environment_class
+from envmill.tasks.envs.reading import EnvModuleError, class_chain, find_environment_class
 
 STATE = "state"  # the part name of the state code; methods are named by their operation
 _IMPORT = re.compile(r"^(?:import\s+\w|from\s+[\w.]+\s+import\s+[\w*(])")
@@ -109,6 +109,37 @@ def defined_twice(module: AssembledModule) -> list[Problem]:
             )
             problems.append(Problem(part, node.lineno, message))
         first.setdefault(node.name, part)
+    return problems
+
+
+def undefined_helpers(module: AssembledModule) -> list[Problem]:
+    """A method calling a private helper no part defines (``self._ok()``): a repair that
+    rewrote the part a helper lived in may have dropped it, and the tools that still call it
+    would raise on every call."""
+    try:
+        tree = ast.parse(module.source)
+        cls, chain = find_environment_class(tree), class_chain(tree)
+    except (SyntaxError, EnvModuleError):
+        return []
+    body = [node for klass in chain for node in klass.body]  # its own bases' helpers count
+    defined = {n.name for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    defined |= {
+        t.id
+        for n in body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    problems = []
+    for node in ast.walk(cls):
+        func = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            continue
+        name = func.attr
+        if func.value.id == "self" and name.startswith("_") and not name.startswith("__"):
+            if name not in defined:
+                message = f"calls self.{name}(), which no part of the class defines; define it here"
+                problems.append(Problem(module.part_of(node.lineno), node.lineno, message))
     return problems
 
 

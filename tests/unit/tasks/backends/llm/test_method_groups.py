@@ -130,3 +130,20 @@ def test_a_helper_two_calls_define_is_sent_back_to_the_later_one():
         problem.message
     )
     assert defined_twice(assemble_module(state, {"get_loan": parts["get_loan"]})) == []
+
+
+def test_a_helper_a_repair_dropped_is_named_in_each_method_that_still_calls_it():
+    """Breaker: a repair rewrote the part a helper lived in without it; four queries then
+    raised AttributeError on every call and the environment was still accepted."""
+    from envmill.tasks.backends.llm.skelbuilder.assemble import undefined_helpers
+
+    state = "class Base:\n    def _shared(self):\n        return 0\n\n"
+    state += "class Desk(Base):\n    def __init__(self):\n        self.loans = {}\n"
+    parts = {
+        "get_loan": "def get_loan(self):\n    return self._ok(self._shared())\n",
+        "renew_loan": "def renew_loan(self):\n    return self.__class__\n",
+    }
+    (problem,) = undefined_helpers(assemble_module(state, parts))
+    assert problem.part == "get_loan" and problem.message.startswith("calls self._ok(), which no")
+    parts["get_loan"] += "\ndef _ok(self, value):\n    return value\n"
+    assert undefined_helpers(assemble_module(state, parts)) == []
