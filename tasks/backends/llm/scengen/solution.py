@@ -9,10 +9,9 @@ from typing import Any
 
 from envmill.schemas.scenario import SolutionStep
 from envmill.schemas.scengen import PlannedStep
+from envmill.tasks.core.references import resolve_references
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.sandbox import Sandbox
-
-_REFERENCE = re.compile(r"^\$(\d+)((?:\.[\w-]+)*)$")
 
 
 @dataclass
@@ -62,25 +61,7 @@ def run_steps(
 
 def resolve(value: Any, results: list[dict[str, Any]]) -> Any:
     """``value`` with each ``"$N.path"`` string replaced by step N's result at ``path``."""
-    if isinstance(value, dict):
-        return {key: resolve(item, results) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolve(item, results) for item in value]
-    found = _REFERENCE.match(value) if isinstance(value, str) else None
-    if found is None:
-        return value
-    number, path = int(found.group(1)), [p for p in found.group(2).split(".") if p]
-    if not 1 <= number <= len(results):
-        raise LookupError(f"{value!r} names step {number}, which has not run yet")
-    current: Any = results[number - 1]
-    for part in path:
-        if isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        elif isinstance(current, dict) and part in current:
-            current = current[part]
-        else:
-            raise LookupError(f"{value!r}: step {number}'s result has nothing at {part!r}")
-    return current
+    return resolve_references(value, dict(enumerate(results, start=1)), "step")
 
 
 def generated_value_named(text: str, initial: dict[str, Any], final: dict[str, Any]) -> str | None:

@@ -132,7 +132,9 @@ def undefined_helpers(module: AssembledModule) -> list[Problem]:
     }
     problems = []
     for node in ast.walk(cls):
-        func = node.func if isinstance(node, ast.Call) else None
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             continue
         name = func.attr

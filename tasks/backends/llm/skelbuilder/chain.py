@@ -12,19 +12,18 @@ but shows nothing of the tool: the gate and the environment's warnings leave it 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from envmill.schemas.skeleton import ProposedCall
+from envmill.tasks.core.references import resolve_references
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.core.system_message import ISO_DATE, TIME_KEYS
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.sandbox import ToolEpisode
 
 NOT_RUN = "not run: "  # how a result says the call never reached the tool
-_REFERENCE = re.compile(r"^\$(\d+)((?:\.[\w-]+)*)$")
 Chain = list[tuple[int, ProposedCall]]  # calls with their number in the answer (from 1)
 
 
@@ -54,7 +53,7 @@ def run_chain(
     for offset, (number, call) in enumerate(chain):
         kind = env.tool_kinds.get(call.tool, "query")
         try:
-            arguments = resolve_references(call.arguments, results)
+            arguments = resolve_references(call.arguments, results, "call")
             before = move_clock(state, call.at_time) if call.at_time else state
         except LookupError as exc:
             result = {"success": False, "error": f"{NOT_RUN}{exc}"}
@@ -76,33 +75,6 @@ def run_chain(
 def not_run(probe: RanProbe) -> bool:
     """Whether the call never reached its tool (a reference or clock move that failed)."""
     return str(probe.result.get("error", "")).startswith(NOT_RUN)
-
-
-def resolve_references(value: Any, results: dict[int, dict[str, Any]]) -> Any:
-    """``value`` with each ``"$N.path"`` string replaced by call N's result at ``path``.
-
-    Raises:
-        LookupError: call N has not run, or its result has nothing at ``path``.
-    """
-    if isinstance(value, dict):
-        return {key: resolve_references(item, results) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolve_references(item, results) for item in value]
-    found = _REFERENCE.match(value) if isinstance(value, str) else None
-    if found is None:
-        return value
-    number, path = int(found.group(1)), [p for p in found.group(2).split(".") if p]
-    if number not in results:
-        raise LookupError(f"{value!r} names call {number}, which did not run before this one")
-    current: Any = results[number]
-    for part in path:
-        if isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        elif isinstance(current, dict) and part in current:
-            current = current[part]
-        else:
-            raise LookupError(f"{value!r}: call {number}'s result has nothing at {part!r}")
-    return current
 
 
 def clock_of(state: dict[str, Any]) -> str | None:

@@ -14,25 +14,25 @@ from envmill.tasks.backends.llm.skelbuilder.chain import (
     NOT_RUN,
     RanProbe,
     move_clock,
-    resolve_references,
 )
 from envmill.tasks.backends.llm.skelbuilder.gate import env_warnings, score_probes
 from envmill.tasks.backends.llm.skelbuilder.probe_state import merged_state
+from envmill.tasks.core.references import resolve_references
 
 RESULTS = {1: {"success": True, "data": {"loan_id": "LN-7", "items": [{"id": "X-1"}]}}}
 
 
 def test_a_reference_takes_what_an_earlier_call_returned():
     arguments = {"loan_id": "$1.data.loan_id", "item": "$1.data.items.0.id", "note": "$5 fee"}
-    assert resolve_references(arguments, RESULTS) == {
+    assert resolve_references(arguments, RESULTS, "call") == {
         "loan_id": "LN-7",
         "item": "X-1",
         "note": "$5 fee",  # not a reference: left as written
     }
-    with pytest.raises(LookupError, match="names call 2, which did not run"):
-        resolve_references({"loan_id": "$2.data.loan_id"}, RESULTS)
+    with pytest.raises(LookupError, match="names call 2, which has not run yet"):
+        resolve_references({"loan_id": "$2.data.loan_id"}, RESULTS, "call")
     with pytest.raises(LookupError, match="has nothing at 'member_id'"):
-        resolve_references({"member_id": "$1.data.member_id"}, RESULTS)
+        resolve_references({"member_id": "$1.data.member_id"}, RESULTS, "call")
 
 
 def test_the_clock_moves_forward_only_and_keeps_its_format():
