@@ -139,7 +139,9 @@ def _scenario(
 ) -> tuple[ScenarioSpec, CertificationReport, int] | SkippedScenario:
     try:
         state, conversational, task, ran = _state_and_task(shared, index)
-        receipt: list[int] = []  # the checks' answer's record, refused if certification is
+        receipt: list[
+            int
+        ] = []  # where the checks' answer is on record (certification may refuse it)
         checks = _write_checks(shared, index, task, ran, state, receipt)
         return _certify_with_repairs(
             shared, index, task, ran, state, checks, conversational, receipt

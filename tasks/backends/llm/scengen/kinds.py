@@ -130,16 +130,18 @@ def _refused(answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
         if reasons and not any(word.casefold() in said for word in reasons):
             return f"refusal triggers: none of {reasons} is in the rule or the reply"
         for value in (value for value in rule.triggers if not _a_reason(value)):
-            if shown_in(value, ran.results) or _a_number_of(value, rule.condition + rule.policy):
+            if shown_in(value, ran.results) or _a_number_of(
+                value, f"{rule.condition} {rule.policy}"
+            ):
                 continue
-            where = (
-                "a value of the state that no step read"
-                if shown_in(value, [initial])
-                else ("neither in the steps' results nor in the rule")
-            )
+            if shown_in(value, [initial]):
+                return (
+                    f"refusal triggers: {value!r} is a value of the state that no step read; "
+                    "begin with the lookup that shows it, as an agent would"
+                )
             return (
-                f"refusal triggers: {value!r} is {where}; give the state values that make the "
-                "rule apply, as the lookups returned them"
+                f"refusal triggers: {value!r} is neither in the steps' results nor in the rule; "
+                "give the state values that make the rule apply, as the lookups returned them"
             )
     return None
 
