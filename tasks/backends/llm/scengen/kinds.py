@@ -26,6 +26,7 @@ NOTHING_CHANGES = ("answer", "refusal")
 SAYS_A_VALUE = ("answer", "conditional")
 _SYSTEM = ("current_time", "now", "today")
 _NOT_A_NAME = frozenset({"status", "state", "kind", "type", "category", "role"})
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
@@ -134,6 +135,8 @@ def _refused(answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
                 value, f"{rule.condition} {rule.policy}"
             ):
                 continue
+            if _a_date(value) and _DATE.search(canonical_json([rule.condition, ran.results])):
+                continue  # a date the rule reckons from dates it or the steps show (a deadline)
             if shown_in(value, [initial]):
                 return (
                     f"refusal triggers: {value!r} is a value of the state that no step read; "
@@ -144,6 +147,10 @@ def _refused(answer: TaskAnswer, ran: RanSolution, initial: dict) -> str | None:
                 "give the state values that make the rule apply, as the lookups returned them"
             )
     return None
+
+
+def _a_date(value: Any) -> bool:
+    return isinstance(value, str) and _DATE.fullmatch(value) is not None
 
 
 def _a_reason(value: Any) -> bool:

@@ -136,3 +136,13 @@ def test_kind_weights_must_be_finite(weights):
 
     with pytest.raises(ValidationError, match="finite weight"):
         ScenGenSettings(kinds=weights)
+
+
+def test_a_deadline_the_rule_reckons_from_a_date_read_is_a_trigger():
+    """Procedural refusals name the day a window closed (the day after a charge was posted):
+    derived from a date a step read, not a value of the state."""
+    rule = {"rule_id": "r", "condition": "only within 1 day of posting", "triggers": ["2025-09-15"]}
+    said = answer(refusal={"rules": [rule], "action": "void"}, reply="No: it is too late.")
+    posted = {"success": True, "data": [{"posted_at": "2025-09-14T09:00:00"}]}
+    assert kind_problem("refusal", said, ran(BEFORE, posted), BEFORE) is None
+    assert "2025-09-15" in kind_problem("refusal", said, ran(BEFORE, LISTED), BEFORE)
