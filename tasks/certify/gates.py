@@ -19,6 +19,10 @@ Verdict = tuple[bool, str]
 Judge = Callable[[ScenarioSpec, Evidence, ReferenceRun], Verdict]
 
 
+# how checks_pass says the reply, not a check, failed: a writer repairing checks can skip it
+REPLY_REFUSED = "the judge refuses the reference reply"
+
+
 def judge(gate: GateName, scenario: ScenarioSpec, ev: Evidence) -> GateResult:
     if gate == "loads":
         return GateResult(gate=gate, passed=ev.load_error is None, reason=ev.load_error or "")
@@ -49,7 +53,7 @@ def _checks_pass(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Ver
             return False, f"check {index + 1} ({described}) on the final state: {why}"
     verdict = ev.verdict(scenario, FINAL, scenario.answer)
     if verdict is not None and not verdict.passed:
-        return False, f"the judge refuses the reference reply {scenario.answer!r}: {verdict.reason}"
+        return False, f"{REPLY_REFUSED} {scenario.answer!r}: {verdict.reason}"
     judged = " and the judge accepts the reference reply" if verdict is not None else ""
     return True, f"all {len(scenario.checks)} checks hold on the final state{judged}"
 

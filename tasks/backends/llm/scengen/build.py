@@ -39,6 +39,7 @@ from envmill.tasks.backends.llm.skelbuilder.asking import Answer, Asker, Check, 
 from envmill.tasks.backends.llm.skelbuilder.context import preview_state, to_json
 from envmill.tasks.backends.llm.skelbuilder.initial_state import MAX_RECORDS, state_problem
 from envmill.tasks.certify import certify_scenario
+from envmill.tasks.certify.gates import REPLY_REFUSED
 from envmill.tasks.certify.grounding import ungrounded_reference
 from envmill.tasks.certify.guard import guard_check
 from envmill.tasks.core.statekit import diff_states
@@ -52,7 +53,6 @@ NEAR_DUPLICATE = 0.8  # share of records two states have in common that makes th
 MAX_STATE_CHARS = 100_000  # a state goes back into every later prompt of its scenario
 # refused for the environment or the task: new checks cannot help
 NOT_THE_CHECKS = ("loads", "solution_runs", "grounded")
-REPLY_REFUSED = "the judge refuses the reference reply"  # the reply's fault, not the checks
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from envmill.tasks.backends.llm.scengen.invariants import collections_of
 from envmill.tasks.backends.llm.scengen.references import is_id
 
 SHOWN_SCENARIOS = 6  # the latest earlier scenarios shown; a prompt stays short however many
@@ -30,15 +31,10 @@ def earlier_scenario(index: int, state: dict[str, Any], task: str | None) -> Ear
     """Scenario ``index``: its task (or that it has none) and its records, a few per collection,
     each by its id and what a person would call it."""
     shown = []
-    for attr, records in state.items():
-        if (
-            isinstance(records, dict)
-            and records
-            and all(isinstance(r, dict) for r in records.values())
-        ):
-            named = [_named(key, record) for key, record in list(records.items())[:SHOWN_RECORDS]]
-            more = len(records) - SHOWN_RECORDS
-            shown.append(f"{attr}: {', '.join(named)}" + (f" (+{more})" if more > 0 else ""))
+    for attr, records in collections_of(state):
+        named = [_named(key, record) for key, record in list(records.items())[:SHOWN_RECORDS]]
+        more = len(records) - SHOWN_RECORDS
+        shown.append(f"{attr}: {', '.join(named)}" + (f" (+{more})" if more > 0 else ""))
     return EarlierScenario(index, task or "(no task was written)", "; ".join(shown))
 
 

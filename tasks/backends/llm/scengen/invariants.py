@@ -17,7 +17,7 @@ differ (a signed offset, a key unlike its id) is not held to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 _ID_NUMBER = re.compile(r"^[A-Za-z]+[-_]?(\d+)$")
@@ -46,10 +46,12 @@ def invariant_rules(example: dict[str, Any]) -> list[str]:
     """Each invariant :func:`broken_invariant` will hold a state to, in words: the ones
     ``example`` keeps, so the prompt that asks for a state names every rule it is checked by."""
     rules = []
-    for attr, records in _collections(example):
+    for attr, records in collections_of(example):
         rules += [f"`{attr}`: `{field}` equals the record's key" for field in _id_fields(records)]
         names = sorted({name for r in records.values() for name, _ in _numbers(r)})
-        kept = [n for n in names if _NON_NEGATIVE.search(n) and _never_negative(records, n)]
+        kept = [
+            n for n in names if _NON_NEGATIVE.search(n) and _never_negative(records.values(), n)
+        ]
         if kept:
             rules.append(f"`{attr}`: {', '.join(f'`{n}`' for n in kept)} never negative")
         for name in names:
@@ -64,11 +66,12 @@ def invariant_rules(example: dict[str, Any]) -> list[str]:
     return rules
 
 
-def _never_negative(records: Records, name: str) -> bool:
-    return all(r.get(name, 0) is None or r.get(name, 0) >= 0 for r in records.values())
+def _never_negative(records: Iterable[dict[str, Any]], name: str) -> bool:
+    return all(r.get(name, 0) is None or r.get(name, 0) >= 0 for r in records)
 
 
-def _collections(state: dict[str, Any]) -> Iterator[tuple[str, Records]]:
+def collections_of(state: dict[str, Any]) -> Iterator[tuple[str, Records]]:
+    """Each attribute that holds records (a dict of dicts, keyed by id), with its records."""
     for attr, value in state.items():
         if isinstance(value, dict) and value and all(isinstance(r, dict) for r in value.values()):
             yield attr, value
@@ -92,7 +95,7 @@ def _id_fields(records: Records) -> set[str]:
 
 
 def _key_mismatch(state: dict[str, Any], example: dict[str, Any]) -> str | None:
-    for attr, records in _collections(state):
+    for attr, records in collections_of(state):
         for field in sorted(_id_fields(_shown(example, attr))):
             for key, record in records.items():
                 if record.get(field) != key:
@@ -145,12 +148,11 @@ def _numbers(record: dict[str, Any]) -> Iterator[tuple[str, float]]:
 
 
 def _negative_amount(state: dict[str, Any], example: dict[str, Any]) -> str | None:
-    for attr, records in _collections(state):
+    for attr, records in collections_of(state):
         shown = list(_shown(example, attr).values())
         for key, record in records.items():
             for name, value in _numbers(record):
-                kept = all(r.get(name, 0) is None or r.get(name, 0) >= 0 for r in shown)
-                if value < 0 and kept and _NON_NEGATIVE.search(name):
+                if value < 0 and _never_negative(shown, name) and _NON_NEGATIVE.search(name):
                     return f"{attr}[{key!r}].{name} is {value}; it cannot be negative"
     return None
 
@@ -168,7 +170,7 @@ def _whole_of(name: str, record: dict[str, Any]) -> str | None:
 
 
 def _part_over_whole(state: dict[str, Any], example: dict[str, Any]) -> str | None:
-    for attr, records in _collections(state):
+    for attr, records in collections_of(state):
         shown = list(_shown(example, attr).values())
         for key, record in records.items():
             for name, value in _numbers(record):

@@ -10,6 +10,7 @@ import jsonschema
 
 from envmill.schemas.ids import canonical_json
 from envmill.schemas.skeleton import InitialStateReply
+from envmill.tasks.backends.llm.scengen.invariants import collections_of
 from envmill.tasks.backends.llm.scengen.references import dangling_reference
 from envmill.tasks.backends.llm.skelbuilder.assemble import STATE
 from envmill.tasks.backends.llm.skelbuilder.context import TopicContext, to_json
@@ -52,7 +53,7 @@ def state_problem(state: dict[str, Any], env: AdmittedEnvironment, sandbox: Sand
     """Why ``state`` cannot start an episode of ``env``, or None: attributes the class does not
     create or that are missing, a value the schema refuses, more records than the prompt allows
     (later prompts would show it cut), a load that fails or changes it."""
-    crowded = next((a for a, v in state.items() if _records(v) > MAX_RECORDS), None)
+    crowded = next((a for a, records in collections_of(state) if len(records) > MAX_RECORDS), None)
     if crowded is not None:
         return (
             f"{crowded} holds {len(state[crowded])} records; give at most {MAX_RECORDS} per "
@@ -82,10 +83,3 @@ def state_problem(state: dict[str, Any], env: AdmittedEnvironment, sandbox: Sand
         path = "/".join(map(str, change["path"]))
         return f"loading the state changed it at {path}: {json.dumps(change, default=str)[:200]}"
     return None
-
-
-def _records(value: Any) -> int:
-    """How many records a collection (a dict of records) holds; 0 for anything else."""
-    if isinstance(value, dict) and all(isinstance(record, dict) for record in value.values()):
-        return len(value)
-    return 0
