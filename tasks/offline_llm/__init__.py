@@ -15,6 +15,7 @@ from envmill.tasks.offline_llm.model_style import MODEL_RESPONDERS
 from envmill.tasks.offline_llm.responders import (
     ChatReply,
     ChatRequest,
+    answering,
     by_style,
     embed_text,
     example_value,
@@ -102,6 +103,7 @@ __all__ = [
     "OPENING_CUE",
     "PAST_END",
     "Slip",
+    "answering",
     "embed_text",
     "example_value",
     "generic",

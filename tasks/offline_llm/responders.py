@@ -16,7 +16,8 @@ import math
 import re
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +94,21 @@ def register(stage: str, responder: Responder, warm: Callable[[], object] | None
     _RESPONDERS[stage] = responder
     if warm is not None:
         _WARMERS.append(warm)
+
+
+@contextmanager
+def answering(stage: str, responder: Responder) -> Iterator[None]:
+    """``stage`` answered by ``responder`` for a while, then by whatever answered it before (a
+    stage's own responder may be a wrapper, such as the one that picks the writer's style)."""
+    before = _RESPONDERS.get(stage)
+    _RESPONDERS[stage] = responder
+    try:
+        yield
+    finally:
+        if before is None:
+            _RESPONDERS.pop(stage, None)
+        else:
+            _RESPONDERS[stage] = before
 
 
 def warm_up() -> None:

@@ -268,8 +268,8 @@ def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_fir
     waits for it and is the one refused, so the same answers make the same scenarios."""
     import time
 
-    from envmill.tasks.offline_llm import register
-    from envmill.tasks.offline_llm.scenarios import respond_scenario_state, scenario_for
+    from envmill.tasks.offline_llm import answering
+    from envmill.tasks.offline_llm.scenarios import scenario_for
     from envmill.tasks.offline_llm.skeleton import answer, topic_of
 
     def alike(request):
@@ -278,11 +278,8 @@ def test_of_two_alike_states_the_later_scenario_is_refused_whichever_answers_fir
         return answer({"state": scenario_for(topic_of(request), 0).initial_state})
 
     endpoint.configure(slips=[])
-    register("scenario_state", alike)
-    try:
+    with answering("scenario_state", alike):
         made, _ = scenarios(endpoint, sandbox, tmp_path, library, 2, answer_rounds=1, kinds=CHANGES)
-    finally:
-        register("scenario_state", respond_scenario_state)
     (skip,) = made.skipped
     assert skip.index == 1 and "repeats most records" in skip.message
     assert len(made.scenarios) == 1
@@ -382,7 +379,7 @@ def test_a_reply_the_judge_would_refuse_goes_back_with_the_task_not_the_checks(
     stage), not at certification, whose repairs only rewrite checks."""
     import json
 
-    from envmill.tasks.offline_llm import ChatReply, register
+    from envmill.tasks.offline_llm import ChatReply, answering
     from envmill.tasks.offline_llm.scenarios import respond_scenario_task
 
     def hedging(request):
@@ -392,11 +389,8 @@ def test_a_reply_the_judge_would_refuse_goes_back_with_the_task_not_the_checks(
         return ChatReply(content=json.dumps(said))
 
     endpoint.configure(slips=[])
-    register("scenario_task", hedging)
-    try:
+    with answering("scenario_task", hedging):
         made, asker = scenarios(endpoint, sandbox, tmp_path, library, 2, kinds={"answer": 1.0})
-    finally:
-        register("scenario_task", respond_scenario_task)
     assert [made.reports[s.scenario_id].status for s in made.scenarios] == ["certified"] * 2
     refused = [r for r in asker.records if r.outcome == "refused"]
     assert len(refused) == 2 and {r.stage for r in refused} == {"scenario_task"}
