@@ -29,7 +29,7 @@ from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
 from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
-from envmill.tasks.sandbox.outcomes import ToolOutcome
+from envmill.tasks.sandbox.outcomes import ReplayOutcome, ToolOutcome
 
 REFUSED_CHECK = "def check(initial_state, final_state):\n    return None\n"
 OTHER_IMAGE = 1
@@ -182,13 +182,14 @@ def _run_episode(
             evidence.load_error = f"initial state does not load: {episode.load_outcome.error}"
             return
         budget = sandbox.limits.scenario_wall_seconds
-        run = evidence.run = _run_reference(scenario.reference_solution, episode, budget)
+        solution = scenario.reference_solution
+        at_once = min(budget, sandbox.limits.wall_seconds)  # no longer than one call may take
+        run = evidence.run = _traced_reference(solution, episode, at_once) or _run_reference(
+            solution, episode, budget
+        )
         plans = [] if run.cut_short else plan_mutants(run, env.tools, env.tool_kinds)
         plans += [] if run.cut_short else plan_reorders(run)
-        for plan in plans:  # the first crash ends the trials: a hanging tool must not multiply
-            evidence.trials.append(_run_plan(plan, run, episode))
-            if evidence.trials[-1].crashed:
-                break
+        evidence.trials = _run_plans(plans, run, episode)
     reference_view = outcome_view(run.states[0], run.states[-1])
     for trial in evidence.trials:
         if trial.needs_outcome:
@@ -233,12 +234,54 @@ def _run_reference(
     )
 
 
+def _traced_reference(
+    solution: list[SolutionStep], episode: ToolEpisode, budget: float
+) -> ReferenceRun | None:
+    """The solution in one round trip, every step's result and state returned, within
+    ``budget`` seconds; None when the host failed on it (a step that hangs or kills its host,
+    or takes longer: found out step by step instead)."""
+    initial = known_state(episode)
+    steps = [(step.tool, step.arguments) for step in solution]
+    traced = episode.replays([initial], [(0, steps)], trace=True, wall_seconds=budget)
+    if not traced or traced[0].results is None or traced[0].states is None:
+        episode.load_state(initial)
+        return None
+    results, states = traced[0].results, [initial, *traced[0].states]
+    return ReferenceRun(
+        solution=solution,
+        states=states,
+        outcomes=[ToolOutcome(result=r, state=s) for r, s in zip(results, states[1:], strict=True)],
+        changed_at=[i for i in range(len(solution)) if states[i + 1] != states[i]],
+    )
+
+
+def _run_plans(plans: list[Plan], run: ReferenceRun, episode: ToolEpisode) -> list[Trial]:
+    """Every plan from the state the reference had reached where it departs, in one round
+    trip; when the host fails on them, one by one until the first that crashes (a hanging
+    tool must not multiply)."""
+    starts = sorted({plan.start for plan in plans})
+    at = {start: index for index, start in enumerate(starts)}
+    batch = [(at[p.start], [(s.tool, s.arguments) for s in p.steps]) for p in plans]
+    replayed = episode.replays([run.states[s] for s in starts], batch) if plans else []
+    if replayed is not None:
+        return [_trial(plan, run, outcome) for plan, outcome in zip(plans, replayed, strict=True)]
+    trials = []
+    for plan in plans:
+        trials.append(_run_plan(plan, run, episode))
+        if trials[-1].crashed:
+            break
+    return trials
+
+
 def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode) -> Trial:
     """A plan in one round trip; a host that died on it counts as a failed run that changed
     nothing (the mutant is then judged on the state it started from)."""
-    start = run.states[plan.start]
-    replayed = episode.replay(start, [(s.tool, s.arguments) for s in plan.steps])
-    final = replayed.state
+    replayed = episode.replay(run.states[plan.start], [(s.tool, s.arguments) for s in plan.steps])
+    return _trial(plan, run, replayed)
+
+
+def _trial(plan: Plan, run: ReferenceRun, replayed: ReplayOutcome) -> Trial:
+    start, final = run.states[plan.start], replayed.state
     if final is None:  # the host failed (``replayed.error`` says how)
         return Trial(plan, start, succeeded=False, changed=False, crashed=True)
     return Trial(plan, final, succeeded=all(replayed.succeeded), changed=final != start)
@@ -251,8 +294,12 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
     ) as episode:
         if not episode.loaded:
             return f"the replay did not load: {episode.load_outcome.error}"
-        for step in scenario.reference_solution:
-            episode.call(step.tool, step.arguments)
+        steps = [(step.tool, step.arguments) for step in scenario.reference_solution]
+        replayed = episode.replays([known_state(episode)], [(0, steps)])
+        if replayed is None:  # the host failed: step by step, as far as it goes
+            episode.load_state(scenario.initial_state)
+            for tool, arguments in steps:
+                episode.call(tool, arguments)
         return state_hash(episode.state() or {})
 
 
@@ -279,7 +326,7 @@ def _run_checks(
         sandbox, sources, refused, pairs, 0, base, probe=True
     )
     evidence.other_cells, _ = check_rows(  # compared with the base columns only
-        sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False, apart=False
+        sandbox, sources, refused, pairs[:base], OTHER_IMAGE, base, probe=False, reverse=True
     )
 
 
@@ -302,11 +349,19 @@ def check_rows(
     full_pairs: int,
     *,
     probe: bool,
-    apart: bool = True,
+    reverse: bool = False,
 ) -> tuple[list[list[CheckCell]], list[bool]]:
-    """The check cells (check -> pair) and, per check, whether the probes found it unstable."""
+    """The check cells (check -> pair) and, per check, whether the probes found it unstable.
+    Every source here passed the policy (a refused one is sent as ``REFUSED_CHECK``), so all
+    share one process; ``reverse``: evaluated in the other order."""
     outcome = sandbox.run_checks(
-        sources, pairs, image=image, full_pairs=full_pairs, probe=probe, apart=apart
+        sources,
+        pairs,
+        image=image,
+        full_pairs=full_pairs,
+        probe=probe,
+        pure=[True] * len(sources),
+        reverse=reverse,
     )
     if outcome.ok:
         rows, unstable = list(outcome.cells), list(outcome.unstable)

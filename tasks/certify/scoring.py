@@ -45,7 +45,7 @@ def score_final_state(
     """
     sources, refused = policy_checked(scenario)
     pairs = [(scenario.initial_state, final_state)]
-    rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False, apart=False)
+    rows, _ = check_rows(sandbox, sources, refused, pairs, 0, 1, probe=False)
     cells = [row[0] for row in rows]
     results = [cell.value is True for cell in cells]
     errors = [cell.error for cell in cells]

@@ -1,19 +1,20 @@
 """Check functions evaluated outside the host's own process (runs only inside a sandbox host).
 
-A fresh namespace is not enough for "nothing one evaluation stores is visible to the next"
-(DESIGN §3.3): a check can leave marks in the modules it imports (a regex cache, the decimal
-context, a dict inside ``json``) and so tell its first evaluation in a process from later ones,
-and behave one way in certification and another when a reward is computed. So every
-(check, pair) is evaluated in a process forked for it, in a fresh namespace: the very context in
-which any later reward is computed, so what certification saw is what a trainer gets, and no
-check can reach into another's evaluation (rewrite the runner, forge the guard's answer).
+Every evaluation starts from a fresh module namespace, in a process that never ran environment
+code (DESIGN §3.3). Checks the static policy proved pure (``pure``: they cannot keep anything
+between calls) share one process per request: a child forked from this host evaluates them one
+after another and streams each answer as a line, so a scenario costs one fork, not one per
+(check, pair). A check that hangs or ends that child is named as the culprit on that pair; a new
+child carries on with the rest. Any other check (one sent without the policy's word) gets a
+process per evaluation, as a check that can leave marks in the modules it imports (a regex
+cache, the decimal context) could otherwise tell its first evaluation from later ones, or
+rewrite the runner and forge the answers after its own.
 
-Each check is also probed in a process that runs it many times, with its namespace kept and on
-heaps moved at random: a check whose answers then change remembers, or reads addresses, and is
-reported ``unstable``. A request may also ask for one process per check rather than per
-evaluation (``apart: false``): the other image's run, whose answers are only compared with the
-fresh ones, where a check that remembers can only cause a mismatch, never hide one. A check
-that hangs or ends its process is named as the culprit; the others still run, within one time
+Each check is also probed: run again in one process, its namespace kept and then on heaps moved
+at random, a check whose answers change remembers or reads addresses, and is reported
+``unstable``. The pairs travel in an order the caller chose at random, and the checks run in
+``order``: the other image's request evaluates them the other way round, so two processes
+evaluating in two orders must agree (the ``deterministic`` gate). All of it within one time
 budget for the whole request, so a checklist of hanging checks costs that budget and not each
 check's time over every pair. Stdlib only; imported by the zygote.
 """
@@ -26,12 +27,12 @@ import os
 import select
 import signal
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 LATE = "no answer within"
-NOT_EVALUATED = "not evaluated: a later check already fails on this pair"
+SPENT = f"{LATE} the checks' time budget (checks before it used it up)"
 MAX_FD = 1 << 16
 PROBE_ROUNDS = 4  # in one process: a kept namespace (every pair twice), three on moved heaps
 Describe = Callable[[BaseException], str]
@@ -52,87 +53,178 @@ class Clock:
         return min(seconds, self.deadline - time.monotonic())
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One evaluation (``pair`` >= 0), or the probes of checks (``pair`` -1: ``checks``)."""
+
+    checks: tuple[int, ...]
+    pair: int = -1
+    watch: bool = False  # whether to report that the check changed its arguments
+
+
+@dataclass
+class Job:
+    """A request's checks, pairs and answers so far; the shared child and the host both walk
+    ``shared_units`` over it, so a child started after a hang picks up where the last one
+    stopped."""
+
+    codes: list[Any]
+    errors: list[str | None]
+    pairs: list[list[str]]
+    full_pairs: int
+    pure: list[bool]
+    order: list[int]
+    probe: bool
+    describe: Describe
+    cells: list[list[dict[str, Any] | None]] = field(default_factory=list)
+    probes: dict[int, list[Any] | None] = field(default_factory=dict)
+    probe_apart: bool = False  # the checks' probes together gave no answer: one child each
+
+    def __post_init__(self) -> None:
+        self.cells = [[None] * len(self.pairs) for _ in self.codes]
+        for k, code in enumerate(self.codes):
+            if code is None:
+                self.cells[k] = [_cell(None, self.errors[k]) for _ in self.pairs]
+
+    def units(self, shared: bool) -> Iterator[Unit]:
+        """The evaluations still owed (by the shared child, or one process each), check by
+        check in ``order``, each on the pairs in the request's order; then the probes."""
+        chosen = [k for k in self.order if self.pure[k] == shared and self.codes[k] is not None]
+        for k in chosen:
+            for j, cell in enumerate(self.cells[k]):
+                if cell is None:
+                    yield Unit((k,), j, watch=j < self.full_pairs)
+        probed = [k for k in chosen if self.probe and k not in self.probes and not self._hung(k)]
+        if shared and probed and not self.probe_apart:
+            yield Unit(tuple(probed))
+        else:
+            yield from (Unit((k,)) for k in probed)
+
+    def run(self, unit: Unit) -> dict[str, Any]:
+        """A unit's answer, computed here (in a child)."""
+        if unit.pair >= 0:
+            (k,) = unit.checks
+            return _evaluate(self.codes[k], self.pairs[unit.pair], unit.watch, self.describe)
+        codes = [self.codes[k] for k in unit.checks]
+        return {"values": _again(codes, self.pairs[: self.probed_pairs], self.describe)}
+
+    def record(self, unit: Unit, answer: dict[str, Any] | None, late: str) -> None:
+        """A unit's answer as the host received it; None: late (``late`` says how)."""
+        if unit.pair >= 0:
+            (k,) = unit.checks
+            cell = _cell(None, late, late=True) if answer is None else _received_cell(answer)
+            self.cells[k][unit.pair] = cell
+            return
+        values = (answer or {}).get("values")
+        if type(values) is list and len(values) == len(unit.checks):
+            for k, answered in zip(unit.checks, values, strict=True):
+                self.probes[k] = answered if type(answered) is list else None
+        elif len(unit.checks) > 1:
+            self.probe_apart = True  # so that one hanging check costs only its own probe
+        else:
+            self.probes[unit.checks[0]] = None
+
+    def give_up(self, reason: str) -> None:
+        """Every evaluation still owed is late for ``reason``; every probe owed, unanswered."""
+        for row in self.cells:
+            row[:] = [_cell(None, reason, late=True) if c is None else c for c in row]
+        owed = [k for k, code in enumerate(self.codes) if self.probe and code is not None]
+        self.probes.update({k: None for k in owed if k not in self.probes})
+
+    def evaluations(self, unit: Unit) -> int:
+        evaluations = 1 if unit.pair >= 0 else self.probed_pairs * (PROBE_ROUNDS + 1)
+        return evaluations * len(unit.checks)
+
+    @property
+    def probed_pairs(self) -> int:
+        return self.full_pairs if self.probe else 0
+
+    def _hung(self, k: int) -> bool:
+        return any(cell is not None and cell["late"] for cell in self.cells[k])
+
+    def unstable(self) -> list[bool]:
+        """Whether each check answered otherwise when run again (a probe that gave no answer
+        counts as otherwise: the check is not certified)."""
+        flags = []
+        for k, row in enumerate(self.cells):
+            fresh = [cell["value"] for cell in row[: self.probed_pairs] if cell is not None]
+            probed = k in self.probes and not self._hung(k)
+            flags.append(probed and self.probes[k] != fresh * (PROBE_ROUNDS + 1))
+        return flags
+
+
 def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     """``{"results": check -> pair -> cell, "unstable": per check}``.
 
-    A cell is ``{"value": bool | None, "error", "mutated"}``: ``None`` when the check raised,
-    returned a non-bool, ran out of time or ended its process. On the first ``full_pairs``
-    pairs every check runs, ``mutated`` says whether it changed its arguments, and (``probe``)
-    the probes run there. On the pairs after them only full reward is in question: the checks
-    run last to first (the guard first) until one does not hold; the rest are not evaluated.
+    A cell is ``{"value": bool | None, "error", "mutated", "late"}``: ``value`` None when the
+    check raised, returned a non-bool, ran out of time or ended its process. On the first
+    ``full_pairs`` pairs ``mutated`` says whether it changed its arguments and (``probe``) the
+    probes run there.
     """
-    pairs = [_wire_pair(pair[0], pair[1]) for pair in request["pairs"]]
-    full_pairs = int(request.get("full_pairs") or 0)
-    probe_pairs = full_pairs if request.get("probe") else 0
     per_check = float(request.get("seconds_per_check") or 1.0)
     budget = float(request.get("budget_seconds") or per_check * 1000)
     clock = Clock(per_check, time.monotonic() + budget, inline=bool(request.get("inline")))
     codes, errors = _compile_all(request["checks"], describe)
-    evaluate = _apart if request.get("apart", True) else _together
-    rows = [
-        evaluate(code, error, pairs[:full_pairs], clock, describe)
-        for code, error in zip(codes, errors, strict=True)
-    ]
-    for pair in pairs[full_pairs:]:
-        column = _until_one_fails(codes, errors, pair, clock, describe)
-        for row, cell in zip(rows, column, strict=True):
-            row.append(cell)
-    unstable = []
-    for code, row in zip(codes, rows, strict=True):
-        fresh = [cell["value"] for cell in row[:probe_pairs]]
-        hung = any(cell["late"] for cell in row)  # refused already; no probing
-        unstable.append(not hung and _unstable(code, pairs[:probe_pairs], fresh, clock, describe))
-    return {"results": rows, "unstable": unstable}
+    count = len(codes)
+    job = Job(
+        codes=codes,
+        errors=errors,
+        pairs=[_wire_pair(pair[0], pair[1]) for pair in request["pairs"]],
+        full_pairs=int(request.get("full_pairs") or 0),
+        pure=_flags(request.get("pure"), count),
+        order=_order(request.get("order"), count),
+        probe=bool(request.get("probe")),
+        describe=describe,
+    )
+    _run_shared(job, clock)
+    for unit in job.units(shared=False):
+        seconds = clock.allow(clock.per_check * job.evaluations(unit))
+        work = functools.partial(job.run, unit)
+        answer = _in_child(work, seconds, clock.inline) if seconds > 0 else None
+        job.record(unit, answer, _late_reason(clock, job.evaluations(unit), seconds))
+    return {"results": job.cells, "unstable": job.unstable()}
 
 
-def _apart(code, error, pairs: list[list[str]], clock: Clock, describe) -> list[dict]:
-    """The check on each pair, each evaluation in a process of its own."""
-    return [_alone(code, error, pair, True, clock, describe) for pair in pairs]
+def _run_shared(job: Job, clock: Clock) -> None:
+    """The pure checks' units in one child, or in as many as hangs make necessary."""
+    while next(job.units(shared=True), None) is not None:
+        if clock.allow(clock.per_check) <= 0:
+            job.give_up(SPENT)
+            return
+        _one_child(job, clock)
 
 
-def _together(code, error, pairs: list[list[str]], clock: Clock, describe) -> list[dict]:
-    """The check on each pair, in fresh namespaces of one process."""
-    if code is None or not pairs:
-        return [_cell(None, error) for _ in pairs]
-    seconds = clock.allow(clock.per_check * len(pairs))
-    work = functools.partial(_evaluate_all, code, pairs, describe)
-    answer = (_in_child(work, seconds, clock.inline) if seconds > 0 else None) or {}
-    cells = answer.get("cells")
-    if type(cells) is list and len(cells) == len(pairs) and all(type(c) is dict for c in cells):
-        return [{**cell, "late": False} for cell in cells]
-    late = f"{LATE} {clock.per_check * len(pairs):g} s (it hung or ended its process)"
-    return [_cell(None, late, late=True) for _ in pairs]
+def _one_child(job: Job, clock: Clock) -> None:
+    """Fork a child that answers ``job``'s shared units in turn, and record what it says until
+    it finishes, or one answer is late (recorded so, after which the child is ended)."""
+    answers = _Child.start(lambda write: _answer_units(job, write), clock.inline)
+    if answers is None:  # no child: a check lowered the host's limits; fail closed
+        job.give_up(f"{LATE} any time: no process could be started for it")
+        return
+    try:
+        for unit in job.units(shared=True):
+            seconds = clock.allow(clock.per_check * job.evaluations(unit))
+            answer = answers.next(seconds) if seconds > 0 else None
+            job.record(unit, answer, _late_reason(clock, job.evaluations(unit), seconds))
+            if answer is None:
+                return
+    finally:
+        answers.end()
 
 
-def _evaluate_all(code: Any, pairs: list[list[str]], describe: Describe) -> dict:
-    return {"cells": [_evaluate(code, pair, True, describe) for pair in pairs]}
+def _answer_units(job: Job, write: Callable[[dict[str, Any]], None]) -> None:
+    """In the shared child: each unit's answer, recorded as the host will record it, so the
+    next unit is the one the host expects."""
+    for unit in job.units(shared=True):
+        answer = job.run(unit)
+        write(answer)
+        job.record(unit, answer, LATE)
 
 
-def _alone(code, error, pair: list[str], watch: bool, clock: Clock, describe) -> dict:
-    """One check on one pair, in a process of its own; a child that hangs or dies owes a cell
-    that names it, and so does one the request's time budget no longer covers."""
-    if code is None:
-        return _cell(None, error)
-    seconds = clock.allow(clock.per_check)
-    if seconds <= 0:
-        spent = f"{LATE} the checks' time budget (checks before it used it up)"
-        return _cell(None, spent, late=True)
-    work = functools.partial(_evaluate, code, pair, watch, describe)
-    answer = _in_child(work, seconds, clock.inline)
-    if answer is None:
-        hung = f"{LATE} {clock.per_check:g} s (it hung or ended its process)"
-        return _cell(None, hung, late=True)
-    return {**answer, "late": False}  # only this process says an answer was late
-
-
-def _until_one_fails(codes, errors, pair, clock: Clock, describe) -> list[dict]:
-    column: list[dict[str, Any] | None] = [None] * len(codes)
-    for k in reversed(range(len(codes))):
-        cell = column[k] = _alone(codes[k], errors[k], pair, False, clock, describe)
-        if cell["value"] is not True:
-            break
-    skipped = _cell(None, NOT_EVALUATED)
-    return [cell if cell is not None else dict(skipped) for cell in column]
+def _late_reason(clock: Clock, evaluations: float, allowed: float) -> str:
+    if allowed <= 0:
+        return SPENT
+    return f"{LATE} {clock.per_check * evaluations:g} s (it hung or ended its process)"
 
 
 def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], list[str | None]]:
@@ -147,45 +239,51 @@ def _compile_all(sources: list[str], describe: Describe) -> tuple[list[Any], lis
     return codes, errors
 
 
+def _flags(flags: Any, count: int) -> list[bool]:
+    """Per check, whether the policy passed it; anything else counts as not passed."""
+    if type(flags) is not list or len(flags) != count:
+        return [False] * count
+    return [flag is True for flag in flags]
+
+
+def _order(order: Any, count: int) -> list[int]:
+    """The order to evaluate the checks in: a permutation of them, else as given."""
+    if type(order) is list and sorted(order) == list(range(count)):
+        return list(order)
+    return list(range(count))
+
+
 def _wire_pair(initial: Any, final: Any) -> list[str]:
     """A pair as it travels to a child: both states as JSON text."""
     return [json.dumps(initial, sort_keys=True), json.dumps(final, sort_keys=True)]
 
 
 def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> dict:
-    """In a child: the check on fresh copies of the pair's states."""
+    """The check on fresh copies of the pair's states."""
     initial, final = json.loads(pair[0]), json.loads(pair[1])
     value, problem = _call(code, initial, final, describe)
     mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
     return _cell(value, problem, mutated)
 
 
-def _unstable(code, pairs: list[list[str]], fresh: list[Any], clock: Clock, describe) -> bool:
-    """Whether the check's answers on ``pairs`` change when it runs again in one process (a
-    probe the time budget no longer covers counts as a change: the check is not certified)."""
-    if code is None or not pairs:
-        return False
-    evaluations = len(pairs) * (PROBE_ROUNDS + 1)
-    seconds = clock.allow(clock.per_check * evaluations)
-    work = functools.partial(_again, code, pairs, describe)
-    answer = (_in_child(work, seconds, clock.inline) if seconds > 0 else None) or {}
-    return answer.get("values") != fresh * (PROBE_ROUNDS + 1)
-
-
-def _again(code, pairs: list[list[str]], describe) -> dict:
-    """In a child: the check twice over the pairs in one kept namespace, then once over them
-    per remaining round in fresh namespaces, the heap moved by a random amount each time."""
-    namespace: dict[str, Any] = {}
-    values = [_call(code, *_fresh(pair), describe, namespace)[0] for pair in pairs * 2]
+def _again(codes: list[Any], pairs: list[list[str]], describe: Describe) -> list[list[Any]]:
+    """Per check, its answers over ``pairs``: twice in one kept namespace, then once per
+    remaining round in fresh namespaces, the heap moved by a random amount each round (once
+    for all checks) and each evaluation."""
+    values = []
+    for code in codes:
+        namespace: dict[str, Any] = {}
+        values.append([_call(code, *_fresh(pair), describe, namespace)[0] for pair in pairs * 2])
     ballast = []
     for _ in range(PROBE_ROUNDS - 1):
         ballast.append(_ballast(1 << 14))  # moves the higher address bits
-        for pair in pairs:
-            nudge = _ballast(1 << 8)  # and the lower ones, per evaluation
-            values.append(_call(code, *_fresh(pair), describe)[0])
-            del nudge
+        for code, answers in zip(codes, values, strict=True):
+            for pair in pairs:
+                nudge = _ballast(1 << 8)  # and the lower ones, per evaluation
+                answers.append(_call(code, *_fresh(pair), describe)[0])
+                del nudge
     del ballast
-    return {"values": values}
+    return values
 
 
 def _fresh(pair: list[str]) -> tuple[Any, Any]:
@@ -229,48 +327,97 @@ def _call(
     return None, f"returned {type(returned).__name__}, not bool"
 
 
+class _Child:
+    """A forked child's stream of answers, one JSON line each, read with a deadline apiece."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd, self.buffer = pid, fd, b""
+
+    @classmethod
+    def start(cls, work: Callable[[Callable[[dict], None]], None], inline: bool) -> _Child | None:
+        """A child running ``work(write)``; None when none could be forked (``inline``: then
+        ``work`` runs here, where a host can never fork, and its answers are read back)."""
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:  # a check lowered the host's limits: fail closed
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(write_end)
+            if not inline:
+                os.close(read_end)
+                return None
+            return _Inline.run(work, read_end)
+        if pid == 0:  # the child: keep only the pipe (the host's channel is not the child's)
+            try:
+                os.closerange(3, write_end)
+                os.closerange(write_end + 1, MAX_FD)
+                work(lambda answer: _write_line(write_end, answer))
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def next(self, seconds: float) -> dict[str, Any] | None:
+        """The next answer, unless it is late, missing, or not what a child writes."""
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return _answer_of(line)
+
+    def end(self) -> None:
+        os.close(self.fd)
+        _end(self.pid)
+
+
+class _Inline(_Child):
+    """The answers of work run in the host itself (no fork possible), read as a child's are."""
+
+    @classmethod
+    def run(cls, work: Callable[[Callable[[dict], None]], None], read_end: int) -> _Inline:
+        lines: list[bytes] = []
+        work(lambda answer: lines.append(json.dumps(answer).encode() + b"\n"))
+        os.close(read_end)
+        child = cls(0, -1)
+        child.buffer = b"".join(lines)
+        return child
+
+    def next(self, seconds: float) -> dict[str, Any] | None:
+        if b"\n" not in self.buffer:
+            return None
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return _answer_of(line)
+
+    def end(self) -> None:
+        pass
+
+
+def _write_line(fd: int, answer: dict[str, Any]) -> None:
+    data = json.dumps(answer).encode() + b"\n"
+    while data:
+        data = data[os.write(fd, data) :]
+
+
 def _in_child(
     work: Callable[[], dict[str, Any]], seconds: float, inline: bool
 ) -> dict[str, Any] | None:
-    """``work()``'s answer from a forked child within ``seconds``; None when it hung or died,
-    or no child could be forked (``inline``: then here, where a host can never fork)."""
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:  # a check lowered the host's limits: fail closed
+    """``work()``'s answer from a child of its own within ``seconds``; None when it hung or
+    died, or no child could be forked."""
+    child = _Child.start(lambda write: write(work()), inline)
+    if child is None:
         return None
     try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return work() if inline else None
-    if pid == 0:  # the child: one JSON line, then leave without running any cleanup
-        try:  # keep only the pipe: the host's channel to the factory is not the child's to use
-            os.closerange(3, write_end)
-            os.closerange(write_end + 1, MAX_FD)
-            os.write(write_end, json.dumps(work()).encode() + b"\n")
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        return _read_answer(read_end, seconds)
+        return child.next(seconds)
     finally:
-        os.close(read_end)
-        _end(pid)
-
-
-def _read_answer(fd: int, seconds: float) -> dict[str, Any] | None:
-    """The child's one line, unless it is late, missing, or not what a child writes."""
-    buffer, deadline = b"", time.monotonic() + seconds
-    while b"\n" not in buffer:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return None
-        buffer += chunk
-    return _answer_of(buffer.split(b"\n", 1)[0])
+        child.end()
 
 
 def _answer_of(line: bytes) -> dict[str, Any] | None:
@@ -279,6 +426,16 @@ def _answer_of(line: bytes) -> dict[str, Any] | None:
     except ValueError:  # UnicodeDecodeError is one
         return None
     return answer if type(answer) is dict else None
+
+
+def _received_cell(answer: dict[str, Any]) -> dict[str, Any]:
+    """A cell as a child wrote it, in the shape a cell has (``late`` is the host's to say)."""
+    value, error = answer.get("value"), answer.get("error")
+    if (value is not None and type(value) is not bool) or (
+        error is not None and type(error) is not str
+    ):
+        return _cell(None, "the check's process wrote something that is not an answer")
+    return _cell(value, error, answer.get("mutated") is True)
 
 
 def _end(pid: int) -> None:

@@ -13,7 +13,8 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 # one checks request's time in all, in wall_seconds: legitimate checks answer in milliseconds,
 # and a checklist of hanging ones must not cost each one's time on every pair
 CHECKS_BUDGET = 4
+# requests one checks host serves before it is replaced: its own CPU time (reading requests,
+# forking) counts against cpu_seconds, and its children's does not
+CHECKS_HOST_REQUESTS = 100
 CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
 EPISODE_SPENT = "the episode has received all it may keep (max_episode_bytes, max_episode_values)"
@@ -69,6 +73,7 @@ class Sandbox:
         self._images = [
             ZygoteProcess(self.level, self.limits.memory_mb) for _ in range(self.IMAGES)
         ]
+        self._idle_checkers: list[list[HostHandle]] = [[] for _ in range(self.IMAGES)]
 
     @property
     def isolation(self) -> str:
@@ -97,25 +102,25 @@ class Sandbox:
         image: int = 0,
         full_pairs: int | None = None,
         probe: bool = True,
-        apart: bool = True,
+        pure: Sequence[bool] | None = None,
+        reverse: bool = False,
     ) -> ChecksOutcome:
-        """Run each check on each (initial, final) pair in a fresh host with no environment.
+        """Run each check on each (initial, final) pair in a host that never runs environment
+        code, every evaluation in a fresh namespace. A check never sees a reply (DESIGN §3.3):
+        it is called with the two states alone.
 
-        A check never sees a reply (DESIGN §3.3): it is called with the two states alone.
-
-        Every evaluation runs in a process of its own, forked from that host, in a fresh
-        namespace, and the pairs travel in a random order the checks cannot predict.
-        ``outcome.cells[i][j]`` is check i on pair j. Every check runs on the first
-        ``full_pairs`` pairs (all by default), where ``mutated`` is watched and, with ``probe``,
-        each check is run again (``outcome.unstable[i]``: it answered differently, so it
-        remembers or reads addresses). Without ``apart``, each check's evaluations on those
-        pairs share one process (fresh namespaces): for answers that are only compared. On
-        later pairs only full reward is in question: once a check fails there, the others are
-        not evaluated.
+        ``pure[i]``: the static policy passed check i, so it cannot keep anything between
+        calls, and it shares one process with the other pure checks of this request; any other
+        check gets a process per evaluation (the default, for sources nothing has vetted).
+        The pairs travel in a random order the checks cannot predict, the checks in their
+        order (``reverse``: the other way round). ``outcome.cells[i][j]`` is check i on pair j.
+        On the first ``full_pairs`` pairs (all by default) ``mutated`` is watched and, with
+        ``probe``, each check is run again (``outcome.unstable[i]``: it answered differently,
+        so it remembers or reads addresses).
         """
         full_pairs = len(pairs) if full_pairs is None else full_pairs
         order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
-        per_check = self.limits.wall_seconds / 2
+        checks = list(range(len(check_sources)))
         budget = CHECKS_BUDGET * self.limits.wall_seconds
         request = {
             "op": "checks",
@@ -123,17 +128,14 @@ class Sandbox:
             "pairs": [pairs[j] for j in order],
             "full_pairs": full_pairs,
             "probe": probe,
-            "apart": apart,
-            "seconds_per_check": per_check,
+            "pure": [flag is True for flag in pure] if pure is not None else None,
+            "order": checks[::-1] if reverse else checks,
+            "seconds_per_check": self.limits.wall_seconds / 2,
             "budget_seconds": budget,
             "inline": not self.level.drop_uid,  # a host without a uid of its own cannot fork
         }
-        host = self.spawn_host(image=image, processes=2)
-        try:
-            wall = self.limits.wall_seconds + budget
-            reply = host.request(request, wall_seconds=wall)
-        finally:
-            host.close()
+        with self._checks_host(image) as host:
+            reply = host.request(request, wall_seconds=self.limits.wall_seconds + budget)
         if not reply.ok:
             return ChecksOutcome(error=reply.error, error_class=reply.error_class)
         rows, unstable = reply.payload["results"], reply.payload.get("unstable")
@@ -147,6 +149,32 @@ class Sandbox:
             [CheckCell.from_wire(row[order.index(j)]) for j in range(len(pairs))] for row in rows
         ]
         return ChecksOutcome(cells=cells, unstable=unstable)
+
+    @contextmanager
+    def _checks_host(self, image: int) -> Iterator[HostHandle]:
+        """An idle checks host of ``image``, or a new one; kept for the next request while it
+        lives and has served fewer than ``CHECKS_HOST_REQUESTS`` (each request forks its own
+        child for the checks, so a host holds nothing of one request into the next)."""
+        with self._lock:
+            idle = self._idle_checkers[image]
+            host = idle.pop() if idle else None
+            restarted = host is not None and host.zygote is not self._images[image].process
+        if host is not None and restarted:  # gone with the zygote it was forked from
+            host.alive = False
+            host.channel.close()
+        if host is None or restarted:
+            host = self.spawn_host(image=image, processes=2)
+        host.received = []  # the reply budget is a request's, not the host's lifetime's
+        try:
+            yield host
+        finally:
+            host.served += 1
+            # a host that cannot fork evaluated the checks itself: it serves one request only
+            if host.alive and host.served < CHECKS_HOST_REQUESTS and self.level.drop_uid:
+                with self._lock:
+                    self._idle_checkers[image].append(host)
+            else:
+                host.close()
 
     def spawn_host(
         self, source: str | None = None, image: int = 0, processes: int = 1
@@ -173,13 +201,24 @@ class Sandbox:
         if not reply.get("ok"):
             parent_end.close()
             raise SandboxError(f"the sandbox could not start a host: {reply.get('error')}")
-        return HostHandle(self, parent_end, reply["pid"], image)
+        handle = HostHandle(self, parent_end, reply["pid"], image)
+        handle.zygote = zygote.process
+        return handle
 
     def kill_host(self, pid: int, image: int = 0) -> None:
         with self._lock:
             self._images[image].kill_host(pid)
 
+    def release_idle(self) -> None:
+        """End the checks hosts kept for later requests (``close`` does it too)."""
+        with self._lock:
+            idle = [host for hosts in self._idle_checkers for host in hosts]
+            self._idle_checkers = [[] for _ in range(self.IMAGES)]
+        for host in idle:
+            host.close()
+
     def close(self) -> None:
+        self.release_idle()
         with self._lock:
             for zygote in self._images:
                 zygote.stop()
@@ -203,11 +242,32 @@ def reply_problem(op: str, reply: Any) -> str | None:
         return "no result object"
     if op == "replay" and not _flags_ok(reply.get("succeeded")):
         return "no list of step outcomes"
+    if op == "replays" and not _runs_ok(reply.get("runs")):
+        return "no list of runs, each with its step outcomes and end state"
     if op == "checks" and not _check_rows_ok(reply.get("results")):
         return "check results are not rows of {value, error, mutated}"
     if op == "checks" and not _flags_ok(reply.get("unstable", [])):
         return "check flags are not lists of bools"
     return None
+
+
+def _runs_ok(runs: Any) -> bool:
+    """Each run: a flag per step and an end state; traced, a result and a state per step."""
+    if type(runs) is not list:
+        return False
+    for run in runs:
+        if type(run) is not dict or type(run.get("state")) is not dict:
+            return False
+        steps = run.get("succeeded")
+        if not _flags_ok(steps):
+            return False
+        for key in ("results", "states"):
+            traced = run.get(key, [{}] * len(steps))
+            if type(traced) is not list or len(traced) != len(steps):
+                return False
+            if any(type(item) is not dict for item in traced):
+                return False
+    return True
 
 
 def _check_rows_ok(rows: Any) -> bool:
@@ -263,6 +323,8 @@ class HostHandle:
         self.sandbox, self.channel, self.pid, self.image = sandbox, channel, pid, image
         self.alive = True
         self.received: list[tuple[int, int]] = []  # (bytes, values) of every reply kept
+        self.served = 0  # requests answered (a checks host serves many)
+        self.zygote: object = None  # the zygote process it was forked from
 
     def request(self, message: dict[str, Any], wall_seconds: float | None = None) -> HostReply:
         """Send one request; whatever the host does, the answer is a HostReply, never a raise.

@@ -35,6 +35,14 @@ class ToolEpisode(Protocol):
 
     def replay(self, state: dict[str, Any], steps: Steps) -> ReplayOutcome: ...
 
+    def replays(
+        self,
+        starts: list[dict[str, Any]],
+        plans: list[tuple[int, Steps]],
+        trace: bool = False,
+        wall_seconds: float | None = None,
+    ) -> list[ReplayOutcome] | None: ...
+
     def state(self) -> dict[str, Any] | None: ...
 
 
@@ -139,6 +147,47 @@ class SandboxEpisode:
             )
         self._state = reply.state
         return ReplayOutcome(succeeded=reply.payload["succeeded"], state=reply.state)
+
+    def replays(
+        self,
+        starts: list[dict[str, Any]],
+        plans: list[tuple[int, Steps]],
+        trace: bool = False,
+        wall_seconds: float | None = None,
+    ) -> list[ReplayOutcome] | None:
+        """Every plan ``(start, steps)`` run from ``starts[start]`` in one round trip (with
+        ``trace``, each step's result and the state after it too) within one request's wall
+        time (or ``wall_seconds``); None when the host failed on them (it timed out or died:
+        which plan did it is for a caller to find out one by one). The episode's state is
+        then the last plan's end state."""
+        if self._host is None or not self._host.alive:
+            self._state = starts[plans[0][0]] if plans else self._state
+        host = self._live_host()
+        if host is None or not plans:
+            return None if host is None else []
+        request = {
+            "op": "replays",
+            "starts": starts,
+            "plans": [
+                {"start": start, "steps": [{"tool": t, "arguments": a} for t, a in steps]}
+                for start, steps in plans
+            ],
+            "trace": trace,
+        }
+        reply = host.request(request, wall_seconds=wall_seconds)
+        runs = reply.payload.get("runs") if reply.ok else None
+        if runs is None or [len(r["succeeded"]) for r in runs] != [len(s) for _, s in plans]:
+            return None
+        self._state = runs[-1]["state"]
+        return [
+            ReplayOutcome(
+                succeeded=run["succeeded"],
+                state=run["state"],
+                results=run.get("results"),
+                states=run.get("states"),
+            )
+            for run in runs
+        ]
 
     def state(self) -> dict[str, Any] | None:
         """The last state the host reported (no round trip: every call returns it)."""

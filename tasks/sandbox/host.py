@@ -106,6 +106,7 @@ class EnvHost:
             "state": self.state,
             "set_state": self.set_state,
             "replay": self.replay,
+            "replays": self.replays,
             "checks": lambda request: run_checks(request, describe_exception),
         }.get(op if isinstance(op, str) else "")
         if handler is None:
@@ -166,6 +167,22 @@ class EnvHost:
             succeeded.append(reply["result"].get("success") is True)
         return {"succeeded": succeeded, **self.state(request)}
 
+    def replays(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Many plans, each from one of ``starts`` (by index), in one round trip: whether each
+        step succeeded and where each plan ended (``trace``: also each step's result and the
+        state after it). Certification replays a scenario's reference, then all its variants."""
+        trace, runs = bool(request.get("trace")), []
+        for plan in request["plans"]:
+            self.set_state({"state": _copied(request["starts"][plan["start"]])})
+            results, states = [], []
+            for step in plan["steps"]:
+                reply = self.call(step, state=trace)
+                results.append(reply["result"])
+                states.append(_copied(reply["state"]) if trace else None)
+            run = {"succeeded": [r.get("success") is True for r in results], **self.state({})}
+            runs.append({**run, "results": results, "states": states} if trace else run)
+        return {"runs": runs}
+
     def _tool(self, name: Any) -> Any:
         instance = self._require_instance()
         if type(name) is not str or not name.isidentifier() or name.startswith("_"):
@@ -181,6 +198,11 @@ class EnvHost:
         if self.instance is None:
             raise HostError("no environment loaded")
         return self.instance
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value no later call can change (a state the host keeps, or is handed)."""
+    return json.loads(json.dumps(value))
 
 
 def serve(sock: socket.socket, max_reply_bytes: int) -> None:

@@ -63,6 +63,8 @@ class ReplayOutcome(SandboxOutcome):
 
     succeeded: list[bool]
     state: dict[str, Any] | None = None
+    results: list[dict[str, Any]] | None = None  # traced: what each step returned
+    states: list[dict[str, Any]] | None = None  # traced: the state after each step
 
 
 @dataclass(frozen=True)

@@ -373,6 +373,7 @@ def run_clean_jobs(box: Sandbox) -> list[str]:
 def settle(box: Sandbox, ev: Evidence, before: set[int], base_dirs: set[str]) -> None:
     """Wait for the zygote to reap and clean up; then record what is still there."""
     deadline = time.monotonic() + 5
+    box.release_idle()  # a checks host kept for the next request is not left behind: ended here
     while True:
         box.kill_host(-1)  # a no-op request: the zygote reaps before it answers
         known = zygote_pids(box)
