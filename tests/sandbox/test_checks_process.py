@@ -1,0 +1,162 @@
+"""Checks the policy passed share one process per request (DESIGN §3.3, issue 26); anything else
+gets a process per evaluation; the other image evaluates in the other order; plans travel in
+one round trip each."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from envmill.schemas.settings import SandboxLimits
+from envmill.tasks.sandbox import Sandbox
+from tests.conftest import TEST_LIMITS
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "tasks" / "sandbox"))
+import checkrunner  # noqa: E402  (the host's module: stdlib only, importable as the zygote does)
+
+HOLDS = "def check(initial_state, final_state):\n    return final_state['n'] == 2\n"
+GROWS = "def check(initial_state, final_state):\n    return final_state['n'] > initial_state['n']\n"
+HANGS_ON_TWO = (
+    "def check(initial_state, final_state):\n"
+    "    while final_state['n'] == 2:\n        pass\n    return True\n"
+)
+ENDS_ITS_PROCESS = (  # never passes the policy; the caller says it did, to test the runner
+    "import os\n\ndef check(initial_state, final_state):\n    os._exit(3)\n"
+)
+# an order-dependent pair the policy refuses (process-wide decimal flags): told pure, they share
+# a process, and the flag one leaves is what the other reads
+SETS_A_FLAG = (
+    "import decimal\n\ndef check(initial_state, final_state):\n"
+    "    decimal.Decimal(1) / decimal.Decimal(3)\n    return True\n"
+)
+READS_THE_FLAG = (
+    "import decimal\n\ndef check(initial_state, final_state):\n"
+    "    return not decimal.getcontext().flags[decimal.Inexact]\n"
+)
+PAIRS = [({"n": 1}, {"n": 2}), ({"n": 1}, {"n": 1}), ({"n": 0}, {"n": 3})]
+
+
+def _request(checks: list[str], pure: bool, probe: bool = True, **more) -> dict:
+    return {
+        "checks": checks,
+        "pairs": PAIRS,
+        "full_pairs": len(PAIRS),
+        "probe": probe,
+        "pure": [pure] * len(checks),
+        "seconds_per_check": 2.0,
+        **more,
+    }
+
+
+@pytest.fixture
+def forks(monkeypatch) -> list[int]:
+    """The runner's forks in this process, counted."""
+    counted, fork = [], os.fork
+
+    def counting_fork() -> int:
+        pid = fork()
+        if pid:
+            counted.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    return counted
+
+
+def test_pure_checks_share_one_process_and_others_get_one_per_evaluation(forks):
+    reply = checkrunner.run_checks(_request([HOLDS, GROWS], pure=True), repr)
+    assert len(forks) == 1
+    values = [[cell["value"] for cell in row] for row in reply["results"]]
+    assert values == [[True, False, False], [True, False, True]]
+    assert reply["unstable"] == [False, False]
+    forks.clear()
+    assert checkrunner.run_checks(_request([HOLDS, GROWS], pure=False), repr) == reply
+    assert len(forks) == 2 * len(PAIRS) + 2  # each evaluation, then each check's probe
+
+
+def test_a_check_that_hangs_or_ends_the_shared_process_costs_only_its_own_cells(forks):
+    request = _request([HANGS_ON_TWO, ENDS_ITS_PROCESS, HOLDS], pure=True, probe=False)
+    request["seconds_per_check"] = 0.3
+    reply = checkrunner.run_checks(request, repr)
+    hangs, ends, holds = reply["results"]
+    assert [cell["late"] for cell in hangs] == [True, False, False]
+    assert all(cell["late"] and cell["value"] is None for cell in ends)
+    assert [cell["value"] for cell in holds] == [True, False, False]
+    assert len(forks) == 1 + 1 + 3  # a new child after each answer that never came
+
+
+def test_the_probes_together_then_apart_when_one_of_them_hangs():
+    """A check that hangs only in a kept namespace (its second call) makes the probes of all
+    checks go quiet at once; each is probed again alone, so only that one is unstable."""
+    kept = (
+        "calls = []\n\ndef check(initial_state, final_state):\n"
+        "    calls.append(1)\n    while len(calls) > 3:\n        pass\n    return True\n"
+    )
+    request = _request([kept, HOLDS], pure=True)
+    request["seconds_per_check"] = 0.2
+    reply = checkrunner.run_checks(request, repr)
+    assert reply["unstable"] == [True, False]
+
+
+def test_the_other_order_shows_a_check_that_reads_what_another_left():
+    with Sandbox(TEST_LIMITS) as box:
+        checks = [SETS_A_FLAG, READS_THE_FLAG]
+        forward = box.run_checks(checks, PAIRS, pure=[True, True], probe=False)
+        backward = box.run_checks(checks, PAIRS, pure=[True, True], probe=False, reverse=True)
+    assert [cell.value for cell in forward.cells[1]] == [False] * 3
+    assert [cell.value for cell in backward.cells[1]] == [True] * 3
+
+
+def test_a_checks_host_serves_many_requests_and_none_sees_another(monkeypatch):
+    forge = (
+        "import sys\n\ndef check(initial_state, final_state):\n"
+        "    sys.modules['checkrunner']._call = lambda *a, **k: (True, None)\n    return True\n"
+    )
+    never = "def check(initial_state, final_state):\n    return False\n"
+    with Sandbox(TEST_LIMITS) as box:
+        spawned = []
+        spawn = box.spawn_host
+        monkeypatch.setattr(box, "spawn_host", lambda **kw: spawned.append(kw) or spawn(**kw))
+        box.run_checks([forge], PAIRS, pure=[True])  # a liar: the forgery stays in its child
+        outcome = box.run_checks([never], PAIRS, pure=[True])
+        assert [cell.value for cell in outcome.cells[0]] == [False] * 3
+        box.run_checks([HOLDS], PAIRS, image=1)
+        assert len(spawned) == 2  # one host per image, kept
+        box._images[0].stop()  # a restarted zygote: its hosts are gone, a new one is spawned
+        assert box.run_checks([HOLDS], PAIRS).cells[0][0].value is True
+        assert len(spawned) == 3
+
+
+def test_many_plans_in_one_round_trip_each_from_a_fresh_copy_of_its_start(sandbox):
+    source = (
+        "class Tally:\n    def __init__(self):\n        self.rows = []\n\n"
+        "    def add(self, x: int) -> dict:\n        self.rows.append(x)\n"
+        "        return {'success': x > 0, 'data': len(self.rows)}\n"
+    )
+    with sandbox.episode(source, "Tally") as episode:
+        starts = [{"rows": []}, {"rows": [9]}]
+        plans = [(0, [("add", {"x": 1}), ("add", {"x": -1})]), (1, [("add", {"x": 2})])]
+        plans.append((0, [("add", {"x": 3})]))
+        runs = episode.replays(starts, plans)
+        traced = episode.replays(starts, plans[:1], trace=True)
+    assert runs is not None and traced is not None
+    assert [run.succeeded for run in runs] == [[True, False], [True], [True]]
+    assert [run.state for run in runs] == [{"rows": [1, -1]}, {"rows": [9, 2]}, {"rows": [3]}]
+    assert starts == [{"rows": []}, {"rows": [9]}]
+    assert traced[0].states == [{"rows": [1]}, {"rows": [1, -1]}]
+    assert [result["data"] for result in traced[0].results or []] == [1, 2]
+
+
+def test_a_plan_that_hangs_fails_the_whole_round_trip():
+    source = (
+        "class Spin:\n    def __init__(self):\n        self.n = 0\n\n"
+        "    def spin(self) -> dict:\n        while True:\n            pass\n\n"
+        "    def bump(self) -> dict:\n        self.n += 1\n        return {'success': True}\n"
+    )
+    limits = SandboxLimits(cpu_seconds=2, wall_seconds=0.5, memory_mb=256)
+    with Sandbox(limits) as box, box.episode(source, "Spin") as episode:
+        assert episode.replays([{"n": 0}], [(0, [("bump", {})]), (0, [("spin", {})])]) is None
+        assert episode.call("bump", {}).state == {"n": 1}  # a fresh host, from the last state
