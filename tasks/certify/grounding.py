@@ -18,10 +18,11 @@ trajectory (from its messages), so a corpus can be measured by the rule that cer
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Any
 
@@ -35,6 +36,7 @@ from envmill.tasks.core.facts import (
 )
 from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, is_money_field, singular
 from envmill.tasks.core.opening import opening_message
+from envmill.tasks.core.recent import Recent
 from envmill.tasks.core.system_message import TIME_KEYS
 from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 
@@ -121,6 +123,10 @@ class Sight:
                 self.read_value(item, depth + 1)
         else:
             self._scalar(value)
+
+    def copy(self) -> Sight:
+        """Another sight with the same contents, to grow apart from this one."""
+        return Sight(**{f.name: copy.copy(getattr(self, f.name)) for f in fields(self)})
 
     def read_tool_schema(self, schema: dict[str, Any]) -> None:
         """What a tool's schema tells: its enum values, defaults and the words of its
@@ -234,6 +240,22 @@ class Sight:
         return any(pattern.search(t) for t in self.texts)
 
 
+def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
+    """A new ``Sight`` that has read the tools' schemas (every scenario of an environment reads
+    the same ones, so they are read once and copied)."""
+
+    def read_schemas() -> Sight:
+        sight = Sight(today=today)
+        for tool in tools:
+            sight.read_tool_schema(tool)
+        return sight
+
+    return _SCHEMA_SIGHTS.get((today, canonical_json(tools)), read_schemas).copy()
+
+
+_SCHEMA_SIGHTS: Recent[Sight] = Recent(16)
+
+
 def ungrounded_reference(
     scenario: ScenarioSpec,
     results: list[dict[str, Any]],
@@ -243,9 +265,7 @@ def ungrounded_reference(
     """Every argument of the reference solution the agent could not have known, reading what its
     reference trajectory would show: the system message, the opening request, in conversational
     mode each fact the reference asks for before the step that uses it, and earlier results."""
-    sight = Sight(today=_day_of(scenario.initial_state))
-    for tool in tools:
-        sight.read_tool_schema(tool)
+    sight = schema_sight(_day_of(scenario.initial_state), tools)
     sight.read_text(without_spelled_numbers(system_message))
     opening = opening_message(scenario)
     sight.hear(opening)
@@ -269,9 +289,7 @@ def ungrounded_trajectory(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> list[Unseen]:
     """Every tool-call argument of a stored conversation that no earlier message showed."""
-    sight = Sight(today=_today_of(messages))
-    for tool in tools:
-        sight.read_tool_schema(tool)
+    sight = schema_sight(_today_of(messages), tools)
     found: list[Unseen] = []
     step = 0
     for message in messages:

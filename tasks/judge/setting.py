@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from envmill.schemas.ids import canonical_json
+from envmill.tasks.core.recent import Recent
 from envmill.tasks.judge.reading import ISO_MOMENT, read
 
 MAX_STRINGS = 5000
@@ -29,8 +31,17 @@ class Setting:
     asked: frozenset[float] = frozenset()  # the question's own figures, and this year
 
 
+_SETTINGS: Recent[Setting] = Recent(64)
+
+
 def setting_of(task: str, *states: dict[str, Any]) -> Setting:
-    """The setting of a scenario's episode: its task and the states it went through."""
+    """The setting of a scenario's episode: its task and the states it went through (certification
+    judges a dozen replies on each final state, so it is read once)."""
+    key = (task, *map(canonical_json, states))
+    return _SETTINGS.get(key, lambda: _read_setting(task, *states))
+
+
+def _read_setting(task: str, *states: dict[str, Any]) -> Setting:
     strings: list[str] = []
     numbers: set[float] = set()
     for state in states:
