@@ -41,6 +41,7 @@ from envmill.tasks.judge import judges_reply
 from envmill.tasks.sandbox import Sandbox
 
 TARGET = 4.0  # the issue's: sandboxed CPU at most this many times the floor's
+NOISE = 0.1  # busy CPU outside the process tree, as a share of the tree's: not a quiet machine
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -119,8 +120,8 @@ def busy_seconds() -> float:
 def certify_all(
     items: list[CorpusItem], open_sandbox: Callable[[], Sandbox | InProcessSandbox]
 ) -> tuple[list[CertificationReport], Usage]:
-    """Every scenario certified in a sandbox opened for it and closed (its processes reaped)
-    before the end is measured."""
+    """Every scenario certified in a sandbox opened for the pass (its start, about 0.1 s of CPU,
+    counted) and closed, its processes reaped, before the end is measured."""
     start = usage_now()
     with open_sandbox() as sandbox:
         reports = [certify_scenario(i.scenario, i.env, sandbox) for i in items]
@@ -165,8 +166,9 @@ def print_agreement(boxed: list[CertificationReport], floor: list[CertificationR
         (a, b) for a, b in pairs if (a.status, a.rejected_gate) != (b.status, b.rejected_gate)
     ]
     reasons = sum(a.gates == b.gates for a, b in pairs)
-    print(f"\nfloor vs sandbox: same status and rejected gate on {len(pairs) - len(differ)} of")
-    print(f"  {len(pairs)} scenarios; the same reason at every gate on {reasons}")
+    agree, count = len(pairs) - len(differ), len(pairs)
+    print(f"\nfloor and sandbox, same status and rejected gate: {agree} of {count} scenarios")
+    print(f"  the same reason at every gate: {reasons} of {count}")
     for a, b in differ:
         print(f"  DISAGREES on {a.scenario_id}: sandboxed {a.status} ({a.rejected_gate}),")
         print(f"    floor {b.status} ({b.rejected_gate})")
@@ -187,11 +189,15 @@ def print_floor(boxed: Usage, floor: Usage, count: int) -> None:
     others = [(u.busy - u.tree) / count * 1e3 for u in (boxed, floor)]
     print(f"busy CPU outside this process tree (whoever else runs): {others[0]:.1f} ms per")
     print(f"  scenario during the sandboxed pass, {others[1]:.1f} during the floor's")
-    met = ["met" if ratio <= TARGET else "missed" for ratio in ratios[1:]]
-    print(
-        f"target, sandboxed CPU <= {TARGET:g}x the floor's: busy CPU {ratios[1]:.2f}x ({met[0]}),"
-    )
-    print(f"  this process {ratios[2]:.2f}x ({met[1]}), process tree {ratios[3]:.2f}x ({met[2]})")
+    if others[0] > NOISE * rows["sandboxed, ms"][3]:
+        print("  the machine was not quiet: busy CPU counts others' work, the tree does not")
+    busy, tree = ratios[1], ratios[3]
+    print(f"target, sandboxed CPU <= {TARGET:g}x the floor's: busy CPU {busy:.2f}x ({met(busy)}),")
+    print(f"  process tree {tree:.2f}x ({met(tree)})")
+
+
+def met(ratio: float) -> str:
+    return "met" if ratio <= TARGET else "missed"
 
 
 def per_scenario(usage: Usage, count: int) -> list[float]:
