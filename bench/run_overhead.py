@@ -114,6 +114,7 @@ def main() -> None:
     parser.add_argument("--runs", default="cold,warm", help="cold, warm or both")
     args = parser.parse_args()
     clis = args.cli or [str(Path(sys.executable).with_name("envmill"))]
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())  # before the runs add to it
     with tempfile.TemporaryDirectory(prefix="envmill-bench-") as tmp:
         work = Path(tmp)
         code = (
@@ -123,7 +124,8 @@ def main() -> None:
         baseline = timed([sys.executable, "-c", code], dict(os.environ))
         print(
             f"{args.envs} environments x {args.scenarios} scenarios, {args.workers} workers, "
-            f"batches of {args.batch_size}"
+            f"batches of {args.batch_size}; load average at start {load} (1, 5, 15 min) "
+            f"on {os.cpu_count()} cores"
         )
         print(f"baseline (plain {args.workers}-process pool, same batches, same parts): "
               f"{baseline:.1f} s")  # fmt: skip
