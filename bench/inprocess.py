@@ -6,8 +6,8 @@ evaluates every check on fresh copies of every pair, as ``host.py`` (``EnvHost``
 ``checkrunner.py`` do, but with no zygote, host, fork, namespace or channel around the work. What
 it costs is the cost of the work itself, the floor a sandboxed certification is measured against
 (``bench.certification``). What only a process can show (a timeout, a kill, a limit reached) never
-happens here, and the probe for unstable checks is one more evaluation per pair (the sandbox's
-probe evaluates each five times, on moved heaps; five here add 1 to 3 ms to a scenario's ~35).
+happens here. The probe for unstable checks evaluates each check as often as the sandbox's does
+(five times per pair), without moving heaps between rounds.
 
 It runs whatever source it is handed in this interpreter: only trusted sources (the procedural
 backend's). That is why it lives in bench/, where neither the CLI nor the package can reach it.
@@ -25,9 +25,10 @@ from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox import CheckCell, ChecksOutcome, LoadOutcome, ReplayOutcome, ToolOutcome
 
 MODULE_NAME = "envmill_generated"  # as host.py registers it: dataclasses look the module up
-NOT_EVALUATED = "not evaluated: a later check already fails on this pair"  # as checkrunner.py
+PROBE_EVALUATIONS = 5  # per check and pair, as checkrunner.py (PROBE_ROUNDS + 1)
 State = dict[str, Any]
 Check = tuple[Any, str | None]  # (code, None) or (None, why it did not compile)
+Steps = list[tuple[str, dict[str, Any]]]
 Pair = tuple[str, str]  # both states as JSON text, as a pair travels to a check's process
 
 
@@ -65,6 +66,27 @@ class InProcessEpisode:
             return ReplayOutcome([False] * len(steps), error=error, error_class=error_class)
         self._state = reply[1]
         return ReplayOutcome(reply[0], state=self._state)
+
+    def replays(
+        self, starts: list[State], plans: list[tuple[int, Steps]], trace: bool = False, **options
+    ) -> list[ReplayOutcome] | None:
+        """As host.py's ``replays``: every plan from its start, each step's result and state
+        when traced; None when a request would have failed."""
+        runs = []
+        for start, steps in plans:
+            try:
+                self._set_state(starts[start])
+                results, states = [], []
+                for tool, arguments in steps:
+                    results.append(self._result(tool, arguments))
+                    states.append(self._snapshot() if trace else None)
+                self._state = self._snapshot()
+            except Exception:  # noqa: BLE001 - a host would have answered with an error
+                return None
+            succeeded = [result.get("success") is True for result in results]
+            traced = {"results": results, "states": states} if trace else {}
+            runs.append(ReplayOutcome(succeeded, state=self._state, **traced))
+        return runs
 
     def state(self) -> State | None:
         return self._state
@@ -167,18 +189,18 @@ class InProcessSandbox:
         probe: bool = True,
         **options: Any,
     ) -> ChecksOutcome:
-        """As checkrunner.py: every check on the first ``full_pairs`` pairs (``mutated``
-        watched); on later pairs last to first until one does not hold. With ``probe``, a
-        check is unstable when it answers differently on the full pairs a second time."""
+        """As checkrunner.py: every check on every pair, ``mutated`` watched on the first
+        ``full_pairs``. With ``probe``, a check is unstable when it answers differently when
+        evaluated again on those pairs."""
         full = len(pairs) if full_pairs is None else full_pairs
         checks = [_compile_check(source) for source in check_sources]
         wire = [(_dumps(initial), _dumps(final)) for initial, final in pairs]
-        rows = [[_evaluate(check, pair, watch=True) for pair in wire[:full]] for check in checks]
-        for pair in wire[full:]:
-            for row, cell in zip(rows, _until_one_fails(checks, pair), strict=True):
-                row.append(cell)
+        rows = [
+            [_evaluate(check, pair, watch=j < full) for j, pair in enumerate(wire)]
+            for check in checks
+        ]
         unstable = [
-            probe and [_evaluate(check, pair).value for pair in wire[:full]] != _values(row[:full])
+            probe and _answers_again(check, wire[:full], row)
             for check, row in zip(checks, rows, strict=True)
         ]
         return ChecksOutcome(cells=rows, unstable=unstable)
@@ -191,15 +213,6 @@ class InProcessSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _until_one_fails(checks: list[Check], pair: Pair) -> list[CheckCell]:
-    column = [CheckCell(value=None, error=NOT_EVALUATED)] * len(checks)
-    for k in reversed(range(len(checks))):
-        column[k] = _evaluate(checks[k], pair)
-        if column[k].value is not True:
-            break
-    return column
 
 
 def _evaluate(check: Check, pair: Pair, watch: bool = False) -> CheckCell:
@@ -235,8 +248,11 @@ def _compiled(source: str) -> Any:
     return compile(source, "<environment>", "exec", dont_inherit=True)
 
 
-def _values(cells: list[CheckCell]) -> list[bool | None]:
-    return [cell.value for cell in cells]
+def _answers_again(check: Check, pairs: list[Pair], row: list[CheckCell]) -> bool:
+    """Whether the check answers otherwise, evaluated again on ``pairs`` as the probe does."""
+    fresh = [cell.value for cell in row[: len(pairs)]]
+    again = [_evaluate(check, pair).value for pair in pairs * PROBE_EVALUATIONS]
+    return again != fresh * PROBE_EVALUATIONS
 
 
 def _compile_check(source: str) -> Check:
