@@ -276,7 +276,7 @@ def _again(codes: list[Any], pairs: list[list[str]], describe: Describe) -> list
         values.append([_call(code, *_fresh(pair), describe, namespace)[0] for pair in pairs * 2])
     ballast = []
     for _ in range(PROBE_ROUNDS - 1):
-        ballast.append(_ballast(1 << 14))  # moves the higher address bits
+        ballast.append(_ballast(1 << 12))  # moves the higher address bits (the page's and up)
         for code, answers in zip(codes, values, strict=True):
             for pair in pairs:
                 nudge = _ballast(1 << 8)  # and the lower ones, per evaluation
