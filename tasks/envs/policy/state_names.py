@@ -54,6 +54,7 @@ MUTATORS = frozenset(
     "popleft rotate subtract move_to_end clear_flags clear_traps cache_clear "
     "__setitem__ __delitem__".split()
 )
+CLEARS = frozenset({"clear", "clear_flags", "clear_traps", "cache_clear"})
 MUTABLE_KINDS = (MutableMapping, MutableSequence, MutableSet)  # dict, list, set, deque, bytearray
 _DECIMAL_HINT = (
     "pass what you need explicitly instead "
@@ -66,9 +67,9 @@ PROCESS_FUNCTIONS: dict[str, str] = {
     "localcontext": _DECIMAL_HINT,
     "global_enum": "refer to members through their class (Color.RED)",
     "purge": "compile the patterns you need with re.compile and leave the cache alone",
-    "overload": "write one plain function",
-    "get_overloads": "write one plain function",
-    "clear_overloads": "write one plain function",
+    "overload": "write one plain function instead",
+    "get_overloads": "write one plain function instead",
+    "clear_overloads": "write one plain function instead",
     "get_cache_token": "test types with isinstance() only",
 }
 CACHING = (functools.lru_cache, functools.cache, functools.cached_property)
@@ -105,9 +106,9 @@ def allowed_modules(names: Iterable[str]) -> dict[str, ModuleType]:
 
 def is_mutable_instance(value: Any) -> bool:
     """A value a check could change without an attribute write: a mutable container, an object
-    that holds one, or one with a mutating method of its own (a decimal context: its ``flags``
-    hide from ``dir``, its ``clear_flags`` does not). Modules, classes and functions are not:
-    their state is reached through attributes, refused elsewhere."""
+    that holds one, or one that can be cleared (a decimal context: its ``flags`` hide from
+    ``dir``, its ``clear_flags`` does not). Modules, classes and functions are not: their state
+    is reached through attributes, refused elsewhere."""
     if isinstance(value, ModuleType | type) or inspect.isroutine(value):
         return False
     return isinstance(value, MUTABLE_KINDS) or any(_mutable_parts(value))
@@ -115,8 +116,8 @@ def is_mutable_instance(value: Any) -> bool:
 
 def _mutable_parts(value: Any) -> Iterable[str]:
     """Public attributes of ``value`` that hold one mutable container (the same one when read
-    twice: a property that builds a fresh dict each time holds nothing), or that are mutating
-    methods bound to it (``typing.List.append`` is list's, not bound to the alias)."""
+    twice: a property that builds a fresh dict each time holds nothing), or that clear it (a
+    method bound to it: ``typing.List.clear`` is list's, not the alias's)."""
     for attr in dir(value):
         if attr.startswith("_"):
             continue
@@ -124,7 +125,7 @@ def _mutable_parts(value: Any) -> Iterable[str]:
             held = getattr(value, attr)
             if isinstance(held, MUTABLE_KINDS) and getattr(value, attr) is held:
                 yield attr
-            elif attr in MUTATORS and getattr(held, "__self__", None) is value:
+            elif attr in CLEARS and getattr(held, "__self__", None) is value:
                 yield attr
 
 
