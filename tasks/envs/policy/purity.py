@@ -8,8 +8,9 @@ One rule name per kind of problem, so a failure row says which; each message say
 instead, for a model repairing its check:
 
 - ``check_purity``: an attribute write, ``setattr``/``delattr`` (a function attribute, a module's).
-- ``global_state``: ``global``/``nonlocal``; a module-level value made by a call or comprehension;
-  a write into a module-level name anywhere (``CACHE[k] = v``, ``calls['n'] += 1``, ``SEEN.add``).
+- ``global_state``: ``global``/``nonlocal``; a value made at import (module level, class body) by
+  a call or a comprehension; a write into a module-level name anywhere (``CACHE[k] = v``,
+  ``calls['n'] += 1``, ``SEEN.add(x)``).
 - ``mutable_default``: a parameter default that is not provably immutable (``seen=[]``).
 - ``caching``: ``functools.lru_cache``, ``cache``, ``cached_property``.
 - ``module_write``: a write or mutating call into something an import binds, ``.register`` (an
@@ -100,30 +101,38 @@ def _scope_statements(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 
 def _module_values(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
-    """A module-level value must be immutable, or literal data (see the module doc)."""
-    for stmt in tree.body:
+    """A value made once, at import (module level or in a class body), must be immutable or
+    literal data (see the module doc)."""
+    for where, stmt in _made_at_import(tree):
         if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
             continue
         if is_literal_data(stmt.value, names):
             continue
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
-        yield violation(
-            "global_state", stmt.lineno, _module_value_message(ast.unparse(target), stmt.value)
-        )
+        name = f"{where}{ast.unparse(target)}"
+        yield violation("global_state", stmt.lineno, _module_value_message(name, stmt.value))
+
+
+def _made_at_import(tree: ast.Module) -> Iterator[tuple[str, ast.stmt]]:
+    """The statements that run once per namespace, with the class they are in (``A.``)."""
+    yield from (("", stmt) for stmt in tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            yield from ((f"{node.name}.", stmt) for stmt in node.body)
 
 
 def _module_value_message(name: str, value: ast.expr) -> str:
     made = "is not a constant"
     for node in ast.walk(value):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            made = "is built by a comprehension"
+            made = "is built once, at import, by a comprehension"
             break
         if isinstance(node, ast.Call):
-            made = f"is made by calling {_snippet(node.func)}(), and such a value can keep state"
+            made = f"is made once, at import, by {_snippet(node.func)}(), and can keep state"
             break
     return (
-        f"module-level '{name}' {made}; build it inside check() from the two states, or "
-        "make it a constant (a number, string, tuple or frozenset)"
+        f"'{name}' {made}; build it inside check() from the two states, or make it a constant "
+        "(a number, string, tuple or frozenset)"
     )
 
 

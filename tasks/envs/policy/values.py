@@ -83,7 +83,8 @@ def is_literal_data(node: ast.expr, names: SourceNames) -> bool:
 
 def _immutable_call(node: ast.Call, names: SourceNames) -> bool:
     """``frozenset``/``tuple`` of displays of immutable values, and the makers of immutable
-    values (``re.compile``, ``datetime.*``, ``decimal.Decimal``) on immutable arguments."""
+    values (``re.compile``, ``datetime.*``, ``decimal.Decimal``; a dataclass's ``field``, a
+    description its class reads) on immutable arguments."""
     func = node.func
     if isinstance(func, ast.Name) and func.id in ("frozenset", "tuple"):
         return (
@@ -92,7 +93,7 @@ def _immutable_call(node: ast.Call, names: SourceNames) -> bool:
             and all(_frozen_display(arg, names) for arg in node.args)
         )
     dotted = qualified(func, names) or ""
-    maker = dotted in ("re.compile", "decimal.Decimal") or dotted.startswith(
+    maker = dotted in ("re.compile", "decimal.Decimal", "dataclasses.field") or dotted.startswith(
         ("datetime.", "decimal.Decimal.")
     )
     arguments = [*node.args, *(keyword.value for keyword in node.keywords)]

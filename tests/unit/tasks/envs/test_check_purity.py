@@ -73,6 +73,13 @@ HOSTILE = [
         "import itertools\nTICKS = itertools.count()\n" + CHECK + "    return True\n",
     ),
     ("global_state", 1, "SEEN = [k for k in 'ab']\n" + CHECK + "    return True\n"),
+    (
+        "global_state",
+        3,
+        "import itertools\nclass Clock:\n    ticks = itertools.count()\n\n"
+        + CHECK
+        + "    return next(Clock.ticks) == 0\n",
+    ),
     ("global_state", 1, "SEEN = {'a': list('ab')}\n" + CHECK + "    return True\n"),
     (
         "global_state",
@@ -249,8 +256,10 @@ NEAR_MISSES = {
     + "    def distinct(items):\n        seen = set()\n        for item in items:\n"
     + "            seen.add(item)\n        return len(seen)\n"
     + "    return distinct(final_state) >= 0\n",
-    "a dataclass the check defines": "from dataclasses import dataclass\nimport functools\n\n"
-    + "@dataclass(frozen=True)\nclass Row:\n    n: int = 0\n\n"
+    "a dataclass the check defines": "from dataclasses import dataclass, field\n"
+    + "import functools\n\n"
+    + "@dataclass(frozen=True)\nclass Row:\n    n: int = 0\n"
+    + "    tags: list = field(default_factory=list)\n\n"
     + "def traced(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
     + "    return inner\n\n"
     + CHECK
