@@ -17,9 +17,9 @@ from envmill.tasks.envs.policy.names import (
     MAX_SOURCE_BYTES,
     violation,
 )
+from envmill.tasks.envs.policy.purity import check_purity
 from envmill.tasks.envs.policy.shape import (
     bound_names,
-    check_purity,
     check_signature,
     check_top_level,
     compared_type_calls,
@@ -39,13 +39,14 @@ def check_module(source: str) -> list[PolicyViolation]:
 
 
 def check_check_source(source: str) -> list[PolicyViolation]:
-    """Every policy violation of a check source, which must define ``check(initial, final)``."""
+    """Every policy violation of a check source, which must define ``check(initial, final)``
+    and keep nothing between calls (purity.py). Its ``global`` is purity's to name (the
+    visitor's ``scope`` message speaks to environment classes)."""
     tree, early = _parse(source)
     if tree is None:
         return early
-    return _sorted(
-        [*_visit(tree), *check_top_level(tree), *check_signature(tree), *check_purity(tree)]
-    )
+    found = [v for v in _visit(tree) if v.rule != "scope"]
+    return _sorted([*found, *check_top_level(tree), *check_signature(tree), *_purity(tree)])
 
 
 def describe(violations: Sequence[PolicyViolation]) -> str:
@@ -78,6 +79,13 @@ def _visit(tree: ast.Module) -> list[PolicyViolation]:
     except RecursionError:
         return [violation("size", 1, "source is nested too deeply to check")]
     return [violation for _, violation in sorted(visitor.found, key=lambda f: f[0])]
+
+
+def _purity(tree: ast.Module) -> list[PolicyViolation]:
+    try:
+        return list(check_purity(tree))
+    except RecursionError:
+        return [violation("size", 1, "source is nested too deeply to check")]
 
 
 def _sorted(found: list[PolicyViolation]) -> list[PolicyViolation]:

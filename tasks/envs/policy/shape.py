@@ -1,5 +1,5 @@
 """Rules about a program's shape rather than its names: what may run at import time, the
-check signature, what a check may write, and which names a module binds."""
+check signature, and which names a module binds (what a check may keep: purity.py)."""
 
 from __future__ import annotations
 
@@ -58,25 +58,6 @@ def compared_type_calls(tree: ast.Module) -> set[int]:
                 ):
                     found.add(id(operand))
     return found
-
-
-def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
-    """A check writes no attribute: the only place it could keep state between evaluations
-    is an object it did not create (a module, a class of an allowed module)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            yield violation(
-                "check_purity",
-                node.lineno,
-                f"a check must not set or delete attributes ('.{node.attr}'); "
-                "compute from the two states only",
-            )
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("setattr", "delattr")
-        ):
-            yield violation("check_purity", node.lineno, f"a check must not call {node.func.id}()")
 
 
 def check_signature(tree: ast.Module) -> Iterator[PolicyViolation]:
