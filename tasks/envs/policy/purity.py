@@ -53,6 +53,7 @@ from envmill.tasks.envs.policy.values import (
     scoped,
     source_names,
 )
+from envmill.tasks.envs.policy.walk import walk
 
 CACHING_NAMES = frozenset({"lru_cache", "cached_property"})  # ``cache`` only as functools'
 
@@ -72,7 +73,7 @@ def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
 def _attribute_writes(tree: ast.Module) -> Iterator[PolicyViolation]:
     """A check writes no attribute: a function's, a class's or an imported module's attributes
     are all places to keep something between calls."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             yield violation(
                 "check_purity",
@@ -89,7 +90,7 @@ def _attribute_writes(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 
 def _scope_statements(tree: ast.Module) -> Iterator[PolicyViolation]:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Global | ast.Nonlocal):
             keyword = type(node).__name__.lower()
             yield violation(
@@ -116,14 +117,14 @@ def _module_values(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViola
 def _made_at_import(tree: ast.Module) -> Iterator[tuple[str, ast.stmt]]:
     """The statements that run once per namespace, with the class they are in (``A.``)."""
     yield from (("", stmt) for stmt in tree.body)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ClassDef):
             yield from ((f"{node.name}.", stmt) for stmt in node.body)
 
 
 def _module_value_message(name: str, value: ast.expr) -> str:
     made = "is not a constant"
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             made = "is built once, at import, by a comprehension"
             break
@@ -138,7 +139,7 @@ def _module_value_message(name: str, value: ast.expr) -> str:
 
 def _defaults(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
     """A default is made once, when its function is defined, and shared by every call."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, FUNCTIONS):
             continue
         owner = "a lambda" if isinstance(node, ast.Lambda) else f"{node.name}()"
@@ -157,6 +158,9 @@ def _writes(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
     function's own names shadow module-level ones; an import is never shadowed, as
     :func:`source_names` drops an import name the source rebinds)."""
     module_level = module_names(tree) - set(names.imports)
+    outer = module_level | set(names.imports)
+    if not any(_outer_root(node, outer) for node in walk(tree)):
+        return  # the usual check: it writes only into its own values (scoping them is dearer)
     for node, local in scoped(tree):
         written = _written(node) if isinstance(node, ast.expr) else None
         root = root_name(written) if written is not None else None
@@ -176,6 +180,12 @@ def _writes(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
                 f"'{_snippet(node)}' changes module-level '{root}', which outlives a call; compute "
                 "from the two states only, building and changing local values inside the function",
             )
+
+
+def _outer_root(node: ast.AST, outer: set[str]) -> bool:
+    """Whether ``node`` writes into a value reached from one of the ``outer`` names."""
+    written = _written(node) if isinstance(node, ast.expr) else None
+    return written is not None and root_name(written) in outer
 
 
 def _named_state(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
@@ -203,7 +213,7 @@ def _writers_off_decorators(tree: ast.Module, names: SourceNames) -> Iterator[Po
     """``dataclass``, ``wraps`` and the like write onto the object they are given: as a
     decorator that is a definition of the check's own; anywhere else it may be an import's."""
     decorators = _decorator_ids(tree)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Name | ast.Attribute) or id(node) in decorators:
             continue
         dotted = qualified(node, names)
@@ -235,7 +245,7 @@ def _references(
 ) -> Iterator[tuple[ast.expr | ast.stmt | ast.pattern, str, str | None]]:
     """(node, name, the dotted name it is taken from) for every attribute the source names:
     ``x.a``, ``getattr(x, "a")``, ``case C(a=...)``, ``from m import a``."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Attribute):
             yield node, node.attr, qualified(node.value, names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -259,7 +269,7 @@ def _getattr_name(node: ast.Call) -> str | None:
 def _decorator_ids(tree: ast.Module) -> set[int]:
     """Ids of the decorator expressions (``@d``, and ``d`` of ``@d(...)``)."""
     found = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             for decorator in node.decorator_list:
                 found.add(id(decorator))

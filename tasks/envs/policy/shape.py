@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from envmill.schemas.environment import PolicyViolation
 from envmill.tasks.envs.policy.names import STATEMENT_NAMES, TOP_LEVEL_OK, violation
+from envmill.tasks.envs.policy.walk import walk
 
 
 def check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
@@ -31,7 +32,7 @@ def check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
 def bound_names(tree: ast.Module) -> set[str]:
     """Every name the module binds anywhere (assigned, a parameter, defined, imported)."""
     bound = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound.add(node.id)
         elif isinstance(node, ast.arg):
@@ -48,7 +49,7 @@ def bound_names(tree: ast.Module) -> set[str]:
 def compared_type_calls(tree: ast.Module) -> set[int]:
     """Ids of the ``type(x)`` calls that are operands of a comparison (``type(x) is int``)."""
     found = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Compare):
             for operand in [node.left, *node.comparators]:
                 if (
@@ -98,7 +99,7 @@ def method_owners(tree: ast.Module) -> tuple[set[int], dict[str, set[str]]]:
     per class the names of those methods, which may not be taken off the class itself
     (``A.m(other)`` binds ``self`` to anything)."""
     owners, methods = set(), {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         for item in node.body:

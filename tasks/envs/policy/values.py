@@ -7,6 +7,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from envmill.tasks.envs.policy.walk import walk
+
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (*FUNCTIONS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Expressions whose value is immutable when every sub-expression's is (names and attributes
@@ -38,7 +40,7 @@ class SourceNames:
 
 def source_names(tree: ast.Module) -> SourceNames:
     imports, assigned = {}, set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 top = alias.name.split(".")[0]
@@ -128,7 +130,7 @@ def module_names(tree: ast.Module) -> set[str]:
             found.update(
                 n.id
                 for target in targets
-                for n in ast.walk(target)
+                for n in walk(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             )
     return found
