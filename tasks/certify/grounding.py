@@ -38,7 +38,7 @@ from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, is_money_fie
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.recent import Recent
 from envmill.tasks.core.system_message import TIME_KEYS
-from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
+from envmill.tasks.judge.reading import ISO_MOMENT, RELATIVE, normalize, read
 
 MAX_VALUES = 20_000  # a tool result is bounded; so is what one sight keeps of it
 MAX_DEPTH = 12
@@ -241,16 +241,21 @@ class Sight:
 
 
 def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
-    """A new ``Sight`` that has read the tools' schemas (every scenario of an environment reads
-    the same ones, so they are read once and copied)."""
+    """A new ``Sight`` of ``today`` that has read the tools' schemas (every scenario of an
+    environment reads the same ones, so they are read once and copied)."""
+    said = canonical_json(tools)
+    # the day matters only to a description that says "today" or the like (figures are not read)
+    day = today if RELATIVE.search(said.casefold()) else None
 
     def read_schemas() -> Sight:
-        sight = Sight(today=today)
+        sight = Sight(today=day)
         for tool in tools:
             sight.read_tool_schema(tool)
         return sight
 
-    return _SCHEMA_SIGHTS.get((today, canonical_json(tools)), read_schemas).copy()
+    sight = _SCHEMA_SIGHTS.get((day, said), read_schemas).copy()
+    sight.today = today
+    return sight
 
 
 _SCHEMA_SIGHTS: Recent[Sight] = Recent(16)

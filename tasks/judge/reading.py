@@ -10,6 +10,7 @@ not read as answers.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ class Reading:
     durations: list[float] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=8192)  # the same state values are read for every reply judged
 def normalize(text: str) -> str:
     """Case-folded, typographic quotes and dashes made plain, ``_`` read as a space, a spelled
     number's commas dropped."""
@@ -124,7 +126,7 @@ def mask(text: str, phrases: list[str], token: str = " # ") -> str:
     """``text`` with every normalized phrase of ``phrases`` (longest first) replaced by
     ``token``: blanked out, or kept as a value without its digits (``MOMENT``)."""
     for phrase in sorted({normalize(p) for p in phrases if p}, key=len, reverse=True):
-        if len(phrase) >= 3:
+        if len(phrase) >= 3 and phrase in text:  # most are not there: no pattern to run
             text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", token, text)
     return text
 
