@@ -365,11 +365,17 @@ class HostHandle:
         return HostReply(payload=reply)
 
     def _fail(self, error_class: str, error: str) -> HostReply:
-        self.close()
+        self._end(kill=True)  # it may be stuck in the program: the zygote ends it
         return HostReply(error=error, error_class=error_class)
 
     def close(self) -> None:
+        """End a host between requests: it waits on its channel, so the channel's end is its
+        end (the zygote reaps it and removes its folder); no round trip to the zygote."""
+        self._end(kill=False)
+
+    def _end(self, kill: bool) -> None:
         if self.alive:
             self.alive = False
             self.channel.close()
-            self.sandbox.kill_host(self.pid, self.image)
+            if kill:
+                self.sandbox.kill_host(self.pid, self.image)

@@ -50,7 +50,8 @@ class Zygote:
 
     def __init__(self, config: dict, installer: typing.Any) -> None:
         self.config, self.installer = config, installer
-        self.hosts: dict[int, tuple[str, int | None]] = {}  # pid -> (workdir, uid)
+        # pid -> (workdir, uid of its own or None, whether it may fork)
+        self.hosts: dict[int, tuple[str, int | None, bool]] = {}
         self.next_uid = 0
 
     def serve(self, control: socket.socket, parent: int) -> None:
@@ -108,7 +109,7 @@ class Zygote:
             finally:
                 os._exit(0)
         os.close(channel_fd)
-        self.hosts[pid] = (workdir, uid)
+        self.hosts[pid] = (workdir, uid, limits.get("processes", 1) > 1)
         return pid
 
     def forget_others(self, source: str | None) -> None:
@@ -121,7 +122,7 @@ class Zygote:
         self.config = {}
 
     def allocate_uid(self) -> int:
-        in_use = {uid for _, uid in self.hosts.values()}
+        in_use = {uid for _, uid, _ in self.hosts.values()}
         while True:
             uid = self.config["uid_base"] + self.next_uid % UID_SPAN
             self.next_uid += 1
@@ -147,10 +148,11 @@ class Zygote:
         """A reaped child: when a host, kill what it left and remove its folder."""
         if pid not in self.hosts:
             return  # an adopted orphan of some host: reaped, nothing else to do
-        workdir, uid = self.hosts.pop(pid)
+        workdir, uid, forks = self.hosts.pop(pid)
         try:
             kill_group(pid)  # children a host left in its session die with it
-            if uid is not None:
+            # a host with a uid of its own and RLIMIT_NPROC 1 could start no process to sweep
+            if uid is not None and forks:
                 sweep_uid(uid)
             if workdir is not None:
                 remove_tree(workdir)
