@@ -33,6 +33,7 @@ CHECKS_BUDGET = 4
 # requests one checks host serves before it is replaced: its own CPU time (reading requests,
 # forking) counts against cpu_seconds, and its children's does not
 CHECKS_HOST_REQUESTS = 100
+MAX_IDLE_KEYS = 4  # programs (and checks hosts) with hosts kept idle at once
 CONTROL_MAX_BYTES = 64 << 10  # a control datagram, measured encoded, well under the buffer
 HOST_DIED = "the host died (killed by a limit or crashed)"
 EPISODE_SPENT = "the episode has received all it may keep (max_episode_bytes, max_episode_values)"
@@ -73,7 +74,7 @@ class Sandbox:
         self._images = [
             ZygoteProcess(self.level, self.limits.memory_mb) for _ in range(self.IMAGES)
         ]
-        self._idle_checkers: list[list[HostHandle]] = [[] for _ in range(self.IMAGES)]
+        self._idle: dict[tuple[Any, ...], list[HostHandle]] = {}  # hosts kept for later, by use
 
     @property
     def isolation(self) -> str:
@@ -88,11 +89,20 @@ class Sandbox:
         return self._images[0].base_dir
 
     def episode(
-        self, source: str, class_name: str, state: dict[str, Any] | None = None, image: int = 0
+        self,
+        source: str,
+        class_name: str,
+        state: dict[str, Any] | None = None,
+        image: int = 0,
+        reuse: bool = False,
     ) -> SandboxEpisode:
+        """An episode in a host of its own; with ``reuse``, in an idle host that served an
+        earlier ``reuse`` episode of the same program (a fresh instance, the same process: for
+        sampling many scenarios of one trusted environment, never where a fresh process is
+        what is being checked)."""
         from envmill.tasks.sandbox.episode import SandboxEpisode  # it imports this module
 
-        return SandboxEpisode(self, source, class_name, state, image=image)
+        return SandboxEpisode(self, source, class_name, state, image=image, reuse=reuse)
 
     def run_checks(
         self,
@@ -152,29 +162,46 @@ class Sandbox:
 
     @contextmanager
     def _checks_host(self, image: int) -> Iterator[HostHandle]:
-        """An idle checks host of ``image``, or a new one; kept for the next request while it
-        lives and has served fewer than ``CHECKS_HOST_REQUESTS`` (each request forks its own
-        child for the checks, so a host holds nothing of one request into the next)."""
-        with self._lock:
-            idle = self._idle_checkers[image]
-            host = idle.pop() if idle else None
-            restarted = host is not None and host.zygote is not self._images[image].process
-        if host is not None and restarted:  # gone with the zygote it was forked from
-            host.alive = False
-            host.channel.close()
-        if host is None or restarted:
-            host = self.spawn_host(image=image, processes=2)
+        """An idle checks host of ``image``, or a new one; kept for the next request after (each
+        request forks its own child for the checks, so a host holds nothing of one request
+        into the next). A host that cannot fork evaluates checks itself: it serves one."""
+        key = ("checks", image)
+        host = self.take_idle(key) or self.spawn_host(image=image, processes=2)
         host.received = []  # the reply budget is a request's, not the host's lifetime's
         try:
             yield host
         finally:
-            host.served += 1
-            # a host that cannot fork evaluated the checks itself: it serves one request only
-            if host.alive and host.served < CHECKS_HOST_REQUESTS and self.level.drop_uid:
-                with self._lock:
-                    self._idle_checkers[image].append(host)
+            if self.level.drop_uid:
+                self.keep_idle(key, host, CHECKS_HOST_REQUESTS)
             else:
                 host.close()
+
+    def take_idle(self, key: tuple[Any, ...]) -> HostHandle | None:
+        """A host kept under ``key`` that is still of a live zygote, if any."""
+        with self._lock:
+            idle = self._idle.get(key) or []
+            host = idle.pop() if idle else None
+            restarted = host is not None and host.zygote is not self._images[host.image].process
+        if host is not None and restarted:  # gone with the zygote it was forked from
+            host.alive = False
+            host.channel.close()
+            return None
+        return host
+
+    def keep_idle(self, key: tuple[Any, ...], host: HostHandle, uses: int) -> None:
+        """Keep a host that served one more use for the next, until it has served ``uses`` (its
+        own CPU time counts against ``cpu_seconds``) or ``MAX_IDLE_KEYS`` others are newer."""
+        host.served += 1
+        if not host.alive or host.served >= uses:
+            host.close()
+            return
+        with self._lock:
+            self._idle.setdefault(key, []).append(host)
+            self._idle[key] = self._idle.pop(key)  # the newest last
+            old = list(self._idle)[:-MAX_IDLE_KEYS]
+            evicted = [h for k in old for h in self._idle.pop(k)]
+        for stale in evicted:
+            stale.close()
 
     def spawn_host(
         self, source: str | None = None, image: int = 0, processes: int = 1
@@ -210,10 +237,10 @@ class Sandbox:
             self._images[image].kill_host(pid)
 
     def release_idle(self) -> None:
-        """End the checks hosts kept for later requests (``close`` does it too)."""
+        """End the hosts kept for later use (``close`` does it too)."""
         with self._lock:
-            idle = [host for hosts in self._idle_checkers for host in hosts]
-            self._idle_checkers = [[] for _ in range(self.IMAGES)]
+            idle = [host for hosts in self._idle.values() for host in hosts]
+            self._idle = {}
         for host in idle:
             host.close()
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from envmill.tasks.sandbox.client import Sandbox
 
 Steps = list[tuple[str, dict[str, Any]]]  # (tool, arguments) per call
+KEPT_EPISODES = 32  # episodes one kept host serves (its own CPU counts against cpu_seconds)
 
 
 class ToolEpisode(Protocol):
@@ -65,13 +66,32 @@ class SandboxEpisode:
         class_name: str,
         state: dict[str, Any] | None,
         image: int = 0,
+        reuse: bool = False,
     ) -> None:
         self.sandbox, self.source, self.class_name = sandbox, source, class_name
-        self.image = image
+        self.image, self.reuse = image, reuse
         self.received: list[tuple[int, int]] = []  # (bytes, values) across all its hosts
         self._host: HostHandle | None = None
         self._state = state
-        self.load_outcome = self._start()
+        self.load_outcome = self._resume() or self._start()
+
+    @property
+    def _key(self) -> tuple[str, str, int]:
+        return (self.source, self.class_name, self.image)
+
+    def _resume(self) -> LoadOutcome | None:
+        """With ``reuse``, a fresh instance in a kept host of this program; None if none is
+        kept, or the one kept failed (a new host starts then)."""
+        host = self.sandbox.take_idle(self._key) if self.reuse else None
+        if host is None:
+            return None
+        self._host, host.received = host, self.received
+        reply = host.request({"op": "set_state", "state": self._state or {}})
+        if not reply.ok:
+            host.close()
+            return None
+        self._state = reply.state
+        return LoadOutcome(state=reply.state)
 
     def _start(self) -> LoadOutcome:
         self._host = self.sandbox.spawn_host(self.source, self.image)
@@ -194,7 +214,9 @@ class SandboxEpisode:
         return self._state
 
     def close(self) -> None:
-        if self._host is not None:
+        if self._host is not None and self.reuse and self.loaded:
+            self.sandbox.keep_idle(self._key, self._host, KEPT_EPISODES)
+        elif self._host is not None:
             self._host.close()
 
     def __enter__(self) -> SandboxEpisode:

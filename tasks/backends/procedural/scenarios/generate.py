@@ -278,9 +278,10 @@ def _in_episode(
     compiled: CompiledEnvironment, sandbox: Any, state: dict, work: Callable[[Any], Any]
 ) -> Any:
     """``work(episode)`` in one episode from ``state``; a broken environment or host becomes a
-    skip, not a crash."""
+    skip, not a crash. The episodes of one environment share a host (a fresh instance each):
+    envmill compiled it, and sampling is not where a fresh process is checked."""
     try:
-        with sandbox.episode(compiled.source, compiled.class_name, state) as episode:
+        with sandbox.episode(compiled.source, compiled.class_name, state, reuse=True) as episode:
             if not episode.loaded:
                 raise ScenarioSkipped(
                     "state_does_not_load",

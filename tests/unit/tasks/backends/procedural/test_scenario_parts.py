@@ -273,7 +273,7 @@ class FakeSandbox:
         self.env_cls = env_cls
 
     @contextmanager
-    def episode(self, source, class_name, state=None):
+    def episode(self, source, class_name, state=None, reuse=False):
         yield FakeEpisode(self.env_cls, state)
 
 
