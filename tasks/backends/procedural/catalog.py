@@ -17,6 +17,8 @@ from envmill.tasks.backends.procedural.spec.check import check_domain
 from envmill.tasks.backends.procedural.spec.domain import DomainSpec, SpecError
 
 CATALOG_DIR = Path(__file__).with_name("catalog")
+# libyaml's safe loader where PyYAML was built with it (the same data, ten times faster)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 __all__ = ["CATALOG_DIR", "SpecError", "list_domains", "load_domain", "parse_domain"]
 
@@ -32,7 +34,7 @@ def _load_cached(name: str) -> DomainSpec:
     if not path.is_file():
         raise SpecError(f"spec '{name}': no such domain (known: {', '.join(list_domains())})")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise SpecError(f"spec '{name}': invalid YAML: {exc}") from None
     spec = parse_domain(data)

@@ -20,6 +20,7 @@ from envmill.tasks.backends.procedural.spec.domain import (
     RoleSpec,
 )
 from envmill.tasks.backends.procedural.spec.paths import op_entities
+from envmill.tasks.core.recent import Recent
 
 DROP_OPTIONAL_ENTITY = 0.3
 DROP_OPTIONAL_OPERATION = 0.3
@@ -80,7 +81,16 @@ def round_limit(rng: random.Random, low: int, high: int) -> int:
 
 
 def plan_environment(spec: DomainSpec, seed: int) -> EnvPlan:
-    """The seeded choices for ``spec``; the same (spec, seed) always gives the same plan."""
+    """The seeded choices for ``spec``; the same (spec, seed) always gives the same plan, made
+    once (state filling and every scenario kind ask for it again; nothing changes a plan)."""
+    kept = _PLANS.get((id(spec), seed), lambda: (spec, _plan_environment(spec, seed)))
+    return kept[1]  # the entry holds its spec alive, so no other spec can have that id
+
+
+_PLANS: Recent[tuple[DomainSpec, EnvPlan]] = Recent(64)
+
+
+def _plan_environment(spec: DomainSpec, seed: int) -> EnvPlan:
     rng = random.Random(f"{spec.name}:{seed}")
     class_name = rng.choice(spec.class_names)
     dropped = {

@@ -18,6 +18,7 @@ entity (a customer), drawn by a generator of its own so the records stay as they
 from __future__ import annotations
 
 import random
+import threading
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,8 +44,8 @@ class Filler:
     def __init__(self, plan: EnvPlan, seed: int) -> None:
         self.plan, self.spec = plan, plan.spec
         self.rng = random.Random(f"state:{plan.spec.name}:{plan.seed}:{seed}")
-        self.fake = Faker("en_US")
-        self.fake.seed_instance(self.rng.randrange(2**31))
+        self.fake = _faker()
+        self.fake.seed_instance(self.rng.randrange(2**31))  # its whole stream, from the seed
         rng = self.rng
         # a morning, so times a few hours ahead of it fall in office hours
         self.now = datetime(2025, 1, 1, 8) + timedelta(
@@ -57,6 +58,17 @@ class Filler:
         self.seen: dict[tuple[str, str], set[str]] = {}
         self.claimed: dict[str, set[str]] = {}
         self.bounds = upper_bounds(plan)
+
+
+_FAKERS = threading.local()
+
+
+def _faker() -> Faker:
+    """This thread's Faker (making one reads its locale's providers: a few milliseconds); each
+    state seeds it afresh, so none carries anything into the next."""
+    if not hasattr(_FAKERS, "en_US"):
+        _FAKERS.en_US = Faker("en_US")
+    return _FAKERS.en_US
 
 
 def build_initial_state(compiled: CompiledEnvironment, seed: int) -> dict[str, Any]:
