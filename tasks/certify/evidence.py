@@ -177,7 +177,11 @@ def _validator(schema_json: str) -> jsonschema.Draft202012Validator:
 def _run_episode(
     scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox, evidence: Evidence
 ) -> None:
-    with sandbox.episode(env.source, env.class_name, scenario.initial_state) as episode:
+    # a kept host of this environment (a fresh instance): the replay in the other image runs
+    # in a fresh process, as rollouts do, so a program that carries anything from one
+    # scenario into the next reaches another final state there and is not certified
+    state = scenario.initial_state
+    with sandbox.episode(env.source, env.class_name, state, reuse=True) as episode:
         if not episode.loaded:
             evidence.load_error = f"initial state does not load: {episode.load_outcome.error}"
             return

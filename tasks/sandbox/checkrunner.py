@@ -169,7 +169,7 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
     job = Job(
         codes=codes,
         errors=errors,
-        pairs=[_wire_pair(pair[0], pair[1]) for pair in request["pairs"]],
+        pairs=_wire_pairs(request["states"], request["pairs"]),
         full_pairs=int(request.get("full_pairs") or 0),
         pure=_flags(request.get("pure"), count),
         order=_order(request.get("order"), count),
@@ -253,9 +253,11 @@ def _order(order: Any, count: int) -> list[int]:
     return list(range(count))
 
 
-def _wire_pair(initial: Any, final: Any) -> list[str]:
-    """A pair as it travels to a child: both states as JSON text."""
-    return [json.dumps(initial, sort_keys=True), json.dumps(final, sort_keys=True)]
+def _wire_pairs(states: list[Any], pairs: list[list[int]]) -> list[list[str]]:
+    """Each pair (two indices into ``states``) as it travels to a child: both states as JSON
+    text, each state written once."""
+    texts = [json.dumps(state, sort_keys=True) for state in states]
+    return [[texts[pair[0]], texts[pair[1]]] for pair in pairs]
 
 
 def _evaluate(code: Any, pair: list[str], watch: bool, describe: Describe) -> dict:

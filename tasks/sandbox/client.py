@@ -132,10 +132,12 @@ class Sandbox:
         order = _shuffled(full_pairs) + [full_pairs + j for j in _shuffled(len(pairs) - full_pairs)]
         checks = list(range(len(check_sources)))
         budget = CHECKS_BUDGET * self.limits.wall_seconds
+        states, pair_refs = _distinct_states(pairs)
         request = {
             "op": "checks",
             "checks": check_sources,
-            "pairs": [pairs[j] for j in order],
+            "states": states,  # each once: the initial state is in every pair
+            "pairs": [pair_refs[j] for j in order],
             "full_pairs": full_pairs,
             "probe": probe,
             "pure": [flag is True for flag in pure] if pure is not None else None,
@@ -331,6 +333,20 @@ def _spawn_message(limits: dict[str, Any], source: str | None) -> bytes:
     if len(message) > CONTROL_MAX_BYTES:
         message = json.dumps({"op": "spawn", "limits": limits, "source": None}).encode()
     return message
+
+
+def _distinct_states(
+    pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """The states of ``pairs``, each object once (the initial state is the same object in
+    every pair), and each pair as the indices of its two."""
+    index: dict[int, int] = {}
+    states = []
+    for state in (state for pair in pairs for state in pair):
+        if id(state) not in index:
+            index[id(state)] = len(states)
+            states.append(state)
+    return states, [[index[id(initial)], index[id(final)]] for initial, final in pairs]
 
 
 def _shuffled(count: int) -> list[int]:

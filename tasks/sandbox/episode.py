@@ -80,18 +80,18 @@ class SandboxEpisode:
         return (self.source, self.class_name, self.image)
 
     def _resume(self) -> LoadOutcome | None:
-        """With ``reuse``, a fresh instance in a kept host of this program; None if none is
-        kept, or the one kept failed (a new host starts then)."""
+        """With ``reuse``, a fresh instance in a kept host of this program (a state it refuses
+        is refused as a new host's load would); None if none is kept, or the one kept died."""
         host = self.sandbox.take_idle(self._key) if self.reuse else None
         if host is None:
             return None
         self._host, host.received = host, self.received
         reply = host.request({"op": "set_state", "state": self._state or {}})
-        if not reply.ok:
-            host.close()
+        if not host.alive:  # it died on the state: a new host tries it afresh
             return None
-        self._state = reply.state
-        return LoadOutcome(state=reply.state)
+        if reply.ok:
+            self._state = reply.state
+        return LoadOutcome(state=reply.state, error=reply.error, error_class=reply.error_class)
 
     def _start(self) -> LoadOutcome:
         self._host = self.sandbox.spawn_host(self.source, self.image)

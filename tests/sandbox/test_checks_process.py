@@ -40,9 +40,11 @@ PAIRS = [({"n": 1}, {"n": 2}), ({"n": 1}, {"n": 1}), ({"n": 0}, {"n": 3})]
 
 
 def _request(checks: list[str], pure: bool, probe: bool = True, **more) -> dict:
+    states = [state for pair in PAIRS for state in pair]
     return {
         "checks": checks,
-        "pairs": PAIRS,
+        "states": states,
+        "pairs": [[2 * j, 2 * j + 1] for j in range(len(PAIRS))],
         "full_pairs": len(PAIRS),
         "probe": probe,
         "pure": [pure] * len(checks),
