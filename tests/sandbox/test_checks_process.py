@@ -162,3 +162,48 @@ def test_a_plan_that_hangs_fails_the_whole_round_trip():
     with Sandbox(limits) as box, box.episode(source, "Spin") as episode:
         assert episode.replays([{"n": 0}], [(0, [("bump", {})]), (0, [("spin", {})])]) is None
         assert episode.call("bump", {}).state == {"n": 1}  # a fresh host, from the last state
+
+
+REMEMBERS = '''
+SEEN = []
+
+
+class Ledger:
+    """Entries, numbered by a list the module keeps: a second episode in the same process
+    numbers from where the first stopped."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def add(self, text: str) -> dict:
+        """Add an entry.
+
+        Args:
+            text: What to write.
+        """
+        SEEN.append(text)
+        self.entries[str(len(SEEN))] = text
+        return {"success": True, "data": len(SEEN)}
+'''
+
+
+def test_reused_episodes_share_a_process_and_start_from_their_own_state(sandbox):
+    with sandbox.episode(REMEMBERS, "Ledger", {"entries": {}}, reuse=True) as first:
+        assert first.call("add", {"text": "a"}).result["data"] == 1
+        pid = first._host.pid
+    with sandbox.episode(REMEMBERS, "Ledger", {"entries": {"9": "z"}}, reuse=True) as second:
+        assert second._host.pid == pid
+        assert second.state() == {"entries": {"9": "z"}}
+        assert second.call("add", {"text": "b"}).result["data"] == 2  # the module remembers
+    with sandbox.episode(REMEMBERS, "Ledger", {"entries": {}}) as fresh:
+        assert fresh._host.pid != pid
+        assert fresh.call("add", {"text": "c"}).result["data"] == 1
+
+
+def test_a_program_that_carries_state_between_episodes_is_not_admitted(sandbox):
+    """What lets certification keep a host per environment: admission refuses a module that
+    keeps state outside its instance (and the replay in a fresh process backs that up)."""
+    from envmill.tasks.envs import EnvironmentRejected, admit_environment
+
+    with pytest.raises(EnvironmentRejected, match="module_state"):
+        admit_environment(REMEMBERS, sandbox)
