@@ -23,6 +23,7 @@ from typing import Any
 
 import envmill.flows.rollout  # noqa: F401
 import envmill.flows.synthesize  # noqa: F401
+import envmill.schemas.table_models  # noqa: F401  (pandera and pandas: every batch validates)
 from envmill.flows.runtime.cluster import RUN_ENVIRON
 
 IMPORTED_BY = os.getpid()  # the forkserver, or a worker that was spawned
