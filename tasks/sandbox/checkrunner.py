@@ -122,7 +122,7 @@ class Job:
         elif len(unit.checks) > 1:
             self.probe_apart = True  # so that one hanging check costs only its own probe
         else:
-            self.probes[unit.checks[0]] = None
+            self.probes.update(dict.fromkeys(unit.checks))  # its one check: no answer
 
     def give_up(self, reason: str) -> None:
         """Every evaluation still owed is late for ``reason``; every probe owed, unanswered."""

@@ -288,7 +288,7 @@ def _runs_ok(runs: Any) -> bool:
         if type(run) is not dict or type(run.get("state")) is not dict:
             return False
         steps = run.get("succeeded")
-        if not _flags_ok(steps):
+        if not isinstance(steps, list) or not _flags_ok(steps):
             return False
         for key in ("results", "states"):
             traced = run.get(key, [{}] * len(steps))
