@@ -177,11 +177,9 @@ def _validator(schema_json: str) -> jsonschema.Draft202012Validator:
 def _run_episode(
     scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox, evidence: Evidence
 ) -> None:
-    # a kept host of this environment (a fresh instance): the replay in the other image runs
-    # in a fresh process, as rollouts do, so a program that carries anything from one
-    # scenario into the next reaches another final state there and is not certified
-    state = scenario.initial_state
-    with sandbox.episode(env.source, env.class_name, state, reuse=True) as episode:
+    # a host of its own, as a rollout's: a kept one would show what a program carried over
+    # from the scenario before (a mutable default's memo) in the reference's tool results
+    with sandbox.episode(env.source, env.class_name, scenario.initial_state) as episode:
         if not episode.loaded:
             evidence.load_error = f"initial state does not load: {episode.load_outcome.error}"
             return

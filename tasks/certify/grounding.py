@@ -38,7 +38,7 @@ from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, is_money_fie
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.recent import Recent
 from envmill.tasks.core.system_message import TIME_KEYS
-from envmill.tasks.judge.reading import ISO_MOMENT, RELATIVE, normalize, read
+from envmill.tasks.judge.reading import ISO_MOMENT, MONTHS, RELATIVE, normalize, read
 
 MAX_VALUES = 20_000  # a tool result is bounded; so is what one sight keeps of it
 MAX_DEPTH = 12
@@ -244,8 +244,9 @@ def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
     """A new ``Sight`` of ``today`` that has read the tools' schemas (every scenario of an
     environment reads the same ones, so they are read once and copied)."""
     said = canonical_json(tools)
-    # the day matters only to a description that says "today" or the like (figures are not read)
-    day = today if RELATIVE.search(said.casefold()) else None
+    # the day matters only to a description that says "today" or names a month ("March
+    # fifth" is the one nearest the day): figures are not read
+    day = today if DAY_WORDS.search(said.casefold()) else None
 
     def read_schemas() -> Sight:
         sight = Sight(today=day)
@@ -259,6 +260,7 @@ def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
 
 
 _SCHEMA_SIGHTS: Recent[Sight] = Recent(16)
+DAY_WORDS = re.compile(rf"{RELATIVE.pattern}|\b(?:{'|'.join(MONTHS)})", re.IGNORECASE)
 
 
 def ungrounded_reference(

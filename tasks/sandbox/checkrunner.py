@@ -22,6 +22,7 @@ check's time over every pair. Stdlib only; imported by the zygote.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import select
@@ -33,6 +34,7 @@ from typing import Any
 
 LATE = "no answer within"
 SPENT = f"{LATE} the checks' time budget (checks before it used it up)"
+RESTED = {"rested": True}  # a shared child's last line: past its CPU share, a new one goes on
 MAX_FD = 1 << 16
 PROBE_ROUNDS = 4  # in one process: a kept namespace (every pair twice), three on moved heaps
 Describe = Callable[[BaseException], str]
@@ -79,6 +81,7 @@ class Job:
     cells: list[list[dict[str, Any] | None]] = field(default_factory=list)
     probes: dict[int, list[Any] | None] = field(default_factory=dict)
     probe_apart: bool = False  # the checks' probes together gave no answer: one child each
+    cpu_share: float = float("inf")  # CPU seconds one shared child spends before a new one
 
     def __post_init__(self) -> None:
         self.cells = [[None] * len(self.pairs) for _ in self.codes]
@@ -175,6 +178,7 @@ def run_checks(request: dict[str, Any], describe: Describe) -> dict[str, Any]:
         order=_order(request.get("order"), count),
         probe=bool(request.get("probe")),
         describe=describe,
+        cpu_share=float(request.get("cpu_seconds") or float("inf")) / 2,
     )
     _run_shared(job, clock)
     for unit in job.units(shared=False):
@@ -205,6 +209,8 @@ def _one_child(job: Job, clock: Clock) -> None:
         for unit in job.units(shared=True):
             seconds = clock.allow(clock.per_check * job.evaluations(unit))
             answer = answers.next(seconds) if seconds > 0 else None
+            if answer == RESTED:
+                return  # the unit is not answered yet: the next child starts with it
             job.record(unit, answer, _late_reason(clock, job.evaluations(unit), seconds))
             if answer is None:
                 return
@@ -214,8 +220,15 @@ def _one_child(job: Job, clock: Clock) -> None:
 
 def _answer_units(job: Job, write: Callable[[dict[str, Any]], None]) -> None:
     """In the shared child: each unit's answer, recorded as the host will record it, so the
-    next unit is the one the host expects."""
+    next unit is the one the host expects. No garbage is collected here (a finaliser one
+    check left would run inside another's evaluation); past half its CPU limit, the child
+    says so and a new one carries on (the limit is a process's: one check must not spend
+    another's)."""
+    gc.disable()
     for unit in job.units(shared=True):
+        if time.process_time() > job.cpu_share:
+            write(RESTED)
+            return
         answer = job.run(unit)
         write(answer)
         job.record(unit, answer, LATE)

@@ -143,6 +143,7 @@ class Sandbox:
             "pure": [flag is True for flag in pure] if pure is not None else None,
             "order": checks[::-1] if reverse else checks,
             "seconds_per_check": self.limits.wall_seconds / 2,
+            "cpu_seconds": self.limits.cpu_seconds,  # each process's: a shared child's too
             "budget_seconds": budget,
             "inline": not self.level.drop_uid,  # a host without a uid of its own cannot fork
         }
@@ -183,8 +184,12 @@ class Sandbox:
         with self._lock:
             idle = self._idle.get(key) or []
             host = idle.pop() if idle else None
-            restarted = host is not None and host.zygote is not self._images[host.image].process
-        if host is not None and restarted:  # gone with the zygote it was forked from
+            zygote = self._images[host.image].process if host is not None else None
+            # gone with the zygote it was forked from: restarted since, or dead and not yet
+            restarted = host is not None and (
+                host.zygote is not zygote or zygote is None or zygote.poll() is not None
+            )
+        if host is not None and restarted:
             host.alive = False
             host.channel.close()
             return None

@@ -177,7 +177,8 @@ class EnvHost:
             results, states = [], []
             for step in plan["steps"]:
                 reply = self.call(step, state=trace)
-                results.append(reply["result"])
+                # a result may be the live record a later step changes (``self.items[id]``)
+                results.append(_copied(reply["result"]) if trace else reply["result"])
                 states.append(_copied(reply["state"]) if trace else None)
             run = {"succeeded": [r.get("success") is True for r in results], **self.state({})}
             runs.append({**run, "results": results, "states": states} if trace else run)

@@ -207,3 +207,111 @@ def test_a_program_that_carries_state_between_episodes_is_not_admitted(sandbox):
 
     with pytest.raises(EnvironmentRejected, match="module_state"):
         admit_environment(REMEMBERS, sandbox)
+
+
+LIVE_RECORD = '''
+class Store:
+    """Items with a status."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict] = {}
+
+    def get_item(self, item_id: str) -> dict:
+        """Look up one item.
+
+        Args:
+            item_id: The item id.
+        """
+        return {"success": True, "data": self.items[item_id]}
+
+    def archive_item(self, item_id: str) -> dict:
+        """Archive an item.
+
+        Args:
+            item_id: The item id.
+        """
+        self.items[item_id]["status"] = "archived"
+        return {"success": True}
+'''
+
+
+def test_a_traced_result_is_what_the_step_returned_then(sandbox):
+    """A breaker's: a tool that returns the live record showed, in step 1's result, the
+    change step 2 made to it (the reference trajectory then read 'archived' too early)."""
+    start = {"items": {"I1": {"status": "active"}}}
+    steps = [("get_item", {"item_id": "I1"}), ("archive_item", {"item_id": "I1"})]
+    with sandbox.episode(LIVE_RECORD, "Store", start) as episode:
+        (traced,) = episode.replays([start], [(0, steps)], trace=True) or [None]
+    assert traced is not None and traced.results is not None
+    assert traced.results[0]["data"] == {"status": "active"}
+
+
+MEMO_DEFAULT = '''
+def _remember(key, item, memo={}):
+    if key not in memo:
+        memo[key] = dict(item)
+    return dict(memo[key])
+
+
+class Store:
+    """Items with an owner."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict] = {}
+
+    def get_item(self, item_id: str) -> dict:
+        """Look up one item.
+
+        Args:
+            item_id: The item id.
+        """
+        return {"success": True, "data": _remember(item_id, self.items[item_id])}
+'''
+
+
+def test_each_certification_runs_its_reference_in_a_fresh_process(sandbox):
+    """A breaker's: with a kept host, a memo in a mutable default carried the first scenario's
+    record into the next ones' reference results."""
+    from envmill.schemas.scenario import ScenarioSpec
+    from envmill.tasks.certify import certify_scenario
+    from envmill.tasks.envs import admit_environment
+
+    env = admit_environment(MEMO_DEFAULT, sandbox)
+    owners = []
+    for owner in ("alice", "bob", "carol"):
+        scenario = ScenarioSpec(
+            env_id=env.env_id,
+            backend="manual",
+            task="Who owns I1?",
+            initial_state={"items": {"I1": {"owner": owner}}},
+            reference_solution=[{"tool": "get_item", "arguments": {"item_id": "I1"}}],
+            checks=[{"description": "x", "code": "def check(a, b):\n    return True\n"}],
+        )
+        owners.append(certify_scenario(scenario, env, sandbox).step_results[0]["data"]["owner"])
+    assert owners == ["alice", "bob", "carol"]
+
+
+def test_a_shared_child_past_half_its_cpu_hands_over_to_a_new_one():
+    """A breaker's: four checks of 0.3 s CPU each on three pairs, under a 1 s CPU limit, had
+    their later cells marked late; each process's limit is now spent by its own checks."""
+    busy = (
+        "def check(initial_state, final_state):\n"
+        "    total = 0\n    for n in range(8_000_000):\n        total += n\n"
+        "    return final_state['n'] == 2\n"
+    )
+    limits = SandboxLimits(cpu_seconds=1, wall_seconds=4, memory_mb=256)
+    with Sandbox(limits) as box:
+        outcome = box.run_checks([busy] * 4, PAIRS, pure=[True] * 4, probe=False)
+    assert [[cell.value for cell in row] for row in outcome.cells] == [[True, False, False]] * 4
+
+
+def test_a_dead_zygote_costs_no_checks_request():
+    """A breaker's: after the zygote was killed, the first request went to a kept host of it."""
+    with Sandbox(TEST_LIMITS) as box:
+        assert box.run_checks([HOLDS], PAIRS).ok
+        zygote = box._images[0].process
+        assert zygote is not None
+        zygote.kill()
+        zygote.wait()
+        outcome = box.run_checks([HOLDS], PAIRS, pure=[True])
+    assert outcome.ok and [cell.value for cell in outcome.cells[0]] == [True, False, False]

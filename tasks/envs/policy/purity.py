@@ -68,6 +68,51 @@ def check_purity(tree: ast.Module) -> Iterator[PolicyViolation]:
     yield from _named_state(tree, names)
     yield from _writes(tree, names)
     yield from _writers_off_decorators(tree, names)
+    yield from _classes(tree)
+    yield from _cached_generics(tree, names)
+
+
+def _classes(tree: ast.Module) -> Iterator[PolicyViolation]:
+    """A check defines no class: a class's methods run inside the process-wide caches and
+    registries its objects reach (``__eq__`` and ``__hash__`` in ``typing``'s caches, a
+    ``__subclasshook__`` every later ``isinstance`` asks, a ``__del__`` that runs during
+    another check), so an object of one evaluation could act in the next."""
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef):
+            yield violation(
+                "check_purity",
+                node.lineno,
+                f"a check must not define classes ('class {node.name}'); use dicts, tuples "
+                "and functions instead",
+            )
+
+
+def _cached_generics(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
+    """``typing.List[...]``, ``Annotated[...]`` and the like outside annotations: ``typing``
+    keeps every one it made in a process-wide cache and hands it back for equal arguments
+    (``(True,)`` for ``(1,)``), so what one evaluation made shows in the next."""
+    hints = {id(n) for hint in _annotations(tree) for n in walk(hint)}
+    for node in walk(tree):
+        if not isinstance(node, ast.Subscript) or id(node) in hints:
+            continue
+        dotted = qualified(node.value, names) or ""
+        if dotted.startswith(("typing.", "collections.abc.")):
+            yield violation(
+                "process_state",
+                node.lineno,
+                f"'{_snippet(node.value)}[...]' outside a type hint is kept in a process-wide "
+                "cache; use it in annotations only, and plain values in code",
+            )
+
+
+def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
+    for node in walk(tree):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            yield node.annotation
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            yield node.returns
+        elif isinstance(node, ast.AnnAssign):
+            yield node.annotation
 
 
 def _attribute_writes(tree: ast.Module) -> Iterator[PolicyViolation]:

@@ -72,15 +72,45 @@ def is_immutable(node: ast.expr, names: SourceNames) -> bool:
 
 
 def is_literal_data(node: ast.expr, names: SourceNames) -> bool:
-    """An immutable value, or a list, dict or set display of literal data."""
+    """An immutable value, or a list, dict or set display of literal data, or what a pure
+    builtin makes of literal data (``tuple(range(8, 17))``, ``set([...])``, ``[0] * 3``,
+    ``", ".join(...)``): rebuilt by every evaluation, like a display."""
     if isinstance(node, ast.List | ast.Set | ast.Tuple):
         return all(is_literal_data(item, names) for item in node.elts)
+    if isinstance(node, ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp):
+        children = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        return all(is_literal_data(child, names) for child in children)
+    if isinstance(node, ast.Call) and _pure_maker(node.func, names):
+        arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+        return all(is_literal_data(argument, names) for argument in arguments)
     if isinstance(node, ast.Dict):
         keys = [key for key in node.keys if key is not None]  # None: a ``**`` spread
         return len(keys) == len(node.keys) and all(
             is_literal_data(item, names) for item in [*keys, *node.values]
         )
     return is_immutable(node, names)
+
+
+PURE_BUILTINS = frozenset(
+    {
+        "tuple", "frozenset", "set", "list", "dict", "range", "sorted", "reversed", "len",
+        "int", "float", "str", "bool", "sum", "min", "max", "abs", "round", "enumerate", "zip",
+    }
+)  # fmt: skip
+PURE_MAKERS = frozenset({"collections.namedtuple", "enum.Enum", "typing.TypeVar"})
+
+
+def _pure_maker(func: ast.expr, names: SourceNames) -> bool:
+    """A builtin that makes a new value from its arguments and keeps nothing, a method of a
+    constant (``", ".join``, ``dict.fromkeys``), or a maker of new classes and names."""
+    if isinstance(func, ast.Name):
+        return func.id in PURE_BUILTINS and func.id not in names.assigned
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant):
+        return True
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.value.id in PURE_BUILTINS and func.value.id not in names.assigned:
+            return True
+    return (qualified(func, names) or "") in PURE_MAKERS
 
 
 def _immutable_call(node: ast.Call, names: SourceNames) -> bool:

@@ -165,3 +165,24 @@ def test_a_number_the_rules_spell_out_grounds_no_argument():
     spec.reference_solution[1].arguments["nights"] = 1
     unseen = ungrounded_reference(spec, [FOUND, {"success": True}], TOOLS, system)
     assert [(u.argument, u.value) for u in unseen] == [("nights", 1)]
+
+
+def test_a_schema_naming_a_month_is_read_on_each_scenario_s_day():
+    """The schemas are read once per environment, but a day said by its month ("March
+    fifth") is the one nearest the scenario's day (a breaker's: the memo read it without one)."""
+    from datetime import date
+
+    from envmill.tasks.certify.grounding import schema_sight
+
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "opening",
+            "description": "Shut on March fifth.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+    first = schema_sight(date(2025, 2, 1), [tool])
+    later = schema_sight(date(2026, 2, 1), [tool])
+    assert "2025-03-05" in first.dates and "2026-03-05" in later.dates
+    assert later.today == date(2026, 2, 1)

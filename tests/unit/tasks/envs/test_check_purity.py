@@ -80,7 +80,6 @@ HOSTILE = [
         + CHECK
         + "    return next(Clock.ticks) == 0\n",
     ),
-    ("global_state", 1, "SEEN = {'a': list('ab')}\n" + CHECK + "    return True\n"),
     (
         "global_state",
         3,
@@ -195,6 +194,21 @@ HOSTILE = [
     ),
     ("process_state", 1, "from re import purge\n" + CHECK + "    return True\n"),
     ("process_state", 1, "from typing import overload\n" + CHECK + "    return True\n"),
+    # a breaker's: typing hands back what an earlier evaluation made for equal arguments
+    (
+        "process_state",
+        3,
+        "import typing\n" + CHECK + "    return 'True' in repr(typing.Annotated[int, (True,)])\n",
+    ),
+    # a breaker's: a class's __eq__ runs inside typing's caches, its __subclasshook__ in every
+    # later isinstance, its __del__ during another check
+    (
+        "check_purity",
+        1,
+        "class Key(list):\n    def __hash__(self):\n        return 1\n"
+        + CHECK
+        + "    return True\n",
+    ),
 ]
 
 
@@ -256,14 +270,16 @@ NEAR_MISSES = {
     + "    def distinct(items):\n        seen = set()\n        for item in items:\n"
     + "            seen.add(item)\n        return len(seen)\n"
     + "    return distinct(final_state) >= 0\n",
-    "a dataclass the check defines": "from dataclasses import dataclass, field\n"
-    + "import functools\n\n"
-    + "@dataclass(frozen=True)\nclass Row:\n    n: int = 0\n"
-    + "    tags: list = field(default_factory=list)\n\n"
+    "a wrapper the check defines": "import functools\n\n"
     + "def traced(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
     + "    return inner\n\n"
     + CHECK
-    + "    return Row(1).n == 1\n",
+    + "    return traced(len)([1]) == 1\n",
+    "data a builtin makes at import (rebuilt by every evaluation)": "HOURS = tuple(range(8, 17))\n"
+    + "ALLOWED = set(['open', 'closed'])\nZEROS = [0] * 3\nBOTH = {'a'} | {'b'}\n"
+    + "LABEL = ', '.join(['a', 'b'])\nKEYS = dict.fromkeys(['a'], 0)\nBIG = float('inf')\n"
+    + CHECK
+    + "    return 9 in HOURS and 'open' in ALLOWED and len(ZEROS) == 3\n",
     "typing hints and annotations": "from __future__ import annotations\nimport typing\n"
     + "from typing import Any, Optional\n\n"
     + "def check(initial_state: dict[str, Any], final_state: Optional[dict]) -> bool:\n"
