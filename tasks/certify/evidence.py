@@ -243,7 +243,7 @@ def _traced_reference(
     ``budget`` seconds; None when the host failed on it (a step that hangs or kills its host,
     or takes longer: found out step by step instead)."""
     initial = known_state(episode)
-    steps = [(step.tool, step.arguments) for step in solution]
+    steps = _calls(solution)
     traced = episode.replays([initial], [(0, steps)], trace=True, wall_seconds=budget)
     if not traced or traced[0].results is None or traced[0].states is None:
         episode.load_state(initial)
@@ -263,7 +263,7 @@ def _run_plans(plans: list[Plan], run: ReferenceRun, episode: ToolEpisode) -> li
     tool must not multiply)."""
     starts = sorted({plan.start for plan in plans})
     at = {start: index for index, start in enumerate(starts)}
-    batch = [(at[p.start], [(s.tool, s.arguments) for s in p.steps]) for p in plans]
+    batch = [(at[p.start], _calls(p.steps)) for p in plans]
     replayed = episode.replays([run.states[s] for s in starts], batch) if plans else []
     if replayed is not None:
         return [_trial(plan, run, outcome) for plan, outcome in zip(plans, replayed, strict=True)]
@@ -278,8 +278,13 @@ def _run_plans(plans: list[Plan], run: ReferenceRun, episode: ToolEpisode) -> li
 def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode) -> Trial:
     """A plan in one round trip; a host that died on it counts as a failed run that changed
     nothing (the mutant is then judged on the state it started from)."""
-    replayed = episode.replay(run.states[plan.start], [(s.tool, s.arguments) for s in plan.steps])
+    replayed = episode.replay(run.states[plan.start], _calls(plan.steps))
     return _trial(plan, run, replayed)
+
+
+def _calls(steps: list[SolutionStep]) -> list[tuple[str, dict[str, Any]]]:
+    """Solution steps as an episode runs them: (tool, arguments)."""
+    return [(step.tool, step.arguments) for step in steps]
 
 
 def _trial(plan: Plan, run: ReferenceRun, replayed: ReplayOutcome) -> Trial:
@@ -296,7 +301,7 @@ def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox:
     ) as episode:
         if not episode.loaded:
             return f"the replay did not load: {episode.load_outcome.error}"
-        steps = [(step.tool, step.arguments) for step in scenario.reference_solution]
+        steps = _calls(scenario.reference_solution)
         replayed = episode.replays([known_state(episode)], [(0, steps)])
         if replayed is None:  # the host failed: step by step, as far as it goes
             episode.load_state(scenario.initial_state)

@@ -190,8 +190,7 @@ class Sandbox:
                 host.zygote is not zygote or zygote is None or zygote.poll() is not None
             )
         if host is not None and restarted:
-            host.alive = False
-            host.channel.close()
+            host.close()  # its zygote ended it: only the channel is left to close
             return None
         return host
 
