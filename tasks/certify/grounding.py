@@ -18,11 +18,10 @@ trajectory (from its messages), so a corpus can be measured by the rule that cer
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -124,9 +123,14 @@ class Sight:
         else:
             self._scalar(value)
 
-    def copy(self) -> Sight:
-        """Another sight with the same contents, to grow apart from this one."""
-        return Sight(**{f.name: copy.copy(getattr(self, f.name)) for f in fields(self)})
+    def add(self, other: Sight) -> None:
+        """What ``other`` saw too (a schema's reading; its own day stays)."""
+        self.texts += other.texts
+        for name in ("values", "numbers", "dates", "times", "words", "marks"):
+            getattr(self, name).update(getattr(other, name))
+        self.heard += other.heard
+        self.results += other.results
+        self._sorted = self._sorted and not other.results
 
     def read_tool_schema(self, schema: dict[str, Any]) -> None:
         """What a tool's schema tells: its enum values, defaults and the words of its
@@ -242,24 +246,28 @@ class Sight:
 
 def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
     """A new ``Sight`` of ``today`` that has read the tools' schemas (every scenario of an
-    environment reads the same ones, so they are read once and copied)."""
-    said = canonical_json(tools)
-    # the day matters only to a description that says "today" or names a month ("March
-    # fifth" is the one nearest the day): figures are not read
-    day = today if DAY_WORDS.search(said.casefold()) else None
-
-    def read_schemas() -> Sight:
-        sight = Sight(today=day)
-        for tool in tools:
-            sight.read_tool_schema(tool)
-        return sight
-
-    sight = _SCHEMA_SIGHTS.get((day, said), read_schemas).copy()
-    sight.today = today
+    environment reads the same ones, so each is read once and its reading added)."""
+    sight = Sight(today=today)
+    for tool in tools:
+        sight.add(_tool_sight(today, tool))
     return sight
 
 
-_SCHEMA_SIGHTS: Recent[Sight] = Recent(16)
+def _tool_sight(today: date | None, tool: dict[str, Any]) -> Sight:
+    """What one tool's schema shows. The day matters only to a description that says "today"
+    or names a month ("March fifth" is the one nearest the day): figures are not read."""
+    said = canonical_json(tool)
+    day = today if DAY_WORDS.search(said.casefold()) else None
+
+    def read_schema() -> Sight:
+        sight = Sight(today=day)
+        sight.read_tool_schema(tool)
+        return sight
+
+    return _SCHEMA_SIGHTS.get((day, said), read_schema)
+
+
+_SCHEMA_SIGHTS: Recent[Sight] = Recent(256)  # tools: a few environments' worth
 DAY_WORDS = re.compile(rf"{RELATIVE.pattern}|\b(?:{'|'.join(MONTHS)})", re.IGNORECASE)
 
 

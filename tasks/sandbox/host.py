@@ -52,20 +52,40 @@ def describe_exception(exc: BaseException) -> str:
 
 
 # Filled by the zygote before it forks, so a host inherits the code object instead of compiling.
-COMPILED: dict[str, Any] = {}
+COMPILED: dict[str, Any] = {}  # source -> code, least recently spawned first
 MAX_COMPILED = 8  # the zygote keeps these; hostile sources may fold into large constants
+# A source no host was spawned with in this many spawns is dropped: every new host frees the
+# others' code (a millisecond for eight large modules), and a run works on a few at a time.
+IDLE_SPAWNS = 16
+_LAST_SPAWN: dict[str, int] = {}
+_spawns = 0
 
 
 def precompile(source: str) -> None:
     """Compile (never run) a module once in the zygote; every host forked later reuses it."""
+    global _spawns
+    _spawns += 1
     if source in COMPILED:
-        return
-    if len(COMPILED) >= MAX_COMPILED:
-        COMPILED.pop(next(iter(COMPILED)))
-    try:
-        COMPILED[source] = compile(source, SOURCE_NAME, "exec", dont_inherit=True)
-    except Exception:  # the host reports the error when it compiles for itself
-        pass
+        COMPILED[source] = COMPILED.pop(source)
+    else:
+        try:
+            COMPILED[source] = compile(source, SOURCE_NAME, "exec", dont_inherit=True)
+        except Exception:  # the host reports the error when it compiles for itself
+            return
+    _LAST_SPAWN[source] = _spawns
+    for old in list(COMPILED):
+        if len(COMPILED) <= MAX_COMPILED and _LAST_SPAWN[old] > _spawns - IDLE_SPAWNS:
+            break
+        del COMPILED[old], _LAST_SPAWN[old]
+
+
+def forget_compiled(but: str | None) -> None:
+    """In a new host: no code of other hosts' sources (the zygote's cache), only its own."""
+    own = COMPILED.get(but) if but else None
+    COMPILED.clear()
+    _LAST_SPAWN.clear()
+    if but and own is not None:
+        COMPILED[but] = own
 
 
 def exec_module(source: str, filename: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ sockets or lock bytes of a file they all hold, such as ``/dev/null``),
 namespaces and mounts, tracing other processes, and the kernel's other escape hatches
 (io_uring, bpf, perf, userfaultfd, modules). ``no_new_privs`` comes with it. The filter is built
 once in the zygote with libseccomp (through ``pyseccomp``) and installed in each host after its
-other locks, as its last step before serving.
+other locks, as its last step before serving, with the host's pid filled in.
 
 Stdlib only, apart from the ``pyseccomp`` module the parent points the zygote at.
 """
@@ -113,17 +113,73 @@ def _hands_off(seccomp: Any, rules: Any, host: int) -> None:
                 pass
 
 
-class Installer:
-    """Made in the zygote (where libc can still be found), used in each host."""
+# Stand-in pids for the compiled-once filter, and real ones it must match when filled in (a
+# pid namespace's first hosts, and the largest pid Linux hands out).
+STAND_INS, CHECKED_PIDS = (0x1234567, 0x7654321), (2, 4194303)
+INSTRUCTION = 8  # bytes of a BPF instruction: code (2), jt, jf (1 each), k (4, at offset 4)
 
-    def __init__(self, bpf: bytes) -> None:
-        self.bpf = ctypes.create_string_buffer(bpf, len(bpf))
-        self.program = _SockFprog(len(bpf) // 8, ctypes.addressof(self.bpf))
+
+def pid_slots(seccomp: Any) -> tuple[bytes, list[int]] | None:
+    """The filter compiled once, and where the host's pid goes in it (the offsets of the
+    constants it is compared with); None when a pid changes more than those constants.
+
+    libseccomp orders a call's argument comparisons by their values, and a host's pid always
+    lies between the others (0 and the sign bit), so the program is laid out the same for every
+    pid. Compiling it per host cost a few milliseconds of every host's start; this checks the
+    premise (two stand-ins differ only in constants, and filling in real pids gives what
+    libseccomp compiles for them) instead of trusting it."""
+    first, second = (build_filter(seccomp, pid) for pid in STAND_INS)
+    if len(first) != len(second) or len(first) % INSTRUCTION:
+        return None
+    slots = []
+    for at in range(0, len(first), INSTRUCTION):
+        one, other = first[at : at + INSTRUCTION], second[at : at + INSTRUCTION]
+        if one == other:
+            continue
+        if (
+            one[:4] != other[:4]
+            or _constant(one) != STAND_INS[0]
+            or _constant(other) != STAND_INS[1]
+        ):
+            return None
+        slots.append(at + 4)
+    if not slots or any(
+        _filled(first, slots, pid) != build_filter(seccomp, pid) for pid in CHECKED_PIDS
+    ):
+        return None
+    return first, slots
+
+
+def _constant(instruction: bytes) -> int:
+    return int.from_bytes(instruction[4:8], "little")
+
+
+def _filled(template: bytes, slots: list[int], pid: int) -> bytes:
+    program = bytearray(template)
+    for at in slots:
+        program[at : at + 4] = pid.to_bytes(4, "little")
+    return bytes(program)
+
+
+class Installer:
+    """Made in the zygote (where libc can still be found), used in each host: the filter is
+    compiled once and each host fills in its pid (:func:`pid_slots`), else compiled per host."""
+
+    def __init__(self, seccomp: Any) -> None:
+        self.seccomp, self.compiled = seccomp, pid_slots(seccomp)
         self.prctl = ctypes.CDLL(None, use_errno=True).prctl
 
-    def install(self) -> None:
-        """``no_new_privs`` and the filter; raises OSError when the kernel refuses."""
+    def program(self, host: int) -> bytes:
+        if self.compiled is None:
+            return build_filter(self.seccomp, host)
+        return _filled(*self.compiled, host)
+
+    def install(self, host: int) -> None:
+        """``no_new_privs`` and ``host``'s filter; raises OSError when the kernel refuses."""
+        bpf = self.program(host)
+        buffer = ctypes.create_string_buffer(bpf, len(bpf))
+        program = _SockFprog(len(bpf) // INSTRUCTION, ctypes.addressof(buffer))
         if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) was refused")
-        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.program), 0, 0):
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0):
             raise OSError(ctypes.get_errno(), "the seccomp filter was refused")

@@ -114,10 +114,7 @@ class Zygote:
 
     def forget_others(self, source: str | None) -> None:
         """In a new host: keep nothing of other hosts (their sources, pids, uids, folders)."""
-        own = host.COMPILED.get(source) if source else None
-        host.COMPILED.clear()
-        if source and own is not None:
-            host.COMPILED[source] = own
+        host.forget_compiled(but=source)
         self.hosts.clear()
         self.config = {}
 
@@ -198,14 +195,14 @@ def enter_host(channel_fd: int, workdir: str, uid: int | None, limits: dict, chr
     return socket.socket(fileno=3)
 
 
-def seal(binding: typing.Any, host: int) -> None:
-    """The host's last lock: the syscall filter, compiled for this host (``binding`` is the
-    libseccomp module, None without one): no signal to ``host``, its pid, from it or the check
-    children it forks; then the native-call machinery that built it leaves ``sys.modules``
-    (the host cannot load it again from disk, and could not use it to undo the filter)."""
+def seal(installer: typing.Any, host: int) -> None:
+    """The host's last lock: the syscall filter for this host (``installer`` is a
+    ``syscalls.Installer``, None without libseccomp): no signal to ``host``, its pid, from it or
+    the check children it forks; then the native-call machinery that made it leaves
+    ``sys.modules`` (the host cannot load it again from disk, nor use it to undo the filter)."""
     global syscalls, _prctl  # this module is a host's __main__: no way back to ctypes
-    if binding is not None:
-        syscalls.Installer(syscalls.build_filter(binding, host)).install()
+    if installer is not None:
+        installer.install(host)
     native = ("ctypes", "_ctypes", "pyseccomp", "syscalls")
     for name in [m for m in sys.modules if m.split(".")[0] in native]:
         del sys.modules[name]
@@ -213,9 +210,9 @@ def seal(binding: typing.Any, host: int) -> None:
     _prctl = None
 
 
-def load_binding(module_path: str | None) -> typing.Any:
-    """The libseccomp binding the parent found, loaded once; each host compiles its filter
-    with it (a fraction of a millisecond), its own pid in it."""
+def load_installer(module_path: str | None) -> typing.Any:
+    """The hosts' filter installer, from the libseccomp binding the parent found (loaded and
+    compiled once: a binding that cannot compile fails here); None without one."""
     if not module_path:
         return None
     import importlib.util
@@ -225,8 +222,7 @@ def load_binding(module_path: str | None) -> typing.Any:
         raise ImportError(f"no libseccomp binding at {module_path}")
     binding = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(binding)
-    syscalls.build_filter(binding, os.getpid())  # a binding that cannot compile fails here
-    return binding
+    return syscalls.Installer(binding)
 
 
 def limit_self(memory_mb: int) -> None:
@@ -333,12 +329,12 @@ def main() -> None:
         become_subreaper()
         parent = os.getppid()
     before = set(sys.modules)
-    installer = load_binding(config.get("seccomp_module"))
+    installer = load_installer(config.get("seccomp_module"))
     for name in set(sys.modules) - before:  # ctypes.util brought subprocess, shutil, ...
         del sys.modules[name]
     limit_self(config.get("memory_mb", 512))
     zygote = Zygote(config, installer)
-    del config, installer  # hosts inherit this frame: the binding is the zygote's alone
+    del config, installer  # hosts inherit this frame: the installer is the zygote's alone
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     try:
         zygote.serve(control, parent)

@@ -315,3 +315,22 @@ def test_a_dead_zygote_costs_no_checks_request():
         zygote.wait()
         outcome = box.run_checks([HOLDS], PAIRS, pure=[True])
     assert outcome.ok and [cell.value for cell in outcome.cells[0]] == [True, False, False]
+
+
+def test_a_change_equality_misses_is_still_a_change(sandbox):
+    """Each evaluation gets its states copied from a serialized form that keeps types and key
+    order, and the same form tells whether the check changed them: 1 becoming True, or a key
+    moved to the end, equal as values, are changes; reading is not."""
+    checks = [
+        "def check(initial_state, final_state):\n    final_state['n'] = True\n    return True\n",
+        "def check(initial_state, final_state):\n"
+        "    final_state['n'] = final_state.pop('n')\n    return True\n",
+        "def check(initial_state, final_state):\n    final_state['n'] = 1.0\n    return True\n",
+        "def check(initial_state, final_state):\n"
+        "    return list(final_state) == ['n', 'm'] and type(final_state['n']) is int\n",
+    ]
+    outcome = sandbox.run_checks(checks, [({"n": 1, "m": 2}, {"n": 1, "m": 2})] * 2)
+    assert [[cell.mutated for cell in row] for row in outcome.cells] == [[True] * 2] * 3 + [
+        [False] * 2
+    ]
+    assert [cell.value for cell in outcome.cells[3]] == [True, True]
