@@ -134,6 +134,8 @@ def mentions(haystack: str, needle: str, min_length: int = 1) -> bool:
     """``needle`` occurs in ``haystack`` as whole words ("P003" is not in "P0031")."""
     if len(needle) < min_length:
         return False
+    if needle not in haystack:  # the pattern's premise, far cheaper to test
+        return False
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
 
 

@@ -66,11 +66,23 @@ def spoken_fields(text: str) -> str:
     """``text`` with each field the table names, written as words and used as a noun ("the
     purchased at"), said as a person would ("the purchase time"); the same words elsewhere
     are English ("guests can check in", "only from enrolled") and stay."""
-    table = sorted(field_nouns().items(), key=lambda item: -len(item[0]))
-    for field, noun in table:
-        said = re.escape(field.replace("_", " "))
-        text = re.sub(rf"\b(the|its|their|your|my) {said}\b", rf"\1 {noun}", text)
+    for said, pattern, noun in _spoken_table():
+        if said in text:  # what the pattern needs: most fields are not in a given text
+            text = pattern.sub(rf"\1 {noun}", text)
     return text
+
+
+@cache
+def _spoken_table() -> list[tuple[str, re.Pattern[str], str]]:
+    """(words, pattern, noun) per field of the table, the longest first (more fields than the
+    ``re`` module's cache keeps: compiled once here)."""
+    table = sorted(field_nouns().items(), key=lambda item: -len(item[0]))
+    rows = []
+    for field, noun in table:
+        said = field.replace("_", " ")
+        pattern = re.compile(rf"\b(the|its|their|your|my) {re.escape(said)}\b")
+        rows.append((said, pattern, noun))
+    return rows
 
 
 def is_money_field(field: str) -> bool:

@@ -82,6 +82,11 @@ def said_done(status: str) -> re.Pattern[str]:
 OBJECT = r"(?:\s+(?:it|you|them|him|her|this|that|#))?"
 
 
+@cache
+def _done_pattern(verb: str) -> re.Pattern[str]:
+    return re.compile(done_forms(verb))
+
+
 def _object_then(rest: list[str]) -> str:
     """The rest of a verb after its first word, an object allowed before it."""
     return (OBJECT + "".join(rf"\s+{re.escape(w)}" for w in rest)) if rest else ""
@@ -95,7 +100,8 @@ def done_pattern(action: str) -> re.Pattern[str] | None:
     return re.compile("|".join(forms)) if action.strip() else None
 
 
-def said_otherwise(status: str) -> list[re.Pattern[str]]:
+@cache
+def said_otherwise(status: str) -> tuple[re.Pattern[str], ...]:
     """A status said in other words: the past of another verb of its act ("turned SR-9 down"
     for rejected, "settled" for paid off), or a phrase of ``states`` ("being worked on" for in
     progress); none for a status that has neither."""
@@ -103,11 +109,11 @@ def said_otherwise(status: str) -> list[re.Pattern[str]]:
     others: list[re.Pattern[str]] = []
     for group in wording()["acts"]:
         verbs = [normalize(str(v)) for v in group]
-        if any(re.fullmatch(done_forms(v), said) for v in verbs):
+        if any(_done_pattern(v).fullmatch(said) for v in verbs):
             others += [re.compile(done_forms(v)) for v in verbs]
     phrases = (wording()["states"] or {}).get(said, [])
     others += [re.compile(rf"\b{re.escape(normalize(p))}\b") for p in phrases]
-    return others
+    return tuple(others)
 
 
 def not_empty(text: str) -> list[re.Match[str]]:

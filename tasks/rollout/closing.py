@@ -21,7 +21,7 @@ from typing import Any, TypeGuard
 
 from envmill.schemas.ids import sha256_hex
 from envmill.tasks.certify.generated import is_generated
-from envmill.tasks.core.facts import a_or_an, is_plural, join_words, said_day
+from envmill.tasks.core.facts import a_or_an, is_plural, join_words, mentions, said_day
 from envmill.tasks.core.field_words import field_noun, is_money_field, say_money, singular
 from envmill.tasks.core.statekit import diff_states
 from envmill.tasks.core.status_words import status_kind, status_news, where_it_stands
@@ -272,7 +272,7 @@ def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]
     known = {}
     for key, name in names.items():
         plain = name.removesuffix(f" ({key})")  # "Jason Weber (FRM-0002)": the name was shown
-        if plain in texts or re.search(rf"(?<!\w){re.escape(plain)}(?!\w)", said):
+        if plain in texts or mentions(said, plain):
             known[key] = name
     return known
 

@@ -984,7 +984,7 @@ def _core(body: str) -> str:
 def scrub_tool_names(text: str, tool_names: list[str]) -> str:
     """Replace any tool identifier a template leaked with plain words (``cancel_order``)."""
     for name in sorted(tool_names, key=len, reverse=True):
-        if "_" in name:
+        if "_" in name and name.casefold() in text.casefold():
             text = re.sub(rf"\b{re.escape(name)}\b", words_of(name), text, flags=re.IGNORECASE)
     return text
 
