@@ -28,7 +28,12 @@ class FrameError(Exception):
 
 
 def send_frame(sock: socket.socket, message: object) -> None:
-    payload = json.dumps(message, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    send_text(sock, json.dumps(message, ensure_ascii=False, allow_nan=False))
+
+
+def send_text(sock: socket.socket, text: str) -> None:
+    """A message already written as JSON (``UnicodeEncodeError`` for a lone surrogate)."""
+    payload = text.encode("utf-8")
     sock.sendall(HEADER.pack(len(payload)) + payload)
 
 

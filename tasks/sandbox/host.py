@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from checkrunner import run_checks
-from framing import FrameError, recv_frame, send_frame
+from framing import FrameError, recv_frame, send_frame, send_text
 
 MAX_REQUEST_BYTES = 256 << 20
 MAX_ERROR_CHARS = 2000
@@ -26,8 +26,36 @@ class HostError(Exception):
     """A request this host cannot serve (bad program, unknown tool, bad state); sent as a reply."""
 
 
+SCALARS = (str, int, bool, type(None))
+
+
 def check_json(value: Any, where: str) -> None:
-    """Refuse what would not survive a JSON round trip unchanged (non-str keys, NaN, objects)."""
+    """Refuse what would not survive a JSON round trip unchanged (non-str keys, NaN, objects).
+    Every state and result is checked: the walk that names where it failed runs only then."""
+    if not _plain_json(value):
+        _name_what_is_not_json(value, where)
+
+
+def _plain_json(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not all(type(key) is str for key in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in SCALARS:
+            return False
+    return True
+
+
+def _name_what_is_not_json(value: Any, where: str) -> None:
     stack = [(value, where)]
     while stack:
         item, path = stack.pop()
@@ -237,13 +265,10 @@ def serve(sock: socket.socket, max_reply_bytes: int) -> None:
         reply = _answer(host, request)
         payload = json.dumps(reply, ensure_ascii=False, allow_nan=False)
         if len(payload) > max_reply_bytes:
-            reply = {
-                "ok": False,
-                "error": f"reply of {len(payload)} bytes exceeds the limit",
-                "error_class": "too_large",
-            }
+            error = f"reply of {len(payload)} bytes exceeds the limit"
+            payload = json.dumps({"ok": False, "error": error, "error_class": "too_large"})
         try:
-            send_frame(sock, reply)
+            send_text(sock, payload)  # written once: replies carry whole states
         except UnicodeEncodeError:  # a lone surrogate in a result: no frame can carry it
             invalid = "the reply holds text that is not valid Unicode"
             send_frame(sock, {"ok": False, "error": invalid, "error_class": "protocol"})
