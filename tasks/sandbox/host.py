@@ -8,6 +8,7 @@ Every reply is plain JSON built here; the program's stdout, stderr and stdin are
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import socket
 import sys
@@ -221,7 +222,7 @@ class EnvHost:
         state after it). Certification replays a scenario's reference, then all its variants."""
         trace, runs = bool(request.get("trace")), []
         for plan in request["plans"]:
-            self.set_state({"state": _copied(request["starts"][plan["start"]])})
+            self.set_state({"state": _fresh_start(request["starts"][plan["start"]])})
             results, states = [], []
             for step in plan["steps"]:
                 reply = self.call(step, state=trace)
@@ -247,6 +248,12 @@ class EnvHost:
         if self.instance is None:
             raise HostError("no environment loaded")
         return self.instance
+
+
+def _fresh_start(state: Any) -> Any:
+    """A copy of a start the request carried (JSON values only: marshal copies them exactly,
+    in a fraction of JSON's time), so no plan changes another's."""
+    return marshal.loads(marshal.dumps(state))
 
 
 def _copied(value: Any) -> Any:
