@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import marshal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ PROBE_EVALUATIONS = 5  # per check and pair, as checkrunner.py (PROBE_ROUNDS + 1
 State = dict[str, Any]
 Check = tuple[Any, str | None]  # (code, None) or (None, why it did not compile)
 Steps = list[tuple[str, dict[str, Any]]]
-Pair = tuple[str, str]  # both states as JSON text, as a pair travels to a check's process
+Pair = tuple[bytes, bytes]  # both states serialized, as a check's process copies them
 
 
 class HostRefusal(Exception):
@@ -112,7 +113,7 @@ class InProcessEpisode:
         unknown = sorted(key for key in state if key not in vars(fresh))
         if unknown:
             raise HostRefusal(f"state key {unknown[0]!r} is not an attribute created by __init__")
-        for key, value in _json(state).items():
+        for key, value in marshal.loads(marshal.dumps(state)).items():  # as host.py copies it
             setattr(fresh, key, value)
         self.instance = fresh
         return self._snapshot()
@@ -194,7 +195,7 @@ class InProcessSandbox:
         evaluated again on those pairs."""
         full = len(pairs) if full_pairs is None else full_pairs
         checks = [_compile_check(source) for source in check_sources]
-        wire = [(_dumps(initial), _dumps(final)) for initial, final in pairs]
+        wire = [(_serialized(initial), _serialized(final)) for initial, final in pairs]
         rows = [
             [_evaluate(check, pair, watch=j < full) for j, pair in enumerate(wire)]
             for check in checks
@@ -220,9 +221,9 @@ def _evaluate(check: Check, pair: Pair, watch: bool = False) -> CheckCell:
     code, error = check
     if code is None:
         return CheckCell(value=None, error=error)
-    initial, final = json.loads(pair[0]), json.loads(pair[1])
+    initial, final = marshal.loads(pair[0]), marshal.loads(pair[1])
     value, problem = _call(code, initial, final)
-    mutated = watch and (_dumps(initial) != pair[0] or _dumps(final) != pair[1])
+    mutated = watch and (_serialized(initial) != pair[0] or _serialized(final) != pair[1])
     return CheckCell(value, problem, mutated)
 
 
@@ -277,10 +278,11 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value, allow_nan=False))
 
 
-def _dumps(value: Any) -> str | None:
+def _serialized(value: Any) -> bytes | None:
+    """As checkrunner.py copies states (marshal without shared references)."""
     try:
-        return json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
+        return marshal.dumps(value, 2)
+    except ValueError:
         return None
 
 
