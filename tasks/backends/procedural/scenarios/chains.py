@@ -365,8 +365,11 @@ class _ChainSampler:
     def _breaks_its_domain(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
         """A step whose state breaks an invariant the state before kept: the tools let a
         collision claim onto a travel policy, the domain does not (round 74)."""
-        kept = self._broken_before(before)
-        return not _broken_in(self.compiled.spec, after) <= kept
+        kept, broken = self._broken_before(before), _broken_in(self.compiled.spec, after)
+        if not broken <= kept:
+            return True
+        self._broken_state, self._broken_lines = after, broken  # the next attempts start there
+        return False
 
     def _broken_before(self, before: dict[str, Any]) -> set[str]:
         """``_broken_in`` of the state the attempts start from, kept: every attempt from one
