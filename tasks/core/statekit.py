@@ -28,18 +28,29 @@ def diff_states(old: Any, new: Any) -> list[dict[str, Any]]:
 
 def _diff_into(out: list[dict[str, Any]], path: Path, old: Any, new: Any) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
-        for key in old.keys() | new.keys():
+        for key, a in old.items():
             if key not in new:
-                out.append({"path": [*path, key], "op": "remove", "old": old[key], "new": None})
-            elif key not in old:
-                out.append({"path": [*path, key], "op": "add", "old": None, "new": new[key]})
-            else:
-                _diff_into(out, [*path, key], old[key], new[key])
+                out.append({"path": [*path, key], "op": "remove", "old": a, "new": None})
+            elif not _same_scalar(a, b := new[key]):
+                _diff_into(out, [*path, key], a, b)
+        for key in new.keys() - old.keys():
+            out.append({"path": [*path, key], "op": "add", "old": None, "new": new[key]})
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for index, (a, b) in enumerate(zip(old, new, strict=True)):
-            _diff_into(out, [*path, index], a, b)
+            if not _same_scalar(a, b):
+                _diff_into(out, [*path, index], a, b)
     elif not _same(old, new):
         out.append({"path": path, "op": "change", "old": old, "new": new})
+
+
+# most fields of a state are unchanged scalars: settled here without a call or a path copy
+# (the order changes are found in is no matter: ``diff_states`` sorts them by path)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are one scalar of one type: what ``_same`` would say without a diff."""
+    return type(a) is type(b) and type(a) in _SCALARS and a == b
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from envmill.tasks.backends.procedural.codegen.rules import precondition_lines, rule_text
 from envmill.tasks.backends.procedural.codegen.scope import OpScope
 from envmill.tasks.backends.procedural.plan import EnvPlan
+from envmill.tasks.core.recent import Recent
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,16 @@ class RefusingRule:
 
 
 def refusing_rules(plan: EnvPlan) -> dict[str, list[RefusingRule]]:
-    """Per tool name, its preconditions in the order the code checks them."""
+    """Per tool name, its preconditions in the order the code checks them; made once per plan
+    (each refusal scenario asks again, and reading the rules compiles a pattern per message)."""
+    kept = _RULES.get(id(plan), lambda: (plan, _refusing_rules(plan)))
+    return kept[1]  # the entry holds its plan alive, so no other plan can have that id
+
+
+_RULES: Recent[tuple[EnvPlan, dict[str, list[RefusingRule]]]] = Recent(64)
+
+
+def _refusing_rules(plan: EnvPlan) -> dict[str, list[RefusingRule]]:
     found: dict[str, list[RefusingRule]] = {}
     for tool in plan.tools:
         scope = OpScope(plan, tool)

@@ -31,7 +31,7 @@ from envmill.tasks.backends.procedural.scenarios.plausible import (
 from envmill.tasks.backends.procedural.scenarios.round_numbers import SMALLEST_MONEY, round_within
 from envmill.tasks.backends.procedural.scenarios.subjects import acting_member, names_id, owned_ids
 from envmill.tasks.backends.procedural.scenarios.usual import parents_live, usual_prefer
-from envmill.tasks.backends.procedural.spec.domain import PolicySpec
+from envmill.tasks.backends.procedural.spec.domain import DomainSpec, PolicySpec
 from envmill.tasks.backends.procedural.state.contact import (
     email_for,
     fake_text,
@@ -205,6 +205,8 @@ class _ChainSampler:
         self.chain = Chain(initial_state=self.state, final_state=self.state)
         self.inform_left = 1 if rng.random() < INFORM_CHANCE else 0
         self.read: dict[str, dict[str, Any]] = {}  # each query's result, by its call
+        self._broken_state: dict[str, Any] | None = None  # see ``_broken_before``
+        self._broken_lines: set[str] = set()
 
     def sample(self, target_len: int, max_attempts: int) -> Chain | None:
         while self.changers and len(self.chain.solution) < target_len:
@@ -231,7 +233,7 @@ class _ChainSampler:
             return False
         self._maybe_inform(manifest, arguments, calls)
         ok, after, result = self._run(manifest.tool, arguments)
-        changes = [c for c in diff_states(before, after) if not is_generated(c)]
+        changes = _user_changes(before, after) if ok else []  # a failed call's are never read
         if not ok or not self._accepts(changes, after) or self._breaks_its_domain(before, after):
             self._restore(before, after)
             return False
@@ -363,9 +365,19 @@ class _ChainSampler:
     def _breaks_its_domain(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
         """A step whose state breaks an invariant the state before kept: the tools let a
         collision claim onto a travel policy, the domain does not (round 74)."""
-        spec = self.compiled.spec
-        kept = {_broken(line) for line in check_invariants(spec, before)}
-        return not {_broken(line) for line in check_invariants(spec, after)} <= kept
+        kept, broken = self._broken_before(before), _broken_in(self.compiled.spec, after)
+        if not broken <= kept:
+            return True
+        self._broken_state, self._broken_lines = after, broken  # the next attempts start there
+        return False
+
+    def _broken_before(self, before: dict[str, Any]) -> set[str]:
+        """``_broken_in`` of the state the attempts start from, kept: every attempt from one
+        state asks again (states are never changed in place: each call's reply is a new one)."""
+        if self._broken_state is not before:
+            self._broken_state = before
+            self._broken_lines = _broken_in(self.compiled.spec, before)
+        return self._broken_lines
 
     def _mention(
         self, arg: ArgManifest, arguments: dict[str, Any], calls: list[SolutionStep]
@@ -455,6 +467,16 @@ class _ChainSampler:
                     calls.append(step)
 
 
+def _user_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """The changes from ``before`` to ``after`` a user could ask for (no generated values)."""
+    return [c for c in diff_states(before, after) if not is_generated(c)]
+
+
+def _broken_in(spec: DomainSpec, state: dict[str, Any]) -> set[str]:
+    """Which records break which rules in ``state`` (``_broken``)."""
+    return {_broken(line) for line in check_invariants(spec, state)}
+
+
 def _broken(violation: str) -> str:
     """Which record broke which rule ("book B-3 (Copies available are …)"), not the figures a
     violation line quotes, which a step may move without breaking anything new."""
@@ -533,6 +555,7 @@ class ArgumentDrawer:
         # a signed-in customer's id: arguments an ``owned`` rule guards are drawn from their own
         # records, so a chain asks for what they may do (a refusal sampler leaves it None)
         self.acting_id: str | None = None
+        self._mine_of: tuple[dict[str, Any], str, set[str]] | None = None  # see ``_mine``
 
     def draw_arguments(
         self, manifest: ToolManifest, state: dict[str, Any]
@@ -692,7 +715,7 @@ class ArgumentDrawer:
         collection = state.get(attr)
         if self.acting_id is None:  # only a signed-in customer's arguments are guarded
             return None if arg.required else _OMIT
-        mine = owned_ids(state, self.acting_id) | {self.acting_id}
+        mine = self._mine(state, self.acting_id)
         ids = sorted((i for i in collection or {} if i in mine), key=str)
         if not ids:
             return None if arg.required else _OMIT
@@ -701,6 +724,14 @@ class ArgumentDrawer:
         if not usual and self._guard_allows_several(arg):
             return None if arg.required else _OMIT  # not a premium on their lapsed policy
         return self.rng.choice(usual or fresh)
+
+    def _mine(self, state: dict[str, Any], acting_id: str) -> set[str]:
+        """The acting record's id and those it owns (``owned_ids``), kept for the last state
+        and id asked about: each draw from one state asks again (a state is never changed in
+        place: each call's reply is a new one)."""
+        if self._mine_of is None or self._mine_of[0] is not state or self._mine_of[1] != acting_id:
+            self._mine_of = (state, acting_id, owned_ids(state, acting_id) | {acting_id})
+        return self._mine_of[2]
 
     def _guard_allows_several(self, arg: ArgManifest) -> bool:
         """The tool takes the record in more than one state (a premium on an active or a lapsed

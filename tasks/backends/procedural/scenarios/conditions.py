@@ -133,8 +133,10 @@ class ConditionalSampler(_ChainSampler):
         before = self.state
         ok, after, _ = self._run(manifest.tool, arguments)
         self._restore(before, after)
+        if not ok:
+            return None
         changes = [c for c in diff_states(before, after) if not is_generated(c)]
-        if not ok or not changes:
+        if not changes:
             return None
         return ChainStep(manifest, arguments, mentions, changes), after
 

@@ -37,6 +37,7 @@ from envmill.tasks.backends.procedural.scenarios.kinds import (
     build_kind,
     choose_scenario_kind,
 )
+from envmill.tasks.backends.procedural.scenarios.recall import RecallingEpisode
 from envmill.tasks.backends.procedural.state.fill import build_initial_state
 from envmill.tasks.certify.guard import guard_check
 
@@ -287,7 +288,7 @@ def _in_episode(
                     "state_does_not_load",
                     f"initial state does not load: {episode.load_outcome.error}",
                 )
-            return work(episode)
+            return work(RecallingEpisode(episode))  # repeated calls cost no round trip
     except ScenarioSkipped:
         raise
     except Exception as error:  # the environment is generated code: any failure skips the item

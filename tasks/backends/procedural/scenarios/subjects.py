@@ -182,13 +182,21 @@ def owned_ids(state: dict[str, Any], acting_id: str, hops: int = 3) -> set[str]:
     """Ids of the records the acting record owns: those with a field naming it, and so on along
     ``hops`` references (a card of an account of the customer). The acting record is not one."""
     owned = {acting_id}
+    texts = _texts_by_id(state)
     for _ in range(hops):
-        for collection in state.values():
-            if not isinstance(collection, dict):
-                continue
-            for rid, record in collection.items():
-                if isinstance(record, dict) and any(
-                    isinstance(v, str) and v in owned for v in record.values()
-                ):
-                    owned.add(rid)
+        for rid, values in texts:  # in the state's order: a record found joins this very hop
+            if not owned.isdisjoint(values):
+                owned.add(rid)
     return owned - {acting_id}
+
+
+def _texts_by_id(state: dict[str, Any]) -> list[tuple[Any, set[str]]]:
+    """Each record's id and the text values of its fields, collection by collection: read once,
+    not once per hop."""
+    return [
+        (rid, {v for v in record.values() if isinstance(v, str)})
+        for collection in state.values()
+        if isinstance(collection, dict)
+        for rid, record in collection.items()
+        if isinstance(record, dict)
+    ]

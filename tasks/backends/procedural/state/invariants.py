@@ -222,14 +222,14 @@ def compare_violation(view: StateView, entity: EntitySpec, record: Record, inv: 
     by_day = "date" in (left_kind, right_kind)
     right = shifted(right, right_kind, inv.hours)
     a, b = as_comparable(left, left_kind, by_day), as_comparable(right, right_kind, by_day)
+    if a is not MISSING and b is not MISSING and OPS[inv.op](a, b):
+        return None  # the rule holds: no words to make (most records keep most rules)
     words = OP_WORDS if left_kind == "number" else OP_WORDS | TIME_WORDS
     right_name = f"{inv.right} + {inv.hours:g} hours" if inv.hours else inv.right
     shown_left, shown_right = shown_operand(inv.left, left), shown_operand(right_name, right)
     shown = f"{shown_left} must be {words[inv.op]} {shown_right}"
     if a is MISSING or b is MISSING:
         return f"{shown}, but one of them is not a {left_kind}"
-    if OPS[inv.op](a, b):
-        return None
     reason = describe_condition(view, entity, record, inv.when)
     return f"{shown} when {reason}" if reason else shown
 
