@@ -23,6 +23,7 @@ from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.grounding import Unseen, ungrounded_reference
 from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
+from envmill.tasks.certify.quick_schema import is_plain, surely_conforms
 from envmill.tasks.certify.reward import Reward, score_checks
 from envmill.tasks.core.statekit import state_hash
 from envmill.tasks.envs import AdmittedEnvironment
@@ -143,7 +144,12 @@ def collect_evidence(
 
 
 def _schema_error(state: dict[str, Any], schema: dict[str, Any]) -> str | None:
-    validator = _validator(canonical_json(schema))
+    """How ``state`` breaks ``schema``, in jsonschema's words; None when it conforms (which a
+    plain schema's quick walk tells first)."""
+    schema_json = canonical_json(schema)
+    if _is_plain(schema_json) and surely_conforms(state, schema):
+        return None
+    validator = _validator(schema_json)
     error = best_match(validator.iter_errors(state))
     if error is None:
         return None
@@ -166,6 +172,12 @@ def _unknown_rule(scenario: ScenarioSpec, env: AdmittedEnvironment) -> str | Non
                 f"{env.env_id}: a generated rule is named by the tool that enforces it"
             )
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _is_plain(schema_json: str) -> bool:
+    """Whether the quick walk knows every keyword of the schema (read once per schema)."""
+    return is_plain(json.loads(schema_json))
 
 
 @functools.lru_cache(maxsize=64)
