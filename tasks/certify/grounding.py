@@ -82,6 +82,7 @@ class Sight:
     marks: set[float] = field(default_factory=set)  # amounts of money the user gave
     heard: list[str] = field(default_factory=list)  # what the user said, normalized
     results: list[float] = field(default_factory=list)  # numbers tool results showed
+    dated: list[str] = field(default_factory=list)  # texts read whose dates depend on the day
     _sorted: bool = True
 
     def hear(self, text: str) -> None:
@@ -103,6 +104,8 @@ class Sight:
         self.numbers.update(float(n) for n in COMPOUND_NUMBER.findall(plain))
         self.dates.update(reading.dates)
         self.times.update(reading.times)
+        if reading.dated:
+            self.dated.append(text)
         return reading.money
 
     def read_value(self, value: Any, depth: int = 0) -> None:
@@ -130,6 +133,7 @@ class Sight:
             getattr(self, name).update(getattr(other, name))
         self.heard += other.heard
         self.results += other.results
+        self.dated += other.dated
         self._sorted = self._sorted and not other.results
 
     def read_tool_schema(self, schema: dict[str, Any]) -> None:
@@ -249,25 +253,31 @@ class Sight:
 
 def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
     """A new ``Sight`` of ``today`` that has read the tools' schemas (every scenario of an
-    environment reads the same ones, so each is read once and its reading added)."""
+    environment reads the same ones, so each is read once, without a day, and its reading
+    added; only its texts that say a day relative to today are read again on the day)."""
     sight = Sight(today=today)
     for tool in tools:
-        sight.add(_tool_sight(today, tool))
+        said = canonical_json(tool)
+        schema = _SCHEMA_SIGHTS.get(said, lambda tool=tool: _read_tool_schema(tool))
+        sight.add(schema)
+        if today is not None and schema.dated and DAY_WORDS.search(said.casefold()):
+            sight.dates.update(_dates_on(today, schema.dated))
     return sight
 
 
-def _tool_sight(today: date | None, tool: dict[str, Any]) -> Sight:
-    """What one tool's schema shows. The day matters only to a description that says "today"
-    or names a month ("March fifth" is the one nearest the day): figures are not read."""
-    said = canonical_json(tool)
-    day = today if DAY_WORDS.search(said.casefold()) else None
+def _read_tool_schema(tool: dict[str, Any]) -> Sight:
+    """What one tool's schema shows on no day in particular."""
+    sight = Sight()
+    sight.read_tool_schema(tool)
+    return sight
 
-    def read_schema() -> Sight:
-        sight = Sight(today=day)
-        sight.read_tool_schema(tool)
-        return sight
 
-    return _SCHEMA_SIGHTS.get((day, said), read_schema)
+def _dates_on(today: date, texts: list[str]) -> list[str]:
+    """The days ``texts`` state on ``today``. The day matters only to a description that says
+    "today" or names a month ("March fifth" is the one nearest the day), and then only to its
+    dates (a reading on a day holds what one on none does, and those dates): figures are not
+    read."""
+    return [day for text in texts for day in read(text, today).dates]
 
 
 _SCHEMA_SIGHTS: Recent[Sight] = Recent(256)  # tools: a few environments' worth

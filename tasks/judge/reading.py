@@ -108,6 +108,9 @@ class Reading:
     dates: list[str] = field(default_factory=list)
     times: list[str] = field(default_factory=list)
     durations: list[float] = field(default_factory=list)
+    # a form whose day depends on ``today`` was met ("tomorrow", a day without its year), read
+    # or not: a reading made without a day differs from one with a day only in such a text
+    dated: bool = False
 
 
 @functools.lru_cache(maxsize=8192)  # the same state values are read for every reply judged
@@ -188,8 +191,10 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
     text = NUMERIC_DATE.sub(lambda m: _numeric_date(reading, m), text)
     text = DAY_FIRST.sub(lambda m: _day(reading, m.group(3), m.group(2), m.group(1), today), text)
     text = MONTH_FIRST.sub(lambda m: _day(reading, m.group(3), m.group(1), m.group(2), today), text)
+    relative = RELATIVE.findall(text)
+    reading.dated = reading.dated or bool(relative)
     if today is not None:
-        for word in RELATIVE.findall(text):
+        for word in relative:
             _add(reading.dates, (today + timedelta(days=RELATIVE_DAYS[word])).isoformat())
     for word, (hour, minute) in NAMED_TIMES.items():
         if re.search(rf"\b{word}\b", text):
@@ -200,6 +205,7 @@ def _take_moments(text: str, reading: Reading, today: date | None) -> str:
 def _day(reading: Reading, year: str | None, month: str, day: str, today: date | None) -> str:
     """A day by its month's name; without a year, the one nearest today ("January 5" said in
     December is next January's)."""
+    reading.dated = reading.dated or not year
     if year:
         iso = _iso_day(int(year), MONTHS[month[:3]], int(day))
     elif today is not None:

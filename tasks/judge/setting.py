@@ -37,11 +37,88 @@ _SETTINGS: Recent[Setting] = Recent(64)
 def setting_of(task: str, *states: dict[str, Any]) -> Setting:
     """The setting of a scenario's episode: its task and the states it went through (certification
     judges a dozen replies on each final state, so it is read once)."""
-    key = (task, *map(canonical_json, states))
-    return _SETTINGS.get(key, lambda: _read_setting(task, *states))
+    texts = tuple(map(canonical_json, states))
+    return _SETTINGS.get((task, *texts), lambda: _read_setting(task, states, texts))
 
 
-def _read_setting(task: str, *states: dict[str, Any]) -> Setting:
+@dataclass(frozen=True)
+class _StateFacts:
+    """What one state holds for a setting, read once per state (a scenario's initial state is
+    in the setting of every final state judged): ``strings`` (keys and text values) and
+    ``numbers`` as ``_collect`` gathers them from this state alone; ``keys``, its record ids;
+    ``masked`` and ``masked_keys``, those of ``strings`` and ``keys`` that would be masks, each
+    followed by nothing (their shown tails come after all masks); ``moments``, the strings that
+    open with a moment."""
+
+    strings: tuple[str, ...]
+    numbers: frozenset[float]
+    keys: tuple[str, ...]
+    masked: tuple[str, ...]
+    masked_keys: tuple[str, ...]
+    moments: tuple[str, ...]
+
+
+_STATE_FACTS: Recent[_StateFacts] = Recent(64)
+_MOMENT_READINGS: Recent[tuple[tuple[str, ...], tuple[str, ...]]] = Recent(64)
+
+
+def _facts_of(state: dict[str, Any], text: str) -> _StateFacts:
+    """``state``'s facts, ``text`` its canonical JSON."""
+    return _STATE_FACTS.get(text, lambda: _read_facts(state))
+
+
+def _read_facts(state: dict[str, Any]) -> _StateFacts:
+    strings: list[str] = []
+    numbers: set[float] = set()
+    _collect(state, strings, numbers, 0)
+    keys = _keys(state)
+    return _StateFacts(
+        strings=tuple(strings),
+        numbers=frozenset(numbers),
+        keys=tuple(keys),
+        masked=tuple(filter(_is_mask, strings)),
+        masked_keys=tuple(filter(_is_mask, keys)),
+        moments=tuple(s for s in strings if ISO_MOMENT.match(s)),
+    )
+
+
+def _is_mask(value: str) -> bool:
+    """A string with digits that is no moment (an id, an address, a phone)."""
+    return bool(re.search(r"\d", value)) and not ISO_MOMENT.fullmatch(value.casefold())
+
+
+def _read_setting(task: str, states: tuple[dict[str, Any], ...], texts: tuple[str, ...]) -> Setting:
+    facts = [_facts_of(state, text) for state, text in zip(states, texts, strict=True)]
+    if sum(len(f.strings) for f in facts) > MAX_STRINGS:  # cut short together: read together
+        return _read_setting_whole(task, *states)
+    initial = facts[0] if facts else _read_facts({})
+    today = next((d for d in (_day_of(state.get("current_time")) for state in states) if d), None)
+    masks = [*initial.masked, *(k for f in facts[1:] for k in f.masked_keys)]
+    masks += [tail for s in masks for tail in _shown_tails(s)]
+    masks += _names_asked_about(task, list(initial.strings))
+    dates, times = _moments_of(" ; ".join(s for f in facts for s in f.moments))
+    asked = read(task, today, masks)
+    return Setting(
+        today=today,
+        masks=tuple(dict.fromkeys(masks)),
+        numbers=frozenset().union(*(f.numbers for f in facts)),
+        asked=frozenset([*asked.numbers, *([float(today.year)] if today else [])]),
+        dates=frozenset(dates + tuple(asked.dates) + ((today.isoformat(),) if today else ())),
+        times=frozenset(times + tuple(asked.times)),
+    )
+
+
+def _moments_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The dates and times the states' moments state (the same for most states judged)."""
+
+    def reading() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        found = read(text)
+        return tuple(found.dates), tuple(found.times)
+
+    return _MOMENT_READINGS.get(text, reading)
+
+
+def _read_setting_whole(task: str, *states: dict[str, Any]) -> Setting:
     strings: list[str] = []
     numbers: set[float] = set()
     for state in states:
