@@ -9,6 +9,7 @@ refuse ordinary environment code.
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Sequence
 
 from envmill.schemas.environment import PolicyViolation
@@ -29,24 +30,37 @@ from envmill.tasks.envs.policy.visitor import PolicyVisitor
 
 __all__ = ["ALLOWED_IMPORTS", "MAX_SOURCE_BYTES", "check_check_source", "check_module", "describe"]
 
+# Verdicts by source text: certification checks the same check sources again (about one in five).
+MAX_REMEMBERED = 256
+MAX_REMEMBERED_CHARS = 64 * 1024  # per source: a few larger modules would hold megabytes
+_verdicts: dict[tuple[str, str], tuple[PolicyViolation, ...]] = {}
+_lock = threading.Lock()
+
 
 def check_module(source: str) -> list[PolicyViolation]:
     """Every policy violation of an environment module, sorted by line (empty when it passes)."""
+    known = _recall("module", source)
+    if known is not None:
+        return known
     tree, early = _parse(source)
     if tree is None:
         return early
-    return _sorted([*_visit(tree), *check_top_level(tree)])
+    return _remember("module", source, _sorted([*_visit(tree), *check_top_level(tree)]))
 
 
 def check_check_source(source: str) -> list[PolicyViolation]:
     """Every policy violation of a check source, which must define ``check(initial, final)``
     and keep nothing between calls (purity.py). Its ``global`` is purity's to name (the
     visitor's ``scope`` message speaks to environment classes)."""
+    known = _recall("check", source)
+    if known is not None:
+        return known
     tree, early = _parse(source)
     if tree is None:
         return early
     found = [v for v in _visit(tree) if v.rule != "scope"]
-    return _sorted([*found, *check_top_level(tree), *check_signature(tree), *_purity(tree)])
+    found = [*found, *check_top_level(tree), *check_signature(tree), *_purity(tree)]
+    return _remember("check", source, _sorted(found))
 
 
 def describe(violations: Sequence[PolicyViolation]) -> str:
@@ -55,6 +69,27 @@ def describe(violations: Sequence[PolicyViolation]) -> str:
         return "no policy violations"
     more = len(violations) - 1
     return f"{violations[0]} (and {more} more)" if more else str(violations[0])
+
+
+def _recall(kind: str, source: str) -> list[PolicyViolation] | None:
+    """A verdict given before on this exact text, as a new list (the caller may change it)."""
+    with _lock:
+        known = _verdicts.pop((kind, source), None)
+        if known is not None:
+            _verdicts[kind, source] = known  # now the most recently used
+    return None if known is None else list(known)
+
+
+def _remember(kind: str, source: str, found: list[PolicyViolation]) -> list[PolicyViolation]:
+    """Keep a verdict for the next check of the same text, unless the source is large or hit
+    the recursion limit, which depends on how deep the caller's stack already was."""
+    if len(source) > MAX_REMEMBERED_CHARS or any(v.rule == "size" for v in found):
+        return found
+    with _lock:
+        if len(_verdicts) >= MAX_REMEMBERED:
+            _verdicts.pop(next(iter(_verdicts)))
+        _verdicts[kind, source] = tuple(found)
+    return found
 
 
 def _parse(source: str) -> tuple[ast.Module | None, list[PolicyViolation]]:

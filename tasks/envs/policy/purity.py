@@ -53,7 +53,7 @@ from envmill.tasks.envs.policy.values import (
     scoped,
     source_names,
 )
-from envmill.tasks.envs.policy.walk import walk
+from envmill.tasks.envs.policy.walk import nodes
 
 CACHING_NAMES = frozenset({"lru_cache", "cached_property"})  # ``cache`` only as functools'
 
@@ -77,26 +77,28 @@ def _classes(tree: ast.Module) -> Iterator[PolicyViolation]:
     registries its objects reach (``__eq__`` and ``__hash__`` in ``typing``'s caches, a
     ``__subclasshook__`` every later ``isinstance`` asks, a ``__del__`` that runs during
     another check), so an object of one evaluation could act in the next."""
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef):
-            yield violation(
-                "check_purity",
-                node.lineno,
-                f"a check must not define classes ('class {node.name}'); use dicts, tuples "
-                "and functions instead",
-            )
+    for node in nodes(tree).of(ast.ClassDef):
+        yield violation(
+            "check_purity",
+            node.lineno,
+            f"a check must not define classes ('class {node.name}'); use dicts, tuples "
+            "and functions instead",
+        )
 
 
 def _cached_generics(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
     """``typing.List[...]``, ``Annotated[...]`` and the like outside annotations: ``typing``
     keeps every one it made in a process-wide cache and hands it back for equal arguments
-    (``(True,)`` for ``(1,)``), so what one evaluation made shows in the next."""
-    hints = {id(n) for hint in _annotations(tree) for n in walk(hint)}
-    for node in walk(tree):
-        if not isinstance(node, ast.Subscript) or id(node) in hints:
-            continue
+    (``(True,)`` for ``(1,)``), so what one evaluation made shows in the next. The hints are
+    listed only once such a subscript is found (most checks have none)."""
+    hints: set[int] | None = None
+    for node in nodes(tree).of(ast.Subscript):
         dotted = qualified(node.value, names) or ""
-        if dotted.startswith(("typing.", "collections.abc.")):
+        if not dotted.startswith(("typing.", "collections.abc.")):
+            continue
+        if hints is None:
+            hints = {id(n) for hint in _annotations(tree) for n in ast.walk(hint)}
+        if id(node) not in hints:
             yield violation(
                 "process_state",
                 node.lineno,
@@ -106,19 +108,18 @@ def _cached_generics(tree: ast.Module, names: SourceNames) -> Iterator[PolicyVio
 
 
 def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
-    for node in walk(tree):
-        if isinstance(node, ast.arg) and node.annotation is not None:
-            yield node.annotation
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
-            yield node.returns
-        elif isinstance(node, ast.AnnAssign):
-            yield node.annotation
+    """The type hints, kind by kind (their caller makes a set of them)."""
+    index = nodes(tree)
+    yield from (node.annotation for node in index.of(ast.arg) if node.annotation is not None)
+    functions = index.collect(ast.FunctionDef, ast.AsyncFunctionDef)
+    yield from (node.returns for node in functions if node.returns)
+    yield from (node.annotation for node in index.of(ast.AnnAssign))
 
 
 def _attribute_writes(tree: ast.Module) -> Iterator[PolicyViolation]:
     """A check writes no attribute: a function's, a class's or an imported module's attributes
     are all places to keep something between calls."""
-    for node in walk(tree):
+    for node in nodes(tree).of(ast.Attribute, ast.Call):
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             yield violation(
                 "check_purity",
@@ -135,15 +136,14 @@ def _attribute_writes(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 
 def _scope_statements(tree: ast.Module) -> Iterator[PolicyViolation]:
-    for node in walk(tree):
-        if isinstance(node, ast.Global | ast.Nonlocal):
-            keyword = type(node).__name__.lower()
-            yield violation(
-                "global_state",
-                node.lineno,
-                f"'{keyword}' lets a check keep state between calls; compute from the two "
-                "states only, passing values as arguments and return values",
-            )
+    for node in nodes(tree).of(ast.Global, ast.Nonlocal):
+        keyword = type(node).__name__.lower()
+        yield violation(
+            "global_state",
+            node.lineno,
+            f"'{keyword}' lets a check keep state between calls; compute from the two "
+            "states only, passing values as arguments and return values",
+        )
 
 
 def _module_values(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
@@ -162,14 +162,13 @@ def _module_values(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViola
 def _made_at_import(tree: ast.Module) -> Iterator[tuple[str, ast.stmt]]:
     """The statements that run once per namespace, with the class they are in (``A.``)."""
     yield from (("", stmt) for stmt in tree.body)
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef):
-            yield from ((f"{node.name}.", stmt) for stmt in node.body)
+    for node in nodes(tree).of(ast.ClassDef):
+        yield from ((f"{node.name}.", stmt) for stmt in node.body)
 
 
 def _module_value_message(name: str, value: ast.expr) -> str:
     made = "is not a constant"
-    for node in walk(value):
+    for node in ast.walk(value):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             made = "is built once, at import, by a comprehension"
             break
@@ -184,9 +183,7 @@ def _module_value_message(name: str, value: ast.expr) -> str:
 
 def _defaults(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
     """A default is made once, when its function is defined, and shared by every call."""
-    for node in walk(tree):
-        if not isinstance(node, FUNCTIONS):
-            continue
+    for node in nodes(tree).of(*FUNCTIONS):
         owner = "a lambda" if isinstance(node, ast.Lambda) else f"{node.name}()"
         for default in [*node.args.defaults, *node.args.kw_defaults]:
             if default is not None and not is_immutable(default, names):
@@ -204,7 +201,9 @@ def _writes(tree: ast.Module, names: SourceNames) -> Iterator[PolicyViolation]:
     :func:`source_names` drops an import name the source rebinds)."""
     module_level = module_names(tree) - set(names.imports)
     outer = module_level | set(names.imports)
-    if not any(_outer_root(node, outer) for node in walk(tree)):
+    index = nodes(tree)
+    writes = index.collect(ast.Subscript, ast.Call)  # the nodes _written reads
+    if not any(_outer_root(node, outer) for node in writes):
         return  # the usual check: it writes only into its own values (scoping them is dearer)
     for node, local in scoped(tree):
         written = _written(node) if isinstance(node, ast.expr) else None
@@ -258,8 +257,8 @@ def _writers_off_decorators(tree: ast.Module, names: SourceNames) -> Iterator[Po
     """``dataclass``, ``wraps`` and the like write onto the object they are given: as a
     decorator that is a definition of the check's own; anywhere else it may be an import's."""
     decorators = _decorator_ids(tree)
-    for node in walk(tree):
-        if not isinstance(node, ast.Name | ast.Attribute) or id(node) in decorators:
+    for node in nodes(tree).of(ast.Name, ast.Attribute):
+        if id(node) in decorators:
             continue
         dotted = qualified(node, names)
         if dotted and resolves_into(dotted, None, WRITER_IDS):
@@ -290,7 +289,7 @@ def _references(
 ) -> Iterator[tuple[ast.expr | ast.stmt | ast.pattern, str, str | None]]:
     """(node, name, the dotted name it is taken from) for every attribute the source names:
     ``x.a``, ``getattr(x, "a")``, ``case C(a=...)``, ``from m import a``."""
-    for node in walk(tree):
+    for node in nodes(tree).of(ast.Attribute, ast.ImportFrom, ast.MatchClass, ast.Call):
         if isinstance(node, ast.Attribute):
             yield node, node.attr, qualified(node.value, names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -314,12 +313,11 @@ def _getattr_name(node: ast.Call) -> str | None:
 def _decorator_ids(tree: ast.Module) -> set[int]:
     """Ids of the decorator expressions (``@d``, and ``d`` of ``@d(...)``)."""
     found = set()
-    for node in walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            for decorator in node.decorator_list:
-                found.add(id(decorator))
-                if isinstance(decorator, ast.Call):
-                    found.add(id(decorator.func))
+    for node in nodes(tree).collect(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for decorator in node.decorator_list:
+            found.add(id(decorator))
+            if isinstance(decorator, ast.Call):
+                found.add(id(decorator.func))
     return found
 
 

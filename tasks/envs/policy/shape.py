@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from envmill.schemas.environment import PolicyViolation
 from envmill.tasks.envs.policy.names import STATEMENT_NAMES, TOP_LEVEL_OK, violation
-from envmill.tasks.envs.policy.walk import walk
+from envmill.tasks.envs.policy.walk import nodes
 
 
 def check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
@@ -31,33 +31,27 @@ def check_top_level(tree: ast.Module) -> Iterator[PolicyViolation]:
 
 def bound_names(tree: ast.Module) -> set[str]:
     """Every name the module binds anywhere (assigned, a parameter, defined, imported)."""
-    bound = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            bound.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            bound.add(node.name)
+    index = nodes(tree)
+    bound = {node.id for node in index.of(ast.Name) if not isinstance(node.ctx, ast.Load)}
+    bound.update(node.arg for node in index.of(ast.arg))
+    definitions = index.collect(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    bound.update(node.name for node in definitions)
+    bound.update(node.asname or node.name.split(".")[0] for node in index.of(ast.alias))
+    bound.update(node.name for node in index.collect(ast.MatchAs, ast.MatchStar) if node.name)
     return bound
 
 
 def compared_type_calls(tree: ast.Module) -> set[int]:
     """Ids of the ``type(x)`` calls that are operands of a comparison (``type(x) is int``)."""
     found = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Compare):
-            for operand in [node.left, *node.comparators]:
-                if (
-                    isinstance(operand, ast.Call)
-                    and isinstance(operand.func, ast.Name)
-                    and operand.func.id == "type"
-                ):
-                    found.add(id(operand))
+    for node in nodes(tree).of(ast.Compare):
+        for operand in [node.left, *node.comparators]:
+            if (
+                isinstance(operand, ast.Call)
+                and isinstance(operand.func, ast.Name)
+                and operand.func.id == "type"
+            ):
+                found.add(id(operand))
     return found
 
 
@@ -99,9 +93,7 @@ def method_owners(tree: ast.Module) -> tuple[set[int], dict[str, set[str]]]:
     per class the names of those methods, which may not be taken off the class itself
     (``A.m(other)`` binds ``self`` to anything)."""
     owners, methods = set(), {}
-    for node in walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
+    for node in nodes(tree).of(ast.ClassDef):
         for item in node.body:
             if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from envmill.tasks.envs.policy.walk import walk
+from envmill.tasks.envs.policy.walk import nodes
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (*FUNCTIONS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -39,21 +39,20 @@ class SourceNames:
 
 
 def source_names(tree: ast.Module) -> SourceNames:
-    imports, assigned = {}, set()
-    for node in walk(tree):
+    index = nodes(tree)
+    imports = {}
+    for node in index.of(ast.Import, ast.ImportFrom):  # in order: a later import wins
         if isinstance(node, ast.Import):
             for alias in node.names:
                 top = alias.name.split(".")[0]
                 imports[alias.asname or top] = alias.name if alias.asname else top
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        elif node.module and not node.level:
             for alias in node.names:
                 imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            assigned.add(node.id)
-        elif isinstance(node, ast.arg):
-            assigned.add(node.arg)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            assigned.add(node.name)
+    assigned = {node.id for node in index.of(ast.Name) if not isinstance(node.ctx, ast.Load)}
+    assigned.update(node.arg for node in index.of(ast.arg))
+    definitions = index.collect(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    assigned.update(node.name for node in definitions)
     kept = {name: dotted for name, dotted in imports.items() if name not in assigned}
     return SourceNames(kept, frozenset(assigned))
 
@@ -160,7 +159,7 @@ def module_names(tree: ast.Module) -> set[str]:
             found.update(
                 n.id
                 for target in targets
-                for n in walk(target)
+                for n in ast.walk(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             )
     return found

@@ -4,6 +4,8 @@ checks alike)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 from envmill.schemas.environment import PolicyViolation
 from envmill.tasks.envs.policy.names import (
@@ -25,6 +27,7 @@ from envmill.tasks.envs.policy.names import (
     template_refusals,
     violation,
 )
+from envmill.tasks.envs.policy.walk import children
 
 
 class PolicyVisitor(ast.NodeVisitor):
@@ -37,6 +40,22 @@ class PolicyVisitor(ast.NodeVisitor):
         self.bound, self.compared = bound, compared
         self.owners, self.methods = owners, methods
         self.refused: dict[str, str] = {}  # name bound by a refused import -> its module
+
+    def visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.visit`` with the handler of each node type looked up once per type,
+        not by name per node."""
+        kind = type(node)
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            handler = _HANDLERS[kind] = getattr(
+                PolicyVisitor, f"visit_{kind.__name__}", PolicyVisitor.generic_visit
+            )
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.generic_visit``, its children listed without a generator."""
+        for child in children(node):
+            self.visit(child)
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         """Record a violation, keyed by where the node ends so a.__x__.__y__ reports __x__ first."""
@@ -303,6 +322,7 @@ SELF_MATCHING = frozenset(
 
 
 OWNERS = frozenset({"self", "cls"})
+_HANDLERS: dict[type, Callable[[PolicyVisitor, Any], None]] = {}  # node type -> its visit_ method
 
 
 def _is_owner(receiver: ast.AST | None) -> bool:
