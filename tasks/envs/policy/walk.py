@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 MAX_TREES = 4  # the trees being checked now: one per thread, none kept for long (see nodes)
 _indexed: dict[int, tuple[ast.AST, Nodes]] = {}  # id -> (the node, kept alive; its index)
@@ -22,16 +23,17 @@ class Nodes:
             self.by_type.setdefault(type(node), []).append(node)
             self.all.extend(children(node))
 
-    def of(self, *kinds: type) -> Sequence[ast.AST]:
+    def of(self, *kinds: type) -> Sequence[Any]:
         """The nodes of these exact types, in walk order (rules that report several kinds
-        report them in the order they appear)."""
+        report them in the order they appear). Typed loosely: a rule reads the fields of the
+        kinds it asked for, which isinstance would have narrowed to."""
         present = [kind for kind in kinds if kind in self.by_type]
         if len(present) <= 1:  # one kind, or none: no pass over every node
             return self.by_type[present[0]] if present else ()
         wanted = set(present)
         return [node for node in self.all if type(node) in wanted]
 
-    def collect(self, *kinds: type) -> list[ast.AST]:
+    def collect(self, *kinds: type) -> list[Any]:
         """The nodes of these exact types, type by type: for rules that collect into a set,
         where the order is no matter and a pass over every node would be."""
         return [node for kind in kinds for node in self.by_type.get(kind, ())]
