@@ -186,3 +186,28 @@ def test_a_schema_naming_a_month_is_read_on_each_scenario_s_day():
     later = schema_sight(date(2026, 2, 1), [tool])
     assert "2025-03-05" in first.dates and "2026-03-05" in later.dates
     assert later.today == date(2026, 2, 1)
+
+
+def test_a_schema_s_relative_day_is_read_on_each_scenario_s_day_and_the_rest_once():
+    """A tool read once is read again only in its texts that say a day relative to today:
+    "tomorrow" is the day after each scenario's own day, and nothing of one day stays."""
+    from datetime import date
+
+    from envmill.tasks.certify.grounding import schema_sight
+
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "book",
+                "description": "Book a slot; the earliest is tomorrow. Rooms: Cedar or Pine.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    first = schema_sight(date(2025, 2, 1), tools)
+    later = schema_sight(date(2026, 7, 9), tools)
+    again = schema_sight(date(2025, 2, 1), tools)
+    assert "2025-02-02" in first.dates and "2026-07-10" in later.dates
+    assert "2025-02-02" not in later.dates and "2026-07-10" not in again.dates
+    assert first.dates == again.dates and "cedar" in " ".join(later.texts)
