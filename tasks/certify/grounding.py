@@ -37,7 +37,7 @@ from envmill.tasks.core.field_words import COUNT_NAMES, field_noun, is_money_fie
 from envmill.tasks.core.opening import opening_message
 from envmill.tasks.core.recent import Recent
 from envmill.tasks.core.system_message import TIME_KEYS
-from envmill.tasks.judge.reading import ISO_MOMENT, MONTHS, RELATIVE, normalize, read
+from envmill.tasks.judge.reading import ISO_MOMENT, normalize, read
 
 MAX_VALUES = 20_000  # a tool result is bounded; so is what one sight keeps of it
 MAX_DEPTH = 12
@@ -260,7 +260,7 @@ def schema_sight(today: date | None, tools: list[dict[str, Any]]) -> Sight:
         said = canonical_json(tool)
         schema = _SCHEMA_SIGHTS.get(said, lambda tool=tool: _read_tool_schema(tool))
         sight.add(schema)
-        if today is not None and schema.dated and DAY_WORDS.search(said.casefold()):
+        if today is not None and schema.dated:
             sight.dates.update(_dates_on(today, schema.dated))
     return sight
 
@@ -273,15 +273,13 @@ def _read_tool_schema(tool: dict[str, Any]) -> Sight:
 
 
 def _dates_on(today: date, texts: list[str]) -> list[str]:
-    """The days ``texts`` state on ``today``. The day matters only to a description that says
-    "today" or names a month ("March fifth" is the one nearest the day), and then only to its
-    dates (a reading on a day holds what one on none does, and those dates): figures are not
-    read."""
+    """The days ``texts`` state on ``today``: the texts a reading found saying a day relative
+    to it ("tomorrow", "March fifth", the one nearest the day), and only their dates (a reading
+    on a day holds what one on none does, and those dates): figures are not read."""
     return [day for text in texts for day in read(text, today).dates]
 
 
 _SCHEMA_SIGHTS: Recent[Sight] = Recent(256)  # tools: a few environments' worth
-DAY_WORDS = re.compile(rf"{RELATIVE.pattern}|\b(?:{'|'.join(MONTHS)})", re.IGNORECASE)
 
 
 def ungrounded_reference(

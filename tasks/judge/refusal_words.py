@@ -10,7 +10,7 @@ patterns, so the judge reads every rule kind through the same words.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,7 @@ def done_pattern(action: str) -> re.Pattern[str] | None:
     return re.compile("|".join(forms)) if action.strip() else None
 
 
-@cache
+@lru_cache(maxsize=1024)  # statuses come from states: bounded
 def said_otherwise(status: str) -> tuple[re.Pattern[str], ...]:
     """A status said in other words: the past of another verb of its act ("turned SR-9 down"
     for rejected, "settled" for paid off), or a phrase of ``states`` ("being worked on" for in

@@ -272,7 +272,7 @@ def _known(names: dict[str, str], shown: list[Any], said: str) -> dict[str, str]
     known = {}
     for key, name in names.items():
         plain = name.removesuffix(f" ({key})")  # "Jason Weber (FRM-0002)": the name was shown
-        if plain in texts or mentions(said, plain):
+        if plain in texts or mentions(said, plain, min_length=0):
             known[key] = name
     return known
 

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.sandbox.forkserver import ZygoteProcess
-from envmill.tasks.sandbox.framing import FrameError, recv_frame, send_frame
+from envmill.tasks.sandbox.framing import (
+    FrameError,
+    encode_frame,
+    recv_frame,
+    send_payload,
+)
 from envmill.tasks.sandbox.isolation import IsolationLevel, resolve_isolation
 from envmill.tasks.sandbox.outcomes import CheckCell, ChecksOutcome, SandboxOutcome
 
@@ -330,6 +335,17 @@ def episode_room(limits: SandboxLimits, received: list[tuple[int, int]]) -> tupl
     )
 
 
+def _encoded(message: dict[str, Any]) -> bytes | HostReply:
+    """The request's frame, or why it cannot be sent: a state the factory was handed (a model's
+    JSON) may hold what no frame carries (a lone surrogate, nesting too deep). Nothing is sent
+    then, and the host stays as it was."""
+    try:
+        return encode_frame(message)
+    except (ValueError, TypeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        return HostReply(error=f"the request cannot be sent: {reason}", error_class="protocol")
+
+
 def _spawn_message(limits: dict[str, Any], source: str | None) -> bytes:
     """The zygote's spawn request; a source too large for one datagram (in bytes, after JSON
     escapes non-ASCII text) is left out, and the host compiles it for itself."""
@@ -386,20 +402,16 @@ class HostHandle:
         room, values = episode_room(limits, self.received)
         if room <= 0 or values <= 0:
             return self._fail("too_large", EPISODE_SPENT)
+        payload = _encoded(message)
+        if isinstance(payload, HostReply):
+            return payload
         try:
-            send_frame(self.channel, message)
+            send_payload(self.channel, payload)
             reply = recv_frame(self.channel, room, deadline, values, self.received)
         except TimeoutError:
             return self._fail("timeout", f"no reply within {wall:g} s wall time")
         except FrameError as exc:
-            if exc.kind == "too_large" and (
-                room < limits.max_reply_bytes or values < limits.max_reply_values
-            ):
-                self.received.append((limits.max_episode_bytes, limits.max_episode_values))
-                return self._fail("too_large", EPISODE_SPENT)
-            if exc.kind != "closed":
-                return self._fail(exc.kind, str(exc))
-            return self._fail("killed", HOST_DIED)
+            return self._refused_frame(exc, room, values)
         except OSError:
             return self._fail("killed", HOST_DIED)
         problem = reply_problem(message["op"], reply)
@@ -410,6 +422,18 @@ class HostHandle:
                 error=str(reply.get("error")), error_class=str(reply.get("error_class"))
             )
         return HostReply(payload=reply)
+
+    def _refused_frame(self, exc: FrameError, room: int, values: int) -> HostReply:
+        """A reply the channel refused: too large for what the episode had left spends it."""
+        limits = self.sandbox.limits
+        if exc.kind == "too_large" and (
+            room < limits.max_reply_bytes or values < limits.max_reply_values
+        ):
+            self.received.append((limits.max_episode_bytes, limits.max_episode_values))
+            return self._fail("too_large", EPISODE_SPENT)
+        if exc.kind != "closed":
+            return self._fail(exc.kind, str(exc))
+        return self._fail("killed", HOST_DIED)
 
     def _fail(self, error_class: str, error: str) -> HostReply:
         self._end(kill=True)  # it may be stuck in the program: the zygote ends it

@@ -28,12 +28,21 @@ class FrameError(Exception):
 
 
 def send_frame(sock: socket.socket, message: object) -> None:
-    send_text(sock, json.dumps(message, ensure_ascii=False, allow_nan=False))
+    send_payload(sock, encode_frame(message))
+
+
+def encode_frame(message: object) -> bytes:
+    """``message`` as a frame's body; ValueError (a lone surrogate, NaN), TypeError (not JSON)
+    or RecursionError (nested too deeply) when it cannot be one."""
+    return json.dumps(message, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def send_text(sock: socket.socket, text: str) -> None:
     """A message already written as JSON (``UnicodeEncodeError`` for a lone surrogate)."""
-    payload = text.encode("utf-8")
+    send_payload(sock, text.encode("utf-8"))
+
+
+def send_payload(sock: socket.socket, payload: bytes) -> None:
     sock.sendall(HEADER.pack(len(payload)) + payload)
 
 

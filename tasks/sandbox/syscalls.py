@@ -88,6 +88,9 @@ def build_filter(seccomp: Any, host: int | None = None) -> bytes:
 
 
 SIGNALLING = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+# priority calls that reach a whole group or user (``which``: PRIO_PGRP, PRIO_USER; the I/O
+# class's IOPRIO_WHO_PGRP, IOPRIO_WHO_USER): the host's own group, or every host of its uid
+BY_GROUP_OR_USER = {"setpriority": (1, 2), "ioprio_set": (2, 3)}
 # calls that reach another process by its pid (which argument): its limits, its scheduling
 TOUCHING = {"prlimit64": 0, "sched_setaffinity": 0, "sched_setscheduler": 0,
             "sched_setparam": 0, "sched_setattr": 0, "setpriority": 1, "ioprio_set": 1}  # fmt: skip
@@ -97,7 +100,8 @@ def _hands_off(seccomp: Any, rules: Any, host: int) -> None:
     """No call reaches the host (``host``, its pid, in the low 32 bits whatever the high ones
     hold): no signal to it, to 0 (the caller's group, the host's) or to any group (a negative
     pid); no change to its limits or its scheduling (a breaker's: a check child lowered the
-    host's RLIMIT_NPROC, so the next check ran in the host itself)."""
+    host's RLIMIT_NPROC, so the next check ran in the host itself), nor to the priority of its
+    group or of its uid's processes (a breaker's: a check child reniced its host to 19)."""
     targets = [(name, 0) for name in SIGNALLING] + list(TOUCHING.items())
     for name, arg in targets:
         matches = [seccomp.Arg(arg, seccomp.MASKED_EQ, LOW, host)]
@@ -107,10 +111,17 @@ def _hands_off(seccomp: Any, rules: Any, host: int) -> None:
                 seccomp.Arg(0, seccomp.MASKED_EQ, SIGN, SIGN),
             ]
         for match in matches:
-            try:
-                rules.add_rule(seccomp.ERRNO(errno.EPERM), name, match)
-            except Exception:  # a call this kernel or libseccomp does not know
-                pass
+            _refuse(seccomp, rules, name, match)
+    for name, whiches in BY_GROUP_OR_USER.items():
+        for which in whiches:
+            _refuse(seccomp, rules, name, seccomp.Arg(0, seccomp.MASKED_EQ, LOW, which))
+
+
+def _refuse(seccomp: Any, rules: Any, name: str, match: Any) -> None:
+    try:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name, match)
+    except Exception:  # a call this kernel or libseccomp does not know
+        pass
 
 
 # Stand-in pids for the compiled-once filter, and real ones it must match when filled in (a

@@ -775,6 +775,36 @@ def test_a_check_child_cannot_lower_its_hosts_limits(box, which):
     assert "Operation not permitted" in str(refused.error) and clean.value is True, outcome
 
 
+RENICE_THE_GROUP = """
+import os
+def check(initial_state, final_state):
+    os.{call}
+    return True
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "setpriority(os.PRIO_PGRP, 0, 19)",
+        "setpriority(os.PRIO_USER, 0, 19)",
+        "setpriority(os.PRIO_PGRP, os.getpgrp(), 19)",
+    ],
+)
+def test_a_check_child_cannot_renice_its_hosts_group_or_uid(box, call):
+    """A breaker's: the host's own pid was refused, but its process group (which its check
+    children share) and its uid were not, so a check reniced its host to 19 for good."""
+    outcome = box.run_checks(
+        [RENICE_THE_GROUP.format(call=call), CLEAN_CHECK],
+        [({"n": 0}, {"n": 1})],
+        probe=False,
+        pure=[False, True],
+    )
+    assert outcome.error is None, outcome
+    (refused,), (clean,) = outcome.cells
+    assert "Operation not permitted" in str(refused.error) and clean.value is True, outcome
+
+
 def test_no_check_forges_another_checks_answer(box):
     """The same breaker's forgery: a guard that never holds stays False beside it."""
     pairs = [({"n": 0}, {"n": 1})] * 3

@@ -334,3 +334,29 @@ def test_a_change_equality_misses_is_still_a_change(sandbox):
         [False] * 2
     ]
     assert [cell.value for cell in outcome.cells[3]] == [True, True]
+
+
+@pytest.mark.parametrize(
+    "state, why",
+    [({"name": "Ana \ud800"}, "surrogate"), ({"n": float("nan")}, "JSON")],
+)
+def test_a_state_no_frame_can_carry_is_one_error_and_the_host_goes_on(sandbox, state, why):
+    """A breaker's: a state the factory was handed (a model's JSON) with a lone surrogate made
+    ``run_checks`` raise; now nothing is sent, the outcome says why, and the next request is
+    served as usual."""
+    outcome = sandbox.run_checks([HOLDS], [(state, state)])
+    assert outcome.error is not None and "cannot be sent" in outcome.error, outcome
+    assert why in outcome.error
+    assert [cell.value for cell in sandbox.run_checks([HOLDS], PAIRS).cells[0]] == [
+        True,
+        False,
+        False,
+    ]
+
+
+def test_a_state_nested_too_deeply_for_a_frame_is_one_error(sandbox):
+    deep: dict = {}
+    for _ in range(3000):
+        deep = {"n": deep}
+    outcome = sandbox.run_checks([HOLDS], [(deep, deep)])
+    assert outcome.error is not None and "nested too deeply" in outcome.error, outcome

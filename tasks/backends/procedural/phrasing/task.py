@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from envmill.tasks.backends.procedural.checks.derive import words_of
@@ -984,9 +985,15 @@ def _core(body: str) -> str:
 def scrub_tool_names(text: str, tool_names: list[str]) -> str:
     """Replace any tool identifier a template leaked with plain words (``cancel_order``)."""
     for name in sorted(tool_names, key=len, reverse=True):
-        if "_" in name and name.casefold() in text.casefold():
-            text = re.sub(rf"\b{re.escape(name)}\b", words_of(name), text, flags=re.IGNORECASE)
+        if "_" in name:
+            text = _tool_name_pattern(name).sub(words_of(name), text)
     return text
+
+
+@lru_cache(maxsize=1024)
+def _tool_name_pattern(name: str) -> re.Pattern[str]:
+    """Compiled once: a run names more tools than the ``re`` module's cache keeps."""
+    return re.compile(rf"\b{re.escape(name)}\b", flags=re.IGNORECASE)
 
 
 def _exact_text(mention: ArgMention, as_label: bool, before: str = "") -> str:

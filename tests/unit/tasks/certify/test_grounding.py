@@ -211,3 +211,23 @@ def test_a_schema_s_relative_day_is_read_on_each_scenario_s_day_and_the_rest_onc
     assert "2025-02-02" in first.dates and "2026-07-10" in later.dates
     assert "2025-02-02" not in later.dates and "2026-07-10" not in again.dates
     assert first.dates == again.dates and "cedar" in " ".join(later.texts)
+
+
+def test_a_relative_day_the_reading_finds_is_read_on_the_day_whatever_the_other_tools_say():
+    """A breaker's: "delivery_tomorrow" reads as "delivery tomorrow", a day relative to today,
+    though its JSON holds no day word; it was read on the day only when another tool's did."""
+    from datetime import date
+
+    from envmill.tasks.certify.grounding import schema_sight
+
+    def tool(name: str, description: str) -> dict:
+        parameters = {"type": "object", "properties": {}}
+        return {
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": parameters},
+        }
+
+    ships = tool("ship", "Ships the parcel for delivery_tomorrow.")
+    alone = schema_sight(date(2026, 3, 10), [ships])
+    beside = schema_sight(date(2026, 3, 10), [tool("slots", "Lists the slots open today."), ships])
+    assert "2026-03-11" in alone.dates and "2026-03-11" in beside.dates

@@ -569,3 +569,13 @@ def test_a_flag_is_said_as_what_the_record_is_now_marked_as():
     said = closing_message(before, after, "s1")
     assert "ork order WO-4 is now marked as customer approved" in said, said
     assert "is now set" not in said, said
+
+
+def test_a_name_is_known_by_the_same_rule_with_or_without_its_literal_test():
+    """Names are tested for their literal before the whole-word pattern runs (a breaker's:
+    the shortcut must not change an answer, an empty name included)."""
+    from envmill.tasks.rollout.closing import _known
+
+    names = {"K-1": "", "K-2": "Ana Ruiz (K-2)", "K-3": "Ana", "K-4": "Bo Li"}
+    known = _known(names, [], "Booked for Ana Ruiz; Anabel is next.")
+    assert known == {"K-1": "", "K-2": "Ana Ruiz (K-2)", "K-3": "Ana"}
