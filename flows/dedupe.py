@@ -16,6 +16,7 @@ from envmill.flows.run_record import recorded_run
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.dedupe import find_duplicates
 from envmill.tasks.pipeline import failure_of
+from envmill.warehouse.dedupe_memo import StoredHashMemo
 from envmill.warehouse.duplicates import (
     clear_duplicates,
     read_environment_items,
@@ -73,6 +74,10 @@ def _pass(root: Path, settings: EnvmillSettings, run_id: str, new_of: str | None
     def progress(measure: str, items: int, seconds: float) -> None:
         report("dedupe", measure=measure, items=items, seconds=seconds)
 
-    records = find_duplicates(settings.dedupe, environments, tasks, states, progress)
-    written = write_duplicates(root, records, run_id, key=run_id) if may_write(root, run_id) else 0
+    memo = StoredHashMemo(root)  # the corpus's items hashed by earlier passes
+    records = find_duplicates(settings.dedupe, environments, tasks, states, progress, memo)
+    written = 0
+    if may_write(root, run_id):
+        written = write_duplicates(root, records, run_id, key=run_id)
+        memo.save(run_id)
     return {"duplicates": written, "dedupe_seconds": round(time.perf_counter() - clock, 3)}

@@ -11,10 +11,13 @@ whole corpus without checking the corpus against itself again.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -57,20 +60,41 @@ class Shingled:
     hashes: frozenset[int]
 
 
+class HashMemo(Protocol):
+    """Hashed shingles kept between passes, by a key naming the measure and the exact input
+    shingled (a corpus is read whole by every run's pass: only what is new is shingled)."""
+
+    def get(self, key: str) -> frozenset[int] | None: ...
+
+    def put(self, key: str, hashes: frozenset[int]) -> None: ...
+
+
 def find_duplicates(
     settings: DedupeSettings,
     environments: Iterable[EnvironmentItem] = (),
     tasks: Iterable[TaskItem] = (),
     states: Iterable[StateItem] = (),
     progress: Progress | None = None,
+    memo: HashMemo | None = None,
 ) -> list[DuplicateRecord]:
     """Every pair above its measure's threshold that involves a new item, for every measure."""
     environments, tasks, states = list(environments), list(tasks), list(states)
+    hashed = _Hasher(memo)
     shinglers: dict[str, Callable[[], list[Shingled]]] = {  # each measure's, typed per item
-        "code": lambda: [_shingled(e, code_shingles(e.source)) for e in environments],
-        "signature": lambda: [_shingled(e, signature_items(e.tools)) for e in environments],
-        "task": lambda: [_shingled(t, task_shingles(t.task, t.facts)) for t in tasks],
-        "state": lambda: [_shingled(s, state_items(s.state)) for s in states],
+        "code": lambda: [
+            hashed(e, ("code", e.source), lambda e=e: code_shingles(e.source)) for e in environments
+        ],
+        "signature": lambda: [
+            hashed(e, ("signature", e.tools), lambda e=e: signature_items(e.tools))
+            for e in environments
+        ],
+        "task": lambda: [
+            hashed(t, ("task", t.task, t.facts), lambda t=t: task_shingles(t.task, t.facts))
+            for t in tasks
+        ],
+        "state": lambda: [
+            hashed(s, ("state", s.state), lambda s=s: state_items(s.state)) for s in states
+        ],
     }
     records: list[DuplicateRecord] = []
     for measure, shingle in shinglers.items():
@@ -82,8 +106,30 @@ def find_duplicates(
     return records
 
 
-def _shingled(item: DedupeItem, shingles: set[str]) -> Shingled:
-    return Shingled(item.item_id, item.order, item.new, hash_shingles(shingles))
+class _Hasher:
+    """An item's hashed shingles: from the memo when its exact input was shingled before."""
+
+    def __init__(self, memo: HashMemo | None) -> None:
+        self.memo = memo
+
+    def __call__(
+        self, item: DedupeItem, said: tuple[Any, ...], shingles: Callable[[], set[str]]
+    ) -> Shingled:
+        if self.memo is None:
+            return Shingled(item.item_id, item.order, item.new, hash_shingles(shingles()))
+        key = memo_key(said)
+        hashes = self.memo.get(key)
+        if hashes is None:
+            hashes = hash_shingles(shingles())
+            self.memo.put(key, hashes)
+        return Shingled(item.item_id, item.order, item.new, hashes)
+
+
+def memo_key(said: tuple[Any, ...]) -> str:
+    """The measure and a digest of exactly what it shingles (not the item's id: an id need not
+    cover every field a measure reads, a scenario's user facts for one)."""
+    text = json.dumps(said, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return f"{said[0]}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def pairs_above(items: list[Shingled], threshold: float, measure: str) -> list[DuplicateRecord]:

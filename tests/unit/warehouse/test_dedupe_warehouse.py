@@ -284,3 +284,47 @@ def test_a_failed_pass_is_a_failures_row_not_a_failed_run(small, monkeypatch):
         "error_class": "ValueError",
         "message": "no comparison today",
     }
+
+
+def test_a_second_pass_shingles_only_what_it_has_not_seen(small, monkeypatch):
+    """A run's pass reads the whole corpus: what earlier passes hashed is kept in the data folder
+    (``_dedupe/``), so a later pass shingles nothing it has seen, and finds the same pairs."""
+    from envmill.tasks.dedupe import detect
+
+    def pass_of(run_id: str) -> set[tuple]:
+        grant(small, run_id)
+        try:
+            dedupe_new_items({"counts": {"scenarios": 5}}, EnvmillSettings(), run_id, str(small))
+        finally:
+            revoke(small, run_id)
+        found = rows(small, f"SELECT * FROM duplicates WHERE run_id = '{run_id}'")
+        return {(r["measure"], r["item_id"], r["duplicate_of"]) for r in found}
+
+    shingled: list[str] = []
+    real = detect.code_shingles
+    monkeypatch.setattr(detect, "code_shingles", lambda s: shingled.append(s) or real(s))
+    first = pass_of("run-a")
+    assert len(shingled) == 3 and list((small / "_dedupe").rglob("*.parquet"))
+    shingled.clear()
+    assert pass_of("run-a") == first and shingled == []
+
+
+def test_a_damaged_memo_file_is_read_past_and_many_files_are_merged(tmp_path):
+    from envmill.warehouse.dedupe_memo import MAX_FILES, StoredHashMemo
+
+    memo = StoredHashMemo(tmp_path)
+    memo.put("code:1", frozenset({1, 2}))
+    memo.put("code:empty", frozenset())
+    memo.save("run-1")
+    (memo.folder / "run-0.parquet").write_bytes(b"not parquet")
+    again = StoredHashMemo(tmp_path)
+    assert again.get("code:1") == frozenset({1, 2}) and again.get("code:empty") == frozenset()
+    for n in range(MAX_FILES + 1):
+        later = StoredHashMemo(tmp_path)
+        later.put(f"task:{n}", frozenset({n}))
+        later.save(f"run-{n + 2}")
+    assert len(list(memo.folder.glob("*.parquet"))) <= MAX_FILES
+    merged = StoredHashMemo(tmp_path)
+    assert merged.get("code:1") == frozenset({1, 2}) and merged.get(f"task:{MAX_FILES}") == {
+        MAX_FILES
+    }
