@@ -15,6 +15,7 @@ from envmill.flows.progress import report
 from envmill.flows.run_record import recorded_run
 from envmill.schemas.settings import EnvmillSettings
 from envmill.tasks.dedupe import find_duplicates
+from envmill.tasks.dedupe.detect import shingling_version
 from envmill.tasks.pipeline import failure_of
 from envmill.warehouse.dedupe_memo import StoredHashMemo
 from envmill.warehouse.duplicates import (
@@ -74,7 +75,7 @@ def _pass(root: Path, settings: EnvmillSettings, run_id: str, new_of: str | None
     def progress(measure: str, items: int, seconds: float) -> None:
         report("dedupe", measure=measure, items=items, seconds=seconds)
 
-    memo = StoredHashMemo(root)  # the corpus's items hashed by earlier passes
+    memo = StoredHashMemo(root, shingling_version())  # the corpus as earlier passes hashed it
     records = find_duplicates(settings.dedupe, environments, tasks, states, progress, memo)
     written = 0
     if may_write(root, run_id):

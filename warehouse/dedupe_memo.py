@@ -3,7 +3,7 @@
 A run's pass compares its new items with the whole corpus, so without this every run shingled
 every environment and scenario ever made again (about 40 ms an environment: minutes a run for a
 large folder). Entries are keyed by the measure and a digest of the exact input (``detect.py``),
-and kept in a folder named after the code that shingles (``features.py``, ``minhash.py``): a
+and kept in a folder named after the code that shingles (its digest, from ``tasks/dedupe``): a
 release that shingles otherwise starts a new folder instead of reading stale hashes.
 
 Each pass adds one Parquet file, written whole and renamed into place; a file that cannot be
@@ -13,34 +13,24 @@ one. Only the folder's lock holder writes here (a run or ``envmill dedupe``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from envmill.tasks.dedupe import features, minhash
-
 FOLDER = "_dedupe"
 MAX_FILES = 16
 SCHEMA = pa.schema([("key", pa.string()), ("hashes", pa.list_(pa.uint32()))])
 
 
-def shingling_version() -> str:
-    """A digest of the code that turns an item into hashes."""
-    digest = hashlib.sha256()
-    for module in (features, minhash):
-        digest.update(Path(module.__file__ or "").read_bytes())
-    return digest.hexdigest()[:16]
-
-
 class StoredHashMemo:
-    """``detect.HashMemo`` over the data folder ``root``: what earlier passes hashed, plus what
-    this one adds (written by :meth:`save`)."""
+    """``detect.HashMemo`` over the data folder ``root``: what earlier passes hashed with the
+    shingling code ``version`` (``detect.shingling_version``), plus what this one adds (written
+    by :meth:`save`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.folder = root / FOLDER / shingling_version()
+    def __init__(self, root: Path, version: str) -> None:
+        self.folder = root / FOLDER / _safe(version)
         self.known = _read(self.folder)
         self.added: dict[str, frozenset[int]] = {}
 

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,6 +31,7 @@ from envmill.schemas.dedupe import (
     StateItem,
     TaskItem,
 )
+from envmill.tasks.dedupe import features, minhash
 from envmill.tasks.dedupe.features import (
     code_shingles,
     signature_items,
@@ -123,6 +125,15 @@ class _Hasher:
             hashes = hash_shingles(shingles())
             self.memo.put(key, hashes)
         return Shingled(item.item_id, item.order, item.new, hashes)
+
+
+def shingling_version() -> str:
+    """A digest of the code that turns an item into hashes: a memo kept under it is never read
+    by code that shingles otherwise."""
+    digest = hashlib.sha256()
+    for module in (features, minhash):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def memo_key(said: tuple[Any, ...]) -> str:

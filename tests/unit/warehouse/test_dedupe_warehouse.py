@@ -312,19 +312,19 @@ def test_a_second_pass_shingles_only_what_it_has_not_seen(small, monkeypatch):
 def test_a_damaged_memo_file_is_read_past_and_many_files_are_merged(tmp_path):
     from envmill.warehouse.dedupe_memo import MAX_FILES, StoredHashMemo
 
-    memo = StoredHashMemo(tmp_path)
+    memo = StoredHashMemo(tmp_path, "v1")
     memo.put("code:1", frozenset({1, 2}))
     memo.put("code:empty", frozenset())
     memo.save("run-1")
     (memo.folder / "run-0.parquet").write_bytes(b"not parquet")
-    again = StoredHashMemo(tmp_path)
+    again = StoredHashMemo(tmp_path, "v1")
     assert again.get("code:1") == frozenset({1, 2}) and again.get("code:empty") == frozenset()
     for n in range(MAX_FILES + 1):
-        later = StoredHashMemo(tmp_path)
+        later = StoredHashMemo(tmp_path, "v1")
         later.put(f"task:{n}", frozenset({n}))
         later.save(f"run-{n + 2}")
     assert len(list(memo.folder.glob("*.parquet"))) <= MAX_FILES
-    merged = StoredHashMemo(tmp_path)
+    merged = StoredHashMemo(tmp_path, "v1")
     assert merged.get("code:1") == frozenset({1, 2}) and merged.get(f"task:{MAX_FILES}") == {
         MAX_FILES
     }
