@@ -80,5 +80,6 @@ def _pass(root: Path, settings: EnvmillSettings, run_id: str, new_of: str | None
     written = 0
     if may_write(root, run_id):
         written = write_duplicates(root, records, run_id, key=run_id)
-        memo.save(run_id)
+        if unsaved := memo.save(run_id):
+            report("dedupe_cache", problem=unsaved)
     return {"duplicates": written, "dedupe_seconds": round(time.perf_counter() - clock, 3)}

@@ -55,6 +55,8 @@ def print_dedupe_progress(event: str, details: dict[str, Any]) -> None:
             f"dedupe failed (a failures row; envmill dedupe reruns it): {details['error']}",
             err=True,
         )
+    elif event == "dedupe_cache":
+        typer.echo(f"dedupe: {details['problem']} (the next pass shingles again)", err=True)
     elif event == "dedupe":
         typer.echo(
             f"dedupe: {details['measure']} compared over {details['items']} items in "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -130,16 +131,17 @@ class _Hasher:
 def shingling_version() -> str:
     """A digest of the code that turns an item into hashes: a memo kept under it is never read
     by code that shingles otherwise."""
-    digest = hashlib.sha256()
-    for module in (features, minhash):
-        digest.update(Path(module.__file__ or "").read_bytes())
+    digest = hashlib.sha256(sys.version.encode())  # the parser and the builtins read code
+    for path in (features.__file__, minhash.__file__, __file__):
+        digest.update(Path(path or "").read_bytes())
     return digest.hexdigest()[:16]
 
 
 def memo_key(said: tuple[Any, ...]) -> str:
-    """The measure and a digest of exactly what it shingles (not the item's id: an id need not
-    cover every field a measure reads, a scenario's user facts for one)."""
-    text = json.dumps(said, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The measure and a digest of exactly what it shingles, in its own key order (not the
+    item's id: an id need not cover every field a measure reads, a scenario's user facts for
+    one; and a measure may read keys in the order they come)."""
+    text = json.dumps(said, ensure_ascii=False, separators=(",", ":"))
     return f"{said[0]}:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 

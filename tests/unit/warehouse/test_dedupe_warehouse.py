@@ -328,3 +328,43 @@ def test_a_damaged_memo_file_is_read_past_and_many_files_are_merged(tmp_path):
     assert merged.get("code:1") == frozenset({1, 2}) and merged.get(f"task:{MAX_FILES}") == {
         MAX_FILES
     }
+
+
+def test_a_cache_that_cannot_be_saved_costs_nothing_else(small, monkeypatch, capsys):
+    """A breaker's: a file where the cache's folder goes (or a full disk) failed the pass after
+    its pairs were written, and ``envmill dedupe`` then always failed."""
+    (small / "_dedupe").write_text("junk")
+    done = call_main(monkeypatch, capsys, ("dedupe", "--out", str(small)))
+    assert done.returncode == 0, done.stderr
+    assert "the dedupe cache was not saved" in done.stderr
+    assert rows(small, "SELECT count(*) AS n FROM duplicates")[0]["n"] >= 2
+    (run,) = rows(small, "SELECT status FROM runs")
+    assert run == {"status": "finished"}
+
+
+def test_junk_in_the_cache_folder_is_read_past_and_never_merged(tmp_path):
+    from envmill.warehouse.dedupe_memo import MAX_FILES, StoredHashMemo
+
+    memo = StoredHashMemo(tmp_path, "v1")
+    memo.folder.mkdir(parents=True)
+    (memo.folder / "a_dir.parquet").mkdir()
+    (memo.folder / ".killed.parquet.partial").write_bytes(b"half")
+    (tmp_path / "_dedupe" / "v0").mkdir()  # an older release's
+    for n in range(MAX_FILES + 2):
+        later = StoredHashMemo(tmp_path, "v1")
+        later.put(f"task:{n}", frozenset({n}))
+        assert later.save(f"run-{n}") is None
+    assert (memo.folder / "a_dir.parquet").is_dir()
+    assert not (memo.folder / ".killed.parquet.partial").exists()
+    assert not (tmp_path / "_dedupe" / "v0").exists()
+    assert len([p for p in memo.folder.glob("*.parquet") if p.is_file()]) <= MAX_FILES
+    assert StoredHashMemo(tmp_path, "v1").get("task:0") == frozenset({0})
+
+
+def test_the_same_values_in_another_key_order_are_another_input():
+    """A breaker's: the key sorted dict keys, but a measure may read them in their order."""
+    from envmill.tasks.dedupe.detect import memo_key
+
+    one = memo_key(("signature", [{"type": {"enum": ["a"], "base": "string"}}]))
+    other = memo_key(("signature", [{"type": {"base": "string", "enum": ["a"]}}]))
+    assert one != other
