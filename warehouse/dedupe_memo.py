@@ -95,7 +95,7 @@ def _read(files: list[Path], measure: str) -> dict[str, frozenset[int]]:
         table = _table_of(path)
         if table is None:
             continue
-        table = table.filter(pc.equal(table["measure"], measure))
+        table = table.filter(pc.field("measure") == measure)
         for key, hashes in zip(table["key"].to_pylist(), table["hashes"].to_pylist(), strict=True):
             if key is not None and hashes is not None:
                 known[key] = frozenset(hashes)
