@@ -44,8 +44,8 @@ class StoredHashMemo:
     def get(self, key: str) -> frozenset[int] | None:
         measure = key.split(":", 1)[0]
         if measure != self.measure:
-            self.measure, self.known = measure, {}  # the last measure's are compared already
-            self.known = _read(self._files(), measure)
+            self.known = {}  # the last measure's are compared already: freed before reading
+            self.measure, self.known = measure, _read(self._files(), measure)
         found = self.known.get(key)
         return self.added.get(key) if found is None else found
 
