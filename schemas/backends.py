@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-BackendName = Literal["procedural", "llm"]
+BackendName = Literal["procedural", "llm", "bfcl"]
 BACKEND_NAMES: tuple[BackendName, ...] = get_args(BackendName)
 PROCEDURAL: BackendName = "procedural"  # the default: catalog domains, no model
 LLM: BackendName = "llm"  # environments a model writes from topics; what retry-failed reruns
+BFCL: BackendName = "bfcl"  # BFCL multi-turn's classes and tasks, imported (``envmill import``)
 
 ScenarioSource = Literal["backend", "llm"]
 SCENARIO_SOURCES: tuple[ScenarioSource, ...] = get_args(ScenarioSource)
@@ -39,6 +40,12 @@ TRAITS: dict[str, BackendTraits] = {
     ),
     "llm": BackendTraits(
         "environments a model writes from topics", needs_llm=True, takes_topics=True, batch_size=1
+    ),
+    "bfcl": BackendTraits(
+        "BFCL multi-turn's classes and tasks, imported from bfcl-eval",
+        needs_llm=False,
+        takes_topics=False,
+        batch_size=1,
     ),
 }
 assert tuple(TRAITS) == BACKEND_NAMES, "every backend name has its traits, in order"

@@ -20,6 +20,9 @@ class ExportSelection(BaseModel):
     run_id: str | None = Field(None, description="the run that made the trajectory")
     policy: str | None = Field(None, description="`reference`, or a model name")
     include_dropped: bool = Field(False, description="keep trajectories a verdict dropped")
+    include_sources: tuple[str, ...] = Field(
+        (), description="benchmark sources whose held-out scenarios to export too, e.g. bfcl"
+    )
 
 
 class ExportRecord(BaseModel):

@@ -26,6 +26,7 @@ from envmill.schemas.backends import (
     ScenarioSource,
     default_batch_sizes,
 )
+from envmill.schemas.benchmarks import BfclSettings
 from envmill.schemas.dedupe import DedupeSettings
 from envmill.schemas.llm import LlmSettings
 from envmill.schemas.reward import RewardSettings
@@ -117,6 +118,7 @@ class EnvmillSettings(BaseSettings):
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
     reward: RewardSettings = Field(default_factory=RewardSettings)
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    bfcl: BfclSettings = Field(default_factory=BfclSettings)
     topics: list[str] = Field(
         default_factory=list,
         description="llm backend: the topics to build (else the data folder's selected topics)",

@@ -347,6 +347,35 @@ class DuplicatesTable(apa.DataFrameModel):
         return pc.not_equal(t["item_id"], t["duplicate_of"])
 
 
+class EvalsTable(apa.DataFrameModel):
+    """One row per (trajectory, benchmark): the benchmark's own checker's verdict beside
+    envmill's reward and success on the same trajectory, and whether the two agree."""
+
+    trajectory_id: str = _hex_id()
+    benchmark: str = _name()
+    run_id: str = _run_id()
+    scenario_id: str = _hex_id()
+    category: str = _name()
+    task_id: str = _name()
+    policy: str = _name()
+    reward: float = apa.Field(ge=0.0, le=1.0)
+    success: bool
+    checker_valid: bool
+    checker_error: str
+    agree: bool
+    details_json: str
+    created_at: UtcTimestamp
+
+    class Config:
+        strict = True
+
+    @apa.dataframe_check
+    def agreement(cls, data: apa.PyArrowData) -> pa.Array:
+        """``agree`` says whether the checker and envmill's success gave the same verdict."""
+        t = data.table
+        return pc.equal(t["agree"], pc.equal(t["checker_valid"], t["success"]))
+
+
 def arrow_schema(model: type[apa.DataFrameModel]) -> pa.Schema:
     """Derive the Arrow schema (types and nullability) of a table from its pandera model."""
     columns = model.to_schema().columns
@@ -367,4 +396,5 @@ MODELS: dict[str, type[apa.DataFrameModel]] = {
     "env_probes": EnvProbesTable,
     "topics": TopicsTable,
     "duplicates": DuplicatesTable,
+    "evals": EvalsTable,
 }

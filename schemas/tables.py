@@ -340,6 +340,30 @@ TABLES: dict[str, TableSpec] = {
             _NEWEST,
             _NOW,
         ),
+        TableSpec(
+            "evals",
+            pa.schema(
+                [
+                    _column("trajectory_id", STRING),
+                    _column("benchmark", STRING),
+                    _column("run_id", STRING),
+                    _column("scenario_id", STRING),
+                    _column("category", STRING),
+                    _column("task_id", STRING),
+                    _column("policy", STRING),
+                    _column("reward", FLOAT),
+                    _column("success", BOOL),
+                    _column("checker_valid", BOOL),
+                    _column("checker_error", STRING),
+                    _column("agree", BOOL),
+                    _column("details_json", STRING),
+                    _column("created_at", UTC_TIME),
+                ]
+            ),
+            ("trajectory_id", "benchmark"),
+            _NEWEST,
+            _NOW,
+        ),
     )
 }
 

@@ -2,8 +2,10 @@
 environment (domain, backend, tool schemas), filtered, in trajectory_id order.
 
 A trajectory that any row of ``verdicts`` marks ``kept = false`` is left out unless asked for;
-with no verdicts (the table has no parts) nothing is. A trajectory whose environment or scenario
-row is missing cannot be exported (no tool schemas) and is only counted.
+with no verdicts (the table has no parts) nothing is. A trajectory of a benchmark's scenario
+(``source`` other than envmill's own) is held out unless its source is asked for: a test set
+trained on by accident makes every later evaluation on it meaningless. A trajectory whose
+environment or scenario row is missing cannot be exported (no tool schemas) and is only counted.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from envmill.schemas.benchmarks import SYNTHETIC_SOURCE
 from envmill.schemas.export import ExportRecord, ExportSelection
 from envmill.warehouse.views import query
 
@@ -23,6 +26,7 @@ WITH dropped AS (
     FROM verdicts WHERE NOT kept GROUP BY trajectory_id
 ), joined AS (
     SELECT t.*, e.domain, e.backend, e.tools_json, s.mode,
+           coalesce(s.source, $own_source) AS scenario_source,
            coalesce(d.dropped_by, []::VARCHAR[]) AS dropped_by,
            e.env_id IS NULL OR s.scenario_id IS NULL AS orphan
     FROM trajectories t
@@ -30,7 +34,10 @@ WITH dropped AS (
     LEFT JOIN scenarios s ON s.scenario_id = t.scenario_id
     LEFT JOIN dropped d ON d.trajectory_id = t.trajectory_id
 ), matched AS (
-    SELECT *, NOT orphan AND ($include_dropped OR len(dropped_by) = 0) AS taken FROM joined
+    SELECT *, scenario_source <> $own_source
+              AND NOT list_contains($include_sources, scenario_source) AS held_out,
+           NOT orphan AND ($include_dropped OR len(dropped_by) = 0) AND NOT held_out AS taken
+    FROM joined
     WHERE ($min_reward IS NULL OR reward >= $min_reward)
       AND ($backend IS NULL OR backend = $backend)
       AND ($domain IS NULL OR domain = $domain)
@@ -38,7 +45,7 @@ WITH dropped AS (
       AND ($policy IS NULL OR policy = $policy)
 )
 SELECT trajectory_id, scenario_id, env_id, run_id, policy, reward, success, termination, steps,
-       domain, backend, mode, dropped_by, orphan, taken,
+       domain, backend, mode, dropped_by, orphan, taken, held_out, scenario_source,
        CASE WHEN taken THEN messages_json END AS messages_json,
        CASE WHEN taken THEN tools_json END AS tools_json
 FROM matched ORDER BY trajectory_id
@@ -53,6 +60,7 @@ class Selected:
     matched: int = 0  # matched the filters and have their environment and scenario
     dropped: int = 0  # of those, left out by verdicts (0 with include_dropped)
     dropped_by_filter: Counter[str] = field(default_factory=Counter)
+    held_out: Counter[str] = field(default_factory=Counter)  # by benchmark source, not asked for
     orphans: int = 0  # matched, but their environment or scenario row is missing
 
 
@@ -73,6 +81,8 @@ def select_for_export(root: str | os.PathLike[str], selection: ExportSelection) 
         "run": selection.run_id,
         "policy": selection.policy,
         "include_dropped": selection.include_dropped,
+        "include_sources": list(selection.include_sources),
+        "own_source": SYNTHETIC_SOURCE,
     }
     selected = Selected(records=[])
     for row in query(root, SELECTION_SQL, params).to_pylist():
@@ -82,6 +92,8 @@ def select_for_export(root: str | os.PathLike[str], selection: ExportSelection) 
         selected.matched += 1
         if row["taken"]:
             selected.records.append(_record(row))
+        elif row["held_out"]:
+            selected.held_out[row["scenario_source"]] += 1
         else:
             selected.dropped += 1
             selected.dropped_by_filter.update(row["dropped_by"])
@@ -89,7 +101,8 @@ def select_for_export(root: str | os.PathLike[str], selection: ExportSelection) 
 
 
 def _record(row: dict[str, Any]) -> ExportRecord:
-    fields = {k: v for k, v in row.items() if k not in ("orphan", "taken")}
+    left = ("orphan", "taken", "held_out", "scenario_source")
+    fields = {k: v for k, v in row.items() if k not in left}
     messages = json.loads(fields.pop("messages_json"))
     tools = json.loads(fields.pop("tools_json"))
     return ExportRecord(**fields, messages=messages, tools=tools)

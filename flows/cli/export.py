@@ -53,6 +53,14 @@ def export(
     include_dropped: Annotated[
         bool, typer.Option("--include-dropped", help="keep trajectories a filter dropped")
     ] = False,
+    include_source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include-source",
+            help="export a benchmark's held-out scenarios too, e.g. bfcl (never by default: "
+            "they are evaluation data)",
+        ),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="replace files of the export's names not envmill's")
     ] = False,
@@ -88,6 +96,7 @@ def export(
         run_id=run_id,
         policy=policy,
         include_dropped=include_dropped,
+        include_sources=tuple(include_source or ()),
     )
     selected = _select(root, selection)
     plan = _build(selected, fmt.value, validation, seed, special_tokens)
@@ -136,10 +145,17 @@ def _write(folder: Path, plan: ExportPlan, about: dict[str, Any], force: bool) -
 def _nothing_selected(selected: Selected, selection: ExportSelection, root: Path) -> str:
     filters = ", ".join(
         f"{name} {value}"
-        for name, value in selection.model_dump(exclude={"include_dropped"}).items()
+        for name, value in selection.model_dump(
+            exclude={"include_dropped", "include_sources"}
+        ).items()
         if value is not None
     )
     where = f" ({filters})" if filters else ""
+    if selected.held_out and not selected.dropped:
+        return (
+            f"{selected.matched} trajectories match{where}, but all are of held-out benchmark "
+            f"scenarios ({_counts(selected.held_out)}); --include-source exports them"
+        )
     if selected.dropped:
         return (
             f"{selected.matched} trajectories match{where}, but verdicts drop all of them "
@@ -211,6 +227,11 @@ def _summary(plan: ExportPlan, selected: Selected, folder: Path, written: Writte
         )
     if selected.orphans:
         left.append(f"{selected.orphans} without environment or scenario row")
+    if selected.held_out:
+        left.append(
+            f"{sum(selected.held_out.values())} of held-out benchmark scenarios "
+            f"({_counts(selected.held_out)}; --include-source exports them)"
+        )
     parts.append("left out " + ", ".join(left) if left else "none left out")
     parts += _made_safe(plan)
     if _changes_turns(plan):
