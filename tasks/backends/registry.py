@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.backends import (
     BACKEND_NAMES,
+    BFCL,
     LLM,
     LLM_SCENARIOS,
     OWN_SCENARIOS,
@@ -78,6 +79,13 @@ def _llm(settings: EnvmillSettings, client: ClientMaker) -> Backend[Any]:
     return backend  # its scenarios are the model's whatever ``scenarios_from`` says
 
 
+def _bfcl(settings: EnvmillSettings, client: ClientMaker) -> Backend[Any]:
+    from envmill.tasks.backends.imported.backend import BfclBackend, BfclDraft
+
+    backend: Backend[BfclDraft] = BfclBackend(settings.bfcl)
+    return backend  # a benchmark's scenarios are its own whatever ``scenarios_from`` says
+
+
 def with_llm_scenarios(
     environments: BriefingBackend[DraftT], settings: EnvmillSettings, client: LlmClient
 ) -> Backend[DraftT]:
@@ -91,7 +99,7 @@ def with_llm_scenarios(
 
 REGISTRY: dict[str, Registered] = {
     name: Registered(name, TRAITS[name], make)
-    for name, make in ((PROCEDURAL, _procedural), (LLM, _llm))
+    for name, make in ((PROCEDURAL, _procedural), (LLM, _llm), (BFCL, _bfcl))
 }
 if tuple(REGISTRY) != BACKEND_NAMES:  # a name without a factory, or a factory without a name
     raise ImportError(f"backend registry {list(REGISTRY)} != schemas {list(BACKEND_NAMES)}")
