@@ -11,6 +11,7 @@ import warnings
 import typer
 
 from envmill.flows.cli import (
+    benchmarks,
     dedupe,
     doctor,
     env,
@@ -50,6 +51,8 @@ app.command("report")(report_html.report)
 app.command("export")(export.export)
 app.command("filter")(filter.filter_trajectories)
 app.command("dedupe")(dedupe.dedupe)
+app.command("eval")(benchmarks.evaluate)
+app.add_typer(benchmarks.import_app, name="import")
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
 app.add_typer(topics.app, name="topics")

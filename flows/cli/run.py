@@ -125,9 +125,9 @@ def retry_failed(
     _start(retry_settings(settings, root, topics, run_id), root, local_llm)
 
 
-def _start(settings, root: Path, local_llm: bool) -> None:
+def _start(settings, root: Path, local_llm: bool) -> dict[str, Any]:
     """Plan (a bad domain, backend or endpoint fails here, before anything starts), take the
-    folder (a second run on it is refused at once), then run."""
+    folder (a second run on it is refused at once), then run; the run's summary."""
     from envmill.flows.preflight import check_run
     from envmill.flows.runtime.watchdog import RunStalled
     from envmill.tasks.backends import PlanError
@@ -136,12 +136,11 @@ def _start(settings, root: Path, local_llm: bool) -> None:
     from envmill.warehouse.store import WarehouseError
 
     if local_llm:
-        _run_on_local_endpoint(settings, root)
-        return
+        return _run_on_local_endpoint(settings, root)
     try:
         root = check_run(settings, root)
         with folder_lock(root, "envmill run"):
-            _run_and_record(settings, root)
+            return _run_and_record(settings, root)
     except (PlanError, WarehouseError, FolderBusy, DiskFull, RunStalled) as exc:
         fail(str(exc))
 
@@ -160,7 +159,7 @@ def _with_topics(settings, topics: Path | None, root: Path):
     return with_topic_sources(settings.model_copy(update={"topics": chosen}), root)
 
 
-def _run_on_local_endpoint(settings, root: Path) -> None:
+def _run_on_local_endpoint(settings, root: Path) -> dict[str, Any]:
     """The whole run against envmill's test endpoint: a zero-cost dry run of the LLM path, its
     answers cached apart from a real model's."""
     from envmill.tasks.offline_llm import serve_endpoint
@@ -169,10 +168,10 @@ def _run_on_local_endpoint(settings, root: Path) -> None:
         llm = settings.llm.model_copy(
             update={"base_url": endpoint.url, "cache_namespace": "local-endpoint"}
         )
-        _start(settings.model_copy(update={"llm": llm}), root, local_llm=False)
+        return _start(settings.model_copy(update={"llm": llm}), root, local_llm=False)
 
 
-def _run_and_record(settings, root: Path) -> None:
+def _run_and_record(settings, root: Path) -> dict[str, Any]:
     from envmill.flows.cli.report import print_summary
     from envmill.flows.runtime.leftovers import reap_leftovers
     from envmill.flows.runtime.prefect_api import prefect_api
@@ -184,6 +183,7 @@ def _run_and_record(settings, root: Path) -> None:
         summary = _run_flow(settings, root, api)
     mark("server_stopped")
     print_summary(root, summary)
+    return summary
 
 
 def _nothing_left(settings, root: Path) -> bool:

@@ -1,0 +1,82 @@
+"""BFCL's own checker on envmill's trajectories, beside envmill's reward on the same ones.
+
+A trajectory's tool calls are split at its user messages into BFCL's turns and handed to
+BFCL's ``multi_turn_checker`` in a child process (it executes the calls with BFCL's code); the
+verdict lands in ``evals`` with envmill's reward and success, and whether the two agree. Calls
+whose arguments are not a JSON object are left out, as BFCL's decoder would fail on them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, ExecutorError
+from envmill.tasks.backends.imported.bfcl.package import BfclTask
+
+Call = dict[str, Any]  # {"tool": name, "arguments": {...}}
+
+
+def turn_calls(messages: list[dict[str, Any]], turns: int) -> list[list[Call]]:
+    """The assistant's tool calls after each user message, padded to the task's ``turns`` (an
+    episode that ended early made no calls in the turns it never reached)."""
+    calls: list[list[Call]] = []
+    for message in messages:
+        if message.get("role") == "user":
+            calls.append([])
+        elif message.get("role") == "assistant" and calls:
+            calls[-1] += [c for c in map(_call, message.get("tool_calls") or []) if c]
+    return (calls + [[] for _ in range(turns)])[:turns]
+
+
+def _call(tool_call: dict[str, Any]) -> Call | None:
+    function = tool_call.get("function") or {}
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        return None
+    name = function.get("name")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return None
+    return {"tool": name, "arguments": arguments}
+
+
+def official_rows(
+    episodes: Iterable[dict[str, Any]], tasks: dict[str, BfclTask], benchmark: str
+) -> list[dict[str, Any]]:
+    """One ``evals`` row per episode whose task is known: BFCL's verdict and envmill's."""
+    rows = []
+    with BfclExecutor() as executor:
+        for episode in episodes:
+            task = tasks.get(episode["origin"])
+            if task is not None:
+                rows.append(_row(episode, task, executor, benchmark))
+    return rows
+
+
+def _row(
+    episode: dict[str, Any], task: BfclTask, executor: BfclExecutor, benchmark: str
+) -> dict[str, Any]:
+    calls = turn_calls(json.loads(episode["messages_json"]), len(task.turns))
+    try:
+        verdict = executor.check(task, calls)
+    except ExecutorError as exc:
+        verdict = {"valid": False, "error_type": "executor", "error_message": str(exc)}
+    valid = bool(verdict["valid"])
+    error = "" if valid else f"{verdict.get('error_type', '')}: {verdict.get('error_message', '')}"
+    return {
+        "trajectory_id": episode["trajectory_id"],
+        "benchmark": benchmark,
+        "run_id": episode["run_id"],
+        "scenario_id": episode["scenario_id"],
+        "category": task.category,
+        "task_id": task.id,
+        "policy": episode["policy"],
+        "reward": episode["reward"],
+        "success": bool(episode["success"]),
+        "checker_valid": valid,
+        "checker_error": error,
+        "agree": valid == bool(episode["success"]),
+        "details_json": {"calls_per_turn": [len(turn) for turn in calls]},
+    }
