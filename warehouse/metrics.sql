@@ -134,3 +134,27 @@ FROM measures m
 CROSS JOIN compared c
 JOIN items i USING (kind)
 LEFT JOIN found f USING (kind, measure);
+
+-- view: metric_benchmark_overlap
+-- Synthetic scenarios near-identical to a benchmark's task (a held-out test item): one row per
+-- pair the dedupe pass recorded between a scenario of envmill's own and one of a benchmark
+-- (`source`), with the benchmark's task id, the measure and the similarity. Training on such
+-- a scenario is training next to the test set; nothing is dropped, the pair is shown.
+WITH sides AS (
+    SELECT d.kind, d.measure, d.similarity,
+           a.scenario_id AS a_id, coalesce(a.source, 'envmill') AS a_source, a.origin AS a_origin,
+           b.scenario_id AS b_id, coalesce(b.source, 'envmill') AS b_source, b.origin AS b_origin
+    FROM duplicates d
+    JOIN scenarios a ON a.scenario_id = d.item_id
+    JOIN scenarios b ON b.scenario_id = d.duplicate_of
+    WHERE d.kind IN ('task', 'state')
+)
+SELECT
+    kind,
+    measure,
+    similarity,
+    CASE WHEN a_source = 'envmill' THEN a_id ELSE b_id END AS synthetic_scenario_id,
+    CASE WHEN a_source = 'envmill' THEN b_source ELSE a_source END AS benchmark,
+    CASE WHEN a_source = 'envmill' THEN b_origin ELSE a_origin END AS benchmark_task
+FROM sides
+WHERE (a_source = 'envmill') <> (b_source = 'envmill')
