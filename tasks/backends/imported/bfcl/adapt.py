@@ -104,8 +104,12 @@ def build_environment(class_names: list[str]) -> AdaptedEnvironment:
     source = "\n\n\n".join(parts) + "\n"
     ast.parse(source)
     descriptions = {name: _api_description(name) for name in class_names}
+    order = _parameter_order(modules, class_names)
     schemas = [
-        convert_func_doc(doc) for name in class_names for doc in docs[name] if doc["name"] not in refused
+        _ordered(convert_func_doc(doc), order[doc["name"]])
+        for name in class_names
+        for doc in docs[name]
+        if doc["name"] not in refused
     ]
     return AdaptedEnvironment(
         class_names=list(class_names),
@@ -123,6 +127,38 @@ def build_environment(class_names: list[str]) -> AdaptedEnvironment:
     )
 
 
+def _api_methods(modules: list[TransformedModule], class_name: str) -> dict[str, ast.FunctionDef]:
+    """The methods of one BFCL class (not of its helper classes), by name."""
+    return {
+        item.name: item
+        for module in modules
+        for stmt in module.body
+        if isinstance(stmt, ast.ClassDef) and stmt.name == f"_{class_name}"
+        for item in stmt.body
+        if isinstance(item, ast.FunctionDef)
+    }
+
+
+def _parameter_order(
+    modules: list[TransformedModule], class_names: list[str]
+) -> dict[str, list[str]]:
+    """Each tool's parameters in signature order (BFCL passes positional arguments so)."""
+    return {
+        name: [a.arg for a in method.args.args[1:]]
+        for class_name in class_names
+        for name, method in _api_methods(modules, class_name).items()
+    }
+
+
+def _ordered(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The schema with its properties in signature order."""
+    properties = schema["function"]["parameters"]["properties"]
+    rank = {name: i for i, name in enumerate(names)}
+    ordered = sorted(properties.items(), key=lambda item: rank.get(item[0], len(rank)))
+    schema["function"]["parameters"]["properties"] = dict(ordered)
+    return schema
+
+
 def _check_unique(docs: dict[str, list[dict[str, Any]]]) -> None:
     owner: dict[str, str] = {}
     for name, functions in docs.items():
@@ -137,14 +173,21 @@ def _check_unique(docs: dict[str, list[dict[str, Any]]]) -> None:
 
 def _module_docstring(class_names: list[str]) -> str:
     return (
-        f'"""BFCL multi-turn: {", ".join(class_names)} (bfcl-eval 2026.3.23), adapted by envmill.\n\n'
+        f'"""BFCL multi-turn: {", ".join(class_names)} (bfcl-eval 2026.3.23), adapted.\n\n'
         "BFCL's classes are kept below as private helpers; the last class is the environment.\n"
         '"""'
     )
 
 
 def _imports(modules: list[TransformedModule]) -> str:
-    lines = {"import copy", "import datetime", "import decimal", "import math", "from typing import Any", "import re"}
+    lines = {
+        "import copy",
+        "import datetime",
+        "import decimal",
+        "import math",
+        "from typing import Any",
+        "import re",
+    }
     lines |= {line for m in modules for line in m.imports}
     return "\n".join(sorted(lines))
 
@@ -162,11 +205,7 @@ def _runtime(modules: list[TransformedModule]) -> str:
 def _library_body(filename: str) -> str:
     """A module of this package without its docstring and imports (the adapted module has them)."""
     tree = ast.parse((HERE / filename).read_text(encoding="utf-8"))
-    body = [
-        s
-        for s in tree.body[1:]
-        if not isinstance(s, ast.Import | ast.ImportFrom)
-    ]
+    body = [s for s in tree.body[1:] if not isinstance(s, ast.Import | ast.ImportFrom)]
     return "\n\n\n".join(ast.unparse(s) for s in body)
 
 
@@ -256,7 +295,8 @@ def _kind_functions(name: str, cls: str, fields: list[str], required: int) -> st
     writes = "".join(f'    if "{f}" in fields:\n        obj.{f} = fields["{f}"]\n' for f in fields)
     blanks = ", ".join(["None"] * required)
     return (
-        f"def fields_{name}(obj: object) -> dict:\n    fields = {{}}\n{reads}    return fields\n\n\n"
+        f"def fields_{name}(obj: object) -> dict:\n"
+        f"    fields = {{}}\n{reads}    return fields\n\n\n"
         f"def blank_{name}() -> object:\n    return {cls}({blanks})\n\n\n"
         f"def fill_{name}(obj: object, fields: dict) -> None:\n{writes or '    return None'}\n"
     )
@@ -275,16 +315,10 @@ def _environment_class(
         "",
         "    def __init__(self) -> None:",
     ]
-    methods: dict[str, ast.FunctionDef] = {}
-    for module in modules:
-        for stmt in module.body:
-            if isinstance(stmt, ast.ClassDef):
-                for item in stmt.body:
-                    if isinstance(item, ast.FunctionDef):
-                        methods.setdefault(item.name, item)
     for name in class_names:
         lines.append(f"        self.{state_attribute(name)}: dict = initial_{name}()")
     for name in class_names:
+        methods = _api_methods(modules, name)
         for doc in docs[name]:
             if doc["name"] in refused:
                 continue

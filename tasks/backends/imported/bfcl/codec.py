@@ -18,6 +18,7 @@ since the policy allows no dynamic attribute access.
 import datetime
 import decimal
 import math
+from typing import Any
 
 CODEC_TAGS = (
     "$tuple",
@@ -144,7 +145,7 @@ def codec_make_objects(data: object, kinds: tuple, table: dict) -> None:
                 codec_make_objects(item, kinds, table)
 
 
-def codec_decode(data: object, kinds: tuple, table: dict) -> object:
+def codec_decode(data: object, kinds: tuple, table: dict) -> Any:
     if isinstance(data, list):
         return [codec_decode(item, kinds, table) for item in data]
     if not isinstance(data, dict):
@@ -164,7 +165,7 @@ def codec_decode(data: object, kinds: tuple, table: dict) -> object:
     return codec_decode_tagged(tag, data[tag], kinds, table)
 
 
-def codec_decode_tagged(tag: str, body: object, kinds: tuple, table: dict) -> object:
+def codec_decode_tagged(tag: str, body: Any, kinds: tuple, table: dict) -> object:
     if tag == "$tuple":
         return tuple(codec_decode(body, kinds, table))
     if tag == "$set":
@@ -190,7 +191,7 @@ def encode_fields(fields: dict, kinds: tuple) -> dict:
     return {name: encode_value(value, kinds, seen) for name, value in fields.items()}
 
 
-def comparable_value(data: object, eq_fields: dict, objects: dict | None = None) -> object:
+def comparable_value(data: object, eq_fields: dict, objects: dict | None = None) -> Any:
     """``data`` reduced to what ``==`` on the decoded value compares: an object keeps the fields
     its class's ``__eq__`` reads (``eq_fields[class]``), references are resolved, sets and
     ``$dict`` pairs are put in a fixed order. Two encodings are equal under ``==`` here when

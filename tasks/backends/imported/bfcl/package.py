@@ -18,7 +18,12 @@ from typing import Any
 
 BFCL_VERSION = "2026.3.23"
 INSTALL_HINT = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath==1.3.0"
-CATEGORIES = ("multi_turn_base", "multi_turn_miss_param", "multi_turn_miss_func", "multi_turn_long_context")
+CATEGORIES = (
+    "multi_turn_base",
+    "multi_turn_miss_param",
+    "multi_turn_miss_func",
+    "multi_turn_long_context",
+)
 # bfcl_eval/constants/executable_backend_config.py, read as data: class -> (module, func doc)
 CLASS_FILES: dict[str, tuple[str, str]] = {
     "GorillaFileSystem": ("gorilla_file_system", "gorilla_file_system.json"),

@@ -105,7 +105,7 @@ def _read_import(
                 raise AdaptError(f"{out.module}.py imports from {stmt.module}, not adaptable")
 
 
-def _bound(stmt: ast.stmt) -> list[str]:
+def _bound(stmt: ast.Assign | ast.AnnAssign | ast.FunctionDef) -> list[str]:
     if isinstance(stmt, ast.FunctionDef):
         return [stmt.name]
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -229,7 +229,9 @@ class _Rewriter(ast.NodeTransformer):
             if func.attr == "timestamp" and not node.args:
                 return self._helper("utc_timestamp", receiver)
             if func.attr == "format" and not _is_str(receiver) and not node.args:
-                values = ast.Dict([ast.Constant(k.arg) for k in node.keywords], [k.value for k in node.keywords])
+                values = ast.Dict(
+                    [ast.Constant(k.arg) for k in node.keywords], [k.value for k in node.keywords]
+                )
                 call = ast.Call(ast.Name("format_fields", ast.Load()), [receiver, values], [])
                 self.generic_visit(call)
                 return call
