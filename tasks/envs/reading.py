@@ -62,6 +62,10 @@ def compute_env_id(source: str) -> str:
 def find_environment_class(tree: ast.Module) -> ast.ClassDef:
     """The one top-level class with ``__init__`` or public methods that is not a type definition.
 
+    A private class (``_Name``) is a helper, never the environment, as a private method is never
+    a tool: its code meets the same policy, and the environment's state is still only what the
+    environment class's instance holds (helpers made per call keep nothing between calls).
+
     Raises:
         EnvModuleError: when there is no such class or more than one.
     """
@@ -72,6 +76,8 @@ def find_environment_class(tree: ast.Module) -> ast.ClassDef:
             continue
         if _is_type_definition(node, excluded):
             excluded.add(node.name)
+        elif node.name.startswith("_"):
+            continue
         elif any(fn.name == "__init__" or not fn.name.startswith("_") for fn in methods_of(node)):
             candidates.append(node)
     if not candidates:
