@@ -124,7 +124,7 @@ def evaluate(
 def _score(root: Path, categories: list[str], prefix: str, policy: str) -> None:
     """BFCL's verdict on each of the policy's trajectories, written to ``evals``, then the
     table per category."""
-    from envmill.tasks.backends.imported.bfcl.package import PackageError, read_tasks
+    from envmill.tasks.backends.imported.bfcl.package import BfclDataError, read_tasks
     from envmill.tasks.backends.imported.official import official_rows
     from envmill.warehouse.benchmarks import episodes_to_score, scores
     from envmill.warehouse.store import Warehouse
@@ -134,8 +134,12 @@ def _score(root: Path, categories: list[str], prefix: str, policy: str) -> None:
     if not episodes:
         fail(f"no trajectories of {policy} on imported BFCL scenarios to score in {root}", 1)
     try:
-        tasks = {task.id: task for category in categories for task in read_tasks(category)}
-    except PackageError as exc:
+        tasks = {
+            task.id: task
+            for category in categories
+            for task in read_tasks(f"multi_turn_{category}")
+        }
+    except BfclDataError as exc:
         fail(str(exc))
     rows = official_rows(episodes, tasks, BFCL_BENCHMARK)
     Warehouse(root).write("evals", rows, key=f"{BFCL_BENCHMARK}-{policy}-{prefix}")

@@ -20,7 +20,7 @@ from envmill.schemas.settings import EnvmillSettings
 from envmill.schemas.skeleton import ProbeRecord
 from envmill.tasks.backends.base import PlanError, ScenarioDrafts
 from envmill.tasks.backends.imported.bfcl.adapt import AdaptedEnvironment, build_environment
-from envmill.tasks.backends.imported.bfcl.package import BfclTask, PackageError, read_tasks
+from envmill.tasks.backends.imported.bfcl.package import BfclDataError, BfclTask, read_tasks
 from envmill.tasks.backends.imported.scenarios import bfcl_scenarios
 
 if TYPE_CHECKING:
@@ -84,8 +84,8 @@ class BfclBackend:
         another shape is a one-line PlanError."""
         if self._tasks is None:
             try:
-                tasks = read_tasks(self.settings.category)
-            except PackageError as exc:
+                tasks = read_tasks(f"multi_turn_{self.settings.category}")
+            except BfclDataError as exc:
                 raise PlanError(str(exc)) from None
             limit = self.settings.limit
             self._tasks = tasks[:limit] if limit else tasks

@@ -2,18 +2,25 @@
 
 A trajectory's tool calls are split at its user messages into BFCL's turns and handed to
 BFCL's ``multi_turn_checker`` in a child process (it executes the calls with BFCL's code); the
-verdict lands in ``evals`` with envmill's reward and success, and whether the two agree. Calls
-whose arguments are not a JSON object are left out, as BFCL's decoder would fail on them.
+verdict lands in ``evals`` with envmill's reward and success, and whether the two agree.
+
+BFCL's executor ``eval``s each call string, and a name it does not know is looked up among
+Python's builtins (``open(file=..., mode="w")`` would run). So only calls of the task's own
+tools, with JSON arguments, are rendered for it; any other call leaves no trace in BFCL's
+verdict either way (its result is an error, and no state changes), so leaving it out changes
+nothing but what the child may be made to run.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
 
-from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, ExecutorError
-from envmill.tasks.backends.imported.bfcl.package import BfclTask
+from envmill.tasks.backends.imported.bfcl.calls import CallError, render_call
+from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, BfclExecutorError
+from envmill.tasks.backends.imported.bfcl.package import BfclTask, read_func_docs
 
 Call = dict[str, Any]  # {"tool": name, "arguments": {...}}
 
@@ -42,6 +49,26 @@ def _call(tool_call: dict[str, Any]) -> Call | None:
     return {"tool": name, "arguments": arguments}
 
 
+def rendered(calls: list[list[Call]], tools: frozenset[str]) -> list[list[str]]:
+    """Each turn's calls of the task's own tools as BFCL call strings."""
+    return [[text for call in turn if (text := _render(call, tools))] for turn in calls]
+
+
+def _render(call: Call, tools: frozenset[str]) -> str | None:
+    if call["tool"] not in tools:
+        return None
+    try:
+        return render_call(call)
+    except CallError:
+        return None
+
+
+@functools.cache
+def task_tools(classes: tuple[str, ...]) -> frozenset[str]:
+    """The functions BFCL documents for ``classes``: the only names a rendered call may use."""
+    return frozenset(doc["name"] for name in classes for doc in read_func_docs(name))
+
+
 def official_rows(
     episodes: Iterable[dict[str, Any]], tasks: dict[str, BfclTask], benchmark: str
 ) -> list[dict[str, Any]]:
@@ -60,8 +87,8 @@ def _row(
 ) -> dict[str, Any]:
     calls = turn_calls(json.loads(episode["messages_json"]), len(task.turns))
     try:
-        verdict = executor.check(task, calls)
-    except ExecutorError as exc:
+        verdict = executor.check(task, rendered(calls, task_tools(tuple(task.involved_classes))))
+    except BfclExecutorError as exc:
         verdict = {"valid": False, "error_type": "executor", "error_message": str(exc)}
     valid = bool(verdict["valid"])
     error = "" if valid else f"{verdict.get('error_type', '')}: {verdict.get('error_message', '')}"

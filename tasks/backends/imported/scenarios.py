@@ -21,11 +21,13 @@ from envmill.schemas.benchmarks import BFCL_SOURCE, EVAL_SPLIT
 from envmill.schemas.run import SkippedScenario
 from envmill.schemas.scenario import CheckSpec, ScenarioSpec, SolutionStep, Turn
 from envmill.tasks.backends.base import ScenarioDrafts
-from envmill.tasks.backends.imported.bfcl.adapt import AdaptedEnvironment
+from envmill.tasks.backends.imported.bfcl.adapt import AdaptedEnvironment, state_attribute
 from envmill.tasks.backends.imported.bfcl.calls import CallError, parse_call
-from envmill.tasks.backends.imported.bfcl.codec import public_state
-from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, ExecutorError
+from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, BfclExecutorError
 from envmill.tasks.backends.imported.bfcl.package import BfclTask
+from envmill.tasks.backends.imported.bfcl.replay import bfcl_result, tool_parameters
+from envmill.tasks.backends.imported.bfcl.state import eq_fields, public_state
+from envmill.tasks.backends.imported.state_check import state_check
 
 if TYPE_CHECKING:
     from envmill.tasks.envs import AdmittedEnvironment
@@ -64,13 +66,15 @@ def bfcl_scenario(
     executor: BfclExecutor,
 ) -> ScenarioSpec:
     opening, *later = _user_turns(task)
-    per_turn = [[_step(text, adapted) for text in turn] for turn in task.ground_truth]
+    parameters = tool_parameters(adapted)
+    per_turn = [[_step(text, parameters, adapted) for text in turn] for turn in task.ground_truth]
     try:
         initial = executor.initial_state(task)
-    except ExecutorError as exc:
-        raise TaskSkipped("bfcl_executor", f"BFCL's own loader failed: {exc}") from None
+        theirs = executor.replay_ground_truth(task)
+    except BfclExecutorError as exc:
+        raise TaskSkipped("bfcl_executor", str(exc)) from None
     results, final = _replayed(env, sandbox, initial, per_turn)
-    _same_as_bfcl(task, executor, final, per_turn)
+    _same_as_bfcl(task, theirs, results, final)
     steps, turns = _flattened(per_turn, later)
     return ScenarioSpec(
         env_id=env.env_id,
@@ -78,7 +82,10 @@ def bfcl_scenario(
         task=opening,
         initial_state=initial,
         reference_solution=steps,
-        checks=[state_check(name, public_state(final, name)) for name in task.involved_classes],
+        checks=[
+            state_check(name, state_attribute(name), public_state(final, name), eq_fields())
+            for name in task.involved_classes
+        ],
         turns=turns,
         withheld_tools=sorted(set(task.excluded_function)),
         expected_results=results,
@@ -95,9 +102,12 @@ def _user_turns(task: BfclTask) -> list[str]:
     return [text for text in task.turns if text is not None]
 
 
-def _step(text: str, adapted: AdaptedEnvironment) -> SolutionStep:
+def _step(text: str, parameters: dict[str, list[str]], adapted: AdaptedEnvironment) -> SolutionStep:
+    tool = text.split("(", 1)[0].strip()
+    if tool in adapted.refused:
+        raise TaskSkipped("refused_tool", f"{tool}: {adapted.refused[tool]}")
     try:
-        call = parse_call(text, adapted.tools)
+        call = parse_call(text, parameters)
     except CallError as exc:
         raise TaskSkipped("unparsable_call", str(exc)) from None
     return SolutionStep(tool=call["tool"], arguments=call["arguments"])
@@ -123,15 +133,20 @@ def _replayed(
 
 def _same_as_bfcl(
     task: BfclTask,
-    executor: BfclExecutor,
+    theirs: dict[str, Any],
+    results: list[list[dict[str, Any]]],
     final: dict[str, Any],
-    per_turn: list[list[SolutionStep]],
 ) -> None:
-    """The adapted module must end where BFCL's own code ends, class by class."""
-    try:
-        theirs = executor.replay(task, [[s.model_dump() for s in turn] for turn in per_turn])
-    except ExecutorError as exc:
-        raise TaskSkipped("bfcl_executor", f"BFCL's own executor failed: {exc}") from None
+    """The adapted module must answer each call as BFCL's own code does, and end where it ends,
+    class by class; otherwise the scenario would not be BFCL's task."""
+    ours = [[bfcl_result(result) for result in turn] for turn in results]
+    for turn, (mine, bfcl) in enumerate(zip(ours, theirs["results"], strict=True)):
+        for call, (a, b) in enumerate(zip(mine, bfcl, strict=True)):
+            if a != b:
+                raise TaskSkipped(
+                    "differs_from_bfcl",
+                    f"turn {turn} call {call} returns {a[:80]!r} here, {b[:80]!r} in BFCL",
+                )
     for name in task.involved_classes:
         if public_state(final, name) != theirs["states"][name]:
             raise TaskSkipped(
@@ -148,20 +163,3 @@ def _flattened(
         turns.append(Turn(content=text, first_step=len(steps)))
         steps += turn
     return steps, turns
-
-
-def state_check(class_name: str, expected: dict[str, Any]) -> CheckSpec:
-    """BFCL's state criterion for one class as a check: its public attributes (those not
-    starting with an underscore, as BFCL compares them) equal the ground truth's at the end."""
-    code = (
-        "def check(initial_state, final_state):\n"
-        f"    state = final_state.get({class_name!r})\n"
-        "    if not isinstance(state, dict):\n"
-        "        return False\n"
-        '    public = {k: v for k, v in state.items() if not k.startswith("_")}\n'
-        f"    return public == {expected!r}\n"
-    )
-    return CheckSpec(
-        description=f"{class_name} ends as BFCL's ground truth leaves it (BFCL's state check)",
-        code=code,
-    )

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-BFCL_VERSION = "2026.3.23"
+from envmill.schemas.benchmarks import BFCL_EVAL_VERSION
+
+BFCL_VERSION = BFCL_EVAL_VERSION
 INSTALL_HINT = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath==1.3.0"
 CATEGORIES = (
     "multi_turn_base",
