@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from envmill.schemas.backends import BFCL
 from envmill.schemas.benchmarks import BFCL_SOURCE, EVAL_SPLIT
 from envmill.schemas.run import SkippedScenario
-from envmill.schemas.scenario import CheckSpec, ScenarioSpec, SolutionStep, Turn
+from envmill.schemas.scenario import ScenarioSpec, SolutionStep, Turn
 from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.imported.bfcl.adapt import AdaptedEnvironment, state_attribute
 from envmill.tasks.backends.imported.bfcl.calls import CallError, parse_call
