@@ -21,7 +21,8 @@ SELECT s.*, e.domain, e.topic, e.backend AS env_backend
 FROM scenarios s JOIN environments e ON s.env_id = e.env_id
 """
 DETAILS = """
-SELECT scenario.*, e.class_name, e.source AS module_source, e.tools_json, e.introduction, e.business_rules_json,
+SELECT scenario.*, e.class_name, e.source AS module_source, e.tools_json, e.introduction,
+       e.business_rules_json,
        (SELECT list(name ORDER BY name) FROM tools t
         WHERE t.env_id = scenario.env_id AND t.kind = 'state_change') AS state_changing_tools
 FROM ({relation}) AS scenario JOIN environments e ON scenario.env_id = e.env_id

@@ -205,7 +205,9 @@ class Episode:
             return _error(f"not run: at most {limit} tool calls run from one message"), False
         if call.name in self.withheld:
             self.ledger.counts["invalid_calls"] += 1
-            return _error(f"{call.name} is not available here; the tools are {sorted(self.tools)}"), False
+            return _error(
+                f"{call.name} is not available here; the tools are {sorted(self.tools)}"
+            ), False
         if call.name not in self.tools:
             self.ledger.counts["invalid_calls"] += 1
             return _error(f"unknown tool {call.name!r}; the tools are {sorted(self.tools)}"), False

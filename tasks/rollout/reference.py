@@ -116,7 +116,7 @@ def reference_messages(
     tool_kinds: dict[str, str] | None = None,
     descriptions: dict[str, str] | None = None,
     *,
-    turn: TurnContext | None = None,
+    context: TurnContext | None = None,
 ) -> list[dict]:
     """User opening, then per turn (in conversational mode, the questions for the facts it
     needs first) the calls and their results, then the final answer: the scenario's reference
@@ -124,23 +124,19 @@ def reference_messages(
 
     Reads that need nothing the turn before them shows go out together as parallel calls,
     when ``tool_kinds`` says which tools only read; some turns carry a short note. The agent
-    says a change in its tool's ``descriptions`` words. ``turn``: this is one user message of a
+    says a change in its tool's ``descriptions`` words. ``context``: this is one user message of a
     multi-turn conversation (``turns.py``), with what was said before it."""
-    opening = turn.message if turn else opening_message(scenario)
+    opening = context.message if context else opening_message(scenario)
     answer = _spoken_answer(scenario, opening)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
-    ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
-    sight = Sight()
-    for heard in turn.heard if turn else ():
-        ledger.hear(heard)
-        sight.hear(heard)
-    ledger.hear(opening)
-    sight.hear(opening)
+    ledger, sight = _listening(scenario, [*(context.heard if context else ()), opening])
     seed = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
-    steps = _without_repeated_reads(solved, tool_kinds or {}, turn.keep if turn else frozenset())
+    steps = _without_repeated_reads(
+        solved, tool_kinds or {}, context.keep if context else frozenset()
+    )
     asked_in = {id(step): n for n, (step, _) in enumerate(steps)}  # the order the user asked in
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
     index, confirmed = 0, False
@@ -210,7 +206,7 @@ def reference_messages(
             action,
             first=not any(_changes(step, tool_kinds) for step, _ in steps[:index]),
         )
-        messages += tool_call_messages(index + (turn.first_call if turn else 0), group, note)
+        messages += tool_call_messages(index + (context.first_call if context else 0), group, note)
         for _, result in group:
             sight.read_value(result)
         index += len(group)
@@ -238,6 +234,18 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _listening(scenario: ScenarioSpec, heard: list[str]) -> tuple[FactLedger, Sight]:
+    """What the agent knows of the user's facts (conversational mode) and what it has seen,
+    once it has heard ``heard`` (the user's messages so far, the current one last)."""
+    conversational = scenario.mode == "conversational"
+    ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
+    sight = Sight()
+    for text in heard:
+        ledger.hear(text)
+        sight.hear(text)
+    return ledger, sight
 
 
 def _made_by(

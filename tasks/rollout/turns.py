@@ -71,7 +71,7 @@ def multi_turn_messages(
             step_results=report.step_results[start:end],
         )
         context = TurnContext(said[index], tuple(said[:index]), start, keep)
-        turn = reference_messages(part, part_report, tool_kinds, descriptions, turn=context)
+        turn = reference_messages(part, part_report, tool_kinds, descriptions, context=context)
         if states[index] == states[index + 1] and not part.reference_answer:
             turn[-1] = {"role": "assistant", "content": found_reply(turn, seed)}
         messages += turn
