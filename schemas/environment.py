@@ -70,3 +70,7 @@ class EnvironmentRecord(BaseModel):
     warnings: list[EnvWarning] = Field(
         default_factory=list, description="what its check found questionable (LLM backend)"
     )
+    origin: str = Field(
+        default="envmill",
+        description="where it came from, e.g. 'bfcl' (``source`` is the module's own code)",
+    )

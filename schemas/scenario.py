@@ -41,8 +41,25 @@ class CheckSpec(BaseModel):
     code: str
 
 
+class Turn(BaseModel):
+    """A later user message of a multi-turn scenario (DESIGN §3.4), sent after the agent's reply
+    to the message before; its reference steps begin at ``first_step`` of the flat solution (a
+    turn may have none: the reference then says what it still needs)."""
+
+    content: str = Field(min_length=1)
+    first_step: int = Field(ge=0)
+
+
+Split = Literal["train", "eval"]
+
+
 class ScenarioContent(BaseModel):
-    """What a scenario says; shared by the generated spec and the stored record."""
+    """What a scenario says; shared by the generated spec and the stored record.
+
+    A multi-turn scenario's first user message is ``task`` and its ``turns`` follow; its checks
+    judge the final state. ``expected_results[i]`` holds the tool results (whole result objects)
+    the agent must have obtained by the end of user message i, judged by envmill as one more
+    check (``tasks.judge.results``)."""
 
     env_id: str
     backend: str = Field(
@@ -66,6 +83,18 @@ class ScenarioContent(BaseModel):
     kind: str | None = Field(
         default=None, description="the generator's scenario kind, e.g. 'refusal'"
     )
+    turns: list[Turn] = Field(
+        default_factory=list, description="the later user messages, in order (multi-turn)"
+    )
+    withheld_tools: list[str] = Field(
+        default_factory=list, description="tools of the environment not offered in it"
+    )
+    expected_results: list[list[dict[str, Any]]] | None = Field(
+        default=None,
+        description="per user message, the tool results the agent must obtain by its end",
+    )
+    source: str = Field(default="envmill", description="where it came from, e.g. 'bfcl'")
+    split: Split = "train"
 
     @model_validator(mode="after")
     def _one_reply_record(self) -> ScenarioContent:
@@ -73,15 +102,52 @@ class ScenarioContent(BaseModel):
             raise ValueError("refusal: a scenario expects an answer or a refusal, not both")
         return self
 
+    @model_validator(mode="after")
+    def _turns_fit(self) -> ScenarioContent:
+        starts = [turn.first_step for turn in self.turns]
+        if starts != sorted(starts) or any(s > len(self.reference_solution) for s in starts):
+            raise ValueError(
+                "turns: each turn's first_step must be at most the number of reference steps "
+                "and no smaller than the turn's before it"
+            )
+        messages = 1 + len(self.turns)
+        if self.expected_results is not None and len(self.expected_results) != messages:
+            raise ValueError(
+                f"expected_results: one list per user message ({messages}), "
+                f"not {len(self.expected_results)}"
+            )
+        withheld = set(self.withheld_tools)
+        used = next((s.tool for s in self.reference_solution if s.tool in withheld), None)
+        if used is not None:
+            raise ValueError(f"withheld_tools: the reference solution calls {used!r}")
+        return self
+
+    @property
+    def user_messages(self) -> list[str]:
+        """Every user message the scenario sends, the task first."""
+        return [self.task, *(turn.content for turn in self.turns)]
+
+    def turn_of(self, step: int) -> int:
+        """The user message (0 = the task) whose reference steps include step ``step``; a step
+        past the solution belongs to the last."""
+        return sum(turn.first_step <= step for turn in self.turns)
+
+    def turn_bounds(self) -> list[tuple[int, int]]:
+        """Each user message's reference steps as ``(start, end)`` of the flat solution."""
+        starts = [0, *(turn.first_step for turn in self.turns)]
+        ends = [*starts[1:], len(self.reference_solution)]
+        return list(zip(starts, ends, strict=True))
+
 
 class ScenarioSpec(ScenarioContent):
     """A scenario as generated, before certification; its id is a hash of its content."""
 
     @property
     def scenario_id(self) -> str:
-        """The §3.3 id; a reference answer, an expected answer or a refusal joins the hashed
-        object only when there is one, so scenarios without them keep their ids. ``kind`` is a
-        label, never part of the id."""
+        """The §3.3 id; a reference answer, an expected answer, a refusal, turns, withheld tools
+        or expected results join the hashed object only when there are some, so scenarios
+        without them keep their ids. ``kind``, ``source`` and ``split`` are labels, never part
+        of the id."""
         content = {
             "env_id": self.env_id,
             "initial_state": self.initial_state,
@@ -95,6 +161,12 @@ class ScenarioSpec(ScenarioContent):
             content["expected_answer"] = self.expected_answer.model_dump()
         if self.refusal is not None:
             content["refusal"] = self.refusal.model_dump()
+        if self.turns:
+            content["turns"] = [turn.model_dump() for turn in self.turns]
+        if self.withheld_tools:
+            content["withheld_tools"] = list(self.withheld_tools)
+        if self.expected_results is not None:
+            content["expected_results"] = self.expected_results
         return content_id(content)
 
     @property
@@ -118,7 +190,9 @@ class CertificationReport(BaseModel):
     (a failed host reads ``{"success": False, "error": ...}``): plain JSON, because a reference
     trajectory's tool message carries it verbatim. ``check_results[i]``: check i held on the
     final state; where the scenario expects a reply, the judge's verdict on the reference's
-    reply follows the checks.
+    reply follows the checks, then the verdict on the results it obtained where the scenario
+    expects some. ``turn_states[i]``: the state when the scenario's turn i was sent (only for a
+    multi-turn scenario; the reference's reply to each turn says what that turn changed).
     """
 
     scenario_id: str
@@ -126,6 +200,7 @@ class CertificationReport(BaseModel):
     final_state: dict[str, Any] | None = None
     step_results: list[dict[str, Any]] = Field(default_factory=list)
     check_results: list[bool] = Field(default_factory=list)
+    turn_states: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def status(self) -> Literal["certified", "rejected"]:

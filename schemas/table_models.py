@@ -33,6 +33,7 @@ from envmill.schemas.tables import (
     RUN_ID,
     RUN_STATUSES,
     SCENARIO_STATUSES,
+    SPLITS,
     TERMINATIONS,
     TOOL_KINDS,
     VERDICTS,
@@ -97,6 +98,7 @@ class EnvironmentsTable(apa.DataFrameModel):
     n_state_change_tools: int = _count()
     checked_json: str
     warnings_json: str = apa.Field(nullable=True)  # judge warnings, findings; NULL before 2.2
+    origin: str = apa.Field(nullable=True)  # where it came from ("envmill", "bfcl"); 2.3
     seed: int = apa.Field(nullable=True)
     provenance_json: str = apa.Field(nullable=True)  # run, backend, models, prompts, seed, parent
     created_at: UtcTimestamp
@@ -142,6 +144,11 @@ class ScenariosTable(apa.DataFrameModel):
     expected_answer_json: str = apa.Field(nullable=True)  # the typed answer the judge wants
     refusal_json: str = apa.Field(nullable=True)  # the rule a refusal must decline by
     kind: str = apa.Field(nullable=True)  # the generator's label: change, refusal, answer, ...
+    turns_json: str = apa.Field(nullable=True)  # the later user messages (multi-turn)
+    withheld_tools_json: str = apa.Field(nullable=True)  # tools not offered in it
+    expected_results_json: str = apa.Field(nullable=True)  # results to obtain, per message
+    source: str = apa.Field(nullable=True)  # where it came from: "envmill", "bfcl"
+    split: str = apa.Field(nullable=True, isin=list(SPLITS))
     n_checks: int = _count()
     n_steps: int = _count()
     status: str = apa.Field(isin=list(SCENARIO_STATUSES))

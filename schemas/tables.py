@@ -28,6 +28,7 @@ SCENARIO_STATUSES = ("certified", "rejected")
 LLM_OUTCOMES = ("ok", "failed", "refused")
 PROBE_KINDS = ("positive", "negative")
 VERDICTS = ("pass", "warning", "fail")
+SPLITS = ("train", "eval")
 TERMINATIONS = ("finished", "max_steps", "tool_error", "model_error", "user_stop")
 
 STRING, INT, FLOAT, BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
@@ -120,6 +121,7 @@ TABLES: dict[str, TableSpec] = {
                     _column("n_state_change_tools", INT),
                     _column("checked_json", STRING),
                     _nullable("warnings_json", STRING),  # format 2.2; NULL in older parts
+                    _nullable("origin", STRING),  # 2.3: where it came from ("envmill", "bfcl")
                     _nullable("seed", INT),
                     _nullable("provenance_json", STRING),
                     _column("created_at", UTC_TIME),
@@ -161,6 +163,11 @@ TABLES: dict[str, TableSpec] = {
                     _nullable("expected_answer_json", STRING),
                     _nullable("refusal_json", STRING),
                     _nullable("kind", STRING),
+                    _nullable("turns_json", STRING),  # format 2.3; NULL in older parts
+                    _nullable("withheld_tools_json", STRING),  # 2.3
+                    _nullable("expected_results_json", STRING),  # 2.3
+                    _nullable("source", STRING),  # 2.3: where it came from ("envmill", "bfcl")
+                    _nullable("split", STRING),  # 2.3: "train" or "eval"
                     _column("n_checks", INT),
                     _column("n_steps", INT),
                     _column("status", STRING),

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from envmill.schemas.environment import ToolSchema
 from envmill.schemas.ids import content_id
 from envmill.schemas.run import BatchOutput, BatchSpec, EnvItemSpec, FailureRecord
 from envmill.schemas.scenario import ScenarioRecord, ScenarioSpec
@@ -219,6 +220,7 @@ def _synthesize_item(
             domain=draft.domain,
             seed=item.seed,
             warnings=list(getattr(draft, "warnings", [])),  # what the LLM backend's check found
+            origin=getattr(draft, "origin", None) or "envmill",  # an importer's corpus name
         )
     )
     with clock.stage("scenarios"):
@@ -266,6 +268,18 @@ def rejection_of(item: str, exc: EnvironmentRejected) -> FailureRecord:
     )
 
 
+def parameter_words(tools: list[ToolSchema]) -> dict[str, dict[str, str]]:
+    """Each tool's parameters → their descriptions (what a reference asks a user for)."""
+    return {
+        tool.function.name: {
+            name: str(schema.get("description", ""))
+            for name, schema in tool.function.parameters.get("properties", {}).items()
+            if isinstance(schema, dict)
+        }
+        for tool in tools
+    }
+
+
 def briefing_of(draft: EnvironmentDraft) -> Briefing:
     return Briefing(draft.introduction, tuple(draft.business_rules))
 
@@ -307,5 +321,6 @@ def _certify_into(
                 business_rules=draft.business_rules,
                 tool_kinds=dict(env.tool_kinds),
                 descriptions={t.function.name: t.function.description for t in env.tools},
+                parameters=parameter_words(env.tools) if spec.turns else None,
             )
         )

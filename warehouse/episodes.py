@@ -21,7 +21,8 @@ SELECT s.*, e.domain, e.topic, e.backend AS env_backend
 FROM scenarios s JOIN environments e ON s.env_id = e.env_id
 """
 DETAILS = """
-SELECT scenario.*, e.class_name, e.source, e.tools_json, e.introduction, e.business_rules_json,
+SELECT scenario.*, e.class_name, e.source AS module_source, e.tools_json, e.introduction,
+       e.business_rules_json,
        (SELECT list(name ORDER BY name) FROM tools t
         WHERE t.env_id = scenario.env_id AND t.kind = 'state_change') AS state_changing_tools
 FROM ({relation}) AS scenario JOIN environments e ON scenario.env_id = e.env_id
@@ -73,7 +74,8 @@ def reference_conversations(
 JUDGED = """
 SELECT t.*, s.mode, s.task, s.user_facts_json, s.initial_state_json, s.reference_solution_json,
        s.checks_json, s.backend, s.reference_answer, s.expected_answer_json, s.refusal_json,
-       s.kind, e.tools_json,
+       s.kind, s.turns_json, s.withheld_tools_json, s.expected_results_json, s.source, s.split,
+       e.tools_json,
        (SELECT list(name ORDER BY name) FROM tools x
         WHERE x.env_id = t.env_id AND x.kind = 'state_change') AS state_changing_tools
 FROM trajectories t

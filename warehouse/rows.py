@@ -53,6 +53,7 @@ def environment_row(
         "n_state_change_tools": kinds.count("state_change"),
         "checked_json": env.checked,
         "warnings_json": [warning.model_dump() for warning in env.warnings],
+        "origin": env.origin,
         "seed": env.seed,
         "provenance_json": provenance(
             made_by or {}, run_id, env.backend, seed=env.seed, parent={"topic": env.topic}
@@ -95,6 +96,11 @@ def scenario_row(
         "expected_answer_json": _dumped(scenario.expected_answer),
         "refusal_json": _dumped(scenario.refusal),
         "kind": scenario.kind,
+        "turns_json": [turn.model_dump() for turn in scenario.turns],
+        "withheld_tools_json": list(scenario.withheld_tools),
+        "expected_results_json": scenario.expected_results,
+        "source": scenario.source,
+        "split": scenario.split,
         "n_checks": len(scenario.checks),
         "n_steps": len(scenario.reference_solution),
         "status": scenario.status,

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 FORMAT_NAME = "envmill-warehouse"
 # 1.1: failures.code, failures.details_json; 1.2: topics; 1.3: scenarios.repairs;
 # 2.0: a part is read only when its commit record (_commits/) lists it
-# 2.1: scenarios.expected_answer_json, refusal_json
-FORMAT_VERSION = "2.2"  # 2.2: environments.warnings_json
+# 2.1: scenarios.expected_answer_json, refusal_json; 2.2: environments.warnings_json
+# 2.3: scenarios.turns_json, withheld_tools_json, expected_results_json, source, split;
+# environments.origin (NULL in older parts: readers take the defaults)
+FORMAT_VERSION = "2.3"
 MARKER = "envmill.json"
 ROW_GROUP_SIZE = 50_000
 _OWN_TRANSIENTS = (f"{MARKER}.tmp-", ".envmill-probe-")

@@ -156,8 +156,8 @@ def _part_content(root: Path, table: str, file: str, rows: int) -> list[str]:
 
 def _readable_layout(found: pa.Schema, table: pa.Schema) -> bool:
     """The table's columns and types, or an older layout of them: a part written before a
-    nullable column was added (format 2.1's answers, 2.2's warnings) lacks only that column,
-    which every reader takes as NULL; anything else is damage."""
+    nullable column was added (format 2.1's answers, 2.2's warnings, 2.3's turns and labels)
+    lacks only that column, which every reader takes as NULL; anything else is damage."""
     wanted = table.remove_metadata()
     if found.equals(wanted):
         return True

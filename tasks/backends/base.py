@@ -44,7 +44,8 @@ class EnvironmentDraft(Protocol):
     back to :meth:`Backend.make_scenarios`. A draft whose backend already admitted its module may
     carry the result as ``admitted``, so the pipeline does not admit it twice; one whose check
     found something questionable may carry it as ``warnings`` (``EnvWarning`` records), which
-    the environment's row keeps.
+    the environment's row keeps, and one made from an imported corpus its name as ``origin``
+    (``"bfcl"``; "envmill" when it has none).
     """
 
     @property

@@ -7,6 +7,8 @@ rejection rate by gate is a SQL query.
 
 from __future__ import annotations
 
+from typing import Any
+
 from envmill.schemas.scenario import GATES, CertificationReport, ScenarioSpec
 from envmill.schemas.settings import SandboxLimits
 from envmill.tasks.certify.evidence import FINAL, Evidence, collect_evidence
@@ -54,6 +56,7 @@ def certify_scenario(
         final_state=evidence.final_state,
         step_results=[o.result for o in evidence.run.outcomes] if evidence.run else [],
         check_results=_reference_results(scenario, evidence),
+        turn_states=_turn_states(scenario, evidence),
     )
 
 
@@ -64,4 +67,12 @@ def _reference_results(scenario: ScenarioSpec, evidence: Evidence) -> list[bool]
         return []
     results = [cell.value is True for cell in evidence.column(FINAL)]
     verdict = evidence.verdict(scenario, FINAL, scenario.answer)
-    return results + ([verdict.passed] if verdict is not None else [])
+    held = evidence.results_verdict(scenario, evidence.obtained)
+    return results + [v.passed for v in (verdict, held) if v is not None]
+
+
+def _turn_states(scenario: ScenarioSpec, evidence: Evidence) -> list[dict[str, Any]]:
+    """The state when each later user message was sent (none for a single-message one)."""
+    if evidence.run is None or not scenario.turns:
+        return []
+    return [evidence.run.states[turn.first_step] for turn in scenario.turns]

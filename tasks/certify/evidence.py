@@ -22,13 +22,19 @@ from envmill.schemas.ids import canonical_json
 from envmill.schemas.scenario import ScenarioSpec, SolutionStep
 from envmill.tasks.certify.generated import outcome_view
 from envmill.tasks.certify.grounding import Unseen, ungrounded_reference
-from envmill.tasks.certify.mutants import Plan, ReferenceRun, plan_mutants, plan_reorders
+from envmill.tasks.certify.mutants import (
+    Plan,
+    ReferenceRun,
+    plan_drop,
+    plan_mutants,
+    plan_reorders,
+)
 from envmill.tasks.certify.quick_schema import is_plain, surely_conforms
 from envmill.tasks.certify.reward import Reward, score_checks
 from envmill.tasks.core.statekit import state_hash
 from envmill.tasks.envs import AdmittedEnvironment
 from envmill.tasks.envs.policy import check_check_source
-from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
+from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply, judge_results
 from envmill.tasks.sandbox import CheckCell, Sandbox, ToolEpisode, known_state
 from envmill.tasks.sandbox.outcomes import ReplayOutcome, ToolOutcome
 
@@ -47,6 +53,8 @@ class Trial:
     crashed: bool = False  # the host died or timed out on it: no outcome to judge
     same_outcome: bool = False  # as the reference's, up to generated values
     pair: int = -1  # its column in the check results; -1: no gate needs its checks
+    results: list[dict[str, Any]] | None = None  # traced: what each of its steps returned
+    obtained: list[list[dict[str, Any]]] = field(default_factory=list)  # per user message
 
     @property
     def needs_outcome(self) -> bool:
@@ -85,11 +93,33 @@ class Evidence:
     finals: list[dict[str, Any]] = field(default_factory=list)  # each column's final state
     verdicts: dict[tuple[int, str], Verdict | None] = field(default_factory=dict)
     judge: ReplyJudge = field(default=judge_reply)  # every gate's verdicts, probes included
+    scenario: ScenarioSpec | None = None  # whose user messages split the results obtained
     unseen: list[Unseen] = field(default_factory=list)  # reference arguments nothing showed
 
     @property
     def final_state(self) -> dict[str, Any] | None:
         return self.run.states[-1] if self.run else None
+
+    @property
+    def obtained(self) -> list[list[dict[str, Any]]]:
+        """The results the reference obtained, per user message."""
+        return self.trial_obtained(len(self.run.outcomes), []) if self.run else []
+
+    def trial_obtained(
+        self, start: int, results: list[dict[str, Any]], offset: int = 0
+    ) -> list[list[dict[str, Any]]]:
+        """Per user message, the results of a run that took the reference's first ``start``
+        steps, then ``results`` from position ``start + offset`` (a dropped step's successors
+        stand where they stood: ``offset`` 1)."""
+        scenario, run = self.scenario, self.run
+        if scenario is None or run is None:
+            return []
+        timeline = [(i, o.result) for i, o in enumerate(run.outcomes[:start])]
+        timeline += [(start + offset + j, r) for j, r in enumerate(results)]
+        split: list[list[dict[str, Any]]] = [[] for _ in scenario.user_messages]
+        for position, result in timeline:
+            split[scenario.turn_of(position)].append(result)
+        return split
 
     def column(self, pair: int) -> list[CheckCell]:
         return [row[pair] for row in self.cells]
@@ -102,13 +132,30 @@ class Evidence:
             self.verdicts[key] = self.judge(scenario, self.finals[pair], reply)
         return self.verdicts[key]
 
-    def reward(self, scenario: ScenarioSpec, pair: int, reply: str) -> Reward:
-        """The one reward of an episode ending in column ``pair``'s state with ``reply``."""
+    def reward(
+        self,
+        scenario: ScenarioSpec,
+        pair: int,
+        reply: str,
+        obtained: list[list[dict[str, Any]]] | None = None,
+    ) -> Reward:
+        """The one reward of an episode ending in column ``pair``'s state with ``reply``,
+        having obtained ``obtained`` (per user message; None: nothing) where the scenario
+        expects results."""
         values: list[bool | None] = [cell.value for cell in self.column(pair)]
         verdict = self.verdict(scenario, pair, reply)
         if verdict is not None:
             values.append(verdict.passed)
+        held = judge_results(scenario.expected_results, obtained or [])
+        if held is not None:
+            values.append(held.passed)
         return score_checks(values)
+
+    def results_verdict(
+        self, scenario: ScenarioSpec, obtained: list[list[dict[str, Any]]] | None = None
+    ) -> Verdict | None:
+        """The verdict on ``obtained`` (None: the scenario expects no results)."""
+        return judge_results(scenario.expected_results, obtained or [])
 
 
 FINAL, INITIAL = 0, 1  # the first two check columns (the partial replay's follows, when run)
@@ -128,7 +175,7 @@ def collect_evidence(
     load_error = _schema_error(scenario.initial_state, env.state_schema) or _unknown_rule(
         scenario, env
     )
-    evidence = Evidence(load_error=load_error, judge=judge)
+    evidence = Evidence(load_error=load_error, judge=judge, scenario=scenario)
     if evidence.load_error is None:
         _run_episode(scenario, env, sandbox, evidence)
     if evidence.run is not None:
@@ -202,13 +249,23 @@ def _run_episode(
             solution, episode, budget
         )
         plans = [] if run.cut_short else plan_mutants(run, env.tools, env.tool_kinds)
-        plans += [] if run.cut_short else plan_reorders(run)
-        evidence.trials = _run_plans(plans, run, episode)
+        plans += [] if run.cut_short else plan_reorders(run, scenario.turn_of)
+        last = run.changed_at[-1] if run.changed_at else _last_expected_read(scenario, run)
+        if last is not None and last not in run.changed_at and not run.cut_short:
+            plans.append(plan_drop(run, last))  # a read the results verdict wants, left out
+        evidence.trials = _run_plans(plans, run, episode, evidence)
     _compare_outcomes(run, evidence.trials)
-    last = run.changed_at[-1] if run.changed_at else None
     evidence.partial = next(
         (t for t in evidence.trials if t.plan.kind == "drop" and t.plan.start == last), None
     )
+
+
+def _last_expected_read(scenario: ScenarioSpec, run: ReferenceRun) -> int | None:
+    """The last reference step whose result the scenario expects the agent to obtain: where a
+    solution changes nothing, the partial replay leaves it out."""
+    wanted = {canonical_json(r) for results in scenario.expected_results or [] for r in results}
+    found = [i for i, o in enumerate(run.outcomes) if canonical_json(o.result) in wanted]
+    return found[-1] if found else None
 
 
 def _compare_outcomes(run: ReferenceRun, trials: list[Trial]) -> None:
@@ -280,27 +337,41 @@ def _traced_reference(
     )
 
 
-def _run_plans(plans: list[Plan], run: ReferenceRun, episode: ToolEpisode) -> list[Trial]:
+def _run_plans(
+    plans: list[Plan], run: ReferenceRun, episode: ToolEpisode, evidence: Evidence
+) -> list[Trial]:
     """Every plan from the state the reference had reached where it departs, in one round
     trip; when the host fails on them, one by one until the first that crashes (a hanging
-    tool must not multiply)."""
+    tool must not multiply). Where the scenario expects results, each step's result is traced
+    too, and each trial knows what it obtained per user message."""
     starts = sorted({plan.start for plan in plans})
     at = {start: index for index, start in enumerate(starts)}
     batch = [(at[p.start], _calls(p.steps)) for p in plans]
-    replayed = episode.replays([run.states[s] for s in starts], batch) if plans else []
+    trace = evidence.scenario is not None and evidence.scenario.expected_results is not None
+    states = [run.states[s] for s in starts]
+    replayed = episode.replays(states, batch, trace=trace) if plans else []
     if replayed is not None:
-        return [_trial(plan, run, outcome) for plan, outcome in zip(plans, replayed, strict=True)]
-    trials = []
-    for plan in plans:
-        trials.append(_run_plan(plan, run, episode))
-        if trials[-1].crashed:
-            break
+        trials = [_trial(p, run, outcome) for p, outcome in zip(plans, replayed, strict=True)]
+    else:
+        trials = []
+        for plan in plans:
+            trials.append(_run_plan(plan, run, episode, trace))
+            if trials[-1].crashed:
+                break
+    for trial in trials if trace else []:
+        offset = 1 if trial.plan.kind == "drop" else 0  # its steps stand where they stood
+        trial.obtained = evidence.trial_obtained(trial.plan.start, trial.results or [], offset)
     return trials
 
 
-def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode) -> Trial:
+def _run_plan(plan: Plan, run: ReferenceRun, episode: ToolEpisode, trace: bool) -> Trial:
     """A plan in one round trip; a host that died on it counts as a failed run that changed
     nothing (the mutant is then judged on the state it started from)."""
+    if trace:  # the results too: a crash obtains nothing after the reference's prefix
+        traced = episode.replays([run.states[plan.start]], [(0, _calls(plan.steps))], trace=True)
+        if traced is None:
+            return Trial(plan, run.states[plan.start], succeeded=False, changed=False, crashed=True)
+        return _trial(plan, run, traced[0])
     replayed = episode.replay(run.states[plan.start], _calls(plan.steps))
     return _trial(plan, run, replayed)
 
@@ -314,7 +385,13 @@ def _trial(plan: Plan, run: ReferenceRun, replayed: ReplayOutcome) -> Trial:
     start, final = run.states[plan.start], replayed.state
     if final is None:  # the host failed (``replayed.error`` says how)
         return Trial(plan, start, succeeded=False, changed=False, crashed=True)
-    return Trial(plan, final, succeeded=all(replayed.succeeded), changed=final != start)
+    return Trial(
+        plan,
+        final,
+        succeeded=all(replayed.succeeded),
+        changed=final != start,
+        results=replayed.results,
+    )
 
 
 def _replay_elsewhere(scenario: ScenarioSpec, env: AdmittedEnvironment, sandbox: Sandbox) -> str:

@@ -54,7 +54,11 @@ def _checks_pass(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Ver
     verdict = ev.verdict(scenario, FINAL, scenario.answer)
     if verdict is not None and not verdict.passed:
         return False, f"{REPLY_REFUSED} {scenario.answer!r}: {verdict.reason}"
+    held = ev.results_verdict(scenario, ev.obtained)
+    if held is not None and not held.passed:
+        return False, f"the reference's own results fail the results verdict: {held.reason}"
     judged = " and the judge accepts the reference reply" if verdict is not None else ""
+    judged += " and the reference obtains every expected result" if held is not None else ""
     return True, f"all {len(scenario.checks)} checks hold on the final state{judged}"
 
 
@@ -68,15 +72,17 @@ def _not_trivial(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Ver
 
 def _partial_fails(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
     if ev.partial is None and judges_reply(scenario):  # a question: the answer is the work
-        if ev.reward(scenario, FINAL, NO_ANSWER).success:
+        if ev.reward(scenario, FINAL, NO_ANSWER, ev.obtained).success:
             return False, "full reward holds when the answer is withheld"
         return True, "the reference loses full reward when its answer is withheld"
     if ev.partial is None:
         return False, "the solution has no state-changing step"
     failing = sum(cell.value is not True for cell in ev.column(ev.partial.pair))
-    if ev.reward(scenario, ev.partial.pair, scenario.answer).success:
+    if ev.reward(scenario, ev.partial.pair, scenario.answer, ev.partial.obtained).success:
         return False, f"every check still holds {ev.partial.plan.label}"
-    return True, f"{failing} checks fail {ev.partial.plan.label}"
+    held = ev.results_verdict(scenario, ev.partial.obtained)
+    lost = " and an expected result is not obtained" if held and not held.passed else ""
+    return True, f"{failing} checks fail{lost} {ev.partial.plan.label}"
 
 
 def _guards_collateral(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> Verdict:
@@ -149,7 +155,7 @@ def _deterministic(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> V
 
 def _full_reward(scenario: ScenarioSpec, ev: Evidence, trial: Trial) -> bool:
     """A wrong solution or reordering says what the reference says: only its state may cost it."""
-    return ev.reward(scenario, trial.pair, scenario.answer).success
+    return ev.reward(scenario, trial.pair, scenario.answer, trial.obtained).success
 
 
 JUDGES: dict[str, Judge] = {

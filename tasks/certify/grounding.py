@@ -289,8 +289,9 @@ def ungrounded_reference(
     system_message: str,
 ) -> list[Unseen]:
     """Every argument of the reference solution the agent could not have known, reading what its
-    reference trajectory would show: the system message, the opening request, in conversational
-    mode each fact the reference asks for before the step that uses it, and earlier results."""
+    reference trajectory would show: the system message, the opening request, each later user
+    message (``turns``) once it was sent (from its ``first_step`` on), in conversational mode
+    each fact the reference asks for before the step that uses it, and earlier results."""
     sight = schema_sight(_day_of(scenario.initial_state), tools)
     sight.read_text(without_spelled_numbers(system_message))
     opening = opening_message(scenario)
@@ -299,7 +300,11 @@ def ungrounded_reference(
     ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
     ledger.hear(opening)
     found: list[Unseen] = []
+    later = list(scenario.turns)
     for index, (step, result) in enumerate(zip(scenario.reference_solution, results, strict=False)):
+        while later and later[0].first_step <= index:  # the user's next message, now sent
+            sight.hear(later[0].content)
+            ledger.hear(later.pop(0).content)
         needed = ledger.needed_for(step)
         if needed:  # the reference asks, and the user answers with the values
             _, answer = ask_and_answer(needed, index)

@@ -19,7 +19,7 @@ is the reference's own), which keeps a mutant to a few calls.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal
@@ -77,11 +77,18 @@ def plan_mutants(
     ]
 
 
-def plan_reorders(run: ReferenceRun) -> list[Plan]:
-    """Pairs of state-changing steps swapped, nearest pairs first."""
+def plan_reorders(run: ReferenceRun, turn_of: Callable[[int], int] = lambda _: 0) -> list[Plan]:
+    """Pairs of state-changing steps swapped, nearest pairs first; only steps of one user
+    message (``turn_of``: a step's message), since a later message's work cannot come before
+    the user asked for it."""
     changed = run.changed_at
     pairs = sorted(
-        ((a, b) for i, a in enumerate(changed) for b in changed[i + 1 :]),
+        (
+            (a, b)
+            for i, a in enumerate(changed)
+            for b in changed[i + 1 :]
+            if turn_of(a) == turn_of(b)
+        ),
         key=lambda pair: (pair[1] - pair[0], pair),
     )
     plans = []
@@ -94,10 +101,13 @@ def plan_reorders(run: ReferenceRun) -> list[Plan]:
 
 
 def _drops(run: ReferenceRun) -> list[Plan]:
-    return [
-        Plan("drop", f"without step {i + 1} ({run.solution[i].tool})", i, run.solution[i + 1 :])
-        for i in run.changed_at
-    ]
+    return [plan_drop(run, i) for i in run.changed_at]
+
+
+def plan_drop(run: ReferenceRun, index: int) -> Plan:
+    """The solution without step ``index``."""
+    label = f"without step {index + 1} ({run.solution[index].tool})"
+    return Plan("drop", label, index, run.solution[index + 1 :])
 
 
 def _swaps(run: ReferenceRun, entities: _Entities) -> list[Plan]:

@@ -1,5 +1,6 @@
 """An episode's score: every check on (initial state, final state), the judge's verdict on the
-final reply where the scenario expects one, then the one reward function.
+final reply where the scenario expects one, the verdict on the tool results it obtained where
+the scenario expects some (``tasks.judge.results``), then the one reward function.
 
 Rollouts and the RL interface end here. The checks run as certification runs them (policy first,
 then a host of their own, each evaluation in a fresh namespace), so an agent's episode is judged
@@ -8,25 +9,28 @@ by exactly the rules that certified its scenario.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from envmill.schemas.scenario import ScenarioSpec
 from envmill.tasks.certify.evidence import check_rows, policy_checked
 from envmill.tasks.certify.reward import Reward, score_checks
-from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply
+from envmill.tasks.judge import ReplyJudge, Verdict, judge_reply, judge_results
 from envmill.tasks.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
 class EpisodeScore:
     """Per-check results (in the scenario's order), the reward, why a check failed, and the
-    judge's verdict on the reply (None: the scenario expects none)."""
+    judge's verdict on the reply (None: the scenario expects none) and on the results obtained
+    (None: it expects none)."""
 
     check_results: list[bool]
     reward: Reward
     errors: list[str | None]
     verdict: Verdict | None = None
+    results_verdict: Verdict | None = None
 
 
 def score_final_state(
@@ -35,11 +39,14 @@ def score_final_state(
     sandbox: Sandbox,
     answer: str = "",
     judge: ReplyJudge = judge_reply,
+    obtained: Sequence[Sequence[Any]] = (),
 ) -> EpisodeScore:
     """Run every check of ``scenario`` on (its initial state, ``final_state``), then judge
     ``answer`` (the text of the episode's final assistant message, see :func:`final_answer`)
-    where the scenario expects a reply: the verdict is the last result. ``judge`` is envmill's
-    rules unless the run asked for the LLM judge (``[reward] judge = "llm"``).
+    where the scenario expects a reply, then ``obtained`` (per user message, the tool results
+    the agent got while answering it) where it expects results: each verdict follows the checks
+    in that order. ``judge`` is envmill's rules unless the run asked for the LLM judge
+    (``[reward] judge = "llm"``).
 
     A check that raised, returned a non-bool, ran out of time or was refused counts False.
     """
@@ -53,7 +60,11 @@ def score_final_state(
     if verdict is not None:
         results.append(verdict.passed)
         errors.append(None if verdict.passed else verdict.reason)
-    return EpisodeScore(results, score_checks(results), errors, verdict)
+    held = judge_results(scenario.expected_results, obtained)
+    if held is not None:
+        results.append(held.passed)
+        errors.append(None if held.passed else held.reason)
+    return EpisodeScore(results, score_checks(results), errors, verdict, held)
 
 
 def final_answer(messages: list[dict[str, Any]]) -> str:

@@ -62,7 +62,8 @@ def judges_text(scenario: ScenarioSpec, ev: Evidence, run: ReferenceRun) -> tupl
         return True, "the scenario expects no reply"
     probes = text_probes(scenario, ev)
     for probe in probes:
-        if ev.reward(scenario, probe.pair, probe.reply).success == probe.keeps:
+        obtained = ev.obtained if probe.pair == FINAL else None  # the text alone differs
+        if ev.reward(scenario, probe.pair, probe.reply, obtained).success == probe.keeps:
             continue
         verdict = ev.verdict(scenario, probe.pair, probe.reply)
         if probe.keeps:

@@ -14,6 +14,7 @@ from envmill.schemas.scenario import ScenarioContent
 from envmill.tasks.judge.answers import judge_answer
 from envmill.tasks.judge.case import JudgeCase
 from envmill.tasks.judge.refusals import judge_refusal
+from envmill.tasks.judge.results import judge_results, results_by_message
 from envmill.tasks.judge.setting import Setting, flat_values, setting_of
 from envmill.tasks.judge.verdict import Verdict
 
@@ -24,7 +25,9 @@ __all__ = [
     "Verdict",
     "judge_case",
     "judge_reply",
+    "judge_results",
     "judges_reply",
+    "results_by_message",
     "setting_of",
 ]
 

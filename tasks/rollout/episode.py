@@ -6,7 +6,8 @@ unknown tool, arguments that are not a JSON object, more calls than a turn may m
 back as an error observation in the tool's own result shape. The episode ends with a recorded
 reason (DESIGN §3.4):
 
-- ``finished``: the agent answered in text (non-conversational mode);
+- ``finished``: the agent answered the last user message in text (non-conversational mode; a
+  multi-turn scenario's next message is sent after its text reply to the one before);
 - ``user_stop``: the simulated user ended the conversation (conversational mode);
 - ``max_steps``: the agent used its turns (``RolloutSettings.max_steps``) — truncated;
 - ``tool_error``: the environment could not answer (its host timed out, died or overflowed);
@@ -90,8 +91,12 @@ class Episode:
             raise ValueError(f"scenario {spec.scenario_id} is conversational: it needs a user")
         self.spec, self.sandbox, self.settings = spec, sandbox, settings
         self.policy, self.user, self.judge = policy, user, judge
-        self.tools = {tool["function"]["name"] for tool in spec.tools}
+        self.withheld = frozenset(spec.scenario.withheld_tools)
+        self.offered_tools = [t for t in spec.tools if t["function"]["name"] not in self.withheld]
+        self.tools = {tool["function"]["name"] for tool in self.offered_tools}
         self.messages: list[dict[str, Any]] = []
+        self.sent = 1  # user messages of the scenario sent so far (the task is the first)
+        self.obtained: list[list[dict[str, Any]]] = [[]]  # results, per user message sent
         self.termination: str | None = None
         self.reason = ""
         self.turns = self._bad_turns = 0
@@ -147,6 +152,8 @@ class Episode:
             self._run_calls(taken)
         elif self.conversational:
             self._hear_user()
+        elif self.sent <= len(self.spec.scenario.turns):
+            self._send_turn(self.spec.scenario.turns[self.sent - 1].content)
         else:
             self.end("finished", "the agent answered in text")
         if not self.done and self.turns >= self.settings.max_steps:
@@ -162,11 +169,19 @@ class Episode:
         truncated = self.termination == "max_steps"
         return StepResult(self.messages[before:], self.done and not truncated, truncated)
 
+    def _send_turn(self, content: str) -> None:
+        """The scenario's next user message, after the agent's reply to the one before."""
+        self.messages.append({"role": "user", "content": content})
+        self.sent += 1
+        self.obtained.append([])
+
     def _run_calls(self, action: Action) -> None:
         usable = 0
         for index, call in enumerate(action.calls):
             result, ran = self._outcome_of(call, index)
             usable += ran
+            if ran:
+                self.obtained[-1].append(result)
             self.messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": canonical_json(result)}
             )
@@ -188,6 +203,11 @@ class Episode:
         limit = self.settings.max_calls_per_turn
         if index >= limit:
             return _error(f"not run: at most {limit} tool calls run from one message"), False
+        if call.name in self.withheld:
+            self.ledger.counts["invalid_calls"] += 1
+            return _error(
+                f"{call.name} is not available here; the tools are {sorted(self.tools)}"
+            ), False
         if call.name not in self.tools:
             self.ledger.counts["invalid_calls"] += 1
             return _error(f"unknown tool {call.name!r}; the tools are {sorted(self.tools)}"), False
@@ -230,6 +250,10 @@ class Episode:
         if text is None:
             return
         words, stopped = split_stop(valid_text(text))
+        turns = self.spec.scenario.turns
+        if stopped and self.sent <= len(turns):  # done with this request: the next one
+            self._send_turn(turns[self.sent - 1].content)
+            return
         if words:
             self.messages.append({"role": "user", "content": words})
         if stopped:
@@ -245,7 +269,9 @@ class Episode:
         final = (self._env.state() if self._env else None) or scenario.initial_state
         began = time.perf_counter()
         answer = final_answer(self.messages)
-        score = score_final_state(scenario, final, self.sandbox, answer, self.judge)
+        score = score_final_state(
+            scenario, final, self.sandbox, answer, self.judge, obtained=self.obtained
+        )
         self.ledger.seconds["check_seconds"] += time.perf_counter() - began
         self.close()
         return self._record(score)
@@ -311,7 +337,7 @@ def run_episode(
         episode.start()
         while not episode.done:
             with episode.asking("the policy model", "policy_seconds"):
-                action = policy.act(list(episode.messages), spec.tools)
+                action = policy.act(list(episode.messages), episode.offered_tools)
             if not episode.done:
                 episode.step(action)
         return episode.finish()
@@ -330,8 +356,9 @@ def is_infrastructure(exc: BaseException) -> bool:
 def _verdict_of(score: Any) -> dict[str, Any]:
     """The judge's verdict on the reply, passed or not, with its reason (a reward a trainer
     questions can be traced to the words that earned it)."""
-    verdict = score.verdict
-    return {} if verdict is None else {"verdict": asdict(verdict)}
+    verdict, held = score.verdict, score.results_verdict
+    found = {} if verdict is None else {"verdict": asdict(verdict)}
+    return found | ({} if held is None else {"results_verdict": asdict(held)})
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -39,7 +39,8 @@ def judge_trajectory(
     Args:
         trajectory: the episode to judge.
         scenario: the scenario it ran (its mode, task and user facts).
-        tool_names: the environment's tools; a call to any other name is malformed.
+        tool_names: the environment's tools; a call to any other name (or to one the scenario
+            withholds) is malformed.
         state_changing_tools: the tools that change state; a user who stops before one of them
             succeeded stopped early.
         settings: the thresholds (``[rollout.filters]``).
@@ -47,7 +48,7 @@ def judge_trajectory(
     verdicts = {
         "reward": judge_reward(trajectory, settings),
         "length": judge_length(trajectory, settings),
-        "format": judge_format(trajectory, tool_names),
+        "format": judge_format(trajectory, tool_names - set(scenario.withheld_tools)),
         "user_sanity": judge_user_sanity(
             trajectory, scenario, state_changing_tools=state_changing_tools, settings=settings
         ),

@@ -119,7 +119,7 @@ class ScenarioEnv(gymnasium.Env):
             "env_id": spec.scenario.env_id,
             "mode": spec.scenario.mode,
             "sample": sample,
-            "tools": spec.tools,
+            "tools": self.episode.offered_tools,  # without the scenario's withheld tools
         }
         return {"messages": messages, "new_messages": messages}, info
 

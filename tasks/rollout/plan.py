@@ -48,7 +48,7 @@ def episode_specs(
                 scenario=scenario,
                 scenario_id=row["scenario_id"],
                 class_name=row["class_name"],
-                source=row["source"],
+                source=row["module_source"],
                 tools=_json(row["tools_json"]),
                 introduction=row["introduction"] or "",
                 business_rules=_json(row["business_rules_json"]) or [],
@@ -72,6 +72,11 @@ def scenario_of(row: dict[str, Any]) -> ScenarioSpec:
         expected_answer=_json(row.get("expected_answer_json")),
         refusal=_json(row.get("refusal_json")),
         kind=row.get("kind"),
+        turns=_json(row.get("turns_json")) or [],  # NULL in parts older than format 2.3
+        withheld_tools=_json(row.get("withheld_tools_json")) or [],
+        expected_results=_json(row.get("expected_results_json")),
+        source=row.get("source") or "envmill",
+        split=row.get("split") or "train",
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envmill.schemas.ids import canonical_json, content_id, sha256_hex
@@ -44,6 +44,17 @@ from envmill.tasks.rollout.saying import (
 )
 
 REFERENCE_POLICY = "reference"
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """One user message of a multi-turn reference: its text, what the user said before it,
+    the number of calls before it (call ids go on), and the results it must show."""
+
+    message: str
+    heard: tuple[str, ...] = ()
+    first_call: int = 0
+    keep: frozenset[str] = frozenset()
 
 
 NOTE_SHARE = 3  # in 10 tool-call turns, a short note where a person would write one
@@ -104,6 +115,8 @@ def reference_messages(
     report: CertificationReport,
     tool_kinds: dict[str, str] | None = None,
     descriptions: dict[str, str] | None = None,
+    *,
+    context: TurnContext | None = None,
 ) -> list[dict]:
     """User opening, then per turn (in conversational mode, the questions for the facts it
     needs first) the calls and their results, then the final answer: the scenario's reference
@@ -111,19 +124,19 @@ def reference_messages(
 
     Reads that need nothing the turn before them shows go out together as parallel calls,
     when ``tool_kinds`` says which tools only read; some turns carry a short note. The agent
-    says a change in its tool's ``descriptions`` words."""
-    opening = opening_message(scenario)
+    says a change in its tool's ``descriptions`` words. ``context``: this is one user message of a
+    multi-turn conversation (``turns.py``), with what was said before it."""
+    opening = context.message if context else opening_message(scenario)
     answer = _spoken_answer(scenario, opening)
     messages: list[dict[str, Any]] = [{"role": "user", "content": opening}]
     conversational = scenario.mode == "conversational"
-    ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
-    ledger.hear(opening)
-    sight = Sight()
-    sight.hear(opening)
+    ledger, sight = _listening(scenario, [*(context.heard if context else ()), opening])
     seed = int(report.scenario_id[:8], 16) if re.match(r"^[0-9a-f]{8}", report.scenario_id) else 0
     turn = seed
     solved = list(zip(scenario.reference_solution, report.step_results, strict=True))
-    steps = _without_repeated_reads(solved, tool_kinds or {})
+    steps = _without_repeated_reads(
+        solved, tool_kinds or {}, context.keep if context else frozenset()
+    )
     asked_in = {id(step): n for n, (step, _) in enumerate(steps)}  # the order the user asked in
     steps = _looked_up_first(steps, tool_kinds or {}, scenario.initial_state)
     index, confirmed = 0, False
@@ -193,7 +206,7 @@ def reference_messages(
             action,
             first=not any(_changes(step, tool_kinds) for step, _ in steps[:index]),
         )
-        messages += tool_call_messages(index, group, note)
+        messages += tool_call_messages(index + (context.first_call if context else 0), group, note)
         for _, result in group:
             sight.read_value(result)
         index += len(group)
@@ -221,6 +234,18 @@ def reference_messages(
         ]
     messages.append({"role": "assistant", "content": closing})
     return messages
+
+
+def _listening(scenario: ScenarioSpec, heard: list[str]) -> tuple[FactLedger, Sight]:
+    """What the agent knows of the user's facts (conversational mode) and what it has seen,
+    once it has heard ``heard`` (the user's messages so far, the current one last)."""
+    conversational = scenario.mode == "conversational"
+    ledger = FactLedger(flatten_facts(scenario.user_facts) if conversational else [])
+    sight = Sight()
+    for text in heard:
+        ledger.hear(text)
+        sight.hear(text)
+    return ledger, sight
 
 
 def _made_by(
@@ -470,17 +495,21 @@ def confirm_question(
 
 
 def _without_repeated_reads(
-    steps: list[tuple[SolutionStep, dict[str, Any]]], tool_kinds: dict[str, str]
+    steps: list[tuple[SolutionStep, dict[str, Any]]],
+    tool_kinds: dict[str, str],
+    keep: frozenset[str] = frozenset(),
 ) -> list[tuple[SolutionStep, dict[str, Any]]]:
     """The solution without a read whose every record an earlier result already showed as it
     is (``get_course`` after ``search_courses`` returned that course whole): a person does
     not look again, and a model copying the reference learns to waste a call. A read whose
-    record changed since is kept: it shows the new values."""
+    record changed since is kept: it shows the new values; so is one whose result (canonical
+    JSON) is in ``keep``, the results the scenario expects the agent to obtain."""
     kept: list[tuple[SolutionStep, dict[str, Any]]] = []
     seen: set[str] = set()
     for step, result in steps:
         records = {canonical_json(r) for r in _records_of(result)}
-        if tool_kinds.get(step.tool) == "query" and records and records <= seen:
+        repeated = tool_kinds.get(step.tool) == "query" and records and records <= seen
+        if repeated and canonical_json(result) not in keep:
             continue
         seen |= records
         kept.append((step, result))
@@ -743,14 +772,22 @@ def reference_trajectory(
     business_rules: list[str] | None = None,
     tool_kinds: dict[str, str] | None = None,
     descriptions: dict[str, str] | None = None,
+    parameters: dict[str, dict[str, str]] | None = None,
 ) -> TrajectoryRecord:
     """The certified solution as a conversation; raises ValueError for an uncertified scenario.
     ``tool_kinds`` (tool name -> "query" or "state_change") lets independent reads go out as
-    parallel calls; ``descriptions`` (tool name -> description) give the words for a change."""
+    parallel calls; ``descriptions`` (tool name -> description) give the words for a change;
+    ``parameters`` (tool -> parameter -> description) name what a multi-turn scenario's user
+    left out (``turns.py``)."""
     if report.status != "certified":
         raise ValueError(f"scenario {report.scenario_id} is not certified ({report.rejected_gate})")
     system = system_prompt(introduction, business_rules or [], scenario.initial_state)
-    conversation = reference_messages(scenario, report, tool_kinds, descriptions)
+    if scenario.turns:
+        from envmill.tasks.rollout.turns import multi_turn_messages  # it builds on this module
+
+        conversation = multi_turn_messages(scenario, report, tool_kinds, descriptions, parameters)
+    else:
+        conversation = reference_messages(scenario, report, tool_kinds, descriptions)
     messages = [{"role": "system", "content": system}, *conversation]
     score = score_checks(report.check_results)
     return TrajectoryRecord(

@@ -14,8 +14,11 @@
 - ``early_stop``: the user ended the conversation (termination ``user_stop``) before any
   successful state-changing call.
 - ``invented_requirement``: a user message states a specific value (``values.py``) found in none
-  of the task, the user facts and the earlier messages (agent text, tool results, what the user
-  said before).
+  of the task, the later requests (``turns``), the user facts and the earlier messages (agent
+  text, tool results, what the user said before).
+
+A multi-turn scenario's later requests are sent as they are written; a user message that is one
+of them is the scenario's, not a paste.
 """
 
 from __future__ import annotations
@@ -119,8 +122,11 @@ def find_paste(
     indices = user_indices(messages)
     hidden = hidden_texts(scenario)
     opening = " ".join(words_of(opening_message(scenario)))
+    turns = {turn.content for turn in scenario.turns}  # the scenario's own later requests
     for i in indices:
         text = messages[i]["content"]
+        if text in turns:
+            continue
         problem = recited_data(i, text, scenario) or recited_text(
             i, words_of(text), hidden, share, opening if i == indices[0] else None
         )
@@ -264,6 +270,8 @@ def find_invented(messages: list[dict[str, Any]], scenario: ScenarioSpec) -> Pro
     """Values user messages state that no source holds; reported at the first such message."""
     known = KnownValues(facts=[fact.value for fact in flatten_facts(scenario.user_facts)])
     known.add(scenario.task)
+    for turn in scenario.turns:  # a multi-turn scenario's later requests are its own words
+        known.add(turn.content)
     for fact in known.facts:
         known.add(str(fact))
     invented: list[dict[str, Any]] = []

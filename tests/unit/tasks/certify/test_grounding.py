@@ -231,3 +231,29 @@ def test_a_relative_day_the_reading_finds_is_read_on_the_day_whatever_the_other_
     alone = schema_sight(date(2026, 3, 10), [ships])
     beside = schema_sight(date(2026, 3, 10), [tool("slots", "Lists the slots open today."), ships])
     assert "2026-03-11" in alone.dates and "2026-03-11" in beside.dates
+
+
+def test_a_later_user_message_grounds_only_the_steps_after_it_was_sent():
+    """A value a later message says is visible from that message's ``first_step`` on, not
+    before: the reference cannot use it in reply to an earlier message."""
+    steps = [FIND, BOOK]
+    later = [{"content": "Book an ICU bed at HS-007.", "first_step": 1}]
+    sent_in_time = _spec("Find St Mary for me.", steps, turns=later)
+    results = [{"success": True, "data": []}, {"success": True}]
+    assert ungrounded_reference(sent_in_time, results, TOOLS, "") == []
+    too_late = [{"content": "Book an ICU bed at HS-007.", "first_step": 2}]
+    early = _spec("Find St Mary for me.", steps, turns=too_late)
+    unseen = ungrounded_reference(early, results, TOOLS, "")
+    assert [(u.step, u.argument, u.value) for u in unseen] == [(1, "hospital_id", "HS-007")]
+
+
+def test_reorderings_stay_within_one_user_message():
+    from envmill.schemas.scenario import SolutionStep
+    from envmill.tasks.certify.mutants import ReferenceRun, plan_reorders
+
+    solution = [SolutionStep(tool=f"change_{i}") for i in range(3)]
+    run = ReferenceRun(solution, [{"n": i} for i in range(4)], [], changed_at=[0, 1, 2])
+    everywhere = plan_reorders(run)
+    assert len(everywhere) == 3
+    by_message = plan_reorders(run, lambda step: 0 if step < 2 else 1)
+    assert [p.label for p in by_message] == ["steps 1 and 2 swapped"]
