@@ -48,7 +48,14 @@ def multi_turn_messages(
     descriptions: dict[str, str] | None = None,
     parameters: ParameterWords | None = None,
 ) -> list[dict[str, Any]]:
-    """Every user message with the reference's calls for it and its reply, in order."""
+    """Every user message with the reference's calls for it and its reply, in order.
+
+    Raises:
+        ValueError: the report does not say the state each message was sent in (it was not
+            made by ``certify_scenario`` of this scenario).
+    """
+    if len(report.turn_states) != len(scenario.turns):
+        raise ValueError(f"scenario {report.scenario_id}: its report has no state per message")
     final = report.final_state or scenario.initial_state
     states = [scenario.initial_state, *report.turn_states, final]
     said = [opening_message(scenario), *(turn.content for turn in scenario.turns)]
@@ -70,7 +77,8 @@ def multi_turn_messages(
             final_state=states[index + 1],
             step_results=report.step_results[start:end],
         )
-        context = TurnContext(said[index], tuple(said[:index]), start, keep)
+        heard = tuple(m["content"] for m in messages if m["role"] == "user")  # answers too
+        context = TurnContext(said[index], heard, start, keep)
         turn = reference_messages(part, part_report, tool_kinds, descriptions, context=context)
         if states[index] == states[index + 1] and not part.reference_answer:
             turn[-1] = {"role": "assistant", "content": found_reply(turn, seed)}
