@@ -95,6 +95,9 @@ class ScenarioContent(BaseModel):
     )
     source: str = Field(default="envmill", description="where it came from, e.g. 'bfcl'")
     split: Split = "train"
+    source_id: str | None = Field(
+        default=None, description="its id in its source, e.g. BFCL's 'multi_turn_base_0'"
+    )
 
     @model_validator(mode="after")
     def _one_reply_record(self) -> ScenarioContent:

@@ -149,6 +149,7 @@ class ScenariosTable(apa.DataFrameModel):
     expected_results_json: str = apa.Field(nullable=True)  # results to obtain, per message
     source: str = apa.Field(nullable=True)  # where it came from: "envmill", "bfcl"
     split: str = apa.Field(nullable=True, isin=list(SPLITS))
+    source_id: str = apa.Field(nullable=True)  # its id in its source ("multi_turn_base_0")
     n_checks: int = _count()
     n_steps: int = _count()
     status: str = apa.Field(isin=list(SCENARIO_STATUSES))

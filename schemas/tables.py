@@ -168,6 +168,7 @@ TABLES: dict[str, TableSpec] = {
                     _nullable("expected_results_json", STRING),  # 2.3
                     _nullable("source", STRING),  # 2.3: where it came from ("envmill", "bfcl")
                     _nullable("split", STRING),  # 2.3: "train" or "eval"
+                    _nullable("source_id", STRING),  # 2.3: its id there ("multi_turn_base_0")
                     _column("n_checks", INT),
                     _column("n_steps", INT),
                     _column("status", STRING),

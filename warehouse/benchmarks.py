@@ -1,5 +1,5 @@
 """What the benchmark commands read: an import's outcome, and the trajectories an evaluation
-scores. A benchmark's scenarios carry ``source`` and their task's id as ``origin``; a category
+scores. A benchmark's scenarios carry ``source`` and their task's id as ``source_id``; a category
 is a prefix of the task ids (``multi_turn_base_0``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from envmill.warehouse.views import query
 OUTCOME_SQL = """
 SELECT status, coalesce(rejected_gate, '') AS gate, count(*) AS n
 FROM scenarios
-WHERE source = $source AND starts_with(origin, $prefix)
+WHERE source = $source AND starts_with(source_id, $prefix)
 GROUP BY ALL ORDER BY status, n DESC, gate
 """
 
@@ -24,9 +24,9 @@ GROUP BY ALL ORDER BY n DESC, stage, code
 
 EPISODES_SQL = """
 SELECT t.trajectory_id, t.scenario_id, t.run_id, t.policy, t.reward, t.success,
-       t.messages_json, s.origin
+       t.messages_json, s.source_id
 FROM trajectories t JOIN scenarios s ON s.scenario_id = t.scenario_id
-WHERE s.source = $source AND starts_with(s.origin, $prefix) AND t.policy = $policy
+WHERE s.source = $source AND starts_with(s.source_id, $prefix) AND t.policy = $policy
 ORDER BY t.trajectory_id
 """
 

@@ -142,8 +142,8 @@ LEFT JOIN found f USING (kind, measure);
 -- a scenario is training next to the test set; nothing is dropped, the pair is shown.
 WITH sides AS (
     SELECT d.kind, d.measure, d.similarity,
-           a.scenario_id AS a_id, coalesce(a.source, 'envmill') AS a_source, a.origin AS a_origin,
-           b.scenario_id AS b_id, coalesce(b.source, 'envmill') AS b_source, b.origin AS b_origin
+           a.scenario_id AS a_id, coalesce(a.source, 'envmill') AS a_source, a.source_id AS a_origin,
+           b.scenario_id AS b_id, coalesce(b.source, 'envmill') AS b_source, b.source_id AS b_origin
     FROM duplicates d
     JOIN scenarios a ON a.scenario_id = d.item_id
     JOIN scenarios b ON b.scenario_id = d.duplicate_of

@@ -101,6 +101,7 @@ def scenario_row(
         "expected_results_json": scenario.expected_results,
         "source": scenario.source,
         "split": scenario.split,
+        "source_id": scenario.source_id,
         "n_checks": len(scenario.checks),
         "n_steps": len(scenario.reference_solution),
         "status": scenario.status,

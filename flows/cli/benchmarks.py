@@ -106,7 +106,7 @@ def evaluate(
         fail(f"unknown category {category!r}; categories: {', '.join(BFCL_CATEGORIES)}")
     root = _data_dir(out, made_by="envmill import bfcl")
     prefix = task_prefix(category) if category else "multi_turn_"
-    chosen = f"source = '{BFCL_SOURCE}' AND starts_with(origin, '{prefix}')"
+    chosen = f"source = '{BFCL_SOURCE}' AND starts_with(source_id, '{prefix}')"
     try:
         settings = rollout_cli.rollout_settings(
             home=root,

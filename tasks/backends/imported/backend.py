@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.backends import BFCL
-from envmill.schemas.benchmarks import BFCL_EVAL_VERSION, BfclSettings
+from envmill.schemas.benchmarks import BFCL_EVAL_VERSION, BFCL_SOURCE, BfclSettings
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
@@ -37,6 +37,7 @@ class BfclDraft:
     adapted: AdaptedEnvironment
     classes: tuple[str, ...]
     domain: str = BFCL
+    origin: str = BFCL_SOURCE  # the environments table's corpus name
     call_records: Sequence[LlmCallRecord] = ()
     probes: Sequence[ProbeRecord] = field(default_factory=tuple)
 

@@ -76,7 +76,7 @@ def official_rows(
     rows = []
     with BfclExecutor() as executor:
         for episode in episodes:
-            task = tasks.get(episode["origin"])
+            task = tasks.get(episode["source_id"])
             if task is not None:
                 rows.append(_row(episode, task, executor, benchmark))
     return rows

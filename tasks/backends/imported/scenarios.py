@@ -92,7 +92,7 @@ def bfcl_scenario(
         kind="bfcl",
         source=BFCL_SOURCE,
         split=EVAL_SPLIT,
-        origin=task.id,
+        source_id=task.id,
     )
 
 
