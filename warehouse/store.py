@@ -237,13 +237,19 @@ def _convert_row(spec: TableSpec, index: int, row: dict[str, Any], now: datetime
     return out
 
 
+# A state keeps its key order: an environment lists its records in the order they were added
+# (``for order in self.orders.values()``), so the order is behaviour, and a rollout must start
+# from the state its reference started from, not from one re-sorted on the way through here.
+ORDERED_JSON = frozenset({"initial_state_json"})
+
+
 def _convert_value(table: str, index: int, f: pa.Field, value: Any) -> Any:
     """Turn one Python value into what the Arrow type expects, refusing silent casts."""
     if value is None:
         return None
     where = f"table {table} row {index} column {f.name}"
     if f.name.endswith("_json"):
-        return _to_json_text(where, value)
+        return _to_json_text(where, value, ordered=f.name in ORDERED_JSON)
     if pa.types.is_timestamp(f.type):
         return _to_utc(where, value)
     if not _fits_type(f.type, value):
@@ -259,10 +265,13 @@ def _fits_type(arrow_type: pa.DataType, value: Any) -> bool:
     return isinstance(value, expected) and (expected is bool or not isinstance(value, bool))
 
 
-def _to_json_text(where: str, value: Any) -> str:
-    """Objects become canonical JSON; text must already be JSON, and is re-canonicalized."""
+def _to_json_text(where: str, value: Any, ordered: bool = False) -> str:
+    """Objects become canonical JSON; text must already be JSON, and is re-canonicalized. An
+    ``ordered`` column keeps its objects' key order (compact, not sorted)."""
     try:
         obj = json.loads(value) if isinstance(value, str) else value
+        if ordered:
+            return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         return canonical_json(obj)
     except (TypeError, ValueError) as exc:
         raise WarehouseError(f"{where}: not JSON ({_one_line(exc)})") from exc

@@ -163,12 +163,14 @@ def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) ->
 def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The test endpoint's policy script per scenario: its reference trajectory's assistant
     messages, keyed by the opening the agent will see (the task, or the rule-based user's
-    opening, which is the reference's)."""
-    from envmill.tasks.offline_llm import oracle_script, script_key
+    opening, which is the reference's) and by each longer run of its user messages."""
+    from envmill.tasks.offline_llm import conversation_keys, oracle_script
     from envmill.warehouse.episodes import reference_conversations
 
     scripts = {}
     for messages in reference_conversations(root, chosen):
-        opening = next(m["content"] for m in messages if m["role"] == "user")
-        scripts[script_key(opening)] = oracle_script(messages)
+        users = [m["content"] for m in messages if m["role"] == "user"]
+        script = oracle_script(messages)
+        for key in conversation_keys(users):  # a later turn's key tells same-opening ones apart
+            scripts[key] = script
     return scripts

@@ -36,7 +36,7 @@ from envmill.tasks.offline_llm.scenarios import (
     respond_scenario_state,
     respond_scenario_task,
 )
-from envmill.tasks.offline_llm.scripts import script_key, user_script_key
+from envmill.tasks.offline_llm.scripts import conversation_keys, script_key, user_script_key
 from envmill.tasks.offline_llm.server import EndpointConfig
 from envmill.tasks.offline_llm.skeleton import (
     respond_initial_state,
@@ -110,6 +110,7 @@ __all__ = [
     "oracle_script",
     "register",
     "respond_topics",
+    "conversation_keys",
     "script_key",
     "serve_endpoint",
     "start_server",

@@ -1,10 +1,10 @@
 """The two roles of a rollout, played by the test endpoint: the policy and the simulated user.
 
 - **Policy** requests (stage ``policy``) carry tools and the environment's own system message,
-  as a real model sees it. The script under :func:`script_key` of the conversation's first
-  ``user`` message answers, entry *n* for a request holding *n* assistant messages; past its
-  end the policy says :data:`PAST_END` ("Done."), and without a script it answers as
-  :func:`generic` does.
+  as a real model sees it. The script under the most specific of :func:`conversation_keys` of
+  the conversation's ``user`` messages (its opening's :func:`script_key` at least) answers,
+  entry *n* for a request holding *n* assistant messages; past its end the policy says
+  :data:`PAST_END` ("Done."), and without a script it answers as :func:`generic` does.
 - **Simulated user** requests are rendered from ``rollout_user.md`` and then hold the dialogue
   from the user's side (the agent's messages as ``user``, its own as ``assistant``); the first
   turn is the system message and :data:`OPENING_CUE`. The script under :func:`user_script_key`
@@ -21,7 +21,7 @@ from typing import Any
 
 from envmill.schemas.rollout import OPENING_CUE  # the user side begins with it
 from envmill.tasks.offline_llm.responders import ChatReply, ChatRequest, generic
-from envmill.tasks.offline_llm.scripts import script_key, user_script_key
+from envmill.tasks.offline_llm.scripts import conversation_keys, user_script_key
 from envmill.tasks.offline_llm.simulated_user import read_prompt, user_reply
 
 __all__ = ["OPENING_CUE", "PAST_END", "oracle_script", "respond_policy", "respond_user"]
@@ -29,15 +29,18 @@ PAST_END = "Done."  # the policy's reply past the end of its script
 
 
 def respond_policy(request: ChatRequest) -> ChatReply:
-    """The policy's script entry for this turn, :data:`PAST_END` past it, else ``generic``."""
-    opening = next((m.get("content") for m in request.messages if m.get("role") == "user"), None)
-    if request.scripts is None or not isinstance(opening, str):
+    """The policy's script entry for this turn, :data:`PAST_END` past it, else ``generic``; the
+    script is the one under the most specific of the conversation's keys that has one."""
+    users = [m.get("content") for m in request.messages if m.get("role") == "user"]
+    if request.scripts is None or not users or not isinstance(users[0], str):
         return generic(request)
     turn = sum(1 for m in request.messages if m.get("role") == "assistant")
-    scripted, reply = request.scripts.entry(script_key(opening), turn)
-    if not scripted:
-        return generic(request)
-    return reply if reply is not None else ChatReply(content=PAST_END)
+    said = [text for text in users if isinstance(text, str)]
+    for key in conversation_keys(said):
+        scripted, reply = request.scripts.entry(key, turn)
+        if scripted:
+            return reply if reply is not None else ChatReply(content=PAST_END)
+    return generic(request)
 
 
 def respond_user(request: ChatRequest) -> ChatReply:

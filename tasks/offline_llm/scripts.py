@@ -38,6 +38,16 @@ def script_key(opening: str) -> str:
     return _digest("policy", opening)
 
 
+def conversation_keys(user_messages: Sequence[str]) -> list[str]:
+    """The policy's script keys for a conversation whose ``user`` messages so far are
+    ``user_messages``, the most specific first: every prefix of them, down to the opening
+    (:func:`script_key`). Two multi-turn scenarios may open with the same words and differ in a
+    later turn; once that turn is sent, its key tells their scripts apart."""
+    texts = [text.strip() for text in user_messages]
+    keys = [_digest("policy", "\n\u241e\n".join(texts[:n])) for n in range(len(texts), 1, -1)]
+    return keys + ([script_key(texts[0])] if texts else [])
+
+
 def user_script_key(task: str) -> str:
     """The simulated user's script key for ``task`` as the user's prompt states it (stripped)."""
     return USER_PREFIX + _digest("user", task)
