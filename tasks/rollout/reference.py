@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from envmill.schemas.benchmarks import SYNTHETIC_SOURCE
 from envmill.schemas.ids import canonical_json, content_id, sha256_hex
 from envmill.schemas.scenario import CertificationReport, ScenarioSpec, SolutionStep
 from envmill.schemas.trajectory import TrajectoryRecord
@@ -782,7 +783,7 @@ def reference_trajectory(
     if report.status != "certified":
         raise ValueError(f"scenario {report.scenario_id} is not certified ({report.rejected_gate})")
     system = system_prompt(introduction, business_rules or [], scenario.initial_state)
-    if scenario.turns:
+    if scenario.turns or scenario.source != SYNTHETIC_SOURCE:
         from envmill.tasks.rollout.turns import multi_turn_messages  # it builds on this module
 
         conversation = multi_turn_messages(scenario, report, tool_kinds, descriptions, parameters)

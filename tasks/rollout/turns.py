@@ -7,6 +7,11 @@ its closing line is built the same way: ``closing.py``). A message whose steps o
 what they found; one with no steps (the user left out what the work needs) gets a reply that
 says it cannot do it yet and what it needs, named as the tool's parameters describe it: the
 values the next message's steps pass that the next message says and nothing before it did.
+
+An imported scenario (a benchmark's: ``source`` other than envmill's) has a state no one wrote
+for reading as records (BFCL's objects, encoded), so its diff is no news; its replies say what
+each changing call's result said instead ("'log.txt' moved to 'archive/log.txt'"). A scenario
+with one user message takes this path too when it is imported.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from envmill.schemas.benchmarks import SYNTHETIC_SOURCE
 from envmill.schemas.ids import canonical_json, content_id, sha256_hex
 from envmill.schemas.scenario import CertificationReport, ScenarioSpec, SolutionStep
 from envmill.tasks.certify.grounding import Sight
@@ -37,6 +43,7 @@ CANNOT = (  # no later message says what was missing: nothing to name but the re
     "That isn't something I can do with the tools available to me here.",
 )
 FOUND = ("Here is what I found: {found}.", "{found}.", "I checked: {found}.")
+DONE = ("Done: {found}.", "{found}.", "That's done: {found}.")
 MAX_SAID = 4  # values of one result said in a reply
 MAX_TEXT = 80
 
@@ -60,6 +67,7 @@ def multi_turn_messages(
     states = [scenario.initial_state, *report.turn_states, final]
     said = [opening_message(scenario), *(turn.content for turn in scenario.turns)]
     keep = frozenset(canonical_json(r) for rs in scenario.expected_results or [] for r in rs)
+    imported = scenario.source != SYNTHETIC_SOURCE
     messages: list[dict[str, Any]] = []
     for index, (start, end) in enumerate(scenario.turn_bounds()):
         seed = content_id({"scenario_id": report.scenario_id, "turn": index})
@@ -80,8 +88,12 @@ def multi_turn_messages(
         heard = tuple(m["content"] for m in messages if m["role"] == "user")  # answers too
         context = TurnContext(said[index], heard, start, keep)
         turn = reference_messages(part, part_report, tool_kinds, descriptions, context=context)
-        if states[index] == states[index + 1] and not part.reference_answer:
+        if part.reference_answer:
+            pass
+        elif states[index] == states[index + 1]:
             turn[-1] = {"role": "assistant", "content": found_reply(turn, seed)}
+        elif imported:
+            turn[-1] = {"role": "assistant", "content": found_reply(turn, seed, DONE)}
         messages += turn
     return messages
 
@@ -107,15 +119,15 @@ def _turn_part(
     )
 
 
-def found_reply(turn: list[dict[str, Any]], seed: str) -> str:
-    """What a message whose steps only read found: the values its results showed."""
+def found_reply(turn: list[dict[str, Any]], seed: str, forms: tuple[str, ...] = FOUND) -> str:
+    """What a message's steps found or did: the values its results showed (the last two)."""
     results = [m["content"] for m in turn if m.get("role") == "tool"]
     found = [said for content in results if (said := _said_result(content))]
     pick = int(sha256_hex(seed)[:8], 16)
     if not found:
         return "I looked, but found nothing to report."
-    text = "; ".join(found[-2:])
-    form = FOUND[pick % len(FOUND)]
+    text = "; ".join(found[-2:]).rstrip(".")
+    form = forms[pick % len(forms)]
     return form.format(found=text[:1].upper() + text[1:] if form.startswith("{") else text)
 
 
