@@ -441,6 +441,43 @@ def test_verdicts_leave_out_what_they_dropped_unless_asked(run, corpus, tmp_path
     assert "1 without environment or scenario row" in done.stdout
 
 
+def test_a_benchmarks_scenarios_are_held_out_unless_their_source_is_asked_for(
+    run, corpus, tmp_path
+):
+    """An imported benchmark's trajectories (``source`` bfcl, split eval) are test data: an
+    export leaves them out, says so, and takes them only with ``--include-source``."""
+    folder = tmp_path / "with-benchmark"
+    shutil.copytree(corpus.root, folder)
+    warehouse = Warehouse(folder)
+    scenario = warehouse_rows(folder, "scenarios")[0]
+    held = {**scenario, "scenario_id": content_id({"bfcl": 0}), "source": "bfcl", "split": "eval"}
+    held["source_id"] = "multi_turn_base_0"
+    warehouse.write("scenarios", [held], key="benchmark")
+    base = corpus.references[0]
+    copy = _trajectory(base, "reference", base.messages[2:], scenario_id=held["scenario_id"])
+    warehouse.write("trajectories", [trajectory_row(copy, "run-bfcl")], key="benchmark")
+    taken = ExportSelection(include_dropped=True)
+    default = {r.trajectory_id for r in select_for_export(folder, taken).records}
+    assert copy.trajectory_id not in default and corpus.exportable <= default
+    asked = ExportSelection(include_dropped=True, include_sources=("bfcl",))
+    assert copy.trajectory_id in {r.trajectory_id for r in select_for_export(folder, asked).records}
+    done = run("export", "--format", "openai", "--to", str(tmp_path / "o"), "--out", str(folder))
+    assert "1 of held-out benchmark scenarios (bfcl 1; --include-source exports them)" in (
+        done.stdout
+    ), done.stdout
+    only = run(
+        "export", "--format", "openai", "--to", str(tmp_path / "p"), "--out", str(folder),
+        "--run", "run-bfcl",
+    )  # fmt: skip
+    assert only.returncode == 1 and "--include-source exports them" in only.stderr, only.stderr
+
+
+def warehouse_rows(root: Path, table: str) -> list[dict]:
+    from envmill.warehouse.views import query
+
+    return query(root, f"SELECT * EXCLUDE (created_at) FROM {table} ORDER BY 1").to_pylist()
+
+
 def test_a_folder_without_verdicts_leaves_nothing_out(corpus, tmp_path):
     bare = tmp_path / "bare"
     shutil.copytree(corpus.root, bare)
