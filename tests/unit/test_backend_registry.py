@@ -60,7 +60,7 @@ def test_an_unknown_backend_is_one_line():
     assert "\n" not in str(refused.value) and "setting 'backend'" in str(refused.value)
     with pytest.raises(PlanError) as unknown:
         registered("quantum")
-    assert str(unknown.value) == "unknown backend 'quantum'; backends: procedural, llm"
+    assert str(unknown.value) == "unknown backend 'quantum'; backends: procedural, llm, bfcl"
 
 
 def test_the_registry_composes_environments_with_llm_scenarios():
