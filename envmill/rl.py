@@ -16,8 +16,10 @@ See ``envmill.tasks.rollout.gym.ScenarioEnv`` for the observation, action and re
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from envmill.schemas.benchmarks import SYNTHETIC_SOURCE
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
 from envmill.schemas.settings import EnvmillSettings, load_settings
 from envmill.tasks.rollout.gym import ScenarioEnv, UserFactory
@@ -38,9 +40,13 @@ def open_env(
     user: UserFactory | None = None,
     sandbox: Sandbox | None = None,
     policy: str = "rl-policy",
+    include_sources: Sequence[str] = (),
 ) -> ScenarioEnv:
     """A :class:`ScenarioEnv` over the certified scenarios of ``data_dir`` that meet
-    ``scenarios`` (a SQL condition, as ``envmill rollout --scenarios``).
+    ``scenarios`` (a SQL condition, as ``envmill rollout --scenarios``). A benchmark's
+    scenarios (``source`` other than envmill's, e.g. an imported BFCL test set) are left out
+    unless their source is in ``include_sources``, as exports leave them out: a policy trained
+    on a test set makes every later evaluation on it meaningless.
 
     Conversational scenarios need a simulated user: ``user`` makes one per (scenario, sample);
     by default the ``rollout_user`` stage's model through envmill's LLM layer (cached), when an
@@ -48,7 +54,7 @@ def open_env(
     """
     settings = settings or load_settings()
     root = resolve_data_dir(str(data_dir) if data_dir else None)
-    specs = load_episode_specs(root, scenarios, settings.rollout)
+    specs = load_episode_specs(root, scenarios, settings.rollout, include_sources)
     if user is None and any(s.scenario.mode == "conversational" for s in specs):
         user = llm_user(settings, root)
     box = sandbox or process_sandbox(settings.sandbox)
@@ -56,12 +62,17 @@ def open_env(
 
 
 def load_episode_specs(
-    root: Path, scenarios: str = "", settings: RolloutSettings | None = None
+    root: Path,
+    scenarios: str = "",
+    settings: RolloutSettings | None = None,
+    include_sources: Sequence[str] = (),
 ) -> list[EpisodeSpec]:
-    """The certified scenarios of ``root`` that meet ``scenarios``, ready to open."""
+    """The certified scenarios of ``root`` that meet ``scenarios``, ready to open; those of
+    another source than envmill's only when it is in ``include_sources``."""
     rollout = (settings or RolloutSettings()).model_copy(update={"samples": 1})
     rows = scenario_rows(root, certified_scenario_ids(root, scenarios))
-    specs = list(episode_specs(rows, {}, rollout))
+    sources = {SYNTHETIC_SOURCE, *include_sources}
+    specs = [s for s in episode_specs(rows, {}, rollout) if s.scenario.source in sources]
     if not specs:
         raise ValueError(f"no certified scenarios in {root} match {scenarios!r}")
     return specs

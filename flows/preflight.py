@@ -89,7 +89,7 @@ def chosen_scenarios(settings: EnvmillSettings, root: Path) -> list[str]:
 
     condition = settings.rollout.scenarios
     try:
-        chosen = certified_scenario_ids(root, condition)
+        chosen = certified_scenario_ids(root, condition, settings.rollout.ungrounded)
     except NotAQuery as exc:
         raise PlanError(f"--scenarios refused: {exc}") from None
     except duckdb.Error as exc:

@@ -89,7 +89,7 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
     root, rollout_settings = Path(data_dir), settings.rollout
     finished = finished_items(root)
     models = rollout_models(settings)
-    ids = certified_scenario_ids(root, rollout_settings.scenarios)
+    ids = certified_scenario_ids(root, rollout_settings.scenarios, rollout_settings.ungrounded)
 
     def keys(scenario_id: str) -> list[str]:
         samples = range(rollout_settings.samples)
@@ -101,7 +101,9 @@ def _fan_out(settings: EnvmillSettings, run_id: str, data_dir: str) -> dict[str,
     report("planned", items=planned, done=done)
     episodes = (
         spec
-        for spec in episode_specs(scenario_rows(root, due), models, rollout_settings)
+        for spec in episode_specs(
+            scenario_rows(root, due, rollout_settings.ungrounded), models, rollout_settings
+        )
         if spec.key not in finished
     )
 

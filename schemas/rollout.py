@@ -74,6 +74,12 @@ class RolloutSettings(BaseModel):
         default="",
         description="SQL condition on certified scenarios (and their domain), e.g. mode = '…'",
     )
+    ungrounded: bool = Field(
+        default=False,
+        description="also scenarios rejected by `grounded` alone: every gate of their reward "
+        "passed, only their reference passed a value the conversation never showed (a "
+        "benchmark's ground truth often does); for evaluation, never for training data",
+    )
     filters: FilterSettings = Field(default_factory=FilterSettings)
 
 

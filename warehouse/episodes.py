@@ -26,21 +26,37 @@ SELECT scenario.*, e.class_name, e.source AS module_source, e.tools_json, e.intr
        (SELECT list(name ORDER BY name) FROM tools t
         WHERE t.env_id = scenario.env_id AND t.kind = 'state_change') AS state_changing_tools
 FROM ({relation}) AS scenario JOIN environments e ON scenario.env_id = e.env_id
-WHERE scenario.scenario_id IN (SELECT unnest($ids)) AND scenario.status = 'certified'
+WHERE scenario.scenario_id IN (SELECT unnest($ids)) AND {runnable}
 ORDER BY scenario.scenario_id
 """
-CERTIFIED = "SELECT DISTINCT scenario_id FROM scenarios WHERE status = 'certified'"
+CERTIFIED = "SELECT DISTINCT scenario_id FROM scenarios AS scenario WHERE {runnable}"
+
+
+def runnable(alias: str = "scenario") -> str:
+    """What a rollout may run: a certified scenario, or with ``$ungrounded`` one whose only
+    failed gate is ``grounded`` (every gate of its reward passed; its reference is no training
+    data, which certification refused it for)."""
+    return f"""({alias}.status = 'certified' OR ($ungrounded AND {alias}.status = 'rejected'
+        AND {alias}.rejected_gate = 'grounded'
+        AND len(list_filter(from_json({alias}.gates_json, '[{{"passed": "BOOLEAN"}}]'),
+                            lambda g: NOT g.passed)) = 1))"""
+
+
 PAGE = 256  # scenarios read per query: the plan never holds every state and source at once
 
 
-def certified_scenario_ids(root: str | os.PathLike[str], condition: str = "") -> list[str]:
-    """Ids of the certified scenarios that meet ``condition``, sorted.
+def certified_scenario_ids(
+    root: str | os.PathLike[str], condition: str = "", ungrounded: bool = False
+) -> list[str]:
+    """Ids of the certified scenarios that meet ``condition``, sorted; with ``ungrounded``,
+    also those rejected by ``grounded`` alone (``RUNNABLE``).
 
     Raises:
         NotAQuery: the condition made the query something other than one read.
         duckdb.Error: the condition does not parse or names an unknown column.
     """
-    certified = set(query(root, CERTIFIED).column(0).to_pylist())
+    sql = CERTIFIED.format(runnable=runnable())
+    certified = set(query(root, sql, {"ungrounded": ungrounded}).column(0).to_pylist())
     if not condition.strip():
         return sorted(certified)
     # on lines of its own, so a trailing "-- comment" ends with the condition
@@ -49,13 +65,25 @@ def certified_scenario_ids(root: str | os.PathLike[str], condition: str = "") ->
     return sorted(certified.intersection(map(str, proposed)))
 
 
-def scenario_rows(root: str | os.PathLike[str], ids: list[str]) -> Iterator[dict[str, Any]]:
+def scenario_rows(
+    root: str | os.PathLike[str], ids: list[str], ungrounded: bool = False
+) -> Iterator[dict[str, Any]]:
     """Each scenario of ``ids`` with its environment's source, tools and state-changing tools,
     read a page at a time, in id order."""
+    sql = DETAILS.format(relation=SCENARIO_RELATION, runnable=runnable())
     for start in range(0, len(ids), PAGE):
         page = ids[start : start + PAGE]
-        sql = DETAILS.format(relation=SCENARIO_RELATION)
-        yield from query(root, sql, {"ids": page}).to_pylist()
+        yield from query(root, sql, {"ids": page, "ungrounded": ungrounded}).to_pylist()
+
+
+def without_reference(root: str | os.PathLike[str], ids: list[str]) -> list[str]:
+    """The scenarios of ``ids`` that have no reference trajectory, sorted."""
+    sql = (
+        "SELECT DISTINCT scenario_id FROM trajectories WHERE policy = 'reference' "
+        "AND scenario_id IN (SELECT unnest($ids))"
+    )
+    have = set(query(root, sql, {"ids": ids}).column(0).to_pylist()) if ids else set()
+    return sorted(set(ids) - have)
 
 
 def reference_conversations(

@@ -86,6 +86,14 @@ def evaluate(
     samples: Annotated[int | None, typer.Option(help="episodes per scenario [1]")] = None,
     max_steps: Annotated[int | None, typer.Option(help="agent turns per episode [30]")] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes [2]")] = None,
+    include_ungrounded: Annotated[
+        bool,
+        typer.Option(
+            "--include-ungrounded",
+            help="also the scenarios rejected by `grounded` alone: every gate of their reward "
+            "passed; only their ground truth used a value the conversation never showed",
+        ),
+    ] = False,
     local_llm: Annotated[
         bool,
         typer.Option(
@@ -112,7 +120,12 @@ def evaluate(
             home=root,
             workers=workers,
             policy_model=policy_model,
-            rollout={"scenarios": chosen, "samples": samples, "max_steps": max_steps},
+            rollout={
+                "scenarios": chosen,
+                "samples": samples,
+                "max_steps": max_steps,
+                "ungrounded": include_ungrounded,
+            },
         )
     except SettingsError as exc:
         fail(str(exc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -163,9 +164,14 @@ def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) ->
 def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The test endpoint's policy script per scenario: its reference trajectory's assistant
     messages, keyed by the opening the agent will see (the task, or the rule-based user's
-    opening, which is the reference's) and by each longer run of its user messages."""
-    from envmill.tasks.offline_llm import conversation_keys, oracle_script
-    from envmill.warehouse.episodes import reference_conversations
+    opening, which is the reference's) and by each longer run of its user messages; for one
+    without a reference trajectory (rejected by ``grounded`` alone), its reference calls."""
+    from envmill.tasks.offline_llm import conversation_keys, oracle_script, solution_script
+    from envmill.warehouse.episodes import (
+        reference_conversations,
+        scenario_rows,
+        without_reference,
+    )
 
     scripts = {}
     for messages in reference_conversations(root, chosen):
@@ -173,4 +179,12 @@ def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str,
         script = oracle_script(messages)
         for key in conversation_keys(users):  # a later turn's key tells same-opening ones apart
             scripts[key] = script
+    for row in scenario_rows(root, without_reference(root, chosen), ungrounded=True):
+        if row["mode"] == "non_conversational":  # its opening is its task
+            turns = json.loads(row["turns_json"] or "[]")
+            users = [row["task"], *(turn["content"] for turn in turns)]
+            steps = json.loads(row["reference_solution_json"])
+            script = solution_script(users, steps, [0, *(t["first_step"] for t in turns)])
+            for key in conversation_keys(users):
+                scripts[key] = script
     return scripts

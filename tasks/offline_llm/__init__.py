@@ -29,6 +29,7 @@ from envmill.tasks.offline_llm.rollout import (
     oracle_script,
     respond_policy,
     respond_user,
+    solution_script,
 )
 from envmill.tasks.offline_llm.rules import respond_rules
 from envmill.tasks.offline_llm.scenarios import (
@@ -112,6 +113,7 @@ __all__ = [
     "respond_topics",
     "conversation_keys",
     "script_key",
+    "solution_script",
     "serve_endpoint",
     "start_server",
     "user_script_key",

@@ -24,7 +24,14 @@ from envmill.tasks.offline_llm.responders import ChatReply, ChatRequest, generic
 from envmill.tasks.offline_llm.scripts import conversation_keys, user_script_key
 from envmill.tasks.offline_llm.simulated_user import read_prompt, user_reply
 
-__all__ = ["OPENING_CUE", "PAST_END", "oracle_script", "respond_policy", "respond_user"]
+__all__ = [
+    "OPENING_CUE",
+    "PAST_END",
+    "oracle_script",
+    "respond_policy",
+    "respond_user",
+    "solution_script",
+]
 PAST_END = "Done."  # the policy's reply past the end of its script
 
 
@@ -69,6 +76,23 @@ def oracle_script(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if calls:
             reply["tool_calls"] = [_scripted_call(call) for call in calls]
         script.append(reply)
+    return script
+
+
+def solution_script(
+    user_messages: list[str], steps: list[dict[str, Any]], first_steps: list[int]
+) -> list[dict[str, Any]]:
+    """The policy script that makes a scenario's reference calls, each message's in turn (one
+    call a reply), and ends each message with a short text reply: for a scenario with no
+    reference trajectory (one rejected by ``grounded`` alone, evaluated all the same).
+    ``first_steps[i]`` is where message i's steps begin in ``steps``."""
+    bounds = [*first_steps, len(steps)]
+    script: list[dict[str, Any]] = []
+    for index in range(len(user_messages)):
+        for step in steps[bounds[index] : bounds[index + 1]]:
+            call = {"name": step["tool"], "arguments": step.get("arguments", {})}
+            script.append({"content": None, "tool_calls": [_scripted_call(call)]})
+        script.append({"content": PAST_END})
     return script
 
 

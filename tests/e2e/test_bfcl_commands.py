@@ -58,6 +58,28 @@ def test_eval_scores_the_reference_with_bfcls_checker_and_envmill_alike(imported
     assert held.returncode == 1 and "--include-source" in held.stderr, held.stderr
 
 
+def test_eval_may_take_the_scenarios_grounded_alone_rejected(imported):
+    """Their reward passed every gate; only their ground truth used an unseen value. The test
+    endpoint replays their reference calls (they have no reference trajectory)."""
+    home, _ = imported
+    data = home / "data"
+    sound = query(
+        data,
+        "SELECT count(*) AS n FROM scenarios WHERE status = 'certified' OR (rejected_gate = "
+        "'grounded' AND len(list_filter(from_json(gates_json, '[{\"passed\": \"BOOLEAN\"}]'), "
+        "lambda g: NOT g.passed)) = 1)",
+    ).to_pylist()[0]["n"]
+    done = envmill(
+        home, "eval", "--benchmark", "bfcl-mt", "--local-llm", "--include-ungrounded",
+        "--out", str(data),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = query(data, "SELECT * FROM evals").to_pylist()
+    certified = query(data, "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'")
+    assert len(rows) == sound > certified.to_pylist()[0]["n"]
+    assert all(r["checker_valid"] and r["success"] and r["agree"] for r in rows), rows
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
