@@ -122,6 +122,7 @@ def episode(
         "reward": trajectory.reward,
         "success": trajectory.success,
         "messages_json": json.dumps(trajectory.messages),
+        "details_json": json.dumps(trajectory.details),
         "source_id": scenario.source_id,
     }
 

@@ -48,6 +48,10 @@ class Turn(BaseModel):
 
     content: str = Field(min_length=1)
     first_step: int = Field(ge=0)
+    offers: list[str] = Field(
+        default_factory=list,
+        description="withheld tools offered from this message on (BFCL's missed functions)",
+    )
 
 
 Split = Literal["train", "eval"]
@@ -56,7 +60,8 @@ Split = Literal["train", "eval"]
 class ScenarioContent(BaseModel):
     """What a scenario says; shared by the generated spec and the stored record.
 
-    A multi-turn scenario's first user message is ``task`` and its ``turns`` follow; its checks
+    A multi-turn scenario's first user message is ``task`` and its ``turns`` follow (a turn may
+    offer some of the ``withheld_tools`` from then on: a function the user adds); its checks
     judge the final state. ``expected_results[i]`` holds the tool results (whole result objects)
     the agent must have obtained by the end of user message i, judged by envmill as one more
     check (``tasks.judge.results``)."""
@@ -119,11 +124,27 @@ class ScenarioContent(BaseModel):
                 f"expected_results: one list per user message ({messages}), "
                 f"not {len(self.expected_results)}"
             )
-        withheld = set(self.withheld_tools)
-        used = next((s.tool for s in self.reference_solution if s.tool in withheld), None)
-        if used is not None:
-            raise ValueError(f"withheld_tools: the reference solution calls {used!r}")
+        offered = {tool for turn in self.turns for tool in turn.offers}
+        if not offered <= set(self.withheld_tools):
+            extra = sorted(offered - set(self.withheld_tools))[0]
+            raise ValueError(f"turns: {extra!r} is offered by a turn but not withheld before it")
+        for index, step in enumerate(self.reference_solution):
+            if step.tool in self.withheld_at(self.turn_of(index)):
+                raise ValueError(
+                    f"withheld_tools: the reference solution calls {step.tool!r} "
+                    "before a turn offers it"
+                )
         return self
+
+    def withheld_at(self, message: int) -> frozenset[str]:
+        """The tools not offered while user message ``message`` (0 = the task) is answered."""
+        offered = {tool for turn in self.turns[:message] for tool in turn.offers}
+        return frozenset(self.withheld_tools) - offered
+
+    @property
+    def never_offered(self) -> frozenset[str]:
+        """The withheld tools no turn offers: an export's tool list leaves out only these."""
+        return self.withheld_at(len(self.turns))
 
     @property
     def user_messages(self) -> list[str]:
@@ -165,7 +186,7 @@ class ScenarioSpec(ScenarioContent):
         if self.refusal is not None:
             content["refusal"] = self.refusal.model_dump()
         if self.turns:
-            content["turns"] = [turn.model_dump() for turn in self.turns]
+            content["turns"] = [turn.model_dump(exclude_defaults=True) for turn in self.turns]
         if self.withheld_tools:
             content["withheld_tools"] = list(self.withheld_tools)
         if self.expected_results is not None:

@@ -60,8 +60,8 @@ def iter_batches(
     checks the settings when this is called, not when the first batch is asked for.
     """
     backend = backend or make_backend(settings)
-    items = (
-        item.model_copy(update={"key": item_key(item, settings, backend)})
+    items = (  # a backend that knows better what an item makes keys it itself
+        item if item.key else item.model_copy(update={"key": item_key(item, settings, backend)})
         for item in backend.plan_items(settings)
     )
     todo = (item for item in items if item.key not in done)

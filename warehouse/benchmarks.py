@@ -17,14 +17,14 @@ GROUP BY ALL ORDER BY status, n DESC, gate
 """
 
 SKIPPED_SQL = """
-SELECT stage, code, count(*) AS n, min(message) AS example
-FROM failures WHERE run_id = $run
+SELECT stage, code, count(DISTINCT item) AS n, min(message) AS example
+FROM failures WHERE run_id = $run OR (error_class = 'Skipped' AND starts_with(message, $prefix))
 GROUP BY ALL ORDER BY n DESC, stage, code
 """
 
 EPISODES_SQL = """
 SELECT t.trajectory_id, t.scenario_id, t.run_id, t.policy, t.reward, t.success,
-       t.messages_json, s.source_id
+       t.messages_json, t.details_json, s.source_id
 FROM trajectories t JOIN scenarios s ON s.scenario_id = t.scenario_id
 WHERE s.source = $source AND starts_with(s.source_id, $prefix) AND t.policy = $policy
 ORDER BY t.trajectory_id
@@ -44,12 +44,13 @@ GROUP BY category ORDER BY category
 def import_outcome(
     root: str | os.PathLike[str], source: str, prefix: str, run_id: str
 ) -> dict[str, list[dict[str, Any]]]:
-    """The imported scenarios by status and rejecting gate, and the run's failures (tasks
-    skipped, environments not admitted) by stage and code, with one example each."""
+    """The imported scenarios by status and rejecting gate, and what was not imported by
+    stage and code, with one example each: this run's failures (environments not admitted) and
+    every run's skipped tasks of the category (a resumed import skipped them before)."""
     params = {"source": source, "prefix": prefix}
     return {
         "scenarios": query(root, OUTCOME_SQL, params).to_pylist(),
-        "failures": query(root, SKIPPED_SQL, {"run": run_id}).to_pylist(),
+        "failures": query(root, SKIPPED_SQL, {"run": run_id, "prefix": prefix}).to_pylist(),
     }
 
 

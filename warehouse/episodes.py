@@ -76,14 +76,19 @@ def scenario_rows(
         yield from query(root, sql, {"ids": page, "ungrounded": ungrounded}).to_pylist()
 
 
-def without_reference(root: str | os.PathLike[str], ids: list[str]) -> list[str]:
-    """The scenarios of ``ids`` that have no reference trajectory, sorted."""
+def reference_conversations_of(
+    root: str | os.PathLike[str], ids: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The reference trajectory's messages of each scenario of ``ids`` that has one, by id."""
     sql = (
-        "SELECT DISTINCT scenario_id FROM trajectories WHERE policy = 'reference' "
-        "AND scenario_id IN (SELECT unnest($ids))"
+        "SELECT scenario_id, messages_json FROM trajectories WHERE policy = 'reference' "
+        "AND scenario_id IN (SELECT unnest($ids)) ORDER BY scenario_id"
     )
-    have = set(query(root, sql, {"ids": ids}).column(0).to_pylist()) if ids else set()
-    return sorted(set(ids) - have)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, len(ids), PAGE):
+        for row in query(root, sql, {"ids": ids[start : start + PAGE]}).to_pylist():
+            found[row["scenario_id"]] = json.loads(row["messages_json"])
+    return found
 
 
 def reference_conversations(

@@ -1,6 +1,7 @@
 """What an export takes from the warehouse: trajectories joined with their scenario (mode, the
 tools it withholds) and environment (domain, backend, tool schemas), filtered, in trajectory_id
-order. A scenario's withheld tools are not among the tools its trajectories are exported with.
+order. A scenario's withheld tools are not among the tools its trajectories are exported with,
+unless a later user message offers them.
 
 A trajectory that any row of ``verdicts`` marks ``kept = false`` is left out unless asked for;
 with no verdicts (the table has no parts) nothing is. A trajectory of a benchmark's scenario
@@ -26,7 +27,7 @@ WITH dropped AS (
     SELECT trajectory_id, list("filter" ORDER BY "filter") AS dropped_by
     FROM verdicts WHERE NOT kept GROUP BY trajectory_id
 ), joined AS (
-    SELECT t.*, e.domain, e.backend, e.tools_json, s.mode, s.withheld_tools_json,
+    SELECT t.*, e.domain, e.backend, e.tools_json, s.mode, s.withheld_tools_json, s.turns_json,
            coalesce(s.source, $own_source) AS scenario_source,
            coalesce(d.dropped_by, []::VARCHAR[]) AS dropped_by,
            e.env_id IS NULL OR s.scenario_id IS NULL AS orphan
@@ -49,7 +50,8 @@ SELECT trajectory_id, scenario_id, env_id, run_id, policy, reward, success, term
        domain, backend, mode, dropped_by, orphan, taken, held_out, scenario_source,
        CASE WHEN taken THEN messages_json END AS messages_json,
        CASE WHEN taken THEN tools_json END AS tools_json,
-       CASE WHEN taken THEN withheld_tools_json END AS withheld_tools_json
+       CASE WHEN taken THEN withheld_tools_json END AS withheld_tools_json,
+       CASE WHEN taken THEN turns_json END AS turns_json
 FROM matched ORDER BY trajectory_id
 """
 
@@ -107,6 +109,8 @@ def _record(row: dict[str, Any]) -> ExportRecord:
     fields = {k: v for k, v in row.items() if k not in left}
     messages = json.loads(fields.pop("messages_json"))
     withheld = set(json.loads(fields.pop("withheld_tools_json") or "[]"))  # NULL before 2.3
+    turns = json.loads(fields.pop("turns_json") or "[]")
+    withheld -= {tool for turn in turns for tool in turn.get("offers", [])}  # offered later
     tools = [
         tool
         for tool in json.loads(fields.pop("tools_json"))

@@ -163,28 +163,31 @@ def _model_endpoint(settings, root: Path, chosen: list[str], local_llm: bool) ->
 
 def reference_scripts(root: Path, chosen: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The test endpoint's policy script per scenario: its reference trajectory's assistant
-    messages, keyed by the opening the agent will see (the task, or the rule-based user's
-    opening, which is the reference's) and by each longer run of its user messages; for one
-    without a reference trajectory (rejected by ``grounded`` alone), its reference calls."""
+    messages, or for one without (rejected by ``grounded`` alone) its reference calls; keyed by
+    the opening the agent will see (the task, or the rule-based user's opening, which is the
+    reference's), by each longer run of its user messages, and by those with the tools then
+    offered (two scenarios may differ only there: BFCL's miss_func withholds a tool)."""
     from envmill.tasks.offline_llm import conversation_keys, oracle_script, solution_script
-    from envmill.warehouse.episodes import (
-        reference_conversations,
-        scenario_rows,
-        without_reference,
-    )
+    from envmill.tasks.rollout.plan import scenario_of
+    from envmill.warehouse.episodes import reference_conversations_of, scenario_rows
 
-    scripts = {}
-    for messages in reference_conversations(root, chosen):
-        users = [m["content"] for m in messages if m["role"] == "user"]
-        script = oracle_script(messages)
-        for key in conversation_keys(users):  # a later turn's key tells same-opening ones apart
-            scripts[key] = script
-    for row in scenario_rows(root, without_reference(root, chosen), ungrounded=True):
-        if row["mode"] == "non_conversational":  # its opening is its task
-            turns = json.loads(row["turns_json"] or "[]")
-            users = [row["task"], *(turn["content"] for turn in turns)]
-            steps = json.loads(row["reference_solution_json"])
-            script = solution_script(users, steps, [0, *(t["first_step"] for t in turns)])
-            for key in conversation_keys(users):
-                scripts[key] = script
+    references = reference_conversations_of(root, chosen)
+    scripts: dict[str, list[dict[str, Any]]] = {}
+    for row in scenario_rows(root, chosen, ungrounded=True):
+        scenario = scenario_of(row)
+        messages = references.get(row["scenario_id"])
+        if messages is not None:
+            users = [m["content"] for m in messages if m["role"] == "user"]
+            script = oracle_script(messages)
+        elif scenario.mode == "non_conversational":  # its opening is its task
+            users = scenario.user_messages
+            steps = [step.model_dump() for step in scenario.reference_solution]
+            script = solution_script(users, steps, [0, *(t.first_step for t in scenario.turns)])
+        else:
+            continue
+        names = [tool["function"]["name"] for tool in json.loads(row["tools_json"])]
+        for count in range(len(users), 0, -1):
+            offered = [name for name in names if name not in scenario.withheld_at(count - 1)]
+            for key in conversation_keys(users[:count], offered):
+                scripts.setdefault(key, script)  # the first scenario keeps a shared opening
     return scripts

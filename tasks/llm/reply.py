@@ -77,6 +77,8 @@ class ToolCall:
             raise ValueError(f"arguments are not valid JSON ({exc.msg} at {exc.pos})") from None
         except UnicodeEncodeError:
             raise ValueError("arguments hold text that is not valid Unicode") from None
+        except RecursionError:  # "[[[[…" 50,000 deep: a model's output, not the factory's bug
+            raise ValueError("arguments are nested too deep") from None
         if not isinstance(value, dict):
             raise ValueError(f"arguments are a JSON {type(value).__name__}, not an object")
         return value

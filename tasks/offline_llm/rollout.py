@@ -43,7 +43,8 @@ def respond_policy(request: ChatRequest) -> ChatReply:
         return generic(request)
     turn = sum(1 for m in request.messages if m.get("role") == "assistant")
     said = [text for text in users if isinstance(text, str)]
-    for key in conversation_keys(said):
+    tools = [t.get("function", {}).get("name", "") for t in request.tools]
+    for key in conversation_keys(said, tools):
         scripted, reply = request.scripts.entry(key, turn)
         if scripted:
             return reply if reply is not None else ChatReply(content=PAST_END)

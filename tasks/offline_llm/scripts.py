@@ -38,14 +38,20 @@ def script_key(opening: str) -> str:
     return _digest("policy", opening)
 
 
-def conversation_keys(user_messages: Sequence[str]) -> list[str]:
+def conversation_keys(
+    user_messages: Sequence[str], tools: Sequence[str] | None = None
+) -> list[str]:
     """The policy's script keys for a conversation whose ``user`` messages so far are
-    ``user_messages``, the most specific first: every prefix of them, down to the opening
+    ``user_messages``, the most specific first: with ``tools`` (the tool names offered now),
+    the messages and the tools; then every prefix of the messages, down to the opening
     (:func:`script_key`). Two multi-turn scenarios may open with the same words and differ in a
-    later turn; once that turn is sent, its key tells their scripts apart."""
+    later turn, or in the tools they offer (BFCL's miss_func withholds one): either tells their
+    scripts apart."""
     texts = [text.strip() for text in user_messages]
+    said = "\n\u241e\n".join(texts)
+    offered = [_digest("policy", f"{said}\n\u241f\n{','.join(sorted(tools))}")] if tools else []
     keys = [_digest("policy", "\n\u241e\n".join(texts[:n])) for n in range(len(texts), 1, -1)]
-    return keys + ([script_key(texts[0])] if texts else [])
+    return offered + keys + ([script_key(texts[0])] if texts else [])
 
 
 def user_script_key(task: str) -> str:

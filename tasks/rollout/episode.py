@@ -91,12 +91,13 @@ class Episode:
             raise ValueError(f"scenario {spec.scenario_id} is conversational: it needs a user")
         self.spec, self.sandbox, self.settings = spec, sandbox, settings
         self.policy, self.user, self.judge = policy, user, judge
-        self.withheld = frozenset(spec.scenario.withheld_tools)
-        self.offered_tools = [t for t in spec.tools if t["function"]["name"] not in self.withheld]
-        self.tools = {tool["function"]["name"] for tool in self.offered_tools}
         self.messages: list[dict[str, Any]] = []
         self.sent = 1  # user messages of the scenario sent so far (the task is the first)
+        self._offer()
         self.obtained: list[list[dict[str, Any]]] = [[]]  # results, per user message sent
+        self.not_run: list[
+            str
+        ] = []  # ids of calls the environment never ran (refused, past limits)
         self.termination: str | None = None
         self.reason = ""
         self.turns = self._bad_turns = 0
@@ -170,10 +171,20 @@ class Episode:
         return StepResult(self.messages[before:], self.done and not truncated, truncated)
 
     def _send_turn(self, content: str) -> None:
-        """The scenario's next user message, after the agent's reply to the one before."""
+        """The scenario's next user message, after the agent's reply to the one before (and
+        the tools it offers from then on)."""
         self.messages.append({"role": "user", "content": content})
         self.sent += 1
         self.obtained.append([])
+        self._offer()
+
+    def _offer(self) -> None:
+        """The tools offered while the latest user message is answered: the environment's,
+        without those the scenario withholds until then."""
+        self.withheld = self.spec.scenario.withheld_at(self.sent - 1)
+        tools = self.spec.tools
+        self.offered_tools = [t for t in tools if t["function"]["name"] not in self.withheld]
+        self.tools = {tool["function"]["name"] for tool in self.offered_tools}
 
     def _run_calls(self, action: Action) -> None:
         usable = 0
@@ -182,11 +193,14 @@ class Episode:
             usable += ran
             if ran:
                 self.obtained[-1].append(result)
+            else:
+                self.not_run.append(call.id)
             self.messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": canonical_json(result)}
             )
             if self.done:  # the environment failed: the remaining calls are not run
                 for later in action.calls[index + 1 :]:
+                    self.not_run.append(later.id)
                     skipped = {"success": False, "error": "not run: the environment failed"}
                     content = canonical_json(skipped)
                     self.messages.append(
@@ -303,6 +317,7 @@ class Episode:
                 "reason": self.reason,
                 "check_errors": [error for error in score.errors if error],
                 **_verdict_of(score),
+                **({"not_run": self.not_run} if self.not_run else {}),
             },
         )
 

@@ -48,7 +48,7 @@ def judge_trajectory(
     verdicts = {
         "reward": judge_reward(trajectory, settings),
         "length": judge_length(trajectory, settings),
-        "format": judge_format(trajectory, tool_names - set(scenario.withheld_tools)),
+        "format": judge_format(trajectory, tool_names - scenario.never_offered),
         "user_sanity": judge_user_sanity(
             trajectory, scenario, state_changing_tools=state_changing_tools, settings=settings
         ),

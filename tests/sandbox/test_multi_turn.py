@@ -232,6 +232,8 @@ def test_a_withheld_tool_is_refused_and_its_call_changes_nothing(desk, multi, sa
     assert refused["success"] is False and "purge_all is not available" in refused["error"]
     assert "purge_all" not in refused["error"].split(";")[1]  # not listed among the tools
     assert trajectory.success and trajectory.usage["invalid_calls"] == 1
+    purge = trajectory.messages[2]["tool_calls"][0]["id"]
+    assert trajectory.details["not_run"] == [purge]  # a benchmark's checker must not run it
     verdicts = judge_trajectory(
         trajectory,
         multi,

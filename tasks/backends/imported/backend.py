@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from envmill.schemas.backends import BFCL
 from envmill.schemas.benchmarks import BFCL_EVAL_VERSION, BFCL_SOURCE, BfclSettings
+from envmill.schemas.ids import content_id
 from envmill.schemas.llm import LlmCallRecord
 from envmill.schemas.run import EnvItemSpec
 from envmill.schemas.settings import EnvmillSettings
@@ -93,10 +94,19 @@ class BfclBackend:
         return self._tasks
 
     def plan_items(self, settings: EnvmillSettings) -> list[EnvItemSpec]:
-        groups = sorted({class_set(task) for task in self.tasks()})
+        """One item per set of classes, keyed by the tasks it imports: a folder that holds
+        another category's, or fewer of this one's (``--limit``), imports these all the same."""
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for task in self.tasks():
+            groups.setdefault(class_set(task), []).append(task.id)
         return [
-            EnvItemSpec(index=i, subject=CLASS_JOIN.join(classes), seed=0)
-            for i, classes in enumerate(groups)
+            EnvItemSpec(
+                index=i,
+                subject=CLASS_JOIN.join(classes),
+                seed=0,
+                key=content_id({"generator": self.version, "tasks": groups[classes]}),
+            )
+            for i, classes in enumerate(sorted(groups))
         ]
 
     def make_environment(self, item: EnvItemSpec, sandbox: Sandbox) -> BfclDraft:

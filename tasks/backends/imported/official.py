@@ -4,11 +4,12 @@ A trajectory's tool calls are split at its user messages into BFCL's turns and h
 BFCL's ``multi_turn_checker`` in a child process (it executes the calls with BFCL's code); the
 verdict lands in ``evals`` with envmill's reward and success, and whether the two agree.
 
+Only the calls the environment ran are BFCL's to judge: a call envmill refused (a withheld
+tool, past the calls one message may make, after the environment failed, arguments that are
+not JSON) changed nothing and returned nothing here, so BFCL must not execute it either.
 BFCL's executor ``eval``s each call string, and a name it does not know is looked up among
-Python's builtins (``open(file=..., mode="w")`` would run). So only calls of the task's own
-tools, with JSON arguments, are rendered for it; any other call leaves no trace in BFCL's
-verdict either way (its result is an error, and no state changes), so leaving it out changes
-nothing but what the child may be made to run.
+Python's builtins (``open(file=..., mode="w")`` would run): only the task's own tools are
+ever rendered for it, and with JSON arguments.
 """
 
 from __future__ import annotations
@@ -25,15 +26,21 @@ from envmill.tasks.backends.imported.bfcl.package import BfclTask, read_func_doc
 Call = dict[str, Any]  # {"tool": name, "arguments": {...}}
 
 
-def turn_calls(messages: list[dict[str, Any]], turns: int) -> list[list[Call]]:
-    """The assistant's tool calls after each user message, padded to the task's ``turns`` (an
-    episode that ended early made no calls in the turns it never reached)."""
+def turn_calls(
+    messages: list[dict[str, Any]], turns: int, not_run: Iterable[str] = ()
+) -> list[list[Call]]:
+    """The assistant's tool calls after each user message that the environment ran (``not_run``:
+    the ids of those it refused or never reached, from the trajectory's details), padded to the
+    task's ``turns`` (an episode that ended early made no calls in the turns it never reached).
+    BFCL judges the trajectory that happened, not calls the agent was told were not run."""
+    skipped = set(not_run)
     calls: list[list[Call]] = []
     for message in messages:
         if message.get("role") == "user":
             calls.append([])
         elif message.get("role") == "assistant" and calls:
-            calls[-1] += [c for c in map(_call, message.get("tool_calls") or []) if c]
+            made = [c for c in message.get("tool_calls") or [] if c.get("id") not in skipped]
+            calls[-1] += [c for c in map(_call, made) if c]
     return (calls + [[] for _ in range(turns)])[:turns]
 
 
@@ -41,7 +48,7 @@ def _call(tool_call: dict[str, Any]) -> Call | None:
     function = tool_call.get("function") or {}
     try:
         arguments = json.loads(function.get("arguments") or "{}")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     name = function.get("name")
     if not isinstance(name, str) or not isinstance(arguments, dict):
@@ -85,7 +92,9 @@ def official_rows(
 def _row(
     episode: dict[str, Any], task: BfclTask, executor: BfclExecutor, benchmark: str
 ) -> dict[str, Any]:
-    calls = turn_calls(json.loads(episode["messages_json"]), len(task.turns))
+    details = json.loads(episode.get("details_json") or "{}") or {}
+    not_run = details.get("not_run") or []
+    calls = turn_calls(json.loads(episode["messages_json"]), len(task.turns), not_run)
     try:
         verdict = executor.check(task, rendered(calls, task_tools(tuple(task.involved_classes))))
     except BfclExecutorError as exc:

@@ -24,7 +24,7 @@ from envmill.tasks.backends.base import ScenarioDrafts
 from envmill.tasks.backends.imported.bfcl.adapt import AdaptedEnvironment, state_attribute
 from envmill.tasks.backends.imported.bfcl.calls import CallError, parse_call
 from envmill.tasks.backends.imported.bfcl.executor import BfclExecutor, BfclExecutorError
-from envmill.tasks.backends.imported.bfcl.package import BfclTask
+from envmill.tasks.backends.imported.bfcl.package import BfclTask, added_functions_prompt
 from envmill.tasks.backends.imported.bfcl.replay import bfcl_result, tool_parameters
 from envmill.tasks.backends.imported.bfcl.state import eq_fields, public_state
 from envmill.tasks.backends.imported.state_check import state_check
@@ -75,7 +75,7 @@ def bfcl_scenario(
         raise TaskSkipped("bfcl_executor", str(exc)) from None
     results, final = _replayed(env, sandbox, initial, per_turn)
     _same_as_bfcl(task, theirs, results, final)
-    steps, turns = _flattened(per_turn, later)
+    steps, turns = _flattened(per_turn, later, task)
     return ScenarioSpec(
         env_id=env.env_id,
         backend=BFCL,
@@ -87,7 +87,7 @@ def bfcl_scenario(
             for name in task.involved_classes
         ],
         turns=turns,
-        withheld_tools=sorted(set(task.excluded_function)),
+        withheld_tools=sorted({*task.excluded_function, *_missed(task)}),
         expected_results=results,
         kind="bfcl",
         source=BFCL_SOURCE,
@@ -97,9 +97,21 @@ def bfcl_scenario(
 
 
 def _user_turns(task: BfclTask) -> list[str]:
-    if any(text is None for text in task.turns):
-        raise TaskSkipped("empty_turn", "a turn without a user message is not imported")
-    return [text for text in task.turns if text is not None]
+    """Each turn's user message; a turn without one is where BFCL adds the missed functions
+    (miss_func), and BFCL's own inference says its fixed line there."""
+    texts = []
+    for index, text in enumerate(task.turns):
+        if text is None:
+            if str(index) not in task.missed_function:
+                raise TaskSkipped("empty_turn", f"turn {index} has no user message")
+            text = added_functions_prompt()
+        texts.append(text)
+    return texts
+
+
+def _offers(task: BfclTask, turn: int) -> list[str]:
+    """The missed functions a turn adds (offered from then on)."""
+    return sorted(task.missed_function.get(str(turn), []))
 
 
 def _step(text: str, parameters: dict[str, list[str]], adapted: AdaptedEnvironment) -> SolutionStep:
@@ -154,12 +166,16 @@ def _same_as_bfcl(
             )
 
 
+def _missed(task: BfclTask) -> list[str]:
+    return [name for names in task.missed_function.values() for name in names]
+
+
 def _flattened(
-    per_turn: list[list[SolutionStep]], later: list[str]
+    per_turn: list[list[SolutionStep]], later: list[str], task: BfclTask
 ) -> tuple[list[SolutionStep], list[Turn]]:
     steps: list[SolutionStep] = list(per_turn[0]) if per_turn else []
     turns = []
-    for text, turn in zip(later, per_turn[1:], strict=True):
-        turns.append(Turn(content=text, first_step=len(steps)))
+    for index, (text, turn) in enumerate(zip(later, per_turn[1:], strict=True), start=1):
+        turns.append(Turn(content=text, first_step=len(steps), offers=_offers(task, index)))
         steps += turn
     return steps, turns

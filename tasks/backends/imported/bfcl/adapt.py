@@ -29,6 +29,7 @@ from envmill.tasks.backends.imported.bfcl.transform import (
 )
 
 HERE = Path(__file__).parent
+CLOCK = (2024, 9, 1, 10, 30)  # what every clock read gives, here and in the executor's child
 RUNTIME = r'''
 BFCL_CLOCK = datetime.datetime(2024, 9, 1, 10, 30)
 UTC_EPOCH = datetime.datetime(1970, 1, 1)

@@ -3,23 +3,26 @@
 Imported only by ``python -m envmill.tasks.backends.imported.bfcl.executor``, never by the
 factory. ``random.Random`` in BFCL's modules is replaced by a subclass that counts the 32-bit
 words it draws (its draws are ``random.Random``'s own), so a state records ``seed`` and
-``drawn`` as the adapted modules do.
+``drawn`` as the adapted modules do; and their clock reads (``now``, ``today``) give the adapted
+modules' fixed moment (``adapt.CLOCK``), so a state never carries the time it was made at.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime
 import importlib
 import inspect
 import json
 import random
+import resource
 import sys
 import time
 import types
 import uuid
 from typing import Any
 
-from envmill.tasks.backends.imported.bfcl.adapt import state_attribute
+from envmill.tasks.backends.imported.bfcl.adapt import CLOCK, state_attribute
 from envmill.tasks.backends.imported.bfcl.codec import encode_fields
 from envmill.tasks.backends.imported.bfcl.package import (
     CLASS_FILES,
@@ -47,14 +50,42 @@ class CountingRandom(random.Random):
         return super().random()
 
 
+class FixedClock(datetime.datetime):
+    """``datetime.datetime`` whose clock reads give the adapted modules' moment."""
+
+    @classmethod
+    def now(cls, tz: datetime.tzinfo | None = None) -> FixedClock:
+        return cls(*CLOCK, tzinfo=tz)
+
+    @classmethod
+    def today(cls) -> FixedClock:
+        return cls(*CLOCK)
+
+    @classmethod
+    def utcnow(cls) -> FixedClock:
+        return cls(*CLOCK)
+
+
 def _modules() -> list[types.ModuleType]:
     found = []
     for module_name, _doc in CLASS_FILES.values():
         module = importlib.import_module(f"{PREFIX}.{module_name}")
         if hasattr(module, "random"):
             module.random = types.SimpleNamespace(Random=CountingRandom)  # type: ignore[attr-defined]
+        _fix_clock(module)
         found.append(module)
     return found
+
+
+def _fix_clock(module: types.ModuleType) -> None:
+    """``datetime`` as the module names it (the module, or its class) with a fixed clock."""
+    named = getattr(module, "datetime", None)
+    if named is datetime.datetime:
+        module.datetime = FixedClock  # type: ignore[attr-defined]
+    elif named is datetime:
+        clocked = types.SimpleNamespace(**vars(datetime))
+        clocked.datetime = FixedClock
+        module.datetime = clocked  # type: ignore[attr-defined]
 
 
 def _kinds(modules: list[types.ModuleType]) -> tuple:
@@ -145,8 +176,16 @@ def _long_context(task: BfclTask) -> bool:
 OPS = {"initial_state": initial_state, "replay": replay, "check": check}
 
 
+MEMORY_BYTES = 2 << 30  # BFCL's classes need little; a huge power or precision needs more
+
+
 def serve() -> None:
-    """Answer one JSON line per request until stdin closes; BFCL's prints go to stderr."""
+    """Answer one JSON line per request until stdin closes; BFCL's prints go to stderr. A
+    trajectory's calls are a model's: the child's memory is capped, so one that asks BFCL's
+    code for a gigantic number ends its request with a MemoryError (its own time is the
+    parent's timeout)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     time.tzset()
     out = sys.stdout
     sys.stdout = sys.stderr

@@ -8,6 +8,7 @@ names the file and line, another version names both versions.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.metadata
 import importlib.util
@@ -178,6 +179,27 @@ def _task(
         excluded_function=list(row.get("excluded_function") or []),
         missed_function={str(k): list(v) for k, v in (row.get("missed_function") or {}).items()},
     )
+
+
+@functools.cache
+def added_functions_prompt() -> str:
+    """What BFCL's inference says in a turn that adds the missed functions (miss_func), read
+    from its own constants as data: ``DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC``."""
+    path = package_root() / "constants" / "default_prompts.py"
+    name = "DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise BfclDataError(f"{path}: cannot read BFCL's prompts: {exc}") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == name:
+            try:
+                text = ast.literal_eval(node.value)
+            except ValueError:
+                break
+            if isinstance(text, str) and text.strip():
+                return text
+    raise BfclDataError(f"{path}: no {name} string")
 
 
 def _turn_text(turn: Any, path: Path, line: int) -> str | None:
