@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from envmill.schemas.backends import BFCL
 from envmill.schemas.benchmarks import BFCL_SOURCE, EVAL_SPLIT
 from envmill.schemas.run import SkippedScenario
@@ -76,6 +78,22 @@ def bfcl_scenario(
     results, final = _replayed(env, sandbox, initial, per_turn)
     _same_as_bfcl(task, theirs, results, final)
     steps, turns = _flattened(per_turn, later, task)
+    try:
+        return _spec(task, env, opening, initial, final, steps, turns, results)
+    except ValidationError as exc:  # the record refuses it (a withheld tool the truth calls)
+        raise TaskSkipped("invalid_scenario", exc.errors()[0]["msg"]) from None
+
+
+def _spec(
+    task: BfclTask,
+    env: AdmittedEnvironment,
+    opening: str,
+    initial: dict[str, Any],
+    final: dict[str, Any],
+    steps: list[SolutionStep],
+    turns: list[Turn],
+    results: list[list[dict[str, Any]]],
+) -> ScenarioSpec:
     return ScenarioSpec(
         env_id=env.env_id,
         backend=BFCL,
