@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import importlib
 import inspect
 import json
@@ -101,8 +102,12 @@ def _random_fields(obj: CountingRandom) -> dict[str, int]:
     return {"seed": obj.seed_value, "drawn": obj.drawn}
 
 
-MODULES = _modules()
-KINDS = _kinds(MODULES)
+@functools.cache
+def kinds() -> tuple:
+    """BFCL's classes as the codec's kinds; the first call loads BFCL's modules and replaces
+    their ``random`` and clock (``serve`` makes it first), so importing this module needs no
+    BFCL."""
+    return _kinds(_modules())
 
 
 def initial_state(task: BfclTask) -> dict[str, Any]:
@@ -114,7 +119,7 @@ def initial_state(task: BfclTask) -> dict[str, Any]:
         if name not in STATELESS_CLASSES:
             config = copy.deepcopy(task.initial_config.get(name, {}))
             instance._load_scenario(config, long_context=long_context)
-        state[state_attribute(name)] = encode_fields(dict(vars(instance)), KINDS)
+        state[state_attribute(name)] = encode_fields(dict(vars(instance)), kinds())
     return state
 
 
@@ -136,7 +141,7 @@ def replay(task: BfclTask, calls: list[list[str]]) -> dict[str, Any]:
         )
         results.append(turn_results)
     states = {
-        name: public_fields(encode_fields(dict(vars(instance)), KINDS))
+        name: public_fields(encode_fields(dict(vars(instance)), kinds()))
         for name, instance in instances.items()
     }
     return {"results": results, "states": states}
@@ -187,6 +192,7 @@ def serve() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     time.tzset()
+    kinds()  # BFCL's modules loaded, their random and clock replaced, before any request
     out = sys.stdout
     sys.stdout = sys.stderr
     for line in sys.stdin:
