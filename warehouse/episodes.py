@@ -65,6 +65,24 @@ def certified_scenario_ids(
     return sorted(certified.intersection(map(str, proposed)))
 
 
+def environment_scenarios(root: str | os.PathLike[str], env_id: str) -> dict[str, str] | None:
+    """Every scenario of environment ``env_id`` with its status, by id; None when the folder
+    holds no such environment."""
+    known = query(root, "SELECT count(*) AS n FROM environments WHERE env_id = $env", {"env": env_id})
+    if not known.column(0)[0].as_py():
+        return None
+    sql = "SELECT scenario_id, status FROM scenarios WHERE env_id = $env ORDER BY scenario_id"
+    rows = query(root, sql, {"env": env_id}).to_pylist()
+    return {row["scenario_id"]: row["status"] for row in rows}
+
+
+def scenario_environment(root: str | os.PathLike[str], scenario_id: str) -> str | None:
+    """The environment of scenario ``scenario_id``; None when the folder holds no such scenario."""
+    sql = "SELECT env_id FROM scenarios WHERE scenario_id = $id LIMIT 1"
+    rows = query(root, sql, {"id": scenario_id}).to_pylist()
+    return rows[0]["env_id"] if rows else None
+
+
 def scenario_rows(
     root: str | os.PathLike[str], ids: list[str], ungrounded: bool = False
 ) -> Iterator[dict[str, Any]]:

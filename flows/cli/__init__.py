@@ -19,6 +19,7 @@ from envmill.flows.cli import (
     filter,
     llm,
     maintain,
+    mcp,
     report_html,
     rollout,
     run,
@@ -52,6 +53,7 @@ app.command("export")(export.export)
 app.command("filter")(filter.filter_trajectories)
 app.command("dedupe")(dedupe.dedupe)
 app.command("eval")(benchmarks.evaluate)
+app.command("mcp")(mcp.mcp)
 app.add_typer(benchmarks.import_app, name="import")
 app.add_typer(env.app, name="env")
 app.add_typer(llm.app, name="llm")
