@@ -68,7 +68,9 @@ def certified_scenario_ids(
 def environment_scenarios(root: str | os.PathLike[str], env_id: str) -> dict[str, str] | None:
     """Every scenario of environment ``env_id`` with its status, by id; None when the folder
     holds no such environment."""
-    known = query(root, "SELECT count(*) AS n FROM environments WHERE env_id = $env", {"env": env_id})
+    known = query(
+        root, "SELECT count(*) AS n FROM environments WHERE env_id = $env", {"env": env_id}
+    )
     if not known.column(0)[0].as_py():
         return None
     sql = "SELECT scenario_id, status FROM scenarios WHERE env_id = $env ORDER BY scenario_id"

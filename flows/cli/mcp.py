@@ -104,12 +104,16 @@ def _serve(specs: dict[str, Any], first: str, port: int | None) -> None:
     pool = SessionPool(lambda: ToolSession(specs, sandbox, first))
     intro = ToolSession(specs, sandbox, first).introduction()
     spec = specs[first]
-    server = build_server(pool, f"envmill-{spec.domain or spec.scenario.env_id}", _instructions(intro))
+    server = build_server(
+        pool, f"envmill-{spec.domain or spec.scenario.env_id}", _instructions(intro)
+    )
     try:
         if port is None:
             anyio.run(serve_stdio, server)
         else:
             serve_http(server, port, ready=_say_listening)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the normal way to stop a server
+        typer.echo("envmill mcp: stopped", err=True)
     finally:
         pool.close()
 

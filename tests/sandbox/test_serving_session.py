@@ -39,7 +39,10 @@ class Counter:
 
 def _schema(name: str, **properties: dict) -> dict:
     parameters = {"type": "object", "properties": properties, "required": list(properties)}
-    return {"type": "function", "function": {"name": name, "description": name, "parameters": parameters}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": name, "parameters": parameters},
+    }
 
 
 TOOLS = [_schema("add", amount={"type": "integer"}), _schema("read"), _schema("spin")]
