@@ -119,7 +119,8 @@ def _serve(specs: dict[str, Any], first: str, port: int | None) -> None:
 
 
 def _instructions(intro: dict[str, Any]) -> str:
-    return f"{intro['system']}\n\nScenario {intro['scenario_id']}. The user's request:\n{intro['task']}"
+    said = f"Scenario {intro['scenario_id']}. The user's request:\n{intro['task']}"
+    return f"{intro['system']}\n\n{said}"
 
 
 def _say_listening(port: int) -> None:
