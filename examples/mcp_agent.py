@@ -26,7 +26,9 @@ def reference_steps(out: str, scenario_id: str) -> list[dict]:
     sql = f"SELECT reference_solution_json FROM scenarios WHERE scenario_id = '{scenario_id}'"
     done = subprocess.run(
         ["envmill", "sql", "--out", out, "--format", "json", sql],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(json.loads(done.stdout)[0]["reference_solution_json"])
 
@@ -56,27 +58,41 @@ async def main(args: argparse.Namespace) -> None:
             upload_script(args.base_url, opened["task"], steps)
         listed = (await mcp.list_tools()).tools
         tools = [
-            {"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                              "parameters": t.input_schema}}
-            for t in listed if t.name not in ("reset_scenario", "reward")
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in listed
+            if t.name not in ("reset_scenario", "reward")
         ]
-        model = OpenAI(base_url=args.base_url, api_key="none",
-                       default_headers={"X-Envmill-Stage": "policy"})  # the offline endpoint's
-        messages = [{"role": "system", "content": opened["system"]},
-                    {"role": "user", "content": opened["task"]}]
+        model = OpenAI(
+            base_url=args.base_url, api_key="none", default_headers={"X-Envmill-Stage": "policy"}
+        )  # the offline endpoint's
+        messages = [
+            {"role": "system", "content": opened["system"]},
+            {"role": "user", "content": opened["task"]},
+        ]
         for _ in range(args.max_turns):
-            reply = model.chat.completions.create(
-                model=args.model, messages=messages, tools=tools
-            ).choices[0].message
+            reply = (
+                model.chat.completions.create(model=args.model, messages=messages, tools=tools)
+                .choices[0]
+                .message
+            )
             messages.append(reply.model_dump(exclude_none=True))
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
-                result = await mcp.call_tool(call.function.name,
-                                             json.loads(call.function.arguments or "{}"))
+                result = await mcp.call_tool(
+                    call.function.name, json.loads(call.function.arguments or "{}")
+                )
                 print(f"{call.function.name}: {result.content[0].text[:100]}")
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": result.content[0].text})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": result.content[0].text}
+                )
         said = messages[-1].get("content") or ""
         scored = await mcp.call_tool("reward", {"final_reply": said})
         print(json.dumps(scored.structured_content, indent=2))

@@ -19,7 +19,8 @@ async def main(url: str, steps: list[dict]) -> None:
     async with streamable_http_client(url) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
         names = [tool.name for tool in (await mcp.list_tools()).tools]
-        print(f"{len(names)} tools, envmill's own: {[n for n in names if n in ('reset_scenario', 'reward')]}")
+        own = [name for name in names if name in ("reset_scenario", "reward")]
+        print(f"{len(names)} tools, envmill's own: {own}")
         print("before:", (await mcp.call_tool("reward", {})).structured_content["reward"])
         for step in steps:
             result = await mcp.call_tool(step["tool"], step["arguments"])
