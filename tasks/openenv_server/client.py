@@ -1,0 +1,34 @@
+"""The client side: OpenEnv's ``EnvClient`` typed with envmill's action, observation and state.
+
+    with ScenarioClient(base_url="http://127.0.0.1:8000").sync() as env:
+        result = env.reset(seed=0)                 # or scenario_id=..., sample=...
+        result = env.step(ScenarioAction.call("get_account", {"account_id": "ACC-1"}))
+        result = env.step(ScenarioAction.reply("Your balance is $42.00."))
+        result.reward, result.done
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+
+from envmill.tasks.openenv_server.models import ScenarioAction, ScenarioObservation, ScenarioState
+
+
+class ScenarioClient(EnvClient[ScenarioAction, ScenarioObservation, ScenarioState]):
+    """One session (one WebSocket) of an ``envmill serve-env`` server."""
+
+    def _step_payload(self, action: ScenarioAction) -> dict[str, Any]:
+        return action.model_dump(exclude_none=True)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[ScenarioObservation]:
+        fields = payload.get("observation", {})
+        observation = ScenarioObservation.model_validate(
+            fields | {"done": payload.get("done", False), "reward": payload.get("reward")}
+        )
+        return StepResult(observation, payload.get("reward"), payload.get("done", False))
+
+    def _parse_state(self, payload: dict[str, Any]) -> ScenarioState:
+        return ScenarioState.model_validate(payload)
