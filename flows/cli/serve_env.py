@@ -78,8 +78,10 @@ def _serve(settings, root: Path, specs, host, port, max_sessions, idle_timeout) 
         try:
             check_endpoint(settings, root)
         except PlanError as exc:
-            fail(f"{exc} (conversational scenarios need a user model: --local-llm, or --where "
-                 "\"mode = 'non_conversational'\")")
+            fail(
+                f"{exc} (conversational scenarios need a user model: --local-llm, or --where "
+                "\"mode = 'non_conversational'\")"
+            )
         user = llm_user(settings, root)
     pool = ScenarioPool(specs, process_sandbox(settings.sandbox), settings.rollout, user=user)
     app = build_app(pool, max_sessions=max_sessions, idle_seconds=idle_timeout)

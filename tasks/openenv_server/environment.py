@@ -78,6 +78,7 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
         self.pool = pool
         self.env = pool.open()
         self._state = ScenarioState()  # replaced whole: OpenEnv reads it from another thread
+        self.ended = False  # closed by the server (the session idled out): no more episodes
 
     def reset(
         self,
@@ -92,7 +93,10 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
 
         Raises:
             KeyError: ``scenario_id`` is not served here.
+            RuntimeError: the server ended this session (it stayed idle too long).
         """
+        if self.ended:
+            raise RuntimeError("this session was ended (idle too long); open a new one")
         if scenario_id is None and seed is None:
             scenario_id = self.pool.next_scenario()
         options = {"sample": sample} | ({"scenario_id": scenario_id} if scenario_id else {})
@@ -159,7 +163,8 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
         return self._state
 
     def close(self) -> None:
-        """End the open episode, if any: its sandbox host goes with it."""
+        """End the session's episode, if any: its sandbox host goes with it."""
+        self.ended = True
         self.env.close()
 
     def get_metadata(self) -> EnvironmentMetadata:

@@ -11,9 +11,11 @@ open an environment per request and close it at once: an episode needs a session
 from __future__ import annotations
 
 import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from envmill.tasks.openenv_server.environment import ScenarioEnvironment, ScenarioPool
@@ -23,14 +25,31 @@ LOOPBACK = "127.0.0.1"
 
 
 def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 300.0) -> FastAPI:
-    """The FastAPI app of OpenEnv's HTTP API serving ``pool``'s scenarios."""
+    """The FastAPI app of OpenEnv's HTTP API serving ``pool``'s scenarios.
+
+    Built as OpenEnv's ``create_fastapi_app`` builds it, except that OpenEnv's idle-session
+    reaper runs in the app's lifespan: OpenEnv 0.3.0 hooks it to ``router.on_startup``, which
+    Starlette 1.x no longer runs, so idle sessions (and their sandbox hosts) would never end.
+    """
     concurrency = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_seconds)
-    return create_fastapi_app(
+    server = HTTPEnvServer(
         functools.partial(ScenarioEnvironment, pool),
         ScenarioAction,
         ScenarioObservation,
         concurrency_config=concurrency,
     )
+
+    @asynccontextmanager
+    async def reaping(app: FastAPI) -> AsyncIterator[None]:
+        server._start_reaper()
+        try:
+            yield
+        finally:
+            server._stop_reaper()
+
+    app = FastAPI(title="envmill: certified scenarios (OpenEnv API)", lifespan=reaping)
+    server.register_routes(app)
+    return app
 
 
 def serve(app: FastAPI, port: int, host: str = LOOPBACK) -> None:
