@@ -130,6 +130,15 @@ def test_the_reference_solution_earns_full_reward(server, references):
     assert state.step_count == len(reference["calls"]) + 1
 
 
+def test_it_listens_on_loopback_only(server):
+    _, process = server
+    tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    listening = {
+        c.laddr.ip for p in tree for c in p.net_connections(kind="inet") if c.status == "LISTEN"
+    }
+    assert listening == {"127.0.0.1"}
+
+
 def test_a_wrong_sequence_earns_less(server, references):
     url, _ = server
     reference = next(r for r in references if r["calls"])
