@@ -23,6 +23,7 @@ from envmill.flows.cli import (
     report_html,
     rollout,
     run,
+    serve_env,
     topics,
     warehouse,
 )
@@ -41,6 +42,7 @@ app = typer.Typer(
 app.command("run")(run.run)
 app.command("retry-failed")(run.retry_failed)
 app.command("rollout")(rollout.rollout)
+app.command("serve-env")(serve_env.serve_env)
 app.command("stats")(warehouse.stats)
 app.command("sql")(warehouse.sql)
 app.command("runs")(warehouse.runs)

@@ -1,0 +1,263 @@
+"""``envmill serve-env``: a real server on loopback, driven by OpenEnv's own client
+(``EnvClient``, through envmill's typed ``ScenarioClient``): the reference solution earns full
+reward, a wrong one less, eight sessions run at once, a ninth is refused, a client that vanishes
+mid-episode leaves no sandbox host behind, and bad input is one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from envmill.tasks.openenv_server import ScenarioAction, ScenarioClient
+from envmill.warehouse.views import query
+from tests.cli import COMMAND
+from tests.timing import scaled
+
+WHERE = "mode = 'non_conversational'"
+SESSIONS = 8
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _references(root: Path) -> list[dict]:
+    """Each served scenario: its reference solution's calls and its reference reply."""
+    sql = f"""SELECT s.scenario_id, s.reference_solution_json, t.messages_json
+        FROM scenarios s JOIN trajectories t USING (scenario_id)
+        WHERE s.status = 'certified' AND t.policy = 'reference' AND s.{WHERE}
+        ORDER BY s.scenario_id"""
+    found = []
+    for row in query(root, sql).to_pylist():
+        replies = [m for m in json.loads(row["messages_json"]) if m["role"] == "assistant"]
+        calls = [(s["tool"], s["arguments"]) for s in json.loads(row["reference_solution_json"])]
+        found.append({"id": row["scenario_id"], "calls": calls, "reply": replies[-1]["content"]})
+    return found
+
+
+@contextmanager
+def _serving(root: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``envmill serve-env`` on a free loopback port, once it answers; stopped after, with
+    every process it started."""
+    port = _free_port()
+    command = [*COMMAND, "serve-env", "--out", str(root), "--port", str(port), *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + scaled(30)
+    while True:
+        assert process.poll() is None, process.communicate()[1][-2000:]
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "the server never answered /health"
+        time.sleep(0.1)
+    try:
+        yield url, process
+    finally:
+        family = _descendants(process.pid)
+        process.terminate()
+        process.wait(timeout=scaled(20))
+    assert _gone(family) == [], "the stopped server left processes behind"
+
+
+@pytest.fixture(scope="module")
+def server(corpus):
+    with _serving(corpus, "--where", WHERE, "--max-sessions", str(SESSIONS)) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def references(corpus) -> list[dict]:
+    found = _references(corpus)
+    assert found, "the corpus has no non-conversational certified scenario"
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+
+
+def _gone(pids: set[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + scaled(seconds)
+    while (left := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _play(url: str, reference: dict, reply: str | None = None, calls: bool = True):
+    """One episode over its own session: the reference calls (or none), then a reply."""
+    with ScenarioClient(base_url=url).sync() as env:
+        result = env.reset(scenario_id=reference["id"])
+        assert not result.done and result.observation.tools
+        for tool, arguments in reference["calls"] if calls else []:
+            result = env.step(ScenarioAction.call(tool, arguments))
+            assert not result.done and result.reward == 0.0
+            assert len(result.observation.tool_results) == 1
+        result = env.step(ScenarioAction.reply(reply or reference["reply"]))
+        return result, env.state()
+
+
+def test_the_reference_solution_earns_full_reward(server, references):
+    url, _ = server
+    reference = references[0]
+    result, state = _play(url, reference)
+    assert result.done and result.reward == 1.0
+    assert result.observation.termination == "finished" and result.observation.success
+    assert all(result.observation.check_results)
+    assert state.scenario_id == reference["id"] and state.done and state.reward == 1.0
+    assert state.step_count == len(reference["calls"]) + 1
+
+
+def test_it_listens_on_loopback_only(server):
+    _, process = server
+    tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    listening = {
+        c.laddr.ip for p in tree for c in p.net_connections(kind="inet") if c.status == "LISTEN"
+    }
+    assert listening == {"127.0.0.1"}
+
+
+def test_a_wrong_sequence_earns_less(server, references):
+    url, _ = server
+    reference = next(r for r in references if r["calls"])
+    result, _ = _play(url, reference, reply="Done.", calls=False)
+    assert result.done and result.reward < 1.0 and not result.observation.success
+
+
+def test_a_seed_chooses_the_same_scenario(server):
+    url, _ = server
+    chosen = []
+    for _ in range(2):
+        with ScenarioClient(base_url=url).sync() as env:
+            chosen.append(env.reset(seed=3).observation.scenario_id)
+    assert chosen[0] and chosen[0] == chosen[1]
+
+
+def test_eight_sessions_at_once_and_a_ninth_is_refused(server, references):
+    url, _ = server
+    opened, resumed = threading.Barrier(SESSIONS + 1), threading.Barrier(SESSIONS + 1)
+    rewards: list[float] = []
+    errors: list[BaseException] = []
+
+    def session(reference: dict) -> None:
+        try:
+            with ScenarioClient(base_url=url).sync() as env:
+                env.reset(scenario_id=reference["id"])
+                opened.wait(timeout=scaled(60))
+                resumed.wait(timeout=scaled(60))
+                for tool, arguments in reference["calls"]:
+                    env.step(ScenarioAction.call(tool, arguments))
+                result = env.step(ScenarioAction.reply(reference["reply"]))
+                rewards.append(result.reward)
+        except BaseException as exc:
+            errors.append(exc)
+            opened.abort()
+            resumed.abort()
+
+    threads = [
+        threading.Thread(target=session, args=(references[i % len(references)],))
+        for i in range(SESSIONS)
+    ]
+    for thread in threads:
+        thread.start()
+    opened.wait(timeout=scaled(60))
+    try:
+        with (
+            pytest.raises(RuntimeError, match="CAPACITY_REACHED"),
+            ScenarioClient(base_url=url).sync() as ninth,
+        ):
+            ninth.reset(scenario_id=references[0]["id"])
+    finally:
+        resumed.wait(timeout=scaled(60))
+    for thread in threads:
+        thread.join(timeout=scaled(60))
+    assert errors == []
+    assert rewards == [1.0] * SESSIONS
+
+
+def test_a_client_that_vanishes_leaves_no_sandbox_host(server, references):
+    url, process = server
+    reference = next(r for r in references if r["calls"])
+    _play(url, reference)  # the sandbox's long-lived processes are up
+    before = _descendants(process.pid)
+
+    async def vanish() -> set[int]:
+        client = ScenarioClient(base_url=url)
+        await client.connect()
+        await client.reset(scenario_id=reference["id"])
+        tool, arguments = reference["calls"][0]
+        await client.step(ScenarioAction.call(tool, arguments))
+        during = _descendants(process.pid) - before
+        assert client._ws is not None
+        client._ws.transport.abort()  # no close frame: the connection just drops
+        return during
+
+    hosts = asyncio.run(vanish())
+    assert hosts, "the episode's sandbox host was not seen"
+    assert _gone(hosts) == [], "the dropped session's sandbox host lives on"
+    assert _gone(_descendants(process.pid) - before) == []
+
+
+def test_an_idle_session_is_ended_with_its_host(corpus, references):
+    """OpenEnv's reaper looks every 5 s at least: a silent session ends within about that."""
+    with _serving(corpus, "--where", WHERE, "--idle-timeout", "1") as (url, process):
+        _play(url, references[0])  # the sandbox's long-lived processes are up
+        before = _descendants(process.pid)
+
+        async def fall_silent() -> tuple[set[int], set[int]]:
+            async with ScenarioClient(base_url=url) as client:
+                await client.reset(scenario_id=references[0]["id"])
+                during = _descendants(process.pid) - before
+                left = set(_gone(during, seconds=15))
+                with pytest.raises(RuntimeError, match="ended"):
+                    await client.reset(scenario_id=references[0]["id"])
+                return during, left
+
+        hosts, left = asyncio.run(fall_silent())
+        assert hosts, "the episode's sandbox host was not seen"
+        assert left == set(), "the idle session's sandbox host lives on"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--where", "no_such_column = 1"], "--where 'no_such_column = 1':"),
+        (["--where", "1 = 1; DELETE FROM scenarios"], "syntax error"),
+        (["--where", "domain = 'none of these'"], "no certified scenarios"),
+        (["--max-sessions", "0"], "--max-sessions"),
+    ],
+)
+def test_bad_options_are_one_line(cli, corpus, args, said):
+    done = cli("serve-env", "--out", str(corpus), "--port", str(_free_port()), *args)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], done.stderr
+
+
+def test_a_port_in_use_is_one_line(cli, corpus, server):
+    url, _ = server
+    port = url.rsplit(":", 1)[1]
+    done = cli("serve-env", "--out", str(corpus), "--port", port, "--where", WHERE)
+    assert done.returncode == 2 and "cannot listen on 127.0.0.1:" in done.stderr, done.stderr
