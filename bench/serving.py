@@ -35,7 +35,7 @@ import httpx
 
 from bench.rollout_steps import data_folder
 from envmill.rl import open_env
-from envmill.tasks.openenv_server import ScenarioAction, ScenarioClient
+from envmill.tasks.serving.openenv import ScenarioAction, ScenarioClient
 from envmill.warehouse.views import query
 
 WHERE = "mode = 'non_conversational'"

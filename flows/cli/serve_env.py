@@ -1,7 +1,7 @@
 """``envmill serve-env``: the certified scenarios of a data folder behind OpenEnv's HTTP API.
 
 The command only chooses and checks (the folder, ``--where``, the port, a user model for
-conversational scenarios); the server is ``tasks/openenv_server``.
+conversational scenarios); the server is ``tasks/serving/openenv``.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def serve_env(
 def _serve(settings, root: Path, specs, host, port, max_sessions, idle_timeout) -> None:
     from envmill.flows.preflight import PlanError, check_endpoint
     from envmill.rl import llm_user
-    from envmill.tasks.openenv_server import ScenarioPool, build_app, serve
     from envmill.tasks.sandbox.shared import process_sandbox
+    from envmill.tasks.serving.openenv import ScenarioPool, build_app, serve
 
     user = None
     if any(spec.scenario.mode == "conversational" for spec in specs):

@@ -1,8 +1,10 @@
-"""Serving one environment's tools to agents outside envmill (``envmill mcp``).
+"""Serving envmill's environments to agents and trainers outside envmill.
 
 ``session.py`` holds one scenario open for an outside agent (call, reset, reward), whichever
-protocol carries it; ``mcp_server.py`` carries it over MCP with the official SDK. Another
-protocol (an OpenEnv server, say) is another adapter over the same ``ToolSession``.
+protocol carries it, and ``mcp_server.py`` carries it over MCP with the official SDK
+(``envmill mcp``). ``openenv/`` serves whole episodes (``reset``/``step``/``state``) behind
+OpenEnv's HTTP API over the Gymnasium episode of ``tasks/rollout/gym.py`` (``envmill
+serve-env``): an OpenEnv step is a gym step, a tool call one of an episode's turns.
 """
 
 from envmill.tasks.serving.session import CheckReport, RewardReport, ToolSession

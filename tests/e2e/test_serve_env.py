@@ -19,7 +19,7 @@ import httpx
 import psutil
 import pytest
 
-from envmill.tasks.openenv_server import ScenarioAction, ScenarioClient
+from envmill.tasks.serving.openenv import ScenarioAction, ScenarioClient
 from envmill.warehouse.views import query
 from tests.cli import COMMAND
 from tests.timing import scaled

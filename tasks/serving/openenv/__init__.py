@@ -6,15 +6,15 @@ time, so the reward is envmill's one reward function and every tool call runs in
 Needs the ``openenv`` extra (``openenv-core``); nothing else in envmill imports this package.
 """
 
-from envmill.tasks.openenv_server.client import ScenarioClient
-from envmill.tasks.openenv_server.environment import ScenarioEnvironment, ScenarioPool
-from envmill.tasks.openenv_server.models import (
+from envmill.tasks.serving.openenv.client import ScenarioClient
+from envmill.tasks.serving.openenv.environment import ScenarioEnvironment, ScenarioPool
+from envmill.tasks.serving.openenv.models import (
     ScenarioAction,
     ScenarioObservation,
     ScenarioState,
     ToolCallSpec,
 )
-from envmill.tasks.openenv_server.server import build_app, serve
+from envmill.tasks.serving.openenv.server import build_app, serve
 
 __all__ = [
     "ScenarioAction",

@@ -18,8 +18,8 @@ from fastapi import FastAPI
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 
-from envmill.tasks.openenv_server.environment import ScenarioEnvironment, ScenarioPool
-from envmill.tasks.openenv_server.models import ScenarioAction, ScenarioObservation
+from envmill.tasks.serving.openenv.environment import ScenarioEnvironment, ScenarioPool
+from envmill.tasks.serving.openenv.models import ScenarioAction, ScenarioObservation
 
 LOOPBACK = "127.0.0.1"
 

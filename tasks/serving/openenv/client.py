@@ -16,7 +16,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from websockets.exceptions import ConnectionClosed
 
-from envmill.tasks.openenv_server.models import ScenarioAction, ScenarioObservation, ScenarioState
+from envmill.tasks.serving.openenv.models import ScenarioAction, ScenarioObservation, ScenarioState
 
 
 class ScenarioClient(EnvClient[ScenarioAction, ScenarioObservation, ScenarioState]):

@@ -19,14 +19,14 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from envmill.schemas.rollout import EpisodeSpec, RolloutSettings
-from envmill.tasks.openenv_server.models import (
+from envmill.tasks.rollout.gym import ScenarioEnv, UserFactory
+from envmill.tasks.sandbox import Sandbox
+from envmill.tasks.serving.openenv.models import (
     ScenarioAction,
     ScenarioObservation,
     ScenarioState,
     tool_results,
 )
-from envmill.tasks.rollout.gym import ScenarioEnv, UserFactory
-from envmill.tasks.sandbox import Sandbox
 
 
 @dataclass
