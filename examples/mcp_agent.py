@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import subprocess
 import sys
 import urllib.request
@@ -22,23 +23,28 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from openai import OpenAI
 
 
-def reference_steps(out: str, scenario_id: str) -> list[dict]:
-    sql = f"SELECT reference_solution_json FROM scenarios WHERE scenario_id = '{scenario_id}'"
+def reference_messages(out: str, scenario_id: str) -> list[dict]:
+    """The scenario's reference trajectory: its calls and its closing words."""
+    sql = (
+        "SELECT messages_json FROM trajectories WHERE policy = 'reference' "
+        f"AND scenario_id = '{scenario_id}'"
+    )
     done = subprocess.run(
         ["envmill", "sql", "--out", out, "--format", "json", sql],
         capture_output=True,
         text=True,
         check=True,
     )
-    return json.loads(json.loads(done.stdout)[0]["reference_solution_json"])
+    return json.loads(json.loads(done.stdout)[0]["messages_json"])
 
 
-def upload_script(base_url: str, task: str, steps: list[dict]) -> None:
-    """The offline endpoint answers a conversation opening with ``task`` by these replies."""
-    from envmill.tasks.offline_llm.rollout import solution_script
+def upload_script(base_url: str, task: str, messages: list[dict]) -> None:
+    """The offline endpoint answers a conversation opening with ``task`` by the reference's
+    replies, its closing words included (an answer scenario's reward reads them)."""
+    from envmill.tasks.offline_llm import oracle_script
     from envmill.tasks.offline_llm.scripts import script_key
 
-    body = {script_key(task): solution_script([task], steps, [0])}
+    body = {script_key(task): oracle_script(messages)}
     root = base_url.rstrip("/").removesuffix("/v1")
     request = urllib.request.Request(
         f"{root}/_scripts", json.dumps(body).encode(), {"Content-Type": "application/json"}
@@ -47,15 +53,17 @@ def upload_script(base_url: str, task: str, steps: list[dict]) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    command = ["mcp", args.env_id, "--out", args.out]
+    token = secrets.token_urlsafe(16)  # envmill's own tools answer the trainer: this script
+    command = ["mcp", args.env_id, "--out", args.out, "--control-token", token]
     command += ["--scenario", args.scenario] if args.scenario else []
+    control = {"control_token": token}
     server = StdioServerParameters(command="envmill", args=command)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
-        opened = (await mcp.call_tool("reset_scenario", {})).structured_content["data"]
+        opened = (await mcp.call_tool("reset_scenario", control)).structured_content["data"]
         if args.offline_script:
-            steps = reference_steps(args.out, opened["scenario_id"])
-            upload_script(args.base_url, opened["task"], steps)
+            reference = reference_messages(args.out, opened["scenario_id"])
+            upload_script(args.base_url, opened["task"], reference)
         listed = (await mcp.list_tools()).tools
         tools = [
             {
@@ -66,8 +74,7 @@ async def main(args: argparse.Namespace) -> None:
                     "parameters": t.input_schema,
                 },
             }
-            for t in listed
-            if t.name not in ("reset_scenario", "reward")
+            for t in listed  # the environment's tools: envmill's own are never listed
         ]
         model = OpenAI(
             base_url=args.base_url, api_key="none", default_headers={"X-Envmill-Stage": "policy"}
@@ -94,7 +101,7 @@ async def main(args: argparse.Namespace) -> None:
                     {"role": "tool", "tool_call_id": call.id, "content": result.content[0].text}
                 )
         said = messages[-1].get("content") or ""
-        scored = await mcp.call_tool("reward", {"final_reply": said})
+        scored = await mcp.call_tool("reward", {"final_reply": said, **control})
         print(json.dumps(scored.structured_content, indent=2))
 
 

@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import signal
 import subprocess
 from pathlib import Path
@@ -83,10 +84,12 @@ class _Server:
         self.config, self.data = config, data
         self.process: subprocess.Popen | None = None
         self.url = ""
+        self.token = secrets.token_urlsafe(16)  # reward is the scorer's, never the model's
 
     async def start(self) -> str:
         command = [self.config.envmill, "mcp", self.data.env_id, "--scenario"]
         command += [self.data.scenario_id, "--out", self.config.data, "--port", "0"]
+        command += ["--control-token", self.token]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -164,7 +167,8 @@ class EnvmillTask(vf.Task[EnvmillData, vf.State, EnvmillTaskConfig]):
             raise vf.TaskError(f"no envmill mcp server for rollout {trace.id}")
         try:
             async with Client(streamable_http_client(server.url)) as client:
-                result = await client.call_tool("reward", {"final_reply": trace.last_reply})
+                asked = {"final_reply": trace.last_reply, "control_token": server.token}
+                result = await client.call_tool("reward", asked)
             scored = result.structured_content or json.loads(result.content[0].text)
         finally:
             await asyncio.to_thread(server.stop)

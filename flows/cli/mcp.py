@@ -31,8 +31,24 @@ def mcp(
         int | None,
         typer.Option(help="serve streamable HTTP on 127.0.0.1:PORT/mcp (0: a free port) [stdio]"),
     ] = None,
+    control_token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="ENVMILL_MCP_CONTROL_TOKEN",
+            help="what calls of reset_scenario, reward and next_message must carry (the "
+            "trainer's, never the agent's) [a random one, shown on stderr]",
+        ),
+    ] = None,
+    max_sessions: Annotated[
+        int, typer.Option(help="HTTP sessions held at once, each with a sandbox host")
+    ] = 32,
+    include_source: Annotated[
+        list[str] | None,
+        typer.Option("--include-source", help="serve a benchmark's held-out scenarios too"),
+    ] = None,
 ) -> None:
-    """Serve an environment's tools over MCP (plus reset_scenario and reward)."""
+    """Serve an environment's tools over MCP (the trainer's reset_scenario, reward and
+    next_message answer calls that carry the control token)."""
     try:
         import mcp as _sdk  # noqa: F401
     except ImportError:
@@ -41,13 +57,32 @@ def mcp(
 
     if port is not None and not 0 <= port <= 65535:
         fail(f"--port {port}: not a TCP port (0 to 65535)")
+    if max_sessions < 1:
+        fail(f"--max-sessions {max_sessions}: at least 1")
+    if control_token is not None and len(control_token) < 8:
+        fail("--control-token: at least 8 characters (an agent must not guess it)")
     root = _data_dir(out)
-    specs, first = served_scenarios(root, env_id, scenario)
-    _serve(specs, first, port)
+    specs, first = served_scenarios(root, env_id, scenario, tuple(include_source or ()))
+    token = control_token or _new_token()
+    _serve(specs, first, port, token, max_sessions)
 
 
-def served_scenarios(root: Path, env_id: str, scenario: str | None) -> tuple[dict[str, Any], str]:
-    """The certified scenarios of ``env_id`` (as episode specs, by id) and the one to open."""
+def _new_token() -> str:
+    """A control token for this server, told to the person who started it (stderr)."""
+    import secrets
+
+    token = secrets.token_urlsafe(16)
+    print(f"envmill mcp: control token {token}", file=sys.stderr, flush=True)
+    return token
+
+
+def served_scenarios(
+    root: Path, env_id: str, scenario: str | None, include_sources: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], str]:
+    """The certified scenarios of ``env_id`` an agent alone can play (as episode specs, by id)
+    and the one to open: not conversational ones (no simulated user answers over MCP: serve
+    them with ``envmill serve-env``), nor a benchmark's unless its source is included."""
+    from envmill.schemas.benchmarks import SYNTHETIC_SOURCE
     from envmill.schemas.rollout import RolloutSettings
     from envmill.tasks.rollout.plan import episode_specs
     from envmill.warehouse.episodes import environment_scenarios, scenario_rows
@@ -61,8 +96,23 @@ def served_scenarios(root: Path, env_id: str, scenario: str | None) -> tuple[dic
     if not certified:
         fail(f"environment {env_id} has no certified scenario in {root}")
     rows = scenario_rows(root, certified)
-    specs = {spec.scenario_id: spec for spec in episode_specs(rows, {}, RolloutSettings())}
-    return specs, scenario or certified[0]
+    every = {spec.scenario_id: spec for spec in episode_specs(rows, {}, RolloutSettings())}
+    sources = {SYNTHETIC_SOURCE, *include_sources}
+    specs = {
+        sid: spec
+        for sid, spec in every.items()
+        if spec.scenario.mode == "non_conversational" and spec.scenario.source in sources
+    }
+    if scenario is not None and scenario not in specs:
+        why = every[scenario].scenario
+        fail(
+            f"scenario {scenario} is conversational: serve it with envmill serve-env"
+            if why.mode == "conversational"
+            else f"scenario {scenario} is {why.source}'s, held out: --include-source {why.source}"
+        )
+    if not specs:
+        fail(f"environment {env_id} has no certified scenario an agent alone can play here")
+    return specs, scenario or min(specs)
 
 
 def _not_served(root: Path, env_id: str, scenario: str, status: str | None) -> str:
@@ -77,7 +127,9 @@ def _not_served(root: Path, env_id: str, scenario: str, status: str | None) -> s
     return f"no scenario {scenario!r} in {root}"
 
 
-def _serve(specs: dict[str, Any], first: str, port: int | None) -> None:
+def _serve(
+    specs: dict[str, Any], first: str, port: int | None, token: str, max_sessions: int
+) -> None:
     """Open the sandbox and serve until the client hangs up (stdio) or Ctrl-C (HTTP)."""
     import anyio
 
@@ -101,12 +153,11 @@ def _serve(specs: dict[str, Any], first: str, port: int | None) -> None:
     if clash:
         fail(f"the environment has tools named like envmill's own: {', '.join(clash)}")
     sandbox = process_sandbox(settings.sandbox)
-    pool = SessionPool(lambda: ToolSession(specs, sandbox, first))
+    pool = SessionPool(lambda: ToolSession(specs, sandbox, first), max_sessions)
     intro = ToolSession(specs, sandbox, first).introduction()
     spec = specs[first]
-    server = build_server(
-        pool, f"envmill-{spec.domain or spec.scenario.env_id}", _instructions(intro)
-    )
+    name = f"envmill-{spec.domain or spec.scenario.env_id}"
+    server = build_server(pool, name, token, _instructions(intro))
     try:
         if port is None:
             anyio.run(serve_stdio, server)
@@ -114,6 +165,8 @@ def _serve(specs: dict[str, Any], first: str, port: int | None) -> None:
             serve_http(server, port, ready=_say_listening)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the normal way to stop a server
         typer.echo("envmill mcp: stopped", err=True)
+    except OSError as exc:  # the port is taken, say
+        fail(f"--port {port}: {exc.strerror or exc}")
     finally:
         pool.close()
 

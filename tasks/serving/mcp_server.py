@@ -2,18 +2,24 @@
 
 The environment's tool schemas become MCP tools (name, description, ``inputSchema``), less those
 the scenario withholds; each call answers with the tool's result object as JSON text and as
-structured content (``isError`` when it reports ``success: false``). Two tools of envmill's own
-come with them: ``reset_scenario`` and ``reward``; a multi-turn scenario adds ``next_message``.
+structured content (``isError`` when it reports ``success: false``). envmill's own tools,
+``reset_scenario``, ``reward`` and (multi-turn) ``next_message``, are the trainer's, not the
+agent's: they are not listed and answer only a call that carries the server's control token.
+An agent that could call ``reward`` would read the expected answer from its reasons and score
+1.0 without doing the task; one that could call ``next_message`` would hear turns early.
 
 Over stdio there is one connection. Over streamable HTTP each MCP session (its
 ``mcp-session-id``) gets a state of its own, started from the chosen scenario, so parallel
-rollouts do not share an environment; the least recently used of more than ``MAX_SESSIONS`` is
-closed. Every tool call runs in a worker thread, so a slow environment never blocks the loop;
-the environment itself runs in envmill's sandbox, never in this process.
+rollouts do not share an environment; the least recently used of more than ``limit`` is
+closed, and a later call of a closed session is refused, never answered from a fresh state
+(the trainer would score the wrong scenario). Every tool call runs in a worker thread, so a
+slow environment never blocks the loop; the environment itself runs in envmill's sandbox,
+never in this process.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 from collections import OrderedDict
@@ -30,8 +36,13 @@ from envmill.tasks.serving.session import ToolSession
 
 RESET, REWARD, NEXT = "reset_scenario", "reward", "next_message"
 OWN_TOOLS = (RESET, REWARD, NEXT)
+TOKEN_ARGUMENT = "control_token"  # what a call of envmill's own tools carries
 MAX_SESSIONS = 32  # HTTP sessions kept, each with one sandbox host
 SESSION_HEADER = "mcp-session-id"
+
+
+class SessionClosed(Exception):
+    """A call of a session the pool closed to make room."""
 
 
 class SessionPool:
@@ -41,17 +52,21 @@ class SessionPool:
     def __init__(self, open_session: Callable[[], ToolSession], limit: int = MAX_SESSIONS):
         self.open_session, self.limit = open_session, limit
         self._sessions: OrderedDict[str | None, ToolSession] = OrderedDict()
+        self._closed: set[str | None] = set()
         self._lock = threading.Lock()
 
     def get(self, key: str | None) -> ToolSession:
+        """The connection's session; raises SessionClosed for one closed to make room."""
         with self._lock:
+            if key in self._closed:
+                raise SessionClosed(f"this session was closed: more than {self.limit} at once")
             session = self._sessions.pop(key, None) or self.open_session()
             self._sessions[key] = session
             evicted = [
-                self._sessions.popitem(last=False)[1]
-                for _ in range(len(self._sessions) - self.limit)
+                self._sessions.popitem(last=False) for _ in range(len(self._sessions) - self.limit)
             ]
-        for old in evicted:
+            self._closed.update(old_key for old_key, _ in evicted)
+        for _, old in evicted:
             old.close()
         return session
 
@@ -63,8 +78,8 @@ class SessionPool:
 
 
 def mcp_tools(session: ToolSession) -> list[types.Tool]:
-    """The tools offered now: the environment's (as its schemas say), then envmill's own."""
-    listed = [
+    """The tools offered now: the environment's, as its schemas say (never envmill's own)."""
+    return [
         types.Tool(
             name=schema["function"]["name"],
             description=schema["function"].get("description") or None,
@@ -72,44 +87,6 @@ def mcp_tools(session: ToolSession) -> list[types.Tool]:
         )
         for schema in session.tools()
     ]
-    return listed + _own_tools(session)
-
-
-def _own_tools(session: ToolSession) -> list[types.Tool]:
-    served = sorted(session.specs)
-    own = [
-        types.Tool(
-            name=RESET,
-            description="Start over from a scenario's initial state (default: the current "
-            "scenario's). Returns the scenario's system message and task.",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "scenario_id": {"type": "string", "enum": served, "description": "scenario"}
-                },
-            },
-        ),
-        types.Tool(
-            name=REWARD,
-            description="Score the current state with the scenario's checks (and the final "
-            "reply, where the scenario expects one): reward, success and each check.",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "final_reply": {"type": "string", "description": "the agent's last words"}
-                },
-            },
-        ),
-    ]
-    if session.spec.scenario.turns:
-        own.append(
-            types.Tool(
-                name=NEXT,
-                description="The scenario's next user message (after you answered the last one).",
-                input_schema={"type": "object", "properties": {}},
-            )
-        )
-    return own
 
 
 def _object_schema(parameters: Any) -> dict[str, Any]:
@@ -120,15 +97,29 @@ def _object_schema(parameters: Any) -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
-def answer(session: ToolSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """What a call of ``name`` returns: a tool's result object, or one of envmill's own."""
+def answer(
+    session: ToolSession, name: str, arguments: dict[str, Any], token: str
+) -> dict[str, Any]:
+    """What a call of ``name`` returns: a tool's result object, or, for a call that carries the
+    control ``token``, one of envmill's own."""
+    if name not in OWN_TOOLS:
+        return session.call(name, arguments)
+    given = arguments.pop(TOKEN_ARGUMENT, None)
+    if not isinstance(given, str) or not hmac.compare_digest(given.encode(), token.encode()):
+        return {"success": False, "error": f"{name} is the trainer's: it needs the control token"}
     if name == RESET:
-        return session.reset(arguments.get("scenario_id") or None)
+        scenario = arguments.get("scenario_id")
+        if scenario is not None and not isinstance(scenario, str):
+            return {"success": False, "error": "scenario_id must be a string"}
+        return session.reset(scenario or None)
     if name == REWARD:
-        return session.reward(arguments.get("final_reply") or "").as_json()
-    if name == NEXT and session.spec.scenario.turns:
+        reply = arguments.get("final_reply")
+        if reply is not None and not isinstance(reply, str):
+            return {"success": False, "error": "final_reply must be a string"}
+        return session.reward(reply or "").as_json()
+    if session.spec.scenario.turns:
         return session.next_message()
-    return session.call(name, arguments)
+    return {"success": False, "error": "this scenario has no later user message"}
 
 
 def as_call_result(result: dict[str, Any]) -> types.CallToolResult:
@@ -140,21 +131,28 @@ def as_call_result(result: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-def build_server(pool: SessionPool, name: str, instructions: str = "") -> Server:
-    """A low-level MCP server whose tools are the pool's sessions' tools."""
+def build_server(pool: SessionPool, name: str, token: str, instructions: str = "") -> Server:
+    """A low-level MCP server whose tools are the pool's sessions' tools; envmill's own answer
+    calls that carry ``token``."""
 
     async def list_tools(
         ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        session = pool.get(_connection_key(ctx))
+        try:
+            session = pool.get(_connection_key(ctx))
+        except SessionClosed:
+            return types.ListToolsResult(tools=[])
         return types.ListToolsResult(tools=mcp_tools(session))
 
     async def call_tool(
         ctx: ServerRequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session = pool.get(_connection_key(ctx))
+        try:
+            session = pool.get(_connection_key(ctx))
+        except SessionClosed as exc:
+            return as_call_result({"success": False, "error": f"{exc}; start a new session"})
         arguments = dict(params.arguments or {})
-        result = await anyio.to_thread.run_sync(answer, session, params.name, arguments)
+        result = await anyio.to_thread.run_sync(answer, session, params.name, arguments, token)
         return as_call_result(result)
 
     return Server(

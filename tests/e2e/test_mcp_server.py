@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from envmill.warehouse.views import query
 from tests.cli import COMMAND
 
-OWN = ["reset_scenario", "reward"]
+TOKEN = "test-control-token"  # the trainer's: envmill's own tools answer calls carrying it
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,7 @@ def chosen(corpus) -> dict:
              AS changing
     FROM scenarios s JOIN environments e USING (env_id)
     WHERE s.status = 'certified' AND s.expected_answer_json IS NULL AND s.refusal_json IS NULL
+      AND s.mode = 'non_conversational'
     ORDER BY s.scenario_id
     """
     for row in query(corpus, sql).to_pylist():
@@ -42,7 +43,16 @@ def chosen(corpus) -> dict:
 
 
 def _args(corpus, chosen, *more: str) -> list[str]:
-    return [*COMMAND[1:], "mcp", chosen["env_id"], "--out", str(corpus), *more]
+    return [
+        *COMMAND[1:],
+        "mcp",
+        chosen["env_id"],
+        "--out",
+        str(corpus),
+        "--control-token",
+        TOKEN,
+        *more,
+    ]
 
 
 @asynccontextmanager
@@ -63,6 +73,11 @@ async def _call(session: ClientSession, tool: str, arguments: dict | None = None
     return text
 
 
+async def _trainer(session: ClientSession, tool: str, arguments: dict | None = None) -> dict:
+    """A call of envmill's own tools, as the trainer makes it: with the control token."""
+    return await _call(session, tool, {**(arguments or {}), "control_token": TOKEN})
+
+
 async def _solve(session: ClientSession, steps: list[dict]) -> None:
     for step in steps:
         result = await _call(session, step["tool"], step["arguments"])
@@ -74,19 +89,22 @@ async def _reference_then_wrong(session: ClientSession, chosen: dict) -> None:
     withheld = set(json.loads(chosen["withheld_tools_json"] or "[]"))
     schemas = json.loads(chosen["tools_json"])
     expected = [t["function"]["name"] for t in schemas if t["function"]["name"] not in withheld]
-    assert names == expected + OWN
-    before = await _call(session, "reward")
+    assert names == expected  # envmill's own tools are the trainer's, never offered
+    for own in ("reward", "reset_scenario"):  # an agent calling them gets nothing
+        refused = await _call(session, own, {"final_reply": "Done.", "control_token": "guess"})
+        assert "needs the control token" in refused["error"] and "reward" not in refused
+    before = await _trainer(session, "reward")
     assert before["reward"] < 1.0 and before["success"] is False
     await _solve(session, chosen["steps"])
-    done = await _call(session, "reward", {"final_reply": "Done."})
+    done = await _trainer(session, "reward", {"final_reply": "Done."})
     assert (done["reward"], done["success"]) == (1.0, True), done
     assert all(check["passed"] and check["description"] for check in done["checks"])
-    restarted = await _call(session, "reset_scenario")
+    restarted = await _trainer(session, "reset_scenario")
     assert restarted["data"]["scenario_id"] == chosen["scenario_id"]
-    assert await _call(session, "reward") == before
+    assert await _trainer(session, "reward") == before
     last = max(i for i, s in enumerate(chosen["steps"]) if s["tool"] in chosen["changing"])
     await _solve(session, chosen["steps"][:last])  # the partial replay: certified to lose
-    wrong = await _call(session, "reward")
+    wrong = await _trainer(session, "reward")
     assert wrong["reward"] < 1.0 and not wrong["success"]
     assert any(not check["passed"] for check in wrong["checks"])
 
@@ -124,7 +142,7 @@ def test_over_http_each_session_has_its_own_state(corpus, chosen):
             async with streamable_http_client(url) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
-                    fresh = await _call(session, "reward")
+                    fresh = await _trainer(session, "reward")
                     assert fresh["reward"] < 1.0  # another session starts from the scenario
 
         anyio.run(main)
@@ -172,3 +190,29 @@ def _reject_one(root, env_id: str) -> str:
     row |= {"scenario_id": "0123456789abcdef", "status": "rejected", "rejected_gate": "checks_pass"}
     Warehouse(root).write("scenarios", [row], key="mcp-rejected")
     return row["scenario_id"]
+
+
+def test_a_conversational_scenario_is_refused_with_where_to_serve_it(cli, corpus):
+    sql = """SELECT env_id, scenario_id FROM scenarios
+             WHERE status = 'certified' AND mode = 'conversational' ORDER BY 2 LIMIT 1"""
+    env, scenario = query(corpus, sql).to_pylist()[0].values()
+    done = cli("mcp", env, "--out", str(corpus), "--scenario", scenario)
+    assert done.returncode == 2 and "envmill serve-env" in done.stderr, done.stderr
+
+
+def test_a_session_closed_to_make_room_is_refused_not_answered_afresh():
+    from envmill.tasks.serving.mcp_server import SessionClosed, SessionPool
+
+    closed = []
+
+    class Fake:
+        def close(self):
+            closed.append(self)
+
+    pool = SessionPool(Fake, limit=1)  # type: ignore[arg-type]
+    first = pool.get("a")
+    assert pool.get("a") is first
+    pool.get("b")  # one more than the limit: "a" is closed
+    assert closed == [first]
+    with pytest.raises(SessionClosed, match="more than 1 at once"):
+        pool.get("a")
