@@ -83,7 +83,8 @@ def _serve(settings, root: Path, specs, host, port, max_sessions, idle_timeout) 
                 "\"mode = 'non_conversational'\")"
             )
         user = llm_user(settings, root)
-    pool = ScenarioPool(specs, process_sandbox(settings.sandbox), settings.rollout, user=user)
+    sandbox = process_sandbox(settings.sandbox)
+    pool = ScenarioPool(specs, sandbox, settings.rollout, user=user, max_open=max_sessions)
     app = build_app(pool, max_sessions=max_sessions, idle_seconds=idle_timeout)
     typer.echo(
         f"serving {len(specs)} certified scenarios on http://{host}:{port} "

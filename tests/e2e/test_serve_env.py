@@ -261,3 +261,26 @@ def test_a_port_in_use_is_one_line(cli, corpus, server):
     port = url.rsplit(":", 1)[1]
     done = cli("serve-env", "--out", str(corpus), "--port", port, "--where", WHERE)
     assert done.returncode == 2 and "cannot listen on 127.0.0.1:" in done.stderr, done.stderr
+
+
+def test_the_pool_bounds_open_environments_whoever_opens_them(corpus):
+    """OpenEnv counts WebSocket sessions only; its stateless ``POST /reset`` opens one more
+    environment each, so the pool bounds them all (a breaker held 11 hosts against 3)."""
+    from envmill.rl import load_episode_specs
+    from envmill.tasks.sandbox import Sandbox
+    from envmill.tasks.serving.openenv import ScenarioPool
+    from envmill.tasks.serving.openenv.environment import ScenarioEnvironment
+    from tests.conftest import TEST_LIMITS
+
+    specs = load_episode_specs(corpus, "mode = 'non_conversational'")
+    with Sandbox(TEST_LIMITS) as box:
+        pool = ScenarioPool(specs, box, max_open=1)
+        first = ScenarioEnvironment(pool)
+        with pytest.raises(RuntimeError, match="at most 1 environments at once"):
+            ScenarioEnvironment(pool)
+        first.close()
+        first.close()  # twice: one slot back, not two
+        again = ScenarioEnvironment(pool)
+        with pytest.raises(RuntimeError):
+            ScenarioEnvironment(pool)
+        again.close()

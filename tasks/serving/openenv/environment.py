@@ -39,6 +39,9 @@ class ScenarioPool:
         settings: turns and calls per turn.
         user: makes the simulated user of a conversational scenario; None refuses them.
         policy: the name a finished episode's trajectory carries.
+        max_open: the most environments open at once (0: no bound), whoever opens them: a
+            WebSocket session, or one of OpenEnv's stateless ``POST /reset`` requests, which
+            OpenEnv's own session limit does not count.
     """
 
     specs: Sequence[EpisodeSpec]
@@ -46,6 +49,8 @@ class ScenarioPool:
     settings: RolloutSettings = field(default_factory=RolloutSettings)
     user: UserFactory | None = None
     policy: str = "openenv-client"
+    max_open: int = 0
+    _open: int = field(default=0, init=False)
     _cursor: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
@@ -62,9 +67,23 @@ class ScenarioPool:
         return chosen
 
     def open(self) -> ScenarioEnv:
-        return ScenarioEnv(
-            self.specs, self.sandbox, self.settings, user=self.user, policy=self.policy
-        )
+        """A new environment; RuntimeError when ``max_open`` are open already."""
+        with self._lock:
+            if self.max_open and self._open >= self.max_open:
+                raise RuntimeError(f"at most {self.max_open} environments at once; try later")
+            self._open += 1
+        try:
+            return ScenarioEnv(
+                self.specs, self.sandbox, self.settings, user=self.user, policy=self.policy
+            )
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """One environment closed."""
+        with self._lock:
+            self._open -= 1
 
 
 class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, ScenarioState]):
@@ -164,6 +183,8 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
 
     def close(self) -> None:
         """End the session's episode, if any: its sandbox host goes with it."""
+        if not self.ended:
+            self.pool.release()
         self.ended = True
         self.env.close()
 
