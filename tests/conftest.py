@@ -32,6 +32,8 @@ START_ORDER = ("e2e", "sandbox", "redteam", "unit")
 SLOWEST_FILES = (
     "test_cli_run.py",
     "test_kill9.py",
+    "test_bfcl_commands.py",
+    "test_serve_env.py",
     "test_cli_llm_run.py",
     "test_attacks.py",
     "test_reward_probes.py",

@@ -40,44 +40,31 @@ def test_the_import_says_what_certified_and_why_the_rest_did_not(imported):
 
 
 def test_eval_scores_the_reference_with_bfcls_checker_and_envmill_alike(imported):
-    home, _ = imported
-    done = envmill(
-        home, "eval", "--benchmark", "bfcl-mt", "--local-llm", "--out", str(home / "data")
-    )
-    assert done.returncode == 0, done.stderr
-    assert "multi_turn_base" in done.stdout and "agreement" in done.stdout
-    rows = query(home / "data", "SELECT * FROM evals").to_pylist()
-    certified = query(
-        home / "data", "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'"
-    ).to_pylist()[0]["n"]
-    assert len(rows) == certified > 0
-    assert all(r["checker_valid"] and r["success"] and r["agree"] for r in rows), rows
-    held = envmill(
-        home, "export", "--format", "openai", "--to", str(home / "sft"), "--out", str(home / "data")
-    )
-    assert held.returncode == 1 and "--include-source" in held.stderr, held.stderr
-
-
-def test_eval_may_take_the_scenarios_grounded_alone_rejected(imported):
-    """Their reward passed every gate; only their ground truth used an unseen value. The test
-    endpoint replays their reference calls (they have no reference trajectory)."""
+    """With ``--include-ungrounded``: the certified scenarios and those grounded alone rejected
+    (every gate of their reward passed); the test endpoint replays the reference trajectory of
+    the first and the reference calls of the second. One run, to keep the suite short."""
     home, _ = imported
     data = home / "data"
-    sound = query(
+    counts = query(
         data,
-        "SELECT count(*) AS n FROM scenarios WHERE status = 'certified' OR (rejected_gate = "
-        "'grounded' AND len(list_filter(from_json(gates_json, '[{\"passed\": \"BOOLEAN\"}]'), "
-        "lambda g: NOT g.passed)) = 1)",
-    ).to_pylist()[0]["n"]
+        "SELECT count(*) FILTER (WHERE status = 'certified') AS certified, count(*) FILTER ("
+        "WHERE status = 'certified' OR (rejected_gate = 'grounded' AND len(list_filter("
+        'from_json(gates_json, \'[{"passed": "BOOLEAN"}]\'), lambda g: NOT g.passed)) = 1))'
+        " AS sound FROM scenarios",
+    ).to_pylist()[0]
     done = envmill(
         home, "eval", "--benchmark", "bfcl-mt", "--local-llm", "--include-ungrounded",
         "--out", str(data),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "multi_turn_base" in done.stdout and "agreement" in done.stdout
     rows = query(data, "SELECT * FROM evals").to_pylist()
-    certified = query(data, "SELECT count(*) AS n FROM scenarios WHERE status = 'certified'")
-    assert len(rows) == sound > certified.to_pylist()[0]["n"]
+    assert len(rows) == counts["sound"] > counts["certified"] > 0
     assert all(r["checker_valid"] and r["success"] and r["agree"] for r in rows), rows
+    held = envmill(
+        home, "export", "--format", "openai", "--to", str(home / "sft"), "--out", str(data)
+    )
+    assert held.returncode == 1 and "--include-source" in held.stderr, held.stderr
 
 
 @pytest.mark.parametrize(
