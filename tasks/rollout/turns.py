@@ -88,12 +88,10 @@ def multi_turn_messages(
         heard = tuple(m["content"] for m in messages if m["role"] == "user")  # answers too
         context = TurnContext(said[index], heard, start, keep)
         turn = reference_messages(part, part_report, tool_kinds, descriptions, context=context)
-        if part.reference_answer:
-            pass
-        elif states[index] == states[index + 1]:
-            turn[-1] = {"role": "assistant", "content": found_reply(turn, seed)}
-        elif imported:
-            turn[-1] = {"role": "assistant", "content": found_reply(turn, seed, DONE)}
+        read_only = states[index] == states[index + 1]
+        if not part.reference_answer and (read_only or imported):
+            forms = FOUND if read_only else DONE
+            turn[-1] = {"role": "assistant", "content": found_reply(turn, seed, forms)}
         messages += turn
     return messages
 

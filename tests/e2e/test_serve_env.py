@@ -6,7 +6,6 @@ mid-episode leaves no sandbox host behind, and bad input is one line."""
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import subprocess
 import threading
@@ -19,12 +18,12 @@ import httpx
 import psutil
 import pytest
 
+from bench.serving import WHERE
+from bench.serving import references as reference_episodes
 from envmill.tasks.serving.openenv import ScenarioAction, ScenarioClient
-from envmill.warehouse.views import query
 from tests.cli import COMMAND
 from tests.timing import scaled
 
-WHERE = "mode = 'non_conversational'"
 SESSIONS = 8
 
 
@@ -32,20 +31,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _references(root: Path) -> list[dict]:
-    """Each served scenario: its reference solution's calls and its reference reply."""
-    sql = f"""SELECT s.scenario_id, s.reference_solution_json, t.messages_json
-        FROM scenarios s JOIN trajectories t USING (scenario_id)
-        WHERE s.status = 'certified' AND t.policy = 'reference' AND s.{WHERE}
-        ORDER BY s.scenario_id"""
-    found = []
-    for row in query(root, sql).to_pylist():
-        replies = [m for m in json.loads(row["messages_json"]) if m["role"] == "assistant"]
-        calls = [(s["tool"], s["arguments"]) for s in json.loads(row["reference_solution_json"])]
-        found.append({"id": row["scenario_id"], "calls": calls, "reply": replies[-1]["content"]})
-    return found
 
 
 @contextmanager
@@ -83,8 +68,8 @@ def server(corpus):
 
 @pytest.fixture(scope="module")
 def references(corpus) -> list[dict]:
-    found = _references(corpus)
-    assert found, "the corpus has no non-conversational certified scenario"
+    found = reference_episodes(corpus)  # the bench's: the same calls and replies it times
+    assert found, "the corpus has no non-conversational certified scenario with calls"
     return found
 
 
