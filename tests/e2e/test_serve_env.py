@@ -6,13 +6,16 @@ mid-episode leaves no sandbox host behind, and bad input is one line."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, NamedTuple
 
 import httpx
 import psutil
@@ -33,31 +36,61 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+class Served(NamedTuple):
+    url: str
+    process: subprocess.Popen[str]
+    output: IO[str]  # what the server printed (stdout and stderr)
+
+
 @contextmanager
-def _serving(root: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def _serving(root: Path, *args: str) -> Iterator[Served]:
     """``envmill serve-env`` on a free loopback port, once it answers; stopped after, with
-    every process it started."""
+    every process it started. Its output goes to a file: a pipe nobody reads fills, and then
+    the server's next write (a warning, a dropped client's traceback) stops its event loop."""
     port = _free_port()
     command = [*COMMAND, "serve-env", "--out", str(root), "--port", str(port), *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, text=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_for_health(url, process, output)
+            yield Served(url, process, output)
+        finally:
+            family = _descendants(process.pid) if process.poll() is None else set()
+            process.terminate()
+            _wait_or_dump(process, output)
+        assert _gone(family) == [], "the stopped server left processes behind"
+
+
+def _said(output: IO[str]) -> str:
+    output.seek(0)
+    return output.read()[-3000:]
+
+
+def _wait_for_health(url: str, process: subprocess.Popen[str], output: IO[str]) -> None:
     deadline = time.monotonic() + scaled(30)
     while True:
-        assert process.poll() is None, process.communicate()[1][-2000:]
+        assert process.poll() is None, _said(output)
         try:
             if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
+                return
         except httpx.HTTPError:
             pass
         assert time.monotonic() < deadline, "the server never answered /health"
         time.sleep(0.1)
+
+
+def _wait_or_dump(process: subprocess.Popen[str], output: IO[str]) -> None:
+    """A stopped server ends within its shutdown bound; one that does not is killed, and the
+    failure shows every thread's stack (SIGUSR1) to say where it waited."""
     try:
-        yield url, process
-    finally:
-        family = _descendants(process.pid)
-        process.terminate()
         process.wait(timeout=scaled(20))
-    assert _gone(family) == [], "the stopped server left processes behind"
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        process.kill()
+        process.wait()
+        pytest.fail(f"the server did not stop on SIGTERM:\n{_said(output)}")
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +104,10 @@ def references(corpus) -> list[dict]:
     found = reference_episodes(corpus)  # the bench's: the same calls and replies it times
     assert found, "the corpus has no non-conversational certified scenario with calls"
     return found
+
+
+def _client(url: str) -> ScenarioClient:
+    return ScenarioClient(base_url=url, connect_timeout_s=scaled(10), message_timeout_s=scaled(60))
 
 
 def _descendants(pid: int) -> set[int]:
@@ -93,7 +130,7 @@ def _alive(pid: int) -> bool:
 
 def _play(url: str, reference: dict, reply: str | None = None, calls: bool = True):
     """One episode over its own session: the reference calls (or none), then a reply."""
-    with ScenarioClient(base_url=url).sync() as env:
+    with _client(url).sync() as env:
         result = env.reset(scenario_id=reference["id"])
         assert not result.done and result.observation.tools
         for tool, arguments in reference["calls"] if calls else []:
@@ -105,7 +142,7 @@ def _play(url: str, reference: dict, reply: str | None = None, calls: bool = Tru
 
 
 def test_the_reference_solution_earns_full_reward(server, references):
-    url, _ = server
+    url, _, _ = server
     reference = references[0]
     result, state = _play(url, reference)
     assert result.done and result.reward == 1.0
@@ -116,7 +153,7 @@ def test_the_reference_solution_earns_full_reward(server, references):
 
 
 def test_it_listens_on_loopback_only(server):
-    _, process = server
+    _, process, _ = server
     tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
     listening = {
         c.laddr.ip for p in tree for c in p.net_connections(kind="inet") if c.status == "LISTEN"
@@ -125,30 +162,30 @@ def test_it_listens_on_loopback_only(server):
 
 
 def test_a_wrong_sequence_earns_less(server, references):
-    url, _ = server
+    url, _, _ = server
     reference = next(r for r in references if r["calls"])
     result, _ = _play(url, reference, reply="Done.", calls=False)
     assert result.done and result.reward < 1.0 and not result.observation.success
 
 
 def test_a_seed_chooses_the_same_scenario(server):
-    url, _ = server
+    url, _, _ = server
     chosen = []
     for _ in range(2):
-        with ScenarioClient(base_url=url).sync() as env:
+        with _client(url).sync() as env:
             chosen.append(env.reset(seed=3).observation.scenario_id)
     assert chosen[0] and chosen[0] == chosen[1]
 
 
 def test_eight_sessions_at_once_and_a_ninth_is_refused(server, references):
-    url, _ = server
+    url, _, _ = server
     opened, resumed = threading.Barrier(SESSIONS + 1), threading.Barrier(SESSIONS + 1)
     rewards: list[float] = []
     errors: list[BaseException] = []
 
     def session(reference: dict) -> None:
         try:
-            with ScenarioClient(base_url=url).sync() as env:
+            with _client(url).sync() as env:
                 env.reset(scenario_id=reference["id"])
                 opened.wait(timeout=scaled(60))
                 resumed.wait(timeout=scaled(60))
@@ -171,7 +208,7 @@ def test_eight_sessions_at_once_and_a_ninth_is_refused(server, references):
     try:
         with (
             pytest.raises(RuntimeError, match="CAPACITY_REACHED"),
-            ScenarioClient(base_url=url).sync() as ninth,
+            _client(url).sync() as ninth,
         ):
             ninth.reset(scenario_id=references[0]["id"])
     finally:
@@ -183,13 +220,13 @@ def test_eight_sessions_at_once_and_a_ninth_is_refused(server, references):
 
 
 def test_a_client_that_vanishes_leaves_no_sandbox_host(server, references):
-    url, process = server
+    url, process, _ = server
     reference = next(r for r in references if r["calls"])
     _play(url, reference)  # the sandbox's long-lived processes are up
     before = _descendants(process.pid)
 
     async def vanish() -> set[int]:
-        client = ScenarioClient(base_url=url)
+        client = _client(url)
         await client.connect()
         await client.reset(scenario_id=reference["id"])
         tool, arguments = reference["calls"][0]
@@ -205,14 +242,26 @@ def test_a_client_that_vanishes_leaves_no_sandbox_host(server, references):
     assert _gone(_descendants(process.pid) - before) == []
 
 
+def test_clients_that_leave_are_not_logged_as_errors(server, references):
+    """Closed and dropped sessions are ordinary: the server says it is serving and nothing else
+    (a traceback per session once filled the pipe of a supervisor that did not read it)."""
+    url, process, output = server
+    _play(url, references[0])
+    with _client(url).sync() as env:
+        env.reset(scenario_id=references[0]["id"])  # left mid-episode
+    assert process.poll() is None
+    printed = _said(output).strip().splitlines()
+    assert len(printed) == 1 and printed[0].startswith("serving "), "\n".join(printed)
+
+
 def test_an_idle_session_is_ended_with_its_host(corpus, references):
     """OpenEnv's reaper looks every 5 s at least: a silent session ends within about that."""
-    with _serving(corpus, "--where", WHERE, "--idle-timeout", "1") as (url, process):
+    with _serving(corpus, "--where", WHERE, "--idle-timeout", "1") as (url, process, _):
         _play(url, references[0])  # the sandbox's long-lived processes are up
         before = _descendants(process.pid)
 
         async def fall_silent() -> tuple[set[int], set[int]]:
-            async with ScenarioClient(base_url=url) as client:
+            async with _client(url) as client:
                 await client.reset(scenario_id=references[0]["id"])
                 during = _descendants(process.pid) - before
                 left = set(_gone(during, seconds=15))
@@ -242,7 +291,7 @@ def test_bad_options_are_one_line(cli, corpus, args, said):
 
 
 def test_a_port_in_use_is_one_line(cli, corpus, server):
-    url, _ = server
+    url, _, _ = server
     port = url.rsplit(":", 1)[1]
     done = cli("serve-env", "--out", str(corpus), "--port", port, "--where", WHERE)
     assert done.returncode == 2 and "cannot listen on 127.0.0.1:" in done.stderr, done.stderr

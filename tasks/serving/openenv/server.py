@@ -17,11 +17,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
 from envmill.tasks.serving.openenv.environment import ScenarioEnvironment, ScenarioPool
 from envmill.tasks.serving.openenv.models import ScenarioAction, ScenarioObservation
 
 LOOPBACK = "127.0.0.1"
+# How long a stop (Ctrl-C, SIGTERM) waits for open sessions before it ends them regardless:
+# uvicorn's default waits for every connection, so one stuck client kept a stopped server alive.
+SHUTDOWN_SECONDS = 5
 
 
 def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 300.0) -> FastAPI:
@@ -49,11 +54,44 @@ def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 3
 
     app = FastAPI(title="envmill: certified scenarios (OpenEnv API)", lifespan=reaping)
     server.register_routes(app)
+    app.add_middleware(QuietDisconnects)
     return app
 
 
+class QuietDisconnects:
+    """A client that leaves is not a server error. OpenEnv 0.3.0's ``/ws`` endpoint closes
+    the socket once its session ends, also when the client closed it first; Starlette then
+    raises ``WebSocketDisconnect`` and uvicorn logged a 3-KB traceback per session, enough to
+    fill an unread stderr pipe within a few dozen sessions and stall the server's event loop."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        except WebSocketDisconnect:
+            pass
+
+
 def serve(app: FastAPI, port: int, host: str = LOOPBACK) -> None:
-    """Serve ``app`` until interrupted (uvicorn; Ctrl-C or SIGTERM ends it, and its sessions)."""
+    """Serve ``app`` until interrupted (uvicorn; Ctrl-C or SIGTERM ends it, and its sessions,
+    within ``SHUTDOWN_SECONDS``). SIGUSR1 prints every thread's stack to stderr: what an operator
+    needs to see where a server that stopped answering is waiting."""
+    import faulthandler
+    import signal
+
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws="websockets-sansio")
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws="websockets-sansio",
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+    )
