@@ -120,6 +120,9 @@ def _check_extra() -> None:
 
 def _check_port(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # as uvicorn binds: a port whose last server just stopped (its connections in
+        # TIME_WAIT) is free, not "in use" for another minute
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:

@@ -6,6 +6,7 @@ mid-episode leaves no sandbox host behind, and bad input is one line."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from typing import IO, NamedTuple
 import httpx
 import psutil
 import pytest
+import websockets
 
 from bench.serving import WHERE
 from bench.serving import references as reference_episodes
@@ -243,12 +245,32 @@ def test_a_client_that_vanishes_leaves_no_sandbox_host(server, references):
 
 
 def test_clients_that_leave_are_not_logged_as_errors(server, references):
-    """Closed and dropped sessions are ordinary: the server says it is serving and nothing else
-    (a traceback per session once filled the pipe of a supervisor that did not read it)."""
+    """Closed and dropped sessions, and requests refused, are ordinary: the server says it is
+    serving and nothing else (a traceback per session once filled the pipe of a supervisor
+    that did not read it, and stalled the server)."""
     url, process, output = server
     _play(url, references[0])
     with _client(url).sync() as env:
         env.reset(scenario_id=references[0]["id"])  # left mid-episode
+
+    reference = next(r for r in references if r["calls"])
+    before = _descendants(process.pid)
+
+    async def leave_with_a_reply_pending(graceful: bool) -> None:
+        call = ScenarioAction.call(*reference["calls"][0]).model_dump(exclude_none=True)
+        socket = await websockets.connect(url.replace("http", "ws") + "/ws")
+        await socket.send(json.dumps({"type": "reset", "data": {"scenario_id": reference["id"]}}))
+        await socket.recv()
+        await socket.send(json.dumps({"type": "step", "data": call}))
+        await socket.close() if graceful else socket.transport.abort()
+
+    for graceful in (True, False, True, False):
+        asyncio.run(leave_with_a_reply_pending(graceful))
+    assert _gone(_descendants(process.pid) - before) == []  # their sessions ended
+    _play(url, reference)  # and the server went on past them
+    _is_refused(url, "/reset", {"scenario_id": "no such scenario"}, 404)
+    _is_refused(url, "/step", {"action": {"content": "Done."}}, 409)
+    assert httpx.get(f"{url}/health", timeout=scaled(10)).status_code == 200
     assert process.poll() is None
     printed = _said(output).strip().splitlines()
     assert len(printed) == 1 and printed[0].startswith("serving "), "\n".join(printed)
@@ -272,6 +294,33 @@ def test_an_idle_session_is_ended_with_its_host(corpus, references):
         hosts, left = asyncio.run(fall_silent())
         assert hosts, "the episode's sandbox host was not seen"
         assert left == set(), "the idle session's sandbox host lives on"
+
+
+def _is_refused(url: str, path: str, body: dict, status: int) -> None:
+    answer = httpx.post(f"{url}{path}", json=body, timeout=scaled(30))
+    assert answer.status_code == status, answer.text
+    assert answer.json()["detail"] and "Traceback" not in answer.text
+
+
+def test_requests_it_cannot_take_are_one_line_refusals(server, references):
+    """OpenEnv's stateless endpoints: a scenario not served, options that name no episode, a
+    step with no episode open; a 4xx that says why, never a 500."""
+    url, _, _ = server
+    _is_refused(url, "/reset", {"scenario_id": "no such scenario"}, 404)
+    _is_refused(url, "/reset", {"scenario_id": {}}, 422)
+    _is_refused(url, "/reset", {"sample": -1}, 422)
+    _is_refused(url, "/step", {"action": {"content": "Done."}}, 409)
+    served = httpx.post(f"{url}/reset", json={"scenario_id": references[0]["id"]}, timeout=30)
+    assert served.status_code == 200 and served.json()["observation"]["tools"]
+
+    async def send_too_much() -> int | None:
+        async with websockets.connect(url.replace("http", "ws") + "/ws") as socket:
+            await socket.send(json.dumps({"type": "step", "data": {"content": "x" * (2 << 20)}}))
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await socket.recv()
+            return closed.value.rcvd.code if closed.value.rcvd else None
+
+    assert asyncio.run(send_too_much()) == 1009  # "message too big": a turn is at most 1 MiB
 
 
 @pytest.mark.parametrize(
@@ -310,11 +359,16 @@ def test_the_pool_bounds_open_environments_whoever_opens_them(corpus):
     with Sandbox(TEST_LIMITS) as box:
         pool = ScenarioPool(specs, box, max_open=1)
         first = ScenarioEnvironment(pool)
+        first.reset()
+        idle = ScenarioEnvironment(pool)  # what OpenEnv makes to answer /state: no slot taken
+        assert idle.state.scenario_id is None
+        idle.close()
         with pytest.raises(RuntimeError, match="at most 1 environments at once"):
-            ScenarioEnvironment(pool)
+            ScenarioEnvironment(pool).reset()
         first.close()
         first.close()  # twice: one slot back, not two
         again = ScenarioEnvironment(pool)
+        again.reset()
         with pytest.raises(RuntimeError):
-            ScenarioEnvironment(pool)
+            ScenarioEnvironment(pool).reset()
         again.close()

@@ -86,6 +86,15 @@ class ScenarioPool:
             self._open -= 1
 
 
+def _check_reset(scenario_id: object, sample: object) -> None:
+    """ValueError for a ``reset`` whose options cannot name an episode (JSON lets a client
+    send anything: a ``{}`` scenario id once silently chose the next scenario)."""
+    if scenario_id is not None and not isinstance(scenario_id, str):
+        raise ValueError(f"scenario_id must be a string, not {type(scenario_id).__name__}")
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise ValueError(f"sample must be a whole number from 0, not {sample!r}")
+
+
 class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, ScenarioState]):
     """A session: ``reset`` opens an episode (closing the one before), ``step`` takes one
     assistant turn, ``close`` ends the episode and its sandbox host."""
@@ -95,7 +104,9 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
     def __init__(self, pool: ScenarioPool) -> None:
         super().__init__()
         self.pool = pool
-        self.env = pool.open()
+        # opened by the first reset: OpenEnv makes one of these to answer /state or /metadata
+        # too, which must neither take a slot nor be refused when every slot is taken
+        self.env: ScenarioEnv | None = None
         self._state = ScenarioState()  # replaced whole: OpenEnv reads it from another thread
         self.ended = False  # closed by the server (the session idled out): no more episodes
 
@@ -116,6 +127,9 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
         """
         if self.ended:
             raise RuntimeError("this session was ended (idle too long); open a new one")
+        _check_reset(scenario_id, sample)
+        if self.env is None:
+            self.env = self.pool.open()
         if scenario_id is None and seed is None:
             scenario_id = self.pool.next_scenario()
         options = {"sample": sample} | ({"scenario_id": scenario_id} if scenario_id else {})
@@ -138,6 +152,8 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
         Raises:
             RuntimeError: no episode is open (before ``reset``, or after it ended).
         """
+        if self.env is None:
+            raise RuntimeError("no episode is open: reset first")
         observation, reward, terminated, truncated, info = self.env.step(action.message())
         done = terminated or truncated
         episode = self.env.episode
@@ -183,10 +199,10 @@ class ScenarioEnvironment(Environment[ScenarioAction, ScenarioObservation, Scena
 
     def close(self) -> None:
         """End the session's episode, if any: its sandbox host goes with it."""
-        if not self.ended:
+        if self.env is not None and not self.ended:
             self.pool.release()
+            self.env.close()
         self.ended = True
-        self.env.close()
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

@@ -14,11 +14,11 @@ import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocketDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envmill.tasks.serving.openenv.environment import ScenarioEnvironment, ScenarioPool
 from envmill.tasks.serving.openenv.models import ScenarioAction, ScenarioObservation
@@ -27,6 +27,12 @@ LOOPBACK = "127.0.0.1"
 # How long a stop (Ctrl-C, SIGTERM) waits for open sessions before it ends them regardless:
 # uvicorn's default waits for every connection, so one stuck client kept a stopped server alive.
 SHUTDOWN_SECONDS = 5
+# The largest message a client may send (an assistant turn: tool calls and text); uvicorn's
+# default of 16 MiB let one session grow the server by gigabytes in a few steps.
+MAX_MESSAGE_BYTES = 1 << 20
+# Connections at once, sessions and half-sent requests alike; one more is answered 503 at once.
+# Without a bound, clients that never finish a handshake took every file descriptor.
+MAX_CONNECTIONS = 256
 
 
 def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 300.0) -> FastAPI:
@@ -54,15 +60,32 @@ def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 3
 
     app = FastAPI(title="envmill: certified scenarios (OpenEnv API)", lifespan=reaping)
     server.register_routes(app)
+    for error, status in CLIENT_ERRORS.items():
+        app.add_exception_handler(error, functools.partial(_refused, status))
     app.add_middleware(QuietDisconnects)
     return app
 
 
+# What an environment raises for a request it cannot take (the scenario is not served here, an
+# option is out of range, no episode is open or no room for one), answered as one-line 4xx
+# responses: uvicorn logged each as a 5-KB traceback and a 500, so a client polling ``/state``
+# at a full server filled its supervisor's log.
+CLIENT_ERRORS = {KeyError: 404, ValueError: 422, RuntimeError: 409}
+
+
+async def _refused(status: int, request: Request, exc: Exception) -> JSONResponse:
+    detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    return JSONResponse({"detail": str(detail)}, status_code=status)
+
+
 class QuietDisconnects:
-    """A client that leaves is not a server error. OpenEnv 0.3.0's ``/ws`` endpoint closes
-    the socket once its session ends, also when the client closed it first; Starlette then
-    raises ``WebSocketDisconnect`` and uvicorn logged a 3-KB traceback per session, enough to
-    fill an unread stderr pipe within a few dozen sessions and stall the server's event loop."""
+    """A client that leaves is not a server error. OpenEnv 0.3.0's ``/ws`` endpoint still
+    sends to a session whose client has gone (its reply, then an error saying the reply
+    failed, then the close); each send raised, and uvicorn logged a 3- to 5-KB traceback per
+    session, enough to fill an unread stderr pipe within a dozen sessions and stall the
+    server's event loop. Here a send after the client left does nothing: the endpoint's next
+    ``receive`` sees the disconnect and ends the session as OpenEnv intends. Every other
+    exception still propagates and is logged."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -71,10 +94,18 @@ class QuietDisconnects:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
-        try:
-            await self.app(scope, receive, send)
-        except WebSocketDisconnect:
-            pass
+        gone = False
+
+        async def send_while_connected(message: Message) -> None:
+            nonlocal gone
+            if gone:
+                return
+            try:
+                await send(message)
+            except OSError:  # uvicorn's ClientDisconnected
+                gone = True
+
+        await self.app(scope, receive, send_while_connected)
 
 
 def serve(app: FastAPI, port: int, host: str = LOOPBACK) -> None:
@@ -93,5 +124,7 @@ def serve(app: FastAPI, port: int, host: str = LOOPBACK) -> None:
         port=port,
         log_level="warning",
         ws="websockets-sansio",
+        ws_max_size=MAX_MESSAGE_BYTES,
+        limit_concurrency=MAX_CONNECTIONS,
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
