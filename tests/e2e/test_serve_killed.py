@@ -56,10 +56,11 @@ def test_a_killed_serve_takes_its_flow_runs_with_it(tmp_path):
     env = clean_env(tmp_path)
     root = tmp_path / "data"
     _forget_deployments(env["PREFECT_API_URL"])
+    said = (tmp_path / "serve.log").open("w+")  # a file: an unread pipe fills and stalls serve
     serving = subprocess.Popen(
         [sys.executable, "-m", "envmill.deployments.synthesize_deployments", "serve",
          "--data-dir", str(root)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=said, text=True,
     )  # fmt: skip
     try:
         started = None
@@ -73,12 +74,13 @@ def test_a_killed_serve_takes_its_flow_runs_with_it(tmp_path):
             started = re.search(r"flow-run/([0-9a-f-]{36})", run.stdout)
             if started or serving.poll() is not None:
                 break
-        assert serving.poll() is None, serving.stderr.read()[-2000:] if serving.stderr else ""
+        assert serving.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
         assert started, run.stdout[-1000:] + run.stderr[-1000:]
         assert _until(lambda: _status(root) == "running", 120), _status(root)
     finally:
         serving.send_signal(signal.SIGKILL)
         serving.wait()
+        said.close()
     assert _until(lambda: _status(root) == "interrupted", 30), _status(root)
     assert _until(lambda: not processes_started_under(str(tmp_path)), 30), processes_started_under(
         str(tmp_path)
