@@ -195,8 +195,8 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_xdist_auto_num_workers(config) -> int:
     """``-n auto``: one worker more than the cores. A quarter of the suite's time is spent
-    waiting (on runs, servers and hosts it started), so a third worker on two cores fills it:
-    the whole suite took 518 s against 545 s with two (a 2-core CI machine, same tree)."""
+    waiting (on runs, servers and hosts it started), so a third worker on two cores fills some
+    of it: CI's whole run took 533 s against 550 s with two workers (a 2-core machine, one tree)."""
     return (os.cpu_count() or 1) + 1
 
 
