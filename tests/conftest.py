@@ -196,7 +196,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_xdist_auto_num_workers(config) -> int:
     """``-n auto``: one worker more than the cores. A quarter of the suite's time is spent
     waiting (on runs, servers and hosts it started), so a third worker on two cores fills some
-    of it: CI's whole run took 533 s against 550 s with two workers (a 2-core machine, one tree)."""
+    of it: CI's whole run took 518, 533 and 553 s against 545, 550 and 603 s with two workers
+    (a 2-core machine, the same tests)."""
     return (os.cpu_count() or 1) + 1
 
 
