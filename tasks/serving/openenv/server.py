@@ -30,9 +30,6 @@ SHUTDOWN_SECONDS = 5
 # The largest message a client may send (an assistant turn: tool calls and text); uvicorn's
 # default of 16 MiB let one session grow the server by gigabytes in a few steps.
 MAX_MESSAGE_BYTES = 1 << 20
-# Connections at once, sessions and half-sent requests alike; one more is answered 503 at once.
-# Without a bound, clients that never finish a handshake took every file descriptor.
-MAX_CONNECTIONS = 256
 
 
 def build_app(pool: ScenarioPool, max_sessions: int = 8, idle_seconds: float = 300.0) -> FastAPI:
@@ -125,6 +122,5 @@ def serve(app: FastAPI, port: int, host: str = LOOPBACK) -> None:
         log_level="warning",
         ws="websockets-sansio",
         ws_max_size=MAX_MESSAGE_BYTES,
-        limit_concurrency=MAX_CONNECTIONS,
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
